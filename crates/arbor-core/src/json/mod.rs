@@ -1,0 +1,35 @@
+//! A small JSON toolkit with ECMAScript (`JSON.parse` / `JSON.stringify`) semantics.
+//!
+//! pi and omp write sessions with `JSON.stringify`, and real sessions hold strings that
+//! `serde_json` refuses (lone UTF-16 surrogate escapes such as `"\ud83d"`, left by tool output
+//! cut in the middle of a character). This module therefore has its own reader and writer:
+//!
+//! * [`scan`]: a validating, allocation-free scanner that finds the members of an object
+//!   (key and value byte ranges) without building a tree (DESIGN decision 1, envelope parse).
+//! * [`JsValue`]: a DOM with JS semantics, for the few places that need one.
+//! * [`write`]: `JSON.stringify` output: JS number formatting, JS string escapes, integer-like
+//!   keys first, and [`canonicalize`], which turns any raw JSON value into exactly the bytes
+//!   `JSON.stringify(JSON.parse(raw))` gives, streaming, without a DOM.
+//!
+//! Strings are kept as WTF-8 ([`JsStr`]): UTF-8 that may also hold surrogate code points, so a
+//! lone surrogate survives a round trip and is written back as the same `\udxxx` escape.
+
+pub mod scan;
+pub mod value;
+pub mod write;
+
+pub use scan::{decode_string, scan_object, skip_ws, value_end, Member, ObjectScan, ValueKind};
+pub use value::{JsStr, JsValue};
+pub use write::{canonicalize, write_js_number, write_js_str, write_js_value, write_str_escaped};
+
+use thiserror::Error;
+
+/// A syntax error found while reading JSON, with the byte offset inside the input.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{message} at byte {offset}")]
+pub struct JsonError {
+    /// Byte offset in the scanned slice where the problem was found.
+    pub offset: usize,
+    /// What is wrong, in a few words (`"expected ':'"`, `"unterminated string"`, ...).
+    pub message: &'static str,
+}
