@@ -5,3 +5,14 @@
 #![deny(missing_docs)]
 
 pub mod json;
+pub mod context;
+pub mod doc;
+pub mod entry;
+pub mod llm;
+pub mod migrate;
+pub mod time;
+pub mod tree;
+
+pub use context::{build_session_context, LeafSel, SessionContext};
+pub use doc::{Dialect, NotASession, SessionDoc, SharedBytes};
+pub use entry::{Entry, EntryType, LineRef, Role};

@@ -1,0 +1,455 @@
+//! `buildSessionContext`: the messages an agent sends to the model for a leaf, exactly as pi
+//! computes them (plus omp's `models`, `injectedTtsrRules`, `mode`, `modeData`).
+//!
+//! The result refers to entries by index; [`SessionContext::write_json`] splices the raw
+//! message payloads into the output through [`crate::json::canonicalize`], so the bytes are
+//! what `JSON.stringify` prints for pi's object, without a DOM of the messages.
+use crate::doc::{Dialect, SessionDoc};
+use crate::entry::{Entry, EntryType, Role};
+use crate::json::{self, write_js_number, write_str_escaped, ValueKind};
+
+/// Which leaf to build the context for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeafSel<'a> {
+    /// The session's current leaf (after load: the last entry, as pi picks on open).
+    Current,
+    /// pi's explicit `null` leaf (before the first entry): an empty context.
+    Null,
+    /// The entry with this id; an unknown id falls back to the last entry, as pi does.
+    Id(&'a str),
+}
+
+/// One message of a context, by the entry it comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CtxMessage {
+    /// A `message` entry's payload, as stored.
+    Message(usize),
+    /// A `custom_message` entry turned into a `custom` role message.
+    Custom(usize),
+    /// A `branch_summary` entry turned into a `branchSummary` message.
+    BranchSummary(usize),
+    /// The latest compaction on the path, as a `compactionSummary` message.
+    CompactionSummary(usize),
+}
+
+impl CtxMessage {
+    /// The entry the message comes from.
+    pub fn entry(&self) -> usize {
+        match *self {
+            CtxMessage::Message(i) | CtxMessage::Custom(i) | CtxMessage::BranchSummary(i) | CtxMessage::CompactionSummary(i) => i,
+        }
+    }
+}
+
+/// Where the context's `model` comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelSource {
+    /// No model on the path: `null`.
+    None,
+    /// A `model_change` entry.
+    Change(usize),
+    /// An assistant message's `provider` / `model`.
+    Assistant(usize),
+}
+
+/// The result of [`build_session_context`].
+#[derive(Debug, Clone)]
+pub struct SessionContext {
+    /// The dialect the output follows.
+    pub dialect: Dialect,
+    /// Messages in order.
+    pub messages: Vec<CtxMessage>,
+    /// The last `thinking_level_change` on the path (`None`: `"off"`).
+    pub thinking_level: Option<usize>,
+    /// Where the model comes from.
+    pub model: ModelSource,
+    /// omp's model map (role → `provider/modelId`), in first-set order.
+    pub models: Vec<(String, String)>,
+    /// omp's injected TTSR rules, first-seen order, de-duplicated.
+    pub injected_ttsr_rules: Vec<String>,
+    /// The last `mode_change` on the path.
+    pub mode: Option<usize>,
+    /// The last `service_tier_change` on the path (omp).
+    pub service_tier: Option<usize>,
+    /// The path from the root to the leaf (entry indices).
+    pub path: Vec<usize>,
+    /// The path walk met a `parentId` cycle and was cut (pi would hang).
+    pub cycle: bool,
+    /// The context is the explicit empty one (`null` leaf or no entries).
+    pub empty: bool,
+}
+
+fn set_model(models: &mut Vec<(String, String)>, role: &str, model: String) {
+    if let Some(slot) = models.iter_mut().find(|(r, _)| r == role) {
+        slot.1 = model;
+    } else {
+        models.push((role.to_string(), model));
+    }
+}
+
+/// Builds the context for `leaf`, as pi's `buildSessionContext(entries, leafId, byId)`.
+pub fn build_session_context(doc: &SessionDoc, leaf: LeafSel<'_>) -> SessionContext {
+    let dialect = doc.dialect();
+    let mut ctx = SessionContext {
+        dialect,
+        messages: Vec::new(),
+        thinking_level: None,
+        model: ModelSource::None,
+        models: Vec::new(),
+        injected_ttsr_rules: Vec::new(),
+        mode: None,
+        service_tier: None,
+        path: Vec::new(),
+        cycle: false,
+        empty: true,
+    };
+    let leaf_idx = match leaf {
+        LeafSel::Null => return ctx,
+        LeafSel::Current => match doc.index.leaf {
+            Some(i) => Some(i),
+            None if doc.entries.is_empty() => None,
+            None => return ctx,
+        },
+        LeafSel::Id(id) => doc.index.get(id).or_else(|| doc.entries.len().checked_sub(1)),
+    };
+    let Some(leaf_idx) = leaf_idx else {
+        return ctx;
+    };
+    ctx.empty = false;
+    let path = doc.index.path(doc, leaf_idx);
+    ctx.cycle = path.cycle;
+    let path = path.entries;
+    let mut compaction: Option<usize> = None;
+    for &i in &path {
+        let e = &doc.entries[i];
+        let line = doc.line(&e.line);
+        match e.etype {
+            EntryType::ThinkingLevelChange => ctx.thinking_level = Some(i),
+            EntryType::ModelChange => {
+                if let Some(m) = e.fields.str(line, "model").filter(|m| !m.is_empty()) {
+                    let role = e.fields.str(line, "role").map(|r| r.into_owned()).unwrap_or_else(|| "default".into());
+                    set_model(&mut ctx.models, &role, m.into_owned());
+                }
+                ctx.model = ModelSource::Change(i);
+            }
+            EntryType::Message if e.role == Some(Role::Assistant) => {
+                ctx.model = ModelSource::Assistant(i);
+                let p = e.message_str(line, "provider").map(|s| s.into_owned()).unwrap_or_else(|| "undefined".into());
+                let m = e.message_str(line, "model").map(|s| s.into_owned()).unwrap_or_else(|| "undefined".into());
+                set_model(&mut ctx.models, "default", format!("{p}/{m}"));
+            }
+            EntryType::Compaction => compaction = Some(i),
+            EntryType::TtsrInjection => {
+                if let Some(json::JsValue::Array(rules)) = e.fields.value(line, "injectedRules") {
+                    for r in rules {
+                        if let Some(s) = r.as_str_lossy() {
+                            if !ctx.injected_ttsr_rules.iter().any(|x| x == s.as_ref()) {
+                                ctx.injected_ttsr_rules.push(s.into_owned());
+                            }
+                        }
+                    }
+                }
+            }
+            EntryType::ModeChange => ctx.mode = Some(i),
+            EntryType::ServiceTierChange => ctx.service_tier = Some(i),
+            _ => {}
+        }
+    }
+    let emit = |ctx: &mut SessionContext, i: usize| {
+        let e = &doc.entries[i];
+        match e.etype {
+            EntryType::Message => ctx.messages.push(CtxMessage::Message(i)),
+            EntryType::CustomMessage => ctx.messages.push(CtxMessage::Custom(i)),
+            EntryType::BranchSummary => {
+                let line = doc.line(&e.line);
+                if e.fields.value(line, "summary").is_some_and(|v| v.is_truthy()) {
+                    ctx.messages.push(CtxMessage::BranchSummary(i));
+                }
+            }
+            _ => {}
+        }
+    };
+    match compaction {
+        Some(c) => {
+            ctx.messages.push(CtxMessage::CompactionSummary(c));
+            let ce = &doc.entries[c];
+            let cline = doc.line(&ce.line);
+            // pi: the first path entry of type compaction with the latest compaction's id.
+            let cpos = path
+                .iter()
+                .position(|&i| doc.entries[i].etype == EntryType::Compaction && doc.entries[i].id == ce.id)
+                .unwrap_or(0);
+            let first_kept = ce.fields.str(cline, "firstKeptEntryId");
+            let replay = dialect == Dialect::Omp && omp_provider_payload(doc, ce).is_some();
+            if !replay {
+                let mut found = false;
+                for &i in &path[..cpos] {
+                    if let (Some(fk), Some(id)) = (first_kept.as_deref(), doc.entries[i].id.as_deref()) {
+                        if fk == id {
+                            found = true;
+                        }
+                    }
+                    if found {
+                        emit(&mut ctx, i);
+                    }
+                }
+            }
+            for &i in &path[cpos + 1..] {
+                emit(&mut ctx, i);
+            }
+        }
+        None => {
+            for &i in &path {
+                emit(&mut ctx, i);
+            }
+        }
+    }
+    ctx.path = path;
+    ctx
+}
+
+/// omp's `providerPayload` of a compaction: `preserveData.openaiRemoteCompaction` with a
+/// non-empty string `provider` and an array `replacementHistory`, as raw JSON pieces.
+fn omp_provider_payload(doc: &SessionDoc, e: &Entry) -> Option<(Vec<u8>, Vec<u8>)> {
+    let line = doc.line(&e.line);
+    let pd = e.fields.value(line, "preserveData")?;
+    let orc = pd.get("openaiRemoteCompaction")?;
+    let provider = orc.get("provider")?.as_js_str()?;
+    if provider.0.is_empty() {
+        return None;
+    }
+    let hist = orc.get("replacementHistory")?;
+    if !matches!(hist, json::JsValue::Array(_)) {
+        return None;
+    }
+    Some((json::JsValue::String(provider.clone()).to_json(), hist.to_json()))
+}
+
+/// `new Date(entry.timestamp).getTime()` written as JSON (`null` for NaN).
+pub(crate) fn write_entry_time(doc: &SessionDoc, e: &Entry, out: &mut Vec<u8>) {
+    let line = doc.line(&e.line);
+    let ms = match e.fields.get(line, "timestamp") {
+        Some((raw, ValueKind::String)) => crate::entry::raw_str(raw, ValueKind::String)
+            .and_then(|s| crate::time::parse_iso_ms(&s))
+            .unwrap_or(f64::NAN),
+        Some((raw, ValueKind::Number)) => std::str::from_utf8(raw)
+            .ok()
+            .and_then(|s| s.parse::<f64>().ok())
+            .filter(|v| v.abs() <= 8.64e15)
+            .map(f64::trunc)
+            .unwrap_or(f64::NAN),
+        _ => f64::NAN,
+    };
+    write_js_number(ms, out);
+}
+
+/// Writes `"key":<canonical value>` for a member of `e`, preceded by a comma; nothing when
+/// the member is absent (JS `undefined` is omitted).
+pub(crate) fn write_member(doc: &SessionDoc, e: &Entry, key: &str, as_key: &str, out: &mut Vec<u8>) {
+    let line = doc.line(&e.line);
+    if let Some((raw, _)) = e.fields.get(line, key) {
+        out.push(b',');
+        write_str_escaped(as_key, out);
+        out.push(b':');
+        canon(raw, out);
+    }
+}
+
+/// Canonicalizes a raw value that was already validated by the scanner.
+pub(crate) fn canon(raw: &[u8], out: &mut Vec<u8>) {
+    let mark = out.len();
+    if json::canonicalize(raw, out).is_err() {
+        out.truncate(mark);
+        out.extend_from_slice(raw);
+    }
+}
+
+impl SessionContext {
+    /// Writes one context message as pi's object would be stringified.
+    pub fn write_message(&self, doc: &SessionDoc, m: CtxMessage, out: &mut Vec<u8>) {
+        let omp = self.dialect == Dialect::Omp;
+        let e = &doc.entries[m.entry()];
+        let line = doc.line(&e.line);
+        match m {
+            CtxMessage::Message(_) => match e.fields.get(line, "message") {
+                Some((raw, _)) => canon(raw, out),
+                None => out.extend_from_slice(b"null"),
+            },
+            CtxMessage::Custom(_) => {
+                out.extend_from_slice(br#"{"role":"custom""#);
+                write_member(doc, e, "customType", "customType", out);
+                write_member(doc, e, "content", "content", out);
+                write_member(doc, e, "display", "display", out);
+                write_member(doc, e, "details", "details", out);
+                if omp {
+                    write_member(doc, e, "attribution", "attribution", out);
+                }
+                out.extend_from_slice(br#","timestamp":"#);
+                write_entry_time(doc, e, out);
+                out.push(b'}');
+            }
+            CtxMessage::BranchSummary(_) => {
+                out.extend_from_slice(br#"{"role":"branchSummary""#);
+                write_member(doc, e, "summary", "summary", out);
+                write_member(doc, e, "fromId", "fromId", out);
+                out.extend_from_slice(br#","timestamp":"#);
+                write_entry_time(doc, e, out);
+                out.push(b'}');
+            }
+            CtxMessage::CompactionSummary(_) => {
+                out.extend_from_slice(br#"{"role":"compactionSummary""#);
+                write_member(doc, e, "summary", "summary", out);
+                if omp {
+                    write_member(doc, e, "shortSummary", "shortSummary", out);
+                }
+                write_member(doc, e, "tokensBefore", "tokensBefore", out);
+                if omp {
+                    if let Some((provider, items)) = omp_provider_payload(doc, e) {
+                        out.extend_from_slice(br#","providerPayload":{"type":"openaiResponsesHistory","provider":"#);
+                        out.extend_from_slice(&provider);
+                        out.extend_from_slice(br#","items":"#);
+                        out.extend_from_slice(&items);
+                        out.push(b'}');
+                    }
+                }
+                out.extend_from_slice(br#","timestamp":"#);
+                write_entry_time(doc, e, out);
+                out.push(b'}');
+            }
+        }
+    }
+
+    /// Writes the context as one JSON object: `messages, thinkingLevel, model` (pi), then
+    /// `serviceTier` (omp, when set), `models, injectedTtsrRules, mode` and `modeData` (when set).
+    /// `messages` is written by `write_messages`, so callers can substitute a conversion.
+    pub fn write_json_with(
+        &self,
+        doc: &SessionDoc,
+        out: &mut Vec<u8>,
+        write_messages: &dyn Fn(&SessionContext, &SessionDoc, &mut Vec<u8>),
+    ) {
+        let omp = self.dialect == Dialect::Omp;
+        out.extend_from_slice(br#"{"messages":"#);
+        write_messages(self, doc, out);
+        // thinkingLevel: pi copies the entry's value as is (absent: key omitted);
+        // omp uses `?? "off"`.
+        match self.thinking_level {
+            None => out.extend_from_slice(br#","thinkingLevel":"off""#),
+            Some(i) => {
+                let e = &doc.entries[i];
+                let line = doc.line(&e.line);
+                match e.fields.get(line, "thinkingLevel") {
+                    Some((_, ValueKind::Null)) | None if omp => out.extend_from_slice(br#","thinkingLevel":"off""#),
+                    Some((raw, _)) => {
+                        out.extend_from_slice(br#","thinkingLevel":"#);
+                        canon(raw, out);
+                    }
+                    None => {}
+                }
+            }
+        }
+        out.extend_from_slice(br#","model":"#);
+        self.write_model(doc, out);
+        if omp {
+            if let Some(i) = self.service_tier {
+                let e = &doc.entries[i];
+                let line = doc.line(&e.line);
+                if let Some((raw, kind)) = e.fields.get(line, "serviceTier") {
+                    if kind != ValueKind::Null {
+                        out.extend_from_slice(br#","serviceTier":"#);
+                        canon(raw, out);
+                    }
+                }
+            }
+        }
+        out.extend_from_slice(br#","models":{"#);
+        for (k, (role, model)) in self.models.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            write_str_escaped(role, out);
+            out.push(b':');
+            write_str_escaped(model, out);
+        }
+        out.extend_from_slice(br#"},"injectedTtsrRules":["#);
+        for (k, r) in self.injected_ttsr_rules.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            write_str_escaped(r, out);
+        }
+        out.extend_from_slice(br#"],"mode":"#);
+        match self.mode {
+            Some(i) => {
+                let e = &doc.entries[i];
+                let line = doc.line(&e.line);
+                match e.fields.get(line, "mode") {
+                    Some((raw, _)) => canon(raw, out),
+                    None => out.extend_from_slice(b"null"),
+                }
+                write_member(doc, e, "data", "modeData", out);
+            }
+            None => out.extend_from_slice(br#""none""#),
+        }
+        out.push(b'}');
+    }
+
+    /// Writes the context as JSON with the messages as stored.
+    pub fn write_json(&self, doc: &SessionDoc, out: &mut Vec<u8>) {
+        self.write_json_with(doc, out, &|ctx, doc, out| ctx.write_messages(doc, out));
+    }
+
+    /// Writes the `messages` array.
+    pub fn write_messages(&self, doc: &SessionDoc, out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (k, m) in self.messages.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            self.write_message(doc, *m, out);
+        }
+        out.push(b']');
+    }
+
+    fn write_model(&self, doc: &SessionDoc, out: &mut Vec<u8>) {
+        let (i, pkey, mkey, from_message) = match self.model {
+            ModelSource::None => {
+                out.extend_from_slice(b"null");
+                return;
+            }
+            ModelSource::Change(i) => (i, "provider", "modelId", false),
+            ModelSource::Assistant(i) => (i, "provider", "model", true),
+        };
+        let e = &doc.entries[i];
+        let line = doc.line(&e.line);
+        let fields = if from_message { e.message.as_ref() } else { Some(&e.fields) };
+        out.push(b'{');
+        let mut first = true;
+        if let Some(f) = fields {
+            // omp-shaped model_change (`model: "provider/id"`) read by the pi rules.
+            let omp_shape = !from_message && !f.has(line, "provider") && !f.has(line, "modelId");
+            if omp_shape {
+                if let Some(m) = f.str(line, "model") {
+                    let (p, id) = m.split_once('/').unwrap_or(("", &m));
+                    out.extend_from_slice(br#""provider":"#);
+                    write_str_escaped(p, out);
+                    out.extend_from_slice(br#","modelId":"#);
+                    write_str_escaped(id, out);
+                }
+            } else {
+                for (key, as_key) in [(pkey, "provider"), (mkey, "modelId")] {
+                    if let Some((raw, _)) = f.get(line, key) {
+                        if !first {
+                            out.push(b',');
+                        }
+                        first = false;
+                        write_str_escaped(as_key, out);
+                        out.push(b':');
+                        canon(raw, out);
+                    }
+                }
+            }
+        }
+        out.push(b'}');
+    }
+}

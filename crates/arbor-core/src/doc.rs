@@ -1,0 +1,403 @@
+//! A loaded session: the file's bytes, the header, every entry's envelope and the tree index.
+//!
+//! [`SessionDoc::parse`] is as lenient as pi's loader (blank and malformed lines are skipped
+//! in memory, a BOM, CRLF line ends, a last line without newline and a torn last line all
+//! load) but reports every such line, and never changes the bytes it was given. Files in
+//! format v1 or v2 are migrated *in memory* (see [`crate::migrate`]); the store decides
+//! whether to write the migrated lines back.
+use crate::entry::{parse_fields, Entry, EntryType, Fields, LineError, LineRef};
+use crate::migrate::{self, Migration};
+
+use crate::tree::TreeIndex;
+use std::sync::Arc;
+
+/// Bytes a [`SessionDoc`] reads from: a `Vec<u8>`, a memory map, ...
+pub type SharedBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
+
+/// omp 18's first physical line: a fixed 256-byte `{"type":"title",...}` slot.
+#[derive(Debug, Clone)]
+pub struct TitleSlot {
+    /// Members of the slot object (ranges relative to the line).
+    pub fields: Fields,
+    /// Where the line sits.
+    pub line: LineRef,
+    /// Length of the physical line including its `\n`.
+    pub physical_len: usize,
+}
+
+/// The session header line (`type: "session"`).
+#[derive(Debug, Clone)]
+pub struct Header {
+    /// 1-based physical line number.
+    pub line_no: usize,
+    /// Where the (possibly migrated) line's bytes are.
+    pub line: LineRef,
+    /// Members of the header object.
+    pub fields: Fields,
+}
+
+/// A line that could not be read as an entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadLine {
+    /// 1-based physical line number.
+    pub line_no: usize,
+    /// Byte offset of the line in the file.
+    pub offset: usize,
+    /// Length of the line in bytes (without the line end).
+    pub len: usize,
+    /// What is wrong with it.
+    pub error: String,
+}
+
+/// What the loader noticed; nothing here is ever removed from disk by reading.
+#[derive(Debug, Clone, Default)]
+pub struct LoadReport {
+    /// The file starts with a UTF-8 byte order mark.
+    pub bom: bool,
+    /// Number of lines ending in `\r\n`.
+    pub crlf_lines: usize,
+    /// 1-based numbers of blank (whitespace-only) lines.
+    pub blank_lines: Vec<usize>,
+    /// Lines that are not JSON objects (malformed JSON, or JSON that is not an object).
+    pub malformed: Vec<BadLine>,
+    /// The last line has no newline and does not parse: bytes of an interrupted write.
+    pub torn_tail: Option<BadLine>,
+    /// The last line is complete JSON but has no newline after it.
+    pub missing_final_newline: bool,
+    /// 1-based numbers of further `type: "session"` lines after the header (pi's
+    /// duplicate-header bug writes them); they are not entries.
+    pub extra_headers: Vec<usize>,
+    /// The format version the file was written in (1 when the header has none).
+    pub version: u32,
+}
+
+impl LoadReport {
+    /// Whether anything unusual was found.
+    pub fn is_clean(&self) -> bool {
+        !self.bom
+            && self.blank_lines.is_empty()
+            && self.malformed.is_empty()
+            && self.torn_tail.is_none()
+            && !self.missing_final_newline
+            && self.extra_headers.is_empty()
+    }
+}
+
+/// Why bytes are not a session at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotASession {
+    /// Zero bytes, or only whitespace.
+    #[error("the file is empty")]
+    Empty,
+    /// No line parses as JSON.
+    #[error("no line of the file is a JSON object")]
+    NoJson,
+    /// The first JSON object is not a `type: "session"` header with a string `id`.
+    #[error("line {line_no} should be the session header (type \"session\" with a string id) but is {found}")]
+    NoHeader {
+        /// Line of the first JSON object.
+        line_no: usize,
+        /// What was found instead.
+        found: String,
+    },
+}
+
+/// The dialect a file is written in: decides the id scheme and key order of new entries
+/// and the small differences in context building.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// pi (`@mariozechner/pi-coding-agent`).
+    Pi,
+    /// oh-my-pi (`@oh-my-pi/pi-coding-agent`).
+    Omp,
+}
+
+/// A loaded session.
+pub struct SessionDoc {
+    base: SharedBytes,
+    owned: Vec<Box<[u8]>>,
+    /// omp's title slot, when line 1 is one.
+    pub title_slot: Option<TitleSlot>,
+    /// The header.
+    pub header: Header,
+    /// Entries in file order (header-typed lines excluded).
+    pub entries: Vec<Entry>,
+    /// What the loader noticed.
+    pub report: LoadReport,
+    /// The in-memory migration, when the file is older than v3.
+    pub migration: Option<Migration>,
+    /// Tree index: ids, labels, leaf.
+    pub index: TreeIndex,
+    /// Length in bytes of the input up to and including the last complete line.
+    pub complete_len: usize,
+}
+
+impl std::fmt::Debug for SessionDoc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionDoc")
+            .field("entries", &self.entries.len())
+            .field("report", &self.report)
+            .finish()
+    }
+}
+
+/// Splits `bytes` into physical lines: (start, end without line end, end with it).
+pub(crate) fn physical_lines(bytes: &[u8], from: usize) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
+    let mut pos = from;
+    std::iter::from_fn(move || {
+        if pos >= bytes.len() {
+            return None;
+        }
+        let start = pos;
+        let (content_end, next) = match memchr::memchr(b'\n', &bytes[pos..]) {
+            Some(i) => (pos + i, pos + i + 1),
+            None => (bytes.len(), bytes.len()),
+        };
+        pos = next;
+        Some((start, content_end, next))
+    })
+}
+
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+        || std::str::from_utf8(line).is_ok_and(|s| s.trim().is_empty())
+}
+
+impl SessionDoc {
+    /// Reads a session from its bytes. Returns [`NotASession`] when there is no header.
+    pub fn parse(bytes: SharedBytes) -> Result<SessionDoc, NotASession> {
+        let data: &[u8] = (*bytes).as_ref();
+        let mut report = LoadReport::default();
+        let mut pos = 0;
+        if data.starts_with(b"\xEF\xBB\xBF") {
+            report.bom = true;
+            pos = 3;
+        }
+        let mut title_slot = None;
+        let mut records: Vec<(usize, Entry)> = Vec::new(); // (line_no, envelope) of every object line
+        let mut complete_len = data.len();
+        let mut any_nonblank = false;
+        let mut line_no = 0;
+        for (start, end, next) in physical_lines(data, pos) {
+            line_no += 1;
+            let has_newline = next > end;
+            let mut content_end = end;
+            if has_newline && content_end > start && data[content_end - 1] == b'\r' {
+                content_end -= 1;
+                report.crlf_lines += 1;
+            }
+            let line = &data[start..content_end];
+            if is_blank(line) {
+                if !line.is_empty() || has_newline {
+                    report.blank_lines.push(line_no);
+                }
+                continue;
+            }
+            any_nonblank = true;
+            let lref = LineRef::Base { start, end: content_end };
+            match parse_fields(line) {
+                Ok(fields) => {
+                    if !has_newline {
+                        report.missing_final_newline = true;
+                    }
+                    if line_no == 1 && title_slot.is_none() && fields.str(line, "type").as_deref() == Some("title") {
+                        title_slot = Some(TitleSlot { fields, line: lref, physical_len: next - start });
+                        continue;
+                    }
+                    records.push((line_no, Entry::from_fields(line, fields, lref, line_no)));
+                }
+                Err(e) => {
+                    let bad = BadLine {
+                        line_no,
+                        offset: start,
+                        len: content_end - start,
+                        error: e.to_string(),
+                    };
+                    if !has_newline && matches!(e, LineError::Json(_)) {
+                        complete_len = start;
+                        report.torn_tail = Some(bad);
+                    } else {
+                        report.malformed.push(bad);
+                    }
+                }
+            }
+        }
+        if !any_nonblank {
+            return Err(NotASession::Empty);
+        }
+        let Some(first) = records.first() else {
+            return Err(NotASession::NoJson);
+        };
+        let first_line = slice(data, &first.1.line);
+        let is_header = first.1.etype == EntryType::Session
+            && first.1.fields.str(first_line, "id").is_some();
+        if !is_header {
+            let found = match &first.1.etype {
+                EntryType::Session => "a session line without a string id".to_string(),
+                EntryType::Other(t) if t.is_empty() => "an object without a string type".to_string(),
+                t => format!("a \"{}\" entry", t.name()),
+            };
+            return Err(NotASession::NoHeader { line_no: first.0, found });
+        }
+        let version = first.1.fields.num(first_line, "version");
+        report.version = match version {
+            Some(v) if v >= 3.0 => 3,
+            Some(v) if v >= 2.0 => 2,
+            _ => 1,
+        };
+        let mut owned: Vec<Box<[u8]>> = Vec::new();
+        let migration = if report.version < 3 {
+            Some(migrate::migrate_records(data, &mut owned, &mut records, report.version))
+        } else {
+            None
+        };
+        let mut records = records.into_iter();
+        let Some((header_line_no, header)) = records.next() else {
+            return Err(NotASession::NoJson);
+        };
+        let mut entries = Vec::with_capacity(records.len());
+        for (ln, e) in records {
+            if e.etype == EntryType::Session {
+                report.extra_headers.push(ln);
+            } else {
+                entries.push(e);
+            }
+        }
+        let mut doc = SessionDoc {
+            base: bytes.clone(),
+            owned,
+            title_slot,
+            header: Header {
+                line_no: header_line_no,
+                line: header.line,
+                fields: header.fields,
+            },
+            entries,
+            report,
+            migration,
+            index: TreeIndex::default(),
+            complete_len,
+        };
+        doc.rebuild_index();
+        Ok(doc)
+    }
+
+    /// The bytes of a line.
+    pub fn line(&self, r: &LineRef) -> &[u8] {
+        match *r {
+            LineRef::Base { start, end } => &(*self.base).as_ref()[start..end],
+            LineRef::Owned(i) => &self.owned[i],
+        }
+    }
+
+    /// The bytes of entry `i`'s line.
+    pub fn entry_line(&self, i: usize) -> &[u8] {
+        self.line(&self.entries[i].line)
+    }
+
+    /// The header line's bytes.
+    pub fn header_line(&self) -> &[u8] {
+        self.line(&self.header.line)
+    }
+
+    /// The original input bytes.
+    pub fn base_bytes(&self) -> &[u8] {
+        (*self.base).as_ref()
+    }
+
+    /// Stores an owned line and returns its reference.
+    pub fn store_line(&mut self, bytes: Vec<u8>) -> LineRef {
+        self.owned.push(bytes.into_boxed_slice());
+        LineRef::Owned(self.owned.len() - 1)
+    }
+
+    /// Replaces the header line (a title or version change made in memory).
+    pub fn set_header_line(&mut self, bytes: Vec<u8>) -> Result<(), LineError> {
+        let fields = parse_fields(&bytes)?;
+        let r = self.store_line(bytes);
+        self.header.line = r;
+        self.header.fields = fields;
+        Ok(())
+    }
+
+    /// Rebuilds the tree index from the entries.
+    pub fn rebuild_index(&mut self) {
+        let mut index = TreeIndex::default();
+        for i in 0..self.entries.len() {
+            index.insert(self, i);
+        }
+        self.index = index;
+    }
+
+    /// Parses `bytes` as a new entry line, appends it in memory and indexes it
+    /// (the leaf moves to it). The caller has already written it to disk, if at all.
+    pub fn push_line(&mut self, bytes: Vec<u8>) -> Result<usize, LineError> {
+        let fields = parse_fields(&bytes)?;
+        let entry = Entry::from_fields(&bytes, fields, LineRef::Owned(self.owned.len()), 0);
+        self.owned.push(bytes.into_boxed_slice());
+        self.entries.push(entry);
+        let i = self.entries.len() - 1;
+        let mut index = std::mem::take(&mut self.index);
+        index.insert(self, i);
+        self.index = index;
+        Ok(i)
+    }
+
+    /// The header's `id`.
+    pub fn session_id(&self) -> Option<String> {
+        self.header.fields.str(self.header_line(), "id").map(|s| s.into_owned())
+    }
+
+    /// A string member of the header.
+    pub fn header_str(&self, key: &str) -> Option<String> {
+        self.header.fields.str(self.header_line(), key).map(|s| s.into_owned())
+    }
+
+    /// The dialect: omp when the file has omp's title slot, or its session id is omp's
+    /// (a UUIDv7 or a 16-hex Snowflake); pi otherwise.
+    pub fn dialect(&self) -> Dialect {
+        if self.title_slot.is_some() {
+            return Dialect::Omp;
+        }
+        match self.session_id() {
+            Some(id) if is_omp_session_id(&id) => Dialect::Omp,
+            _ => Dialect::Pi,
+        }
+    }
+
+    /// pi's `getSessionName()`: the last `session_info` (any branch) with a truthy name,
+    /// or omp's title (slot first, then header `title`).
+    pub fn session_name(&self) -> Option<String> {
+        if let Some(slot) = &self.title_slot {
+            if let Some(t) = slot.fields.str(self.line(&slot.line), "title") {
+                if !t.is_empty() {
+                    return Some(t.into_owned());
+                }
+            }
+        }
+        for e in self.entries.iter().rev() {
+            if e.etype == EntryType::SessionInfo {
+                if let Some(n) = e.fields.str(self.line(&e.line), "name") {
+                    if !n.is_empty() {
+                        return Some(n.into_owned());
+                    }
+                }
+            }
+        }
+        self.header_str("title").filter(|t| !t.is_empty())
+    }
+}
+
+/// Whether a session id has omp's shape (UUIDv7, or a 16-hex Snowflake).
+pub fn is_omp_session_id(id: &str) -> bool {
+    let b = id.as_bytes();
+    let hex = |s: &[u8]| s.iter().all(|c| c.is_ascii_hexdigit());
+    (b.len() == 16 && hex(b)) || (b.len() == 36 && b[14] == b'7' && b[8] == b'-' && b[13] == b'-')
+}
+
+fn slice<'a>(data: &'a [u8], r: &LineRef) -> &'a [u8] {
+    match *r {
+        LineRef::Base { start, end } => &data[start..end],
+        LineRef::Owned(_) => &[],
+    }
+}

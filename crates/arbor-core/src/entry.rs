@@ -1,0 +1,362 @@
+//! The entry model: one JSONL line's envelope, with the payload left as raw bytes.
+//!
+//! Loading parses only what tree and context work need (`type`, `id`, `parentId`,
+//! `timestamp`, the message role) and remembers where every top-level member sits in the
+//! line, so any other field can be read later without keeping a DOM (DESIGN decision 1).
+use crate::json::{self, JsStr, JsValue, Member, ValueKind};
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// Every entry type arbor knows by name; anything else is kept as [`EntryType::Other`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum EntryType {
+    /// `session`: the header (or a stray header-typed line after it).
+    Session,
+    /// `message`: an agent message (user, assistant, toolResult, bashExecution, custom, ...).
+    Message,
+    /// `thinking_level_change`
+    ThinkingLevelChange,
+    /// `model_change` (pi: `provider`/`modelId`; omp: `model`/`role`)
+    ModelChange,
+    /// `compaction`
+    Compaction,
+    /// `branch_summary`
+    BranchSummary,
+    /// `custom`: extension state, never in the context.
+    Custom,
+    /// `custom_message`: extension message, part of the context.
+    CustomMessage,
+    /// `label`
+    Label,
+    /// `session_info` (pi's session name)
+    SessionInfo,
+    /// `ttsr_injection` (omp)
+    TtsrInjection,
+    /// `session_init` (omp)
+    SessionInit,
+    /// `mode_change` (omp)
+    ModeChange,
+    /// `service_tier_change` (omp)
+    ServiceTierChange,
+    /// `title_change` (omp 18)
+    TitleChange,
+    /// `model_usage` (omp 18)
+    ModelUsage,
+    /// `credential_pin` (omp 18)
+    CredentialPin,
+    /// `reset_boundary` (omp 18)
+    ResetBoundary,
+    /// Any other type name, kept and written back unchanged.
+    Other(Box<str>),
+}
+
+impl EntryType {
+    /// Maps a `type` string to its variant.
+    pub fn from_name(s: &str) -> EntryType {
+        match s {
+            "session" => EntryType::Session,
+            "message" => EntryType::Message,
+            "thinking_level_change" => EntryType::ThinkingLevelChange,
+            "model_change" => EntryType::ModelChange,
+            "compaction" => EntryType::Compaction,
+            "branch_summary" => EntryType::BranchSummary,
+            "custom" => EntryType::Custom,
+            "custom_message" => EntryType::CustomMessage,
+            "label" => EntryType::Label,
+            "session_info" => EntryType::SessionInfo,
+            "ttsr_injection" => EntryType::TtsrInjection,
+            "session_init" => EntryType::SessionInit,
+            "mode_change" => EntryType::ModeChange,
+            "service_tier_change" => EntryType::ServiceTierChange,
+            "title_change" => EntryType::TitleChange,
+            "model_usage" => EntryType::ModelUsage,
+            "credential_pin" => EntryType::CredentialPin,
+            "reset_boundary" => EntryType::ResetBoundary,
+            other => EntryType::Other(other.into()),
+        }
+    }
+
+    /// The `type` string.
+    pub fn name(&self) -> &str {
+        match self {
+            EntryType::Session => "session",
+            EntryType::Message => "message",
+            EntryType::ThinkingLevelChange => "thinking_level_change",
+            EntryType::ModelChange => "model_change",
+            EntryType::Compaction => "compaction",
+            EntryType::BranchSummary => "branch_summary",
+            EntryType::Custom => "custom",
+            EntryType::CustomMessage => "custom_message",
+            EntryType::Label => "label",
+            EntryType::SessionInfo => "session_info",
+            EntryType::TtsrInjection => "ttsr_injection",
+            EntryType::SessionInit => "session_init",
+            EntryType::ModeChange => "mode_change",
+            EntryType::ServiceTierChange => "service_tier_change",
+            EntryType::TitleChange => "title_change",
+            EntryType::ModelUsage => "model_usage",
+            EntryType::CredentialPin => "credential_pin",
+            EntryType::ResetBoundary => "reset_boundary",
+            EntryType::Other(s) => s,
+        }
+    }
+}
+
+/// The `role` of a `message` entry's payload.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// `user`
+    User,
+    /// `assistant`
+    Assistant,
+    /// `toolResult`
+    ToolResult,
+    /// `bashExecution` (pi `!cmd`)
+    BashExecution,
+    /// `custom` (v3) — extension message stored as a message
+    Custom,
+    /// `hookMessage` (v2; migrated to `custom`)
+    HookMessage,
+    /// Any other role string (`developer`, `pythonExecution`, `fileMention`, ...).
+    Other(Box<str>),
+}
+
+impl Role {
+    /// Maps a role string to its variant.
+    pub fn from_name(s: &str) -> Role {
+        match s {
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "toolResult" => Role::ToolResult,
+            "bashExecution" => Role::BashExecution,
+            "custom" => Role::Custom,
+            "hookMessage" => Role::HookMessage,
+            other => Role::Other(other.into()),
+        }
+    }
+    /// The role string.
+    pub fn name(&self) -> &str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::ToolResult => "toolResult",
+            Role::BashExecution => "bashExecution",
+            Role::Custom => "custom",
+            Role::HookMessage => "hookMessage",
+            Role::Other(s) => s,
+        }
+    }
+}
+
+/// A parsed JSON object line: its members as byte ranges relative to the line.
+#[derive(Debug, Clone, Default)]
+pub struct Fields {
+    /// Top-level members, in source order.
+    pub members: Box<[Member]>,
+}
+
+impl Fields {
+    /// The member named `key` (the last one when the key is duplicated, as `JSON.parse`).
+    pub fn get<'l>(&self, line: &'l [u8], key: &str) -> Option<(&'l [u8], ValueKind)> {
+        let m = self
+            .members
+            .iter()
+            .rev()
+            .find(|m| key_is(line, &m.key, key))?;
+        Some((line.get(m.value.clone())?, m.kind))
+    }
+    /// The byte range of member `key`'s value (last duplicate).
+    pub fn range(&self, line: &[u8], key: &str) -> Option<Range<usize>> {
+        self.members
+            .iter()
+            .rev()
+            .find(|m| key_is(line, &m.key, key))
+            .map(|m| m.value.clone())
+    }
+    /// Whether the object has member `key` (a member whose value is `null` counts).
+    pub fn has(&self, line: &[u8], key: &str) -> bool {
+        self.members.iter().any(|m| key_is(line, &m.key, key))
+    }
+    /// Member `key` when it is a string, decoded.
+    pub fn str<'l>(&self, line: &'l [u8], key: &str) -> Option<Cow<'l, str>> {
+        let (raw, kind) = self.get(line, key)?;
+        raw_str(raw, kind)
+    }
+    /// Member `key` when it is a number.
+    pub fn num(&self, line: &[u8], key: &str) -> Option<f64> {
+        let (raw, kind) = self.get(line, key)?;
+        if kind != ValueKind::Number {
+            return None;
+        }
+        std::str::from_utf8(raw).ok()?.parse().ok()
+    }
+    /// Member `key` parsed into a DOM (for small values only).
+    pub fn value(&self, line: &[u8], key: &str) -> Option<JsValue> {
+        let (raw, _) = self.get(line, key)?;
+        JsValue::parse(raw).ok()
+    }
+}
+
+/// Whether the raw key bytes `line[key]` spell `want` (keys with escapes are decoded first).
+pub fn key_is(line: &[u8], key: &Range<usize>, want: &str) -> bool {
+    let Some(raw) = line.get(key.clone()) else {
+        return false;
+    };
+    if !raw.contains(&b'\\') {
+        return raw == want.as_bytes();
+    }
+    json::decode_string(raw).is_ok_and(|s| s.0 == want.as_bytes())
+}
+
+/// Decodes a raw string value (with quotes) to text; `None` for a non-string value.
+/// Lone surrogates become U+FFFD in the returned text.
+pub fn raw_str(raw: &[u8], kind: ValueKind) -> Option<Cow<'_, str>> {
+    if kind != ValueKind::String || raw.len() < 2 {
+        return None;
+    }
+    let inner = &raw[1..raw.len() - 1];
+    if !inner.contains(&b'\\') {
+        if let Ok(s) = std::str::from_utf8(inner) {
+            return Some(Cow::Borrowed(s));
+        }
+    }
+    let js: JsStr = json::decode_string(inner).ok()?;
+    Some(Cow::Owned(js.to_string_lossy().into_owned()))
+}
+
+/// The envelope of one entry line.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// 1-based physical line number in the file (0 for entries appended in memory only).
+    pub line_no: usize,
+    /// Where the line's bytes live.
+    pub line: LineRef,
+    /// Top-level members of the line.
+    pub fields: Fields,
+    /// The entry type.
+    pub etype: EntryType,
+    /// `id`, when it is a string.
+    pub id: Option<Box<str>>,
+    /// `parentId`, when it is a string (`null`, absent or another type: `None`).
+    pub parent_id: Option<Box<str>>,
+    /// `timestamp`, when it is a string.
+    pub timestamp: Option<Box<str>>,
+    /// For `message` entries: the payload's role, when it is a string.
+    pub role: Option<Role>,
+    /// For `message` entries: the payload's members, ranges relative to the line.
+    pub message: Option<Fields>,
+}
+
+/// Where a line's bytes are kept: a range of the loaded file, or an owned buffer for lines
+/// that were appended or rewritten (migrated) in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineRef {
+    /// `base[start..end]` of the loaded file (without the line end).
+    Base {
+        /// First byte.
+        start: usize,
+        /// One past the last byte (before `\r\n` / `\n`).
+        end: usize,
+    },
+    /// The n-th owned line.
+    Owned(usize),
+}
+
+/// Errors that make a line unusable as an entry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LineError {
+    /// Not valid JSON.
+    #[error("invalid JSON: {0}")]
+    Json(#[from] json::JsonError),
+    /// Valid JSON but not an object.
+    #[error("not a JSON object")]
+    NotObject,
+}
+
+impl Entry {
+    /// Parses one line (without its line end) into an envelope. `line_ref` and `line_no`
+    /// are recorded as given.
+    pub fn parse(line: &[u8], line_ref: LineRef, line_no: usize) -> Result<Entry, LineError> {
+        let fields = parse_fields(line)?;
+        Ok(Entry::from_fields(line, fields, line_ref, line_no))
+    }
+
+    /// Builds the envelope from an already scanned object.
+    pub fn from_fields(line: &[u8], fields: Fields, line_ref: LineRef, line_no: usize) -> Entry {
+        let etype = fields
+            .str(line, "type")
+            .map(|t| EntryType::from_name(&t))
+            .unwrap_or_else(|| EntryType::Other("".into()));
+        let id = fields.str(line, "id").map(|s| s.into());
+        let parent_id = fields.str(line, "parentId").map(|s| s.into());
+        let timestamp = fields.str(line, "timestamp").map(|s| s.into());
+        let (mut role, mut message) = (None, None);
+        if etype == EntryType::Message {
+            if let Some(r) = fields.range(line, "message") {
+                if let Ok(scan) = json::scan_object(&line[r.clone()]) {
+                    let members: Box<[Member]> = scan
+                        .members
+                        .into_iter()
+                        .map(|m| Member {
+                            key: m.key.start + r.start..m.key.end + r.start,
+                            value: m.value.start + r.start..m.value.end + r.start,
+                            kind: m.kind,
+                        })
+                        .collect();
+                    let f = Fields { members };
+                    role = f.str(line, "role").map(|s| Role::from_name(&s));
+                    message = Some(f);
+                }
+            }
+        }
+        Entry {
+            line_no,
+            line: line_ref,
+            fields,
+            etype,
+            id,
+            parent_id,
+            timestamp,
+            role,
+            message,
+        }
+    }
+
+    /// The type name as written.
+    pub fn type_name(&self) -> &str {
+        self.etype.name()
+    }
+
+    /// `Date.parse(timestamp)` in ms, `None` for NaN.
+    pub fn timestamp_ms(&self) -> Option<f64> {
+        self.timestamp
+            .as_deref()
+            .and_then(crate::time::parse_iso_ms)
+    }
+
+    /// A string member of the message payload.
+    pub fn message_str<'l>(&self, line: &'l [u8], key: &str) -> Option<Cow<'l, str>> {
+        self.message.as_ref()?.str(line, key)
+    }
+}
+
+/// Scans a line as a JSON object.
+pub fn parse_fields(line: &[u8]) -> Result<Fields, LineError> {
+    match json::scan_object(line) {
+        Ok(scan) => Ok(Fields {
+            members: scan.members.into_boxed_slice(),
+        }),
+        Err(e) => {
+            // Distinguish "valid JSON, not an object" from a syntax error.
+            let start = json::skip_ws(line, 0);
+            if line.get(start) != Some(&b'{') {
+                if let Ok(end) = json::value_end(line, start) {
+                    if json::skip_ws(line, end) == line.len() {
+                        return Err(LineError::NotObject);
+                    }
+                }
+            }
+            Err(LineError::Json(e))
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! `convertToLlm`: turns context messages into the messages a model API receives, as pi's
+//! `convertToLlm` does (summaries wrapped in their prefix and suffix, `bashExecution` as a user
+//! message, custom messages as user messages, unknown roles dropped).
+use crate::context::{canon, write_entry_time, CtxMessage, SessionContext};
+use crate::doc::SessionDoc;
+use crate::entry::Role;
+use crate::json::{write_js_number, write_js_str, JsStr, JsValue};
+
+/// pi's `COMPACTION_SUMMARY_PREFIX`.
+pub const COMPACTION_SUMMARY_PREFIX: &str =
+    "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+/// pi's `COMPACTION_SUMMARY_SUFFIX`.
+pub const COMPACTION_SUMMARY_SUFFIX: &str = "\n</summary>";
+/// pi's `BRANCH_SUMMARY_PREFIX`.
+pub const BRANCH_SUMMARY_PREFIX: &str =
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+/// pi's `BRANCH_SUMMARY_SUFFIX` (no newline before the tag, as in pi).
+pub const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
+
+/// JS `String(value)` (template-literal and `+` conversion), as WTF-8.
+pub fn js_to_string(v: Option<&JsValue>, out: &mut Vec<u8>) {
+    match v {
+        None => out.extend_from_slice(b"undefined"),
+        Some(JsValue::Null) => out.extend_from_slice(b"null"),
+        Some(JsValue::Bool(b)) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Some(JsValue::Number(n)) => {
+            if n.is_nan() {
+                out.extend_from_slice(b"NaN");
+            } else if n.is_infinite() {
+                out.extend_from_slice(if *n > 0.0 { b"Infinity" } else { b"-Infinity" });
+            } else {
+                write_js_number(*n, out);
+            }
+        }
+        Some(JsValue::String(s)) => out.extend_from_slice(&s.0),
+        Some(JsValue::Array(items)) => {
+            for (k, item) in items.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                if !matches!(item, JsValue::Null) {
+                    js_to_string(Some(item), out);
+                }
+            }
+        }
+        Some(JsValue::Object(_)) => out.extend_from_slice(b"[object Object]"),
+    }
+}
+
+/// pi's `bashExecutionToText`.
+pub fn bash_execution_text(m: &JsValue) -> JsStr {
+    let mut t = b"Ran `".to_vec();
+    js_to_string(m.get("command"), &mut t);
+    t.extend_from_slice(b"`\n");
+    match m.get("output") {
+        Some(o) if o.is_truthy() => {
+            t.extend_from_slice(b"```\n");
+            js_to_string(Some(o), &mut t);
+            t.extend_from_slice(b"\n```");
+        }
+        _ => t.extend_from_slice(b"(no output)"),
+    }
+    let truthy = |k: &str| m.get(k).is_some_and(JsValue::is_truthy);
+    if truthy("cancelled") {
+        t.extend_from_slice(b"\n\n(command cancelled)");
+    } else {
+        match m.get("exitCode") {
+            None | Some(JsValue::Null) => {}
+            Some(JsValue::Number(n)) if *n == 0.0 => {}
+            Some(code) => {
+                t.extend_from_slice(b"\n\nCommand exited with code ");
+                js_to_string(Some(code), &mut t);
+            }
+        }
+    }
+    if truthy("truncated") && truthy("fullOutputPath") {
+        t.extend_from_slice(b"\n\n[Output truncated. Full output: ");
+        js_to_string(m.get("fullOutputPath"), &mut t);
+        t.push(b']');
+    }
+    JsStr(t)
+}
+
+fn write_text_user(text: &JsStr, out: &mut Vec<u8>) {
+    out.extend_from_slice(br#"{"role":"user","content":[{"type":"text","text":"#);
+    write_js_str(text, out);
+    out.extend_from_slice(b"}]");
+}
+
+fn write_content(content: Option<&JsValue>, out: &mut Vec<u8>) {
+    match content {
+        None => {}
+        Some(JsValue::String(s)) => {
+            out.extend_from_slice(br#","content":[{"type":"text","text":"#);
+            write_js_str(s, out);
+            out.extend_from_slice(b"}]");
+        }
+        Some(v) => {
+            out.extend_from_slice(br#","content":"#);
+            out.extend_from_slice(&v.to_json());
+        }
+    }
+}
+
+fn summary_text(prefix: &str, summary: Option<&JsValue>, suffix: &str) -> JsStr {
+    let mut t = prefix.as_bytes().to_vec();
+    js_to_string(summary, &mut t);
+    t.extend_from_slice(suffix.as_bytes());
+    JsStr(t)
+}
+
+/// Writes the `convertToLlm(messages)` array for a context.
+pub fn write_llm_messages(ctx: &SessionContext, doc: &SessionDoc, out: &mut Vec<u8>) {
+    out.push(b'[');
+    let mut first = true;
+    for &m in &ctx.messages {
+        let mark = out.len();
+        if !first {
+            out.push(b',');
+        }
+        if write_llm_message(doc, m, out) {
+            first = false;
+        } else {
+            out.truncate(mark);
+        }
+    }
+    out.push(b']');
+}
+
+/// Writes one converted message; returns false (writing nothing useful) when pi drops it.
+fn write_llm_message(doc: &SessionDoc, m: CtxMessage, out: &mut Vec<u8>) -> bool {
+    let e = &doc.entries[m.entry()];
+    let line = doc.line(&e.line);
+    match m {
+        CtxMessage::Message(_) => {
+            let Some((raw, _)) = e.fields.get(line, "message") else {
+                return false;
+            };
+            match &e.role {
+                Some(Role::User | Role::Assistant | Role::ToolResult) => {
+                    canon(raw, out);
+                    true
+                }
+                Some(Role::BashExecution) => {
+                    let Ok(v) = JsValue::parse(raw) else { return false };
+                    if v.get("excludeFromContext").is_some_and(JsValue::is_truthy) {
+                        return false;
+                    }
+                    write_text_user(&bash_execution_text(&v), out);
+                    write_message_timestamp(&v, out);
+                    out.push(b'}');
+                    true
+                }
+                Some(Role::Custom) => {
+                    let Ok(v) = JsValue::parse(raw) else { return false };
+                    out.extend_from_slice(br#"{"role":"user""#);
+                    write_content(v.get("content"), out);
+                    write_message_timestamp(&v, out);
+                    out.push(b'}');
+                    true
+                }
+                _ => false,
+            }
+        }
+        CtxMessage::Custom(_) => {
+            out.extend_from_slice(br#"{"role":"user""#);
+            write_content(e.fields.value(line, "content").as_ref(), out);
+            out.extend_from_slice(br#","timestamp":"#);
+            write_entry_time(doc, e, out);
+            out.push(b'}');
+            true
+        }
+        CtxMessage::BranchSummary(_) | CtxMessage::CompactionSummary(_) => {
+            let (p, s) = if matches!(m, CtxMessage::BranchSummary(_)) {
+                (BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX)
+            } else {
+                (COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX)
+            };
+            let summary = e.fields.value(line, "summary");
+            write_text_user(&summary_text(p, summary.as_ref(), s), out);
+            out.extend_from_slice(br#","timestamp":"#);
+            write_entry_time(doc, e, out);
+            out.push(b'}');
+            true
+        }
+    }
+}
+
+fn write_message_timestamp(v: &JsValue, out: &mut Vec<u8>) {
+    if let Some(ts) = v.get("timestamp") {
+        out.extend_from_slice(br#","timestamp":"#);
+        let mut tmp = Vec::new();
+        canon(&ts.to_json(), &mut tmp);
+        out.extend_from_slice(&tmp);
+    }
+}

@@ -1,0 +1,225 @@
+//! Migrations v1 → v2 → v3, with pi's semantics, as byte splices.
+//!
+//! * v1 → v2: every entry gets an 8-hex `id` and a `parentId` chaining it to the previous
+//!   line (the first is `null`); a compaction's `firstKeptEntryIndex` (an index into the lines
+//!   *including* the header) becomes `firstKeptEntryId`.
+//! * v2 → v3: message role `hookMessage` becomes `custom`.
+//! * The header gets `"version":3` (appended as the last key in a v1 header, replaced in place
+//!   in a v2 one).
+//!
+//! Unlike pi, which re-serializes every line, only the members a migration changes are
+//! touched: every other byte of every line stays as it was (numbers, escapes, key order).
+//! New ids are derived from the header bytes, so every reader computes the same migrated view
+//! and a later writer writes exactly that view; they are checked for collisions against every
+//! id in the file (pi's migration never fills its collision set).
+use crate::entry::{parse_fields, Entry, EntryType, Fields, LineRef, Role};
+use std::collections::HashSet;
+
+/// What a migration changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Migration {
+    /// The version the file was written in (1 or 2).
+    pub from_version: u32,
+    /// 1-based line numbers of the lines whose bytes changed (header included).
+    pub changed_lines: Vec<usize>,
+}
+
+/// Deterministic 8-hex id generator (splitmix64 seeded from the header bytes).
+struct IdGen {
+    state: u64,
+    used: HashSet<String>,
+}
+
+impl IdGen {
+    fn next(&mut self) -> String {
+        loop {
+            self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            let id = format!("{:08x}", (z >> 32) as u32);
+            if self.used.insert(id.clone()) {
+                return id;
+            }
+        }
+    }
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Returns `line` with member `key` set to the raw JSON `value`: replaced in place when the
+/// key exists (the last duplicate), otherwise appended as the last member.
+pub fn set_member(line: &[u8], fields: &Fields, key: &str, value: &[u8]) -> Vec<u8> {
+    if let Some(r) = fields.range(line, key) {
+        let mut out = Vec::with_capacity(line.len() + value.len());
+        out.extend_from_slice(&line[..r.start]);
+        out.extend_from_slice(value);
+        out.extend_from_slice(&line[r.end..]);
+        return out;
+    }
+    let close = line.iter().rposition(|&b| b == b'}').unwrap_or(line.len());
+    let mut out = Vec::with_capacity(line.len() + key.len() + value.len() + 4);
+    out.extend_from_slice(&line[..close]);
+    if !fields.members.is_empty() {
+        out.push(b',');
+    }
+    crate::json::write_str_escaped(key, &mut out);
+    out.push(b':');
+    out.extend_from_slice(value);
+    out.extend_from_slice(&line[close..]);
+    out
+}
+
+/// Returns `line` without any member named `key` (and without the comma that separated it).
+pub fn remove_member(line: &[u8], fields: &Fields, key: &str) -> Vec<u8> {
+    let ms = &fields.members;
+    let mut cut: Vec<(usize, usize)> = Vec::new();
+    for (i, m) in ms.iter().enumerate() {
+        if !crate::entry::key_is(line, &m.key, key) {
+            continue;
+        }
+        let key_start = m.key.start.saturating_sub(1); // opening quote
+        if i > 0 {
+            cut.push((ms[i - 1].value.end, m.value.end));
+        } else if let Some(next) = ms.get(1) {
+            cut.push((key_start, next.key.start.saturating_sub(1)));
+        } else {
+            cut.push((key_start, m.value.end));
+        }
+    }
+    let mut out = Vec::with_capacity(line.len());
+    let mut pos = 0;
+    for (a, b) in cut {
+        if a >= pos {
+            out.extend_from_slice(&line[pos..a]);
+            pos = b;
+        }
+    }
+    out.extend_from_slice(&line[pos..]);
+    out
+}
+
+fn line_of<'a>(data: &'a [u8], owned: &'a [Box<[u8]>], r: &LineRef) -> &'a [u8] {
+    match *r {
+        LineRef::Base { start, end } => &data[start..end],
+        LineRef::Owned(i) => &owned[i],
+    }
+}
+
+fn quoted(id: &str) -> Vec<u8> {
+    let mut v = Vec::with_capacity(id.len() + 2);
+    crate::json::write_str_escaped(id, &mut v);
+    v
+}
+
+/// Migrates `records` (every JSON object line of the file, the header first) in place:
+/// changed lines get new bytes in `owned` and a fresh envelope.
+pub(crate) fn migrate_records(
+    data: &[u8],
+    owned: &mut Vec<Box<[u8]>>,
+    records: &mut [(usize, Entry)],
+    from_version: u32,
+) -> Migration {
+    let header_bytes = records
+        .first()
+        .map(|(_, e)| line_of(data, owned, &e.line).to_vec())
+        .unwrap_or_default();
+    let mut gen = IdGen {
+        state: fnv1a(&header_bytes),
+        used: records.iter().filter_map(|(_, e)| e.id.as_deref().map(str::to_string)).collect(),
+    };
+    let mut changed = Vec::new();
+    let mut new_ids: Vec<Option<String>> = vec![None; records.len()];
+    let mut prev: Option<String> = None;
+    for i in 0..records.len() {
+        let (line_no, entry) = &records[i];
+        let line_no = *line_no;
+        let mut bytes = line_of(data, owned, &entry.line).to_vec();
+        let original = bytes.clone();
+        let mut fields = entry.fields.clone();
+        let mut edit = |bytes: &mut Vec<u8>, fields: &mut Fields, f: &dyn Fn(&[u8], &Fields) -> Vec<u8>| {
+            *bytes = f(bytes, fields);
+            *fields = parse_fields(bytes).unwrap_or_default();
+        };
+        if entry.etype == EntryType::Session {
+            edit(&mut bytes, &mut fields, &|l, f| set_member(l, f, "version", b"3"));
+        } else {
+            if from_version < 2 {
+                let id = gen.next();
+                edit(&mut bytes, &mut fields, &|l, f| set_member(l, f, "id", &quoted(&id)));
+                let parent = prev.as_deref().map(quoted).unwrap_or_else(|| b"null".to_vec());
+                edit(&mut bytes, &mut fields, &|l, f| set_member(l, f, "parentId", &parent));
+                new_ids[i] = Some(id.clone());
+                prev = Some(id);
+                if entry.etype == EntryType::Compaction && fields.num(&bytes, "firstKeptEntryIndex").is_some() {
+                    let idx = fields.num(&bytes, "firstKeptEntryIndex").unwrap_or(-1.0);
+                    let target = if idx >= 0.0 && idx.fract() == 0.0 { records.get(idx as usize) } else { None };
+                    let target_id = target.and_then(|(_, t)| {
+                        if t.etype == EntryType::Session {
+                            return None;
+                        }
+                        let k = idx as usize;
+                        if k < i {
+                            new_ids[k].clone()
+                        } else {
+                            t.id.as_deref().map(str::to_string)
+                        }
+                    });
+                    edit(&mut bytes, &mut fields, &|l, f| remove_member(l, f, "firstKeptEntryIndex"));
+                    if let Some(t) = target_id {
+                        edit(&mut bytes, &mut fields, &|l, f| set_member(l, f, "firstKeptEntryId", &quoted(&t)));
+                    }
+                }
+            }
+            if entry.etype == EntryType::Message && entry.role == Some(Role::HookMessage) {
+                let tmp = Entry::parse(&bytes, LineRef::Owned(0), 0);
+                if let Ok(Some(r)) = tmp.map(|t| t.message.and_then(|m| m.range(&bytes, "role"))) {
+                    let mut out = bytes[..r.start].to_vec();
+                    out.extend_from_slice(b"\"custom\"");
+                    out.extend_from_slice(&bytes[r.end..]);
+                    bytes = out;
+                }
+            }
+        }
+        if bytes != original {
+            changed.push(line_no);
+            owned.push(bytes.into_boxed_slice());
+            let idx = owned.len() - 1;
+            let line = &owned[idx];
+            if let Ok(e) = Entry::parse(line, LineRef::Owned(idx), line_no) {
+                records[i].1 = e;
+            }
+        }
+    }
+    Migration { from_version, changed_lines: changed }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(line: &[u8]) -> Fields {
+        parse_fields(line).expect("object")
+    }
+
+    #[test]
+    fn set_and_remove_members_splice_bytes() {
+        let l = br#"{"type":"x","a":1.0,"b":"\u00e9"}"#;
+        assert_eq!(set_member(l, &f(l), "id", br#""ab""#), br#"{"type":"x","a":1.0,"b":"\u00e9","id":"ab"}"#);
+        assert_eq!(set_member(l, &f(l), "a", b"2"), br#"{"type":"x","a":2,"b":"\u00e9"}"#);
+        assert_eq!(remove_member(l, &f(l), "a"), br#"{"type":"x","b":"\u00e9"}"#);
+        assert_eq!(remove_member(l, &f(l), "type"), br#"{"a":1.0,"b":"\u00e9"}"#);
+        let one = br#"{"a":1}"#;
+        assert_eq!(remove_member(one, &f(one), "a"), b"{}");
+        let empty = b"{}";
+        assert_eq!(set_member(empty, &f(empty), "v", b"3"), br#"{"v":3}"#);
+    }
+}

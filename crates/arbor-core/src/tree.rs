@@ -1,0 +1,300 @@
+//! The tree index: entries by id, labels, the leaf, paths and pi's `getTree()` order.
+use crate::doc::SessionDoc;
+use crate::entry::EntryType;
+use std::collections::{HashMap, HashSet};
+
+/// Labels by target id, in pi's `Map` order: a new target goes to the end, re-setting keeps
+/// its place, clearing removes it (so clear-then-set moves it to the end).
+#[derive(Debug, Clone, Default)]
+pub struct LabelMap {
+    slots: Vec<Option<(Box<str>, Box<str>)>>,
+    pos: HashMap<Box<str>, usize>,
+}
+
+impl LabelMap {
+    /// Sets (truthy label) or clears (empty or absent label) the label of `target`.
+    pub fn apply(&mut self, target: &str, label: Option<&str>) {
+        match label.filter(|l| !l.is_empty()) {
+            Some(l) => {
+                if let Some(&i) = self.pos.get(target) {
+                    self.slots[i] = Some((target.into(), l.into()));
+                } else {
+                    self.pos.insert(target.into(), self.slots.len());
+                    self.slots.push(Some((target.into(), l.into())));
+                }
+            }
+            None => {
+                if let Some(i) = self.pos.remove(target) {
+                    self.slots[i] = None;
+                }
+            }
+        }
+    }
+    /// The label of `target`.
+    pub fn get(&self, target: &str) -> Option<&str> {
+        let i = *self.pos.get(target)?;
+        self.slots[i].as_ref().map(|(_, l)| l.as_ref())
+    }
+    /// (target, label) pairs in map order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.slots.iter().flatten().map(|(t, l)| (t.as_ref(), l.as_ref()))
+    }
+    /// Number of labelled targets.
+    pub fn len(&self) -> usize {
+        self.pos.len()
+    }
+    /// Whether no entry is labelled.
+    pub fn is_empty(&self) -> bool {
+        self.pos.is_empty()
+    }
+}
+
+/// Index over a [`SessionDoc`]'s entries.
+#[derive(Debug, Clone, Default)]
+pub struct TreeIndex {
+    by_id: HashMap<Box<str>, usize>,
+    /// Labels by target id.
+    pub labels: LabelMap,
+    /// The current leaf: the last entry in file order after load (pi's rule), then wherever
+    /// appends and branch operations move it. `None` is pi's `null` leaf (empty context).
+    pub leaf: Option<usize>,
+}
+
+/// A path from a root to an entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PathResult {
+    /// Entry indices, root first.
+    pub entries: Vec<usize>,
+    /// The walk met an entry it had already visited (a `parentId` cycle) and was cut there.
+    pub cycle: bool,
+}
+
+/// pi's `getTree()`: roots in file order, each node's children sorted by timestamp.
+#[derive(Debug, Clone, Default)]
+pub struct Tree {
+    /// Root entry indices.
+    pub roots: Vec<usize>,
+    /// Children of each entry index (indices), in pi's order.
+    pub children: Vec<Vec<usize>>,
+    /// Entry indices not reachable from any root (members of `parentId` cycles) and entries
+    /// hidden by a later entry with the same id.
+    pub unreachable: Vec<usize>,
+}
+
+impl Tree {
+    /// Depth-first pre-order over the tree (iterative).
+    pub fn preorder(&self) -> Vec<usize> {
+        let mut out = Vec::with_capacity(self.children.len());
+        let mut stack: Vec<usize> = self.roots.iter().rev().copied().collect();
+        while let Some(n) = stack.pop() {
+            out.push(n);
+            stack.extend(self.children[n].iter().rev().copied());
+        }
+        out
+    }
+}
+
+impl TreeIndex {
+    /// Indexes entry `i` of `doc` (which must be its last entry so far): later duplicate ids
+    /// win, the leaf moves to it, label entries update the labels.
+    pub fn insert(&mut self, doc: &SessionDoc, i: usize) {
+        let e = &doc.entries[i];
+        if let Some(id) = &e.id {
+            self.by_id.insert(id.clone(), i);
+        }
+        self.leaf = Some(i);
+        if e.etype == EntryType::Label {
+            let line = doc.line(&e.line);
+            if let Some(target) = e.fields.str(line, "targetId") {
+                let label = e.fields.str(line, "label");
+                self.labels.apply(&target, label.as_deref());
+            }
+        }
+    }
+
+    /// The entry index for `id` (the last entry with that id).
+    pub fn get(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).copied()
+    }
+
+    /// Number of distinct ids.
+    pub fn id_count(&self) -> usize {
+        self.by_id.len()
+    }
+
+    /// The index of the parent of entry `i`, if its `parentId` names a known entry.
+    pub fn parent(&self, doc: &SessionDoc, i: usize) -> Option<usize> {
+        doc.entries[i].parent_id.as_deref().and_then(|p| self.get(p))
+    }
+
+    /// The path from the root to entry `i` (pi's `getBranch`), cut where a cycle closes.
+    pub fn path(&self, doc: &SessionDoc, i: usize) -> PathResult {
+        let n = doc.entries.len();
+        let mut out = vec![i];
+        let mut cur = i;
+        // Fast walk; a walk longer than the number of entries must have met a cycle.
+        while let Some(p) = self.parent(doc, cur) {
+            if out.len() > n {
+                return self.path_guarded(doc, i);
+            }
+            out.push(p);
+            cur = p;
+        }
+        out.reverse();
+        PathResult { entries: out, cycle: false }
+    }
+
+    fn path_guarded(&self, doc: &SessionDoc, i: usize) -> PathResult {
+        let mut seen = HashSet::new();
+        let mut out = vec![i];
+        seen.insert(i);
+        let mut cur = i;
+        let mut cycle = false;
+        while let Some(p) = self.parent(doc, cur) {
+            if !seen.insert(p) {
+                cycle = true;
+                break;
+            }
+            out.push(p);
+            cur = p;
+        }
+        out.reverse();
+        PathResult { entries: out, cycle }
+    }
+
+    /// pi's `getTree()`. An entry whose id is reused by a later entry is left out (pi lists
+    /// the later entry twice instead); entries on `parentId` cycles are unreachable (pi and
+    /// omp drop them from the tree too) and listed in [`Tree::unreachable`].
+    pub fn tree(&self, doc: &SessionDoc) -> Tree {
+        let n = doc.entries.len();
+        let mut children = vec![Vec::new(); n];
+        let mut roots = Vec::new();
+        let mut hidden = Vec::new();
+        for (i, e) in doc.entries.iter().enumerate() {
+            if let Some(id) = &e.id {
+                if self.get(id) != Some(i) {
+                    hidden.push(i);
+                    continue;
+                }
+            }
+            match e.parent_id.as_deref() {
+                Some(p) if Some(p) != e.id.as_deref() => match self.get(p) {
+                    Some(pi) => children[pi].push(i),
+                    None => roots.push(i),
+                },
+                _ => roots.push(i),
+            }
+        }
+        let ts: Vec<f64> = doc.entries.iter().map(|e| e.timestamp_ms().unwrap_or(f64::NAN)).collect();
+        for c in children.iter_mut() {
+            if c.len() > 1 {
+                sort_like_v8(c, &ts);
+            }
+        }
+        let mut tree = Tree { roots, children, unreachable: hidden };
+        let mut reached = vec![false; n];
+        for i in tree.preorder() {
+            reached[i] = true;
+        }
+        for (i, r) in reached.iter().enumerate() {
+            if !r && !tree.unreachable.contains(&i) {
+                tree.unreachable.push(i);
+            }
+        }
+        tree.unreachable.sort_unstable();
+        tree
+    }
+}
+
+/// `Array.prototype.sort` with comparator `ts(a) - ts(b)` where NaN compares as equal.
+/// Without NaN any stable sort gives V8's answer; with NaN (an unparseable timestamp) the
+/// comparator is inconsistent and the result depends on the algorithm, so V8's TimSort is
+/// followed exactly for arrays shorter than 64 (one run: count the initial run, then binary
+/// insertion), which is every realistic sibling list.
+fn sort_like_v8(v: &mut [usize], ts: &[f64]) {
+    let cmp = |a: usize, b: usize| -> f64 {
+        let d = ts[a] - ts[b];
+        if d.is_nan() {
+            0.0
+        } else {
+            d
+        }
+    };
+    let has_nan = v.iter().any(|&i| ts[i].is_nan());
+    if !has_nan || v.len() >= 64 {
+        v.sort_by(|&a, &b| cmp(a, b).partial_cmp(&0.0).unwrap_or(std::cmp::Ordering::Equal));
+        return;
+    }
+    let n = v.len();
+    // CountAndMakeRun
+    let mut run = 2;
+    let descending = cmp(v[1], v[0]) < 0.0;
+    let mut prev = v[1];
+    while run < n {
+        let o = cmp(v[run], prev);
+        if (descending && o >= 0.0) || (!descending && o < 0.0) {
+            break;
+        }
+        prev = v[run];
+        run += 1;
+    }
+    if descending {
+        v[..run].reverse();
+    }
+    // BinaryInsertionSort(low=0, start=run, high=n)
+    for start in run..n {
+        let pivot = v[start];
+        let (mut left, mut right) = (0, start);
+        while left < right {
+            let mid = left + ((right - left) >> 1);
+            if cmp(pivot, v[mid]) < 0.0 {
+                right = mid;
+            } else {
+                left = mid + 1;
+            }
+        }
+        let mut p = start;
+        while p > left {
+            v[p] = v[p - 1];
+            p -= 1;
+        }
+        v[left] = pivot;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_map_keeps_pi_map_order() {
+        let mut m = LabelMap::default();
+        m.apply("b", Some("L2"));
+        m.apply("a", Some("L1"));
+        m.apply("b", Some("L2b"));
+        assert_eq!(m.iter().collect::<Vec<_>>(), vec![("b", "L2b"), ("a", "L1")]);
+        m.apply("b", Some(""));
+        m.apply("b", Some("again"));
+        assert_eq!(m.iter().collect::<Vec<_>>(), vec![("a", "L1"), ("b", "again")]);
+        m.apply("a", None);
+        assert_eq!(m.get("a"), None);
+        assert_eq!(m.len(), 1);
+    }
+
+    #[test]
+    fn v8_sort_without_nan_is_stable_ascending() {
+        let ts = [3.0, 1.0, 2.0, 1.0];
+        let mut v = vec![0, 1, 2, 3];
+        sort_like_v8(&mut v, &ts);
+        assert_eq!(v, vec![1, 3, 2, 0]);
+    }
+
+    #[test]
+    fn v8_sort_with_nan_matches_binary_insertion() {
+        // c2 (9s), c1 (7s), bad (NaN): pi's getTree gives c1, c2, bad.
+        let ts = [9000.0, 7000.0, f64::NAN];
+        let mut v = vec![0, 1, 2];
+        sort_like_v8(&mut v, &ts);
+        assert_eq!(v, vec![1, 0, 2]);
+    }
+}
