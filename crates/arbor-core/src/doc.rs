@@ -401,3 +401,47 @@ fn slice<'a>(data: &'a [u8], r: &LineRef) -> &'a [u8] {
         LineRef::Owned(_) => &[],
     }
 }
+
+impl SessionDoc {
+    /// The file's bytes with every line a migration changed replaced by its new bytes, and
+    /// every other byte (blank and malformed lines, line ends, a BOM) exactly as loaded.
+    /// Bytes after the last complete line (a torn tail) are left out; callers save them first.
+    pub fn rewritten_bytes(&self) -> Vec<u8> {
+        let data = self.base_bytes();
+        let mut changed: std::collections::HashMap<usize, &[u8]> = std::collections::HashMap::new();
+        if let LineRef::Owned(_) = self.header.line {
+            changed.insert(self.header.line_no, self.line(&self.header.line));
+        }
+        for e in &self.entries {
+            if e.line_no > 0 {
+                if let LineRef::Owned(_) = e.line {
+                    changed.insert(e.line_no, self.line(&e.line));
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(data.len() + changed.len() * 32);
+        let start = if self.report.bom { 3 } else { 0 };
+        out.extend_from_slice(&data[..start]);
+        let mut line_no = 0;
+        for (s, end, next) in physical_lines(&data[..self.complete_len], start) {
+            line_no += 1;
+            match changed.get(&line_no) {
+                Some(new) => {
+                    let mut content_end = end;
+                    if next > end && content_end > s && data[content_end - 1] == b'\r' {
+                        content_end -= 1;
+                    }
+                    out.extend_from_slice(new);
+                    out.extend_from_slice(&data[content_end..next]);
+                }
+                None => out.extend_from_slice(&data[s..next]),
+            }
+        }
+        out
+    }
+
+    /// Entries appended in memory (not loaded from the input), in order.
+    pub fn appended_lines(&self) -> impl Iterator<Item = &[u8]> {
+        self.entries.iter().filter(|e| e.line_no == 0).map(|e| self.line(&e.line))
+    }
+}

@@ -145,7 +145,7 @@ pub(crate) fn migrate_records(
         let mut bytes = line_of(data, owned, &entry.line).to_vec();
         let original = bytes.clone();
         let mut fields = entry.fields.clone();
-        let mut edit = |bytes: &mut Vec<u8>, fields: &mut Fields, f: &dyn Fn(&[u8], &Fields) -> Vec<u8>| {
+        let edit = |bytes: &mut Vec<u8>, fields: &mut Fields, f: &dyn Fn(&[u8], &Fields) -> Vec<u8>| {
             *bytes = f(bytes, fields);
             *fields = parse_fields(bytes).unwrap_or_default();
         };

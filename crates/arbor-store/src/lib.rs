@@ -1,14 +1,24 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! arbor-store: sessions on disk.
+//!
+//! [`SessionManager`] is pi's session API in Rust on a crash-safe write path: one writer per
+//! session ([`lock`]), one `write` per line with truncation back on failure and a durability
+//! policy ([`file`]), atomic rewrites, torn-tail repair into sidecars ([`repair`]), and
+//! discovery of sessions as pi and omp lay them out ([`paths`], [`discover`]).
+#![deny(missing_docs)]
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+pub mod body;
+pub mod build;
+pub mod discover;
+pub mod error;
+pub mod file;
+pub mod ids;
+pub mod lock;
+pub mod manager;
+pub mod paths;
+pub mod repair;
+pub mod text;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use build::NewEntry;
+pub use error::StoreError;
+pub use file::Durability;
+pub use manager::{load_doc, ManagerOptions, OpenNote, SessionManager};

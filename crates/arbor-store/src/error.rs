@@ -1,0 +1,61 @@
+//! Errors of the store.
+use std::path::PathBuf;
+
+/// Everything that can go wrong in the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// An I/O failure on a file.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file is not a session; it was left exactly as it was.
+    #[error("{path}: not a session file: {reason} (the file was not modified)")]
+    NotASession {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: arbor_core::NotASession,
+    },
+    /// Another writer holds the session.
+    #[error(transparent)]
+    Lock(#[from] crate::lock::LockError),
+    /// The entry body is not acceptable.
+    #[error(transparent)]
+    Body(#[from] crate::body::BodyError),
+    /// An id that is not in the session (pi's message, verbatim).
+    #[error("Entry {0} not found")]
+    NotFound(String),
+    /// An earlier write failed; the session must be reopened before writing again.
+    #[error("an earlier write to {path} failed ({reason}); reopen the session before writing again")]
+    Latched {
+        /// The file.
+        path: PathBuf,
+        /// The first failure.
+        reason: String,
+    },
+    /// The session was opened read-only.
+    #[error("the session was opened read-only")]
+    ReadOnly,
+    /// A built line did not parse back (a bug, or invalid raw JSON given to the API).
+    #[error("invalid entry line: {0}")]
+    Line(#[from] arbor_core::entry::LineError),
+    /// A blob is missing or does not match its name.
+    #[error("{0}")]
+    Blob(String),
+}
+
+/// Attaches a path to an I/O error.
+pub trait IoContext<T> {
+    /// Maps the error to [`StoreError::Io`] with `path`.
+    fn at(self, path: &std::path::Path) -> Result<T, StoreError>;
+}
+
+impl<T> IoContext<T> for std::io::Result<T> {
+    fn at(self, path: &std::path::Path) -> Result<T, StoreError> {
+        self.map_err(|source| StoreError::Io { path: path.to_path_buf(), source })
+    }
+}

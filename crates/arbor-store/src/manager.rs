@@ -1,0 +1,667 @@
+//! `SessionManager`: pi's session API in Rust, on top of a crash-safe write path.
+//!
+//! Differences from pi, all deliberate: a file that is not a session is an error and is
+//! never overwritten; a writer holds the session's lock; a torn last line is moved to a
+//! sidecar instead of having the next entry glued to it; rewrites are atomic and keep every
+//! byte a migration does not change; the tree advances only after the line is on disk;
+//! deferred persistence writes the header once (pi can write it twice); `fork_from` migrates.
+use crate::build::{Base, NewEntry};
+use crate::error::{IoContext, StoreError};
+use crate::file::{atomic_write, create_dir_private, write_new, AppendFile, Durability};
+use crate::ids::{new_entry_id, new_session_id, now_iso};
+use crate::lock::WriterLock;
+use crate::paths;
+use arbor_core::context::{build_session_context, LeafSel, SessionContext};
+use arbor_core::doc::{Dialect, SessionDoc};
+use arbor_core::entry::{Entry, EntryType, Role};
+use arbor_core::json::JsValue;
+use arbor_core::tree::Tree;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How a manager opens and writes.
+#[derive(Debug, Clone, Default)]
+pub struct ManagerOptions {
+    /// When appended entries reach stable storage.
+    pub durability: Durability,
+    /// Wait this long for another writer to finish (default: refuse at once).
+    pub wait: Option<Duration>,
+    /// pi's deferred persistence: nothing is written before the first assistant message.
+    pub deferred: bool,
+    /// Dialect of new sessions (default pi; opened files keep their own).
+    pub dialect: Option<Dialect>,
+    /// Open without the writer lock; every write is refused.
+    pub read_only: bool,
+}
+
+/// What happened while opening, for the caller to report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenNote {
+    /// The file was migrated from this version and rewritten atomically.
+    Migrated {
+        /// The version it had.
+        from_version: u32,
+    },
+    /// A torn last line was moved to a sidecar file and cut from the session.
+    TornTailSaved {
+        /// The sidecar.
+        sidecar: PathBuf,
+        /// Bytes moved.
+        bytes: usize,
+    },
+}
+
+/// A session being read or written.
+#[derive(Debug)]
+pub struct SessionManager {
+    doc: SessionDoc,
+    cwd: String,
+    session_dir: Option<PathBuf>,
+    path: Option<PathBuf>,
+    persist: bool,
+    opts: ManagerOptions,
+    lock: Option<WriterLock>,
+    file: Option<AppendFile>,
+    header_on_disk: bool,
+    on_disk: usize,
+    needs_newline: bool,
+    latched: Option<String>,
+    notes: Vec<OpenNote>,
+}
+
+/// Reads a session file without writing anything (the migrated view is computed in memory).
+pub fn load_doc(path: &Path) -> Result<SessionDoc, StoreError> {
+    let bytes = std::fs::read(path).at(path)?;
+    SessionDoc::parse(Arc::new(bytes)).map_err(|reason| StoreError::NotASession { path: path.to_path_buf(), reason })
+}
+
+fn header_line(dialect: Dialect, id: &str, ts: &str, cwd: &str, parent: Option<&str>) -> Vec<u8> {
+    let _ = dialect;
+    let l = crate::build::LineBuilder::new()
+        .str("type", "session")
+        .raw("version", b"3")
+        .str("id", id)
+        .str("timestamp", ts)
+        .str("cwd", cwd);
+    match parent {
+        Some(p) => l.str("parentSession", p),
+        None => l,
+    }
+    .finish()
+}
+
+fn doc_from_header(line: Vec<u8>) -> SessionDoc {
+    let mut bytes = line;
+    bytes.push(b'\n');
+    // A header we built always parses.
+    SessionDoc::parse(Arc::new(bytes)).unwrap_or_else(|_| unreachable_header())
+}
+
+#[cold]
+fn unreachable_header() -> SessionDoc {
+    let fallback = br#"{"type":"session","version":3,"id":"invalid","timestamp":"","cwd":""}
+"#
+    .to_vec();
+    match SessionDoc::parse(Arc::new(fallback)) {
+        Ok(d) => d,
+        Err(e) => panic!("built-in header does not parse: {e}"),
+    }
+}
+
+fn process_cwd() -> String {
+    std::env::current_dir().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+impl SessionManager {
+    fn blank(doc: SessionDoc, cwd: String, opts: ManagerOptions) -> SessionManager {
+        SessionManager {
+            doc,
+            cwd,
+            session_dir: None,
+            path: None,
+            persist: false,
+            opts,
+            lock: None,
+            file: None,
+            header_on_disk: false,
+            on_disk: 0,
+            needs_newline: false,
+            latched: None,
+            notes: Vec::new(),
+        }
+    }
+
+    /// A session kept in memory only (pi's `inMemory`): nothing is ever written.
+    pub fn in_memory(cwd: &str, dialect: Dialect) -> SessionManager {
+        let id = new_session_id(dialect);
+        let doc = doc_from_header(header_line(dialect, &id, &now_iso(), cwd, None));
+        SessionManager::blank(doc, cwd.to_string(), ManagerOptions { dialect: Some(dialect), ..Default::default() })
+    }
+
+    /// Creates a new session in `session_dir` (default: the cwd's directory under the agent
+    /// dir). Unless `deferred`, the header is written at once; the file is 0600.
+    pub fn create(cwd: &str, session_dir: Option<&Path>, opts: ManagerOptions) -> Result<SessionManager, StoreError> {
+        let dialect = opts.dialect.unwrap_or(Dialect::Pi);
+        let dir = match session_dir {
+            Some(d) => d.to_path_buf(),
+            None => paths::default_session_dir(dialect, &paths::agent_dir(dialect), cwd),
+        };
+        create_dir_private(&dir).at(&dir)?;
+        let id = new_session_id(dialect);
+        let ts = now_iso();
+        let path = paths::session_file_name(&dir, &ts, &id);
+        let doc = doc_from_header(header_line(dialect, &id, &ts, cwd, None));
+        Self::start_new(doc, cwd, dir, path, opts)
+    }
+
+    fn start_new(doc: SessionDoc, cwd: &str, dir: PathBuf, path: PathBuf, opts: ManagerOptions) -> Result<SessionManager, StoreError> {
+        let mut sm = SessionManager::blank(doc, cwd.to_string(), opts);
+        sm.session_dir = Some(dir);
+        sm.path = Some(path);
+        sm.persist = true;
+        if !sm.opts.deferred {
+            sm.write_pending(None)?;
+        }
+        Ok(sm)
+    }
+
+    /// Opens an existing session for writing (or reading, with `read_only`). A missing file
+    /// becomes a new session at that path (as pi's `open`); a file that is not a session is
+    /// an error and stays untouched. Writers lock the session, save a torn tail to a
+    /// sidecar, and migrate v1/v2 files with an atomic rewrite.
+    pub fn open(path: &Path, opts: ManagerOptions) -> Result<SessionManager, StoreError> {
+        let lock = if opts.read_only { None } else { Some(WriterLock::acquire(path, opts.wait)?) };
+        if !path.exists() {
+            if opts.read_only {
+                return Err(StoreError::Io {
+                    path: path.to_path_buf(),
+                    source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such session file"),
+                });
+            }
+            let dialect = opts.dialect.unwrap_or(Dialect::Pi);
+            let cwd = process_cwd();
+            let id = new_session_id(dialect);
+            let doc = doc_from_header(header_line(dialect, &id, &now_iso(), &cwd, None));
+            let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            let mut sm = SessionManager::blank(doc, cwd, opts);
+            sm.lock = lock;
+            sm.session_dir = Some(dir);
+            sm.path = Some(path.to_path_buf());
+            sm.persist = true;
+            if !sm.opts.deferred {
+                sm.write_pending(None)?;
+            }
+            return Ok(sm);
+        }
+        let mut doc = load_doc(path)?;
+        let mut notes = Vec::new();
+        if !opts.read_only {
+            if let Some(torn) = doc.report.torn_tail.clone() {
+                let sidecar = crate::repair::save_torn_tail(path, &doc, &torn)?;
+                notes.push(OpenNote::TornTailSaved { sidecar, bytes: torn.len });
+            }
+            if let Some(m) = &doc.migration {
+                let from_version = m.from_version;
+                let bytes = doc.rewritten_bytes();
+                atomic_write(path, &[&bytes]).at(path)?;
+                notes.push(OpenNote::Migrated { from_version });
+            }
+            if !notes.is_empty() {
+                doc = load_doc(path)?;
+            }
+        }
+        let cwd = doc.header_str("cwd").unwrap_or_else(process_cwd);
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let needs_newline = doc.report.missing_final_newline;
+        let entries = doc.entries.len();
+        let mut sm = SessionManager::blank(doc, cwd, opts);
+        sm.lock = lock;
+        sm.session_dir = Some(dir);
+        sm.path = Some(path.to_path_buf());
+        sm.persist = !sm.opts.read_only;
+        sm.header_on_disk = true;
+        sm.on_disk = entries;
+        sm.needs_newline = needs_newline;
+        sm.notes = notes;
+        Ok(sm)
+    }
+
+    /// Opens a session for reading only: no lock, no write, the migrated view in memory.
+    pub fn open_read_only(path: &Path) -> Result<SessionManager, StoreError> {
+        SessionManager::open(path, ManagerOptions { read_only: true, ..Default::default() })
+    }
+
+    /// Opens the most recently modified session of `cwd`'s directory (whose first line is a
+    /// valid header, however long), or creates a new one.
+    pub fn continue_recent(cwd: &str, session_dir: Option<&Path>, opts: ManagerOptions) -> Result<SessionManager, StoreError> {
+        let dialect = opts.dialect.unwrap_or(Dialect::Pi);
+        let dir = match session_dir {
+            Some(d) => d.to_path_buf(),
+            None => paths::default_session_dir(dialect, &paths::agent_dir(dialect), cwd),
+        };
+        match crate::discover::most_recent_session(&dir) {
+            Some(p) => {
+                let mut sm = SessionManager::open(&p, opts)?;
+                sm.cwd = cwd.to_string();
+                Ok(sm)
+            }
+            None => SessionManager::create(cwd, Some(&dir), opts),
+        }
+    }
+
+    /// pi's `forkFrom`: a new session in `target_cwd`'s directory holding every entry of
+    /// `source` (migrated first, unlike pi), with `parentSession` = the source path.
+    pub fn fork_from(source: &Path, target_cwd: &str, session_dir: Option<&Path>, opts: ManagerOptions) -> Result<SessionManager, StoreError> {
+        let src = load_doc(source)?;
+        let dialect = opts.dialect.unwrap_or_else(|| src.dialect());
+        let dir = match session_dir {
+            Some(d) => d.to_path_buf(),
+            None => paths::default_session_dir(dialect, &paths::agent_dir(dialect), target_cwd),
+        };
+        create_dir_private(&dir).at(&dir)?;
+        let id = new_session_id(dialect);
+        let ts = now_iso();
+        let path = paths::session_file_name(&dir, &ts, &id);
+        let parent = match dialect {
+            Dialect::Pi => source.to_string_lossy().into_owned(),
+            Dialect::Omp => src.session_id().unwrap_or_default(),
+        };
+        let mut bytes = header_line(dialect, &id, &ts, target_cwd, Some(&parent));
+        bytes.push(b'\n');
+        for i in 0..src.entries.len() {
+            bytes.extend_from_slice(src.entry_line(i));
+            bytes.push(b'\n');
+        }
+        let lock = WriterLock::acquire(&path, opts.wait)?;
+        write_new(&path, &bytes).at(&path)?;
+        let mut sm = SessionManager::open(&path, ManagerOptions { read_only: true, ..opts.clone() })?;
+        sm.opts = opts;
+        sm.lock = Some(lock);
+        sm.persist = true;
+        sm.cwd = target_cwd.to_string();
+        Ok(sm)
+    }
+
+    // ----- accessors -------------------------------------------------------------------
+
+    /// The loaded document.
+    pub fn doc(&self) -> &SessionDoc {
+        &self.doc
+    }
+    /// Notes about what opening did (migration, torn-tail repair).
+    pub fn open_notes(&self) -> &[OpenNote] {
+        &self.notes
+    }
+    /// The session file, if persisted.
+    pub fn session_file(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+    /// The session directory.
+    pub fn session_dir(&self) -> Option<&Path> {
+        self.session_dir.as_deref()
+    }
+    /// The working directory.
+    pub fn cwd(&self) -> &str {
+        &self.cwd
+    }
+    /// The session id (header `id`).
+    pub fn session_id(&self) -> String {
+        self.doc.session_id().unwrap_or_default()
+    }
+    /// The header line's bytes.
+    pub fn header(&self) -> &[u8] {
+        self.doc.header_line()
+    }
+    /// The session name (pi `getSessionName`, or omp's title).
+    pub fn session_name(&self) -> Option<String> {
+        self.doc.session_name()
+    }
+    /// The dialect new entries are written in.
+    pub fn dialect(&self) -> Dialect {
+        self.doc.dialect()
+    }
+    /// Whether the session is written to disk.
+    pub fn is_persisted(&self) -> bool {
+        self.persist
+    }
+    /// The leaf id (`None`: pi's `null` leaf).
+    pub fn leaf_id(&self) -> Option<&str> {
+        self.doc.index.leaf.and_then(|i| self.doc.entries[i].id.as_deref())
+    }
+    /// The entry with `id`.
+    pub fn entry(&self, id: &str) -> Option<&Entry> {
+        self.doc.index.get(id).map(|i| &self.doc.entries[i])
+    }
+    /// The raw line of the entry with `id`.
+    pub fn entry_line(&self, id: &str) -> Option<&[u8]> {
+        self.doc.index.get(id).map(|i| self.doc.entry_line(i))
+    }
+    /// All entries in file order.
+    pub fn entries(&self) -> &[Entry] {
+        &self.doc.entries
+    }
+    /// The path root → `from` (default: the leaf), as pi's `getBranch`.
+    pub fn branch_path(&self, from: Option<&str>) -> Vec<&Entry> {
+        let start = match from {
+            Some(id) => self.doc.index.get(id),
+            None => self.doc.index.leaf,
+        };
+        match start {
+            Some(i) => self.doc.index.path(&self.doc, i).entries.into_iter().map(|k| &self.doc.entries[k]).collect(),
+            None => Vec::new(),
+        }
+    }
+    /// Direct children of `id`, in file order (pi's `getChildren`).
+    pub fn children(&self, id: &str) -> Vec<&Entry> {
+        self.doc.entries.iter().filter(|e| e.parent_id.as_deref() == Some(id)).collect()
+    }
+    /// The label of `id`.
+    pub fn label(&self, id: &str) -> Option<&str> {
+        self.doc.index.labels.get(id)
+    }
+    /// pi's `getTree()`.
+    pub fn tree(&self) -> Tree {
+        self.doc.index.tree(&self.doc)
+    }
+    /// The context for the current leaf.
+    pub fn build_session_context(&self) -> SessionContext {
+        build_session_context(&self.doc, LeafSel::Current)
+    }
+    /// The context for a given leaf.
+    pub fn build_context_for(&self, leaf: LeafSel<'_>) -> SessionContext {
+        build_session_context(&self.doc, leaf)
+    }
+
+    // ----- writes ----------------------------------------------------------------------
+
+    fn check_writable(&self) -> Result<(), StoreError> {
+        if self.opts.read_only {
+            return Err(StoreError::ReadOnly);
+        }
+        if let Some(reason) = &self.latched {
+            return Err(StoreError::Latched { path: self.path.clone().unwrap_or_default(), reason: reason.clone() });
+        }
+        Ok(())
+    }
+
+    fn has_assistant(&self) -> bool {
+        self.doc.entries.iter().any(|e| e.etype == EntryType::Message && e.role == Some(Role::Assistant))
+    }
+
+    /// Writes everything not yet on disk (header, deferred entries) plus `line`, in one
+    /// append. On failure nothing stays on disk and the error is latched.
+    fn write_pending(&mut self, line: Option<&[u8]>) -> Result<(), StoreError> {
+        let Some(path) = self.path.clone() else {
+            return Ok(());
+        };
+        let mut bytes = Vec::new();
+        if self.needs_newline {
+            bytes.push(b'\n');
+        }
+        if !self.header_on_disk {
+            bytes.extend_from_slice(self.doc.header_line());
+            bytes.push(b'\n');
+        }
+        for i in self.on_disk..self.doc.entries.len() {
+            bytes.extend_from_slice(self.doc.entry_line(i));
+            bytes.push(b'\n');
+        }
+        if let Some(l) = line {
+            bytes.extend_from_slice(l);
+            bytes.push(b'\n');
+        }
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        if self.lock.is_none() {
+            self.lock = Some(WriterLock::acquire(&path, self.opts.wait)?);
+        }
+        if self.file.is_none() {
+            if let Some(dir) = path.parent() {
+                if !dir.as_os_str().is_empty() && !dir.exists() {
+                    create_dir_private(dir).at(dir)?;
+                }
+            }
+            let f = AppendFile::open(&path, !self.header_on_disk, self.opts.durability).at(&path)?;
+            self.file = Some(f);
+        }
+        let result = match self.file.as_mut() {
+            Some(f) => f.append(&bytes),
+            None => Ok(()),
+        };
+        if let Err(e) = result {
+            self.latched = Some(e.to_string());
+            return Err(StoreError::Io { path, source: e });
+        }
+        self.needs_newline = false;
+        self.header_on_disk = true;
+        self.on_disk = self.doc.entries.len();
+        Ok(())
+    }
+
+    /// Appends `entry` as a child of `parent` (pi: always the leaf); the leaf moves to it.
+    pub fn append_with_parent(&mut self, entry: &NewEntry, parent: Option<&str>) -> Result<String, StoreError> {
+        self.check_writable()?;
+        if let NewEntry::Label { target_id, .. } = entry {
+            if self.doc.index.get(target_id).is_none() {
+                return Err(StoreError::NotFound(target_id.clone()));
+            }
+        }
+        let dialect = self.doc.dialect();
+        let id = new_entry_id(dialect, &|id| self.doc.index.get(id).is_some());
+        let ts = now_iso();
+        let line = entry.to_line(dialect, &Base { id: &id, parent_id: parent, timestamp: &ts });
+        let write_now = self.persist && (!self.opts.deferred || self.has_assistant() || entry.is_assistant_message());
+        if write_now {
+            self.write_pending(Some(&line))?;
+        }
+        self.doc.push_line(line)?;
+        if write_now {
+            self.on_disk = self.doc.entries.len();
+        }
+        Ok(id)
+    }
+
+    /// Appends `entry` as a child of the leaf.
+    pub fn append(&mut self, entry: &NewEntry) -> Result<String, StoreError> {
+        let parent = self.leaf_id().map(str::to_string);
+        self.append_with_parent(entry, parent.as_deref())
+    }
+
+    /// `appendMessage(message)`: raw JSON of the message object.
+    pub fn append_message(&mut self, message_json: &[u8]) -> Result<String, StoreError> {
+        self.append(&NewEntry::Message(message_json.to_vec()))
+    }
+
+    /// `appendThinkingLevelChange(level)`.
+    pub fn append_thinking_level_change(&mut self, level: &str) -> Result<String, StoreError> {
+        self.append(&NewEntry::ThinkingLevelChange(Some(level.to_string())))
+    }
+
+    /// `appendModelChange(provider, modelId)` (omp files get omp's `model: "p/m"` shape).
+    pub fn append_model_change(&mut self, provider: &str, model_id: &str) -> Result<String, StoreError> {
+        let e = match self.dialect() {
+            Dialect::Pi => NewEntry::ModelChange { provider: provider.into(), model_id: model_id.into() },
+            Dialect::Omp => NewEntry::OmpModelChange { model: format!("{provider}/{model_id}"), role: None },
+        };
+        self.append(&e)
+    }
+
+    /// `appendCompaction(summary, firstKeptEntryId, tokensBefore, details?, fromHook?)`.
+    pub fn append_compaction(
+        &mut self,
+        summary: &str,
+        first_kept_entry_id: &str,
+        tokens_before: f64,
+        details: Option<&JsValue>,
+        from_hook: Option<bool>,
+    ) -> Result<String, StoreError> {
+        let s = |v: &str| JsValue::String(v.into()).to_json();
+        self.append(&NewEntry::Compaction {
+            summary: s(summary),
+            short_summary: None,
+            first_kept_entry_id: s(first_kept_entry_id),
+            tokens_before: JsValue::Number(tokens_before).to_json(),
+            details: details.map(JsValue::to_json),
+            from_hook: from_hook.map(|b| JsValue::Bool(b).to_json()),
+            preserve_data: None,
+        })
+    }
+
+    /// `appendCustomEntry(customType, data?)`.
+    pub fn append_custom_entry(&mut self, custom_type: &str, data: Option<&JsValue>) -> Result<String, StoreError> {
+        self.append(&NewEntry::Custom {
+            custom_type: JsValue::String(custom_type.into()).to_json(),
+            data: data.map(JsValue::to_json),
+        })
+    }
+
+    /// `appendCustomMessageEntry(customType, content, display, details?)`.
+    pub fn append_custom_message_entry(
+        &mut self,
+        custom_type: &str,
+        content: &JsValue,
+        display: bool,
+        details: Option<&JsValue>,
+    ) -> Result<String, StoreError> {
+        self.append(&NewEntry::CustomMessage {
+            custom_type: JsValue::String(custom_type.into()).to_json(),
+            content: content.to_json(),
+            display: JsValue::Bool(display).to_json(),
+            details: details.map(JsValue::to_json),
+            attribution: None,
+        })
+    }
+
+    /// `appendLabelChange(targetId, label)`: `None` or `""` clears.
+    pub fn append_label_change(&mut self, target_id: &str, label: Option<&str>) -> Result<String, StoreError> {
+        self.append(&NewEntry::Label { target_id: target_id.into(), label: label.map(str::to_string) })
+    }
+
+    /// `appendSessionInfo(name)`: stores `name.trim()`.
+    pub fn append_session_info(&mut self, name: &str) -> Result<String, StoreError> {
+        let trimmed = name.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
+        self.append(&NewEntry::SessionInfo(trimmed.to_string()))
+    }
+
+    /// `branch(id)`: moves the leaf (in memory only, as pi).
+    pub fn branch(&mut self, id: &str) -> Result<(), StoreError> {
+        let i = self.doc.index.get(id).ok_or_else(|| StoreError::NotFound(id.to_string()))?;
+        self.doc.index.leaf = Some(i);
+        Ok(())
+    }
+
+    /// `resetLeaf()`: the next append starts a new root.
+    pub fn reset_leaf(&mut self) {
+        self.doc.index.leaf = None;
+    }
+
+    /// `branchWithSummary(fromId | null, summary, details?, fromHook?)`: appends a
+    /// `branch_summary` as a child of `from_id` (a root when `None`).
+    pub fn branch_with_summary(
+        &mut self,
+        from_id: Option<&str>,
+        summary: &str,
+        details: Option<&JsValue>,
+        from_hook: Option<bool>,
+    ) -> Result<String, StoreError> {
+        if let Some(id) = from_id {
+            if self.doc.index.get(id).is_none() {
+                return Err(StoreError::NotFound(id.to_string()));
+            }
+        }
+        let e = NewEntry::BranchSummary {
+            from_id: from_id.map(str::to_string),
+            summary: JsValue::String(summary.into()).to_json(),
+            details: details.map(JsValue::to_json),
+            from_hook: from_hook.map(|b| JsValue::Bool(b).to_json()),
+        };
+        self.append_with_parent(&e, from_id)
+    }
+
+    /// `createBranchedSession(leafId)`: a new session holding the path to `leaf_id` (labels
+    /// re-created after it). Persisted managers switch to the new file and return its path.
+    pub fn create_branched_session(&mut self, leaf_id: &str) -> Result<Option<PathBuf>, StoreError> {
+        let leaf = self.doc.index.get(leaf_id).ok_or_else(|| StoreError::NotFound(leaf_id.to_string()))?;
+        let path = self.doc.index.path(&self.doc, leaf).entries;
+        let dialect = self.doc.dialect();
+        let ts = now_iso();
+        let id = new_session_id(dialect);
+        let parent = if self.persist { self.path.as_ref().map(|p| p.to_string_lossy().into_owned()) } else { None };
+        let mut bytes = header_line(dialect, &id, &ts, &self.cwd, parent.as_deref());
+        bytes.push(b'\n');
+        let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
+        let mut last: Option<String> = None;
+        let mut on_path = std::collections::HashSet::new();
+        for &i in &path {
+            let e = &self.doc.entries[i];
+            if let Some(eid) = &e.id {
+                taken.insert(eid.to_string());
+                on_path.insert(eid.to_string());
+            }
+            if e.etype == EntryType::Label {
+                continue;
+            }
+            bytes.extend_from_slice(self.doc.entry_line(i));
+            bytes.push(b'\n');
+            last = e.id.as_deref().map(str::to_string);
+        }
+        let labels: Vec<(String, String)> = self
+            .doc
+            .index
+            .labels
+            .iter()
+            .filter(|(t, _)| on_path.contains(*t))
+            .map(|(t, l)| (t.to_string(), l.to_string()))
+            .collect();
+        for (target, label) in labels {
+            let lid = new_entry_id(dialect, &|x| taken.contains(x));
+            taken.insert(lid.clone());
+            let line = crate::build::LineBuilder::new()
+                .str("type", "label")
+                .base(&Base { id: &lid, parent_id: last.as_deref(), timestamp: &ts })
+                .str("targetId", &target)
+                .str("label", &label)
+                .finish();
+            bytes.extend_from_slice(&line);
+            bytes.push(b'\n');
+            last = Some(lid);
+        }
+        let new_doc = SessionDoc::parse(Arc::new(bytes.clone()))
+            .map_err(|reason| StoreError::NotASession { path: PathBuf::from("<branched session>"), reason })?;
+        if !self.persist {
+            self.doc = new_doc;
+            return Ok(None);
+        }
+        let dir = self.session_dir.clone().unwrap_or_default();
+        let new_path = paths::session_file_name(&dir, &ts, &id);
+        let lock = WriterLock::acquire(&new_path, self.opts.wait)?;
+        let has_assistant = new_doc.entries.iter().any(|e| e.role == Some(Role::Assistant));
+        let write_now = !self.opts.deferred || has_assistant;
+        if write_now {
+            write_new(&new_path, &bytes).at(&new_path)?;
+        }
+        self.file = None;
+        self.lock = Some(lock);
+        self.on_disk = if write_now { new_doc.entries.len() } else { 0 };
+        self.header_on_disk = write_now;
+        self.needs_newline = false;
+        self.doc = new_doc;
+        self.path = Some(new_path.clone());
+        Ok(Some(new_path))
+    }
+
+    /// Forces appended entries to stable storage (per the durability policy).
+    pub fn flush(&mut self) -> Result<(), StoreError> {
+        if let (Some(f), Some(p)) = (self.file.as_mut(), self.path.as_ref()) {
+            f.flush().at(p)?;
+        }
+        Ok(())
+    }
+
+    /// Flushes and releases the writer lock.
+    pub fn close(mut self) -> Result<(), StoreError> {
+        self.flush()
+    }
+}
