@@ -1,0 +1,106 @@
+//! Command-line arguments.
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(name = "arbor", version, about = "Read, write, repair, index and search pi / oh-my-pi session files")]
+pub struct Cli {
+    /// Agent directory (default: $PI_CODING_AGENT_DIR, else ~/.pi/agent and ~/.omp/agent).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub agent_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct WriteOpts {
+    /// When appended entries reach the disk: none, flush (default), strict (fdatasync per entry).
+    #[arg(long, default_value = "flush", value_name = "POLICY")]
+    pub durability: arbor_store::Durability,
+    /// Wait up to SECONDS for another writer instead of failing at once (default 30 with no value).
+    #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "30")]
+    pub wait: Option<f64>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Print the context pi builds for a leaf (pi's buildSessionContext), as JSON.
+    Context {
+        /// Session file path, or session id / unique id prefix.
+        session: String,
+        /// Leaf entry id (default: the leaf pi picks on open, the last entry).
+        #[arg(long)]
+        leaf: Option<String>,
+        /// Apply pi's convertToLlm to the messages.
+        #[arg(long)]
+        llm: bool,
+    },
+    /// Print the session tree with labels, the leaf marked.
+    Tree {
+        /// Session file path, or session id / unique id prefix.
+        session: String,
+        /// JSON output: {leaf, roots, nodes} in depth-first order.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the conversation on the path to the leaf, readable.
+    Show {
+        /// Session file path, or session id / unique id prefix.
+        session: String,
+        /// Leaf entry id (default: the session's leaf).
+        #[arg(long)]
+        leaf: Option<String>,
+    },
+    /// List sessions, newest first.
+    Ls {
+        /// Session directory to list (default: the current directory's sessions).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// JSON output: an array of pi's SessionInfo objects.
+        #[arg(long)]
+        json: bool,
+        /// Include pi's allMessagesText in JSON output.
+        #[arg(long)]
+        all_text: bool,
+    },
+    /// Create a new session and print its path.
+    New {
+        /// Directory for the session file (default: the cwd's directory under the agent dir).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Working directory recorded in the header (default: the current directory).
+        #[arg(long)]
+        cwd: Option<String>,
+        /// Write in omp's dialect (UUIDv7 session id, omp key orders).
+        #[arg(long)]
+        omp: bool,
+        #[command(flatten)]
+        write: WriteOpts,
+    },
+    /// Append entries as pi's SessionManager would (id, parentId, timestamp assigned); prints new ids.
+    Append {
+        /// Session file path, or session id / unique id prefix.
+        session: String,
+        /// Parent of the (first) new entry (default: the session's leaf).
+        #[arg(long, conflicts_with = "root")]
+        parent: Option<String>,
+        /// Start a new root (parentId null).
+        #[arg(long)]
+        root: bool,
+        /// The entry body as JSON ({"type": ..., ...}), or - to read one body per stdin line.
+        body: String,
+        #[command(flatten)]
+        write: WriteOpts,
+    },
+    /// Upgrade sessions to format v3 (atomic rewrite; unchanged lines stay byte-identical).
+    Migrate {
+        /// Session files.
+        #[arg(required = true)]
+        sessions: Vec<String>,
+        /// Only report what would change.
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        write: WriteOpts,
+    },
+}

@@ -1,0 +1,203 @@
+//! Commands that only read: context, tree, show, ls.
+use crate::render;
+use crate::resolve::resolve_session;
+use anyhow::{Context as _, Result};
+use arbor_core::context::{build_session_context, LeafSel};
+use arbor_core::doc::SessionDoc;
+use arbor_core::json::write_str_escaped;
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+fn load(session: &str, agent: Option<&Path>) -> Result<(std::path::PathBuf, SessionDoc)> {
+    let path = resolve_session(session, agent)?;
+    let doc = arbor_store::load_doc(&path)?;
+    warn_report(&path, &doc);
+    Ok((path, doc))
+}
+
+/// Tells stderr what the loader skipped, so nothing is dropped silently.
+fn warn_report(path: &Path, doc: &SessionDoc) {
+    let r = &doc.report;
+    for bad in r.malformed.iter().take(5) {
+        eprintln!("arbor: warning: {}:{}: skipped: {}", path.display(), bad.line_no, bad.error);
+    }
+    if r.malformed.len() > 5 {
+        eprintln!("arbor: warning: {}: {} more malformed lines skipped", path.display(), r.malformed.len() - 5);
+    }
+    if let Some(t) = &r.torn_tail {
+        eprintln!("arbor: warning: {}:{}: torn last line ({} bytes) skipped: {}", path.display(), t.line_no, t.len, t.error);
+    }
+}
+
+fn leaf_sel(leaf: Option<&str>) -> LeafSel<'_> {
+    match leaf {
+        Some(id) => LeafSel::Id(id),
+        None => LeafSel::Current,
+    }
+}
+
+fn stdout_all(bytes: &[u8]) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)?;
+    out.flush()?;
+    Ok(())
+}
+
+pub fn context(session: &str, leaf: Option<&str>, llm: bool, agent: Option<&Path>) -> Result<ExitCode> {
+    let (path, doc) = load(session, agent)?;
+    if let Some(id) = leaf {
+        if doc.index.get(id).is_none() {
+            anyhow::bail!("{}: no entry with id {id}", path.display());
+        }
+    }
+    let ctx = build_session_context(&doc, leaf_sel(leaf));
+    if ctx.cycle {
+        eprintln!("arbor: warning: {}: the parentId chain of the leaf has a cycle; the path was cut where it repeats", path.display());
+    }
+    let mut out = Vec::with_capacity(doc.base_bytes().len() / 2 + 64);
+    if llm {
+        ctx.write_json_with(&doc, &mut out, &|c, d, o| arbor_core::llm::write_llm_messages(c, d, o));
+    } else {
+        ctx.write_json(&doc, &mut out);
+    }
+    out.push(b'\n');
+    stdout_all(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn tree(session: &str, json: bool, agent: Option<&Path>) -> Result<ExitCode> {
+    let (path, doc) = load(session, agent)?;
+    let tree = doc.index.tree(&doc);
+    if !tree.unreachable.is_empty() {
+        eprintln!(
+            "arbor: warning: {}: {} entries are not reachable from a root (parentId cycles or reused ids)",
+            path.display(),
+            tree.unreachable.len()
+        );
+    }
+    if !json {
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        render::print_tree(&doc, &tree, &mut out)?;
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = Vec::with_capacity(doc.entries.len() * 96);
+    let opt_str = |s: Option<&str>, out: &mut Vec<u8>| match s {
+        Some(v) => write_str_escaped(v, out),
+        None => out.extend_from_slice(b"null"),
+    };
+    out.extend_from_slice(b"{\"leaf\":");
+    opt_str(doc.index.leaf.and_then(|i| doc.entries[i].id.as_deref()), &mut out);
+    out.extend_from_slice(b",\"roots\":[");
+    for (k, &r) in tree.roots.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        opt_str(doc.entries[r].id.as_deref(), &mut out);
+    }
+    out.extend_from_slice(b"],\"nodes\":[");
+    for (k, i) in tree.preorder().into_iter().enumerate() {
+        let e = &doc.entries[i];
+        if k > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"id\":");
+        opt_str(e.id.as_deref(), &mut out);
+        out.extend_from_slice(b",\"parentId\":");
+        opt_str(e.parent_id.as_deref(), &mut out);
+        out.extend_from_slice(b",\"type\":");
+        write_str_escaped(e.type_name(), &mut out);
+        out.extend_from_slice(b",\"timestamp\":");
+        opt_str(e.timestamp.as_deref(), &mut out);
+        if let Some(l) = e.id.as_deref().and_then(|id| doc.index.labels.get(id)) {
+            out.extend_from_slice(b",\"label\":");
+            write_str_escaped(l, &mut out);
+        }
+        out.extend_from_slice(b",\"children\":[");
+        for (c, &ch) in tree.children[i].iter().enumerate() {
+            if c > 0 {
+                out.push(b',');
+            }
+            opt_str(doc.entries[ch].id.as_deref(), &mut out);
+        }
+        out.extend_from_slice(b"]}");
+    }
+    out.extend_from_slice(b"]}\n");
+    stdout_all(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn show(session: &str, leaf: Option<&str>, agent: Option<&Path>) -> Result<ExitCode> {
+    let (path, doc) = load(session, agent)?;
+    if let Some(id) = leaf {
+        if doc.index.get(id).is_none() {
+            anyhow::bail!("{}: no entry with id {id}", path.display());
+        }
+    }
+    let ctx = build_session_context(&doc, leaf_sel(leaf));
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if let Some(name) = doc.session_name() {
+        writeln!(out, "# {name}\n")?;
+    }
+    render::print_conversation(&doc, &ctx, &mut out)?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn ls(dir: Option<&Path>, json: bool, all_text: bool, agent: Option<&Path>) -> Result<ExitCode> {
+    let dir = match dir {
+        Some(d) => d.to_path_buf(),
+        None => {
+            let cwd = std::env::current_dir().context("current directory")?;
+            let agent_dir = agent.map(Path::to_path_buf).unwrap_or_else(|| arbor_store::paths::agent_dir(arbor_core::Dialect::Pi));
+            arbor_store::paths::default_session_dir(arbor_core::Dialect::Pi, &agent_dir, &cwd.to_string_lossy())
+        }
+    };
+    let infos = arbor_store::discover::list_dir(&dir);
+    let mut out = Vec::new();
+    if json {
+        out.push(b'[');
+        for (k, info) in infos.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            info.write_json(&mut out, all_text);
+        }
+        out.extend_from_slice(b"]\n");
+    } else {
+        let now = arbor_store::ids::now_ms() as f64;
+        for info in &infos {
+            let title = info.name.clone().unwrap_or_else(|| info.first_message.clone());
+            let line = format!(
+                "{:<8} {:>5} msgs  {}  {}\n",
+                age(now - info.modified_ms),
+                info.message_count,
+                render::one_line(&title, 60),
+                info.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+            );
+            out.extend_from_slice(line.as_bytes());
+        }
+        if infos.is_empty() {
+            eprintln!("arbor: no sessions in {}", dir.display());
+        }
+    }
+    stdout_all(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// pi's picker age: now, Nm, Nh, Nd, Nw, Nmo, Ny.
+pub fn age(ms: f64) -> String {
+    let m = (ms / 60_000.0).floor().max(0.0) as i64;
+    let h = m / 60;
+    let d = h / 24;
+    match () {
+        _ if m < 1 => "now".into(),
+        _ if m < 60 => format!("{m}m"),
+        _ if h < 24 => format!("{h}h"),
+        _ if d < 7 => format!("{d}d"),
+        _ if d < 30 => format!("{}w", d / 7),
+        _ if d < 365 => format!("{}mo", d / 30),
+        _ => format!("{}y", d / 365),
+    }
+}

@@ -1,0 +1,126 @@
+//! Commands that write: new, append, migrate.
+use crate::cli::WriteOpts;
+use crate::resolve::resolve_session;
+use anyhow::{bail, Context as _, Result};
+use arbor_core::json::JsValue;
+use arbor_store::{ManagerOptions, NewEntry, OpenNote, SessionManager};
+use std::io::{BufRead, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+fn options(w: &WriteOpts) -> ManagerOptions {
+    ManagerOptions {
+        durability: w.durability,
+        wait: w.wait.map(|s| Duration::from_secs_f64(s.max(0.0))),
+        ..Default::default()
+    }
+}
+
+fn report_notes(path: &Path, sm: &SessionManager) {
+    for n in sm.open_notes() {
+        match n {
+            OpenNote::Migrated { from_version } => eprintln!("arbor: {}: migrated from v{from_version} to v3", path.display()),
+            OpenNote::TornTailSaved { sidecar, bytes } => eprintln!(
+                "arbor: {}: torn last line ({bytes} bytes) moved to {} and cut from the session",
+                path.display(),
+                sidecar.display()
+            ),
+        }
+    }
+}
+
+pub fn new(dir: Option<&Path>, cwd: Option<String>, omp: bool, w: &WriteOpts, agent: Option<&Path>) -> Result<ExitCode> {
+    let cwd = match cwd {
+        Some(c) => c,
+        None => std::env::current_dir().context("current directory")?.to_string_lossy().into_owned(),
+    };
+    let dialect = if omp { arbor_core::Dialect::Omp } else { arbor_core::Dialect::Pi };
+    let dir = match (dir, agent) {
+        (Some(d), _) => Some(d.to_path_buf()),
+        (None, Some(a)) => Some(arbor_store::paths::default_session_dir(dialect, a, &cwd)),
+        (None, None) => None,
+    };
+    let sm = SessionManager::create(&cwd, dir.as_deref(), ManagerOptions { dialect: Some(dialect), ..options(w) })?;
+    let path = sm.session_file().map(Path::to_path_buf).unwrap_or_default();
+    sm.close()?;
+    println!("{}", path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn append_one(sm: &mut SessionManager, text: &str, out: &mut impl Write) -> Result<()> {
+    let body = JsValue::parse(text.as_bytes()).map_err(|e| anyhow::anyhow!("the entry body is not valid JSON: {e}"))?;
+    let parent = sm.leaf_id().map(str::to_string);
+    let entry = NewEntry::from_body(&body, sm.dialect(), parent.as_deref())?;
+    let id = match &entry {
+        NewEntry::BranchSummary { from_id, .. } => {
+            let from = from_id.clone();
+            sm.append_with_parent(&entry, from.as_deref())?
+        }
+        _ => sm.append(&entry)?,
+    };
+    writeln!(out, "{id}")?;
+    out.flush()?;
+    Ok(())
+}
+
+pub fn append(session: &str, parent: Option<&str>, root: bool, body: &str, w: &WriteOpts, agent: Option<&Path>) -> Result<ExitCode> {
+    let path = resolve_session(session, agent)?;
+    if !path.exists() {
+        bail!("{}: no such session file (create one with `arbor new`)", path.display());
+    }
+    let mut sm = SessionManager::open(&path, options(w))?;
+    report_notes(&path, &sm);
+    if root {
+        sm.reset_leaf();
+    } else if let Some(p) = parent {
+        sm.branch(p).with_context(|| format!("{}", path.display()))?;
+    }
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if body == "-" {
+        let stdin = std::io::stdin();
+        for (n, line) in stdin.lock().lines().enumerate() {
+            let line = line.context("reading stdin")?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            append_one(&mut sm, &line, &mut out).with_context(|| format!("stdin line {}", n + 1))?;
+        }
+    } else {
+        append_one(&mut sm, body, &mut out)?;
+    }
+    sm.close()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn migrate(sessions: &[String], dry_run: bool, w: &WriteOpts, agent: Option<&Path>) -> Result<ExitCode> {
+    let mut failed = false;
+    for s in sessions {
+        let result = (|| -> Result<()> {
+            let path = resolve_session(s, agent)?;
+            let doc = arbor_store::load_doc(&path)?;
+            match &doc.migration {
+                None => println!("{}: already v{}", path.display(), doc.report.version),
+                Some(m) if dry_run => println!(
+                    "{}: would migrate v{} → v3 ({} lines change, every other byte kept)",
+                    path.display(),
+                    m.from_version,
+                    m.changed_lines.len()
+                ),
+                Some(m) => {
+                    let n = m.changed_lines.len();
+                    let sm = SessionManager::open(&path, options(w))?;
+                    sm.close()?;
+                    println!("{}: migrated v{} → v3 ({n} lines changed)", path.display(), doc.report.version);
+                }
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            eprintln!("arbor: {e:#}");
+            failed = true;
+        }
+    }
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
