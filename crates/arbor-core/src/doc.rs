@@ -353,8 +353,9 @@ impl SessionDoc {
         self.header.fields.str(self.header_line(), key).map(|s| s.into_owned())
     }
 
-    /// The dialect: omp when the file has omp's title slot, or its session id is omp's
-    /// (a UUIDv7 or a 16-hex Snowflake); pi otherwise.
+    /// The dialect: omp when the file has omp's title slot (omp 18 writes one into every
+    /// file) or an omp 13 Snowflake session id (16 hex); pi otherwise. (Both pi 0.73 and
+    /// omp 18 use UUIDv7 session ids, so the id alone cannot tell them apart.)
     pub fn dialect(&self) -> Dialect {
         if self.title_slot.is_some() {
             return Dialect::Omp;
@@ -388,11 +389,9 @@ impl SessionDoc {
     }
 }
 
-/// Whether a session id has omp's shape (UUIDv7, or a 16-hex Snowflake).
+/// Whether a session id has omp 13's Snowflake shape (16 hex characters).
 pub fn is_omp_session_id(id: &str) -> bool {
-    let b = id.as_bytes();
-    let hex = |s: &[u8]| s.iter().all(|c| c.is_ascii_hexdigit());
-    (b.len() == 16 && hex(b)) || (b.len() == 36 && b[14] == b'7' && b[8] == b'-' && b[13] == b'-')
+    id.len() == 16 && id.bytes().all(|c| c.is_ascii_hexdigit())
 }
 
 fn slice<'a>(data: &'a [u8], r: &LineRef) -> &'a [u8] {

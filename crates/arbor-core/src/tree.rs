@@ -298,3 +298,52 @@ mod tests {
         assert_eq!(v, vec![1, 0, 2]);
     }
 }
+
+impl Tree {
+    /// Writes DESIGN's `arbor tree --json` object: `{"leaf", "roots", "nodes"}`, nodes in
+    /// depth-first pre-order, each `{"id","parentId","type","timestamp","label"?,"children"}`.
+    pub fn write_json(&self, doc: &SessionDoc, out: &mut Vec<u8>) {
+        use crate::json::write_str_escaped;
+        let opt_str = |s: Option<&str>, out: &mut Vec<u8>| match s {
+            Some(v) => write_str_escaped(v, out),
+            None => out.extend_from_slice(b"null"),
+        };
+        out.extend_from_slice(b"{\"leaf\":");
+        opt_str(doc.index.leaf.and_then(|i| doc.entries[i].id.as_deref()), out);
+        out.extend_from_slice(b",\"roots\":[");
+        for (k, &r) in self.roots.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            opt_str(doc.entries[r].id.as_deref(), out);
+        }
+        out.extend_from_slice(b"],\"nodes\":[");
+        for (k, i) in self.preorder().into_iter().enumerate() {
+            let e = &doc.entries[i];
+            if k > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"id\":");
+            opt_str(e.id.as_deref(), out);
+            out.extend_from_slice(b",\"parentId\":");
+            opt_str(e.parent_id.as_deref(), out);
+            out.extend_from_slice(b",\"type\":");
+            write_str_escaped(e.type_name(), out);
+            out.extend_from_slice(b",\"timestamp\":");
+            opt_str(e.timestamp.as_deref(), out);
+            if let Some(l) = e.id.as_deref().and_then(|id| doc.index.labels.get(id)) {
+                out.extend_from_slice(b",\"label\":");
+                write_str_escaped(l, out);
+            }
+            out.extend_from_slice(b",\"children\":[");
+            for (c, &ch) in self.children[i].iter().enumerate() {
+                if c > 0 {
+                    out.push(b',');
+                }
+                opt_str(doc.entries[ch].id.as_deref(), out);
+            }
+            out.extend_from_slice(b"]}");
+        }
+        out.extend_from_slice(b"]}");
+    }
+}

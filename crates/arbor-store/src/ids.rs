@@ -21,12 +21,9 @@ pub fn file_timestamp(iso: &str) -> String {
     iso.replace([':', '.'], "-")
 }
 
-/// A new session id: pi uses a random UUIDv4, omp 18 a UUIDv7.
-pub fn new_session_id(dialect: Dialect) -> String {
-    match dialect {
-        Dialect::Pi => uuid::Uuid::new_v4().to_string(),
-        Dialect::Omp => uuid::Uuid::now_v7().to_string(),
-    }
+/// A new session id: a UUIDv7, as pi 0.73 and omp 18 both make them.
+pub fn new_session_id(_dialect: Dialect) -> String {
+    uuid::Uuid::now_v7().to_string()
 }
 
 /// A new entry id not in `taken`: 8 random hex characters (pi: the first 8 of a UUIDv4,
@@ -64,7 +61,7 @@ mod tests {
         assert!(id.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
         let sid = new_session_id(Dialect::Pi);
         assert_eq!(sid.len(), 36);
-        assert_eq!(&sid[14..15], "4");
+        assert_eq!(&sid[14..15], "7");
         assert_eq!(&new_session_id(Dialect::Omp)[14..15], "7");
         assert_eq!(file_timestamp("2024-12-03T14:00:00.000Z"), "2024-12-03T14-00-00-000Z");
         // Every candidate taken: the fallback is longer than 8.

@@ -4,7 +4,6 @@ use crate::resolve::resolve_session;
 use anyhow::{Context as _, Result};
 use arbor_core::context::{build_session_context, LeafSel};
 use arbor_core::doc::SessionDoc;
-use arbor_core::json::write_str_escaped;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -83,47 +82,8 @@ pub fn tree(session: &str, json: bool, agent: Option<&Path>) -> Result<ExitCode>
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = Vec::with_capacity(doc.entries.len() * 96);
-    let opt_str = |s: Option<&str>, out: &mut Vec<u8>| match s {
-        Some(v) => write_str_escaped(v, out),
-        None => out.extend_from_slice(b"null"),
-    };
-    out.extend_from_slice(b"{\"leaf\":");
-    opt_str(doc.index.leaf.and_then(|i| doc.entries[i].id.as_deref()), &mut out);
-    out.extend_from_slice(b",\"roots\":[");
-    for (k, &r) in tree.roots.iter().enumerate() {
-        if k > 0 {
-            out.push(b',');
-        }
-        opt_str(doc.entries[r].id.as_deref(), &mut out);
-    }
-    out.extend_from_slice(b"],\"nodes\":[");
-    for (k, i) in tree.preorder().into_iter().enumerate() {
-        let e = &doc.entries[i];
-        if k > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(b"{\"id\":");
-        opt_str(e.id.as_deref(), &mut out);
-        out.extend_from_slice(b",\"parentId\":");
-        opt_str(e.parent_id.as_deref(), &mut out);
-        out.extend_from_slice(b",\"type\":");
-        write_str_escaped(e.type_name(), &mut out);
-        out.extend_from_slice(b",\"timestamp\":");
-        opt_str(e.timestamp.as_deref(), &mut out);
-        if let Some(l) = e.id.as_deref().and_then(|id| doc.index.labels.get(id)) {
-            out.extend_from_slice(b",\"label\":");
-            write_str_escaped(l, &mut out);
-        }
-        out.extend_from_slice(b",\"children\":[");
-        for (c, &ch) in tree.children[i].iter().enumerate() {
-            if c > 0 {
-                out.push(b',');
-            }
-            opt_str(doc.entries[ch].id.as_deref(), &mut out);
-        }
-        out.extend_from_slice(b"]}");
-    }
-    out.extend_from_slice(b"]}\n");
+    tree.write_json(&doc, &mut out);
+    out.push(b'\n');
     stdout_all(&out)?;
     Ok(ExitCode::SUCCESS)
 }
