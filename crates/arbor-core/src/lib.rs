@@ -5,6 +5,9 @@
 #![deny(missing_docs)]
 
 pub mod json;
+pub mod blobref;
+pub mod persist;
+pub mod title;
 pub mod context;
 pub mod doc;
 pub mod entry;
