@@ -6,6 +6,7 @@
 //! discovery of sessions as pi and omp lay them out ([`paths`], [`discover`]).
 #![deny(missing_docs)]
 
+pub mod blobs;
 pub mod body;
 pub mod build;
 pub mod discover;
