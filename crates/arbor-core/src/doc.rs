@@ -159,8 +159,13 @@ pub(crate) fn physical_lines(bytes: &[u8], from: usize) -> impl Iterator<Item = 
 }
 
 fn is_blank(line: &[u8]) -> bool {
-    line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
-        || std::str::from_utf8(line).is_ok_and(|s| s.trim().is_empty())
+    match line.iter().position(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n')) {
+        None => true,
+        // An ASCII byte that is not whitespace (`{` on every entry line) decides at once:
+        // validating the whole line as UTF-8 just to trim it cost 13% of a load.
+        Some(i) if line[i] < 0x80 && !matches!(line[i], 0x0B | 0x0C) => false,
+        Some(_) => std::str::from_utf8(line).is_ok_and(|s| s.trim().is_empty()),
+    }
 }
 
 impl SessionDoc {
