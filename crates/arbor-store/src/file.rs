@@ -81,7 +81,9 @@ impl AppendFile {
     /// takes it whole. On any failure the file is cut back to its previous length and the
     /// error returned: a partial line never stays behind.
     pub fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
-        let before = self.len;
+        // The length right before this write (fstat): a failed write is cut back to exactly
+        // this, whatever else happened to the file since it was opened.
+        let before = self.file.metadata().map(|m| m.len()).unwrap_or(self.len);
         let result = (|| {
             let mut done = 0;
             while done < bytes.len() {
@@ -99,7 +101,7 @@ impl AppendFile {
         })();
         match result {
             Ok(()) => {
-                self.len += bytes.len() as u64;
+                self.len = before + bytes.len() as u64;
                 self.dirty = self.durability != Durability::Strict;
                 Ok(())
             }

@@ -8,6 +8,7 @@
 
 pub mod blobs;
 pub mod body;
+pub mod check;
 pub mod build;
 pub mod discover;
 pub mod error;
@@ -18,6 +19,7 @@ pub mod manager;
 pub mod paths;
 pub mod repair;
 pub mod text;
+pub mod title;
 
 pub use build::NewEntry;
 pub use error::StoreError;

@@ -15,6 +15,7 @@ use arbor_core::context::{build_session_context, LeafSel, SessionContext};
 use arbor_core::doc::{Dialect, SessionDoc};
 use arbor_core::entry::{Entry, EntryType, Role};
 use arbor_core::json::JsValue;
+use arbor_core::title::{clean_title, serialize_title_slot, TitleSlotInfo, TitleSource};
 use arbor_core::tree::Tree;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -33,6 +34,8 @@ pub struct ManagerOptions {
     pub dialect: Option<Dialect>,
     /// Open without the writer lock; every write is refused.
     pub read_only: bool,
+    /// Blob directory for omp sessions (default: see [`crate::blobs::blob_dir_for_session`]).
+    pub blob_dir: Option<PathBuf>,
 }
 
 /// What happened while opening, for the caller to report.
@@ -91,6 +94,19 @@ fn header_line(dialect: Dialect, id: &str, ts: &str, cwd: &str, parent: Option<&
     .finish()
 }
 
+/// The first lines of a new session: omp's title slot (omp files only), then the header.
+fn initial_lines(dialect: Dialect, header: Vec<u8>, ts: &str, title: Option<(&str, Option<TitleSource>)>) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(header.len() + 300);
+    if dialect == Dialect::Omp {
+        let (t, src) = title.map_or((None, None), |(t, s)| (Some(t), s));
+        if let Ok(slot) = serialize_title_slot(t, src, ts) {
+            bytes.extend_from_slice(&slot);
+        }
+    }
+    bytes.extend_from_slice(&header);
+    bytes
+}
+
 fn doc_from_header(line: Vec<u8>) -> SessionDoc {
     let mut bytes = line;
     bytes.push(b'\n');
@@ -135,7 +151,8 @@ impl SessionManager {
     /// A session kept in memory only (pi's `inMemory`): nothing is ever written.
     pub fn in_memory(cwd: &str, dialect: Dialect) -> SessionManager {
         let id = new_session_id(dialect);
-        let doc = doc_from_header(header_line(dialect, &id, &now_iso(), cwd, None));
+        let ts = now_iso();
+        let doc = doc_from_header(initial_lines(dialect, header_line(dialect, &id, &ts, cwd, None), &ts, None));
         SessionManager::blank(doc, cwd.to_string(), ManagerOptions { dialect: Some(dialect), ..Default::default() })
     }
 
@@ -151,7 +168,7 @@ impl SessionManager {
         let id = new_session_id(dialect);
         let ts = now_iso();
         let path = paths::session_file_name(&dir, &ts, &id);
-        let doc = doc_from_header(header_line(dialect, &id, &ts, cwd, None));
+        let doc = doc_from_header(initial_lines(dialect, header_line(dialect, &id, &ts, cwd, None), &ts, None));
         Self::start_new(doc, cwd, dir, path, opts)
     }
 
@@ -182,7 +199,8 @@ impl SessionManager {
             let dialect = opts.dialect.unwrap_or(Dialect::Pi);
             let cwd = process_cwd();
             let id = new_session_id(dialect);
-            let doc = doc_from_header(header_line(dialect, &id, &now_iso(), &cwd, None));
+            let ts = now_iso();
+            let doc = doc_from_header(initial_lines(dialect, header_line(dialect, &id, &ts, &cwd, None), &ts, None));
             let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
             let mut sm = SessionManager::blank(doc, cwd, opts);
             sm.lock = lock;
@@ -267,7 +285,10 @@ impl SessionManager {
             Dialect::Pi => source.to_string_lossy().into_owned(),
             Dialect::Omp => src.session_id().unwrap_or_default(),
         };
-        let mut bytes = header_line(dialect, &id, &ts, target_cwd, Some(&parent));
+        let title = src.session_name();
+        let src_slot = src.title_slot.as_ref().and_then(|s| arbor_core::title::parse_title_slot(src.line(&s.line)));
+        let title_arg = title.as_deref().map(|t| (t, src_slot.and_then(|s| s.source)));
+        let mut bytes = initial_lines(dialect, header_line(dialect, &id, &ts, target_cwd, Some(&parent)), &ts, title_arg);
         bytes.push(b'\n');
         for i in 0..src.entries.len() {
             bytes.extend_from_slice(src.entry_line(i));
@@ -400,6 +421,10 @@ impl SessionManager {
             bytes.push(b'\n');
         }
         if !self.header_on_disk {
+            if let Some(slot) = &self.doc.title_slot {
+                bytes.extend_from_slice(self.doc.line(&slot.line));
+                bytes.push(b'\n');
+            }
             bytes.extend_from_slice(self.doc.header_line());
             bytes.push(b'\n');
         }
@@ -434,6 +459,15 @@ impl SessionManager {
             self.latched = Some(e.to_string());
             return Err(StoreError::Io { path, source: e });
         }
+        if !self.header_on_disk && self.opts.durability != Durability::None {
+            // A new file: its directory entry must survive a crash too.
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                if let Err(e) = crate::file::sync_dir(dir) {
+                    self.latched = Some(e.to_string());
+                    return Err(StoreError::Io { path: dir.to_path_buf(), source: e });
+                }
+            }
+        }
         self.needs_newline = false;
         self.header_on_disk = true;
         self.on_disk = self.doc.entries.len();
@@ -448,10 +482,41 @@ impl SessionManager {
                 return Err(StoreError::NotFound(target_id.clone()));
             }
         }
+        let ts = now_iso();
+        self.append_at(entry, parent, &ts)
+    }
+
+    fn blob_store(&self) -> crate::blobs::BlobStore {
+        let dir = match (&self.opts.blob_dir, &self.path) {
+            (Some(d), _) => d.clone(),
+            (None, Some(p)) => crate::blobs::blob_dir_for_session(p, None),
+            (None, None) => paths::agent_dir(Dialect::Omp).join("blobs"),
+        };
+        crate::blobs::BlobStore::new(dir)
+    }
+
+    /// Appends with a given timestamp. Every check that can fail runs before the line is
+    /// written; the tree advances only after the write succeeded.
+    fn append_at(&mut self, entry: &NewEntry, parent: Option<&str>, ts: &str) -> Result<String, StoreError> {
         let dialect = self.doc.dialect();
         let id = new_entry_id(dialect, &|id| self.doc.index.get(id).is_some());
-        let ts = now_iso();
-        let line = entry.to_line(dialect, &Base { id: &id, parent_id: parent, timestamp: &ts });
+        let mut line = entry.to_line(dialect, &Base { id: &id, parent_id: parent, timestamp: ts });
+        // A line that does not parse back must never reach the disk.
+        arbor_core::entry::parse_fields(&line)?;
+        if self.persist && dialect == Dialect::Omp {
+            // omp's persistence transforms: cut huge strings, move images to the blob store
+            // (each blob fsynced before this line is written).
+            match crate::blobs::prepare_line(&line, &self.blob_store()) {
+                Ok(Some(new)) => line = new,
+                Ok(None) => {}
+                Err(e) => {
+                    if matches!(e, StoreError::Blob(_)) {
+                        self.latched = Some(e.to_string());
+                    }
+                    return Err(e);
+                }
+            }
+        }
         let write_now = self.persist && (!self.opts.deferred || self.has_assistant() || entry.is_assistant_message());
         if write_now {
             self.write_pending(Some(&line))?;
@@ -545,6 +610,69 @@ impl SessionManager {
         self.append(&NewEntry::SessionInfo(trimmed.to_string()))
     }
 
+    /// omp's title slot, when the file has a valid one.
+    pub fn title_info(&self) -> Option<TitleSlotInfo> {
+        let slot = self.doc.title_slot.as_ref()?;
+        arbor_core::title::parse_title_slot(self.doc.line(&slot.line))
+    }
+
+    /// Names the session as the file's own tool does, returning the id of the entry written.
+    ///
+    /// * pi files: `appendSessionInfo(name)` (a `session_info` entry; the name is trimmed).
+    /// * omp files: omp's `setSessionName(name, "user")`: the name is cleaned as omp cleans it,
+    ///   a `title_change` entry (`title`, `source`, `previousTitle`?) is appended, then the
+    ///   256-byte title slot on line 1 is rewritten in place (one positional write). A file
+    ///   without a valid fixed-size slot gets one through an atomic rewrite instead.
+    pub fn set_session_name(&mut self, name: &str) -> Result<String, StoreError> {
+        if self.dialect() == Dialect::Pi {
+            return self.append_session_info(name);
+        }
+        self.check_writable()?;
+        let title = clean_title(name);
+        if title.is_empty() {
+            return Err(StoreError::Body(crate::body::BodyError::Field {
+                etype: "title_change".into(),
+                field: "title",
+                what: "a name that is not empty after cleaning",
+            }));
+        }
+        let previous = self.session_name();
+        let ts = now_iso();
+        let q = |v: &str| JsValue::String(v.into()).to_json();
+        let mut members = vec![("title".to_string(), q(&title)), ("source".to_string(), q("user"))];
+        if let Some(p) = previous.filter(|p| !p.is_empty()) {
+            members.push(("previousTitle".to_string(), q(&p)));
+        }
+        let entry = NewEntry::Other { etype: "title_change".into(), members };
+        let parent = self.leaf_id().map(str::to_string);
+        let id = self.append_at(&entry, parent.as_deref(), &ts)?;
+        let slot = serialize_title_slot(Some(&title), Some(TitleSource::User), &ts)
+            .map_err(|e| StoreError::Blob(e.to_string()))?;
+        if self.persist && self.header_on_disk {
+            let path = self.path.clone().unwrap_or_default();
+            let in_place = crate::title::write_slot_in_place(&path, &slot, self.opts.durability)?;
+            if !in_place {
+                // No fixed slot to overwrite: give the file one (atomic rewrite, every other
+                // byte kept), then continue on the new file.
+                crate::title::rewrite_with_slot(&path, &slot)?;
+                let leaf = self.leaf_id().map(str::to_string);
+                self.file = None;
+                self.doc = load_doc(&path)?;
+                self.on_disk = self.doc.entries.len();
+                self.needs_newline = self.doc.report.missing_final_newline;
+                if let Some(l) = leaf.and_then(|l| self.doc.index.get(&l)) {
+                    self.doc.index.leaf = Some(l);
+                }
+                return Ok(id);
+            }
+        }
+        let body = &slot[..slot.len() - 1];
+        let fields = arbor_core::entry::parse_fields(body)?;
+        let line = self.doc.store_line(body.to_vec());
+        self.doc.title_slot = Some(arbor_core::doc::TitleSlot { fields, line, physical_len: slot.len() });
+        Ok(id)
+    }
+
     /// `branch(id)`: moves the leaf (in memory only, as pi).
     pub fn branch(&mut self, id: &str) -> Result<(), StoreError> {
         let i = self.doc.index.get(id).ok_or_else(|| StoreError::NotFound(id.to_string()))?;
@@ -589,7 +717,10 @@ impl SessionManager {
         let ts = now_iso();
         let id = new_session_id(dialect);
         let parent = if self.persist { self.path.as_ref().map(|p| p.to_string_lossy().into_owned()) } else { None };
-        let mut bytes = header_line(dialect, &id, &ts, &self.cwd, parent.as_deref());
+        let title = self.doc.session_name();
+        let slot_src = self.title_info().and_then(|t| t.source);
+        let mut bytes =
+            initial_lines(dialect, header_line(dialect, &id, &ts, &self.cwd, parent.as_deref()), &ts, title.as_deref().map(|t| (t, slot_src)));
         bytes.push(b'\n');
         let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
         let mut last: Option<String> = None;

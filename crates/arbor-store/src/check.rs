@@ -1,0 +1,604 @@
+//! `arbor check`: what is wrong with a session file, and the repairs that lose no byte.
+//!
+//! Problems found: a file that is not a session (no header), a title slot omp would refuse or
+//! could not update in place, a byte order mark, malformed lines (with line numbers), a torn
+//! last line, a last line without newline (the next append of pi or omp would be glued to it),
+//! duplicate ids, parents that do not exist, `parentId` cycles, compactions whose kept entry is
+//! missing or off the compaction's path, and blob references that are malformed, missing or
+//! corrupt. Notes (not problems): CRLF line ends, blank lines, stray header lines (pi and omp
+//! skip them), an old format version (`arbor migrate` upgrades it).
+//!
+//! [`repair`] fixes what can be fixed without losing a byte, under the writer lock: every
+//! removed byte goes first to a quarantine sidecar `<session>.quarantine-<time>` (fsynced), then
+//! the session is replaced atomically. Repaired: the BOM, malformed lines, the torn tail,
+//! byte-identical duplicate entries, the missing final newline, an invalid or wrongly sized
+//! title slot (replaced by a valid 256-byte slot carrying the same title). Tree damage
+//! (missing parents, cycles, conflicting duplicates, compactions off path) and blob damage
+//! are reported and left as they are: fixing them needs a decision only a person can make.
+use crate::blobs::{blob_dir_for_session, BlobError, BlobStore};
+use crate::error::{IoContext, StoreError};
+use crate::file::{atomic_write, write_new};
+use crate::lock::WriterLock;
+use arbor_core::blobref::parse_blob_ref;
+use arbor_core::doc::{Dialect, SessionDoc};
+use arbor_core::entry::EntryType;
+use arbor_core::json::{write_str_escaped, JsValue};
+use arbor_core::title::{parse_title_slot, serialize_title_slot, SESSION_TITLE_SLOT_BYTES};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One thing `check` found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// Stable machine name: `not_a_session`, `title_slot_invalid`, `title_slot_size`, `bom`,
+    /// `malformed_line`, `torn_tail`, `missing_final_newline`, `duplicate_id`,
+    /// `missing_parent`, `cycle`, `compaction_kept_missing`, `compaction_kept_off_path`,
+    /// `blob_ref_malformed`, `blob_missing`, `blob_corrupt`; notes: `crlf`, `blank_lines`,
+    /// `extra_header`, `old_version`.
+    pub kind: &'static str,
+    /// 1-based physical line number, when the finding is about one line.
+    pub line: Option<usize>,
+    /// The entry id concerned.
+    pub entry_id: Option<String>,
+    /// Human-readable description.
+    pub message: String,
+    /// A problem (`false`: a note that needs no action).
+    pub problem: bool,
+    /// `check --repair` fixes it.
+    pub repairable: bool,
+}
+
+impl Finding {
+    fn problem(kind: &'static str, line: Option<usize>, entry_id: Option<&str>, message: String, repairable: bool) -> Finding {
+        Finding { kind, line, entry_id: entry_id.map(str::to_string), message, problem: true, repairable }
+    }
+    fn note(kind: &'static str, line: Option<usize>, message: String) -> Finding {
+        Finding { kind, line, entry_id: None, message, problem: false, repairable: false }
+    }
+}
+
+/// The verdict on one file.
+#[derive(Debug, Clone)]
+pub struct CheckReport {
+    /// The file.
+    pub path: PathBuf,
+    /// Number of entries (header excluded; `0` for a file that is not a session).
+    pub entries: usize,
+    /// The format version (`None` for a file that is not a session).
+    pub version: Option<u32>,
+    /// The dialect (`None` for a file that is not a session).
+    pub dialect: Option<Dialect>,
+    /// What was found, problems first in file order.
+    pub findings: Vec<Finding>,
+}
+
+impl CheckReport {
+    /// Number of problems.
+    pub fn problems(&self) -> usize {
+        self.findings.iter().filter(|f| f.problem).count()
+    }
+    /// Number of problems `--repair` would fix.
+    pub fn repairable(&self) -> usize {
+        self.findings.iter().filter(|f| f.problem && f.repairable).count()
+    }
+
+    /// The report as one JSON object: `{"path","ok","entries","version","dialect","problems",
+    /// "findings":[{"kind","problem","repairable","line"?,"entryId"?,"message"}]}`.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"path\":");
+        write_str_escaped(&self.path.to_string_lossy(), out);
+        out.extend_from_slice(format!(",\"ok\":{},\"entries\":{}", self.problems() == 0, self.entries).as_bytes());
+        out.extend_from_slice(b",\"version\":");
+        match self.version {
+            Some(v) => out.extend_from_slice(v.to_string().as_bytes()),
+            None => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(b",\"dialect\":");
+        match self.dialect {
+            Some(Dialect::Pi) => out.extend_from_slice(b"\"pi\""),
+            Some(Dialect::Omp) => out.extend_from_slice(b"\"omp\""),
+            None => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(format!(",\"problems\":{},\"findings\":[", self.problems()).as_bytes());
+        for (k, f) in self.findings.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"kind\":");
+            write_str_escaped(f.kind, out);
+            out.extend_from_slice(format!(",\"problem\":{},\"repairable\":{}", f.problem, f.repairable).as_bytes());
+            if let Some(l) = f.line {
+                out.extend_from_slice(format!(",\"line\":{l}").as_bytes());
+            }
+            if let Some(id) = &f.entry_id {
+                out.extend_from_slice(b",\"entryId\":");
+                write_str_escaped(id, out);
+            }
+            out.extend_from_slice(b",\"message\":");
+            write_str_escaped(&f.message, out);
+            out.push(b'}');
+        }
+        out.extend_from_slice(b"]}");
+    }
+}
+
+/// How to check.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// Blob directory (default: [`blob_dir_for_session`] with `agent_dir`).
+    pub blob_dir: Option<PathBuf>,
+    /// Agent directory override (used to find the blob directory).
+    pub agent_dir: Option<PathBuf>,
+    /// Skip reading blobs.
+    pub skip_blobs: bool,
+}
+
+impl CheckOptions {
+    fn store_for(&self, path: &Path) -> BlobStore {
+        BlobStore::new(match &self.blob_dir {
+            Some(d) => d.clone(),
+            None => blob_dir_for_session(path, self.agent_dir.as_deref()),
+        })
+    }
+}
+
+/// Checks one file.
+pub fn check(path: &Path, opts: &CheckOptions) -> Result<CheckReport, StoreError> {
+    let bytes = std::fs::read(path).at(path)?;
+    Ok(check_bytes(path, bytes, opts))
+}
+
+fn check_bytes(path: &Path, bytes: Vec<u8>, opts: &CheckOptions) -> CheckReport {
+    let doc = match SessionDoc::parse(Arc::new(bytes)) {
+        Ok(d) => d,
+        Err(reason) => {
+            return CheckReport {
+                path: path.to_path_buf(),
+                entries: 0,
+                version: None,
+                dialect: None,
+                findings: vec![Finding::problem(
+                    "not_a_session",
+                    None,
+                    None,
+                    format!("not a session file: {reason}; arbor leaves such a file as it is"),
+                    false,
+                )],
+            };
+        }
+    };
+    let store = (!opts.skip_blobs).then(|| opts.store_for(path));
+    CheckReport {
+        path: path.to_path_buf(),
+        entries: doc.entries.len(),
+        version: Some(doc.report.version),
+        dialect: Some(doc.dialect()),
+        findings: check_doc(&doc, store.as_ref()),
+    }
+}
+
+/// The findings for a loaded document (blobs are checked when a store is given).
+pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
+    let mut f = Vec::new();
+    let r = &doc.report;
+    if let Some(slot) = &doc.title_slot {
+        let line = doc.line(&slot.line);
+        match parse_title_slot(line) {
+            None => f.push(Finding::problem(
+                "title_slot_invalid",
+                Some(1),
+                None,
+                "line 1 is a title slot omp does not accept (it would refuse to open the file)".into(),
+                true,
+            )),
+            Some(_) if slot.physical_len != SESSION_TITLE_SLOT_BYTES || r.bom => f.push(Finding::problem(
+                "title_slot_size",
+                Some(1),
+                None,
+                format!(
+                    "the title slot is {} bytes, not {SESSION_TITLE_SLOT_BYTES}{}: omp cannot rename the session in place",
+                    slot.physical_len,
+                    if r.bom { " at offset 0 (a BOM precedes it)" } else { "" }
+                ),
+                true,
+            )),
+            Some(_) => {}
+        }
+    }
+    if r.bom {
+        f.push(Finding::problem("bom", Some(1), None, "the file starts with a UTF-8 byte order mark".into(), true));
+    }
+    for b in &r.malformed {
+        f.push(Finding::problem("malformed_line", Some(b.line_no), None, format!("line {} ({} bytes) is not a JSON object: {}", b.line_no, b.len, b.error), true));
+    }
+    if let Some(t) = &r.torn_tail {
+        f.push(Finding::problem(
+            "torn_tail",
+            Some(t.line_no),
+            None,
+            format!("the last line ({} bytes) is incomplete, the remains of an interrupted write", t.len),
+            true,
+        ));
+    }
+    if r.missing_final_newline {
+        f.push(Finding::problem(
+            "missing_final_newline",
+            None,
+            None,
+            "the last line has no newline: pi and omp would glue their next entry onto it".into(),
+            true,
+        ));
+    }
+    // Duplicate ids.
+    let mut first_by_id: HashMap<&str, usize> = HashMap::new();
+    for (i, e) in doc.entries.iter().enumerate() {
+        let Some(id) = e.id.as_deref() else { continue };
+        match first_by_id.get(id) {
+            None => {
+                first_by_id.insert(id, i);
+            }
+            Some(&k) => {
+                let same = doc.entry_line(k) == doc.entry_line(i);
+                f.push(Finding::problem(
+                    "duplicate_id",
+                    Some(e.line_no),
+                    Some(id),
+                    format!(
+                        "id {id} on line {} was already used on line {}{}",
+                        e.line_no,
+                        doc.entries[k].line_no,
+                        if same { " (an identical copy)" } else { " by a different entry" }
+                    ),
+                    same,
+                ));
+            }
+        }
+    }
+    // Parents that do not exist; cycles.
+    for e in &doc.entries {
+        if let Some(p) = e.parent_id.as_deref() {
+            if doc.index.get(p).is_none() {
+                f.push(Finding::problem(
+                    "missing_parent",
+                    Some(e.line_no),
+                    e.id.as_deref(),
+                    format!("parent {p} of entry {} does not exist", e.id.as_deref().unwrap_or("(no id)")),
+                    false,
+                ));
+            }
+        }
+    }
+    f.extend(cycles(doc));
+    // Compactions whose kept entry is not on their path.
+    for (i, e) in doc.entries.iter().enumerate() {
+        if e.etype != EntryType::Compaction {
+            continue;
+        }
+        let line = doc.entry_line(i);
+        let Some(kept) = e.fields.str(line, "firstKeptEntryId") else { continue };
+        match doc.index.get(&kept) {
+            None => f.push(Finding::problem(
+                "compaction_kept_missing",
+                Some(e.line_no),
+                e.id.as_deref(),
+                format!("compaction {} keeps entry {kept}, which does not exist", e.id.as_deref().unwrap_or("?")),
+                false,
+            )),
+            Some(k) => {
+                if !doc.index.path(doc, i).entries.contains(&k) {
+                    f.push(Finding::problem(
+                        "compaction_kept_off_path",
+                        Some(e.line_no),
+                        e.id.as_deref(),
+                        format!(
+                            "compaction {} keeps entry {kept}, which is not on its path: the kept messages are lost from the context",
+                            e.id.as_deref().unwrap_or("?")
+                        ),
+                        false,
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(store) = blobs {
+        f.extend(check_blobs(doc, store));
+    }
+    // Notes.
+    if r.crlf_lines > 0 {
+        f.push(Finding::note("crlf", None, format!("{} lines end in CRLF (readers accept them)", r.crlf_lines)));
+    }
+    if !r.blank_lines.is_empty() {
+        f.push(Finding::note("blank_lines", r.blank_lines.first().copied(), format!("{} blank lines (skipped by readers)", r.blank_lines.len())));
+    }
+    for &l in &r.extra_headers {
+        f.push(Finding::note("extra_header", Some(l), format!("line {l} is a second session header (pi and omp skip it)")));
+    }
+    if r.version < 3 {
+        f.push(Finding::note("old_version", None, format!("format v{} (`arbor migrate` upgrades it to v3)", r.version)));
+    }
+    f
+}
+
+fn cycles(doc: &SessionDoc) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut done: HashSet<usize> = HashSet::new();
+    for start in 0..doc.entries.len() {
+        if done.contains(&start) {
+            continue;
+        }
+        let mut order: Vec<usize> = Vec::new();
+        let mut pos: HashMap<usize, usize> = HashMap::new();
+        let mut cur = Some(start);
+        while let Some(i) = cur {
+            if done.contains(&i) {
+                break;
+            }
+            if let Some(&p) = pos.get(&i) {
+                let members: Vec<usize> = order[p..].to_vec();
+                let ids: Vec<&str> = members.iter().map(|&m| doc.entries[m].id.as_deref().unwrap_or("?")).collect();
+                let first = members.iter().copied().min().unwrap_or(i);
+                out.push(Finding::problem(
+                    "cycle",
+                    Some(doc.entries[first].line_no),
+                    doc.entries[first].id.as_deref(),
+                    format!("parentId cycle through {} (these entries and their descendants are unreachable)", ids.join(" → ")),
+                    false,
+                ));
+                break;
+            }
+            pos.insert(i, order.len());
+            order.push(i);
+            let e = &doc.entries[i];
+            cur = match e.parent_id.as_deref() {
+                // The entry pi's index holds for this id (the last one with it).
+                Some(p) => doc.index.get(p),
+                None => None,
+            };
+        }
+        done.extend(order);
+    }
+    out
+}
+
+fn collect_refs(v: &JsValue, out: &mut Vec<Vec<u8>>) {
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            JsValue::String(s) if s.0.starts_with(arbor_core::blobref::BLOB_PREFIX.as_bytes()) => out.push(s.0.clone()),
+            JsValue::Array(a) => stack.extend(a.iter()),
+            JsValue::Object(m) => stack.extend(m.iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+}
+
+fn check_blobs(doc: &SessionDoc, store: &BlobStore) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut verified: HashMap<String, Result<(), BlobError>> = HashMap::new();
+    for (i, e) in doc.entries.iter().enumerate() {
+        let line = doc.entry_line(i);
+        if !crate::blobs::contains(line, arbor_core::blobref::BLOB_PREFIX.as_bytes()) {
+            continue;
+        }
+        let Ok(v) = JsValue::parse(line) else { continue };
+        let mut refs = Vec::new();
+        collect_refs(&v, &mut refs);
+        for r in refs {
+            match parse_blob_ref(&r) {
+                Ok(None) => {}
+                Err(err) => out.push(Finding::problem("blob_ref_malformed", Some(e.line_no), e.id.as_deref(), err.to_string(), false)),
+                Ok(Some(hash)) => {
+                    let res = verified.entry(hash.to_string()).or_insert_with(|| store.verify(hash)).clone();
+                    if let Err(err) = res {
+                        let kind = match err {
+                            BlobError::Missing { .. } => "blob_missing",
+                            BlobError::Corrupt { .. } => "blob_corrupt",
+                            _ => "blob_unreadable",
+                        };
+                        out.push(Finding::problem(kind, Some(e.line_no), e.id.as_deref(), err.to_string(), false));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What a repair did.
+#[derive(Debug, Clone)]
+pub struct RepairOutcome {
+    /// The verdict before.
+    pub before: CheckReport,
+    /// The verdict after (the same as before when nothing was repairable).
+    pub after: CheckReport,
+    /// The quarantine sidecar holding every removed byte, when something was removed.
+    pub quarantine: Option<PathBuf>,
+    /// Whether the session file was rewritten.
+    pub rewritten: bool,
+}
+
+/// Physical lines of `data` from `from`: (start, end with line end).
+fn lines(data: &[u8], from: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut pos = from;
+    while pos < data.len() {
+        let next = match data[pos..].iter().position(|&b| b == b'\n') {
+            Some(i) => pos + i + 1,
+            None => data.len(),
+        };
+        out.push((pos, next));
+        pos = next;
+    }
+    out
+}
+
+/// The repaired bytes of `doc` and the bytes removed from it (`None`: nothing to repair).
+pub fn repaired_bytes(doc: &SessionDoc) -> Option<(Vec<u8>, Vec<u8>)> {
+    let data = doc.base_bytes();
+    let r = &doc.report;
+    let mut drop_lines: HashSet<usize> = r.malformed.iter().map(|b| b.line_no).collect();
+    // Byte-identical duplicates: keep the first.
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, e) in doc.entries.iter().enumerate() {
+        if let Some(id) = e.id.as_deref() {
+            match seen.get(id) {
+                Some(&k) if doc.entry_line(k) == doc.entry_line(i) && e.line_no > 0 => {
+                    drop_lines.insert(e.line_no);
+                }
+                Some(_) => {}
+                None => {
+                    seen.insert(id, i);
+                }
+            }
+        }
+    }
+    // The title slot: replace one omp refuses or cannot update in place.
+    let mut new_slot: Option<Vec<u8>> = None;
+    if let Some(slot) = &doc.title_slot {
+        let line = doc.line(&slot.line);
+        let parsed = parse_title_slot(line);
+        let bad = match &parsed {
+            None => true,
+            Some(_) => slot.physical_len != SESSION_TITLE_SLOT_BYTES || r.bom,
+        };
+        if bad {
+            let (title, source, updated) = match parsed {
+                Some(p) => (Some(p.title), p.source, p.updated_at),
+                None => {
+                    let v = JsValue::parse(line).ok();
+                    let title = v.as_ref().and_then(|v| v.get("title")).and_then(|t| t.as_str_lossy()).map(|t| t.into_owned());
+                    let ts = doc.header_str("timestamp").unwrap_or_else(crate::ids::now_iso);
+                    (title, None, ts)
+                }
+            };
+            let updated = if updated.len() > 64 { crate::ids::now_iso() } else { updated };
+            new_slot = serialize_title_slot(title.as_deref(), source, &updated).ok();
+            if new_slot.is_some() {
+                drop_lines.insert(1);
+            }
+        }
+    }
+    let torn = r.torn_tail.as_ref();
+    if drop_lines.is_empty() && torn.is_none() && !r.bom && !r.missing_final_newline && new_slot.is_none() {
+        return None;
+    }
+    let start = if r.bom { 3 } else { 0 };
+    let mut kept = Vec::with_capacity(data.len());
+    let mut removed = Vec::new();
+    if r.bom {
+        removed.extend_from_slice(&data[..3]);
+    }
+    if let Some(s) = &new_slot {
+        kept.extend_from_slice(s);
+    }
+    let end = torn.map_or(data.len(), |t| t.offset);
+    for (n, (s, e)) in lines(&data[..end], start).into_iter().enumerate() {
+        if drop_lines.contains(&(n + 1)) {
+            removed.extend_from_slice(&data[s..e]);
+        } else {
+            kept.extend_from_slice(&data[s..e]);
+        }
+    }
+    if let Some(t) = torn {
+        removed.extend_from_slice(&data[t.offset..]);
+    }
+    if !kept.is_empty() && kept.last() != Some(&b'\n') {
+        kept.push(b'\n');
+    }
+    Some((kept, removed))
+}
+
+/// Checks `path` and repairs what can be repaired without losing a byte: under the writer
+/// lock (waiting up to `wait`), removed bytes go to a fsynced quarantine sidecar first, then
+/// the file is replaced atomically (temporary file, fsync, rename, directory fsync, the
+/// file's permissions kept). A file that is not a session is never touched.
+pub fn repair(path: &Path, opts: &CheckOptions, wait: Option<Duration>) -> Result<RepairOutcome, StoreError> {
+    let _lock = WriterLock::acquire(path, wait)?;
+    let bytes = std::fs::read(path).at(path)?;
+    let before = check_bytes(path, bytes.clone(), opts);
+    let doc = match SessionDoc::parse(Arc::new(bytes)) {
+        Ok(d) => d,
+        Err(_) => return Ok(RepairOutcome { after: before.clone(), before, quarantine: None, rewritten: false }),
+    };
+    let Some((kept, removed)) = repaired_bytes(&doc) else {
+        return Ok(RepairOutcome { after: before.clone(), before, quarantine: None, rewritten: false });
+    };
+    // The repaired bytes must still be a session (they always are: only non-entry lines,
+    // identical copies and line ends are removed, and the header is kept).
+    if let Err(reason) = SessionDoc::parse(Arc::new(kept.clone())) {
+        return Err(StoreError::NotASession { path: path.to_path_buf(), reason });
+    }
+    let quarantine = if removed.is_empty() {
+        None
+    } else {
+        let q = crate::repair::sidecar_path(path, "quarantine");
+        write_new(&q, &removed).at(&q)?;
+        Some(q)
+    };
+    let len_now = std::fs::metadata(path).at(path)?.len();
+    if len_now != doc.base_bytes().len() as u64 {
+        return Err(StoreError::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::other("the file changed while it was being repaired (another writer without arbor's lock?); nothing was replaced"),
+        });
+    }
+    atomic_write(path, &[&kept]).at(path)?;
+    let after = check_bytes(path, kept, opts);
+    Ok(RepairOutcome { before, after, quarantine, rewritten: true })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(s: &str) -> SessionDoc {
+        SessionDoc::parse(Arc::new(s.as_bytes().to_vec())).expect("session")
+    }
+
+    const H: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}"#;
+
+    #[test]
+    fn finds_tree_damage() {
+        let text = format!(
+            "{H}\n{}\n{}\n{}\n{}\n{}\n",
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"x"}}"#,
+            r#"{"type":"message","id":"b","parentId":"zz","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"user","content":"x"}}"#,
+            r#"{"type":"message","id":"c","parentId":"d","timestamp":"2025-01-01T00:00:03.000Z","message":{"role":"user","content":"x"}}"#,
+            r#"{"type":"message","id":"d","parentId":"c","timestamp":"2025-01-01T00:00:04.000Z","message":{"role":"user","content":"x"}}"#,
+            r#"{"type":"compaction","id":"e","parentId":"a","timestamp":"2025-01-01T00:00:05.000Z","summary":"s","firstKeptEntryId":"b","tokensBefore":1}"#,
+        );
+        let kinds: Vec<&str> = check_doc(&doc(&text), None).iter().map(|f| f.kind).collect();
+        assert!(kinds.contains(&"missing_parent"), "{kinds:?}");
+        assert!(kinds.contains(&"cycle"), "{kinds:?}");
+        assert!(kinds.contains(&"compaction_kept_off_path"), "{kinds:?}");
+        assert_eq!(kinds.iter().filter(|k| **k == "cycle").count(), 1);
+    }
+
+    #[test]
+    fn repair_keeps_every_byte() {
+        let m = r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"x"}}"#;
+        let text = format!("\u{feff}{H}\nnot json\n{m}\n{m}\n{{\"type\":\"mess");
+        let d = doc(&text);
+        let (kept, removed) = repaired_bytes(&d).expect("something to repair");
+        assert_eq!(String::from_utf8(kept.clone()).expect("utf8"), format!("{H}\n{m}\n"));
+        assert_eq!(kept.len() + removed.len(), text.len());
+        let again = doc(std::str::from_utf8(&kept).expect("utf8"));
+        assert!(repaired_bytes(&again).is_none());
+        assert_eq!(check_doc(&again, None).iter().filter(|f| f.problem).count(), 0);
+    }
+
+    #[test]
+    fn bad_title_slot_is_replaced() {
+        let text = format!("{{\"type\":\"title\",\"v\":1,\"title\":\"T\",\"updatedAt\":\"2025-01-01T00:00:00.000Z\",\"pad\":\"\"}}\n{H}\n");
+        let d = doc(&text);
+        assert!(check_doc(&d, None).iter().any(|f| f.kind == "title_slot_size"));
+        let (kept, removed) = repaired_bytes(&d).expect("repair");
+        assert_eq!(&kept[SESSION_TITLE_SLOT_BYTES..], format!("{H}\n").as_bytes());
+        assert!(removed.starts_with(b"{\"type\":\"title\""));
+        let fixed = doc(std::str::from_utf8(&kept).expect("utf8"));
+        assert_eq!(fixed.session_name().as_deref(), Some("T"));
+        assert!(check_doc(&fixed, None).iter().all(|f| !f.problem));
+    }
+}
