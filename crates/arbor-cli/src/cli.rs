@@ -34,6 +34,9 @@ pub enum Command {
         /// Apply pi's convertToLlm to the messages.
         #[arg(long)]
         llm: bool,
+        /// Leave a missing or corrupt blob reference in place (reported on stderr) instead of failing.
+        #[arg(long)]
+        lenient: bool,
     },
     /// Print the session tree with labels, the leaf marked.
     Tree {
@@ -50,6 +53,9 @@ pub enum Command {
         /// Leaf entry id (default: the session's leaf).
         #[arg(long)]
         leaf: Option<String>,
+        /// Leave a missing or corrupt blob reference in place (reported on stderr) instead of failing.
+        #[arg(long)]
+        lenient: bool,
     },
     /// List sessions, newest first.
     Ls {
@@ -102,5 +108,52 @@ pub enum Command {
         dry_run: bool,
         #[command(flatten)]
         write: WriteOpts,
+    },
+    /// Name a session: pi files get a session_info entry; omp files a title_change entry and their
+    /// 256-byte title slot rewritten in place. Prints the new entry's id.
+    Name {
+        /// Session file path, or session id / unique id prefix.
+        session: String,
+        /// The new name.
+        name: String,
+        #[command(flatten)]
+        write: WriteOpts,
+    },
+    /// Verify sessions: header, malformed lines, torn tail, duplicate ids, missing parents, cycles,
+    /// compactions off path, blobs. Exit status 1 when problems remain.
+    Check {
+        /// Session files (paths, ids or id prefixes).
+        #[arg(required = true)]
+        sessions: Vec<String>,
+        /// Fix what can be fixed without losing a byte (removed bytes go to a quarantine sidecar).
+        #[arg(long)]
+        repair: bool,
+        /// JSON output: one report object per session, in an array.
+        #[arg(long)]
+        json: bool,
+        /// Do not read blobs.
+        #[arg(long)]
+        no_blobs: bool,
+        /// Wait up to SECONDS for another writer before repairing (default 30 with no value).
+        #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "30")]
+        wait: Option<f64>,
+    },
+    /// Remove blobs no session refers to (a dry run unless --yes).
+    Gc {
+        /// Collect unreferenced blobs of the agent directory's blob store.
+        #[arg(long, required = true)]
+        blobs: bool,
+        /// Really remove them (default: only report).
+        #[arg(long)]
+        yes: bool,
+        /// Keep blobs younger than SECONDS (a writer stores a blob just before the line naming it).
+        #[arg(long, value_name = "SECONDS", default_value = "300")]
+        min_age: f64,
+        /// Also scan session files under DIR for references (repeatable).
+        #[arg(long, value_name = "DIR")]
+        sessions_dir: Vec<PathBuf>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
     },
 }

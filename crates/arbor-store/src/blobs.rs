@@ -110,13 +110,19 @@ impl BlobStore {
     /// characters ever becomes part of a path.
     pub fn path_of(&self, hash: &str) -> Result<PathBuf, BlobError> {
         if !is_valid_hash(hash.as_bytes()) {
-            return Err(BlobError::Malformed(blobref::BlobRefError::Malformed(format!("{BLOB_PREFIX}{hash}"))));
+            return Err(BlobError::Malformed(blobref::BlobRefError::Malformed(
+                format!("{BLOB_PREFIX}{hash}"),
+            )));
         }
         Ok(self.dir.join(hash))
     }
 
     fn io(&self, hash: &str, e: io::Error) -> BlobError {
-        BlobError::Io { hash: hash.to_string(), dir: self.dir.clone(), message: e.to_string() }
+        BlobError::Io {
+            hash: hash.to_string(),
+            dir: self.dir.clone(),
+            message: e.to_string(),
+        }
     }
 
     /// Stores `bytes` and returns their hash. The blob is on stable storage when this
@@ -127,7 +133,9 @@ impl BlobStore {
         let path = self.path_of(&hash)?;
         let io = |e| self.io(&hash, e);
         let existing_ok = match std::fs::metadata(&path) {
-            Ok(m) if m.len() == bytes.len() as u64 => std::fs::read(&path).map(|b| b == bytes).unwrap_or(false),
+            Ok(m) if m.len() == bytes.len() as u64 => {
+                std::fs::read(&path).map(|b| b == bytes).unwrap_or(false)
+            }
             _ => false,
         };
         if !existing_ok {
@@ -166,13 +174,20 @@ impl BlobStore {
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(BlobError::Missing { hash: hash.to_string(), dir: self.dir.clone() })
+                return Err(BlobError::Missing {
+                    hash: hash.to_string(),
+                    dir: self.dir.clone(),
+                })
             }
             Err(e) => return Err(self.io(hash, e)),
         };
         let actual = sha256_hex(&bytes);
         if actual != hash {
-            return Err(BlobError::Corrupt { hash: hash.to_string(), dir: self.dir.clone(), actual });
+            return Err(BlobError::Corrupt {
+                hash: hash.to_string(),
+                dir: self.dir.clone(),
+                actual,
+            });
         }
         Ok(bytes)
     }
@@ -216,7 +231,9 @@ impl BlobStore {
 
     /// Temporary files left by interrupted writes (`.<hash>.*.tmp`), older than `min_age`.
     pub fn stale_temps(&self, min_age: Duration) -> Vec<PathBuf> {
-        let Ok(rd) = std::fs::read_dir(&self.dir) else { return Vec::new() };
+        let Ok(rd) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
         let now = SystemTime::now();
         rd.flatten()
             .filter(|e| {
@@ -242,7 +259,10 @@ pub fn blob_dir_for_session(session: &Path, agent_override: Option<&Path>) -> Pa
     if let Some(a) = agent_override {
         return a.join("blobs");
     }
-    if let Some(v) = std::env::var("PI_CODING_AGENT_DIR").ok().filter(|v| !v.is_empty()) {
+    if let Some(v) = std::env::var("PI_CODING_AGENT_DIR")
+        .ok()
+        .filter(|v| !v.is_empty())
+    {
         return crate::paths::expand_tilde(&v).join("blobs");
     }
     if std::env::var("PI_SESSIONS_DIR").map_or(true, |v| v.is_empty()) {
@@ -290,7 +310,11 @@ pub struct BlobIssue {
 ///
 /// The resolved lines live only in memory: such a document is for reading (context, show,
 /// export), never for writing back.
-pub fn resolve_doc_blobs(doc: &mut SessionDoc, store: &BlobStore, lenient: bool) -> Result<Vec<BlobIssue>, StoreError> {
+pub fn resolve_doc_blobs(
+    doc: &mut SessionDoc,
+    store: &BlobStore,
+    lenient: bool,
+) -> Result<Vec<BlobIssue>, StoreError> {
     let mut issues = Vec::new();
     let mut changed_any = false;
     for i in 0..doc.entries.len() {
@@ -298,8 +322,13 @@ pub fn resolve_doc_blobs(doc: &mut SessionDoc, store: &BlobStore, lenient: bool)
         if !contains(line, BLOB_PREFIX.as_bytes()) {
             continue;
         }
-        let Ok(mut v) = JsValue::parse(line) else { continue };
-        let (line_no, entry_id) = (doc.entries[i].line_no, doc.entries[i].id.as_deref().map(str::to_string));
+        let Ok(mut v) = JsValue::parse(line) else {
+            continue;
+        };
+        let (line_no, entry_id) = (
+            doc.entries[i].line_no,
+            doc.entries[i].id.as_deref().map(str::to_string),
+        );
         let mut resolve = |r: &JsStr, how: ResolveAs| -> Result<Option<JsStr>, BlobError> {
             let got = match parse_blob_ref(&r.0) {
                 Ok(Some(hash)) => store.get(hash),
@@ -312,7 +341,11 @@ pub fn resolve_doc_blobs(doc: &mut SessionDoc, store: &BlobStore, lenient: bool)
                     ResolveAs::DataUrl => JsStr::from(String::from_utf8_lossy(&bytes).into_owned()),
                 })),
                 Err(error) if lenient => {
-                    issues.push(BlobIssue { line_no, entry_id: entry_id.clone(), error });
+                    issues.push(BlobIssue {
+                        line_no,
+                        entry_id: entry_id.clone(),
+                        error,
+                    });
                     Ok(None)
                 }
                 Err(error) => Err(error),
@@ -364,7 +397,9 @@ pub struct GcReport {
 fn collect_session_files(root: &Path, out: &mut Vec<PathBuf>) {
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&dir) else { continue };
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         for e in rd.flatten() {
             let Ok(ft) = e.file_type() else { continue };
             let p = e.path();
@@ -438,24 +473,40 @@ pub fn reference_files(agent_dir: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
 /// `min_age` (a writer stores a blob before the line that refers to it, so a fresh blob may
 /// belong to a line being written), and removes them unless `dry_run`. Any unreadable file
 /// aborts the run before anything is removed: a reference could hide in it.
-pub fn gc(store: &BlobStore, files: &[PathBuf], min_age: Duration, dry_run: bool) -> Result<GcReport, StoreError> {
-    let mut report = GcReport { files_scanned: files.len(), ..Default::default() };
+pub fn gc(
+    store: &BlobStore,
+    files: &[PathBuf],
+    min_age: Duration,
+    dry_run: bool,
+) -> Result<GcReport, StoreError> {
+    let mut report = GcReport {
+        files_scanned: files.len(),
+        ..Default::default()
+    };
     let mut referenced = std::collections::HashSet::new();
     for f in files {
         match read_maybe_gz(f) {
             Ok(bytes) => referenced.extend(blobref::find_blob_hashes(&bytes)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => {
-                return Err(StoreError::Io { path: f.clone(), source: e });
+                return Err(StoreError::Io {
+                    path: f.clone(),
+                    source: e,
+                });
             }
         }
     }
     report.referenced = referenced.len();
-    let blobs = store.list().map_err(|e| StoreError::Io { path: store.dir().to_path_buf(), source: e })?;
+    let blobs = store.list().map_err(|e| StoreError::Io {
+        path: store.dir().to_path_buf(),
+        source: e,
+    })?;
     report.candidates = blobs.len();
     let now = SystemTime::now();
     for b in blobs {
-        if referenced.contains(&b.hash) || now.duration_since(b.modified).unwrap_or_default() < min_age {
+        if referenced.contains(&b.hash)
+            || now.duration_since(b.modified).unwrap_or_default() < min_age
+        {
             continue;
         }
         report.unreferenced.push(b);
@@ -501,8 +552,14 @@ mod tests {
         // Corruption and absence are named.
         std::fs::write(store.path_of(&h).expect("path"), b"HELLO").expect("corrupt");
         assert!(matches!(store.get(&h), Err(BlobError::Corrupt { .. })));
-        assert!(matches!(store.get(&"0".repeat(64)), Err(BlobError::Missing { .. })));
-        assert!(matches!(store.get("../../etc/passwd"), Err(BlobError::Malformed(_))));
+        assert!(matches!(
+            store.get(&"0".repeat(64)),
+            Err(BlobError::Missing { .. })
+        ));
+        assert!(matches!(
+            store.get("../../etc/passwd"),
+            Err(BlobError::Malformed(_))
+        ));
         // put repairs a corrupt blob with the right bytes.
         store.put(b"hello", None).expect("repair");
         assert!(store.verify(&h).is_ok());
@@ -517,7 +574,11 @@ mod tests {
         let drop = store.put(b"drop", Some("png")).expect("put");
         let sdir = agent.join("sessions/--x--");
         std::fs::create_dir_all(&sdir).expect("mkdir");
-        std::fs::write(sdir.join("s.jsonl"), format!("{{\"data\":\"blob:sha256:{keep}\"}}\n")).expect("write");
+        std::fs::write(
+            sdir.join("s.jsonl"),
+            format!("{{\"data\":\"blob:sha256:{keep}\"}}\n"),
+        )
+        .expect("write");
         let files = reference_files(&agent, &[]);
         assert_eq!(files.len(), 1);
         let r = gc(&store, &files, Duration::from_secs(3600), true).expect("gc");

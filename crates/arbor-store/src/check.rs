@@ -51,11 +51,31 @@ pub struct Finding {
 }
 
 impl Finding {
-    fn problem(kind: &'static str, line: Option<usize>, entry_id: Option<&str>, message: String, repairable: bool) -> Finding {
-        Finding { kind, line, entry_id: entry_id.map(str::to_string), message, problem: true, repairable }
+    fn problem(
+        kind: &'static str,
+        line: Option<usize>,
+        entry_id: Option<&str>,
+        message: String,
+        repairable: bool,
+    ) -> Finding {
+        Finding {
+            kind,
+            line,
+            entry_id: entry_id.map(str::to_string),
+            message,
+            problem: true,
+            repairable,
+        }
     }
     fn note(kind: &'static str, line: Option<usize>, message: String) -> Finding {
-        Finding { kind, line, entry_id: None, message, problem: false, repairable: false }
+        Finding {
+            kind,
+            line,
+            entry_id: None,
+            message,
+            problem: false,
+            repairable: false,
+        }
     }
 }
 
@@ -81,7 +101,10 @@ impl CheckReport {
     }
     /// Number of problems `--repair` would fix.
     pub fn repairable(&self) -> usize {
-        self.findings.iter().filter(|f| f.problem && f.repairable).count()
+        self.findings
+            .iter()
+            .filter(|f| f.problem && f.repairable)
+            .count()
     }
 
     /// The report as one JSON object: `{"path","ok","entries","version","dialect","problems",
@@ -89,7 +112,14 @@ impl CheckReport {
     pub fn write_json(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(b"{\"path\":");
         write_str_escaped(&self.path.to_string_lossy(), out);
-        out.extend_from_slice(format!(",\"ok\":{},\"entries\":{}", self.problems() == 0, self.entries).as_bytes());
+        out.extend_from_slice(
+            format!(
+                ",\"ok\":{},\"entries\":{}",
+                self.problems() == 0,
+                self.entries
+            )
+            .as_bytes(),
+        );
         out.extend_from_slice(b",\"version\":");
         match self.version {
             Some(v) => out.extend_from_slice(v.to_string().as_bytes()),
@@ -101,14 +131,18 @@ impl CheckReport {
             Some(Dialect::Omp) => out.extend_from_slice(b"\"omp\""),
             None => out.extend_from_slice(b"null"),
         }
-        out.extend_from_slice(format!(",\"problems\":{},\"findings\":[", self.problems()).as_bytes());
+        out.extend_from_slice(
+            format!(",\"problems\":{},\"findings\":[", self.problems()).as_bytes(),
+        );
         for (k, f) in self.findings.iter().enumerate() {
             if k > 0 {
                 out.push(b',');
             }
             out.extend_from_slice(b"{\"kind\":");
             write_str_escaped(f.kind, out);
-            out.extend_from_slice(format!(",\"problem\":{},\"repairable\":{}", f.problem, f.repairable).as_bytes());
+            out.extend_from_slice(
+                format!(",\"problem\":{},\"repairable\":{}", f.problem, f.repairable).as_bytes(),
+            );
             if let Some(l) = f.line {
                 out.extend_from_slice(format!(",\"line\":{l}").as_bytes());
             }
@@ -208,17 +242,35 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
         }
     }
     if r.bom {
-        f.push(Finding::problem("bom", Some(1), None, "the file starts with a UTF-8 byte order mark".into(), true));
+        f.push(Finding::problem(
+            "bom",
+            Some(1),
+            None,
+            "the file starts with a UTF-8 byte order mark".into(),
+            true,
+        ));
     }
     for b in &r.malformed {
-        f.push(Finding::problem("malformed_line", Some(b.line_no), None, format!("line {} ({} bytes) is not a JSON object: {}", b.line_no, b.len, b.error), true));
+        f.push(Finding::problem(
+            "malformed_line",
+            Some(b.line_no),
+            None,
+            format!(
+                "line {} ({} bytes) is not a JSON object: {}",
+                b.line_no, b.len, b.error
+            ),
+            true,
+        ));
     }
     if let Some(t) = &r.torn_tail {
         f.push(Finding::problem(
             "torn_tail",
             Some(t.line_no),
             None,
-            format!("the last line ({} bytes) is incomplete, the remains of an interrupted write", t.len),
+            format!(
+                "the last line ({} bytes) is incomplete, the remains of an interrupted write",
+                t.len
+            ),
             true,
         ));
     }
@@ -249,7 +301,11 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
                         "id {id} on line {} was already used on line {}{}",
                         e.line_no,
                         doc.entries[k].line_no,
-                        if same { " (an identical copy)" } else { " by a different entry" }
+                        if same {
+                            " (an identical copy)"
+                        } else {
+                            " by a different entry"
+                        }
                     ),
                     same,
                 ));
@@ -264,7 +320,10 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
                     "missing_parent",
                     Some(e.line_no),
                     e.id.as_deref(),
-                    format!("parent {p} of entry {} does not exist", e.id.as_deref().unwrap_or("(no id)")),
+                    format!(
+                        "parent {p} of entry {} does not exist",
+                        e.id.as_deref().unwrap_or("(no id)")
+                    ),
                     false,
                 ));
             }
@@ -277,13 +336,18 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
             continue;
         }
         let line = doc.entry_line(i);
-        let Some(kept) = e.fields.str(line, "firstKeptEntryId") else { continue };
+        let Some(kept) = e.fields.str(line, "firstKeptEntryId") else {
+            continue;
+        };
         match doc.index.get(&kept) {
             None => f.push(Finding::problem(
                 "compaction_kept_missing",
                 Some(e.line_no),
                 e.id.as_deref(),
-                format!("compaction {} keeps entry {kept}, which does not exist", e.id.as_deref().unwrap_or("?")),
+                format!(
+                    "compaction {} keeps entry {kept}, which does not exist",
+                    e.id.as_deref().unwrap_or("?")
+                ),
                 false,
             )),
             Some(k) => {
@@ -307,16 +371,32 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
     }
     // Notes.
     if r.crlf_lines > 0 {
-        f.push(Finding::note("crlf", None, format!("{} lines end in CRLF (readers accept them)", r.crlf_lines)));
+        f.push(Finding::note(
+            "crlf",
+            None,
+            format!("{} lines end in CRLF (readers accept them)", r.crlf_lines),
+        ));
     }
     if !r.blank_lines.is_empty() {
-        f.push(Finding::note("blank_lines", r.blank_lines.first().copied(), format!("{} blank lines (skipped by readers)", r.blank_lines.len())));
+        f.push(Finding::note(
+            "blank_lines",
+            r.blank_lines.first().copied(),
+            format!("{} blank lines (skipped by readers)", r.blank_lines.len()),
+        ));
     }
     for &l in &r.extra_headers {
-        f.push(Finding::note("extra_header", Some(l), format!("line {l} is a second session header (pi and omp skip it)")));
+        f.push(Finding::note(
+            "extra_header",
+            Some(l),
+            format!("line {l} is a second session header (pi and omp skip it)"),
+        ));
     }
     if r.version < 3 {
-        f.push(Finding::note("old_version", None, format!("format v{} (`arbor migrate` upgrades it to v3)", r.version)));
+        f.push(Finding::note(
+            "old_version",
+            None,
+            format!("format v{} (`arbor migrate` upgrades it to v3)", r.version),
+        ));
     }
     f
 }
@@ -337,7 +417,10 @@ fn cycles(doc: &SessionDoc) -> Vec<Finding> {
             }
             if let Some(&p) = pos.get(&i) {
                 let members: Vec<usize> = order[p..].to_vec();
-                let ids: Vec<&str> = members.iter().map(|&m| doc.entries[m].id.as_deref().unwrap_or("?")).collect();
+                let ids: Vec<&str> = members
+                    .iter()
+                    .map(|&m| doc.entries[m].id.as_deref().unwrap_or("?"))
+                    .collect();
                 let first = members.iter().copied().min().unwrap_or(i);
                 out.push(Finding::problem(
                     "cycle",
@@ -366,7 +449,9 @@ fn collect_refs(v: &JsValue, out: &mut Vec<Vec<u8>>) {
     let mut stack = vec![v];
     while let Some(v) = stack.pop() {
         match v {
-            JsValue::String(s) if s.0.starts_with(arbor_core::blobref::BLOB_PREFIX.as_bytes()) => out.push(s.0.clone()),
+            JsValue::String(s) if s.0.starts_with(arbor_core::blobref::BLOB_PREFIX.as_bytes()) => {
+                out.push(s.0.clone())
+            }
             JsValue::Array(a) => stack.extend(a.iter()),
             JsValue::Object(m) => stack.extend(m.iter().map(|(_, v)| v)),
             _ => {}
@@ -382,22 +467,39 @@ fn check_blobs(doc: &SessionDoc, store: &BlobStore) -> Vec<Finding> {
         if !crate::blobs::contains(line, arbor_core::blobref::BLOB_PREFIX.as_bytes()) {
             continue;
         }
-        let Ok(v) = JsValue::parse(line) else { continue };
+        let Ok(v) = JsValue::parse(line) else {
+            continue;
+        };
         let mut refs = Vec::new();
         collect_refs(&v, &mut refs);
         for r in refs {
             match parse_blob_ref(&r) {
                 Ok(None) => {}
-                Err(err) => out.push(Finding::problem("blob_ref_malformed", Some(e.line_no), e.id.as_deref(), err.to_string(), false)),
+                Err(err) => out.push(Finding::problem(
+                    "blob_ref_malformed",
+                    Some(e.line_no),
+                    e.id.as_deref(),
+                    err.to_string(),
+                    false,
+                )),
                 Ok(Some(hash)) => {
-                    let res = verified.entry(hash.to_string()).or_insert_with(|| store.verify(hash)).clone();
+                    let res = verified
+                        .entry(hash.to_string())
+                        .or_insert_with(|| store.verify(hash))
+                        .clone();
                     if let Err(err) = res {
                         let kind = match err {
                             BlobError::Missing { .. } => "blob_missing",
                             BlobError::Corrupt { .. } => "blob_corrupt",
                             _ => "blob_unreadable",
                         };
-                        out.push(Finding::problem(kind, Some(e.line_no), e.id.as_deref(), err.to_string(), false));
+                        out.push(Finding::problem(
+                            kind,
+                            Some(e.line_no),
+                            e.id.as_deref(),
+                            err.to_string(),
+                            false,
+                        ));
                     }
                 }
             }
@@ -468,12 +570,22 @@ pub fn repaired_bytes(doc: &SessionDoc) -> Option<(Vec<u8>, Vec<u8>)> {
                 Some(p) => (Some(p.title), p.source, p.updated_at),
                 None => {
                     let v = JsValue::parse(line).ok();
-                    let title = v.as_ref().and_then(|v| v.get("title")).and_then(|t| t.as_str_lossy()).map(|t| t.into_owned());
-                    let ts = doc.header_str("timestamp").unwrap_or_else(crate::ids::now_iso);
+                    let title = v
+                        .as_ref()
+                        .and_then(|v| v.get("title"))
+                        .and_then(|t| t.as_str_lossy())
+                        .map(|t| t.into_owned());
+                    let ts = doc
+                        .header_str("timestamp")
+                        .unwrap_or_else(crate::ids::now_iso);
                     (title, None, ts)
                 }
             };
-            let updated = if updated.len() > 64 { crate::ids::now_iso() } else { updated };
+            let updated = if updated.len() > 64 {
+                crate::ids::now_iso()
+            } else {
+                updated
+            };
             new_slot = serialize_title_slot(title.as_deref(), source, &updated).ok();
             if new_slot.is_some() {
                 drop_lines.insert(1);
@@ -481,7 +593,12 @@ pub fn repaired_bytes(doc: &SessionDoc) -> Option<(Vec<u8>, Vec<u8>)> {
         }
     }
     let torn = r.torn_tail.as_ref();
-    if drop_lines.is_empty() && torn.is_none() && !r.bom && !r.missing_final_newline && new_slot.is_none() {
+    if drop_lines.is_empty()
+        && torn.is_none()
+        && !r.bom
+        && !r.missing_final_newline
+        && new_slot.is_none()
+    {
         return None;
     }
     let start = if r.bom { 3 } else { 0 };
@@ -514,21 +631,40 @@ pub fn repaired_bytes(doc: &SessionDoc) -> Option<(Vec<u8>, Vec<u8>)> {
 /// lock (waiting up to `wait`), removed bytes go to a fsynced quarantine sidecar first, then
 /// the file is replaced atomically (temporary file, fsync, rename, directory fsync, the
 /// file's permissions kept). A file that is not a session is never touched.
-pub fn repair(path: &Path, opts: &CheckOptions, wait: Option<Duration>) -> Result<RepairOutcome, StoreError> {
+pub fn repair(
+    path: &Path,
+    opts: &CheckOptions,
+    wait: Option<Duration>,
+) -> Result<RepairOutcome, StoreError> {
     let _lock = WriterLock::acquire(path, wait)?;
     let bytes = std::fs::read(path).at(path)?;
     let before = check_bytes(path, bytes.clone(), opts);
     let doc = match SessionDoc::parse(Arc::new(bytes)) {
         Ok(d) => d,
-        Err(_) => return Ok(RepairOutcome { after: before.clone(), before, quarantine: None, rewritten: false }),
+        Err(_) => {
+            return Ok(RepairOutcome {
+                after: before.clone(),
+                before,
+                quarantine: None,
+                rewritten: false,
+            })
+        }
     };
     let Some((kept, removed)) = repaired_bytes(&doc) else {
-        return Ok(RepairOutcome { after: before.clone(), before, quarantine: None, rewritten: false });
+        return Ok(RepairOutcome {
+            after: before.clone(),
+            before,
+            quarantine: None,
+            rewritten: false,
+        });
     };
     // The repaired bytes must still be a session (they always are: only non-entry lines,
     // identical copies and line ends are removed, and the header is kept).
     if let Err(reason) = SessionDoc::parse(Arc::new(kept.clone())) {
-        return Err(StoreError::NotASession { path: path.to_path_buf(), reason });
+        return Err(StoreError::NotASession {
+            path: path.to_path_buf(),
+            reason,
+        });
     }
     let quarantine = if removed.is_empty() {
         None
@@ -546,7 +682,12 @@ pub fn repair(path: &Path, opts: &CheckOptions, wait: Option<Duration>) -> Resul
     }
     atomic_write(path, &[&kept]).at(path)?;
     let after = check_bytes(path, kept, opts);
-    Ok(RepairOutcome { before, after, quarantine, rewritten: true })
+    Ok(RepairOutcome {
+        before,
+        after,
+        quarantine,
+        rewritten: true,
+    })
 }
 
 #[cfg(test)]
@@ -569,7 +710,10 @@ mod tests {
             r#"{"type":"message","id":"d","parentId":"c","timestamp":"2025-01-01T00:00:04.000Z","message":{"role":"user","content":"x"}}"#,
             r#"{"type":"compaction","id":"e","parentId":"a","timestamp":"2025-01-01T00:00:05.000Z","summary":"s","firstKeptEntryId":"b","tokensBefore":1}"#,
         );
-        let kinds: Vec<&str> = check_doc(&doc(&text), None).iter().map(|f| f.kind).collect();
+        let kinds: Vec<&str> = check_doc(&doc(&text), None)
+            .iter()
+            .map(|f| f.kind)
+            .collect();
         assert!(kinds.contains(&"missing_parent"), "{kinds:?}");
         assert!(kinds.contains(&"cycle"), "{kinds:?}");
         assert!(kinds.contains(&"compaction_kept_off_path"), "{kinds:?}");
@@ -582,20 +726,31 @@ mod tests {
         let text = format!("\u{feff}{H}\nnot json\n{m}\n{m}\n{{\"type\":\"mess");
         let d = doc(&text);
         let (kept, removed) = repaired_bytes(&d).expect("something to repair");
-        assert_eq!(String::from_utf8(kept.clone()).expect("utf8"), format!("{H}\n{m}\n"));
+        assert_eq!(
+            String::from_utf8(kept.clone()).expect("utf8"),
+            format!("{H}\n{m}\n")
+        );
         assert_eq!(kept.len() + removed.len(), text.len());
         let again = doc(std::str::from_utf8(&kept).expect("utf8"));
         assert!(repaired_bytes(&again).is_none());
-        assert_eq!(check_doc(&again, None).iter().filter(|f| f.problem).count(), 0);
+        assert_eq!(
+            check_doc(&again, None).iter().filter(|f| f.problem).count(),
+            0
+        );
     }
 
     #[test]
     fn bad_title_slot_is_replaced() {
         let text = format!("{{\"type\":\"title\",\"v\":1,\"title\":\"T\",\"updatedAt\":\"2025-01-01T00:00:00.000Z\",\"pad\":\"\"}}\n{H}\n");
         let d = doc(&text);
-        assert!(check_doc(&d, None).iter().any(|f| f.kind == "title_slot_size"));
+        assert!(check_doc(&d, None)
+            .iter()
+            .any(|f| f.kind == "title_slot_size"));
         let (kept, removed) = repaired_bytes(&d).expect("repair");
-        assert_eq!(&kept[SESSION_TITLE_SLOT_BYTES..], format!("{H}\n").as_bytes());
+        assert_eq!(
+            &kept[SESSION_TITLE_SLOT_BYTES..],
+            format!("{H}\n").as_bytes()
+        );
         assert!(removed.starts_with(b"{\"type\":\"title\""));
         let fixed = doc(std::str::from_utf8(&kept).expect("utf8"));
         assert_eq!(fixed.session_name().as_deref(), Some("T"));

@@ -22,11 +22,19 @@ pub fn has_fixed_slot(head: &[u8]) -> bool {
 /// ending in a newline). The file is checked first: if line 1 is no longer a fixed-size slot,
 /// nothing is written and `Ok(false)` is returned (the caller falls back to
 /// [`rewrite_with_slot`]). The caller holds the writer lock.
-pub fn write_slot_in_place(path: &Path, slot: &[u8], durability: Durability) -> Result<bool, StoreError> {
+pub fn write_slot_in_place(
+    path: &Path,
+    slot: &[u8],
+    durability: Durability,
+) -> Result<bool, StoreError> {
     if slot.len() != SESSION_TITLE_SLOT_BYTES || slot.last() != Some(&b'\n') {
         return Ok(false);
     }
-    let mut f = OpenOptions::new().read(true).write(true).open(path).at(path)?;
+    let mut f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .at(path)?;
     let mut head = vec![0u8; SESSION_TITLE_SLOT_BYTES];
     let mut got = 0;
     while got < head.len() {
@@ -50,13 +58,22 @@ pub fn write_slot_in_place(path: &Path, slot: &[u8], durability: Durability) -> 
 /// is dropped (omp could not read a slot behind it), every other byte is kept.
 pub fn rewrite_with_slot(path: &Path, slot: &[u8]) -> Result<(), StoreError> {
     let bytes = std::fs::read(path).at(path)?;
-    let body = bytes.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(&bytes);
-    let first_end = body.iter().position(|&b| b == b'\n').map_or(body.len(), |i| i + 1);
+    let body = bytes
+        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
+        .unwrap_or(&bytes);
+    let first_end = body
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(body.len(), |i| i + 1);
     let first = &body[..first_end];
     let is_title_line = arbor_core::entry::parse_fields(first.strip_suffix(b"\n").unwrap_or(first))
         .ok()
         .and_then(|f| f.str(first, "type").map(|t| t == "title"))
         .unwrap_or(false);
-    let rest = if is_title_line { &body[first_end..] } else { body };
+    let rest = if is_title_line {
+        &body[first_end..]
+    } else {
+        body
+    };
     atomic_write(path, &[slot, rest]).at(path)
 }

@@ -1,4 +1,5 @@
 //! Command implementations.
+mod check;
 mod read;
 mod write;
 
@@ -10,14 +11,17 @@ use std::process::ExitCode;
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let agent = cli.agent_dir.as_deref();
     match cli.command {
-        Command::Context { session, leaf, llm } => read::context(&session, leaf.as_deref(), llm, agent),
+        Command::Context { session, leaf, llm, lenient } => read::context(&session, leaf.as_deref(), llm, lenient, agent),
         Command::Tree { session, json } => read::tree(&session, json, agent),
-        Command::Show { session, leaf } => read::show(&session, leaf.as_deref(), agent),
+        Command::Show { session, leaf, lenient } => read::show(&session, leaf.as_deref(), lenient, agent),
         Command::Ls { dir, json, all_text } => read::ls(dir.as_deref(), json, all_text, agent),
         Command::New { dir, cwd, omp, write } => write::new(dir.as_deref(), cwd, omp, &write, agent),
         Command::Append { session, parent, root, body, write } => {
             write::append(&session, parent.as_deref(), root, &body, &write, agent)
         }
         Command::Migrate { sessions, dry_run, write } => write::migrate(&sessions, dry_run, &write, agent),
+        Command::Name { session, name, write } => write::name(&session, &name, &write, agent),
+        Command::Check { sessions, repair, json, no_blobs, wait } => check::check(&sessions, repair, json, no_blobs, wait, agent),
+        Command::Gc { blobs: _, yes, min_age, sessions_dir, json } => check::gc(yes, min_age, &sessions_dir, json, agent),
     }
 }

@@ -29,6 +29,21 @@ fn warn_report(path: &Path, doc: &SessionDoc) {
     }
 }
 
+/// Loads a session for reading its conversation: blob references are replaced by the blobs'
+/// contents as omp does on load (missing or corrupt blobs are an error unless `lenient`).
+fn load_resolved(session: &str, lenient: bool, agent: Option<&Path>) -> Result<(std::path::PathBuf, SessionDoc)> {
+    let (path, mut doc) = load(session, agent)?;
+    let store = arbor_store::blobs::BlobStore::new(arbor_store::blobs::blob_dir_for_session(&path, agent));
+    let issues = arbor_store::blobs::resolve_doc_blobs(&mut doc, &store, lenient).with_context(|| format!("{}", path.display()))?;
+    for i in issues.iter().take(10) {
+        eprintln!("arbor: warning: {}:{}: blob reference left in place: {}", path.display(), i.line_no, i.error);
+    }
+    if issues.len() > 10 {
+        eprintln!("arbor: warning: {}: {} more blob references left in place", path.display(), issues.len() - 10);
+    }
+    Ok((path, doc))
+}
+
 fn leaf_sel(leaf: Option<&str>) -> LeafSel<'_> {
     match leaf {
         Some(id) => LeafSel::Id(id),
@@ -43,8 +58,8 @@ fn stdout_all(bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-pub fn context(session: &str, leaf: Option<&str>, llm: bool, agent: Option<&Path>) -> Result<ExitCode> {
-    let (path, doc) = load(session, agent)?;
+pub fn context(session: &str, leaf: Option<&str>, llm: bool, lenient: bool, agent: Option<&Path>) -> Result<ExitCode> {
+    let (path, doc) = load_resolved(session, lenient, agent)?;
     if let Some(id) = leaf {
         if doc.index.get(id).is_none() {
             anyhow::bail!("{}: no entry with id {id}", path.display());
@@ -88,8 +103,8 @@ pub fn tree(session: &str, json: bool, agent: Option<&Path>) -> Result<ExitCode>
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn show(session: &str, leaf: Option<&str>, agent: Option<&Path>) -> Result<ExitCode> {
-    let (path, doc) = load(session, agent)?;
+pub fn show(session: &str, leaf: Option<&str>, lenient: bool, agent: Option<&Path>) -> Result<ExitCode> {
+    let (path, doc) = load_resolved(session, lenient, agent)?;
     if let Some(id) = leaf {
         if doc.index.get(id).is_none() {
             anyhow::bail!("{}: no entry with id {id}", path.display());

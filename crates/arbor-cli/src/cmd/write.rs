@@ -69,7 +69,8 @@ pub fn append(session: &str, parent: Option<&str>, root: bool, body: &str, w: &W
     if !path.exists() {
         bail!("{}: no such session file (create one with `arbor new`)", path.display());
     }
-    let mut sm = SessionManager::open(&path, options(w))?;
+    let blob_dir = agent.map(|a| a.join("blobs"));
+    let mut sm = SessionManager::open(&path, ManagerOptions { blob_dir, ..options(w) })?;
     report_notes(&path, &sm);
     if root {
         sm.reset_leaf();
@@ -123,4 +124,17 @@ pub fn migrate(sessions: &[String], dry_run: bool, w: &WriteOpts, agent: Option<
         }
     }
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+pub fn name(session: &str, name: &str, w: &WriteOpts, agent: Option<&Path>) -> Result<ExitCode> {
+    let path = resolve_session(session, agent)?;
+    if !path.exists() {
+        bail!("{}: no such session file", path.display());
+    }
+    let mut sm = SessionManager::open(&path, options(w))?;
+    report_notes(&path, &sm);
+    let id = sm.set_session_name(name).with_context(|| format!("{}", path.display()))?;
+    sm.close()?;
+    println!("{id}");
+    Ok(ExitCode::SUCCESS)
 }
