@@ -1,0 +1,114 @@
+//! A full disk: the append fails loudly, the file is cut back to exactly what it was, the tree
+//! does not advance, the failure is latched until the session is reopened, and after space is
+//! freed a reopened session appends normally.
+//!
+//! The disk is a 256 KiB tmpfs mounted by the test where it may (root, mount allowed); else
+//! the per-process file size limit (`RLIMIT_FSIZE`, failing writes with EFBIG) stands in for
+//! it. This file holds a single test because the fallback limit applies to the whole process.
+use arbor_store::{ManagerOptions, NewEntry, SessionManager, StoreError};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Mount(PathBuf);
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+fn try_tmpfs(dir: &Path) -> Option<Mount> {
+    if std::env::var_os("ARBOR_TEST_NO_TMPFS").is_some() {
+        return None;
+    }
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs"])
+        .arg(dir)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    ok.then(|| Mount(dir.to_path_buf()))
+}
+
+/// Fills the filesystem of `dir` with `filler` until a write fails.
+fn fill(filler: &Path) {
+    let mut f = std::fs::File::create(filler).expect("filler");
+    let chunk = vec![b'z'; 4096];
+    while f.write_all(&chunk).is_ok() {}
+    let _ = f.write_all(b"z");
+    let _ = f.sync_all();
+}
+
+fn msg(text: &str) -> NewEntry {
+    NewEntry::Message(format!(r#"{{"role":"user","content":"{text}","timestamp":1}}"#).into_bytes())
+}
+
+fn set_fsize_limit(bytes: u64) {
+    // SAFETY: plain libc calls on this process; the limit is raised again below.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+        let lim = libc::rlimit { rlim_cur: bytes as libc::rlim_t, rlim_max: libc::RLIM_INFINITY };
+        assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &lim), 0);
+    }
+}
+
+#[test]
+fn full_disk_append_fails_loudly_and_changes_nothing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mnt = tmp.path().join("disk");
+    std::fs::create_dir(&mnt).expect("mkdir");
+    let mount = try_tmpfs(&mnt);
+    eprintln!("ENOSPC test on {}", if mount.is_some() { "a 256 KiB tmpfs" } else { "RLIMIT_FSIZE (tmpfs mount not allowed here)" });
+    let dir = mnt.join("sessions");
+    let mut sm = SessionManager::create("/w", Some(&dir), ManagerOptions::default()).expect("create");
+    let path = sm.session_file().expect("path").to_path_buf();
+    let first = sm.append(&msg("one")).expect("append");
+    let second = sm.append(&msg("two")).expect("append");
+    sm.flush().expect("flush");
+    let before = std::fs::read(&path).expect("read");
+
+    let filler = mnt.join("filler");
+    if mount.is_some() {
+        fill(&filler);
+    } else {
+        set_fsize_limit(before.len() as u64 + 1000);
+    }
+    // 40 KB: more than any slack left in the file's last page.
+    let big = "x".repeat(40_000);
+    let err = sm.append(&msg(&big)).expect_err("the disk is full");
+    let code = match &err {
+        StoreError::Io { source, .. } => source.raw_os_error(),
+        other => panic!("expected an I/O error, got {other}"),
+    };
+    assert!(code == Some(libc::ENOSPC) || code == Some(libc::EFBIG), "{err}");
+    assert!(err.to_string().contains(&path.display().to_string()), "the error names the file: {err}");
+    assert_eq!(std::fs::read(&path).expect("read"), before, "cut back to the exact previous bytes");
+    assert_eq!(sm.leaf_id(), Some(second.as_str()), "the tree did not advance");
+    assert_eq!(sm.entries().len(), 2);
+
+    // Latched: every later write reports the first failure, even a small one, even after
+    // space comes back.
+    match sm.append(&msg("small")) {
+        Err(StoreError::Latched { reason, .. }) => assert!(!reason.is_empty()),
+        other => panic!("expected the latched error, got {other:?}"),
+    }
+    if mount.is_some() {
+        std::fs::remove_file(&filler).expect("free space");
+    } else {
+        set_fsize_limit(u64::MAX);
+    }
+    assert!(matches!(sm.append(&msg("still latched")), Err(StoreError::Latched { .. })));
+    assert_eq!(std::fs::read(&path).expect("read"), before);
+    drop(sm);
+
+    // Reopened: appends work and hang from the last entry that reached the disk.
+    let mut sm = SessionManager::open(&path, ManagerOptions::default()).expect("reopen");
+    assert_eq!(sm.leaf_id(), Some(second.as_str()));
+    let third = sm.append(&msg(&big)).expect("append after space was freed");
+    sm.close().expect("close");
+    let doc = arbor_store::load_doc(&path).expect("load");
+    assert!(doc.report.is_clean(), "{:?}", doc.report);
+    let ids: Vec<&str> = doc.entries.iter().filter_map(|e| e.id.as_deref()).collect();
+    assert_eq!(ids, vec![first.as_str(), &second, &third]);
+    assert_eq!(doc.entries[2].parent_id.as_deref(), Some(second.as_str()));
+}
