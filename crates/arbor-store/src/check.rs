@@ -12,9 +12,12 @@
 //! removed byte goes first to a quarantine sidecar `<session>.quarantine-<time>` (fsynced), then
 //! the session is replaced atomically. Repaired: the BOM, malformed lines, the torn tail,
 //! byte-identical duplicate entries, the missing final newline, an invalid or wrongly sized
-//! title slot (replaced by a valid 256-byte slot carrying the same title). Tree damage
-//! (missing parents, cycles, conflicting duplicates, compactions off path) and blob damage
-//! are reported and left as they are: fixing them needs a decision only a person can make.
+//! title slot (replaced by a valid 256-byte slot carrying the same title), and `parentId`
+//! cycles (pi hangs on them): the one link of a cycle that points forward in the file, which
+//! no append can have written, is cut (`parentId: null`; the original line is quarantined).
+//! Other tree damage (missing parents, conflicting duplicates, compactions off path) and
+//! blob damage are reported and left as they are: fixing them needs a decision only a person
+//! can make.
 use crate::blobs::{blob_dir_for_session, BlobError, BlobStore};
 use crate::error::{IoContext, StoreError};
 use crate::file::{atomic_write, write_new};
@@ -401,7 +404,8 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
     f
 }
 
-fn cycles(doc: &SessionDoc) -> Vec<Finding> {
+/// The `parentId` cycles of `doc`, each as its member entry indices in walk order.
+pub fn find_cycles(doc: &SessionDoc) -> Vec<Vec<usize>> {
     let mut out = Vec::new();
     let mut done: HashSet<usize> = HashSet::new();
     for start in 0..doc.entries.len() {
@@ -416,19 +420,7 @@ fn cycles(doc: &SessionDoc) -> Vec<Finding> {
                 break;
             }
             if let Some(&p) = pos.get(&i) {
-                let members: Vec<usize> = order[p..].to_vec();
-                let ids: Vec<&str> = members
-                    .iter()
-                    .map(|&m| doc.entries[m].id.as_deref().unwrap_or("?"))
-                    .collect();
-                let first = members.iter().copied().min().unwrap_or(i);
-                out.push(Finding::problem(
-                    "cycle",
-                    Some(doc.entries[first].line_no),
-                    doc.entries[first].id.as_deref(),
-                    format!("parentId cycle through {} (these entries and their descendants are unreachable)", ids.join(" → ")),
-                    false,
-                ));
+                out.push(order[p..].to_vec());
                 break;
             }
             pos.insert(i, order.len());
@@ -441,6 +433,54 @@ fn cycles(doc: &SessionDoc) -> Vec<Finding> {
             };
         }
         done.extend(order);
+    }
+    out
+}
+
+/// The cycle member whose `parentId` is cut by a repair: the first (in file order) whose parent
+/// does not come before it in the file. Appends only ever name earlier entries as parents, so
+/// that is the link that cannot be genuine.
+fn cycle_cut(doc: &SessionDoc, members: &[usize]) -> Option<usize> {
+    let mut sorted = members.to_vec();
+    sorted.sort_unstable();
+    sorted.into_iter().find(|&m| {
+        let p = doc.entries[m]
+            .parent_id
+            .as_deref()
+            .and_then(|p| doc.index.get(p));
+        p.is_some_and(|p| p >= m)
+            && matches!(doc.entries[m].line, arbor_core::entry::LineRef::Base { .. })
+            && doc.entries[m].line_no > 0
+    })
+}
+
+fn cycles(doc: &SessionDoc) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for members in find_cycles(doc) {
+        let ids: Vec<&str> = members
+            .iter()
+            .map(|&m| doc.entries[m].id.as_deref().unwrap_or("?"))
+            .collect();
+        let first = members.iter().copied().min().unwrap_or(0);
+        let cut = cycle_cut(doc, &members);
+        let at = cut.unwrap_or(first);
+        out.push(Finding::problem(
+            "cycle",
+            Some(doc.entries[at].line_no),
+            doc.entries[at].id.as_deref(),
+            format!(
+                "parentId cycle through {} (pi hangs building the context of these entries){}",
+                ids.join(" → "),
+                match cut {
+                    Some(c) => format!(
+                        "; a repair makes {} a root (parentId null)",
+                        doc.entries[c].id.as_deref().unwrap_or("?")
+                    ),
+                    None => String::new(),
+                }
+            ),
+            cut.is_some(),
+        ));
     }
     out
 }
@@ -592,8 +632,25 @@ pub fn repaired_bytes(doc: &SessionDoc) -> Option<(Vec<u8>, Vec<u8>)> {
             }
         }
     }
+    // parentId cycles: the impossible link is cut (the original line goes to quarantine).
+    let mut replace: HashMap<usize, Vec<u8>> = HashMap::new();
+    for members in find_cycles(doc) {
+        let Some(c) = cycle_cut(doc, &members) else {
+            continue;
+        };
+        let e = &doc.entries[c];
+        let line = doc.entry_line(c);
+        if let Some(range) = e.fields.range(line, "parentId") {
+            let mut new = Vec::with_capacity(line.len());
+            new.extend_from_slice(&line[..range.start]);
+            new.extend_from_slice(b"null");
+            new.extend_from_slice(&line[range.end..]);
+            replace.insert(e.line_no, new);
+        }
+    }
     let torn = r.torn_tail.as_ref();
     if drop_lines.is_empty()
+        && replace.is_empty()
         && torn.is_none()
         && !r.bom
         && !r.missing_final_newline
@@ -614,6 +671,17 @@ pub fn repaired_bytes(doc: &SessionDoc) -> Option<(Vec<u8>, Vec<u8>)> {
     for (n, (s, e)) in lines(&data[..end], start).into_iter().enumerate() {
         if drop_lines.contains(&(n + 1)) {
             removed.extend_from_slice(&data[s..e]);
+        } else if let Some(new) = replace.get(&(n + 1)) {
+            removed.extend_from_slice(&data[s..e]);
+            let content_end = if data[..e].ends_with(b"\r\n") {
+                e - 2
+            } else if data[..e].ends_with(b"\n") {
+                e - 1
+            } else {
+                e
+            };
+            kept.extend_from_slice(new);
+            kept.extend_from_slice(&data[content_end..e]);
         } else {
             kept.extend_from_slice(&data[s..e]);
         }
