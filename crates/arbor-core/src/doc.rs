@@ -168,6 +168,130 @@ fn is_blank(line: &[u8]) -> bool {
     }
 }
 
+/// Inputs at least this large are parsed on two threads (when two cores are available).
+pub const PARALLEL_MIN_BYTES: usize = 4 << 20;
+
+/// What scanning a run of lines found; line numbers are relative to the run (first line: 1).
+#[derive(Default)]
+struct Lines {
+    records: Vec<(usize, Entry)>,
+    title_slot: Option<TitleSlot>,
+    crlf: usize,
+    blank: Vec<usize>,
+    malformed: Vec<BadLine>,
+    torn_tail: Option<BadLine>,
+    missing_final_newline: bool,
+    complete_len: Option<usize>,
+    any_nonblank: bool,
+    lines: usize,
+}
+
+impl Lines {
+    /// Appends `later`, the lines that follow `self`'s, renumbering them.
+    fn append(&mut self, later: Lines) {
+        let off = self.lines;
+        self.records.extend(later.records.into_iter().map(|(n, mut e)| {
+            e.line_no += off;
+            (n + off, e)
+        }));
+        self.crlf += later.crlf;
+        self.blank.extend(later.blank.into_iter().map(|n| n + off));
+        self.malformed.extend(later.malformed.into_iter().map(|mut b| {
+            b.line_no += off;
+            b
+        }));
+        if let Some(mut t) = later.torn_tail {
+            t.line_no += off;
+            self.torn_tail = Some(t);
+        }
+        self.missing_final_newline |= later.missing_final_newline;
+        if later.complete_len.is_some() {
+            self.complete_len = later.complete_len;
+        }
+        self.any_nonblank |= later.any_nonblank;
+        self.lines += later.lines;
+    }
+}
+
+/// Scans the lines of `data[from..]`, splitting the work in two halves at a line boundary
+/// for large inputs: envelope parsing is independent per line, and on two cores this halves
+/// the dominant cost of a load.
+fn scan_lines_parallel(data: &[u8], from: usize) -> Lines {
+    let len = data.len().saturating_sub(from);
+    let two_cores = len >= PARALLEL_MIN_BYTES && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let split = if two_cores {
+        memchr::memchr(b'\n', data.get(from + len / 2..).unwrap_or_default()).map(|i| from + len / 2 + i + 1)
+    } else {
+        None
+    };
+    let Some(split) = split.filter(|&s| s < data.len()) else {
+        return scan_lines(data, from, data.len(), true);
+    };
+    let (mut first, second) = std::thread::scope(|scope| {
+        let later = scope.spawn(|| scan_lines(data, split, data.len(), false));
+        let first = scan_lines(data, from, split, true);
+        // A panic in the worker is a bug; scan the second half here rather than lose it.
+        let second = later.join().unwrap_or_else(|_| scan_lines(data, split, data.len(), false));
+        (first, second)
+    });
+    first.append(second);
+    first
+}
+
+/// Scans the lines of `data[from..to]` (`to` is the input's end or just past a newline).
+/// `at_start`: the run begins the file, so its first line may be omp's title slot.
+fn scan_lines(data: &[u8], from: usize, to: usize, at_start: bool) -> Lines {
+    let mut out = Lines::default();
+    let data_to = data.get(..to).unwrap_or(data);
+    let mut line_no = 0;
+    for (start, end, next) in physical_lines(data_to, from) {
+        line_no += 1;
+        let has_newline = next > end;
+        let mut content_end = end;
+        if has_newline && content_end > start && data[content_end - 1] == b'\r' {
+            content_end -= 1;
+            out.crlf += 1;
+        }
+        let line = &data[start..content_end];
+        if is_blank(line) {
+            if !line.is_empty() || has_newline {
+                out.blank.push(line_no);
+            }
+            continue;
+        }
+        out.any_nonblank = true;
+        let lref = LineRef::Base { start, end: content_end };
+        match parse_fields(line) {
+            Ok(fields) => {
+                if !has_newline {
+                    out.missing_final_newline = true;
+                }
+                if at_start && line_no == 1 && out.title_slot.is_none() && fields.str(line, "type").as_deref() == Some("title") {
+                    out.title_slot = Some(TitleSlot { fields, line: lref, physical_len: next - start });
+                    continue;
+                }
+                out.records.push((line_no, Entry::from_fields(line, fields, lref, line_no)));
+            }
+            Err(e) => {
+                let bad = BadLine {
+                    line_no,
+                    offset: start,
+                    len: content_end - start,
+                    error: e.to_string(),
+                };
+                if !has_newline && matches!(e, LineError::Json(_)) {
+                    out.complete_len = Some(start);
+                    out.torn_tail = Some(bad);
+                } else {
+                    out.malformed.push(bad);
+                }
+            }
+        }
+    }
+    out.lines = line_no;
+    out
+}
+
 impl SessionDoc {
     /// Reads a session from its bytes. Returns [`NotASession`] when there is no header.
     pub fn parse(bytes: SharedBytes) -> Result<SessionDoc, NotASession> {
@@ -178,55 +302,15 @@ impl SessionDoc {
             report.bom = true;
             pos = 3;
         }
-        let mut title_slot = None;
-        let mut records: Vec<(usize, Entry)> = Vec::new(); // (line_no, envelope) of every object line
-        let mut complete_len = data.len();
-        let mut any_nonblank = false;
-        let mut line_no = 0;
-        for (start, end, next) in physical_lines(data, pos) {
-            line_no += 1;
-            let has_newline = next > end;
-            let mut content_end = end;
-            if has_newline && content_end > start && data[content_end - 1] == b'\r' {
-                content_end -= 1;
-                report.crlf_lines += 1;
-            }
-            let line = &data[start..content_end];
-            if is_blank(line) {
-                if !line.is_empty() || has_newline {
-                    report.blank_lines.push(line_no);
-                }
-                continue;
-            }
-            any_nonblank = true;
-            let lref = LineRef::Base { start, end: content_end };
-            match parse_fields(line) {
-                Ok(fields) => {
-                    if !has_newline {
-                        report.missing_final_newline = true;
-                    }
-                    if line_no == 1 && title_slot.is_none() && fields.str(line, "type").as_deref() == Some("title") {
-                        title_slot = Some(TitleSlot { fields, line: lref, physical_len: next - start });
-                        continue;
-                    }
-                    records.push((line_no, Entry::from_fields(line, fields, lref, line_no)));
-                }
-                Err(e) => {
-                    let bad = BadLine {
-                        line_no,
-                        offset: start,
-                        len: content_end - start,
-                        error: e.to_string(),
-                    };
-                    if !has_newline && matches!(e, LineError::Json(_)) {
-                        complete_len = start;
-                        report.torn_tail = Some(bad);
-                    } else {
-                        report.malformed.push(bad);
-                    }
-                }
-            }
-        }
+        let Lines { records, title_slot, crlf, blank, malformed, torn_tail, missing_final_newline, complete_len, any_nonblank, .. } =
+            scan_lines_parallel(data, pos);
+        report.crlf_lines = crlf;
+        report.blank_lines = blank;
+        report.malformed = malformed;
+        report.torn_tail = torn_tail;
+        report.missing_final_newline = missing_final_newline;
+        let complete_len = complete_len.unwrap_or(data.len());
+        let mut records = records;
         if !any_nonblank {
             return Err(NotASession::Empty);
         }

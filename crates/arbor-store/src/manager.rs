@@ -10,6 +10,7 @@ use crate::error::{IoContext, StoreError};
 use crate::file::{atomic_write, create_dir_private, write_new, AppendFile, Durability};
 use crate::ids::{new_entry_id, new_session_id, now_iso};
 use crate::lock::WriterLock;
+use crate::map::FileBytes;
 use crate::paths;
 use arbor_core::context::{build_session_context, LeafSel, SessionContext};
 use arbor_core::doc::{Dialect, SessionDoc};
@@ -74,7 +75,24 @@ pub struct SessionManager {
 }
 
 /// Reads a session file without writing anything (the migrated view is computed in memory).
+///
+/// Large files are memory-mapped ([`crate::map::FileBytes`]): when another process cuts the
+/// file short while it is being read, the load is retried, the last time from a copy.
 pub fn load_doc(path: &Path) -> Result<SessionDoc, StoreError> {
+    for attempt in 0..3 {
+        let bytes = if attempt < 2 { FileBytes::open(path) } else { FileBytes::read(path) };
+        let bytes = Arc::new(bytes.at(path)?);
+        let doc = SessionDoc::parse(bytes.clone()).map_err(|reason| StoreError::NotASession { path: path.to_path_buf(), reason });
+        if bytes.is_intact() {
+            return doc;
+        }
+    }
+    load_doc_copy(path)
+}
+
+/// Reads a session file into memory (never mapped), for a [`SessionManager`] that keeps the
+/// document for a long time: a map would show zeros if another process truncated the file.
+pub fn load_doc_copy(path: &Path) -> Result<SessionDoc, StoreError> {
     let bytes = std::fs::read(path).at(path)?;
     SessionDoc::parse(Arc::new(bytes)).map_err(|reason| StoreError::NotASession { path: path.to_path_buf(), reason })
 }
@@ -212,7 +230,7 @@ impl SessionManager {
             }
             return Ok(sm);
         }
-        let mut doc = load_doc(path)?;
+        let mut doc = load_doc_copy(path)?;
         let mut notes = Vec::new();
         if !opts.read_only {
             if let Some(torn) = doc.report.torn_tail.clone() {
@@ -226,7 +244,7 @@ impl SessionManager {
                 notes.push(OpenNote::Migrated { from_version });
             }
             if !notes.is_empty() {
-                doc = load_doc(path)?;
+                doc = load_doc_copy(path)?;
             }
         }
         let cwd = doc.header_str("cwd").unwrap_or_else(process_cwd);
@@ -657,7 +675,7 @@ impl SessionManager {
                 crate::title::rewrite_with_slot(&path, &slot)?;
                 let leaf = self.leaf_id().map(str::to_string);
                 self.file = None;
-                self.doc = load_doc(&path)?;
+                self.doc = load_doc_copy(&path)?;
                 self.on_disk = self.doc.entries.len();
                 self.needs_newline = self.doc.report.missing_final_newline;
                 if let Some(l) = leaf.and_then(|l| self.doc.index.get(&l)) {

@@ -1,0 +1,296 @@
+//! Reading a session file's bytes: a read-only memory map for large files, guarded against
+//! the file being cut short under the map.
+//!
+//! Copying a 100 MB file into a fresh buffer costs 55-75 ms on the benchmark machine (page
+//! faults, zeroing and the copy); mapping it costs 3 ms. A map has one danger: when another
+//! process truncates the file (pi rewrites a session with `writeFileSync`, which truncates
+//! first), touching a mapped page past the new end raises `SIGBUS`, which would kill the
+//! process. [`FileBytes`] registers every map in a small table, and a `SIGBUS` handler that
+//! finds the faulting address in a registered map replaces the rest of that map with zero
+//! pages and marks it: the reader sees NUL bytes instead of crashing, and
+//! [`FileBytes::is_intact`] tells it to read the file again. A `SIGBUS` anywhere else goes to
+//! the handler that was installed before (Rust's own, or the default: the process ends).
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+/// Files smaller than this are read into memory: a map costs more than it saves for them.
+pub const MAP_THRESHOLD: u64 = 1 << 20;
+
+/// The bytes of a file: owned, or a guarded read-only map.
+pub struct FileBytes {
+    inner: Inner,
+}
+
+enum Inner {
+    Owned(Vec<u8>),
+    Mapped { map: memmap2::Mmap, slot: usize },
+}
+
+impl std::fmt::Debug for FileBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self.inner {
+            Inner::Owned(_) => "owned",
+            Inner::Mapped { .. } => "mapped",
+        };
+        f.debug_struct("FileBytes")
+            .field("kind", &kind)
+            .field("len", &self.as_ref().len())
+            .finish()
+    }
+}
+
+impl AsRef<[u8]> for FileBytes {
+    fn as_ref(&self) -> &[u8] {
+        match &self.inner {
+            Inner::Owned(v) => v,
+            Inner::Mapped { map, .. } => map,
+        }
+    }
+}
+
+impl FileBytes {
+    /// Reads `path`: files of at least [`MAP_THRESHOLD`] bytes are mapped (pages populated up
+    /// front), smaller ones read. Falls back to reading when a map cannot be made or guarded.
+    pub fn open(path: &Path) -> io::Result<FileBytes> {
+        let mut file = File::open(path)?;
+        let len = file.metadata()?.len();
+        if len >= MAP_THRESHOLD && usize::try_from(len).is_ok() {
+            if let Some(fb) = Self::try_map(&file) {
+                return Ok(fb);
+            }
+        }
+        let mut v = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        file.read_to_end(&mut v)?;
+        Ok(FileBytes {
+            inner: Inner::Owned(v),
+        })
+    }
+
+    /// Reads `path` into memory, never mapping it.
+    pub fn read(path: &Path) -> io::Result<FileBytes> {
+        Ok(FileBytes {
+            inner: Inner::Owned(std::fs::read(path)?),
+        })
+    }
+
+    fn try_map(file: &File) -> Option<FileBytes> {
+        if !install_handler() {
+            return None;
+        }
+        let slot = claim_slot()?;
+        // SAFETY: the map is read-only and private; the one way its contents can fail under us
+        // (the file truncated by another process) is turned from SIGBUS into zero pages by the
+        // handler, for as long as the map is registered in `slot`.
+        let map = match unsafe { memmap2::MmapOptions::new().populate().map(file) } {
+            Ok(m) => m,
+            Err(_) => {
+                release_slot(slot);
+                return None;
+            }
+        };
+        register(slot, map.as_ptr() as usize, map.len());
+        Some(FileBytes {
+            inner: Inner::Mapped { map, slot },
+        })
+    }
+
+    /// Whether the bytes are what the file held: `false` when the file was cut short while
+    /// mapped and the missing part reads as zeros (read the file again).
+    pub fn is_intact(&self) -> bool {
+        match &self.inner {
+            Inner::Owned(_) => true,
+            Inner::Mapped { slot, .. } => !SLOT_HIT[*slot].load(Ordering::Acquire),
+        }
+    }
+
+    /// Whether the bytes are a memory map.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.inner, Inner::Mapped { .. })
+    }
+}
+
+impl Drop for FileBytes {
+    fn drop(&mut self) {
+        if let Inner::Mapped { slot, .. } = self.inner {
+            // Unregister before the map (dropped right after this) is unmapped.
+            release_slot(slot);
+        }
+    }
+}
+
+// ----- the guard table and the SIGBUS handler ------------------------------------------
+
+const SLOTS: usize = 64;
+static SLOT_USED: [AtomicBool; SLOTS] = [const { AtomicBool::new(false) }; SLOTS];
+static SLOT_START: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+static SLOT_LEN: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+static SLOT_HIT: [AtomicBool; SLOTS] = [const { AtomicBool::new(false) }; SLOTS];
+static PAGE: AtomicUsize = AtomicUsize::new(4096);
+
+struct PrevAction(libc::sigaction);
+// SAFETY: a plain C struct of integers (handler address, flags, mask), only read after it is set.
+unsafe impl Sync for PrevAction {}
+unsafe impl Send for PrevAction {}
+static PREV: OnceLock<Option<PrevAction>> = OnceLock::new();
+
+fn claim_slot() -> Option<usize> {
+    (0..SLOTS).find(|&i| {
+        SLOT_USED[i]
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    })
+}
+
+fn register(slot: usize, start: usize, len: usize) {
+    SLOT_HIT[slot].store(false, Ordering::Release);
+    SLOT_START[slot].store(start, Ordering::Release);
+    SLOT_LEN[slot].store(len, Ordering::Release);
+}
+
+fn release_slot(slot: usize) {
+    SLOT_LEN[slot].store(0, Ordering::Release);
+    SLOT_START[slot].store(0, Ordering::Release);
+    SLOT_USED[slot].store(false, Ordering::Release);
+}
+
+/// Installs the SIGBUS handler once; `false` if it could not be installed.
+fn install_handler() -> bool {
+    PREV.get_or_init(|| {
+        // SAFETY: plain libc calls with valid pointers; the handler only uses atomics and
+        // async-signal-safe system calls (mmap, sigaction).
+        unsafe {
+            let ps = libc::sysconf(libc::_SC_PAGESIZE);
+            if ps > 0 {
+                PAGE.store(ps as usize, Ordering::Relaxed);
+            }
+            let mut new: libc::sigaction = std::mem::zeroed();
+            let handler: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                on_sigbus;
+            new.sa_sigaction = handler as usize;
+            new.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+            libc::sigemptyset(&mut new.sa_mask);
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(libc::SIGBUS, &new, &mut old) != 0 {
+                return None;
+            }
+            Some(PrevAction(old))
+        }
+    })
+    .is_some()
+}
+
+extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    // SAFETY: `info` is the kernel's siginfo for this signal.
+    let addr = if info.is_null() {
+        0
+    } else {
+        unsafe { (*info).si_addr() as usize }
+    };
+    let page = PAGE.load(Ordering::Relaxed).max(1);
+    for i in 0..SLOTS {
+        let len = SLOT_LEN[i].load(Ordering::Acquire);
+        if len == 0 {
+            continue;
+        }
+        let start = SLOT_START[i].load(Ordering::Acquire);
+        if addr >= start && addr < start + len {
+            let from = addr & !(page - 1);
+            let end = (start + len).div_ceil(page) * page;
+            // SAFETY: replaces pages of our own read-only map (registered in slot i) with
+            // anonymous zero pages; the map is unmapped as a whole when it is dropped.
+            let r = unsafe {
+                libc::mmap(
+                    from as *mut libc::c_void,
+                    end - from,
+                    libc::PROT_READ,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+                    -1,
+                    0,
+                )
+            };
+            if r != libc::MAP_FAILED {
+                SLOT_HIT[i].store(true, Ordering::Release);
+                return;
+            }
+        }
+    }
+    // Not one of our maps: hand the signal to the previous handler.
+    match PREV.get() {
+        Some(Some(PrevAction(prev))) => {
+            let h = prev.sa_sigaction;
+            if h == libc::SIG_DFL || h == libc::SIG_IGN {
+                // Restore and return: the fault repeats and the default action ends the process.
+                // SAFETY: restoring a disposition the kernel gave us.
+                unsafe { libc::sigaction(sig, prev, std::ptr::null_mut()) };
+            } else if prev.sa_flags & libc::SA_SIGINFO != 0 {
+                // SAFETY: the previous handler was installed with SA_SIGINFO and this signature.
+                let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                    unsafe { std::mem::transmute(h) };
+                f(sig, info, ctx);
+            } else {
+                // SAFETY: a classic one-argument handler.
+                let f: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(h) };
+                f(sig);
+            }
+        }
+        _ => {
+            // SAFETY: resetting to the default disposition.
+            unsafe { libc::signal(sig, libc::SIG_DFL) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn small_files_are_read_large_files_mapped() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let small = dir.path().join("small.jsonl");
+        std::fs::write(&small, b"{\"type\":\"session\"}\n").expect("write");
+        let fb = FileBytes::open(&small).expect("open");
+        assert!(!fb.is_mapped());
+        assert_eq!(fb.as_ref(), b"{\"type\":\"session\"}\n");
+        let big = dir.path().join("big.jsonl");
+        let content = vec![b'x'; (MAP_THRESHOLD as usize) + 10];
+        std::fs::write(&big, &content).expect("write");
+        let fb = FileBytes::open(&big).expect("open");
+        assert!(fb.is_mapped());
+        assert!(fb.is_intact());
+        assert_eq!(fb.as_ref(), &content[..]);
+    }
+
+    #[test]
+    fn truncation_under_a_map_reads_zeros_instead_of_crashing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("s.jsonl");
+        let len = 4 * MAP_THRESHOLD as usize;
+        let mut f = File::create(&p).expect("create");
+        f.write_all(&vec![b'a'; len]).expect("write");
+        drop(f);
+        let fb = FileBytes::open(&p).expect("open");
+        assert!(fb.is_mapped());
+        // Another process rewrites the file: truncate, then write less.
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .expect("open for truncate");
+        f.set_len(1000).expect("truncate");
+        let bytes = fb.as_ref();
+        assert_eq!(bytes[10], b'a');
+        // Past the new end: without the guard this access raises SIGBUS.
+        let tail: u64 = bytes[len - 5000..].iter().map(|&b| u64::from(b)).sum();
+        assert_eq!(tail, 0);
+        assert!(!fb.is_intact());
+        drop(fb);
+        // The slot is free again and a new map of the same file is intact.
+        let fb = FileBytes::open(&p).expect("reopen");
+        assert!(fb.is_intact());
+        assert_eq!(fb.as_ref().len(), 1000);
+    }
+}
