@@ -577,7 +577,24 @@ fn lines(data: &[u8], from: usize) -> Vec<(usize, usize)> {
 }
 
 /// The repaired bytes of `doc` and the bytes removed from it (`None`: nothing to repair).
+/// Repeated until nothing is left to repair (a cut cycle link can make two copies of an
+/// entry identical, and the second pass removes the copy).
 pub fn repaired_bytes(doc: &SessionDoc) -> Option<(Vec<u8>, Vec<u8>)> {
+    let (mut kept, mut removed) = repaired_once(doc)?;
+    for _ in 0..4 {
+        let Ok(next) = SessionDoc::parse(Arc::new(kept.clone())) else { break };
+        match repaired_once(&next) {
+            Some((k, r)) => {
+                kept = k;
+                removed.extend_from_slice(&r);
+            }
+            None => break,
+        }
+    }
+    Some((kept, removed))
+}
+
+fn repaired_once(doc: &SessionDoc) -> Option<(Vec<u8>, Vec<u8>)> {
     let data = doc.base_bytes();
     let r = &doc.report;
     let mut drop_lines: HashSet<usize> = r.malformed.iter().map(|b| b.line_no).collect();
@@ -645,7 +662,12 @@ pub fn repaired_bytes(doc: &SessionDoc) -> Option<(Vec<u8>, Vec<u8>)> {
             new.extend_from_slice(&line[..range.start]);
             new.extend_from_slice(b"null");
             new.extend_from_slice(&line[range.end..]);
-            replace.insert(e.line_no, new);
+            // An identical earlier copy survives the removal of this one: cut that copy.
+            let target = match e.id.as_deref().and_then(|id| seen.get(id)) {
+                Some(&k) if drop_lines.contains(&e.line_no) => doc.entries[k].line_no,
+                _ => e.line_no,
+            };
+            replace.insert(target, new);
         }
     }
     let torn = r.torn_tail.as_ref();
