@@ -121,54 +121,9 @@ pub fn build_session_context(doc: &SessionDoc, leaf: LeafSel<'_>) -> SessionCont
     let path = path.entries;
     let mut compaction: Option<usize> = None;
     for &i in &path {
-        let e = &doc.entries[i];
-        let line = doc.line(&e.line);
-        match e.etype {
-            EntryType::ThinkingLevelChange => ctx.thinking_level = Some(i),
-            EntryType::ModelChange => {
-                if let Some(m) = e.fields.str(line, "model").filter(|m| !m.is_empty()) {
-                    let role = e.fields.str(line, "role").map(|r| r.into_owned()).unwrap_or_else(|| "default".into());
-                    set_model(&mut ctx.models, &role, m.into_owned());
-                }
-                ctx.model = ModelSource::Change(i);
-            }
-            EntryType::Message if e.role == Some(Role::Assistant) => {
-                ctx.model = ModelSource::Assistant(i);
-                let p = e.message_str(line, "provider").map(|s| s.into_owned()).unwrap_or_else(|| "undefined".into());
-                let m = e.message_str(line, "model").map(|s| s.into_owned()).unwrap_or_else(|| "undefined".into());
-                set_model(&mut ctx.models, "default", format!("{p}/{m}"));
-            }
-            EntryType::Compaction => compaction = Some(i),
-            EntryType::TtsrInjection => {
-                if let Some(json::JsValue::Array(rules)) = e.fields.value(line, "injectedRules") {
-                    for r in rules {
-                        if let Some(s) = r.as_str_lossy() {
-                            if !ctx.injected_ttsr_rules.iter().any(|x| x == s.as_ref()) {
-                                ctx.injected_ttsr_rules.push(s.into_owned());
-                            }
-                        }
-                    }
-                }
-            }
-            EntryType::ModeChange => ctx.mode = Some(i),
-            EntryType::ServiceTierChange => ctx.service_tier = Some(i),
-            _ => {}
-        }
+        apply_entry(&mut ctx, doc, i, &mut compaction);
     }
-    let emit = |ctx: &mut SessionContext, i: usize| {
-        let e = &doc.entries[i];
-        match e.etype {
-            EntryType::Message => ctx.messages.push(CtxMessage::Message(i)),
-            EntryType::CustomMessage => ctx.messages.push(CtxMessage::Custom(i)),
-            EntryType::BranchSummary => {
-                let line = doc.line(&e.line);
-                if e.fields.value(line, "summary").is_some_and(|v| v.is_truthy()) {
-                    ctx.messages.push(CtxMessage::BranchSummary(i));
-                }
-            }
-            _ => {}
-        }
-    };
+    let emit = |ctx: &mut SessionContext, i: usize| emit_entry(ctx, doc, i);
     match compaction {
         Some(c) => {
             ctx.messages.push(CtxMessage::CompactionSummary(c));
@@ -206,6 +161,60 @@ pub fn build_session_context(doc: &SessionDoc, leaf: LeafSel<'_>) -> SessionCont
     }
     ctx.path = path;
     ctx
+}
+
+/// Folds path entry `i` into the context's state (thinking level, model, models, TTSR rules,
+/// mode, service tier) and notes the latest compaction; messages are emitted separately.
+pub(crate) fn apply_entry(ctx: &mut SessionContext, doc: &SessionDoc, i: usize, compaction: &mut Option<usize>) {
+    let e = &doc.entries[i];
+    let line = doc.line(&e.line);
+    match e.etype {
+        EntryType::ThinkingLevelChange => ctx.thinking_level = Some(i),
+        EntryType::ModelChange => {
+            if let Some(m) = e.fields.str(line, "model").filter(|m| !m.is_empty()) {
+                let role = e.fields.str(line, "role").map(|r| r.into_owned()).unwrap_or_else(|| "default".into());
+                set_model(&mut ctx.models, &role, m.into_owned());
+            }
+            ctx.model = ModelSource::Change(i);
+        }
+        EntryType::Message if e.role == Some(Role::Assistant) => {
+            ctx.model = ModelSource::Assistant(i);
+            let p = e.message_str(line, "provider").map(|s| s.into_owned()).unwrap_or_else(|| "undefined".into());
+            let m = e.message_str(line, "model").map(|s| s.into_owned()).unwrap_or_else(|| "undefined".into());
+            set_model(&mut ctx.models, "default", format!("{p}/{m}"));
+        }
+        EntryType::Compaction => *compaction = Some(i),
+        EntryType::TtsrInjection => {
+            if let Some(json::JsValue::Array(rules)) = e.fields.value(line, "injectedRules") {
+                for r in rules {
+                    if let Some(s) = r.as_str_lossy() {
+                        if !ctx.injected_ttsr_rules.iter().any(|x| x == s.as_ref()) {
+                            ctx.injected_ttsr_rules.push(s.into_owned());
+                        }
+                    }
+                }
+            }
+        }
+        EntryType::ModeChange => ctx.mode = Some(i),
+        EntryType::ServiceTierChange => ctx.service_tier = Some(i),
+        _ => {}
+    }
+}
+
+/// Appends the message path entry `i` contributes, if any.
+pub(crate) fn emit_entry(ctx: &mut SessionContext, doc: &SessionDoc, i: usize) {
+    let e = &doc.entries[i];
+    match e.etype {
+        EntryType::Message => ctx.messages.push(CtxMessage::Message(i)),
+        EntryType::CustomMessage => ctx.messages.push(CtxMessage::Custom(i)),
+        EntryType::BranchSummary => {
+            let line = doc.line(&e.line);
+            if e.fields.value(line, "summary").is_some_and(|v| v.is_truthy()) {
+                ctx.messages.push(CtxMessage::BranchSummary(i));
+            }
+        }
+        _ => {}
+    }
 }
 
 /// omp's `providerPayload` of a compaction: `preserveData.openaiRemoteCompaction` with a

@@ -25,4 +25,4 @@ pub mod title;
 pub use build::NewEntry;
 pub use error::StoreError;
 pub use file::Durability;
-pub use manager::{load_doc, load_doc_copy, ManagerOptions, OpenNote, SessionManager};
+pub use manager::{load_doc, load_doc_copy, LiveContext, ManagerOptions, OpenNote, SessionManager};

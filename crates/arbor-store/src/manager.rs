@@ -13,6 +13,7 @@ use crate::lock::WriterLock;
 use crate::map::FileBytes;
 use crate::paths;
 use arbor_core::context::{build_session_context, LeafSel, SessionContext};
+use arbor_core::live::{ContextCache, ContextChange};
 use arbor_core::doc::{Dialect, SessionDoc};
 use arbor_core::entry::{Entry, EntryType, Role};
 use arbor_core::json::JsValue;
@@ -72,6 +73,44 @@ pub struct SessionManager {
     needs_newline: bool,
     latched: Option<String>,
     notes: Vec<OpenNote>,
+    live: ContextCache,
+}
+
+/// The context of the current leaf with the document it refers to (see
+/// [`SessionManager::live_context`]).
+#[derive(Debug)]
+pub struct LiveContext<'a> {
+    /// The context (message references into `doc`).
+    pub context: &'a SessionContext,
+    /// The document, for writing the context (`context.write_json(doc, out)`).
+    pub doc: &'a SessionDoc,
+    /// What changed since the previous call.
+    pub change: ContextChange,
+}
+
+impl LiveContext<'_> {
+    /// Writes the messages that are new since the previous call (after an extension), or
+    /// all of them (after a rebuild), as a JSON array.
+    pub fn write_new_messages(&self, out: &mut Vec<u8>) {
+        let from = match self.change {
+            ContextChange::Extended { from, .. } => from,
+            ContextChange::Unchanged => self.context.messages.len(),
+            ContextChange::Rebuilt => 0,
+        };
+        out.push(b'[');
+        for (k, m) in self.context.messages.iter().skip(from).enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            self.context.write_message(self.doc, *m, out);
+        }
+        out.push(b']');
+    }
+}
+
+#[cold]
+fn unreachable_live() -> ! {
+    panic!("ContextCache::update always leaves a context")
 }
 
 /// Reads a session file without writing anything (the migrated view is computed in memory).
@@ -163,6 +202,7 @@ impl SessionManager {
             needs_newline: false,
             latched: None,
             notes: Vec::new(),
+            live: ContextCache::new(),
         }
     }
 
@@ -410,6 +450,19 @@ impl SessionManager {
     /// The context for a given leaf.
     pub fn build_context_for(&self, leaf: LeafSel<'_>) -> SessionContext {
         build_session_context(&self.doc, leaf)
+    }
+
+    /// The context of the current leaf, kept up to date incrementally for a long-running
+    /// manager (an agent asks for it every turn): after appends below the leaf it costs what
+    /// was appended, not the whole path; a branch or a compaction rebuilds it. Equal to
+    /// [`build_session_context`](Self::build_session_context). The [`ContextChange`] tells
+    /// which messages are new, so a caller can serialize only those.
+    pub fn live_context(&mut self) -> LiveContext<'_> {
+        let change = self.live.update(&self.doc);
+        match self.live.context() {
+            Some(context) => LiveContext { context, doc: &self.doc, change },
+            None => unreachable_live(),
+        }
     }
 
     // ----- writes ----------------------------------------------------------------------
