@@ -8,7 +8,8 @@
 //! messages they add are appended and the state (thinking level, model, models, TTSR rules,
 //! mode, service tier) is updated. Anything else (a branch, a compaction, a reused id, a
 //! `parentId` cycle, a replaced document) rebuilds from the path, so the result is always
-//! exactly [`build_session_context`]`(doc, LeafSel::Current)`.
+//! exactly [`build_session_context`]`(doc, LeafSel::Current)`. omp files are rebuilt every
+//! time for now (omp's context carries more state than the fold below updates).
 use crate::context::{apply_entry, build_session_context, emit_entry, LeafSel, SessionContext};
 use crate::doc::{Dialect, SessionDoc};
 use crate::entry::EntryType;
@@ -84,7 +85,10 @@ impl ContextCache {
     fn rebuild(&mut self, doc: &SessionDoc) {
         let ctx = build_session_context(doc, LeafSel::Current);
         self.leaf = doc.index.leaf;
-        self.leaf_id = self.leaf.and_then(|i| doc.entries.get(i)).and_then(|e| e.id.clone());
+        self.leaf_id = self
+            .leaf
+            .and_then(|i| doc.entries.get(i))
+            .and_then(|e| e.id.clone());
         self.entries = doc.entries.len();
         self.ids = doc.index.id_count();
         self.dialect = Some(ctx.dialect);
@@ -95,7 +99,13 @@ impl ContextCache {
     /// `None`: rebuild.
     fn try_extend(&mut self, doc: &SessionDoc) -> Option<ContextChange> {
         let ctx = self.ctx.as_mut()?;
-        if ctx.cycle || ctx.empty || self.dialect != Some(doc.dialect()) || self.base != base_of(doc) {
+        // omp files get omp's own context builder (its extra state is not folded here yet).
+        if ctx.cycle
+            || ctx.empty
+            || ctx.dialect == Dialect::Omp
+            || self.dialect != Some(doc.dialect())
+            || self.base != base_of(doc)
+        {
             return None;
         }
         let (old, new) = (self.leaf?, doc.index.leaf?);
@@ -123,7 +133,10 @@ impl ContextCache {
             suffix.push(cur);
             cur = doc.index.parent(doc, cur)?;
         }
-        if suffix.iter().any(|&i| doc.entries[i].etype == EntryType::Compaction) {
+        if suffix
+            .iter()
+            .any(|&i| doc.entries[i].etype == EntryType::Compaction)
+        {
             return None;
         }
         suffix.reverse();
@@ -138,7 +151,10 @@ impl ContextCache {
         self.leaf_id = doc.entries[new].id.clone();
         self.entries = n;
         self.ids = doc.index.id_count();
-        Some(ContextChange::Extended { from, entries: suffix.len() })
+        Some(ContextChange::Extended {
+            from,
+            entries: suffix.len(),
+        })
     }
 }
 
@@ -158,14 +174,20 @@ mod tests {
     use std::sync::Arc;
 
     fn line(id: &str, parent: Option<&str>, body: &str) -> Vec<u8> {
-        let p = parent.map(|p| format!("\"{p}\"")).unwrap_or_else(|| "null".into());
-        format!(r#"{{"type":{body},"id":"{id}","parentId":{p},"timestamp":"2025-01-01T00:00:00.000Z"}}"#)
-            .replace(r#"{"type":{"#, "{")
-            .into_bytes()
+        let p = parent
+            .map(|p| format!("\"{p}\""))
+            .unwrap_or_else(|| "null".into());
+        format!(
+            r#"{{"type":{body},"id":"{id}","parentId":{p},"timestamp":"2025-01-01T00:00:00.000Z"}}"#
+        )
+        .replace(r#"{"type":{"#, "{")
+        .into_bytes()
     }
 
     fn msg(role: &str, text: &str) -> String {
-        format!(r#"{{"type":"message","message":{{"role":"{role}","content":"{text}","provider":"p","model":"m{text}","timestamp":1}}"#)
+        format!(
+            r#"{{"type":"message","message":{{"role":"{role}","content":"{text}","provider":"p","model":"m{text}","timestamp":1}}"#
+        )
     }
 
     fn json(doc: &SessionDoc, ctx: &SessionContext) -> Vec<u8> {
@@ -195,31 +217,96 @@ mod tests {
         let mut d = doc();
         let mut cache = ContextCache::new();
         assert_eq!(check(&mut cache, &d), ContextChange::Rebuilt);
-        d.push_line(line("a", None, &msg("user", "hi"))).expect("line");
-        assert_eq!(check(&mut cache, &d), ContextChange::Rebuilt, "empty contexts are rebuilt");
-        d.push_line(line("b", Some("a"), &msg("assistant", "yo"))).expect("line");
-        assert_eq!(check(&mut cache, &d), ContextChange::Extended { from: 1, entries: 1 });
+        d.push_line(line("a", None, &msg("user", "hi")))
+            .expect("line");
+        assert_eq!(
+            check(&mut cache, &d),
+            ContextChange::Rebuilt,
+            "empty contexts are rebuilt"
+        );
+        d.push_line(line("b", Some("a"), &msg("assistant", "yo")))
+            .expect("line");
+        assert_eq!(
+            check(&mut cache, &d),
+            ContextChange::Extended {
+                from: 1,
+                entries: 1
+            }
+        );
         assert_eq!(check(&mut cache, &d), ContextChange::Unchanged);
-        d.push_line(line("c", Some("b"), r#"{"type":"thinking_level_change","thinkingLevel":"high""#)).expect("line");
-        d.push_line(line("d", Some("c"), r#"{"type":"model_change","provider":"x","modelId":"y""#)).expect("line");
-        d.push_line(line("e", Some("d"), &msg("user", "more"))).expect("line");
-        assert_eq!(check(&mut cache, &d), ContextChange::Extended { from: 2, entries: 3 });
-        d.push_line(line("f", Some("e"), r#"{"type":"label","targetId":"a","label":"L""#)).expect("line");
-        d.push_line(line("g", Some("f"), r#"{"type":"custom_message","customType":"t","content":"c","display":true"#)).expect("line");
-        d.push_line(line("h", Some("g"), r#"{"type":"branch_summary","fromId":"g","summary":"s""#)).expect("line");
-        assert_eq!(check(&mut cache, &d), ContextChange::Extended { from: 3, entries: 3 });
+        d.push_line(line(
+            "c",
+            Some("b"),
+            r#"{"type":"thinking_level_change","thinkingLevel":"high""#,
+        ))
+        .expect("line");
+        d.push_line(line(
+            "d",
+            Some("c"),
+            r#"{"type":"model_change","provider":"x","modelId":"y""#,
+        ))
+        .expect("line");
+        d.push_line(line("e", Some("d"), &msg("user", "more")))
+            .expect("line");
+        assert_eq!(
+            check(&mut cache, &d),
+            ContextChange::Extended {
+                from: 2,
+                entries: 3
+            }
+        );
+        d.push_line(line(
+            "f",
+            Some("e"),
+            r#"{"type":"label","targetId":"a","label":"L""#,
+        ))
+        .expect("line");
+        d.push_line(line(
+            "g",
+            Some("f"),
+            r#"{"type":"custom_message","customType":"t","content":"c","display":true"#,
+        ))
+        .expect("line");
+        d.push_line(line(
+            "h",
+            Some("g"),
+            r#"{"type":"branch_summary","fromId":"g","summary":"s""#,
+        ))
+        .expect("line");
+        assert_eq!(
+            check(&mut cache, &d),
+            ContextChange::Extended {
+                from: 3,
+                entries: 3
+            }
+        );
         // A branch: the new entry's parent is not the old leaf.
-        d.push_line(line("i", Some("b"), &msg("user", "other"))).expect("line");
+        d.push_line(line("i", Some("b"), &msg("user", "other")))
+            .expect("line");
         assert_eq!(check(&mut cache, &d), ContextChange::Rebuilt);
-        d.push_line(line("j", Some("i"), &msg("assistant", "ok"))).expect("line");
-        assert!(matches!(check(&mut cache, &d), ContextChange::Extended { .. }));
+        d.push_line(line("j", Some("i"), &msg("assistant", "ok")))
+            .expect("line");
+        assert!(matches!(
+            check(&mut cache, &d),
+            ContextChange::Extended { .. }
+        ));
         // A compaction rebuilds; entries after it extend again.
-        d.push_line(line("k", Some("j"), r#"{"type":"compaction","summary":"S","firstKeptEntryId":"i","tokensBefore":5"#)).expect("line");
+        d.push_line(line(
+            "k",
+            Some("j"),
+            r#"{"type":"compaction","summary":"S","firstKeptEntryId":"i","tokensBefore":5"#,
+        ))
+        .expect("line");
         assert_eq!(check(&mut cache, &d), ContextChange::Rebuilt);
-        d.push_line(line("l", Some("k"), &msg("user", "after"))).expect("line");
-        assert!(matches!(check(&mut cache, &d), ContextChange::Extended { .. }));
+        d.push_line(line("l", Some("k"), &msg("user", "after")))
+            .expect("line");
+        assert!(matches!(
+            check(&mut cache, &d),
+            ContextChange::Extended { .. }
+        ));
         // A reused id rebuilds.
-        d.push_line(line("a", Some("l"), &msg("user", "dup"))).expect("line");
+        d.push_line(line("a", Some("l"), &msg("user", "dup")))
+            .expect("line");
         assert_eq!(check(&mut cache, &d), ContextChange::Rebuilt);
         // Moving the leaf back (pi's branch()) rebuilds.
         d.index.leaf = d.index.get("e");
@@ -239,7 +326,8 @@ mod tests {
             r#"{"type":"thinking_level_change","thinkingLevel":"low""#.to_string(),
             r#"{"type":"model_change","provider":"x","modelId":"y""#.to_string(),
             r#"{"type":"custom","customType":"c","data":1"#.to_string(),
-            r#"{"type":"custom_message","customType":"t","content":"c","display":false"#.to_string(),
+            r#"{"type":"custom_message","customType":"t","content":"c","display":false"#
+                .to_string(),
             r#"{"type":"branch_summary","fromId":"x","summary":"""#.to_string(),
         ];
         let mut d = doc();
@@ -259,9 +347,13 @@ mod tests {
                 let k = (next() % d.entries.len() as u64) as usize;
                 d.index.leaf = Some(k);
             }
-            let parent = d.index.leaf.and_then(|i| d.entries[i].id.as_deref().map(str::to_string));
+            let parent = d
+                .index
+                .leaf
+                .and_then(|i| d.entries[i].id.as_deref().map(str::to_string));
             let kind = &kinds[(next() % kinds.len() as u64) as usize];
-            d.push_line(line(&id, parent.as_deref(), kind)).expect("line");
+            d.push_line(line(&id, parent.as_deref(), kind))
+                .expect("line");
             if r % 3 != 0 && matches!(check(&mut cache, &d), ContextChange::Extended { .. }) {
                 extended += 1;
             }

@@ -1,0 +1,45 @@
+//! Where the time of `arbor context FILE` goes, phase by phase (median of 7 runs):
+//! `cargo run --release -p arbor-bench --example phases -- FILE`
+use arbor_core::context::{build_session_context, LeafSel};
+use arbor_core::doc::SessionDoc;
+use arbor_store::map::FileBytes;
+use std::sync::Arc;
+use std::time::Instant;
+
+fn main() {
+    let Some(path) = std::env::args().nth(1) else {
+        eprintln!("usage: phases FILE");
+        std::process::exit(2);
+    };
+    let path = std::path::PathBuf::from(path);
+    let mut rows: Vec<(&str, Vec<f64>)> =
+        ["map", "parse", "blob scan", "build", "write_json", "total"]
+            .iter()
+            .map(|n| (*n, Vec::new()))
+            .collect();
+    for _ in 0..7 {
+        let t0 = Instant::now();
+        let bytes = Arc::new(FileBytes::open(&path).expect("open"));
+        let t1 = Instant::now();
+        let doc = SessionDoc::parse(bytes.clone()).expect("session");
+        let t2 = Instant::now();
+        let hits = memchr::memmem::find_iter(doc.base_bytes(), "blob:sha256:".as_bytes()).count();
+        let t3 = Instant::now();
+        let ctx = build_session_context(&doc, LeafSel::Current);
+        let t4 = Instant::now();
+        let mut out = Vec::new();
+        ctx.write_json(&doc, &mut out);
+        let t5 = Instant::now();
+        std::hint::black_box((hits, out.len()));
+        for (k, d) in [t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0]
+            .iter()
+            .enumerate()
+        {
+            rows[k].1.push(d.as_secs_f64() * 1e3);
+        }
+    }
+    for (name, mut v) in rows {
+        v.sort_by(|a, b| a.total_cmp(b));
+        println!("{name:<12} {:8.2} ms", v[v.len() / 2]);
+    }
+}
