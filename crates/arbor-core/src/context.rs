@@ -77,6 +77,9 @@ pub struct SessionContext {
     pub cycle: bool,
     /// The context is the explicit empty one (`null` leaf or no entries).
     pub empty: bool,
+    /// omp's exact result for omp files (built by [`crate::context_omp`]); when set, it is
+    /// what the writers print, and `messages` above is only its entry-level outline.
+    pub omp: Option<Box<crate::context_omp::OmpContext>>,
 }
 
 fn set_model(models: &mut Vec<(String, String)>, role: &str, model: String) {
@@ -90,6 +93,9 @@ fn set_model(models: &mut Vec<(String, String)>, role: &str, model: String) {
 /// Builds the context for `leaf`, as pi's `buildSessionContext(entries, leafId, byId)`.
 pub fn build_session_context(doc: &SessionDoc, leaf: LeafSel<'_>) -> SessionContext {
     let dialect = doc.dialect();
+    if dialect == Dialect::Omp {
+        return crate::context_omp::build_omp_context(doc, leaf, None);
+    }
     let mut ctx = SessionContext {
         dialect,
         messages: Vec::new(),
@@ -102,6 +108,7 @@ pub fn build_session_context(doc: &SessionDoc, leaf: LeafSel<'_>) -> SessionCont
         path: Vec::new(),
         cycle: false,
         empty: true,
+        omp: None,
     };
     let leaf_idx = match leaf {
         LeafSel::Null => return ctx,
@@ -337,6 +344,9 @@ impl SessionContext {
         out: &mut Vec<u8>,
         write_messages: &dyn Fn(&SessionContext, &SessionDoc, &mut Vec<u8>),
     ) {
+        if let Some(o) = &self.omp {
+            return o.write_json(self, doc, out, Some(write_messages));
+        }
         let omp = self.dialect == Dialect::Omp;
         out.extend_from_slice(br#"{"messages":"#);
         write_messages(self, doc, out);
@@ -405,6 +415,9 @@ impl SessionContext {
 
     /// Writes the context as JSON with the messages as stored.
     pub fn write_json(&self, doc: &SessionDoc, out: &mut Vec<u8>) {
+        if let Some(o) = &self.omp {
+            return o.write_json(self, doc, out, None);
+        }
         self.write_json_with(doc, out, &|ctx, doc, out| ctx.write_messages(doc, out));
     }
 
@@ -420,7 +433,7 @@ impl SessionContext {
         out.push(b']');
     }
 
-    fn write_model(&self, doc: &SessionDoc, out: &mut Vec<u8>) {
+    pub(crate) fn write_model(&self, doc: &SessionDoc, out: &mut Vec<u8>) {
         let (i, pkey, mkey, from_message) = match self.model {
             ModelSource::None => {
                 out.extend_from_slice(b"null");

@@ -9,6 +9,7 @@ pub mod blobref;
 pub mod persist;
 pub mod title;
 pub mod context;
+pub mod context_omp;
 pub mod doc;
 pub mod entry;
 pub mod live;

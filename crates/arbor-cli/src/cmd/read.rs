@@ -2,7 +2,7 @@
 use crate::render;
 use crate::resolve::resolve_session;
 use anyhow::{Context as _, Result};
-use arbor_core::context::{build_session_context, LeafSel};
+use arbor_core::context::{build_session_context, LeafSel, SessionContext};
 use arbor_core::doc::SessionDoc;
 use std::io::Write;
 use std::path::Path;
@@ -44,6 +44,28 @@ fn load_resolved(session: &str, lenient: bool, agent: Option<&Path>) -> Result<(
     Ok((path, doc))
 }
 
+/// omp's blob store as the context builder reads snapcompact frames from it (as omp's
+/// `SessionManager.buildSessionContext()` does): size by `stat`, bytes as they are on disk.
+struct FrameStore(arbor_store::blobs::BlobStore);
+
+impl arbor_core::context_omp::FrameBlobs for FrameStore {
+    fn size(&self, hash: &str) -> Option<u64> {
+        std::fs::metadata(self.0.path_of(hash).ok()?).ok().map(|m| m.len())
+    }
+    fn base64(&self, hash: &str) -> Option<String> {
+        std::fs::read(self.0.path_of(hash).ok()?).ok().map(|b| arbor_core::blobref::encode_base64(&b))
+    }
+}
+
+/// The context of a leaf; omp files get omp's rules with the session's blob store attached.
+fn context_of(doc: &SessionDoc, leaf: LeafSel<'_>, path: &Path, agent: Option<&Path>) -> SessionContext {
+    if doc.dialect() != arbor_core::Dialect::Omp {
+        return build_session_context(doc, leaf);
+    }
+    let store = FrameStore(arbor_store::blobs::BlobStore::new(arbor_store::blobs::blob_dir_for_session(path, agent)));
+    arbor_core::context_omp::build_omp_context(doc, leaf, Some(&store))
+}
+
 fn leaf_sel(leaf: Option<&str>) -> LeafSel<'_> {
     match leaf {
         Some(id) => LeafSel::Id(id),
@@ -65,7 +87,7 @@ pub fn context(session: &str, leaf: Option<&str>, llm: bool, lenient: bool, agen
             anyhow::bail!("{}: no entry with id {id}", path.display());
         }
     }
-    let ctx = build_session_context(&doc, leaf_sel(leaf));
+    let ctx = context_of(&doc, leaf_sel(leaf), &path, agent);
     if ctx.cycle {
         eprintln!("arbor: warning: {}: the parentId chain of the leaf has a cycle; the path was cut where it repeats", path.display());
     }
@@ -110,7 +132,7 @@ pub fn show(session: &str, leaf: Option<&str>, lenient: bool, agent: Option<&Pat
             anyhow::bail!("{}: no entry with id {id}", path.display());
         }
     }
-    let ctx = build_session_context(&doc, leaf_sel(leaf));
+    let ctx = context_of(&doc, leaf_sel(leaf), &path, agent);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if let Some(name) = doc.session_name() {
         writeln!(out, "# {name}\n")?;
