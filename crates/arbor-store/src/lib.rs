@@ -14,11 +14,13 @@ pub mod discover;
 pub mod error;
 pub mod file;
 pub mod ids;
+pub mod info;
 pub mod lock;
 pub mod manager;
 pub mod map;
 pub mod paths;
 pub mod repair;
+pub mod stream;
 pub mod text;
 pub mod title;
 
