@@ -2,7 +2,8 @@
 //! session, and pi's `SessionInfo`.
 use arbor_core::doc::SessionDoc;
 use arbor_core::entry::{EntryType, Role};
-use arbor_core::json::{write_str_escaped, JsValue};
+use arbor_core::entry::Fields;
+use arbor_core::json::{scan_object, skip_ws, value_end, write_str_escaped, JsValue, ValueKind};
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -64,6 +65,61 @@ pub fn extract_text(content: &JsValue) -> Option<String> {
     }
 }
 
+/// [`extract_text`] on the raw JSON of `content`, without building a DOM of it: only the
+/// `text` of `type: "text"` blocks is decoded (a listing reads every user and assistant
+/// message of every session; thinking blocks, tool arguments and images are skipped).
+/// `Ok(None)` where pi would throw; `Err(())` when the bytes are not valid JSON.
+fn extract_text_raw(raw: &[u8], kind: ValueKind) -> Result<Option<String>, ()> {
+    match kind {
+        ValueKind::String => {
+            let inner = raw.get(1..raw.len().saturating_sub(1)).ok_or(())?;
+            let s = arbor_core::json::decode_string(inner).map_err(|_| ())?;
+            Ok(Some(s.to_string_lossy().into_owned()))
+        }
+        ValueKind::Array => {
+            let mut parts: Vec<String> = Vec::new();
+            let mut i = skip_ws(raw, 1);
+            if raw.get(i) == Some(&b']') {
+                return Ok(Some(String::new()));
+            }
+            loop {
+                let end = value_end(raw, i).map_err(|_| ())?;
+                let elem = raw.get(i..end).ok_or(())?;
+                match elem.first() {
+                    Some(b'n') => return Ok(None),
+                    Some(b'{') => {
+                        let scan = scan_object(elem).map_err(|_| ())?;
+                        let f = Fields { members: scan.members.into_boxed_slice() };
+                        if f.str(elem, "type").as_deref() == Some("text") {
+                            let mut t = Vec::new();
+                            match f.get(elem, "text") {
+                                None | Some((_, ValueKind::Null)) => {}
+                                Some((v, ValueKind::String)) => {
+                                    let inner = v.get(1..v.len().saturating_sub(1)).ok_or(())?;
+                                    t = arbor_core::json::decode_string(inner).map_err(|_| ())?.0;
+                                }
+                                Some((v, _)) => {
+                                    let dom = JsValue::parse(v).map_err(|_| ())?;
+                                    crate::text::to_js_string(Some(&dom), &mut t);
+                                }
+                            }
+                            parts.push(String::from_utf8_lossy(&t).into_owned());
+                        }
+                    }
+                    _ => {}
+                }
+                i = skip_ws(raw, end);
+                match raw.get(i) {
+                    Some(b',') => i = skip_ws(raw, i + 1),
+                    Some(b']') => return Ok(Some(parts.join(" "))),
+                    _ => return Err(()),
+                }
+            }
+        }
+        _ => Ok(None),
+    }
+}
+
 /// Computes pi's `SessionInfo` from a loaded file. `None` where pi hides the file.
 pub fn session_info(path: &Path, doc: &SessionDoc, mtime_ms: f64) -> Option<SessionInfo> {
     let header = doc.header_line();
@@ -95,8 +151,14 @@ pub fn session_info(path: &Path, doc: &SessionDoc, mtime_ms: f64) -> Option<Sess
         if !matches!(e.role, Some(Role::User | Role::Assistant)) || !msg.has(line, "content") {
             continue;
         }
-        let content = msg.value(line, "content").unwrap_or(JsValue::Null);
-        let text = extract_text(&content)?;
+        let text = match msg.get(line, "content") {
+            Some((raw, kind)) => match extract_text_raw(raw, kind) {
+                Ok(t) => t?,
+                // Not expected (the line was validated on load): the DOM path decides.
+                Err(()) => extract_text(&JsValue::parse(raw).unwrap_or(JsValue::Null))?,
+            },
+            None => extract_text(&JsValue::Null)?,
+        };
         // Activity: message.timestamp when a number, else the entry's ISO time.
         let t = msg.num(line, "timestamp").or_else(|| e.timestamp_ms());
         if let Some(t) = t {
@@ -252,5 +314,35 @@ impl SessionInfo {
             write_str_escaped(&self.all_messages_text, out);
         }
         out.push(b'}');
+    }
+}
+
+#[cfg(test)]
+mod extract_text_tests {
+    use super::*;
+
+    #[test]
+    fn raw_extraction_matches_the_dom() {
+        let cases: &[&str] = &[
+            r#""plain text""#,
+            r#""esc\n\"aped\" \ud83d lone""#,
+            r#"[]"#,
+            r#"[{"type":"text","text":"a"},{"type":"image","data":"xx"},{"type":"text","text":"b"}]"#,
+            r#"[{"type":"thinking","thinking":"t"},{"type":"text","text":"x\ud83dy"}]"#,
+            r#"[{"type":"text"},{"type":"text","text":null},{"type":"text","text":42},{"type":"text","text":{"a":1}}]"#,
+            r#"[{"type":"text","text":"a"},null]"#,
+            r#"[1, "s", true, [1], {"type":"text","text":"ok"}]"#,
+            r#"[ {"type" : "text" , "text" : "spaced"} , {"type":"te\u0078t","text":"escaped type"} ]"#,
+            r#"[{"type":"text","text":"first","text":"dup wins"}]"#,
+            r#"42"#,
+            r#"null"#,
+            r#"{"type":"text","text":"an object"}"#,
+        ];
+        for c in cases {
+            let raw = c.as_bytes();
+            let kind = arbor_core::json::ValueKind::from_first_byte(raw[0]).expect("kind");
+            let dom = extract_text(&JsValue::parse(raw).expect("valid"));
+            assert_eq!(extract_text_raw(raw, kind), Ok(dom), "{c}");
+        }
     }
 }
