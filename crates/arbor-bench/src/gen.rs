@@ -399,7 +399,7 @@ impl<'c, W: Write> Gen<'c, W> {
     fn code_line(&mut self, n: u64) {
         let indent = self.rng.below(4) as usize;
         for _ in 0..indent {
-            self.s.push(if n % 7 == 0 { '\t' } else { ' ' });
+            self.s.push(if n.is_multiple_of(7) { '\t' } else { ' ' });
             self.s.push_str("   ");
         }
         let a = self.rng.pick(IDENTS);

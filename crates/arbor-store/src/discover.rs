@@ -46,15 +46,13 @@ pub fn extract_text(content: &JsValue) -> Option<String> {
             for b in blocks {
                 match b {
                     JsValue::Null => return None,
-                    JsValue::Object(_) => {
-                        if b.get("type").and_then(|t| t.as_str_lossy()).as_deref() == Some("text") {
-                            let mut t = Vec::new();
-                            match b.get("text") {
-                                None | Some(JsValue::Null) => {}
-                                v => crate::text::to_js_string(v, &mut t),
-                            }
-                            parts.push(String::from_utf8_lossy(&t).into_owned());
+                    JsValue::Object(_) if b.get("type").and_then(|t| t.as_str_lossy()).as_deref() == Some("text") => {
+                        let mut t = Vec::new();
+                        match b.get("text") {
+                            None | Some(JsValue::Null) => {}
+                            v => crate::text::to_js_string(v, &mut t),
                         }
+                        parts.push(String::from_utf8_lossy(&t).into_owned());
                     }
                     _ => {}
                 }
