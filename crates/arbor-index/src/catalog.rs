@@ -1,0 +1,452 @@
+//! The catalog database: schema, opening (WAL, integrity check, setting a damaged file
+//! aside), and reading rows back as listings.
+use crate::error::{IndexError, IoContext, SqlContext};
+use crate::scan::{Fingerprint, Meta, Stat, Stored};
+use crate::text::{IndexKinds, Usage};
+use arbor_store::discover::SessionInfo;
+use arbor_store::info::{InfoState, Phase};
+use rusqlite::{params, Connection, OptionalExtension, Row};
+use std::path::{Path, PathBuf};
+
+/// Version of the schema below; a catalog with another version is rebuilt.
+pub const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS files (
+  fid INTEGER PRIMARY KEY,
+  path TEXT NOT NULL UNIQUE,
+  dir TEXT NOT NULL,
+  name TEXT NOT NULL,
+  gen INTEGER NOT NULL DEFAULT 0,
+  size INTEGER NOT NULL DEFAULT 0,
+  mtime_ns INTEGER NOT NULL DEFAULT 0,
+  ino INTEGER NOT NULL DEFAULT 0,
+  dev INTEGER NOT NULL DEFAULT 0,
+  head_len INTEGER NOT NULL DEFAULT 0,
+  head_hash INTEGER NOT NULL DEFAULT 0,
+  slot_len INTEGER NOT NULL DEFAULT 0,
+  indexed_to INTEGER NOT NULL DEFAULT 0,
+  lines INTEGER NOT NULL DEFAULT 0,
+  last_line_at INTEGER NOT NULL DEFAULT 0,
+  last_line_hash INTEGER NOT NULL DEFAULT 0,
+  tail_open INTEGER NOT NULL DEFAULT 0,
+  phase INTEGER NOT NULL DEFAULT 0,
+  id_json TEXT,
+  cwd TEXT NOT NULL DEFAULT '',
+  parent_json TEXT,
+  created_ms REAL,
+  header_ts_ms REAL,
+  sname TEXT,
+  message_count INTEGER NOT NULL DEFAULT 0,
+  first_message TEXT,
+  last_activity REAL,
+  version INTEGER NOT NULL DEFAULT 1,
+  omp INTEGER NOT NULL DEFAULT 0,
+  session_id TEXT,
+  slot_title TEXT,
+  header_title TEXT,
+  leaf_eid TEXT,
+  leaf_seq INTEGER,
+  branches INTEGER NOT NULL DEFAULT 0,
+  tree_clean INTEGER NOT NULL DEFAULT 1,
+  entries INTEGER NOT NULL DEFAULT 0,
+  labels INTEGER NOT NULL DEFAULT 0,
+  models TEXT NOT NULL DEFAULT '',
+  tok_input REAL NOT NULL DEFAULT 0,
+  tok_output REAL NOT NULL DEFAULT 0,
+  tok_cache_read REAL NOT NULL DEFAULT 0,
+  tok_cache_write REAL NOT NULL DEFAULT 0,
+  cost REAL NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS files_dir ON files(dir);
+CREATE INDEX IF NOT EXISTS files_sid ON files(session_id);
+CREATE TABLE IF NOT EXISTS nodes (
+  fid INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  eid TEXT,
+  parent TEXT,
+  on_path INTEGER NOT NULL,
+  PRIMARY KEY (fid, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS nodes_eid ON nodes(fid, eid);
+CREATE TABLE IF NOT EXISTS labels (
+  fid INTEGER NOT NULL,
+  target TEXT NOT NULL,
+  label TEXT NOT NULL,
+  PRIMARY KEY (fid, target)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS docs (
+  id INTEGER PRIMARY KEY,
+  fid INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  eid TEXT,
+  kind INTEGER NOT NULL,
+  ts TEXT,
+  ts_ms REAL,
+  text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS docs_fid ON docs(fid, seq);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+  text, content='docs', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER IF NOT EXISTS docs_ai AFTER INSERT ON docs BEGIN
+  INSERT INTO fts(rowid, text) VALUES (new.id, new.text);
+END;
+CREATE TRIGGER IF NOT EXISTS docs_ad AFTER DELETE ON docs BEGIN
+  INSERT INTO fts(fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+"#;
+
+const DROP: &str = r#"
+DROP TRIGGER IF EXISTS docs_ai;
+DROP TRIGGER IF EXISTS docs_ad;
+DROP TABLE IF EXISTS fts;
+DROP TABLE IF EXISTS docs;
+DROP TABLE IF EXISTS labels;
+DROP TABLE IF EXISTS nodes;
+DROP TABLE IF EXISTS files;
+DROP TABLE IF EXISTS meta;
+"#;
+
+/// The default catalog file: `$ARBOR_CATALOG`, else `$XDG_CACHE_HOME/arbor/catalog.db`, else
+/// `~/.cache/arbor/catalog.db`.
+pub fn default_catalog_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("ARBOR_CATALOG").filter(|v| !v.is_empty()) {
+        return PathBuf::from(p);
+    }
+    let cache = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        Some(x) if Path::new(&x).is_absolute() => PathBuf::from(x),
+        _ => arbor_store::paths::home_dir().join(".cache"),
+    };
+    cache.join("arbor").join("catalog.db")
+}
+
+/// How a catalog was opened.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenReport {
+    /// The file did not exist (everything will be indexed).
+    pub created: bool,
+    /// A damaged catalog was moved here and a new one created.
+    pub set_aside: Option<PathBuf>,
+    /// The schema was from another arbor version: the catalog was emptied.
+    pub schema_reset: bool,
+}
+
+/// The session catalog: one row per session file, the tree nodes, labels and indexed texts.
+pub struct Catalog {
+    pub(crate) conn: Connection,
+    pub(crate) path: PathBuf,
+    /// What opening found.
+    pub report: OpenReport,
+}
+
+/// One session as listed from the catalog.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    /// pi's `SessionInfo` (`all_messages_text` only when asked for); `path` as listed.
+    pub info: SessionInfo,
+    /// The catalog's key (absolute path).
+    pub file: PathBuf,
+    /// File size in bytes.
+    pub size: u64,
+    /// Tips of the tree (1 for a session that never branched).
+    pub branches: u64,
+    /// Entries (tree nodes).
+    pub entries: u64,
+    /// Labelled entries.
+    pub labels: u64,
+    /// Models used (`provider/model`), first-seen order.
+    pub models: Vec<String>,
+    /// Token and cost totals over all entries.
+    pub usage: Usage,
+    /// omp's title (slot, else header title).
+    pub title: Option<String>,
+    /// Written by omp.
+    pub omp: bool,
+    /// Header id when a string.
+    pub session_id: Option<String>,
+    /// Format version.
+    pub version: i64,
+}
+
+impl Listed {
+    /// What a table shows: the name, omp's title, or the first message.
+    pub fn display_title(&self) -> &str {
+        self.title
+            .as_deref()
+            .filter(|t| !t.is_empty())
+            .or(self.info.name.as_deref())
+            .unwrap_or(&self.info.first_message)
+    }
+}
+
+pub(crate) const STORED_COLS: &str = "fid, gen, size, mtime_ns, ino, dev, head_len, head_hash, slot_len, indexed_to, lines, \
+    last_line_at, last_line_hash, tail_open, phase, id_json, cwd, parent_json, created_ms, header_ts_ms, sname, \
+    message_count, first_message, last_activity, version, omp, session_id, slot_title, header_title, name, \
+    branches, entries, labels, models, tok_input, tok_output, tok_cache_read, tok_cache_write, cost, path";
+
+/// A `files` row read with [`STORED_COLS`].
+pub(crate) struct FileRow {
+    pub stored: Stored,
+    pub name: String,
+    pub path: String,
+    pub branches: i64,
+    pub entries: i64,
+    pub labels: i64,
+    pub models: String,
+    pub usage: Usage,
+}
+
+pub(crate) fn read_file_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
+    let u = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)? as u64) };
+    let fp = Fingerprint {
+        stat: Stat { size: u(2)?, mtime_ns: r.get(3)?, ino: u(4)?, dev: u(5)? },
+        head_len: u(6)?,
+        head_hash: r.get(7)?,
+        slot_len: u(8)?,
+        indexed_to: u(9)?,
+        lines: u(10)?,
+        last_line_at: u(11)?,
+        last_line_hash: r.get(12)?,
+        tail_open: r.get::<_, i64>(13)? != 0,
+    };
+    let info = InfoState {
+        phase: Phase::from_code(r.get(14)?),
+        id: r.get(15)?,
+        cwd: r.get(16)?,
+        parent_session_path: r.get(17)?,
+        created_ms: r.get(18)?,
+        header_ts_ms: r.get(19)?,
+        name: r.get(20)?,
+        message_count: r.get::<_, i64>(21)? as u64,
+        first_message: r.get(22)?,
+        last_activity: r.get(23)?,
+    };
+    let meta = Meta {
+        version: r.get(24)?,
+        omp: r.get::<_, i64>(25)? != 0,
+        session_id: r.get(26)?,
+        slot_title: r.get(27)?,
+        header_title: r.get(28)?,
+    };
+    Ok(FileRow {
+        stored: Stored { fid: r.get(0)?, gen: r.get(1)?, fp, info, meta },
+        name: r.get(29)?,
+        branches: r.get(30)?,
+        entries: r.get(31)?,
+        labels: r.get(32)?,
+        models: r.get(33)?,
+        usage: Usage { input: r.get(34)?, output: r.get(35)?, cache_read: r.get(36)?, cache_write: r.get(37)?, cost: r.get(38)? },
+        path: r.get(39)?,
+    })
+}
+
+impl FileRow {
+    /// The listing of this row, shown at `shown` (`None` when pi hides the file).
+    pub(crate) fn listed(&self, shown: PathBuf) -> Option<Listed> {
+        let s = &self.stored;
+        let info = s.info.finish(&shown, s.fp.stat.mtime_ms(), String::new())?;
+        let title = s.meta.slot_title.clone().filter(|t| !t.is_empty()).or_else(|| s.meta.header_title.clone());
+        Some(Listed {
+            info,
+            file: PathBuf::from(&self.path),
+            size: s.fp.stat.size,
+            branches: self.branches.max(0) as u64,
+            entries: self.entries.max(0) as u64,
+            labels: self.labels.max(0) as u64,
+            models: self.models.split('\n').filter(|m| !m.is_empty()).map(str::to_string).collect(),
+            usage: self.usage,
+            title,
+            omp: s.meta.omp,
+            session_id: s.meta.session_id.clone(),
+            version: s.meta.version,
+        })
+    }
+}
+
+fn set_aside(path: &Path) -> Result<PathBuf, IndexError> {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let mut to = path.as_os_str().to_owned();
+    to.push(format!(".corrupt-{stamp}"));
+    let to = PathBuf::from(to);
+    std::fs::rename(path, &to).at(path)?;
+    for (suffix, keep) in [("-wal", true), ("-shm", false)] {
+        let mut side = path.as_os_str().to_owned();
+        side.push(suffix);
+        let side = PathBuf::from(side);
+        if side.exists() {
+            if keep {
+                let mut t = to.as_os_str().to_owned();
+                t.push(suffix);
+                let _ = std::fs::rename(&side, PathBuf::from(t));
+            } else {
+                let _ = std::fs::remove_file(&side);
+            }
+        }
+    }
+    Ok(to)
+}
+
+impl Catalog {
+    /// Opens (creating) the catalog at `path`. A damaged file is set aside (renamed to
+    /// `<path>.corrupt-<ms>`) and a new catalog created; see [`Catalog::report`].
+    pub fn open(path: &Path) -> Result<Catalog, IndexError> {
+        match Catalog::try_open(path) {
+            Err(IndexError::Corrupt { .. }) => {
+                let aside = set_aside(path)?;
+                let mut c = Catalog::try_open(path)?;
+                c.report.set_aside = Some(aside);
+                c.report.created = true;
+                Ok(c)
+            }
+            other => other,
+        }
+    }
+
+    fn try_open(path: &Path) -> Result<Catalog, IndexError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if !dir.exists() {
+                std::fs::create_dir_all(dir).at(dir)?;
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+            }
+        }
+        let created = !path.exists() || std::fs::metadata(path).map(|m| m.len() == 0).unwrap_or(true);
+        let conn = Connection::open(path).db(path)?;
+        let mut c = Catalog { conn, path: path.to_path_buf(), report: OpenReport { created, ..OpenReport::default() } };
+        c.conn.busy_timeout(std::time::Duration::from_secs(30)).db(path)?;
+        let mode: String = c.conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)).db(path)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(IndexError::Corrupt { path: path.to_path_buf(), detail: format!("journal mode {mode}") });
+        }
+        c.conn
+            .execute_batch("PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-65536; PRAGMA mmap_size=268435456;")
+            .db(path)?;
+        if !created {
+            c.check_integrity()?;
+        }
+        let version: Option<i64> = c
+            .conn
+            .query_row("SELECT value FROM meta WHERE key='schema'", [], |r| r.get::<_, String>(0))
+            .optional()
+            .or_else(|e| if matches!(e, rusqlite::Error::SqliteFailure(_, Some(ref m)) if m.starts_with("no such table")) { Ok(None) } else { Err(e) })
+            .db(path)?
+            .and_then(|v| v.parse().ok());
+        if version != Some(SCHEMA_VERSION) {
+            if version.is_some() {
+                c.report.schema_reset = true;
+            }
+            c.conn.execute_batch(DROP).db(path)?;
+            c.conn.execute_batch(SCHEMA).db(path)?;
+            c.conn
+                .execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?1)", [SCHEMA_VERSION.to_string()])
+                .db(path)?;
+        }
+        Ok(c)
+    }
+
+    /// SQLite's `quick_check` (every page and b-tree read, indexes not cross-checked): a
+    /// damaged file is reported as [`IndexError::Corrupt`].
+    pub fn check_integrity(&self) -> Result<(), IndexError> {
+        let mut st = self.conn.prepare("PRAGMA quick_check").db(&self.path)?;
+        let rows: Vec<String> = st.query_map([], |r| r.get(0)).db(&self.path)?.collect::<Result<_, _>>().db(&self.path)?;
+        if rows.len() == 1 && rows[0] == "ok" {
+            Ok(())
+        } else {
+            Err(IndexError::Corrupt { path: self.path.clone(), detail: rows.join("; ") })
+        }
+    }
+
+    /// The catalog file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Sets the current catalog aside (after a [`IndexError::Corrupt`] error) and opens a new
+    /// empty one in its place.
+    pub fn recover(&mut self) -> Result<PathBuf, IndexError> {
+        let path = self.path.clone();
+        let fresh = Connection::open_in_memory().db(&path)?;
+        drop(std::mem::replace(&mut self.conn, fresh));
+        let aside = set_aside(&path)?;
+        let mut c = Catalog::try_open(&path)?;
+        c.report.set_aside = Some(aside.clone());
+        c.report.created = true;
+        *self = c;
+        Ok(aside)
+    }
+
+    /// Empties the catalog (everything is indexed again on the next refresh).
+    pub fn clear(&mut self) -> Result<(), IndexError> {
+        let kinds = self.kinds()?;
+        self.conn.execute_batch(DROP).db(&self.path)?;
+        self.conn.execute_batch(SCHEMA).db(&self.path)?;
+        self.conn
+            .execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?1)", [SCHEMA_VERSION.to_string()])
+            .db(&self.path)?;
+        self.set_meta("kinds", &kinds.to_setting())?;
+        self.conn.execute_batch("VACUUM").db(&self.path)?;
+        Ok(())
+    }
+
+    pub(crate) fn meta(&self, key: &str) -> Result<Option<String>, IndexError> {
+        self.conn.query_row("SELECT value FROM meta WHERE key=?1", [key], |r| r.get(0)).optional().db(&self.path)
+    }
+
+    pub(crate) fn set_meta(&self, key: &str, value: &str) -> Result<(), IndexError> {
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)", params![key, value]).db(&self.path)?;
+        Ok(())
+    }
+
+    /// The opt-in kinds this catalog indexes.
+    pub fn kinds(&self) -> Result<IndexKinds, IndexError> {
+        Ok(self.meta("kinds")?.map(|s| IndexKinds::from_setting(&s)).unwrap_or_default())
+    }
+
+    /// Makes the catalog index (at least) `want`; when that adds a kind, every file is indexed
+    /// again on the next refresh. Returns whether it did.
+    pub fn require_kinds(&mut self, want: IndexKinds) -> Result<bool, IndexError> {
+        let have = self.kinds()?;
+        let new = have.union(want);
+        if new == have {
+            return Ok(false);
+        }
+        self.clear()?;
+        self.set_meta("kinds", &new.to_setting())?;
+        Ok(true)
+    }
+
+    /// Number of files in the catalog.
+    pub fn file_count(&self) -> Result<u64, IndexError> {
+        self.conn.query_row("SELECT count(*) FROM files", [], |r| r.get::<_, i64>(0)).map(|n| n as u64).db(&self.path)
+    }
+
+    /// `allMessagesText` of a file: its user and assistant texts in file order, joined.
+    pub fn all_messages_text(&self, file: &Path) -> Result<String, IndexError> {
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT d.text FROM docs d JOIN files f ON f.fid = d.fid WHERE f.path = ?1 AND d.kind IN (1, 2) ORDER BY d.seq, d.id",
+            )
+            .db(&self.path)?;
+        let texts: Vec<String> =
+            st.query_map([file.to_string_lossy()], |r| r.get(0)).db(&self.path)?.collect::<Result<_, _>>().db(&self.path)?;
+        Ok(texts.join(" "))
+    }
+
+    /// The files of the catalog whose session id starts with `prefix` (case-insensitive).
+    pub fn files_with_id_prefix(&self, prefix: &str) -> Result<Vec<PathBuf>, IndexError> {
+        let lower = prefix.to_lowercase();
+        let mut st = self.conn.prepare("SELECT path, session_id FROM files WHERE session_id IS NOT NULL").db(&self.path)?;
+        let rows = st
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .db(&self.path)?
+            .collect::<Result<Vec<_>, _>>()
+            .db(&self.path)?;
+        Ok(rows.into_iter().filter(|(_, id)| id.to_lowercase().starts_with(&lower)).map(|(p, _)| PathBuf::from(p)).collect())
+    }
+}

@@ -1,0 +1,641 @@
+//! Bringing the catalog up to date with the files: which files changed (one `stat` each),
+//! reading them on worker threads from where the catalog stopped, and writing the rows on
+//! the calling thread.
+use crate::catalog::{read_file_row, Catalog, FileRow, Listed, STORED_COLS};
+use crate::error::{IndexError, SqlContext};
+use crate::scan::{scan_job, Chunk, Job, Stat};
+use crate::text::Usage;
+use crate::tree::{TreeCache, TreeState};
+use rusqlite::{params, Connection, OptionalExtension};
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// Progress of a refresh, for a progress bar.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Files whose reading finished.
+    pub files_done: u64,
+    /// Files to read.
+    pub files_total: u64,
+    /// Bytes read.
+    pub bytes_done: u64,
+    /// Bytes to read (estimate).
+    pub bytes_total: u64,
+}
+
+/// What a refresh did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RefreshStats {
+    /// Session files seen.
+    pub files: u64,
+    /// Files whose `stat` had not changed.
+    pub unchanged: u64,
+    /// Files read from the start (new, rewritten, shrunk, ...).
+    pub full: u64,
+    /// Files read from their last indexed byte.
+    pub appended: u64,
+    /// Rows dropped for files that are gone.
+    pub removed: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Files left as they were because another process indexed them at the same time.
+    pub raced: u64,
+    /// Files that could not be read, with the error.
+    pub failed: Vec<(PathBuf, String)>,
+}
+
+/// How to refresh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RefreshOptions {
+    /// Reader threads (0: one per core).
+    pub threads: usize,
+    /// Run FTS5's `optimize` after loading at least this many bytes.
+    pub optimize_after: u64,
+}
+
+impl Default for RefreshOptions {
+    fn default() -> Self {
+        RefreshOptions { threads: 0, optimize_after: 64 << 20 }
+    }
+}
+
+/// The `*.jsonl` files of one directory, as listed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DirListing {
+    /// The directory as given (listed paths are joined onto it as Node's `path.join` does).
+    pub shown: PathBuf,
+    /// The catalog's key for it (canonical when it exists).
+    pub key: String,
+    /// Regular files ending in `.jsonl`, in directory order, with their `stat`.
+    pub files: Vec<(String, Stat)>,
+}
+
+/// Node's `path.join(dir, name)` (lexical: `.` and `..` resolved, separators collapsed).
+pub fn node_join(dir: &Path, name: &str) -> PathBuf {
+    let joined = format!("{}/{}", dir.to_string_lossy(), name);
+    let abs = joined.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for p in joined.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                if parts.last().is_some_and(|l| *l != "..") {
+                    parts.pop();
+                } else if !abs {
+                    parts.push("..");
+                }
+            }
+            p => parts.push(p),
+        }
+    }
+    let s = parts.join("/");
+    PathBuf::from(match (abs, s.is_empty()) {
+        (true, _) => format!("/{s}"),
+        (false, true) => ".".to_string(),
+        (false, false) => s,
+    })
+}
+
+/// The catalog key of a directory: canonical when it exists, else absolute.
+pub fn dir_key(dir: &Path) -> String {
+    match std::fs::canonicalize(dir) {
+        Ok(c) => c.to_string_lossy().into_owned(),
+        Err(_) => std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()).to_string_lossy().into_owned(),
+    }
+}
+
+/// Lists `dir` as pi's `list` reads it: names ending in `.jsonl` in directory order (only
+/// regular files; a directory named `x.jsonl` would be hidden by pi anyway).
+pub fn read_dir_listing(dir: &Path) -> DirListing {
+    let key = dir_key(dir);
+    let mut files = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !name.ends_with(".jsonl") {
+                continue;
+            }
+            if let Ok(m) = std::fs::metadata(e.path()) {
+                if m.is_file() {
+                    files.push((name, Stat::from_meta(&m)));
+                }
+            }
+        }
+    }
+    DirListing { shown: dir.to_path_buf(), key, files }
+}
+
+enum Msg {
+    Chunk(Box<Chunk>),
+    Failed(usize, std::io::Error),
+}
+
+/// Per-job state on the writing side.
+struct JobState {
+    fid: i64,
+    skip: bool,
+    tree: TreeState,
+    labels: i64,
+    models: Vec<String>,
+    usage: Usage,
+}
+
+fn delete_file_rows(conn: &Connection, fid: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached("DELETE FROM docs WHERE fid=?1")?.execute([fid])?;
+    conn.prepare_cached("DELETE FROM nodes WHERE fid=?1")?.execute([fid])?;
+    conn.prepare_cached("DELETE FROM labels WHERE fid=?1")?.execute([fid])?;
+    Ok(())
+}
+
+/// Drops a file and everything indexed from it.
+pub(crate) fn delete_file(conn: &Connection, fid: i64) -> rusqlite::Result<()> {
+    delete_file_rows(conn, fid)?;
+    conn.prepare_cached("DELETE FROM files WHERE fid=?1")?.execute([fid])?;
+    Ok(())
+}
+
+fn split_path(p: &Path) -> (String, String) {
+    let dir = p.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    (dir, name)
+}
+
+/// Starts a job on the writing side: checks that nobody changed the row since it was read,
+/// creates or resets the row. `None`: leave this job alone.
+fn start_job(conn: &Connection, job: &Job, chunk: &Chunk) -> rusqlite::Result<Option<JobState>> {
+    let fresh_tree = || TreeState { clean: true, cache: Some(TreeCache::default()), ..TreeState::default() };
+    let blank = |fid| JobState { fid, skip: false, tree: fresh_tree(), labels: 0, models: Vec::new(), usage: Usage::default() };
+    match &job.stored {
+        Some(s) => {
+            let gen: Option<i64> =
+                conn.prepare_cached("SELECT gen FROM files WHERE fid=?1")?.query_row([s.fid], |r| r.get(0)).optional()?;
+            if gen != Some(s.gen) {
+                return Ok(None);
+            }
+            if chunk.reset {
+                delete_file_rows(conn, s.fid)?;
+                return Ok(Some(blank(s.fid)));
+            }
+            let st = conn
+                .prepare_cached(
+                    "SELECT leaf_eid, leaf_seq, branches, tree_clean, entries, labels, models, tok_input, tok_output, \
+                     tok_cache_read, tok_cache_write, cost FROM files WHERE fid=?1",
+                )?
+                .query_row([s.fid], |r| {
+                    Ok(JobState {
+                        fid: s.fid,
+                        skip: false,
+                        tree: TreeState {
+                            leaf_eid: r.get(0)?,
+                            leaf_seq: r.get(1)?,
+                            branches: r.get(2)?,
+                            clean: r.get::<_, i64>(3)? != 0,
+                            entries: r.get(4)?,
+                            linear: false,
+                            cache: None,
+                        },
+                        labels: r.get(5)?,
+                        models: r.get::<_, String>(6)?.split('\n').filter(|m| !m.is_empty()).map(str::to_string).collect(),
+                        usage: Usage {
+                            input: r.get(7)?,
+                            output: r.get(8)?,
+                            cache_read: r.get(9)?,
+                            cache_write: r.get(10)?,
+                            cost: r.get(11)?,
+                        },
+                    })
+                })?;
+            Ok(Some(st))
+        }
+        None => {
+            let path = job.path.to_string_lossy();
+            let exists: Option<i64> =
+                conn.prepare_cached("SELECT fid FROM files WHERE path=?1")?.query_row([&path], |r| r.get(0)).optional()?;
+            if exists.is_some() {
+                return Ok(None);
+            }
+            let (dir, name) = split_path(&job.path);
+            conn.prepare_cached("INSERT INTO files(path, dir, name) VALUES (?1, ?2, ?3)")?.execute(params![path, dir, name])?;
+            Ok(Some(blank(conn.last_insert_rowid())))
+        }
+    }
+}
+
+fn apply_chunk(conn: &Connection, st: &mut JobState, chunk: &Chunk) -> rusqlite::Result<()> {
+    let fid = st.fid;
+    st.tree.linear = chunk.meta.version < 2;
+    // Tree.
+    let err: RefCell<Option<rusqlite::Error>> = RefCell::new(None);
+    let writes = {
+        let mut id_stored = |e: &str| -> bool {
+            let r = conn
+                .prepare_cached("SELECT 1 FROM nodes WHERE fid=?1 AND eid=?2 LIMIT 1")
+                .and_then(|mut s| s.query_row(params![fid, e], |_| Ok(())).optional());
+            match r {
+                Ok(found) => found.is_some(),
+                Err(e) => {
+                    err.borrow_mut().get_or_insert(e);
+                    true
+                }
+            }
+        };
+        let mut load = || -> TreeCache {
+            let mut c = TreeCache::default();
+            let r = conn.prepare_cached("SELECT seq, eid, parent, on_path FROM nodes WHERE fid=?1 ORDER BY seq").and_then(|mut s| {
+                let mut rows = s.query([fid])?;
+                while let Some(r) = rows.next()? {
+                    let eid: Option<String> = r.get(1)?;
+                    let parent: Option<String> = r.get(2)?;
+                    c.push(r.get(0)?, eid.as_deref(), parent.as_deref(), r.get::<_, i64>(3)? != 0);
+                }
+                Ok(())
+            });
+            if let Err(e) = r {
+                err.borrow_mut().get_or_insert(e);
+            }
+            c
+        };
+        st.tree.apply(&chunk.nodes, &mut id_stored, &mut load)
+    };
+    if let Some(e) = err.into_inner() {
+        return Err(e);
+    }
+    {
+        let mut flip = conn.prepare_cached("UPDATE nodes SET on_path=?3 WHERE fid=?1 AND seq=?2")?;
+        for (seq, f) in &writes.flips {
+            flip.execute(params![fid, seq, i64::from(*f)])?;
+        }
+        let mut ins = conn.prepare_cached("INSERT OR REPLACE INTO nodes(fid, seq, eid, parent, on_path) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+        for (n, f) in chunk.nodes.iter().zip(&writes.new_flags) {
+            ins.execute(params![fid, n.seq, n.eid, n.parent, i64::from(*f)])?;
+        }
+    }
+    // Texts.
+    {
+        let mut ins = conn.prepare_cached("INSERT INTO docs(fid, seq, eid, kind, ts, ts_ms, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?;
+        for d in &chunk.docs {
+            ins.execute(params![fid, d.seq, d.eid, d.kind.code(), d.ts, d.ts_ms, d.text])?;
+        }
+    }
+    // Labels.
+    if !chunk.labels.is_empty() {
+        let mut set = conn.prepare_cached("INSERT OR REPLACE INTO labels(fid, target, label) VALUES (?1, ?2, ?3)")?;
+        let mut del = conn.prepare_cached("DELETE FROM labels WHERE fid=?1 AND target=?2")?;
+        for (target, label) in &chunk.labels {
+            match label {
+                Some(l) => set.execute(params![fid, target, l])?,
+                None => del.execute(params![fid, target])?,
+            };
+        }
+        st.labels = conn.prepare_cached("SELECT count(*) FROM labels WHERE fid=?1")?.query_row([fid], |r| r.get(0))?;
+    }
+    for m in &chunk.models {
+        if !st.models.contains(m) {
+            st.models.push(m.clone());
+        }
+    }
+    st.usage = st.usage.plus(chunk.usage);
+    let fp = &chunk.fp;
+    let i = &chunk.info;
+    let m = &chunk.meta;
+    let t = &st.tree;
+    conn.prepare_cached(
+        "UPDATE files SET gen=gen+1, size=?2, mtime_ns=?3, ino=?4, dev=?5, head_len=?6, head_hash=?7, slot_len=?8, \
+         indexed_to=?9, lines=?10, last_line_at=?11, last_line_hash=?12, tail_open=?13, phase=?14, id_json=?15, cwd=?16, \
+         parent_json=?17, created_ms=?18, header_ts_ms=?19, sname=?20, message_count=?21, first_message=?22, \
+         last_activity=?23, version=?24, omp=?25, session_id=?26, slot_title=?27, header_title=?28, leaf_eid=?29, \
+         leaf_seq=?30, branches=?31, tree_clean=?32, entries=?33, labels=?34, models=?35, tok_input=?36, tok_output=?37, \
+         tok_cache_read=?38, tok_cache_write=?39, cost=?40 WHERE fid=?1",
+    )?
+    .execute(params![
+        fid,
+        fp.stat.size as i64,
+        fp.stat.mtime_ns,
+        fp.stat.ino as i64,
+        fp.stat.dev as i64,
+        fp.head_len as i64,
+        fp.head_hash,
+        fp.slot_len as i64,
+        fp.indexed_to as i64,
+        fp.lines as i64,
+        fp.last_line_at as i64,
+        fp.last_line_hash,
+        i64::from(fp.tail_open),
+        i.phase.code(),
+        i.id,
+        i.cwd,
+        i.parent_session_path,
+        i.created_ms,
+        i.header_ts_ms,
+        i.name,
+        i.message_count as i64,
+        i.first_message,
+        i.last_activity,
+        m.version,
+        i64::from(m.omp),
+        m.session_id,
+        m.slot_title,
+        m.header_title,
+        t.leaf_eid,
+        t.leaf_seq,
+        t.branches,
+        i64::from(t.clean),
+        t.entries,
+        st.labels,
+        st.models.join("\n"),
+        st.usage.input,
+        st.usage.output,
+        st.usage.cache_read,
+        st.usage.cache_write,
+        st.usage.cost,
+    ])?;
+    Ok(())
+}
+
+/// Bytes between commits of a long refresh.
+const COMMIT_BYTES: u64 = 256 << 20;
+
+impl Catalog {
+    /// Reads the rows of one directory.
+    pub(crate) fn rows_of_dir(&self, key: &str) -> Result<Vec<FileRow>, IndexError> {
+        let sql = format!("SELECT {STORED_COLS} FROM files WHERE dir=?1");
+        let mut st = self.conn.prepare_cached(&sql).db(&self.path)?;
+        let rows = st.query_map([key], read_file_row).db(&self.path)?.collect::<Result<Vec<_>, _>>().db(&self.path)?;
+        Ok(rows)
+    }
+
+    /// Brings the rows of `dirs` up to date with the files (new files indexed, appended files
+    /// read from their last indexed byte, rewritten files indexed again, deleted files
+    /// dropped) and returns the listing of each directory, in directory order.
+    pub fn refresh_dirs(
+        &mut self,
+        dirs: &[PathBuf],
+        opts: RefreshOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(Vec<Listed>, RefreshStats), IndexError> {
+        let listings: Vec<DirListing> = dirs.iter().map(|d| read_dir_listing(d)).collect();
+        self.refresh_listings(&listings, opts, progress)
+    }
+
+    /// [`Catalog::refresh_dirs`] for directories already read.
+    pub fn refresh_listings(
+        &mut self,
+        listings: &[DirListing],
+        opts: RefreshOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(Vec<Listed>, RefreshStats), IndexError> {
+        let kinds = self.kinds()?;
+        let mut stats = RefreshStats::default();
+        let mut jobs: Vec<Job> = Vec::new();
+        let mut rows_by_dir: Vec<HashMap<String, FileRow>> = Vec::new();
+        let mut gone: Vec<i64> = Vec::new();
+        let mut seen_keys = HashSet::new();
+        for l in listings {
+            let rows: HashMap<String, FileRow> = if seen_keys.insert(l.key.clone()) {
+                self.rows_of_dir(&l.key)?.into_iter().map(|r| (r.name.clone(), r)).collect()
+            } else {
+                HashMap::new()
+            };
+            let names: HashSet<&str> = l.files.iter().map(|(n, _)| n.as_str()).collect();
+            for (name, r) in &rows {
+                if !names.contains(name.as_str()) {
+                    gone.push(r.stored.fid);
+                }
+            }
+            for (name, stat) in &l.files {
+                stats.files += 1;
+                let stored = rows.get(name).map(|r| r.stored.clone());
+                if let Some(s) = &stored {
+                    if s.fp.stat == *stat {
+                        stats.unchanged += 1;
+                        continue;
+                    }
+                }
+                jobs.push(Job {
+                    idx: jobs.len(),
+                    path: PathBuf::from(format!("{}/{}", l.key.trim_end_matches('/'), name)),
+                    stat: *stat,
+                    stored,
+                    kinds,
+                });
+            }
+            rows_by_dir.push(rows);
+        }
+        if !gone.is_empty() {
+            self.conn.execute_batch("BEGIN IMMEDIATE").db(&self.path)?;
+            for fid in &gone {
+                if let Err(e) = delete_file(&self.conn, *fid) {
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                    return Err(crate::error::sql_error(&self.path, e));
+                }
+            }
+            self.conn.execute_batch("COMMIT").db(&self.path)?;
+            stats.removed = gone.len() as u64;
+        }
+        let changed = !jobs.is_empty();
+        self.run_jobs(jobs, opts, &mut stats, progress)?;
+        // The listing, in directory order.
+        let mut out = Vec::new();
+        let mut done_keys = HashSet::new();
+        for (l, rows) in listings.iter().zip(rows_by_dir) {
+            let fresh;
+            let rows = if changed && done_keys.insert(l.key.clone()) {
+                fresh = self.rows_of_dir(&l.key)?.into_iter().map(|r| (r.name.clone(), r)).collect::<HashMap<_, _>>();
+                &fresh
+            } else {
+                &rows
+            };
+            for (name, _) in &l.files {
+                if let Some(r) = rows.get(name) {
+                    if let Some(x) = r.listed(node_join(&l.shown, name)) {
+                        out.push(x);
+                    }
+                }
+            }
+        }
+        Ok((out, stats))
+    }
+
+    /// Indexes single files (outside any listed directory), as [`Catalog::refresh_dirs`] does.
+    pub fn refresh_files(&mut self, files: &[PathBuf], opts: RefreshOptions) -> Result<RefreshStats, IndexError> {
+        let kinds = self.kinds()?;
+        let mut stats = RefreshStats::default();
+        let mut jobs = Vec::new();
+        for f in files {
+            let Ok(stat) = Stat::of(f) else { continue };
+            let key = PathBuf::from(dir_key(f.parent().unwrap_or(Path::new("."))))
+                .join(f.file_name().unwrap_or_default());
+            let sql = format!("SELECT {STORED_COLS} FROM files WHERE path=?1");
+            let row = self
+                .conn
+                .query_row(&sql, [key.to_string_lossy()], read_file_row)
+                .optional()
+                .db(&self.path)?;
+            stats.files += 1;
+            if row.as_ref().is_some_and(|r| r.stored.fp.stat == stat) {
+                stats.unchanged += 1;
+                continue;
+            }
+            jobs.push(Job { idx: jobs.len(), path: key, stat, stored: row.map(|r| r.stored), kinds });
+        }
+        self.run_jobs(jobs, opts, &mut stats, &mut |_| {})?;
+        Ok(stats)
+    }
+
+    /// Drops rows of files that no longer exist (anywhere). Returns how many.
+    pub fn sweep(&mut self) -> Result<u64, IndexError> {
+        let mut st = self.conn.prepare("SELECT fid, path FROM files").db(&self.path)?;
+        let rows: Vec<(i64, String)> =
+            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).db(&self.path)?.collect::<Result<_, _>>().db(&self.path)?;
+        drop(st);
+        let gone: Vec<i64> = rows.into_iter().filter(|(_, p)| !Path::new(p).is_file()).map(|(f, _)| f).collect();
+        if gone.is_empty() {
+            return Ok(0);
+        }
+        self.conn.execute_batch("BEGIN IMMEDIATE").db(&self.path)?;
+        for fid in &gone {
+            if let Err(e) = delete_file(&self.conn, *fid) {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                return Err(crate::error::sql_error(&self.path, e));
+            }
+        }
+        self.conn.execute_batch("COMMIT").db(&self.path)?;
+        Ok(gone.len() as u64)
+    }
+
+    fn run_jobs(
+        &mut self,
+        jobs: Vec<Job>,
+        opts: RefreshOptions,
+        stats: &mut RefreshStats,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(), IndexError> {
+        if jobs.is_empty() {
+            return Ok(());
+        }
+        let threads = match opts.threads {
+            0 => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            n => n,
+        }
+        .min(jobs.len())
+        .max(1);
+        let mut prog = Progress {
+            files_total: jobs.len() as u64,
+            bytes_total: jobs
+                .iter()
+                .map(|j| j.stat.size.saturating_sub(j.stored.as_ref().map_or(0, |s| s.fp.indexed_to.min(j.stat.size))))
+                .sum(),
+            ..Progress::default()
+        };
+        progress(prog);
+        let next = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        let path = self.path.clone();
+        let conn = &self.conn;
+        let result = std::thread::scope(|s| -> Result<(), IndexError> {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Msg>(threads * 4);
+            for _ in 0..threads {
+                let tx = tx.clone();
+                let (jobs, next, stop) = (&jobs, &next, &stop);
+                s.spawn(move || loop {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else { break };
+                    let r = scan_job(job, &mut |c| {
+                        let _ = tx.send(Msg::Chunk(Box::new(c)));
+                    });
+                    if let Err(e) = r {
+                        let _ = tx.send(Msg::Failed(i, e));
+                    }
+                });
+            }
+            drop(tx);
+            let mut apply_all = || -> Result<(), IndexError> {
+                let mut states: HashMap<usize, JobState> = HashMap::new();
+                let mut since_commit = 0u64;
+                conn.execute_batch("BEGIN IMMEDIATE").db(&path)?;
+                for msg in rx.iter() {
+                    match msg {
+                        Msg::Failed(i, e) => {
+                            stats.failed.push((jobs[i].path.clone(), e.to_string()));
+                            prog.files_done += 1;
+                            states.remove(&i);
+                        }
+                        Msg::Chunk(c) => {
+                            let job = &jobs[c.job];
+                            if let std::collections::hash_map::Entry::Vacant(slot) = states.entry(c.job) {
+                                let st = match start_job(conn, job, &c).db(&path)? {
+                                    Some(st) => st,
+                                    None => JobState {
+                                        fid: 0,
+                                        skip: true,
+                                        tree: TreeState::default(),
+                                        labels: 0,
+                                        models: Vec::new(),
+                                        usage: Usage::default(),
+                                    },
+                                };
+                                if st.skip {
+                                    stats.raced += 1;
+                                } else if c.reset {
+                                    stats.full += 1;
+                                } else {
+                                    stats.appended += 1;
+                                }
+                                slot.insert(st);
+                            }
+                            let st = states.get_mut(&c.job).ok_or_else(|| IndexError::Worker("job state".into()))?;
+                            if !st.skip {
+                                apply_chunk(conn, st, &c).db(&path)?;
+                            }
+                            stats.bytes_read += c.bytes;
+                            prog.bytes_done += c.bytes;
+                            since_commit += c.bytes;
+                            if c.done {
+                                prog.files_done += 1;
+                                states.remove(&c.job);
+                            }
+                            if since_commit >= COMMIT_BYTES {
+                                conn.execute_batch("COMMIT; BEGIN IMMEDIATE").db(&path)?;
+                                since_commit = 0;
+                            }
+                            progress(prog);
+                        }
+                    }
+                }
+                conn.execute_batch("COMMIT").db(&path)?;
+                Ok(())
+            };
+            let r = apply_all();
+            if r.is_err() {
+                stop.store(true, Ordering::Relaxed);
+                let _ = conn.execute_batch("ROLLBACK");
+            }
+            r
+        });
+        result?;
+        progress(prog);
+        if stats.bytes_read >= opts.optimize_after {
+            self.conn.execute_batch("INSERT INTO fts(fts) VALUES('optimize'); PRAGMA wal_checkpoint(TRUNCATE);").db(&self.path)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_join_is_lexical() {
+        assert_eq!(node_join(Path::new("./a/"), "x.jsonl"), PathBuf::from("a/x.jsonl"));
+        assert_eq!(node_join(Path::new("/a/b/../c"), "x"), PathBuf::from("/a/c/x"));
+        assert_eq!(node_join(Path::new("../a"), "x"), PathBuf::from("../a/x"));
+        assert_eq!(node_join(Path::new("."), "x"), PathBuf::from("x"));
+        assert_eq!(node_join(Path::new("/"), "x"), PathBuf::from("/x"));
+    }
+}

@@ -1,0 +1,200 @@
+//! Full-text search over the catalog (SQLite FTS5).
+//!
+//! A query is FTS5's own syntax: words (all must match), `"a phrase"`, `prefix*`, `AND`,
+//! `OR`, `NOT`, `NEAR(a b, 5)` and parentheses. A query that FTS5 cannot read (`c++`,
+//! `foo:bar`, an unbalanced quote) is searched as its words instead: each whitespace-separated
+//! token becomes a quoted phrase (a trailing `*` stays a prefix), all of them required.
+use crate::catalog::Catalog;
+use crate::error::{IndexError, SqlContext};
+use crate::text::Kind;
+use rusqlite::types::Value;
+use rusqlite::OptionalExtension;
+use std::path::PathBuf;
+
+/// A search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchQuery {
+    /// The query text.
+    pub query: String,
+    /// Only these kinds (`None`: every indexed kind).
+    pub kinds: Option<Vec<Kind>>,
+    /// Only texts of entries at or after this time (ms since the epoch).
+    pub since_ms: Option<f64>,
+    /// Only files in these directories (catalog keys, see [`crate::dir_key`]); `None`: all.
+    pub dirs: Option<Vec<String>>,
+    /// At most this many hits.
+    pub limit: usize,
+    /// Marks around matched words in snippets.
+    pub marks: (String, String),
+    /// Words of context in a snippet (1 to 64).
+    pub snippet_words: u32,
+}
+
+impl SearchQuery {
+    /// A query with the defaults: every kind, every directory, 20 hits, `**` marks.
+    pub fn new(query: &str) -> SearchQuery {
+        SearchQuery {
+            query: query.to_string(),
+            kinds: None,
+            since_ms: None,
+            dirs: None,
+            limit: 20,
+            marks: ("**".into(), "**".into()),
+            snippet_words: 16,
+        }
+    }
+}
+
+/// One search hit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// The session file.
+    pub path: PathBuf,
+    /// The session id (header `id`).
+    pub session_id: Option<String>,
+    /// The session's name or title, when it has one.
+    pub session_name: Option<String>,
+    /// The entry the text belongs to (for a label: the labelled entry).
+    pub entry_id: Option<String>,
+    /// What kind of text matched.
+    pub kind: Kind,
+    /// The entry's timestamp.
+    pub timestamp: Option<String>,
+    /// The entry is on the path from the session's leaf (the branch pi resumes) to its root.
+    pub on_current_branch: bool,
+    /// The matching text around the match, matched words marked.
+    pub snippet: String,
+    /// FTS5's bm25 rank (lower is better).
+    pub rank: f64,
+}
+
+/// Turns free text into an FTS5 query of required quoted words.
+pub fn words_query(q: &str) -> String {
+    q.split_whitespace()
+        .filter_map(|t| {
+            let (core, star) = match t.strip_suffix('*') {
+                Some(c) => (c, "*"),
+                None => (t, ""),
+            };
+            let core = core.trim_matches('"');
+            (!core.is_empty()).then(|| format!("\"{}\"{star}", core.replace('"', "\"\"")))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn is_query_error(e: &rusqlite::Error) -> bool {
+    let s = e.to_string();
+    s.contains("fts5") || s.contains("no such column") || s.contains("unterminated string") || s.contains("syntax error")
+}
+
+impl Catalog {
+    /// Searches the indexed texts; hits are ranked by relevance (bm25), then newest first.
+    pub fn search(&self, q: &SearchQuery) -> Result<Vec<Hit>, IndexError> {
+        if q.query.trim().is_empty() {
+            return Err(IndexError::Query("empty query".into()));
+        }
+        match self.search_expr(q, q.query.trim()) {
+            Err(IndexError::Sqlite { source, .. }) if is_query_error(&source) => {
+                let w = words_query(&q.query);
+                if w.is_empty() {
+                    return Ok(Vec::new());
+                }
+                self.search_expr(q, &w)
+            }
+            r => r,
+        }
+    }
+
+    fn search_expr(&self, q: &SearchQuery, expr: &str) -> Result<Vec<Hit>, IndexError> {
+        let mut sql = String::from(
+            "SELECT d.fid, d.seq, d.eid, d.kind, d.ts, snippet(fts, 0, ?1, ?2, '…', ?3), bm25(fts) AS r \
+             FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ?4",
+        );
+        let mut args: Vec<Value> = vec![
+            Value::Text(q.marks.0.clone()),
+            Value::Text(q.marks.1.clone()),
+            Value::Integer(i64::from(q.snippet_words.clamp(1, 64))),
+            Value::Text(expr.to_string()),
+        ];
+        if let Some(kinds) = &q.kinds {
+            let codes: Vec<String> = kinds.iter().map(|k| k.code().to_string()).collect();
+            sql.push_str(&format!(" AND d.kind IN ({})", if codes.is_empty() { "NULL".into() } else { codes.join(",") }));
+        }
+        if let Some(t) = q.since_ms {
+            args.push(Value::Real(t));
+            sql.push_str(&format!(" AND d.ts_ms >= ?{}", args.len()));
+        }
+        if let Some(dirs) = &q.dirs {
+            if dirs.is_empty() {
+                return Ok(Vec::new());
+            }
+            let mut ph = Vec::new();
+            for d in dirs {
+                args.push(Value::Text(d.clone()));
+                ph.push(format!("?{}", args.len()));
+            }
+            sql.push_str(&format!(" AND d.fid IN (SELECT fid FROM files WHERE dir IN ({}))", ph.join(",")));
+        }
+        args.push(Value::Integer(q.limit.min(100_000) as i64));
+        sql.push_str(&format!(" ORDER BY r, d.ts_ms DESC LIMIT ?{}", args.len()));
+        let mut st = self.conn.prepare(&sql).db(&self.path)?;
+        type Raw = (i64, i64, Option<String>, i64, Option<String>, String, f64);
+        let raw: Vec<Raw> = st
+            .query_map(rusqlite::params_from_iter(args), |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?))
+            })
+            .db(&self.path)?
+            .collect::<Result<_, _>>()
+            .db(&self.path)?;
+        let mut file_q = self
+            .conn
+            .prepare_cached("SELECT path, session_id, coalesce(nullif(slot_title, ''), sname, header_title) FROM files WHERE fid=?1")
+            .db(&self.path)?;
+        let mut by_seq = self.conn.prepare_cached("SELECT on_path FROM nodes WHERE fid=?1 AND seq=?2").db(&self.path)?;
+        let mut by_eid = self
+            .conn
+            .prepare_cached("SELECT on_path FROM nodes WHERE fid=?1 AND eid=?2 ORDER BY seq DESC LIMIT 1")
+            .db(&self.path)?;
+        let mut hits = Vec::with_capacity(raw.len());
+        for (fid, seq, eid, kind, ts, snippet, rank) in raw {
+            let Some(kind) = Kind::from_code(kind) else { continue };
+            let (path, session_id, session_name): (String, Option<String>, Option<String>) =
+                file_q.query_row([fid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).db(&self.path)?;
+            let on: Option<i64> = if kind == Kind::Label {
+                by_eid.query_row(rusqlite::params![fid, eid], |r| r.get(0)).optional().db(&self.path)?
+            } else {
+                by_seq.query_row([fid, seq], |r| r.get(0)).optional().db(&self.path)?
+            };
+            // A header title is not an entry: it belongs to every branch.
+            let on_current_branch = match on {
+                Some(v) => v != 0,
+                None => kind == Kind::Name && eid.is_none(),
+            };
+            hits.push(Hit {
+                path: PathBuf::from(path),
+                session_id,
+                session_name,
+                entry_id: eid,
+                kind,
+                timestamp: ts,
+                on_current_branch,
+                snippet,
+                rank,
+            });
+        }
+        Ok(hits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_query_quotes_every_token() {
+        assert_eq!(words_query("c++ foo:bar"), "\"c++\" \"foo:bar\"");
+        assert_eq!(words_query("say \"x  lock*"), "\"say\" \"x\" \"lock\"*");
+        assert_eq!(words_query("  "), "");
+    }
+}
