@@ -91,6 +91,10 @@ pub fn context(session: &str, leaf: Option<&str>, llm: bool, lenient: bool, agen
     if ctx.cycle {
         eprintln!("arbor: warning: {}: the parentId chain of the leaf has a cycle; the path was cut where it repeats", path.display());
     }
+    if !llm && ctx.omp.is_none() {
+        write_context_streaming(&ctx, &doc)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut out = Vec::with_capacity(doc.base_bytes().len() / 2 + 64);
     if llm {
         ctx.write_json_with(&doc, &mut out, &|c, d, o| arbor_core::llm::write_llm_messages(c, d, o));
@@ -100,6 +104,45 @@ pub fn context(session: &str, leaf: Option<&str>, llm: bool, lenient: bool, agen
     out.push(b'\n');
     stdout_all(&out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes a context to stdout in chunks of about 1 MB, so the JSON of a large context is never
+/// held whole in memory (a session that was never compacted has a context as large as the
+/// file) and no large fresh buffer has to be faulted in.
+fn write_context_streaming(ctx: &SessionContext, doc: &SessionDoc) -> Result<()> {
+    const CHUNK: usize = 1 << 20;
+    let sink = std::cell::RefCell::new((std::io::stdout().lock(), None::<std::io::Error>));
+    let flush = |o: &mut Vec<u8>| {
+        let mut s = sink.borrow_mut();
+        if s.1.is_none() {
+            if let Err(e) = s.0.write_all(o) {
+                s.1 = Some(e);
+            }
+        }
+        o.clear();
+    };
+    let mut out = Vec::with_capacity(CHUNK + (CHUNK >> 2));
+    ctx.write_json_with(doc, &mut out, &|c, d, o| {
+        o.push(b'[');
+        for (k, m) in c.messages.iter().enumerate() {
+            if k > 0 {
+                o.push(b',');
+            }
+            c.write_message(d, *m, o);
+            if o.len() >= CHUNK {
+                flush(o);
+            }
+        }
+        o.push(b']');
+    });
+    out.push(b'\n');
+    flush(&mut out);
+    let (mut w, err) = sink.into_inner();
+    if let Some(e) = err {
+        return Err(e.into());
+    }
+    w.flush()?;
+    Ok(())
 }
 
 pub fn tree(session: &str, json: bool, agent: Option<&Path>) -> Result<ExitCode> {
