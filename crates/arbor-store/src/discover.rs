@@ -1,7 +1,6 @@
 //! Session discovery: listing a directory as pi's `SessionManager.list`, the most recent
 //! session, and pi's `SessionInfo`.
 use arbor_core::doc::SessionDoc;
-use arbor_core::entry::{EntryType, Role};
 use arbor_core::entry::Fields;
 use arbor_core::json::{scan_object, skip_ws, value_end, write_str_escaped, JsValue, ValueKind};
 use std::path::{Path, PathBuf};
@@ -30,10 +29,6 @@ pub struct SessionInfo {
     pub first_message: String,
     /// All user/assistant texts joined with spaces.
     pub all_messages_text: String,
-}
-
-fn js_trim(s: &str) -> &str {
-    s.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
 }
 
 /// The text of a message's content as pi's `extractTextContent`: the string itself, or the
@@ -118,84 +113,32 @@ fn extract_text_raw(raw: &[u8], kind: ValueKind) -> Result<Option<String>, ()> {
     }
 }
 
-/// Computes pi's `SessionInfo` from a loaded file. `None` where pi hides the file.
+/// Computes pi's `SessionInfo` from a loaded file. `None` where pi hides the file. The rules
+/// are [`crate::info::InfoState`]'s, fed the loaded header and entries (lines the loader
+/// skipped, such as a `null` line pi would choke on, are not seen here; see
+/// [`crate::info::session_info_streaming`] for the exact, streaming version).
 pub fn session_info(path: &Path, doc: &SessionDoc, mtime_ms: f64) -> Option<SessionInfo> {
-    let header = doc.header_line();
-    let hf = &doc.header.fields;
-    let mut name: Option<String> = None;
-    let mut count = 0;
-    let mut first = String::new();
+    let mut st = crate::info::InfoState::default();
+    st.feed_header(doc.header_line(), &doc.header.fields);
     let mut all: Vec<String> = Vec::new();
-    let mut last_activity: Option<f64> = None;
     for e in &doc.entries {
-        let line = doc.line(&e.line);
-        if e.etype == EntryType::SessionInfo {
-            name = match e.fields.value(line, "name") {
-                None | Some(JsValue::Null) => None,
-                Some(JsValue::String(s)) => Some(js_trim(&s.to_string_lossy()).to_string()).filter(|n| !n.is_empty()),
-                Some(_) => return None,
-            };
+        if let Some(p) = st.feed_entry(doc.line(&e.line), e) {
+            all.push(p.text);
         }
-        if e.etype != EntryType::Message {
-            continue;
+        if st.phase == crate::info::Phase::Hidden {
+            return None;
         }
-        count += 1;
-        let Some(msg) = &e.message else {
-            if e.fields.has(line, "message") {
-                continue; // a non-object payload: pi skips it (no role)
-            }
-            return None; // `entry.message.role` of undefined throws in pi
-        };
-        if !matches!(e.role, Some(Role::User | Role::Assistant)) || !msg.has(line, "content") {
-            continue;
-        }
-        let text = match msg.get(line, "content") {
-            Some((raw, kind)) => match extract_text_raw(raw, kind) {
-                Ok(t) => t?,
-                // Not expected (the line was validated on load): the DOM path decides.
-                Err(()) => extract_text(&JsValue::parse(raw).unwrap_or(JsValue::Null))?,
-            },
-            None => extract_text(&JsValue::Null)?,
-        };
-        // Activity: message.timestamp when a number, else the entry's ISO time.
-        let t = msg.num(line, "timestamp").or_else(|| e.timestamp_ms());
-        if let Some(t) = t {
-            last_activity = Some(last_activity.unwrap_or(0.0).max(t));
-        }
-        if text.is_empty() {
-            continue;
-        }
-        if first.is_empty() && e.role == Some(Role::User) {
-            first = text.clone();
-        }
-        all.push(text);
     }
-    let header_ms = hf.str(header, "timestamp").and_then(|t| arbor_core::time::parse_iso_ms(&t));
-    let modified_ms = match last_activity {
-        Some(t) if t > 0.0 => t,
-        _ => header_ms.unwrap_or(mtime_ms),
-    };
-    let raw_json = |key: &str| {
-        hf.get(header, key).map(|(raw, _)| {
-            let mut out = Vec::new();
-            if arbor_core::json::canonicalize(raw, &mut out).is_err() {
-                out = raw.to_vec();
-            }
-            String::from_utf8_lossy(&out).into_owned()
-        })
-    };
-    Some(SessionInfo {
-        path: path.to_path_buf(),
-        id: raw_json("id"),
-        cwd: hf.str(header, "cwd").map(|s| s.into_owned()).unwrap_or_default(),
-        name,
-        parent_session_path: raw_json("parentSession"),
-        created_ms: header_ms,
-        modified_ms,
-        message_count: count,
-        first_message: if first.is_empty() { "(no messages)".into() } else { first },
-        all_messages_text: all.join(" "),
-    })
+    st.finish(path, mtime_ms, all.join(" "))
+}
+
+/// The text of a message's raw `content` value as pi's `extractTextContent` (see
+/// [`extract_text`]), without a DOM when the bytes are valid JSON. `None` where pi throws.
+pub fn extract_text_of_raw(raw: &[u8], kind: ValueKind) -> Option<String> {
+    match extract_text_raw(raw, kind) {
+        Ok(t) => t,
+        Err(()) => extract_text(&JsValue::parse(raw).unwrap_or(JsValue::Null)),
+    }
 }
 
 fn mtime_ms(path: &Path) -> f64 {
@@ -219,13 +162,11 @@ pub fn session_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// pi's `SessionManager.list(cwd, dir)`: every session of `dir`, newest `modified` first.
+/// Each file is streamed line by line ([`crate::info::session_info_streaming`]).
 pub fn list_dir(dir: &Path) -> Vec<SessionInfo> {
     let mut out: Vec<SessionInfo> = session_files(dir)
         .into_iter()
-        .filter_map(|p| {
-            let doc = crate::manager::load_doc(&p).ok()?;
-            session_info(&p, &doc, mtime_ms(&p))
-        })
+        .filter_map(|p| crate::info::session_info_streaming(&p, mtime_ms(&p)).ok().flatten())
         .collect();
     out.sort_by(|a, b| b.modified_ms.partial_cmp(&a.modified_ms).unwrap_or(std::cmp::Ordering::Equal));
     out
@@ -275,17 +216,16 @@ pub fn has_valid_header(path: &Path) -> bool {
 
 impl SessionInfo {
     /// Writes the JSON object of DESIGN's `arbor ls --json` (pi's fields; dates as ISO-8601
-    /// UTC with milliseconds, `null` for an invalid date; absent `name` and
+    /// UTC with milliseconds, `null` for an invalid date; absent `id`, `name` and
     /// `parentSessionPath` omitted as pi's `JSON.stringify` omits `undefined`).
     /// `all_text` adds pi's `allMessagesText`.
     pub fn write_json(&self, out: &mut Vec<u8>, all_text: bool) {
         let iso = |ms: f64| arbor_core::time::format_iso_ms(ms as i64);
         out.extend_from_slice(b"{\"path\":");
         write_str_escaped(&self.path.to_string_lossy(), out);
-        out.extend_from_slice(b",\"id\":");
-        match &self.id {
-            Some(raw) => out.extend_from_slice(raw.as_bytes()),
-            None => out.extend_from_slice(b"null"),
+        if let Some(raw) = &self.id {
+            out.extend_from_slice(b",\"id\":");
+            out.extend_from_slice(raw.as_bytes());
         }
         out.extend_from_slice(b",\"cwd\":");
         write_str_escaped(&self.cwd, out);
@@ -303,7 +243,10 @@ impl SessionInfo {
             None => out.extend_from_slice(b"null"),
         }
         out.extend_from_slice(b",\"modified\":");
-        write_str_escaped(&iso(self.modified_ms), out);
+        match crate::info::time_clip(self.modified_ms) {
+            Some(ms) => write_str_escaped(&iso(ms), out),
+            None => out.extend_from_slice(b"null"),
+        }
         out.extend_from_slice(format!(",\"messageCount\":{}", self.message_count).as_bytes());
         out.extend_from_slice(b",\"firstMessage\":");
         write_str_escaped(&self.first_message, out);

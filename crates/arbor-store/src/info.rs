@@ -20,7 +20,7 @@
 //!
 //! One deliberate difference: a first line that is omp's 256-byte title slot is skipped (pi
 //! hides such files; arbor lists omp sessions with pi's fields).
-use crate::discover::{extract_text, SessionInfo};
+use crate::discover::{extract_text_of_raw, SessionInfo};
 use arbor_core::entry::{Entry, EntryType, Fields, Role};
 use arbor_core::json::{JsValue, ValueKind};
 use std::path::Path;
@@ -229,8 +229,11 @@ impl InfoState {
         if !msg.has(line, "content") {
             return None;
         }
-        let content = msg.value(line, "content").unwrap_or(JsValue::Null);
-        let Some(text) = extract_text(&content) else {
+        let text = match msg.get(line, "content") {
+            Some((raw, kind)) => extract_text_of_raw(raw, kind),
+            None => None,
+        };
+        let Some(text) = text else {
             self.phase = Phase::Hidden; // `content.filter` is not a function, or a null block
             return None;
         };

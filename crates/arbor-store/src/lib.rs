@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod blobs;
+pub mod breadcrumb;
 pub mod body;
 pub mod check;
 pub mod build;

@@ -309,21 +309,34 @@ impl SessionManager {
     }
 
     /// Opens the most recently modified session of `cwd`'s directory (whose first line is a
-    /// valid header, however long), or creates a new one.
+    /// valid header, however long), or creates a new one. omp sessions first follow this
+    /// terminal's breadcrumb (see [`crate::breadcrumb`]), and the choice is written back to it.
     pub fn continue_recent(cwd: &str, session_dir: Option<&Path>, opts: ManagerOptions) -> Result<SessionManager, StoreError> {
+        use crate::breadcrumb::{self, ContinueTarget};
         let dialect = opts.dialect.unwrap_or(Dialect::Pi);
+        let agent_dir = paths::agent_dir(dialect);
         let dir = match session_dir {
             Some(d) => d.to_path_buf(),
-            None => paths::default_session_dir(dialect, &paths::agent_dir(dialect), cwd),
+            None => paths::default_session_dir(dialect, &agent_dir, cwd),
         };
-        match crate::discover::most_recent_session(&dir) {
-            Some(p) => {
+        let target = match dialect {
+            Dialect::Pi => crate::discover::most_recent_session(&dir).map_or(ContinueTarget::New, ContinueTarget::Session),
+            Dialect::Omp => breadcrumb::omp_continue_target(&agent_dir, cwd, &dir, session_dir.is_some()),
+        };
+        let sm = match target {
+            ContinueTarget::Session(p) => {
                 let mut sm = SessionManager::open(&p, opts)?;
                 sm.cwd = cwd.to_string();
-                Ok(sm)
+                sm
             }
-            None => SessionManager::create(cwd, Some(&dir), opts),
+            ContinueTarget::New => SessionManager::create(cwd, Some(&dir), opts)?,
+        };
+        if dialect == Dialect::Omp {
+            if let Some(f) = sm.session_file() {
+                breadcrumb::write_breadcrumb(&agent_dir, cwd, f, !f.exists());
+            }
         }
+        Ok(sm)
     }
 
     /// pi's `forkFrom`: a new session in `target_cwd`'s directory holding every entry of
