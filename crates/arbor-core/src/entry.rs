@@ -283,6 +283,18 @@ impl Entry {
 
     /// Builds the envelope from an already scanned object.
     pub fn from_fields(line: &[u8], fields: Fields, line_ref: LineRef, line_no: usize) -> Entry {
+        Entry::from_fields_and_message(line, fields, None, line_ref, line_no)
+    }
+
+    /// [`Entry::from_fields`], with the members of the line's `message` object when the caller
+    /// found them in the same scan (ranges relative to the line); `None`: they are scanned here.
+    pub fn from_fields_and_message(
+        line: &[u8],
+        fields: Fields,
+        message_members: Option<Box<[Member]>>,
+        line_ref: LineRef,
+        line_no: usize,
+    ) -> Entry {
         let etype = fields
             .str(line, "type")
             .map(|t| EntryType::from_name(&t))
@@ -291,7 +303,11 @@ impl Entry {
         let parent_id = fields.str(line, "parentId").map(|s| s.into());
         let timestamp = fields.str(line, "timestamp").map(|s| s.into());
         let (mut role, mut message) = (None, None);
-        if etype == EntryType::Message {
+        if let (EntryType::Message, Some(members)) = (&etype, message_members) {
+            let f = Fields { members };
+            role = f.str(line, "role").map(|s| Role::from_name(&s));
+            message = Some(f);
+        } else if etype == EntryType::Message {
             if let Some(r) = fields.range(line, "message") {
                 if let Ok(scan) = json::scan_object(&line[r.clone()]) {
                     let members: Box<[Member]> = scan
@@ -340,6 +356,67 @@ impl Entry {
     }
 }
 
+/// Reads a message line in one pass when its last member is a `message` object, the way pi
+/// and omp write every message entry: the keys before it are scanned one by one, and the
+/// message object, from its `{` to the line's last `}`, is scanned once, which validates it
+/// and gives its members. Scanning the line and then the message again (what
+/// [`parse_fields`] + [`Entry::from_fields`] do) read most of a session's bytes twice.
+/// `None` for any other line (not an object, no `message` object last, an escaped key, an
+/// error): the caller then uses the general path, which also gives the exact error.
+pub fn parse_message_line(line: &[u8], line_ref: LineRef, line_no: usize) -> Option<Entry> {
+    let ws = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let mut i = json::skip_ws(line, 0);
+    if line.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = json::skip_ws(line, i + 1);
+    let mut members: Vec<Member> = Vec::with_capacity(8);
+    loop {
+        if line.get(i) != Some(&b'"') {
+            return None;
+        }
+        let key_end = json::value_end(line, i).ok()?;
+        let key = i + 1..key_end - 1;
+        let j = json::skip_ws(line, key_end);
+        if line.get(j) != Some(&b':') {
+            return None;
+        }
+        let v = json::skip_ws(line, j + 1);
+        let kind = ValueKind::from_first_byte(*line.get(v)?)?;
+        if kind == ValueKind::Object && line.get(key.clone()) == Some(b"message".as_slice()) {
+            // The message object runs to the line's closing brace.
+            let mut e = line.len();
+            while e > v && ws(line[e - 1]) {
+                e -= 1;
+            }
+            if e <= v + 1 || line[e - 1] != b'}' {
+                return None;
+            }
+            let scan = json::scan_object(line.get(v..e - 1)?).ok()?;
+            let value = v + scan.span.start..v + scan.span.end;
+            members.push(Member { key, value, kind });
+            let msg: Box<[Member]> = scan
+                .members
+                .into_iter()
+                .map(|m| Member {
+                    key: m.key.start + v..m.key.end + v,
+                    value: m.value.start + v..m.value.end + v,
+                    kind: m.kind,
+                })
+                .collect();
+            let fields = Fields { members: members.into_boxed_slice() };
+            return Some(Entry::from_fields_and_message(line, fields, Some(msg), line_ref, line_no));
+        }
+        let end = json::value_end(line, v).ok()?;
+        members.push(Member { key, value: v..end, kind });
+        i = json::skip_ws(line, end);
+        match line.get(i) {
+            Some(b',') => i = json::skip_ws(line, i + 1),
+            _ => return None,
+        }
+    }
+}
+
 /// Scans a line as a JSON object.
 pub fn parse_fields(line: &[u8]) -> Result<Fields, LineError> {
     match json::scan_object(line) {
@@ -358,5 +435,58 @@ pub fn parse_fields(line: &[u8]) -> Result<Fields, LineError> {
             }
             Err(LineError::Json(e))
         }
+    }
+}
+
+#[cfg(test)]
+mod one_pass_tests {
+    use super::*;
+
+    fn generic(line: &[u8]) -> Option<Entry> {
+        let fields = parse_fields(line).ok()?;
+        Some(Entry::from_fields(line, fields, LineRef::Owned(0), 1))
+    }
+
+    fn same(a: &Entry, b: &Entry) -> bool {
+        a.fields.members == b.fields.members
+            && a.message.as_ref().map(|m| &m.members) == b.message.as_ref().map(|m| &m.members)
+            && a.etype == b.etype
+            && a.id == b.id
+            && a.parent_id == b.parent_id
+            && a.timestamp == b.timestamp
+            && a.role == b.role
+    }
+
+    #[test]
+    fn one_pass_equals_two_passes_or_declines() {
+        let lines: &[&str] = &[
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"hi","timestamp":1}}"#,
+            r#"  { "type" : "message" , "id":"a", "message" : { "role" : "assistant" , "content":[] }  }  "#,
+            r#"{"type":"message","message":{"role":"user"},"message":{"role":"assistant"}}"#,
+            r#"{"type":"message","message":{"role":"user"},"id":"after"}"#,
+            r#"{"type":"message","message":"not an object"}"#,
+            r#"{"type":"message","messag\u0065":{"role":"user"}}"#,
+            r#"{"type":"custom","message":{"role":"user"}}"#,
+            r#"{"type":"message","message":{"role":"user"}"#,
+            r#"{"type":"message","message":{"role":"user"}}}"#,
+            r#"{"type":"message","message":{"role":"user",}}"#,
+            r#"{"type":"message","message":{}}"#,
+            r#"{"type":"message","message":{"a":"\ud83d","b":[1,{"c":null}]}}"#,
+            r#"{"type":"label","targetId":"x","label":"l"}"#,
+            r#"[1,2]"#,
+            r#"{}"#,
+        ];
+        for l in lines {
+            let line = l.as_bytes();
+            let fast = parse_message_line(line, LineRef::Owned(0), 1);
+            match (fast, generic(line)) {
+                (Some(f), Some(g)) => assert!(same(&f, &g), "{l}"),
+                (Some(_), None) => panic!("one pass accepted a line the scanner rejects: {l}"),
+                (None, _) => {}
+            }
+        }
+        // The common shape takes the one-pass path.
+        assert!(parse_message_line(lines[0].as_bytes(), LineRef::Owned(0), 1).is_some());
+        assert!(parse_message_line(lines[1].as_bytes(), LineRef::Owned(0), 1).is_some());
     }
 }
