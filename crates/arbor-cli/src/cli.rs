@@ -8,6 +8,9 @@ pub struct Cli {
     /// Agent directory (default: $PI_CODING_AGENT_DIR, else ~/.pi/agent and ~/.omp/agent).
     #[arg(long, global = true, value_name = "DIR")]
     pub agent_dir: Option<PathBuf>,
+    /// Session catalog database (default: $ARBOR_CATALOG, else $XDG_CACHE_HOME/arbor/catalog.db).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub catalog: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -57,17 +60,85 @@ pub enum Command {
         #[arg(long)]
         lenient: bool,
     },
-    /// List sessions, newest first.
+    /// List sessions, newest first (through the session catalog).
     Ls {
-        /// Session directory to list (default: the current directory's sessions).
-        #[arg(long)]
+        /// Session directory to list (default: the current directory's sessions of pi and omp).
+        #[arg(long, conflicts_with = "all")]
         dir: Option<PathBuf>,
+        /// Every project of every agent directory (pi's and omp's).
+        #[arg(long)]
+        all: bool,
         /// JSON output: an array of pi's SessionInfo objects.
         #[arg(long)]
         json: bool,
         /// Include pi's allMessagesText in JSON output.
         #[arg(long)]
         all_text: bool,
+    },
+    /// Bring the session catalog up to date with every session of the agent directories.
+    Index {
+        /// Start from an empty catalog.
+        #[arg(long)]
+        rebuild: bool,
+        /// Also index assistant thinking (kept for later runs).
+        #[arg(long)]
+        thinking: bool,
+        /// Also index tool results and bash output (kept for later runs).
+        #[arg(long)]
+        tools: bool,
+        /// JSON output: what was done.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Full-text search across sessions (FTS5: words, "phrases", prefix*, AND/OR/NOT, NEAR).
+    Search {
+        /// The query.
+        query: String,
+        /// Search every project of every agent directory.
+        #[arg(long, conflicts_with = "dir")]
+        all: bool,
+        /// Search the sessions of this directory.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Only these kinds of text: user, assistant, thinking, toolResult, bashExecution, tool,
+        /// compaction, branchSummary, summary, name, label (repeatable or comma-separated).
+        #[arg(long, value_name = "ROLE")]
+        role: Vec<String>,
+        /// Only entries since a date (2025-01-31), a date-time, or a span back (30m, 12h, 7d, 2w).
+        #[arg(long, value_name = "DATE")]
+        since: Option<String>,
+        /// Also search assistant thinking (indexed on first use).
+        #[arg(long)]
+        thinking: bool,
+        /// Also search tool results and bash output (indexed on first use).
+        #[arg(long)]
+        tools: bool,
+        /// At most N hits.
+        #[arg(long, default_value = "20", value_name = "N")]
+        limit: usize,
+        /// JSON output: [{path, sessionId, entryId, role, timestamp, onCurrentBranch, snippet, sessionName}].
+        #[arg(long)]
+        json: bool,
+    },
+    /// Prompt history from omp's history.db (newest first), or prompts matching QUERY.
+    History {
+        /// Words that must all appear (as word prefixes or anywhere in the prompt).
+        query: Option<String>,
+        /// At most N prompts (up to 1000).
+        #[arg(long, default_value = "100", value_name = "N")]
+        limit: f64,
+        /// Record a prompt instead (as omp does when one is submitted).
+        #[arg(long, value_name = "PROMPT", conflicts_with = "query")]
+        add: Option<String>,
+        /// With --add: the working directory recorded (default: the current one).
+        #[arg(long, requires = "add")]
+        cwd: Option<String>,
+        /// With --add: the session id recorded.
+        #[arg(long, requires = "add")]
+        session: Option<String>,
+        /// JSON output: [{id, prompt, created_at, cwd?, sessionId?}] as omp's HistoryEntry.
+        #[arg(long)]
+        json: bool,
     },
     /// Create a new session and print its path.
     New {

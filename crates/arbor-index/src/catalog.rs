@@ -329,6 +329,23 @@ impl Catalog {
         if !created {
             c.check_integrity()?;
         }
+        c.init_schema()?;
+        Ok(c)
+    }
+
+    /// A catalog in memory (when no file can be used): everything is indexed on each run.
+    pub fn in_memory() -> Result<Catalog, IndexError> {
+        let path = PathBuf::from(":memory:");
+        let conn = Connection::open_in_memory().db(&path)?;
+        let mut c = Catalog { conn, path, report: OpenReport { created: true, ..OpenReport::default() } };
+        c.init_schema()?;
+        Ok(c)
+    }
+
+    fn init_schema(&mut self) -> Result<(), IndexError> {
+        let c = self;
+        let path = c.path.clone();
+        let path = path.as_path();
         let version: Option<i64> = c
             .conn
             .query_row("SELECT value FROM meta WHERE key='schema'", [], |r| r.get::<_, String>(0))
@@ -346,7 +363,7 @@ impl Catalog {
                 .execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?1)", [SCHEMA_VERSION.to_string()])
                 .db(path)?;
         }
-        Ok(c)
+        Ok(())
     }
 
     /// SQLite's `quick_check` (every page and b-tree read, indexes not cross-checked): a

@@ -1,5 +1,6 @@
 //! Command implementations.
 mod check;
+pub mod index;
 mod read;
 mod write;
 
@@ -10,11 +11,32 @@ use std::process::ExitCode;
 /// Runs one command.
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let agent = cli.agent_dir.as_deref();
+    let catalog = cli.catalog.as_deref();
     match cli.command {
         Command::Context { session, leaf, llm, lenient } => read::context(&session, leaf.as_deref(), llm, lenient, agent),
         Command::Tree { session, json } => read::tree(&session, json, agent),
         Command::Show { session, leaf, lenient } => read::show(&session, leaf.as_deref(), lenient, agent),
-        Command::Ls { dir, json, all_text } => read::ls(dir.as_deref(), json, all_text, agent),
+        Command::Ls { dir, all, json, all_text } => index::ls(dir.as_deref(), all, json, all_text, agent, catalog),
+        Command::Index { rebuild, thinking, tools, json } => {
+            index::index(rebuild, arbor_index::IndexKinds { thinking, tools }, json, agent, catalog)
+        }
+        Command::Search { query, all, dir, role, since, thinking, tools, limit, json } => index::search(
+            &index::SearchOpts {
+                query: &query,
+                dir: dir.as_deref(),
+                all,
+                roles: &role,
+                since: since.as_deref(),
+                json,
+                limit,
+                kinds: arbor_index::IndexKinds { thinking, tools },
+            },
+            agent,
+            catalog,
+        ),
+        Command::History { query, limit, add, cwd, session, json } => {
+            index::history(query.as_deref(), json, limit, add.as_deref(), cwd.as_deref(), session.as_deref(), agent)
+        }
         Command::New { dir, cwd, omp, write } => write::new(dir.as_deref(), cwd, omp, &write, agent),
         Command::Append { session, parent, root, body, write } => {
             write::append(&session, parent.as_deref(), root, &body, &write, agent)

@@ -1,4 +1,4 @@
-//! Commands that only read: context, tree, show, ls.
+//! Commands that only read: context, tree, show.
 use crate::render;
 use crate::resolve::resolve_session;
 use anyhow::{Context as _, Result};
@@ -183,61 +183,4 @@ pub fn show(session: &str, leaf: Option<&str>, lenient: bool, agent: Option<&Pat
     render::print_conversation(&doc, &ctx, &mut out)?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
-}
-
-pub fn ls(dir: Option<&Path>, json: bool, all_text: bool, agent: Option<&Path>) -> Result<ExitCode> {
-    let dir = match dir {
-        Some(d) => d.to_path_buf(),
-        None => {
-            let cwd = std::env::current_dir().context("current directory")?;
-            let agent_dir = agent.map(Path::to_path_buf).unwrap_or_else(|| arbor_store::paths::agent_dir(arbor_core::Dialect::Pi));
-            arbor_store::paths::default_session_dir(arbor_core::Dialect::Pi, &agent_dir, &cwd.to_string_lossy())
-        }
-    };
-    let infos = arbor_store::discover::list_dir(&dir);
-    let mut out = Vec::new();
-    if json {
-        out.push(b'[');
-        for (k, info) in infos.iter().enumerate() {
-            if k > 0 {
-                out.push(b',');
-            }
-            info.write_json(&mut out, all_text);
-        }
-        out.extend_from_slice(b"]\n");
-    } else {
-        let now = arbor_store::ids::now_ms() as f64;
-        for info in &infos {
-            let title = info.name.clone().unwrap_or_else(|| info.first_message.clone());
-            let line = format!(
-                "{:<8} {:>5} msgs  {}  {}\n",
-                age(now - info.modified_ms),
-                info.message_count,
-                render::one_line(&title, 60),
-                info.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-            );
-            out.extend_from_slice(line.as_bytes());
-        }
-        if infos.is_empty() {
-            eprintln!("arbor: no sessions in {}", dir.display());
-        }
-    }
-    stdout_all(&out)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// pi's picker age: now, Nm, Nh, Nd, Nw, Nmo, Ny.
-pub fn age(ms: f64) -> String {
-    let m = (ms / 60_000.0).floor().max(0.0) as i64;
-    let h = m / 60;
-    let d = h / 24;
-    match () {
-        _ if m < 1 => "now".into(),
-        _ if m < 60 => format!("{m}m"),
-        _ if h < 24 => format!("{h}h"),
-        _ if d < 7 => format!("{d}d"),
-        _ if d < 30 => format!("{}w", d / 7),
-        _ if d < 365 => format!("{}mo", d / 30),
-        _ => format!("{}y", d / 365),
-    }
 }

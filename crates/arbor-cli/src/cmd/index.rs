@@ -1,0 +1,553 @@
+//! Commands on the session catalog: ls, index, search; and the prompt history.
+use crate::render;
+use crate::resolve::agent_dirs;
+use anyhow::{bail, Context as _, Result};
+use arbor_core::Dialect;
+use arbor_index::history::{History, HistoryEntry};
+use arbor_index::{Catalog, IndexError, IndexKinds, Kind, Listed, Progress, RefreshOptions, RefreshStats, SearchQuery};
+use arbor_store::paths;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Which directories a command looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope<'a> {
+    /// One directory of session files.
+    Dir(&'a Path),
+    /// Every project directory of every agent directory.
+    All,
+    /// The current directory's session directories (pi's and omp's encodings).
+    Current,
+}
+
+fn cwd_string() -> Result<String> {
+    Ok(std::env::current_dir().context("current directory")?.to_string_lossy().into_owned())
+}
+
+/// The project directories under the sessions roots of the agent directories: pi's
+/// `listAll` (non-symlinked subdirectories of the root) and omp's (`*/*.jsonl`).
+pub fn all_project_dirs(agent: Option<&Path>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut roots: Vec<PathBuf> = Vec::new();
+    for a in agent_dirs(agent) {
+        let r = paths::sessions_root(&a);
+        if !roots.contains(&r) {
+            roots.push(r);
+        }
+    }
+    for root in roots {
+        let Ok(rd) = std::fs::read_dir(&root) else { continue };
+        let mut dirs: Vec<PathBuf> =
+            rd.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()).collect();
+        dirs.sort();
+        out.extend(dirs);
+    }
+    out
+}
+
+/// The directories of a scope.
+pub fn scope_dirs(scope: Scope<'_>, agent: Option<&Path>) -> Result<Vec<PathBuf>> {
+    Ok(match scope {
+        Scope::Dir(d) => vec![d.to_path_buf()],
+        Scope::All => all_project_dirs(agent),
+        Scope::Current => {
+            let cwd = cwd_string()?;
+            let mut v: Vec<PathBuf> = Vec::new();
+            for a in agent_dirs(agent) {
+                for d in [Dialect::Pi, Dialect::Omp] {
+                    let dir = paths::default_session_dir(d, &a, &cwd);
+                    if !v.contains(&dir) && dir.is_dir() {
+                        v.push(dir);
+                    }
+                }
+            }
+            v
+        }
+    })
+}
+
+/// Opens the catalog (`--catalog`, `$ARBOR_CATALOG`, else the XDG cache). A catalog that
+/// cannot be opened at all (a read-only cache) is replaced by one in memory, with a warning.
+pub fn open_catalog(over: Option<&Path>) -> Result<Catalog> {
+    let path = over.map(Path::to_path_buf).unwrap_or_else(arbor_index::default_catalog_path);
+    match Catalog::open(&path) {
+        Ok(c) => {
+            if let Some(a) = &c.report.set_aside {
+                eprintln!("arbor: warning: the catalog {} was damaged; it was moved to {} and is rebuilt from the session files", path.display(), a.display());
+            }
+            Ok(c)
+        }
+        Err(e @ IndexError::Io { .. }) | Err(e @ IndexError::Sqlite { .. }) => {
+            eprintln!("arbor: warning: cannot use the catalog {} ({e}); indexing in memory for this run", path.display());
+            Ok(Catalog::in_memory()?)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A progress bar on stderr for a refresh that has real work to do (a cold catalog), only
+/// when stderr is a terminal.
+struct Bar {
+    bar: Option<indicatif::ProgressBar>,
+    enabled: bool,
+}
+
+impl Bar {
+    fn new() -> Bar {
+        Bar { bar: None, enabled: std::io::stderr().is_terminal() }
+    }
+    fn update(&mut self, p: Progress) {
+        if !self.enabled {
+            return;
+        }
+        if self.bar.is_none() {
+            if p.bytes_total < (32 << 20) && p.files_total < 200 {
+                return;
+            }
+            let b = indicatif::ProgressBar::new(p.bytes_total);
+            b.set_style(
+                indicatif::ProgressStyle::with_template("indexing {bar:30} {binary_bytes}/{binary_total_bytes} {msg} ({eta})")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            self.bar = Some(b);
+        }
+        if let Some(b) = &self.bar {
+            b.set_position(p.bytes_done.min(p.bytes_total));
+            b.set_message(format!("{}/{} files", p.files_done, p.files_total));
+        }
+    }
+    fn finish(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// Runs `f` on the catalog; a catalog found damaged on the way is set aside and `f` runs
+/// again on a fresh one.
+fn with_recovery<T>(cat: &mut Catalog, mut f: impl FnMut(&mut Catalog) -> Result<T, IndexError>) -> Result<T> {
+    match f(cat) {
+        Err(IndexError::Corrupt { path, detail }) => {
+            let aside = cat.recover()?;
+            eprintln!(
+                "arbor: warning: the catalog {} is damaged ({detail}); it was moved to {} and is rebuilt from the session files",
+                path.display(),
+                aside.display()
+            );
+            Ok(f(cat)?)
+        }
+        r => Ok(r?),
+    }
+}
+
+fn warn_failed(stats: &RefreshStats) {
+    for (p, e) in stats.failed.iter().take(5) {
+        eprintln!("arbor: warning: {}: not indexed: {e}", p.display());
+    }
+    if stats.failed.len() > 5 {
+        eprintln!("arbor: warning: {} more files not indexed", stats.failed.len() - 5);
+    }
+}
+
+/// Refreshes the catalog for `dirs` and returns their sessions, newest `modified` first
+/// (ties keep directory order, as pi's stable sort does).
+pub fn refreshed_listing(cat: &mut Catalog, dirs: &[PathBuf]) -> Result<(Vec<Listed>, RefreshStats)> {
+    let mut bar = Bar::new();
+    let r = with_recovery(cat, |c| c.refresh_dirs(dirs, RefreshOptions::default(), &mut |p| bar.update(p)));
+    bar.finish();
+    let (mut listed, stats) = r?;
+    warn_failed(&stats);
+    listed.sort_by(|a, b| {
+        let (x, y) = (a.info.modified_ms, b.info.modified_ms);
+        y.partial_cmp(&x).unwrap_or(std::cmp::Ordering::Equal)
+    });
+    Ok((listed, stats))
+}
+
+fn stdout_all(bytes: &[u8]) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// pi's picker age: now, Nm, Nh, Nd, Nw, Nmo, Ny.
+pub fn age(ms: f64) -> String {
+    let m = (ms / 60_000.0).floor().max(0.0) as i64;
+    let h = m / 60;
+    let d = h / 24;
+    match () {
+        _ if m < 1 => "now".into(),
+        _ if m < 60 => format!("{m}m"),
+        _ if h < 24 => format!("{h}h"),
+        _ if d < 7 => format!("{d}d"),
+        _ if d < 30 => format!("{}w", d / 7),
+        _ if d < 365 => format!("{}mo", d / 30),
+        _ => format!("{}y", d / 365),
+    }
+}
+
+/// A size as `512B`, `1.2K`, `34M`, `1.1G`.
+pub fn human_size(n: u64) -> String {
+    let units = ["B", "K", "M", "G", "T"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < units.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n}B")
+    } else if v < 10.0 {
+        format!("{v:.1}{}", units[u])
+    } else {
+        format!("{v:.0}{}", units[u])
+    }
+}
+
+fn home_short(p: &str) -> String {
+    let home = paths::home_dir().to_string_lossy().into_owned();
+    match p.strip_prefix(&home) {
+        Some(rest) if !home.is_empty() && home != "/" && (rest.is_empty() || rest.starts_with('/')) => format!("~{rest}"),
+        _ => p.to_string(),
+    }
+}
+
+/// `arbor ls`.
+pub fn ls(dir: Option<&Path>, all: bool, json: bool, all_text: bool, agent: Option<&Path>, catalog: Option<&Path>) -> Result<ExitCode> {
+    let scope = match (dir, all) {
+        (Some(d), _) => Scope::Dir(d),
+        (None, true) => Scope::All,
+        (None, false) => Scope::Current,
+    };
+    let dirs = scope_dirs(scope, agent)?;
+    let mut cat = open_catalog(catalog)?;
+    let (listed, _) = refreshed_listing(&mut cat, &dirs)?;
+    let mut out = Vec::with_capacity(listed.len() * 256);
+    if json {
+        out.push(b'[');
+        for (k, l) in listed.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            if all_text {
+                let mut info = l.info.clone();
+                info.all_messages_text = cat.all_messages_text(&l.file)?;
+                info.write_json(&mut out, true);
+            } else {
+                l.info.write_json(&mut out, false);
+            }
+        }
+        out.extend_from_slice(b"]\n");
+        return stdout_all(&out).map(|_| ExitCode::SUCCESS);
+    }
+    if listed.is_empty() {
+        match scope {
+            Scope::Dir(d) => eprintln!("arbor: no sessions in {}", d.display()),
+            Scope::All => eprintln!("arbor: no sessions under the agent directories"),
+            Scope::Current => eprintln!("arbor: no sessions for this directory (try --all)"),
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let now = arbor_store::ids::now_ms() as f64;
+    let width = if all { 50 } else { 70 };
+    out.extend_from_slice(format!("{:<5} {:>6} {:>6} {:>3}  {}\n", "AGE", "MSGS", "SIZE", "BR", if all { "TITLE / PROJECT" } else { "TITLE" }).as_bytes());
+    for l in &listed {
+        let mut line = format!(
+            "{:<5} {:>6} {:>6} {:>3}  {}",
+            age(now - l.info.modified_ms),
+            l.info.message_count,
+            human_size(l.size),
+            l.branches,
+            render::one_line(l.display_title(), width)
+        );
+        if all {
+            let pad = width.saturating_sub(render::one_line(l.display_title(), width).chars().count());
+            line.push_str(&" ".repeat(pad + 2));
+            line.push_str(&home_short(&l.info.cwd));
+        }
+        line.push('\n');
+        out.extend_from_slice(line.as_bytes());
+    }
+    stdout_all(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `arbor index`.
+pub fn index(rebuild: bool, kinds: IndexKinds, json: bool, agent: Option<&Path>, catalog: Option<&Path>) -> Result<ExitCode> {
+    let t0 = std::time::Instant::now();
+    let mut cat = open_catalog(catalog)?;
+    if rebuild {
+        with_recovery(&mut cat, |c| c.clear())?;
+    } else {
+        with_recovery(&mut cat, |c| c.check_integrity())?;
+    }
+    with_recovery(&mut cat, |c| c.require_kinds(kinds))?;
+    let dirs = all_project_dirs(agent);
+    let (listed, stats) = refreshed_listing(&mut cat, &dirs)?;
+    let swept = with_recovery(&mut cat, |c| c.sweep())?;
+    let secs = t0.elapsed().as_secs_f64();
+    let mb = stats.bytes_read as f64 / 1e6;
+    if json {
+        let mut out = Vec::new();
+        out.extend_from_slice(b"{\"catalog\":");
+        arbor_core::json::write_str_escaped(&cat.path().to_string_lossy(), &mut out);
+        out.extend_from_slice(
+            format!(
+                ",\"directories\":{},\"files\":{},\"sessions\":{},\"unchanged\":{},\"full\":{},\"appended\":{},\"removed\":{},\"bytesRead\":{},\"seconds\":{:.3},\"failed\":{}}}\n",
+                dirs.len(),
+                stats.files,
+                listed.len(),
+                stats.unchanged,
+                stats.full,
+                stats.appended,
+                stats.removed + swept,
+                stats.bytes_read,
+                secs,
+                stats.failed.len()
+            )
+            .as_bytes(),
+        );
+        stdout_all(&out)?;
+    } else {
+        let k = cat.kinds()?;
+        let extra = match (k.thinking, k.tools) {
+            (false, false) => String::new(),
+            (t, o) => format!(" (also {})", [t.then_some("thinking"), o.then_some("tool output")].into_iter().flatten().collect::<Vec<_>>().join(" and ")),
+        };
+        println!(
+            "{} sessions in {} files under {} project directories{extra}\nread {:.1} MB in {:.2} s ({} new or rewritten, {} appended, {} unchanged, {} removed)\ncatalog: {}",
+            listed.len(),
+            stats.files,
+            dirs.len(),
+            mb,
+            secs,
+            stats.full,
+            stats.appended,
+            stats.unchanged,
+            stats.removed + swept,
+            cat.path().display()
+        );
+    }
+    Ok(if stats.failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Reads `--since`: `YYYY-MM-DD`, an ISO date-time, or a span back from now (`30m`, `12h`,
+/// `7d`, `2w`).
+pub fn parse_since(s: &str, now_ms: f64) -> Result<f64> {
+    let t = s.trim();
+    if let Some(n) = t.strip_suffix(|c: char| matches!(c, 'm' | 'h' | 'd' | 'w')) {
+        if let Ok(v) = n.parse::<f64>() {
+            let unit = match t.chars().last() {
+                Some('m') => 60_000.0,
+                Some('h') => 3_600_000.0,
+                Some('d') => 86_400_000.0,
+                _ => 7.0 * 86_400_000.0,
+            };
+            return Ok(now_ms - v * unit);
+        }
+    }
+    match arbor_core::time::parse_iso_ms(t) {
+        Some(ms) => Ok(ms),
+        None => bail!("--since: expected a date (2025-01-31), a date-time (2025-01-31T12:00:00Z) or a span (30m, 12h, 7d, 2w), got '{s}'"),
+    }
+}
+
+/// Options of `arbor search`.
+#[derive(Debug, Clone)]
+pub struct SearchOpts<'a> {
+    /// Query text.
+    pub query: &'a str,
+    /// `--dir`.
+    pub dir: Option<&'a Path>,
+    /// `--all`.
+    pub all: bool,
+    /// `--role` values.
+    pub roles: &'a [String],
+    /// `--since`.
+    pub since: Option<&'a str>,
+    /// `--json`.
+    pub json: bool,
+    /// `--limit`.
+    pub limit: usize,
+    /// `--thinking`, `--tools`.
+    pub kinds: IndexKinds,
+}
+
+/// `arbor search`.
+pub fn search(o: &SearchOpts<'_>, agent: Option<&Path>, catalog: Option<&Path>) -> Result<ExitCode> {
+    let mut kinds: Option<Vec<Kind>> = None;
+    if !o.roles.is_empty() {
+        let mut v = Vec::new();
+        for r in o.roles {
+            for part in r.split(',') {
+                match Kind::parse_role(part) {
+                    Some(ks) => v.extend(ks),
+                    None => bail!(
+                        "--role: unknown role '{part}' (user, assistant, thinking, toolResult, bashExecution, tool, compaction, branchSummary, summary, name, label)"
+                    ),
+                }
+            }
+        }
+        kinds = Some(v);
+    }
+    let mut need = o.kinds;
+    for k in kinds.iter().flatten() {
+        match k {
+            Kind::Thinking => need.thinking = true,
+            Kind::ToolResult | Kind::BashExecution => need.tools = true,
+            _ => {}
+        }
+    }
+    // Opt-in kinds are searched only when asked for, even if the catalog holds them.
+    if kinds.is_none() {
+        kinds = Some(Kind::ALL.into_iter().filter(|k| !k.is_opt_in() || need.includes(*k)).collect());
+    }
+    let scope = match (o.dir, o.all) {
+        (Some(d), _) => Scope::Dir(d),
+        (None, true) => Scope::All,
+        (None, false) => Scope::Current,
+    };
+    let dirs = scope_dirs(scope, agent)?;
+    let since_ms = match o.since {
+        Some(s) => Some(parse_since(s, arbor_store::ids::now_ms() as f64)?),
+        None => None,
+    };
+    let mut cat = open_catalog(catalog)?;
+    if with_recovery(&mut cat, |c| c.require_kinds(need))? {
+        eprintln!("arbor: indexing {} for the first time", if need.thinking && need.tools { "thinking and tool output" } else if need.thinking { "thinking" } else { "tool output" });
+    }
+    refreshed_listing(&mut cat, &dirs)?;
+    let color = !o.json && std::io::stdout().is_terminal();
+    let mut q = SearchQuery::new(o.query);
+    q.kinds = kinds;
+    q.since_ms = since_ms;
+    q.dirs = Some(dirs.iter().map(|d| arbor_index::dir_key(d)).collect());
+    q.limit = o.limit;
+    if color {
+        q.marks = ("\x1b[1;31m".into(), "\x1b[0m".into());
+    }
+    let hits = with_recovery(&mut cat, |c| c.search(&q))?;
+    let mut out = Vec::new();
+    if o.json {
+        use arbor_core::json::write_str_escaped;
+        out.push(b'[');
+        for (k, h) in hits.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"path\":");
+            write_str_escaped(&h.path.to_string_lossy(), &mut out);
+            let opt = |v: &Option<String>, out: &mut Vec<u8>| match v {
+                Some(s) => write_str_escaped(s, out),
+                None => out.extend_from_slice(b"null"),
+            };
+            out.extend_from_slice(b",\"sessionId\":");
+            opt(&h.session_id, &mut out);
+            out.extend_from_slice(b",\"entryId\":");
+            opt(&h.entry_id, &mut out);
+            out.extend_from_slice(b",\"role\":");
+            write_str_escaped(h.kind.name(), &mut out);
+            out.extend_from_slice(b",\"timestamp\":");
+            opt(&h.timestamp, &mut out);
+            out.extend_from_slice(format!(",\"onCurrentBranch\":{}", h.on_current_branch).as_bytes());
+            out.extend_from_slice(b",\"snippet\":");
+            write_str_escaped(&h.snippet, &mut out);
+            out.extend_from_slice(b",\"sessionName\":");
+            opt(&h.session_name, &mut out);
+            out.push(b'}');
+        }
+        out.extend_from_slice(b"]\n");
+        stdout_all(&out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if hits.is_empty() {
+        eprintln!("arbor: no match in {} session directories", dirs.len());
+        return Ok(ExitCode::SUCCESS);
+    }
+    for h in &hits {
+        let ts = h.timestamp.as_deref().map(|t| t.get(..16).unwrap_or(t).replace('T', " ")).unwrap_or_default();
+        let branch = if h.on_current_branch { "" } else { "  (other branch)" };
+        let title = h.session_name.as_deref().map(|n| format!("  {}", render::one_line(n, 40))).unwrap_or_default();
+        let (dim, reset) = if color { ("\x1b[2m", "\x1b[0m") } else { ("", "") };
+        out.extend_from_slice(
+            format!(
+                "{dim}{}{reset}  {} {ts} {}{branch}{title}\n    {}\n",
+                home_short(&h.path.to_string_lossy()),
+                h.kind.name(),
+                h.entry_id.as_deref().unwrap_or("-"),
+                h.snippet.split_whitespace().collect::<Vec<_>>().join(" ")
+            )
+            .as_bytes(),
+        );
+    }
+    stdout_all(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `arbor history`.
+pub fn history(query: Option<&str>, json: bool, limit: f64, add: Option<&str>, cwd: Option<&str>, session: Option<&str>, agent: Option<&Path>) -> Result<ExitCode> {
+    let agent_dir = agent.map(Path::to_path_buf).unwrap_or_else(|| paths::agent_dir(Dialect::Omp));
+    let db = paths::history_db(&agent_dir);
+    if let Some(prompt) = add {
+        let h = History::open(&db)?;
+        let cwd = match cwd {
+            Some(c) => c.to_string(),
+            None => cwd_string()?,
+        };
+        let added = h.add(prompt, Some(&cwd), session)?;
+        h.close()?;
+        if !added {
+            eprintln!("arbor: empty prompt not recorded");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let entries: Vec<HistoryEntry> = match History::open_read_only(&db)? {
+        None => Vec::new(),
+        Some(h) => match query.map(str::trim).filter(|q| !q.is_empty()) {
+            Some(q) => h.search(q, limit)?,
+            None => h.recent(limit)?,
+        },
+    };
+    let mut out = Vec::new();
+    if json {
+        out.push(b'[');
+        for (k, e) in entries.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            e.write_json(&mut out);
+        }
+        out.extend_from_slice(b"]\n");
+    } else {
+        if entries.is_empty() {
+            eprintln!("arbor: no prompts in {}", db.display());
+        }
+        for e in &entries {
+            let when = arbor_core::time::format_iso_ms(e.created_at * 1000);
+            let when = when.get(..16).unwrap_or(&when).replace('T', " ");
+            let cwd = e.cwd.as_deref().map(home_short).unwrap_or_default();
+            out.extend_from_slice(format!("{when}  {}  {}\n", render::one_line(&e.prompt, 80), cwd).as_bytes());
+        }
+    }
+    stdout_all(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_forms() {
+        let now = 1_000_000_000_000.0;
+        assert_eq!(parse_since("2d", now).unwrap(), now - 2.0 * 86_400_000.0);
+        assert_eq!(parse_since("90m", now).unwrap(), now - 90.0 * 60_000.0);
+        assert_eq!(parse_since("2025-01-01", now).unwrap(), 1_735_689_600_000.0);
+        assert!(parse_since("yesterday", now).is_err());
+        assert_eq!(human_size(1536), "1.5K");
+        assert_eq!(human_size(10), "10B");
+        assert_eq!(age(3_600_000.0 * 5.0), "5h");
+    }
+}
