@@ -12,11 +12,19 @@ fn main() {
         std::process::exit(2);
     };
     let path = std::path::PathBuf::from(path);
-    let mut rows: Vec<(&str, Vec<f64>)> =
-        ["map", "parse", "blob scan", "build", "write_json", "total"]
-            .iter()
-            .map(|n| (*n, Vec::new()))
-            .collect();
+    let mut rows: Vec<(&str, Vec<f64>)> = [
+        "map",
+        "parse",
+        "blob scan",
+        "build",
+        "write_json",
+        "drop doc",
+        "unmap",
+        "total",
+    ]
+    .iter()
+    .map(|n| (*n, Vec::new()))
+    .collect();
     for _ in 0..7 {
         let t0 = Instant::now();
         let bytes = Arc::new(FileBytes::open(&path).expect("open"));
@@ -31,9 +39,22 @@ fn main() {
         ctx.write_json(&doc, &mut out);
         let t5 = Instant::now();
         std::hint::black_box((hits, out.len()));
-        for (k, d) in [t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0]
-            .iter()
-            .enumerate()
+        drop((ctx, out, doc));
+        let t6 = Instant::now();
+        drop(bytes);
+        let t7 = Instant::now();
+        for (k, d) in [
+            t1 - t0,
+            t2 - t1,
+            t3 - t2,
+            t4 - t3,
+            t5 - t4,
+            t6 - t5,
+            t7 - t6,
+            t7 - t0,
+        ]
+        .iter()
+        .enumerate()
         {
             rows[k].1.push(d.as_secs_f64() * 1e3);
         }

@@ -93,6 +93,7 @@ pub fn context(session: &str, leaf: Option<&str>, llm: bool, lenient: bool, agen
     }
     if !llm && ctx.omp.is_none() {
         write_context_streaming(&ctx, &doc)?;
+        exit_soon(doc);
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = Vec::with_capacity(doc.base_bytes().len() / 2 + 64);
@@ -165,7 +166,15 @@ pub fn tree(session: &str, json: bool, agent: Option<&Path>) -> Result<ExitCode>
     tree.write_json(&doc, &mut out);
     out.push(b'\n');
     stdout_all(&out)?;
+    exit_soon(doc);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The command is done with `doc` and the process is about to exit: leave its memory to the
+/// kernel instead of freeing every entry one by one (about 4 ms for a 100 MB session; the
+/// map is unmapped at exit either way).
+fn exit_soon(doc: SessionDoc) {
+    std::mem::forget(doc);
 }
 
 pub fn show(session: &str, leaf: Option<&str>, lenient: bool, agent: Option<&Path>) -> Result<ExitCode> {
