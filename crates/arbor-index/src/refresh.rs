@@ -143,6 +143,7 @@ struct JobState {
 }
 
 fn delete_file_rows(conn: &Connection, fid: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached("INSERT INTO fts(fts, rowid, text) SELECT 'delete', id, text FROM docs WHERE fid=?1")?.execute([fid])?;
     conn.prepare_cached("DELETE FROM docs WHERE fid=?1")?.execute([fid])?;
     conn.prepare_cached("DELETE FROM nodes WHERE fid=?1")?.execute([fid])?;
     conn.prepare_cached("DELETE FROM labels WHERE fid=?1")?.execute([fid])?;
@@ -275,8 +276,10 @@ fn apply_chunk(conn: &Connection, st: &mut JobState, chunk: &Chunk) -> rusqlite:
     // Texts.
     {
         let mut ins = conn.prepare_cached("INSERT INTO docs(fid, seq, eid, kind, ts, ts_ms, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?;
+        let mut fts = conn.prepare_cached("INSERT INTO fts(rowid, text) VALUES (?1, ?2)")?;
         for d in &chunk.docs {
             ins.execute(params![fid, d.seq, d.eid, d.kind.code(), d.ts, d.ts_ms, d.text])?;
+            fts.execute(params![conn.last_insert_rowid(), d.text])?;
         }
     }
     // Labels.
@@ -558,7 +561,12 @@ impl Catalog {
                 let mut states: HashMap<usize, JobState> = HashMap::new();
                 let mut since_commit = 0u64;
                 conn.execute_batch("BEGIN IMMEDIATE").db(&path)?;
+                let dbg = std::env::var_os("ARBOR_INDEX_DEBUG").is_some();
+                let (mut t_wait, mut t_apply) = (0.0f64, 0.0f64);
+                let mut tw = std::time::Instant::now();
                 for msg in rx.iter() {
+                    t_wait += tw.elapsed().as_secs_f64();
+                    let ta = std::time::Instant::now();
                     match msg {
                         Msg::Failed(i, e) => {
                             stats.failed.push((jobs[i].path.clone(), e.to_string()));
@@ -606,8 +614,14 @@ impl Catalog {
                             progress(prog);
                         }
                     }
+                    t_apply += ta.elapsed().as_secs_f64();
+                    tw = std::time::Instant::now();
                 }
+                let tc = std::time::Instant::now();
                 conn.execute_batch("COMMIT").db(&path)?;
+                if dbg {
+                    eprintln!("apply {t_apply:.3}s wait {t_wait:.3}s commit {:.3}s", tc.elapsed().as_secs_f64());
+                }
                 Ok(())
             };
             let r = apply_all();
@@ -619,8 +633,12 @@ impl Catalog {
         });
         result?;
         progress(prog);
+        let to = std::time::Instant::now();
         if stats.bytes_read >= opts.optimize_after {
             self.conn.execute_batch("INSERT INTO fts(fts) VALUES('optimize'); PRAGMA wal_checkpoint(TRUNCATE);").db(&self.path)?;
+        }
+        if std::env::var_os("ARBOR_INDEX_DEBUG").is_some() {
+            eprintln!("optimize {:.3}s", to.elapsed().as_secs_f64());
         }
         Ok(())
     }
