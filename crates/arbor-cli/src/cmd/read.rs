@@ -122,17 +122,61 @@ fn write_context_streaming(ctx: &SessionContext, doc: &SessionDoc) -> Result<()>
         }
         o.clear();
     };
-    let mut out = Vec::with_capacity(CHUNK + (CHUNK >> 2));
-    ctx.write_json_with(doc, &mut out, &|c, d, o| {
-        o.push(b'[');
-        for (k, m) in c.messages.iter().enumerate() {
-            if k > 0 {
+    // Messages are transcoded independently: on two cores, windows of about 4 MB are split in
+    // two halves written side by side, then output in order (memory stays bounded).
+    const WINDOW: usize = 4 << 20;
+    let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let size = |m: &arbor_core::context::CtxMessage| doc.line(&doc.entries[m.entry()].line).len();
+    let write_run = |c: &SessionContext, d: &SessionDoc, run: &[arbor_core::context::CtxMessage], first: bool, o: &mut Vec<u8>| {
+        for (k, m) in run.iter().enumerate() {
+            if k > 0 || !first {
                 o.push(b',');
             }
             c.write_message(d, *m, o);
+        }
+    };
+    let mut out = Vec::with_capacity(CHUNK + (CHUNK >> 2));
+    ctx.write_json_with(doc, &mut out, &|c, d, o| {
+        o.push(b'[');
+        let msgs = &c.messages[..];
+        let mut start = 0;
+        while start < msgs.len() {
+            // The next window: messages up to WINDOW bytes of lines (at least one).
+            let (mut end, mut bytes) = (start, 0);
+            while end < msgs.len() && (end == start || bytes < WINDOW) {
+                bytes += size(&msgs[end]);
+                end += 1;
+            }
+            let window = &msgs[start..end];
+            if two_cores && bytes >= WINDOW / 2 && window.len() > 1 {
+                // Split at half the bytes.
+                let (mut mid, mut acc) = (0, 0);
+                while mid < window.len() - 1 && acc < bytes / 2 {
+                    acc += size(&window[mid]);
+                    mid += 1;
+                }
+                let mid = mid.max(1);
+                let second = std::thread::scope(|sc| {
+                    let later = sc.spawn(|| {
+                        let mut v = Vec::with_capacity(bytes - acc + 64);
+                        write_run(c, d, &window[mid..], false, &mut v);
+                        v
+                    });
+                    write_run(c, d, &window[..mid], start == 0, o);
+                    later.join().unwrap_or_else(|_| {
+                        let mut v = Vec::new();
+                        write_run(c, d, &window[mid..], false, &mut v);
+                        v
+                    })
+                });
+                o.extend_from_slice(&second);
+            } else {
+                write_run(c, d, window, start == 0, o);
+            }
             if o.len() >= CHUNK {
                 flush(o);
             }
+            start = end;
         }
         o.push(b']');
     });
