@@ -130,6 +130,10 @@ pub struct SessionDoc {
     pub index: TreeIndex,
     /// Length in bytes of the input up to and including the last complete line.
     pub complete_len: usize,
+    /// Start offsets (in the input) of the non-blank lines that contain `blob:sha256:`, in
+    /// order: the only loaded lines that can hold an omp blob reference. Found during the
+    /// load while each line is in cache, instead of another pass over the whole file.
+    pub blob_ref_lines: Vec<usize>,
 }
 
 impl std::fmt::Debug for SessionDoc {
@@ -184,6 +188,7 @@ struct Lines {
     complete_len: Option<usize>,
     any_nonblank: bool,
     lines: usize,
+    blob_lines: Vec<usize>,
 }
 
 impl Lines {
@@ -210,6 +215,7 @@ impl Lines {
         }
         self.any_nonblank |= later.any_nonblank;
         self.lines += later.lines;
+        self.blob_lines.extend(later.blob_lines);
     }
 }
 
@@ -243,6 +249,7 @@ fn scan_lines_parallel(data: &[u8], from: usize) -> Lines {
 fn scan_lines(data: &[u8], from: usize, to: usize, at_start: bool) -> Lines {
     let mut out = Lines::default();
     let data_to = data.get(..to).unwrap_or(data);
+    let blob = memchr::memmem::Finder::new(crate::blobref::BLOB_PREFIX.as_bytes());
     let mut line_no = 0;
     for (start, end, next) in physical_lines(data_to, from) {
         line_no += 1;
@@ -260,6 +267,10 @@ fn scan_lines(data: &[u8], from: usize, to: usize, at_start: bool) -> Lines {
             continue;
         }
         out.any_nonblank = true;
+        // While the line is in cache: does it hold an omp blob reference (rare)?
+        if blob.find(line).is_some() {
+            out.blob_lines.push(start);
+        }
         let lref = LineRef::Base { start, end: content_end };
         // Message lines (nearly all the bytes) in one pass; everything else as before.
         if !(at_start && line_no == 1) {
@@ -312,7 +323,7 @@ impl SessionDoc {
             report.bom = true;
             pos = 3;
         }
-        let Lines { records, title_slot, crlf, blank, malformed, torn_tail, missing_final_newline, complete_len, any_nonblank, .. } =
+        let Lines { records, title_slot, crlf, blank, malformed, torn_tail, missing_final_newline, complete_len, any_nonblank, blob_lines, .. } =
             scan_lines_parallel(data, pos);
         report.crlf_lines = crlf;
         report.blank_lines = blank;
@@ -376,6 +387,7 @@ impl SessionDoc {
             migration,
             index: TreeIndex::default(),
             complete_len,
+            blob_ref_lines: blob_lines,
         };
         doc.rebuild_index();
         Ok(doc)
@@ -541,5 +553,35 @@ impl SessionDoc {
     /// Entries appended in memory (not loaded from the input), in order.
     pub fn appended_lines(&self) -> impl Iterator<Item = &[u8]> {
         self.entries.iter().filter(|e| e.line_no == 0).map(|e| self.line(&e.line))
+    }
+}
+
+#[cfg(test)]
+mod blob_line_tests {
+    use super::*;
+
+    #[test]
+    fn lines_holding_blob_refs_are_noted_on_both_halves() {
+        let header = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/\"}\n";
+        let mut data = header.as_bytes().to_vec();
+        let mut want = Vec::new();
+        let mut parent = "null".to_string();
+        // Enough lines for the two-thread load, with a reference now and then.
+        let filler = "x".repeat(3000);
+        for i in 0..2000 {
+            let data_field = if i % 397 == 5 { format!("blob:sha256:{:064x}", i) } else { filler.clone() };
+            if i % 397 == 5 {
+                want.push(data.len());
+            }
+            let line = format!(
+                "{{\"type\":\"message\",\"id\":\"e{i}\",\"parentId\":{parent},\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"image\",\"data\":\"{data_field}\",\"mimeType\":\"image/png\"}}]}}}}\n"
+            );
+            data.extend_from_slice(line.as_bytes());
+            parent = format!("\"e{i}\"");
+        }
+        assert!(data.len() > PARALLEL_MIN_BYTES);
+        let doc = SessionDoc::parse(Arc::new(data)).expect("session");
+        assert_eq!(doc.blob_ref_lines, want);
+        assert_eq!(doc.entries.len(), 2000);
     }
 }

@@ -66,29 +66,6 @@ pub(crate) fn contains(hay: &[u8], needle: &[u8]) -> bool {
     memchr::memmem::find(hay, needle).is_some()
 }
 
-/// Offsets of every occurrence of `needle` in `hay`, ascending; large inputs are searched in
-/// two halves on two threads (the search runs at memory speed, 10 ms per 100 MB here).
-fn find_all(hay: &[u8], needle: &[u8]) -> Vec<usize> {
-    const PARALLEL_MIN: usize = 8 << 20;
-    let two = hay.len() >= PARALLEL_MIN && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-    if !two || needle.is_empty() {
-        return memchr::memmem::find_iter(hay, needle).collect();
-    }
-    // The first half is searched up to `mid + needle.len() - 1`, so a match that starts
-    // before `mid` is found there and only there.
-    let mid = hay.len() / 2;
-    let first_end = (mid + needle.len() - 1).min(hay.len());
-    let (a, b) = std::thread::scope(|s| {
-        let later = s.spawn(|| memchr::memmem::find_iter(&hay[mid..], needle).map(|i| i + mid).collect::<Vec<_>>());
-        let first: Vec<usize> = memchr::memmem::find_iter(&hay[..first_end], needle).collect();
-        let second = later.join().unwrap_or_else(|_| memchr::memmem::find_iter(&hay[mid..], needle).map(|i| i + mid).collect());
-        (first, second)
-    });
-    let mut out = a;
-    out.extend(b);
-    out
-}
-
 /// SHA-256 of `bytes` as lowercase hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     to_hex(&Sha256::digest(bytes))
@@ -340,16 +317,14 @@ pub fn resolve_doc_blobs(
 ) -> Result<Vec<BlobIssue>, StoreError> {
     let mut issues = Vec::new();
     let mut changed_any = false;
-    // One SIMD pass over the whole file finds the (rare) lines holding a reference; searching
-    // line by line costs a call per line, and a naive search cost a quarter of `arbor context`.
-    let hits = find_all(doc.base_bytes(), BLOB_PREFIX.as_bytes());
+    // The loader noted which lines contain the prefix (`SessionDoc::blob_ref_lines`), while
+    // each line was in cache: a separate search over the whole file cost 10 ms per 100 MB
+    // (and a naive one, a quarter of `arbor context`).
+    let hits = doc.blob_ref_lines.clone();
     for i in 0..doc.entries.len() {
         let line = doc.entry_line(i);
         let candidate = match doc.entries[i].line {
-            LineRef::Base { start, end } => {
-                let k = hits.partition_point(|&h| h < start);
-                hits.get(k).is_some_and(|&h| h < end)
-            }
+            LineRef::Base { start, .. } => hits.binary_search(&start).is_ok(),
             LineRef::Owned(_) => contains(line, BLOB_PREFIX.as_bytes()),
         };
         if !candidate {
@@ -628,25 +603,3 @@ mod tests {
     }
 }
 
-#[cfg(test)]
-mod find_all_tests {
-    use super::find_all;
-
-    #[test]
-    fn two_halves_find_every_match_once() {
-        let needle = b"blob:sha256:";
-        let mut hay = vec![b'x'; 20 << 20];
-        let mid = hay.len() / 2;
-        // Matches before, across and after the middle, and at both ends.
-        let at = [0, 1000, mid - 40, mid - needle.len(), mid, mid + 20, hay.len() - needle.len()];
-        for &p in &at {
-            hay[p..p + needle.len()].copy_from_slice(needle);
-        }
-        assert_eq!(find_all(&hay, needle), at.to_vec());
-        // One match across the middle.
-        let mut hay = vec![b'x'; 20 << 20];
-        hay[mid - 5..mid - 5 + needle.len()].copy_from_slice(needle);
-        assert_eq!(find_all(&hay, needle), vec![mid - 5]);
-        assert_eq!(find_all(b"..blob:sha256:..", needle), vec![2]);
-    }
-}
