@@ -433,7 +433,7 @@ impl SessionDoc {
 
     /// Rebuilds the tree index from the entries.
     pub fn rebuild_index(&mut self) {
-        let mut index = TreeIndex::default();
+        let mut index = TreeIndex::with_capacity(self.entries.len());
         for i in 0..self.entries.len() {
             index.insert(self, i);
         }
