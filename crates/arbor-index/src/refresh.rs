@@ -7,7 +7,6 @@ use crate::scan::{scan_job, Chunk, Job, Stat};
 use crate::text::Usage;
 use crate::tree::{TreeCache, TreeState};
 use rusqlite::{params, Connection, OptionalExtension};
-use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -40,6 +39,8 @@ pub struct RefreshStats {
     pub removed: u64,
     /// Bytes read.
     pub bytes_read: u64,
+    /// Texts added to the full-text index.
+    pub docs_added: u64,
     /// Files left as they were because another process indexed them at the same time.
     pub raced: u64,
     /// Files that could not be read, with the error.
@@ -51,14 +52,29 @@ pub struct RefreshStats {
 pub struct RefreshOptions {
     /// Reader threads (0: one per core).
     pub threads: usize,
-    /// Run FTS5's `optimize` after loading at least this many bytes.
+    /// Run FTS5's `optimize` after adding at least this many texts.
     pub optimize_after: u64,
+    /// Bring the searchable texts up to date too (search and `allMessagesText` need them; a
+    /// listing does not). Texts that are current are kept current either way.
+    pub texts: bool,
 }
 
 impl Default for RefreshOptions {
     fn default() -> Self {
-        RefreshOptions { threads: 0, optimize_after: 64 << 20 }
+        RefreshOptions { threads: 0, optimize_after: 10_000, texts: false }
     }
+}
+
+impl RefreshOptions {
+    /// The defaults, with texts.
+    pub fn with_texts() -> RefreshOptions {
+        RefreshOptions { texts: true, ..RefreshOptions::default() }
+    }
+}
+
+/// Whether a stored row needs no work for `want_texts`.
+fn up_to_date(s: &crate::scan::Stored, stat: &Stat, want_texts: bool) -> bool {
+    s.fp.stat == *stat && (!want_texts || !s.meta.is_session || s.docs_to >= s.fp.indexed_to)
 }
 
 /// The `*.jsonl` files of one directory, as listed.
@@ -142,10 +158,15 @@ struct JobState {
     usage: Usage,
 }
 
-fn delete_file_rows(conn: &Connection, fid: i64) -> rusqlite::Result<()> {
+fn delete_docs(conn: &Connection, fid: i64) -> rusqlite::Result<()> {
     conn.prepare_cached("INSERT INTO fts(fts, rowid, text) SELECT 'delete', id, text FROM docs WHERE fid=?1")?.execute([fid])?;
     conn.prepare_cached("DELETE FROM docs WHERE fid=?1")?.execute([fid])?;
-    conn.prepare_cached("DELETE FROM nodes WHERE fid=?1")?.execute([fid])?;
+    Ok(())
+}
+
+fn delete_file_rows(conn: &Connection, fid: i64) -> rusqlite::Result<()> {
+    delete_docs(conn, fid)?;
+    conn.prepare_cached("DELETE FROM trees WHERE fid=?1")?.execute([fid])?;
     conn.prepare_cached("DELETE FROM labels WHERE fid=?1")?.execute([fid])?;
     Ok(())
 }
@@ -166,8 +187,7 @@ fn split_path(p: &Path) -> (String, String) {
 /// Starts a job on the writing side: checks that nobody changed the row since it was read,
 /// creates or resets the row. `None`: leave this job alone.
 fn start_job(conn: &Connection, job: &Job, chunk: &Chunk) -> rusqlite::Result<Option<JobState>> {
-    let fresh_tree = || TreeState { clean: true, cache: Some(TreeCache::default()), ..TreeState::default() };
-    let blank = |fid| JobState { fid, skip: false, tree: fresh_tree(), labels: 0, models: Vec::new(), usage: Usage::default() };
+    let blank = |fid| JobState { fid, skip: false, tree: TreeState::fresh(), labels: 0, models: Vec::new(), usage: Usage::default() };
     match &job.stored {
         Some(s) => {
             let gen: Option<i64> =
@@ -179,32 +199,27 @@ fn start_job(conn: &Connection, job: &Job, chunk: &Chunk) -> rusqlite::Result<Op
                 delete_file_rows(conn, s.fid)?;
                 return Ok(Some(blank(s.fid)));
             }
+            let data: Option<Vec<u8>> =
+                conn.prepare_cached("SELECT data FROM trees WHERE fid=?1")?.query_row([s.fid], |r| r.get(0)).optional()?;
+            let cache = data.as_deref().and_then(TreeCache::decode).unwrap_or_default();
             let st = conn
                 .prepare_cached(
-                    "SELECT leaf_eid, leaf_seq, branches, tree_clean, entries, labels, models, tok_input, tok_output, \
-                     tok_cache_read, tok_cache_write, cost FROM files WHERE fid=?1",
+                    "SELECT branches, tree_clean, labels, models, tok_input, tok_output, tok_cache_read, tok_cache_write, cost \
+                     FROM files WHERE fid=?1",
                 )?
                 .query_row([s.fid], |r| {
                     Ok(JobState {
                         fid: s.fid,
                         skip: false,
-                        tree: TreeState {
-                            leaf_eid: r.get(0)?,
-                            leaf_seq: r.get(1)?,
-                            branches: r.get(2)?,
-                            clean: r.get::<_, i64>(3)? != 0,
-                            entries: r.get(4)?,
-                            linear: false,
-                            cache: None,
-                        },
-                        labels: r.get(5)?,
-                        models: r.get::<_, String>(6)?.split('\n').filter(|m| !m.is_empty()).map(str::to_string).collect(),
+                        tree: TreeState::stored(cache, r.get(0)?, r.get::<_, i64>(1)? != 0),
+                        labels: r.get(2)?,
+                        models: r.get::<_, String>(3)?.split('\n').filter(|m| !m.is_empty()).map(str::to_string).collect(),
                         usage: Usage {
-                            input: r.get(7)?,
-                            output: r.get(8)?,
-                            cache_read: r.get(9)?,
-                            cache_write: r.get(10)?,
-                            cost: r.get(11)?,
+                            input: r.get(4)?,
+                            output: r.get(5)?,
+                            cache_read: r.get(6)?,
+                            cache_write: r.get(7)?,
+                            cost: r.get(8)?,
                         },
                     })
                 })?;
@@ -227,51 +242,9 @@ fn start_job(conn: &Connection, job: &Job, chunk: &Chunk) -> rusqlite::Result<Op
 fn apply_chunk(conn: &Connection, st: &mut JobState, chunk: &Chunk) -> rusqlite::Result<()> {
     let fid = st.fid;
     st.tree.linear = chunk.meta.version < 2;
-    // Tree.
-    let err: RefCell<Option<rusqlite::Error>> = RefCell::new(None);
-    let writes = {
-        let mut id_stored = |e: &str| -> bool {
-            let r = conn
-                .prepare_cached("SELECT 1 FROM nodes WHERE fid=?1 AND eid=?2 LIMIT 1")
-                .and_then(|mut s| s.query_row(params![fid, e], |_| Ok(())).optional());
-            match r {
-                Ok(found) => found.is_some(),
-                Err(e) => {
-                    err.borrow_mut().get_or_insert(e);
-                    true
-                }
-            }
-        };
-        let mut load = || -> TreeCache {
-            let mut c = TreeCache::default();
-            let r = conn.prepare_cached("SELECT seq, eid, parent, on_path FROM nodes WHERE fid=?1 ORDER BY seq").and_then(|mut s| {
-                let mut rows = s.query([fid])?;
-                while let Some(r) = rows.next()? {
-                    let eid: Option<String> = r.get(1)?;
-                    let parent: Option<String> = r.get(2)?;
-                    c.push(r.get(0)?, eid.as_deref(), parent.as_deref(), r.get::<_, i64>(3)? != 0);
-                }
-                Ok(())
-            });
-            if let Err(e) = r {
-                err.borrow_mut().get_or_insert(e);
-            }
-            c
-        };
-        st.tree.apply(&chunk.nodes, &mut id_stored, &mut load)
-    };
-    if let Some(e) = err.into_inner() {
-        return Err(e);
-    }
-    {
-        let mut flip = conn.prepare_cached("UPDATE nodes SET on_path=?3 WHERE fid=?1 AND seq=?2")?;
-        for (seq, f) in &writes.flips {
-            flip.execute(params![fid, seq, i64::from(*f)])?;
-        }
-        let mut ins = conn.prepare_cached("INSERT OR REPLACE INTO nodes(fid, seq, eid, parent, on_path) VALUES (?1, ?2, ?3, ?4, ?5)")?;
-        for (n, f) in chunk.nodes.iter().zip(&writes.new_flags) {
-            ins.execute(params![fid, n.seq, n.eid, n.parent, i64::from(*f)])?;
-        }
+    if !chunk.nodes.is_empty() || chunk.reset {
+        st.tree.apply(&chunk.nodes);
+        conn.prepare_cached("INSERT OR REPLACE INTO trees(fid, data) VALUES (?1, ?2)")?.execute(params![fid, st.tree.cache.encode()])?;
     }
     // Texts.
     {
@@ -308,9 +281,9 @@ fn apply_chunk(conn: &Connection, st: &mut JobState, chunk: &Chunk) -> rusqlite:
         "UPDATE files SET gen=gen+1, size=?2, mtime_ns=?3, ino=?4, dev=?5, head_len=?6, head_hash=?7, slot_len=?8, \
          indexed_to=?9, lines=?10, last_line_at=?11, last_line_hash=?12, tail_open=?13, phase=?14, id_json=?15, cwd=?16, \
          parent_json=?17, created_ms=?18, header_ts_ms=?19, sname=?20, message_count=?21, first_message=?22, \
-         last_activity=?23, version=?24, omp=?25, session_id=?26, slot_title=?27, header_title=?28, leaf_eid=?29, \
-         leaf_seq=?30, branches=?31, tree_clean=?32, entries=?33, labels=?34, models=?35, tok_input=?36, tok_output=?37, \
-         tok_cache_read=?38, tok_cache_write=?39, cost=?40 WHERE fid=?1",
+         last_activity=?23, version=?24, omp=?25, session_id=?26, slot_title=?27, header_title=?28, is_session=?29, \
+         docs_to=?30, docs_lines=?31, branches=?32, tree_clean=?33, entries=?34, labels=?35, models=?36, tok_input=?37, \
+         tok_output=?38, tok_cache_read=?39, tok_cache_write=?40, cost=?41 WHERE fid=?1",
     )?
     .execute(params![
         fid,
@@ -341,11 +314,12 @@ fn apply_chunk(conn: &Connection, st: &mut JobState, chunk: &Chunk) -> rusqlite:
         m.session_id,
         m.slot_title,
         m.header_title,
-        t.leaf_eid,
-        t.leaf_seq,
+        i64::from(m.is_session),
+        chunk.docs_to as i64,
+        chunk.docs_lines as i64,
         t.branches,
         i64::from(t.clean),
-        t.entries,
+        t.cache.len() as i64,
         st.labels,
         st.models.join("\n"),
         st.usage.input,
@@ -410,11 +384,9 @@ impl Catalog {
             for (name, stat) in &l.files {
                 stats.files += 1;
                 let stored = rows.get(name).map(|r| r.stored.clone());
-                if let Some(s) = &stored {
-                    if s.fp.stat == *stat {
-                        stats.unchanged += 1;
-                        continue;
-                    }
+                if stored.as_ref().is_some_and(|s| up_to_date(s, stat, opts.texts)) {
+                    stats.unchanged += 1;
+                    continue;
                 }
                 jobs.push(Job {
                     idx: jobs.len(),
@@ -422,6 +394,7 @@ impl Catalog {
                     stat: *stat,
                     stored,
                     kinds,
+                    want_docs: opts.texts,
                 });
             }
             rows_by_dir.push(rows);
@@ -477,11 +450,11 @@ impl Catalog {
                 .optional()
                 .db(&self.path)?;
             stats.files += 1;
-            if row.as_ref().is_some_and(|r| r.stored.fp.stat == stat) {
+            if row.as_ref().is_some_and(|r| up_to_date(&r.stored, &stat, opts.texts)) {
                 stats.unchanged += 1;
                 continue;
             }
-            jobs.push(Job { idx: jobs.len(), path: key, stat, stored: row.map(|r| r.stored), kinds });
+            jobs.push(Job { idx: jobs.len(), path: key, stat, stored: row.map(|r| r.stored), kinds, want_docs: opts.texts });
         }
         self.run_jobs(jobs, opts, &mut stats, &mut |_| {})?;
         Ok(stats)
@@ -518,6 +491,13 @@ impl Catalog {
         if jobs.is_empty() {
             return Ok(());
         }
+        // Oldest files first: the texts' row ids then follow recency roughly (appends always
+        // get the newest), which the search's rank window relies on.
+        let mut jobs = jobs;
+        jobs.sort_by_key(|j| j.stat.mtime_ns);
+        for (i, j) in jobs.iter_mut().enumerate() {
+            j.idx = i;
+        }
         let threads = match opts.threads {
             0 => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
             n => n,
@@ -528,7 +508,10 @@ impl Catalog {
             files_total: jobs.len() as u64,
             bytes_total: jobs
                 .iter()
-                .map(|j| j.stat.size.saturating_sub(j.stored.as_ref().map_or(0, |s| s.fp.indexed_to.min(j.stat.size))))
+                .map(|j| {
+                    let from = j.stored.as_ref().map_or(0, |s| if j.want_docs { s.docs_to.min(s.fp.indexed_to) } else { s.fp.indexed_to });
+                    j.stat.size.saturating_sub(from.min(j.stat.size))
+                })
                 .sum(),
             ..Progress::default()
         };
@@ -561,12 +544,7 @@ impl Catalog {
                 let mut states: HashMap<usize, JobState> = HashMap::new();
                 let mut since_commit = 0u64;
                 conn.execute_batch("BEGIN IMMEDIATE").db(&path)?;
-                let dbg = std::env::var_os("ARBOR_INDEX_DEBUG").is_some();
-                let (mut t_wait, mut t_apply) = (0.0f64, 0.0f64);
-                let mut tw = std::time::Instant::now();
                 for msg in rx.iter() {
-                    t_wait += tw.elapsed().as_secs_f64();
-                    let ta = std::time::Instant::now();
                     match msg {
                         Msg::Failed(i, e) => {
                             stats.failed.push((jobs[i].path.clone(), e.to_string()));
@@ -601,6 +579,9 @@ impl Catalog {
                                 apply_chunk(conn, st, &c).db(&path)?;
                             }
                             stats.bytes_read += c.bytes;
+                            if !st.skip {
+                                stats.docs_added += c.docs.len() as u64;
+                            }
                             prog.bytes_done += c.bytes;
                             since_commit += c.bytes;
                             if c.done {
@@ -614,14 +595,8 @@ impl Catalog {
                             progress(prog);
                         }
                     }
-                    t_apply += ta.elapsed().as_secs_f64();
-                    tw = std::time::Instant::now();
                 }
-                let tc = std::time::Instant::now();
                 conn.execute_batch("COMMIT").db(&path)?;
-                if dbg {
-                    eprintln!("apply {t_apply:.3}s wait {t_wait:.3}s commit {:.3}s", tc.elapsed().as_secs_f64());
-                }
                 Ok(())
             };
             let r = apply_all();
@@ -633,12 +608,8 @@ impl Catalog {
         });
         result?;
         progress(prog);
-        let to = std::time::Instant::now();
-        if stats.bytes_read >= opts.optimize_after {
+        if stats.docs_added >= opts.optimize_after {
             self.conn.execute_batch("INSERT INTO fts(fts) VALUES('optimize'); PRAGMA wal_checkpoint(TRUNCATE);").db(&self.path)?;
-        }
-        if std::env::var_os("ARBOR_INDEX_DEBUG").is_some() {
-            eprintln!("optimize {:.3}s", to.elapsed().as_secs_f64());
         }
         Ok(())
     }

@@ -83,6 +83,8 @@ pub struct Meta {
     pub slot_title: Option<String>,
     /// omp 13's header `title`.
     pub header_title: Option<String>,
+    /// A header was found (the file is a session).
+    pub is_session: bool,
 }
 
 /// One entry, as a tree node.
@@ -91,9 +93,9 @@ pub struct NodeIn {
     /// Physical line number (1-based).
     pub seq: i64,
     /// `id`, when a string.
-    pub eid: Option<String>,
+    pub eid: Option<Box<str>>,
     /// `parentId`, when a string.
-    pub parent: Option<String>,
+    pub parent: Option<Box<str>>,
 }
 
 /// One indexed text.
@@ -140,6 +142,11 @@ pub struct Chunk {
     pub usage: Usage,
     /// Bytes read for this chunk (progress).
     pub bytes: u64,
+    /// Texts are indexed up to this offset after this chunk (they are current when it equals
+    /// `fp.indexed_to`).
+    pub docs_to: u64,
+    /// Physical lines up to `docs_to`.
+    pub docs_lines: u64,
 }
 
 /// What the catalog knows about a file (the state to continue from).
@@ -155,6 +162,10 @@ pub struct Stored {
     pub info: InfoState,
     /// Other facts.
     pub meta: Meta,
+    /// Texts indexed up to this offset.
+    pub docs_to: u64,
+    /// Physical lines up to `docs_to`.
+    pub docs_lines: u64,
 }
 
 /// A file to (re)index.
@@ -170,6 +181,9 @@ pub struct Job {
     pub stored: Option<Stored>,
     /// Opt-in kinds.
     pub kinds: IndexKinds,
+    /// Bring the texts (full-text index) up to date too. Texts that are current are kept
+    /// current either way.
+    pub want_docs: bool,
 }
 
 /// FNV-1a, 64 bits, as a signed integer for SQLite.
@@ -238,29 +252,63 @@ fn model_name(provider: Option<&str>, model: Option<&str>) -> Option<String> {
     }
 }
 
+/// Parses one line: message lines as pi and omp write them (`type` first, `message` last) in
+/// one pass over their bytes, anything else the general way.
+fn parse_line(bytes: &[u8], line_no: usize) -> Result<Entry, LineError> {
+    if bytes.starts_with(b"{\"type\":\"message\"") {
+        if let Some(e) = arbor_core::entry::parse_message_line(bytes, LineRef::Owned(0), line_no) {
+            return Ok(e);
+        }
+    }
+    Entry::parse(bytes, LineRef::Owned(0), line_no)
+}
+
 /// Reads the file of `job` and hands its chunks to `emit`. Errors are I/O errors of the file.
+///
+/// The listing state continues from `indexed_to` when the stored prefix is intact, else the
+/// file is read from the start. Texts are produced when they are current (kept so), or asked
+/// for: then reading starts at `docs_to` (lines before `indexed_to` give texts only).
 pub fn scan_job(job: &Job, emit: &mut dyn FnMut(Chunk)) -> std::io::Result<()> {
     let path = &job.path;
     let cont = match &job.stored {
         Some(s) => can_continue(path, &job.stat, s)?,
         None => false,
     };
-    let (mut fp, mut info, mut meta) = match (&job.stored, cont) {
-        (Some(s), true) => (s.fp, s.info.clone(), s.meta.clone()),
-        _ => (Fingerprint::default(), InfoState::default(), Meta { version: 1, ..Meta::default() }),
+    let (mut fp, mut info, mut meta, docs_start) = match (&job.stored, cont) {
+        (Some(s), true) => {
+            let current = s.docs_to == s.fp.indexed_to;
+            let docs = if current || (job.want_docs && s.meta.is_session) { Some((s.docs_to, s.docs_lines)) } else { None };
+            (s.fp, s.info.clone(), s.meta.clone(), docs)
+        }
+        _ => (Fingerprint::default(), InfoState::default(), Meta { version: 1, ..Meta::default() }, job.want_docs.then_some((0, 0))),
     };
+    let (mut docs_to, mut docs_lines) = match (&job.stored, cont, docs_start) {
+        (_, _, Some(d)) => d,
+        (Some(s), true, None) => (s.docs_to, s.docs_lines),
+        _ => (0, 0),
+    };
+    let with_docs = docs_start.is_some();
     fp.stat = job.stat;
     let mut f = std::fs::File::open(path)?;
     if cont && fp.slot_len > 0 {
         let slot = read_range(&mut f, 0, fp.slot_len)?;
         meta.slot_title = slot_title(&slot[..slot.len().saturating_sub(1)]);
     }
+    let listing_from = fp.indexed_to;
+    let from = if with_docs { docs_to.min(listing_from) } else { listing_from };
+    let mut lines = if with_docs && docs_to < listing_from { docs_lines } else { fp.lines };
     let mut chunk = Chunk { job: job.idx, reset: !cont, ..Chunk::default() };
-    let mut stream = LineStream::open(path, fp.indexed_to, Some(job.stat.size))?;
-    let mut chunk_start = fp.indexed_to;
+    let mut stream = LineStream::open(path, from, Some(job.stat.size))?;
+    let mut chunk_start = from;
     let mut last_line_at = fp.last_line_at;
+    let mut pos = from;
+    // Texts-only lines before the listing's offset: the header is behind us unless they start
+    // the file.
+    let mut docs_header_seen = from > 0;
+    let mut models_seen: Vec<String> = Vec::new();
     while let Some(l) = stream.next_line()? {
-        let seq = fp.lines as i64 + 1;
+        let seq = lines as i64 + 1;
+        let listing = l.offset >= listing_from;
         let mut bytes = l.bytes;
         if l.offset == 0 {
             bytes = bytes.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(bytes);
@@ -271,21 +319,44 @@ pub fn scan_job(job: &Job, emit: &mut dyn FnMut(Chunk)) -> std::io::Result<()> {
         let parsed = if bytes.iter().all(|b| b.is_ascii_whitespace()) {
             None
         } else {
-            Some(Entry::parse(bytes, LineRef::Owned(0), seq as usize))
+            Some(parse_line(bytes, seq as usize))
         };
-        if !l.terminated {
+        if !l.terminated && listing {
             // A last line without `\n`: pi reads it when it parses; a torn write does not.
             match &parsed {
                 Some(Ok(_)) | Some(Err(LineError::NotObject)) => fp.tail_open = true,
                 _ => break,
             }
         }
-        fp.lines += 1;
-        fp.indexed_to = l.end();
-        last_line_at = l.offset;
+        lines += 1;
+        pos = l.end();
+        if listing {
+            fp.lines = lines;
+            fp.indexed_to = pos;
+            last_line_at = l.offset;
+        }
+        if with_docs {
+            docs_to = pos;
+            docs_lines = lines;
+        }
         match parsed {
             None | Some(Err(LineError::Json(_))) => {}
-            Some(Err(LineError::NotObject)) => info.feed_non_object(bytes.trim_ascii() == b"null"),
+            Some(Err(LineError::NotObject)) => {
+                if listing {
+                    info.feed_non_object(bytes.trim_ascii() == b"null");
+                }
+            }
+            Some(Ok(e)) if !listing => {
+                if e.etype == EntryType::Session {
+                    if !docs_header_seen {
+                        docs_header_seen = true;
+                        let mut m = Meta::default();
+                        header(bytes, &e, seq, true, &mut m, &mut chunk);
+                    }
+                } else if !(seq == 1 && matches!(&e.etype, EntryType::Other(t) if &**t == "title")) && docs_header_seen {
+                    texts(bytes, &e, seq, None, Phase::Hidden, job.kinds, &mut chunk);
+                }
+            }
             Some(Ok(e)) => {
                 if seq == 1 && matches!(&e.etype, EntryType::Other(t) if &**t == "title") {
                     if l.terminated {
@@ -296,14 +367,15 @@ pub fn scan_job(job: &Job, emit: &mut dyn FnMut(Chunk)) -> std::io::Result<()> {
                     continue;
                 }
                 let before = info.phase;
-                let pushed = info.feed_entry(bytes, &e);
+                let pushed = info.feed_entry_with(bytes, &e, with_docs);
                 if before == Phase::AwaitHeader {
                     if info.phase == Phase::Listed {
-                        header(bytes, &e, seq, &mut meta, &mut chunk);
+                        header(bytes, &e, seq, with_docs, &mut meta, &mut chunk);
                     } else if info.phase == Phase::Hidden {
                         // Not a session: nothing more to read. Any change re-reads it.
                         fp.indexed_to = job.stat.size;
                         fp.tail_open = true;
+                        docs_to = fp.indexed_to;
                         break;
                     }
                     continue;
@@ -311,25 +383,32 @@ pub fn scan_job(job: &Job, emit: &mut dyn FnMut(Chunk)) -> std::io::Result<()> {
                 if e.etype == EntryType::Session {
                     continue; // a stray header line: not an entry
                 }
-                entry(bytes, &e, seq, pushed, info.phase, job.kinds, &mut chunk);
+                if with_docs {
+                    texts(bytes, &e, seq, pushed, info.phase, job.kinds, &mut chunk);
+                }
+                entry(bytes, e, seq, &mut models_seen, &mut chunk);
             }
         }
-        if fp.indexed_to - chunk_start >= CHUNK_BYTES {
-            chunk.bytes = fp.indexed_to - chunk_start;
-            chunk_start = fp.indexed_to;
+        if pos - chunk_start >= CHUNK_BYTES {
+            chunk.bytes = pos - chunk_start;
+            chunk_start = pos;
             finish_fp(&mut f, &mut fp, last_line_at)?;
             chunk.fp = fp;
             chunk.info = info.clone();
             chunk.meta = meta.clone();
+            chunk.docs_to = docs_to;
+            chunk.docs_lines = docs_lines;
             let next = Chunk { job: job.idx, ..Chunk::default() };
             emit(std::mem::replace(&mut chunk, next));
         }
     }
-    chunk.bytes = fp.indexed_to.saturating_sub(chunk_start);
+    chunk.bytes = pos.max(fp.indexed_to).saturating_sub(chunk_start);
     finish_fp(&mut f, &mut fp, last_line_at)?;
     chunk.fp = fp;
     chunk.info = info;
     chunk.meta = meta;
+    chunk.docs_to = docs_to;
+    chunk.docs_lines = docs_lines;
     chunk.done = true;
     emit(chunk);
     Ok(())
@@ -345,8 +424,9 @@ fn finish_fp(f: &mut std::fs::File, fp: &mut Fingerprint, last_line_at: u64) -> 
     Ok(())
 }
 
-fn header(line: &[u8], e: &Entry, seq: i64, meta: &mut Meta, chunk: &mut Chunk) {
+fn header(line: &[u8], e: &Entry, seq: i64, with_docs: bool, meta: &mut Meta, chunk: &mut Chunk) {
     let f = &e.fields;
+    meta.is_session = true;
     meta.version = match f.num(line, "version") {
         Some(v) if v >= 3.0 => 3,
         Some(v) if v >= 2.0 => 2,
@@ -357,7 +437,7 @@ fn header(line: &[u8], e: &Entry, seq: i64, meta: &mut Meta, chunk: &mut Chunk) 
         meta.omp = true;
     }
     meta.header_title = text::entry_str(line, e, "title");
-    if let Some(t) = &meta.header_title {
+    if let Some(t) = meta.header_title.as_ref().filter(|_| with_docs) {
         chunk.docs.push(DocIn {
             seq,
             eid: None,
@@ -369,7 +449,59 @@ fn header(line: &[u8], e: &Entry, seq: i64, meta: &mut Meta, chunk: &mut Chunk) 
     }
 }
 
-fn entry(
+/// The listing facts of an entry: its tree node, labels, models, usage. `seen`: the models
+/// already reported for this file.
+fn entry(line: &[u8], mut e: Entry, seq: i64, seen: &mut Vec<String>, chunk: &mut Chunk) {
+    let mut model = |p: Option<&str>, m: Option<&str>, chunk: &mut Chunk| {
+        if let Some(n) = model_name(p, m) {
+            if !seen.contains(&n) {
+                seen.push(n.clone());
+                chunk.models.push(n);
+            }
+        }
+    };
+    match &e.etype {
+        EntryType::Message => {
+            if let Some(msg) = &e.message {
+                match e.role {
+                    Some(Role::Assistant) => {
+                        model(msg.str(line, "provider").as_deref(), msg.str(line, "model").as_deref(), chunk);
+                        if let Some((raw, ValueKind::Object)) = msg.get(line, "usage") {
+                            chunk.usage.add_usage_raw(raw);
+                        }
+                    }
+                    // omp: a task tool's sub-agent usage counts toward the session.
+                    Some(Role::ToolResult) if msg.str(line, "toolName").as_deref() == Some("task") => {
+                        if let Some((raw, ValueKind::Object)) = msg.get(line, "details") {
+                            if let Ok(d) = arbor_core::entry::parse_fields(raw) {
+                                if let Some((u, ValueKind::Object)) = d.get(raw, "usage") {
+                                    chunk.usage.add_usage_raw(u);
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        EntryType::Label => {
+            if let Some(target) = e.fields.str(line, "targetId") {
+                chunk.labels.push((target.into_owned(), text::entry_str(line, &e, "label")));
+            }
+        }
+        EntryType::ModelChange => {
+            let p = e.fields.str(line, "provider");
+            let m = e.fields.str(line, "modelId").or_else(|| e.fields.str(line, "model"));
+            model(p.as_deref(), m.as_deref(), chunk);
+        }
+        _ => {}
+    }
+    chunk.nodes.push(NodeIn { seq, eid: e.id.take(), parent: e.parent_id.take() });
+}
+
+/// The searchable texts of an entry. `pushed`: the text pi's listing took from it (user and
+/// assistant messages), when known.
+fn texts(
     line: &[u8],
     e: &Entry,
     seq: i64,
@@ -378,11 +510,9 @@ fn entry(
     kinds: IndexKinds,
     chunk: &mut Chunk,
 ) {
-    chunk.nodes.push(NodeIn { seq, eid: e.id.as_deref().map(str::to_string), parent: e.parent_id.as_deref().map(str::to_string) });
-    let mut docs: Vec<DocIn> = Vec::new();
     let mut doc = |kind: Kind, eid: Option<&str>, text: String| {
         if !text.is_empty() && kinds.includes(kind) {
-            docs.push(DocIn {
+            chunk.docs.push(DocIn {
                 seq,
                 eid: eid.map(str::to_string),
                 kind,
@@ -401,42 +531,19 @@ fn entry(
                     let kind = if e.role == Some(Role::User) { Kind::User } else { Kind::Assistant };
                     let text = match pushed {
                         Some(p) => Some(p.text),
-                        // pi hides this session, but its texts are still searchable.
+                        // pi hides this session (or the listing saw this line before): its
+                        // texts are still searchable.
                         None if phase == Phase::Hidden => text::message_text(line, msg),
                         None => None,
                     };
                     if let Some(t) = text {
                         doc(kind, id, t);
                     }
-                    if e.role == Some(Role::Assistant) {
-                        if kinds.thinking {
-                            doc(Kind::Thinking, id, text::thinking_text(line, msg));
-                        }
-                        let p = msg.str(line, "provider");
-                        let m = msg.str(line, "model");
-                        if let Some(n) = model_name(p.as_deref(), m.as_deref()) {
-                            chunk.models.push(n);
-                        }
-                        if let Some(u) = msg.value(line, "usage") {
-                            chunk.usage.add_usage(&u);
-                        }
+                    if e.role == Some(Role::Assistant) && kinds.thinking {
+                        doc(Kind::Thinking, id, text::thinking_text(line, msg));
                     }
                 }
-                Some(Role::ToolResult) => {
-                    if kinds.tools {
-                        doc(Kind::ToolResult, id, text::tool_result_text(line, msg));
-                    }
-                    // omp: a task tool's sub-agent usage counts toward the session.
-                    if msg.str(line, "toolName").as_deref() == Some("task") {
-                        if let Some((raw, ValueKind::Object)) = msg.get(line, "details") {
-                            if let Ok(d) = arbor_core::entry::parse_fields(raw) {
-                                if let Some(u) = d.value(raw, "usage").filter(|u| matches!(u, arbor_core::json::JsValue::Object(_))) {
-                                    chunk.usage.add_usage(&u);
-                                }
-                            }
-                        }
-                    }
-                }
+                Some(Role::ToolResult) if kinds.tools => doc(Kind::ToolResult, id, text::tool_result_text(line, msg)),
                 Some(Role::BashExecution) if kinds.tools => doc(Kind::BashExecution, id, text::bash_text(line, msg)),
                 _ => {}
             }
@@ -462,22 +569,10 @@ fn entry(
             }
         }
         EntryType::Label => {
-            if let Some(target) = e.fields.str(line, "targetId") {
-                let label = text::entry_str(line, e, "label");
-                if let Some(l) = &label {
-                    doc(Kind::Label, Some(&target), l.clone());
-                }
-                chunk.labels.push((target.into_owned(), label));
-            }
-        }
-        EntryType::ModelChange => {
-            let p = e.fields.str(line, "provider");
-            let m = e.fields.str(line, "modelId").or_else(|| e.fields.str(line, "model"));
-            if let Some(n) = model_name(p.as_deref(), m.as_deref()) {
-                chunk.models.push(n);
+            if let (Some(target), Some(l)) = (e.fields.str(line, "targetId"), text::entry_str(line, e, "label")) {
+                doc(Kind::Label, Some(&target), l);
             }
         }
         _ => {}
     }
-    chunk.docs.append(&mut docs);
 }

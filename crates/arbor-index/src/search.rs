@@ -28,6 +28,9 @@ pub struct SearchQuery {
     pub marks: (String, String),
     /// Words of context in a snippet (1 to 64).
     pub snippet_words: u32,
+    /// Rank at most this many matches, the most recently indexed ones (0: all). bm25 costs a
+    /// few microseconds per matching text; a common word matches tens of thousands.
+    pub rank_window: usize,
 }
 
 impl SearchQuery {
@@ -41,6 +44,7 @@ impl SearchQuery {
             limit: 20,
             marks: ("**".into(), "**".into()),
             snippet_words: 16,
+            rank_window: 5000,
         }
     }
 }
@@ -107,23 +111,16 @@ impl Catalog {
     }
 
     fn search_expr(&self, q: &SearchQuery, expr: &str) -> Result<Vec<Hit>, IndexError> {
-        let mut sql = String::from(
-            "SELECT d.fid, d.seq, d.eid, d.kind, d.ts, snippet(fts, 0, ?1, ?2, '…', ?3), bm25(fts) AS r \
-             FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ?4",
-        );
-        let mut args: Vec<Value> = vec![
-            Value::Text(q.marks.0.clone()),
-            Value::Text(q.marks.1.clone()),
-            Value::Integer(i64::from(q.snippet_words.clamp(1, 64))),
-            Value::Text(expr.to_string()),
-        ];
+        // The filters, shared by the window query and the ranked query (arguments from ?2).
+        let mut filters = String::new();
+        let mut fargs: Vec<Value> = vec![Value::Text(expr.to_string())];
         if let Some(kinds) = &q.kinds {
             let codes: Vec<String> = kinds.iter().map(|k| k.code().to_string()).collect();
-            sql.push_str(&format!(" AND d.kind IN ({})", if codes.is_empty() { "NULL".into() } else { codes.join(",") }));
+            filters.push_str(&format!(" AND d.kind IN ({})", if codes.is_empty() { "NULL".into() } else { codes.join(",") }));
         }
         if let Some(t) = q.since_ms {
-            args.push(Value::Real(t));
-            sql.push_str(&format!(" AND d.ts_ms >= ?{}", args.len()));
+            fargs.push(Value::Real(t));
+            filters.push_str(&format!(" AND d.ts_ms >= ?{}", fargs.len()));
         }
         if let Some(dirs) = &q.dirs {
             if dirs.is_empty() {
@@ -131,13 +128,45 @@ impl Catalog {
             }
             let mut ph = Vec::new();
             for d in dirs {
-                args.push(Value::Text(d.clone()));
-                ph.push(format!("?{}", args.len()));
+                fargs.push(Value::Text(d.clone()));
+                ph.push(format!("?{}", fargs.len()));
             }
-            sql.push_str(&format!(" AND d.fid IN (SELECT fid FROM files WHERE dir IN ({}))", ph.join(",")));
+            filters.push_str(&format!(" AND d.fid IN (SELECT fid FROM files WHERE dir IN ({}))", ph.join(",")));
         }
+        // The rank window: the row id of the N-th newest match (texts get row ids in the order
+        // they are indexed, oldest files first, appends last).
+        let mut window = String::new();
+        if q.rank_window > 0 {
+            let sql = format!(
+                "SELECT fts.rowid FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ?1{filters} \
+                 ORDER BY fts.rowid DESC LIMIT 1 OFFSET {}",
+                q.rank_window - 1
+            );
+            let from: Option<i64> = self
+                .conn
+                .prepare(&sql)
+                .db(&self.path)?
+                .query_row(rusqlite::params_from_iter(fargs.iter()), |r| r.get(0))
+                .optional()
+                .db(&self.path)?;
+            if let Some(id) = from {
+                window = format!(" AND fts.rowid >= {id}");
+            }
+        }
+        let n = fargs.len();
+        let sql = format!(
+            "SELECT d.fid, d.seq, d.eid, d.kind, d.ts, snippet(fts, 0, ?{}, ?{}, '…', ?{}), bm25(fts) AS r \
+             FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ?1{filters}{window} ORDER BY r, d.ts_ms DESC LIMIT ?{}",
+            n + 1,
+            n + 2,
+            n + 3,
+            n + 4
+        );
+        let mut args = fargs;
+        args.push(Value::Text(q.marks.0.clone()));
+        args.push(Value::Text(q.marks.1.clone()));
+        args.push(Value::Integer(i64::from(q.snippet_words.clamp(1, 64))));
         args.push(Value::Integer(q.limit.min(100_000) as i64));
-        sql.push_str(&format!(" ORDER BY r, d.ts_ms DESC LIMIT ?{}", args.len()));
         let mut st = self.conn.prepare(&sql).db(&self.path)?;
         type Raw = (i64, i64, Option<String>, i64, Option<String>, String, f64);
         let raw: Vec<Raw> = st
@@ -151,24 +180,26 @@ impl Catalog {
             .conn
             .prepare_cached("SELECT path, session_id, coalesce(nullif(slot_title, ''), sname, header_title) FROM files WHERE fid=?1")
             .db(&self.path)?;
-        let mut by_seq = self.conn.prepare_cached("SELECT on_path FROM nodes WHERE fid=?1 AND seq=?2").db(&self.path)?;
-        let mut by_eid = self
-            .conn
-            .prepare_cached("SELECT on_path FROM nodes WHERE fid=?1 AND eid=?2 ORDER BY seq DESC LIMIT 1")
-            .db(&self.path)?;
+        let mut tree_q = self.conn.prepare_cached("SELECT data FROM trees WHERE fid=?1").db(&self.path)?;
+        let mut trees: std::collections::HashMap<i64, Option<crate::tree::TreeCache>> = std::collections::HashMap::new();
         let mut hits = Vec::with_capacity(raw.len());
         for (fid, seq, eid, kind, ts, snippet, rank) in raw {
             let Some(kind) = Kind::from_code(kind) else { continue };
             let (path, session_id, session_name): (String, Option<String>, Option<String>) =
                 file_q.query_row([fid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).db(&self.path)?;
-            let on: Option<i64> = if kind == Kind::Label {
-                by_eid.query_row(rusqlite::params![fid, eid], |r| r.get(0)).optional().db(&self.path)?
-            } else {
-                by_seq.query_row([fid, seq], |r| r.get(0)).optional().db(&self.path)?
+            if let std::collections::hash_map::Entry::Vacant(slot) = trees.entry(fid) {
+                let data: Option<Vec<u8>> = tree_q.query_row([fid], |r| r.get(0)).optional().db(&self.path)?;
+                slot.insert(data.as_deref().and_then(crate::tree::TreeCache::decode));
+            }
+            let tree = trees.get(&fid).and_then(|t| t.as_ref());
+            let on: Option<bool> = match (kind, tree) {
+                (Kind::Label, Some(t)) => eid.as_deref().and_then(|e| t.on_path_of(e)),
+                (_, Some(t)) => t.on_path_at(seq),
+                (_, None) => None,
             };
             // A header title is not an entry: it belongs to every branch.
             let on_current_branch = match on {
-                Some(v) => v != 0,
+                Some(v) => v,
                 None => kind == Kind::Name && eid.is_none(),
             };
             hits.push(Hit {

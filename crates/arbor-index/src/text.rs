@@ -240,6 +240,23 @@ impl Usage {
             }
         }
     }
+    /// Adds a `usage` object from its raw JSON (an object), without building a DOM.
+    pub fn add_usage_raw(&mut self, raw: &[u8]) {
+        let Ok(f) = arbor_core::entry::parse_fields(raw) else { return };
+        let n = |k: &str| f.num(raw, k).filter(|x| x.is_finite()).unwrap_or(0.0);
+        self.input += n("input");
+        self.output += n("output");
+        self.cache_read += n("cacheRead");
+        self.cache_write += n("cacheWrite");
+        if let Some((c, ValueKind::Object)) = f.get(raw, "cost") {
+            if let Ok(cf) = arbor_core::entry::parse_fields(c) {
+                if let Some(t) = cf.num(c, "total").filter(|x| x.is_finite()) {
+                    self.cost += t;
+                }
+            }
+        }
+    }
+
     /// The sum of two totals.
     pub fn plus(self, o: Usage) -> Usage {
         Usage {
@@ -276,5 +293,8 @@ mod tests {
         let mut u = Usage::default();
         u.add_usage(&JsValue::parse(br#"{"input":10,"output":5,"cacheRead":1,"cost":{"total":0.5}}"#).unwrap());
         assert_eq!((u.input, u.output, u.cache_read, u.cache_write, u.cost), (10.0, 5.0, 1.0, 0.0, 0.5));
+        let mut r = Usage::default();
+        r.add_usage_raw(br#"{"input":10,"output":5,"cacheRead":1,"cost":{"total":0.5}}"#);
+        assert_eq!(r, u);
     }
 }

@@ -49,6 +49,86 @@ impl TreeCache {
     }
 }
 
+impl TreeCache {
+    /// The compact form stored in the catalog (`trees.data`): per node, the line number as a
+    /// delta, the on-branch flag, the id and the parent id (`u32::MAX` length: absent).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len() * 24 + 8);
+        put_varint(&mut out, self.len() as u64);
+        let mut prev = 0i64;
+        for i in 0..self.len() {
+            put_varint(&mut out, (self.seqs[i] - prev).max(0) as u64);
+            prev = self.seqs[i];
+            out.push(u8::from(self.on_path[i]));
+            for s in [&self.eids[i], &self.parents[i]] {
+                match s {
+                    Some(v) => {
+                        put_varint(&mut out, v.len() as u64);
+                        out.extend_from_slice(v.as_bytes());
+                    }
+                    None => put_varint(&mut out, u64::from(u32::MAX)),
+                }
+            }
+        }
+        out
+    }
+
+    /// Reads [`TreeCache::encode`]; `None` for bytes it did not write.
+    pub fn decode(b: &[u8]) -> Option<TreeCache> {
+        let mut c = TreeCache::default();
+        let mut pos = 0;
+        let n = get_varint(b, &mut pos)? as usize;
+        let mut seq = 0i64;
+        for _ in 0..n {
+            seq += get_varint(b, &mut pos)? as i64;
+            let flag = *b.get(pos)? != 0;
+            pos += 1;
+            let mut ids: [Option<String>; 2] = [None, None];
+            for slot in &mut ids {
+                let len = get_varint(b, &mut pos)?;
+                if len != u64::from(u32::MAX) {
+                    let end = pos.checked_add(len as usize)?;
+                    *slot = Some(std::str::from_utf8(b.get(pos..end)?).ok()?.to_string());
+                    pos = end;
+                }
+            }
+            c.push(seq, ids[0].as_deref(), ids[1].as_deref(), flag);
+        }
+        (pos == b.len()).then_some(c)
+    }
+
+    /// On-branch flag of the entry on line `seq`.
+    pub fn on_path_at(&self, seq: i64) -> Option<bool> {
+        self.seqs.binary_search(&seq).ok().map(|i| self.on_path[i])
+    }
+
+    /// On-branch flag of the entry with id `eid` (the last one with it).
+    pub fn on_path_of(&self, eid: &str) -> Option<bool> {
+        self.by_id.get(eid).map(|&i| self.on_path[i])
+    }
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn get_varint(b: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *b.get(*pos)?;
+        *pos += 1;
+        v |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return Some(v);
+        }
+    }
+    None
+}
+
 /// The outcome of [`recompute`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TreeFacts {
@@ -115,101 +195,61 @@ pub fn recompute(c: &TreeCache, linear: bool) -> TreeFacts {
 /// The running tree state of one file while it is indexed.
 #[derive(Debug, Default)]
 pub struct TreeState {
-    /// Id of the leaf (the last node).
-    pub leaf_eid: Option<String>,
-    /// Line of the leaf.
-    pub leaf_seq: Option<i64>,
     /// Tips.
     pub branches: i64,
     /// The fast path applies.
     pub clean: bool,
-    /// Nodes.
-    pub entries: i64,
     /// A v1 file (no ids: one chain).
     pub linear: bool,
-    /// The stored nodes, when loaded (always for a file indexed from the start).
-    pub cache: Option<TreeCache>,
-}
-
-/// What to write for a chunk's nodes.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct TreeWrites {
-    /// On-branch flag of each new node, in order.
-    pub new_flags: Vec<bool>,
-    /// Earlier nodes whose flag flipped: (seq, flag).
-    pub flips: Vec<(i64, bool)>,
+    /// The file's nodes so far.
+    pub cache: TreeCache,
 }
 
 impl TreeState {
-    /// Applies a chunk's nodes. `id_stored(id)` says whether an earlier node of the file
-    /// (already in the database) has that id; it is asked only when the cache is not loaded.
-    /// `load()` returns the stored nodes when the slow path needs them.
-    pub fn apply(
-        &mut self,
-        nodes: &[NodeIn],
-        id_stored: &mut dyn FnMut(&str) -> bool,
-        load: &mut dyn FnMut() -> TreeCache,
-    ) -> TreeWrites {
-        let mut flags = Vec::with_capacity(nodes.len());
+    /// A state for a file indexed from its start.
+    pub fn fresh() -> TreeState {
+        TreeState { clean: true, ..TreeState::default() }
+    }
+
+    /// The state stored for a file (its nodes, tips and cleanliness).
+    pub fn stored(cache: TreeCache, branches: i64, clean: bool) -> TreeState {
+        TreeState { branches, clean, linear: false, cache }
+    }
+
+    /// Id of the leaf (the last node).
+    pub fn leaf_eid(&self) -> Option<&str> {
+        self.cache.eids.last().and_then(|e| e.as_deref())
+    }
+
+    /// Applies a chunk's nodes. Returns whether any flag of an earlier node flipped (a
+    /// branch, or a tree that is not clean).
+    pub fn apply(&mut self, nodes: &[NodeIn]) -> bool {
         let mut slow = false;
-        let mut chunk_ids: HashSet<&str> = HashSet::new();
         for n in nodes {
-            if self.linear {
-                flags.push(true);
-                self.branches = 1;
-            } else if !slow {
-                let fast = self.clean
-                    && n.parent.as_deref() == self.leaf_eid.as_deref()
-                    && n.eid.as_deref().is_some_and(|e| {
-                        !chunk_ids.contains(e)
-                            && match &self.cache {
-                                Some(c) => !c.by_id.contains_key(e),
-                                None => !id_stored(e),
-                            }
-                    });
-                if fast {
-                    flags.push(true);
-                    if self.entries == 0 {
-                        self.branches = 1;
-                    }
-                } else {
-                    slow = true;
+            let fast = self.linear
+                || (!slow
+                    && self.clean
+                    && n.parent.as_deref() == self.leaf_eid()
+                    && (n.parent.is_some() || self.cache.is_empty())
+                    && n.eid.as_deref().is_some_and(|e| !self.cache.by_id.contains_key(e)));
+            if fast {
+                if self.cache.is_empty() || self.linear {
+                    self.branches = 1;
                 }
+            } else {
+                slow = true;
             }
-            if let Some(e) = n.eid.as_deref() {
-                chunk_ids.insert(e);
-            }
-            self.leaf_eid = n.eid.clone();
-            self.leaf_seq = Some(n.seq);
-            self.entries += 1;
+            self.cache.push(n.seq, n.eid.as_deref(), n.parent.as_deref(), fast);
         }
         if !slow {
-            if let Some(c) = &mut self.cache {
-                for (n, &f) in nodes.iter().zip(&flags) {
-                    c.push(n.seq, n.eid.as_deref(), n.parent.as_deref(), f);
-                }
-            }
-            return TreeWrites { new_flags: flags, flips: Vec::new() };
+            return false;
         }
-        let cache = self.cache.get_or_insert_with(load);
-        let base = cache.len();
-        for n in nodes {
-            cache.push(n.seq, n.eid.as_deref(), n.parent.as_deref(), false);
-        }
-        let facts = recompute(cache, self.linear);
-        let mut flips = Vec::new();
-        for i in 0..base {
-            if cache.on_path[i] != facts.on_path[i] {
-                flips.push((cache.seqs[i], facts.on_path[i]));
-                cache.on_path[i] = facts.on_path[i];
-            }
-        }
-        for i in base..cache.len() {
-            cache.on_path[i] = facts.on_path[i];
-        }
+        let facts = recompute(&self.cache, self.linear);
+        let flipped = self.cache.on_path != facts.on_path;
+        self.cache.on_path = facts.on_path;
         self.branches = facts.branches;
         self.clean = facts.clean;
-        TreeWrites { new_flags: facts.on_path[base..].to_vec(), flips }
+        flipped
     }
 }
 
@@ -221,18 +261,20 @@ mod tests {
         NodeIn { seq, eid: Some(id.into()), parent: parent.map(Into::into) }
     }
 
-    /// Applies chunks to a fresh state, then compares with a recomputation from scratch.
+    /// Applies chunks to a fresh state and checks it against a recomputation from scratch.
     fn run(chunks: &[Vec<NodeIn>]) -> (TreeState, Vec<bool>) {
-        let mut st = TreeState { clean: true, cache: Some(TreeCache::default()), ..Default::default() };
-        let mut db: Vec<(i64, bool)> = Vec::new();
+        let mut st = TreeState::fresh();
         for c in chunks {
-            let w = st.apply(c, &mut |_| unreachable!(), &mut || unreachable!());
-            for (seq, f) in &w.flips {
-                db.iter_mut().find(|(s, _)| s == seq).expect("flip of a stored row").1 = *f;
-            }
-            db.extend(c.iter().map(|n| n.seq).zip(w.new_flags));
+            st.apply(c);
+            let again = TreeCache::decode(&st.cache.encode()).expect("round trip");
+            assert_eq!(again.on_path, st.cache.on_path);
+            assert_eq!(again.eids, st.cache.eids);
+            st.cache = again;
         }
-        let flags = db.iter().map(|(_, f)| *f).collect();
+        let facts = recompute(&st.cache, false);
+        assert_eq!(facts.on_path, st.cache.on_path);
+        assert_eq!(facts.branches, st.branches);
+        let flags = st.cache.on_path.clone();
         (st, flags)
     }
 
@@ -240,21 +282,20 @@ mod tests {
     fn linear_then_branch_then_back() {
         let (st, flags) = run(&[vec![node(2, "a", None), node(3, "b", Some("a"))], vec![node(4, "c", Some("b"))]]);
         assert_eq!((flags, st.branches, st.clean), (vec![true, true, true], 1, true));
-        // c's sibling d: a branch back from b
         let (st, flags) = run(&[vec![node(2, "a", None), node(3, "b", Some("a")), node(4, "c", Some("b"))], vec![node(5, "d", Some("b"))]]);
         assert_eq!((flags, st.branches, st.clean), (vec![true, true, false, true], 2, true));
-        // then continuing from c again (the other branch)
         let (st, flags) = run(&[
             vec![node(2, "a", None), node(3, "b", Some("a")), node(4, "c", Some("b"))],
             vec![node(5, "d", Some("b"))],
             vec![node(6, "e", Some("c"))],
         ]);
         assert_eq!((flags, st.branches), (vec![true, true, true, false, true], 2));
+        assert_eq!(st.cache.on_path_at(5), Some(false));
+        assert_eq!(st.cache.on_path_of("c"), Some(true));
     }
 
     #[test]
     fn odd_trees() {
-        // a duplicate id, a missing parent, a cycle
         let (st, flags) = run(&[vec![node(2, "a", None), node(3, "a", Some("a"))]]);
         assert!(!st.clean);
         assert_eq!(flags, vec![false, true]);
@@ -262,27 +303,9 @@ mod tests {
         assert_eq!((flags, st.clean, st.branches), (vec![true, true], false, 1));
         let (st, _) = run(&[vec![node(2, "a", Some("b")), node(3, "b", Some("a"))]]);
         assert!(!st.clean);
-    }
-
-    #[test]
-    fn incremental_fast_path_asks_the_database() {
-        let mut st = TreeState { clean: true, leaf_eid: Some("b".into()), leaf_seq: Some(3), branches: 1, entries: 2, ..Default::default() };
-        let mut asked = Vec::new();
-        let w = st.apply(&[node(4, "c", Some("b")), node(5, "d", Some("c"))], &mut |e| {
-            asked.push(e.to_string());
-            false
-        }, &mut || unreachable!());
-        assert_eq!(w, TreeWrites { new_flags: vec![true, true], flips: vec![] });
-        assert_eq!(asked, vec!["c", "d"]);
-        // a branch loads the stored nodes
-        let w = st.apply(&[node(6, "e", Some("b"))], &mut |_| false, &mut || {
-            let mut c = TreeCache::default();
-            for (s, id, p) in [(2, "a", None), (3, "b", Some("a")), (4, "c", Some("b")), (5, "d", Some("c"))] {
-                c.push(s, Some(id), p, true);
-            }
-            c
-        });
-        assert_eq!(w, TreeWrites { new_flags: vec![true], flips: vec![(4, false), (5, false)] });
-        assert_eq!(st.branches, 2);
+        // a second root
+        let (st, flags) = run(&[vec![node(2, "a", None), node(3, "b", None)]]);
+        assert_eq!((flags, st.branches), (vec![false, true], 2));
+        assert!(TreeCache::decode(b"\x05").is_none());
     }
 }

@@ -294,7 +294,7 @@ fn dump(db: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let queries = [
         "SELECT * FROM files ORDER BY path",
-        "SELECT f.path, n.seq, n.eid, n.parent, n.on_path FROM nodes n JOIN files f USING(fid) ORDER BY f.path, n.seq",
+        "SELECT f.path, t.data FROM trees t JOIN files f USING(fid) ORDER BY f.path",
         "SELECT f.path, l.target, l.label FROM labels l JOIN files f USING(fid) ORDER BY f.path, l.target",
         "SELECT f.path, d.seq, d.eid, d.kind, d.ts, d.ts_ms, d.text FROM docs d JOIN files f USING(fid) ORDER BY f.path, d.seq, d.kind, d.text",
     ];
@@ -317,13 +317,19 @@ fn dump(db: &Path) -> Vec<String> {
     out
 }
 
-fn check(world: &World, inc: &mut Catalog) {
+fn check(world: &World, inc: &mut Catalog, texts: bool) {
     let dir = world.dir.path().to_path_buf();
-    let (listed, _) = inc.refresh_dirs(std::slice::from_ref(&dir), RefreshOptions::default(), &mut |_| {}).unwrap();
+    // A listing alone (texts not read unless they are current), then with the texts.
+    let (listed, _) = inc
+        .refresh_dirs(std::slice::from_ref(&dir), RefreshOptions { texts, ..Default::default() }, &mut |_| {})
+        .unwrap();
+    inc.refresh_dirs(std::slice::from_ref(&dir), RefreshOptions::with_texts(), &mut |_| {}).unwrap();
     let fresh_dir = tempfile::tempdir().unwrap();
     let fresh_db = fresh_dir.path().join("fresh.db");
     let mut fresh = Catalog::open(&fresh_db).unwrap();
-    fresh.refresh_dirs(std::slice::from_ref(&dir), RefreshOptions { threads: 1, ..Default::default() }, &mut |_| {}).unwrap();
+    fresh
+        .refresh_dirs(std::slice::from_ref(&dir), RefreshOptions { threads: 1, texts: true, ..Default::default() }, &mut |_| {})
+        .unwrap();
     drop(fresh);
     assert_eq!(dump(inc.path()), dump(&fresh_db), "incremental catalog differs from a fresh one");
     // The listing equals pi's rules computed straight from each file.
@@ -354,8 +360,11 @@ fn check(world: &World, inc: &mut Catalog) {
             on.sort();
         }
         let key = arbor_index::dir_key(s.path.parent().unwrap()) + "/" + &s.path.file_name().unwrap().to_string_lossy();
-        let mut st = c.prepare("SELECT n.seq FROM nodes n JOIN files f USING(fid) WHERE f.path=?1 AND n.on_path=1 ORDER BY n.seq").unwrap();
-        let got: Vec<i64> = st.query_map([key], |r| r.get(0)).unwrap().map(|r| r.unwrap()).collect();
+        let data: Vec<u8> = c
+            .query_row("SELECT t.data FROM trees t JOIN files f USING(fid) WHERE f.path=?1", [key], |r| r.get(0))
+            .unwrap();
+        let tree = arbor_index::tree::TreeCache::decode(&data).unwrap();
+        let got: Vec<i64> = (0..tree.len()).filter(|&i| tree.on_path[i]).map(|i| tree.seqs[i]).collect();
         assert_eq!(got, on, "on-branch entries of {}", s.path.display());
     }
 }
@@ -367,12 +376,12 @@ proptest! {
         let mut world = World::new();
         let cat_dir = tempfile::tempdir().unwrap();
         let mut inc = Catalog::open(&cat_dir.path().join("catalog.db")).unwrap();
-        check(&world, &mut inc);
+        check(&world, &mut inc, false);
         for (i, o) in ops.iter().enumerate() {
             world.apply(o);
             world.touch();
             if i % 2 == 1 || i + 1 == ops.len() {
-                check(&world, &mut inc);
+                check(&world, &mut inc, i % 4 == 1);
             }
         }
     }
@@ -406,7 +415,7 @@ fn appended_files_are_read_from_the_offset_and_rewritten_ones_again() {
     w.touch_file(1);
     let s = refresh(&mut cat, &dir);
     assert_eq!((s.full, s.appended, s.bytes_read), (0, 1, 0));
-    let (listed, _) = cat.refresh_dirs(&[dir.clone()], RefreshOptions::default(), &mut |_| {}).unwrap();
+    let (listed, _) = cat.refresh_dirs(std::slice::from_ref(&dir), RefreshOptions::default(), &mut |_| {}).unwrap();
     assert!(listed.iter().any(|l| l.title.as_deref() == Some("renamed delta")), "{listed:?}");
     // same size, other bytes: indexed again
     w.apply(&Op::RewriteSameSize(0));
@@ -428,7 +437,7 @@ fn appended_files_are_read_from_the_offset_and_rewritten_ones_again() {
     w.touch_file(0);
     let s = refresh(&mut cat, &dir);
     assert_eq!((s.full, s.appended), (0, 1));
-    check(&w, &mut cat);
+    check(&w, &mut cat, true);
 }
 
 #[test]

@@ -150,6 +150,60 @@ fn canonical(raw: &[u8]) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Whether pi's `extractTextContent` throws on a message's `content` (valid JSON, as
+/// `raw`): anything but a string or an array, or an array holding `null` (`null.type`).
+/// Looks only at the array's top level, skipping strings with `memchr`.
+fn content_throws(raw: &[u8], kind: ValueKind) -> bool {
+    match kind {
+        ValueKind::String => false,
+        ValueKind::Array => array_has_null(raw),
+        _ => true,
+    }
+}
+
+/// Whether a valid JSON array has a `null` element.
+fn array_has_null(raw: &[u8]) -> bool {
+    let mut depth = 0usize;
+    let mut expect_value = false;
+    let mut i = 0;
+    while i < raw.len() {
+        let b = raw[i];
+        match b {
+            b'"' => {
+                // Skip to the closing quote (escapes skip the next byte).
+                let mut j = i + 1;
+                loop {
+                    match memchr::memchr2(b'"', b'\\', raw.get(j..).unwrap_or_default()) {
+                        Some(k) if raw[j + k] == b'\\' => j += k + 2,
+                        Some(k) => {
+                            j += k + 1;
+                            break;
+                        }
+                        None => return false,
+                    }
+                }
+                i = j;
+                expect_value = false;
+                continue;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                expect_value = depth == 1 && b == b'[';
+            }
+            b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                expect_value = false;
+            }
+            b',' => expect_value = depth == 1,
+            b'n' if depth == 1 && expect_value => return true,
+            b' ' | b'\t' | b'\n' | b'\r' => {}
+            _ => expect_value = false,
+        }
+        i += 1;
+    }
+    false
+}
+
 impl InfoState {
     /// Feeds a line that is valid JSON but not an object (`null`, a number, an array...).
     pub fn feed_non_object(&mut self, is_null: bool) {
@@ -165,6 +219,13 @@ impl InfoState {
     /// Feeds one line that parsed as a JSON object (`line` holds its bytes). Returns the text
     /// pi would append to `allMessagesText`.
     pub fn feed_entry(&mut self, line: &[u8], e: &Entry) -> Option<PushedText> {
+        self.feed_entry_with(line, e, true)
+    }
+
+    /// [`InfoState::feed_entry`]; without `texts`, message texts are decoded only while the
+    /// first user message is not known (the rest is only checked for what would make pi
+    /// throw), and nothing is returned: the listing fields are the same, faster.
+    pub fn feed_entry_with(&mut self, line: &[u8], e: &Entry, texts: bool) -> Option<PushedText> {
         match self.phase {
             Phase::Hidden => return None,
             Phase::AwaitHeader => {
@@ -196,7 +257,7 @@ impl InfoState {
                 }
                 None
             }
-            EntryType::Message => self.feed_message(line, e),
+            EntryType::Message => self.feed_message(line, e, texts),
             _ => None,
         }
     }
@@ -211,7 +272,7 @@ impl InfoState {
         self.header_ts_ms = f.str(line, "timestamp").and_then(|t| arbor_core::time::parse_iso_ms(&t));
     }
 
-    fn feed_message(&mut self, line: &[u8], e: &Entry) -> Option<PushedText> {
+    fn feed_message(&mut self, line: &[u8], e: &Entry, texts: bool) -> Option<PushedText> {
         self.message_count += 1;
         let msg = match (e.fields.get(line, "message"), &e.message) {
             (Some((_, ValueKind::Object)), Some(m)) => m,
@@ -229,8 +290,10 @@ impl InfoState {
         if !msg.has(line, "content") {
             return None;
         }
+        let need_text = texts || (role == TextRole::User && self.first_message.is_none());
         let text = match msg.get(line, "content") {
-            Some((raw, kind)) => extract_text_of_raw(raw, kind),
+            Some((raw, kind)) if need_text => extract_text_of_raw(raw, kind),
+            Some((raw, kind)) => (!content_throws(raw, kind)).then(String::new),
             None => None,
         };
         let Some(text) = text else {
@@ -244,13 +307,13 @@ impl InfoState {
         if let Some(t) = t {
             self.last_activity = Some(self.last_activity.unwrap_or(0.0).max(t));
         }
-        if text.is_empty() {
+        if text.is_empty() || !need_text {
             return None;
         }
         if role == TextRole::User && self.first_message.is_none() {
             self.first_message = Some(text.clone());
         }
-        Some(PushedText { role, text })
+        texts.then_some(PushedText { role, text })
     }
 
     /// Parses `line` (one physical line without its `\n`, number `line_no`, 1-based) and feeds
@@ -385,5 +448,14 @@ mod tests {
         assert_eq!((i.created_ms, i.id), (Some(12.0), None));
         // BOM and CRLF
         assert!(info(&format!("\u{feff}{H}\r\n")).is_some());
+        for (raw, null) in [
+            ("[]", false),
+            ("[null]", true),
+            ("[ {\"a\":null}, \"null\" ,[null], 1 , null ]", true),
+            ("[{\"t\":\"x\\\"]null\"},2]", false),
+            ("[\"a\",\n null]", true),
+        ] {
+            assert_eq!(array_has_null(raw.as_bytes()), null, "{raw}");
+        }
     }
 }

@@ -31,7 +31,9 @@ impl LineAt<'_> {
 /// Lines of a file, from a start offset up to a limit (normally the size seen by `stat`).
 pub struct LineStream<R = File> {
     src: R,
+    /// `buf[..len]` holds data; the rest is spare room, zeroed once when allocated.
     buf: Vec<u8>,
+    len: usize,
     /// Consumed prefix of `buf`.
     pos: usize,
     /// File offset of `buf[0]`.
@@ -60,7 +62,7 @@ impl LineStream<File> {
 impl<R: Read> LineStream<R> {
     /// Lines of `src`, whose first byte sits at file offset `base`; reads `len` bytes at most.
     pub fn new(src: R, base: u64, len: u64) -> LineStream<R> {
-        LineStream { src, buf: Vec::new(), pos: 0, base, remaining: len, chunk: CHUNK }
+        LineStream { src, buf: Vec::new(), len: 0, pos: 0, base, remaining: len, chunk: CHUNK }
     }
 
     /// Uses `chunk` bytes per read (tests use tiny chunks to cross every boundary).
@@ -80,26 +82,29 @@ impl<R: Read> LineStream<R> {
             return Ok(false);
         }
         if self.pos > 0 {
-            self.buf.drain(..self.pos);
+            self.buf.copy_within(self.pos..self.len, 0);
+            self.len -= self.pos;
             self.base += self.pos as u64;
             self.pos = 0;
         }
         let want = (self.chunk as u64).min(self.remaining) as usize;
-        let old = self.buf.len();
-        self.buf.resize(old + want, 0);
+        if self.buf.len() < self.len + want {
+            // Grows only for a line longer than the buffer (the zeroing happens once).
+            self.buf.resize((self.len + want).max(self.buf.len() * 2), 0);
+        }
         let mut got = 0;
         while got < want {
-            match self.src.read(&mut self.buf[old + got..]) {
+            match self.src.read(&mut self.buf[self.len + got..self.len + want]) {
                 Ok(0) => break,
                 Ok(n) => got += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    self.buf.truncate(old + got);
+                    self.len += got;
                     return Err(e);
                 }
             }
         }
-        self.buf.truncate(old + got);
+        self.len += got;
         if got == 0 {
             // The file is shorter than it was: stop here.
             self.remaining = 0;
@@ -113,22 +118,22 @@ impl<R: Read> LineStream<R> {
     pub fn next_line(&mut self) -> io::Result<Option<LineAt<'_>>> {
         let mut scanned = 0;
         loop {
-            let avail = &self.buf[self.pos + scanned..];
+            let avail = &self.buf[self.pos + scanned..self.len];
             if let Some(i) = memchr::memchr(b'\n', avail) {
                 let start = self.pos;
                 let end = self.pos + scanned + i;
                 self.pos = end + 1;
                 return Ok(Some(LineAt { offset: self.base + start as u64, bytes: &self.buf[start..end], terminated: true }));
             }
-            scanned = self.buf.len() - self.pos;
+            scanned = self.len - self.pos;
             if !self.fill()? {
                 break;
             }
         }
-        if self.pos < self.buf.len() {
+        if self.pos < self.len {
             let start = self.pos;
-            self.pos = self.buf.len();
-            return Ok(Some(LineAt { offset: self.base + start as u64, bytes: &self.buf[start..], terminated: false }));
+            self.pos = self.len;
+            return Ok(Some(LineAt { offset: self.base + start as u64, bytes: &self.buf[start..self.len], terminated: false }));
         }
         Ok(None)
     }

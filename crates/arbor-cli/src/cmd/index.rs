@@ -150,11 +150,12 @@ fn warn_failed(stats: &RefreshStats) {
     }
 }
 
-/// Refreshes the catalog for `dirs` and returns their sessions, newest `modified` first
-/// (ties keep directory order, as pi's stable sort does).
-pub fn refreshed_listing(cat: &mut Catalog, dirs: &[PathBuf]) -> Result<(Vec<Listed>, RefreshStats)> {
+/// Refreshes the catalog for `dirs` (with the searchable texts when `texts`) and returns their
+/// sessions, newest `modified` first (ties keep directory order, as pi's stable sort does).
+pub fn refreshed_listing(cat: &mut Catalog, dirs: &[PathBuf], texts: bool) -> Result<(Vec<Listed>, RefreshStats)> {
     let mut bar = Bar::new();
-    let r = with_recovery(cat, |c| c.refresh_dirs(dirs, RefreshOptions::default(), &mut |p| bar.update(p)));
+    let opts = RefreshOptions { texts, ..RefreshOptions::default() };
+    let r = with_recovery(cat, |c| c.refresh_dirs(dirs, opts, &mut |p| bar.update(p)));
     bar.finish();
     let (mut listed, stats) = r?;
     warn_failed(&stats);
@@ -223,7 +224,7 @@ pub fn ls(dir: Option<&Path>, all: bool, json: bool, all_text: bool, agent: Opti
     };
     let dirs = scope_dirs(scope, agent)?;
     let mut cat = open_catalog(catalog)?;
-    let (listed, _) = refreshed_listing(&mut cat, &dirs)?;
+    let (listed, _) = refreshed_listing(&mut cat, &dirs, all_text)?;
     let mut out = Vec::with_capacity(listed.len() * 256);
     if json {
         out.push(b'[');
@@ -285,7 +286,7 @@ pub fn index(rebuild: bool, kinds: IndexKinds, json: bool, agent: Option<&Path>,
     }
     with_recovery(&mut cat, |c| c.require_kinds(kinds))?;
     let dirs = all_project_dirs(agent);
-    let (listed, stats) = refreshed_listing(&mut cat, &dirs)?;
+    let (listed, stats) = refreshed_listing(&mut cat, &dirs, true)?;
     let swept = with_recovery(&mut cat, |c| c.sweep())?;
     let secs = t0.elapsed().as_secs_f64();
     let mb = stats.bytes_read as f64 / 1e6;
@@ -418,7 +419,7 @@ pub fn search(o: &SearchOpts<'_>, agent: Option<&Path>, catalog: Option<&Path>) 
     if with_recovery(&mut cat, |c| c.require_kinds(need))? {
         eprintln!("arbor: indexing {} for the first time", if need.thinking && need.tools { "thinking and tool output" } else if need.thinking { "thinking" } else { "tool output" });
     }
-    refreshed_listing(&mut cat, &dirs)?;
+    refreshed_listing(&mut cat, &dirs, true)?;
     let color = !o.json && std::io::stdout().is_terminal();
     let mut q = SearchQuery::new(o.query);
     q.kinds = kinds;
