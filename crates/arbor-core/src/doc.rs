@@ -195,6 +195,7 @@ impl Lines {
     /// Appends `later`, the lines that follow `self`'s, renumbering them.
     fn append(&mut self, later: Lines) {
         let off = self.lines;
+        self.records.reserve_exact(later.records.len());
         self.records.extend(later.records.into_iter().map(|(n, mut e)| {
             e.line_no += off;
             (n + off, e)
