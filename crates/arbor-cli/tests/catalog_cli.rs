@@ -307,5 +307,21 @@ fn sessions_are_named_by_id_prefix() {
     // The file-name part after the last `_` is enough, case-insensitively.
     let o = e.run(&["tree", "9F0E", "--json"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A file whose name does not carry the id is found by its header.
+    let d = e.pi_dir("--misc--");
+    write_lines(&d.join("custom-name.jsonl"), &[header("77aa55", "/misc", "2025-01-01T00:00:00.000Z")]);
+    assert_eq!(e.json(&["tree", "77aa", "--json"])["leaf"], Value::Null);
+    // Two sessions share a prefix: ambiguous from elsewhere, the local one from its project.
+    let proj = e.home().join("proj2");
+    std::fs::create_dir_all(&proj).unwrap();
+    let enc = format!("--{}--", proj.to_str().unwrap().trim_start_matches('/').replace('/', "-"));
+    write_lines(&e.pi_dir(&enc).join("2025-01-01T00-00-00-000Z_9f0eff.jsonl"), &[header("9f0eff", proj.to_str().unwrap(), "2025-01-01T00:00:00.000Z")]);
+    let o = e.run(&["tree", "9f0e", "--json"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("matches 2 sessions"), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = e.cmd(&["tree", "9f0e", "--json"]).current_dir(&proj).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let t: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(t["leaf"], Value::Null, "the header-only session of this project");
     let _ = f;
 }
