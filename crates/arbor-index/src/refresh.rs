@@ -491,10 +491,15 @@ impl Catalog {
         if jobs.is_empty() {
             return Ok(());
         }
-        // Oldest files first: the texts' row ids then follow recency roughly (appends always
-        // get the newest), which the search's rank window relies on.
+        // With texts, oldest files first: the texts' row ids then follow recency roughly
+        // (appends always get the newest), which the search's rank window relies on. Without,
+        // largest first, which balances the reader threads best.
         let mut jobs = jobs;
-        jobs.sort_by_key(|j| j.stat.mtime_ns);
+        if jobs.iter().any(|j| j.want_docs || j.stored.as_ref().is_some_and(|s| s.docs_to >= s.fp.indexed_to && s.fp.indexed_to > 0)) {
+            jobs.sort_by_key(|j| j.stat.mtime_ns);
+        } else {
+            jobs.sort_by_key(|j| std::cmp::Reverse(j.stat.size));
+        }
         for (i, j) in jobs.iter_mut().enumerate() {
             j.idx = i;
         }

@@ -298,7 +298,7 @@ pub fn scan_job(job: &Job, emit: &mut dyn FnMut(Chunk)) -> std::io::Result<()> {
     let from = if with_docs { docs_to.min(listing_from) } else { listing_from };
     let mut lines = if with_docs && docs_to < listing_from { docs_lines } else { fp.lines };
     let mut chunk = Chunk { job: job.idx, reset: !cont, ..Chunk::default() };
-    let mut stream = LineStream::open(path, from, Some(job.stat.size))?;
+    let mut stream = LineStream::open_with_buffer(path, from, Some(job.stat.size), BUFFER.with(|b| b.take()))?;
     let mut chunk_start = from;
     let mut last_line_at = fp.last_line_at;
     let mut pos = from;
@@ -410,8 +410,14 @@ pub fn scan_job(job: &Job, emit: &mut dyn FnMut(Chunk)) -> std::io::Result<()> {
     chunk.docs_to = docs_to;
     chunk.docs_lines = docs_lines;
     chunk.done = true;
+    BUFFER.with(|b| b.replace(stream.into_buffer()));
     emit(chunk);
     Ok(())
+}
+
+thread_local! {
+    /// Each reader thread's line buffer, kept from one file to the next.
+    static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 fn finish_fp(f: &mut std::fs::File, fp: &mut Fingerprint, last_line_at: u64) -> std::io::Result<()> {

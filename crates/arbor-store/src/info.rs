@@ -274,13 +274,15 @@ impl InfoState {
 
     fn feed_message(&mut self, line: &[u8], e: &Entry, texts: bool) -> Option<PushedText> {
         self.message_count += 1;
-        let msg = match (e.fields.get(line, "message"), &e.message) {
-            (Some((_, ValueKind::Object)), Some(m)) => m,
-            (None | Some((_, ValueKind::Null)), _) => {
-                self.phase = Phase::Hidden; // `message.role` of undefined / null throws
-                return None;
-            }
-            _ => return None, // a primitive or an array: no `role`
+        let msg = match &e.message {
+            Some(m) => m,
+            None => match e.fields.get(line, "message") {
+                None | Some((_, ValueKind::Null)) => {
+                    self.phase = Phase::Hidden; // `message.role` of undefined / null throws
+                    return None;
+                }
+                _ => return None, // a primitive or an array: no `role`
+            },
         };
         let role = match e.role {
             Some(Role::User) => TextRole::User,

@@ -47,6 +47,12 @@ impl LineStream<File> {
     /// Opens `path` and positions at `from`; at most `limit - from` bytes are read
     /// (`limit`: `None` reads to the end).
     pub fn open(path: &Path, from: u64, limit: Option<u64>) -> io::Result<LineStream<File>> {
+        LineStream::open_with_buffer(path, from, limit, Vec::new())
+    }
+
+    /// [`LineStream::open`] reusing `buf` (see [`LineStream::into_buffer`]): a reader of many
+    /// files then allocates (and zeroes) its buffer once.
+    pub fn open_with_buffer(path: &Path, from: u64, limit: Option<u64>, buf: Vec<u8>) -> io::Result<LineStream<File>> {
         let mut f = File::open(path)?;
         let limit = match limit {
             Some(l) => l,
@@ -55,7 +61,9 @@ impl LineStream<File> {
         if from > 0 {
             f.seek(SeekFrom::Start(from))?;
         }
-        Ok(LineStream::new(f, from, limit.saturating_sub(from)))
+        let mut s = LineStream::new(f, from, limit.saturating_sub(from));
+        s.buf = buf;
+        Ok(s)
     }
 }
 
@@ -69,6 +77,11 @@ impl<R: Read> LineStream<R> {
     pub fn with_chunk(mut self, chunk: usize) -> LineStream<R> {
         self.chunk = chunk.max(1);
         self
+    }
+
+    /// The buffer, for the next [`LineStream::open_with_buffer`].
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.buf
     }
 
     /// File offset of the first byte not yet handed out.
