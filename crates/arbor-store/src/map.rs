@@ -106,6 +106,13 @@ impl FileBytes {
         }
     }
 
+    /// Whether any memory map that is still open was cut short by another process (its
+    /// missing part reads as zeros). A command that printed data from a map checks this
+    /// before it reports success: the output may be wrong, and must be run again.
+    pub fn any_open_map_cut() -> bool {
+        (0..SLOTS).any(|i| SLOT_USED[i].load(Ordering::Acquire) && SLOT_HIT[i].load(Ordering::Acquire))
+    }
+
     /// Whether the bytes are a memory map.
     pub fn is_mapped(&self) -> bool {
         matches!(self.inner, Inner::Mapped { .. })
@@ -287,6 +294,7 @@ mod tests {
         let tail: u64 = bytes[len - 5000..].iter().map(|&b| u64::from(b)).sum();
         assert_eq!(tail, 0);
         assert!(!fb.is_intact());
+        assert!(FileBytes::any_open_map_cut());
         drop(fb);
         // The slot is free again and a new map of the same file is intact.
         let fb = FileBytes::open(&p).expect("reopen");

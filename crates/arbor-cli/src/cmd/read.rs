@@ -93,8 +93,7 @@ pub fn context(session: &str, leaf: Option<&str>, llm: bool, lenient: bool, agen
     }
     if !llm && ctx.omp.is_none() {
         write_context_streaming(&ctx, &doc)?;
-        exit_soon(doc);
-        return Ok(ExitCode::SUCCESS);
+        return exit_soon(&path, doc);
     }
     let mut out = Vec::with_capacity(doc.base_bytes().len() / 2 + 64);
     if llm {
@@ -104,7 +103,7 @@ pub fn context(session: &str, leaf: Option<&str>, llm: bool, lenient: bool, agen
     }
     out.push(b'\n');
     stdout_all(&out)?;
-    Ok(ExitCode::SUCCESS)
+    exit_soon(&path, doc)
 }
 
 /// Writes a context to stdout in chunks of about 1 MB, so the JSON of a large context is never
@@ -204,21 +203,30 @@ pub fn tree(session: &str, json: bool, agent: Option<&Path>) -> Result<ExitCode>
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         render::print_tree(&doc, &tree, &mut out)?;
         out.flush()?;
-        return Ok(ExitCode::SUCCESS);
+        drop(out);
+        return exit_soon(&path, doc);
     }
     let mut out = Vec::with_capacity(doc.entries.len() * 96);
     tree.write_json(&doc, &mut out);
     out.push(b'\n');
     stdout_all(&out)?;
-    exit_soon(doc);
-    Ok(ExitCode::SUCCESS)
+    exit_soon(&path, doc)
 }
 
 /// The command is done with `doc` and the process is about to exit: leave its memory to the
 /// kernel instead of freeing every entry one by one (about 4 ms for a 100 MB session; the
-/// map is unmapped at exit either way).
-fn exit_soon(doc: SessionDoc) {
+/// map is unmapped at exit either way). Fails when another process cut the file short while
+/// it was mapped: the part past the cut read as zeros, so what was printed is not the session.
+fn exit_soon(path: &Path, doc: SessionDoc) -> Result<ExitCode> {
+    let cut = arbor_store::map::FileBytes::any_open_map_cut();
     std::mem::forget(doc);
+    if cut {
+        anyhow::bail!(
+            "{}: the file was cut short by another process while it was being read; the output is not valid, run the command again",
+            path.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn show(session: &str, leaf: Option<&str>, lenient: bool, agent: Option<&Path>) -> Result<ExitCode> {
@@ -235,5 +243,6 @@ pub fn show(session: &str, leaf: Option<&str>, lenient: bool, agent: Option<&Pat
     }
     render::print_conversation(&doc, &ctx, &mut out)?;
     out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    drop(out);
+    exit_soon(&path, doc)
 }
