@@ -116,6 +116,10 @@ pub enum Command {
         /// At most N hits.
         #[arg(long, default_value = "20", value_name = "N")]
         limit: usize,
+        /// Rank every match (default: a query matching more than 2,000 texts is ranked among the
+        /// newest 2,000).
+        #[arg(long)]
+        rank_all: bool,
         /// JSON output: [{path, sessionId, entryId, role, timestamp, onCurrentBranch, snippet, sessionName}].
         #[arg(long)]
         json: bool,

@@ -57,11 +57,14 @@ pub struct RefreshOptions {
     /// Bring the searchable texts up to date too (search and `allMessagesText` need them; a
     /// listing does not). Texts that are current are kept current either way.
     pub texts: bool,
+    /// Return the listing of the directories (`false`: only bring the catalog up to date,
+    /// reading less of it, as a search does).
+    pub listing: bool,
 }
 
 impl Default for RefreshOptions {
     fn default() -> Self {
-        RefreshOptions { threads: 0, optimize_after: 10_000, texts: false }
+        RefreshOptions { threads: 0, optimize_after: 10_000, texts: false, listing: true }
     }
 }
 
@@ -334,7 +337,46 @@ fn apply_chunk(conn: &Connection, st: &mut JobState, chunk: &Chunk) -> rusqlite:
 /// Bytes between commits of a long refresh.
 const COMMIT_BYTES: u64 = 256 << 20;
 
+/// What decides whether a stored file needs work.
+struct FileFp {
+    fid: i64,
+    stat: Stat,
+    indexed_to: u64,
+    docs_to: u64,
+    is_session: bool,
+}
+
 impl Catalog {
+    fn fingerprints_of_dir(&self, key: &str) -> Result<HashMap<String, FileFp>, IndexError> {
+        let mut st = self
+            .conn
+            .prepare_cached("SELECT name, fid, size, mtime_ns, ino, dev, indexed_to, docs_to, is_session FROM files WHERE dir=?1")
+            .db(&self.path)?;
+        let rows = st
+            .query_map([key], |r| {
+                let u = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)? as u64) };
+                Ok((
+                    r.get::<_, String>(0)?,
+                    FileFp {
+                        fid: r.get(1)?,
+                        stat: Stat { size: u(2)?, mtime_ns: r.get(3)?, ino: u(4)?, dev: u(5)? },
+                        indexed_to: u(6)?,
+                        docs_to: u(7)?,
+                        is_session: r.get::<_, i64>(8)? != 0,
+                    },
+                ))
+            })
+            .db(&self.path)?
+            .collect::<Result<HashMap<_, _>, _>>()
+            .db(&self.path)?;
+        Ok(rows)
+    }
+
+    fn stored_by_fid(&self, fid: i64) -> Result<Option<crate::scan::Stored>, IndexError> {
+        let sql = format!("SELECT {STORED_COLS} FROM files WHERE fid=?1");
+        Ok(self.conn.query_row(&sql, [fid], read_file_row).optional().db(&self.path)?.map(|r| r.stored))
+    }
+
     /// Reads the rows of one directory.
     pub(crate) fn rows_of_dir(&self, key: &str) -> Result<Vec<FileRow>, IndexError> {
         let sql = format!("SELECT {STORED_COLS} FROM files WHERE dir=?1");
@@ -370,12 +412,43 @@ impl Catalog {
         let mut gone: Vec<i64> = Vec::new();
         let mut seen_keys = HashSet::new();
         for l in listings {
+            let names: HashSet<&str> = l.files.iter().map(|(n, _)| n.as_str()).collect();
+            if !opts.listing {
+                // Only what decides whether a file needs work; whole rows for those that do.
+                let fps = if seen_keys.insert(l.key.clone()) { self.fingerprints_of_dir(&l.key)? } else { HashMap::new() };
+                for (name, f) in &fps {
+                    if !names.contains(name.as_str()) {
+                        gone.push(f.fid);
+                    }
+                }
+                for (name, stat) in &l.files {
+                    stats.files += 1;
+                    let fp = fps.get(name);
+                    if fp.is_some_and(|f| f.stat == *stat && (!opts.texts || !f.is_session || f.docs_to >= f.indexed_to)) {
+                        stats.unchanged += 1;
+                        continue;
+                    }
+                    let stored = match fp {
+                        Some(f) => self.stored_by_fid(f.fid)?,
+                        None => None,
+                    };
+                    jobs.push(Job {
+                        idx: jobs.len(),
+                        path: PathBuf::from(format!("{}/{}", l.key.trim_end_matches('/'), name)),
+                        stat: *stat,
+                        stored,
+                        kinds,
+                        want_docs: opts.texts,
+                    });
+                }
+                rows_by_dir.push(HashMap::new());
+                continue;
+            }
             let rows: HashMap<String, FileRow> = if seen_keys.insert(l.key.clone()) {
                 self.rows_of_dir(&l.key)?.into_iter().map(|r| (r.name.clone(), r)).collect()
             } else {
                 HashMap::new()
             };
-            let names: HashSet<&str> = l.files.iter().map(|(n, _)| n.as_str()).collect();
             for (name, r) in &rows {
                 if !names.contains(name.as_str()) {
                     gone.push(r.stored.fid);
@@ -383,8 +456,8 @@ impl Catalog {
             }
             for (name, stat) in &l.files {
                 stats.files += 1;
-                let stored = rows.get(name).map(|r| r.stored.clone());
-                if stored.as_ref().is_some_and(|s| up_to_date(s, stat, opts.texts)) {
+                let row = rows.get(name);
+                if row.is_some_and(|r| up_to_date(&r.stored, stat, opts.texts)) {
                     stats.unchanged += 1;
                     continue;
                 }
@@ -392,7 +465,7 @@ impl Catalog {
                     idx: jobs.len(),
                     path: PathBuf::from(format!("{}/{}", l.key.trim_end_matches('/'), name)),
                     stat: *stat,
-                    stored,
+                    stored: row.map(|r| r.stored.clone()),
                     kinds,
                     want_docs: opts.texts,
                 });
@@ -412,6 +485,9 @@ impl Catalog {
         }
         let changed = !jobs.is_empty();
         self.run_jobs(jobs, opts, &mut stats, progress)?;
+        if !opts.listing {
+            return Ok((Vec::new(), stats));
+        }
         // The listing, in directory order.
         let mut out = Vec::new();
         let mut done_keys = HashSet::new();

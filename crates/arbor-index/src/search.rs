@@ -34,7 +34,8 @@ pub struct SearchQuery {
 }
 
 impl SearchQuery {
-    /// A query with the defaults: every kind, every directory, 20 hits, `**` marks.
+    /// A query with the defaults: every kind, every directory, 20 hits, `**` marks, a rank
+    /// window of 2,000.
     pub fn new(query: &str) -> SearchQuery {
         SearchQuery {
             query: query.to_string(),
@@ -44,7 +45,7 @@ impl SearchQuery {
             limit: 20,
             marks: ("**".into(), "**".into()),
             snippet_words: 16,
-            rank_window: 5000,
+            rank_window: 2000,
         }
     }
 }

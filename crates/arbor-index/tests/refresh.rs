@@ -323,7 +323,10 @@ fn check(world: &World, inc: &mut Catalog, texts: bool) {
     let (listed, _) = inc
         .refresh_dirs(std::slice::from_ref(&dir), RefreshOptions { texts, ..Default::default() }, &mut |_| {})
         .unwrap();
-    inc.refresh_dirs(std::slice::from_ref(&dir), RefreshOptions::with_texts(), &mut |_| {}).unwrap();
+    let (none, _) = inc
+        .refresh_dirs(std::slice::from_ref(&dir), RefreshOptions { listing: false, ..RefreshOptions::with_texts() }, &mut |_| {})
+        .unwrap();
+    assert!(none.is_empty());
     let fresh_dir = tempfile::tempdir().unwrap();
     let fresh_db = fresh_dir.path().join("fresh.db");
     let mut fresh = Catalog::open(&fresh_db).unwrap();

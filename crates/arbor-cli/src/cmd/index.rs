@@ -153,8 +153,11 @@ fn warn_failed(stats: &RefreshStats) {
 /// Refreshes the catalog for `dirs` (with the searchable texts when `texts`) and returns their
 /// sessions, newest `modified` first (ties keep directory order, as pi's stable sort does).
 pub fn refreshed_listing(cat: &mut Catalog, dirs: &[PathBuf], texts: bool) -> Result<(Vec<Listed>, RefreshStats)> {
+    refresh(cat, dirs, RefreshOptions { texts, ..RefreshOptions::default() })
+}
+
+fn refresh(cat: &mut Catalog, dirs: &[PathBuf], opts: RefreshOptions) -> Result<(Vec<Listed>, RefreshStats)> {
     let mut bar = Bar::new();
-    let opts = RefreshOptions { texts, ..RefreshOptions::default() };
     let r = with_recovery(cat, |c| c.refresh_dirs(dirs, opts, &mut |p| bar.update(p)));
     bar.finish();
     let (mut listed, stats) = r?;
@@ -374,6 +377,8 @@ pub struct SearchOpts<'a> {
     pub limit: usize,
     /// `--thinking`, `--tools`.
     pub kinds: IndexKinds,
+    /// `--rank-all`.
+    pub rank_all: bool,
 }
 
 /// `arbor search`.
@@ -419,13 +424,16 @@ pub fn search(o: &SearchOpts<'_>, agent: Option<&Path>, catalog: Option<&Path>) 
     if with_recovery(&mut cat, |c| c.require_kinds(need))? {
         eprintln!("arbor: indexing {} for the first time", if need.thinking && need.tools { "thinking and tool output" } else if need.thinking { "thinking" } else { "tool output" });
     }
-    refreshed_listing(&mut cat, &dirs, true)?;
+    refresh(&mut cat, &dirs, RefreshOptions { texts: true, listing: false, ..RefreshOptions::default() })?;
     let color = !o.json && std::io::stdout().is_terminal();
     let mut q = SearchQuery::new(o.query);
     q.kinds = kinds;
     q.since_ms = since_ms;
     q.dirs = Some(dirs.iter().map(|d| arbor_index::dir_key(d)).collect());
     q.limit = o.limit;
+    if o.rank_all {
+        q.rank_window = 0;
+    }
     if color {
         q.marks = ("\x1b[1;31m".into(), "\x1b[0m".into());
     }

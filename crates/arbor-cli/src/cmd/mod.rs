@@ -20,7 +20,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Index { rebuild, thinking, tools, json } => {
             index::index(rebuild, arbor_index::IndexKinds { thinking, tools }, json, agent, catalog)
         }
-        Command::Search { query, all, dir, role, since, thinking, tools, limit, json } => index::search(
+        Command::Search { query, all, dir, role, since, thinking, tools, limit, rank_all, json } => index::search(
             &index::SearchOpts {
                 query: &query,
                 dir: dir.as_deref(),
@@ -30,6 +30,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 json,
                 limit,
                 kinds: arbor_index::IndexKinds { thinking, tools },
+                rank_all,
             },
             agent,
             catalog,
