@@ -33,3 +33,6 @@ pub struct JsonError {
     /// What is wrong, in a few words (`"expected ':'"`, `"unterminated string"`, ...).
     pub message: &'static str,
 }
+
+#[cfg(test)]
+mod proptests;
