@@ -127,9 +127,11 @@ pub fn build_session_context(doc: &SessionDoc, leaf: LeafSel<'_>) -> SessionCont
     ctx.cycle = path.cycle;
     let path = path.entries;
     let mut compaction: Option<usize> = None;
+    let mut default_model: Option<usize> = None;
     for &i in &path {
-        apply_entry(&mut ctx, doc, i, &mut compaction);
+        apply_entry(&mut ctx, doc, i, &mut compaction, &mut default_model);
     }
+    finish_default_model(&mut ctx, doc, default_model);
     let emit = |ctx: &mut SessionContext, i: usize| emit_entry(ctx, doc, i);
     match compaction {
         Some(c) => {
@@ -172,7 +174,16 @@ pub fn build_session_context(doc: &SessionDoc, leaf: LeafSel<'_>) -> SessionCont
 
 /// Folds path entry `i` into the context's state (thinking level, model, models, TTSR rules,
 /// mode, service tier) and notes the latest compaction; messages are emitted separately.
-pub(crate) fn apply_entry(ctx: &mut SessionContext, doc: &SessionDoc, i: usize, compaction: &mut Option<usize>) {
+/// The `default` role of the model map is only placed here; its value comes from the last
+/// entry that sets it (`default_model`), read once by [`finish_default_model`] (reading the
+/// provider and model of every assistant message of a long path cost half of the build).
+pub(crate) fn apply_entry(
+    ctx: &mut SessionContext,
+    doc: &SessionDoc,
+    i: usize,
+    compaction: &mut Option<usize>,
+    default_model: &mut Option<usize>,
+) {
     let e = &doc.entries[i];
     let line = doc.line(&e.line);
     match e.etype {
@@ -180,15 +191,19 @@ pub(crate) fn apply_entry(ctx: &mut SessionContext, doc: &SessionDoc, i: usize, 
         EntryType::ModelChange => {
             if let Some(m) = e.fields.str(line, "model").filter(|m| !m.is_empty()) {
                 let role = e.fields.str(line, "role").map(|r| r.into_owned()).unwrap_or_else(|| "default".into());
-                set_model(&mut ctx.models, &role, m.into_owned());
+                if role == "default" {
+                    place_default(ctx);
+                    *default_model = Some(i);
+                } else {
+                    set_model(&mut ctx.models, &role, m.into_owned());
+                }
             }
             ctx.model = ModelSource::Change(i);
         }
         EntryType::Message if e.role == Some(Role::Assistant) => {
             ctx.model = ModelSource::Assistant(i);
-            let p = e.message_str(line, "provider").map(|s| s.into_owned()).unwrap_or_else(|| "undefined".into());
-            let m = e.message_str(line, "model").map(|s| s.into_owned()).unwrap_or_else(|| "undefined".into());
-            set_model(&mut ctx.models, "default", format!("{p}/{m}"));
+            place_default(ctx);
+            *default_model = Some(i);
         }
         EntryType::Compaction => *compaction = Some(i),
         EntryType::TtsrInjection => {
@@ -206,6 +221,31 @@ pub(crate) fn apply_entry(ctx: &mut SessionContext, doc: &SessionDoc, i: usize, 
         EntryType::ServiceTierChange => ctx.service_tier = Some(i),
         _ => {}
     }
+}
+
+/// Gives the model map's `default` role its place (first set, first listed), value to come.
+fn place_default(ctx: &mut SessionContext) {
+    if !ctx.models.iter().any(|(r, _)| r == "default") {
+        ctx.models.push(("default".to_string(), String::new()));
+    }
+}
+
+/// Sets the `default` model from the last entry that set it: a `model_change`'s `model`, or
+/// an assistant message's `provider/model` (`undefined` for a missing one, as pi's template
+/// string writes it).
+pub(crate) fn finish_default_model(ctx: &mut SessionContext, doc: &SessionDoc, default_model: Option<usize>) {
+    let Some(e) = default_model.and_then(|i| doc.entries.get(i)) else {
+        return;
+    };
+    let line = doc.line(&e.line);
+    let value = if e.etype == EntryType::ModelChange {
+        e.fields.str(line, "model").map(|m| m.into_owned()).unwrap_or_default()
+    } else {
+        let p = e.message_str(line, "provider");
+        let m = e.message_str(line, "model");
+        format!("{}/{}", p.as_deref().unwrap_or("undefined"), m.as_deref().unwrap_or("undefined"))
+    };
+    set_model(&mut ctx.models, "default", value);
 }
 
 /// Appends the message path entry `i` contributes, if any.

@@ -10,7 +10,7 @@
 //! `parentId` cycle, a replaced document) rebuilds from the path, so the result is always
 //! exactly [`build_session_context`]`(doc, LeafSel::Current)`. omp files are rebuilt every
 //! time for now (omp's context carries more state than the fold below updates).
-use crate::context::{apply_entry, build_session_context, emit_entry, LeafSel, SessionContext};
+use crate::context::{apply_entry, build_session_context, emit_entry, finish_default_model, LeafSel, SessionContext};
 use crate::doc::{Dialect, SessionDoc};
 use crate::entry::EntryType;
 
@@ -141,12 +141,13 @@ impl ContextCache {
         }
         suffix.reverse();
         let from = ctx.messages.len();
-        let mut compaction = None;
+        let (mut compaction, mut default_model) = (None, None);
         for &i in &suffix {
-            apply_entry(ctx, doc, i, &mut compaction);
+            apply_entry(ctx, doc, i, &mut compaction, &mut default_model);
             emit_entry(ctx, doc, i);
             ctx.path.push(i);
         }
+        finish_default_model(ctx, doc, default_model);
         self.leaf = Some(new);
         self.leaf_id = doc.entries[new].id.clone();
         self.entries = n;
