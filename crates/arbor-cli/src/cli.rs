@@ -3,7 +3,11 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
-#[command(name = "arbor", version, about = "Read, write, repair, index and search pi / oh-my-pi session files")]
+#[command(
+    name = "arbor",
+    version,
+    about = "Read, write, repair, index and search pi / oh-my-pi session files"
+)]
 pub struct Cli {
     /// Agent directory (default: $PI_CODING_AGENT_DIR, else ~/.pi/agent and ~/.omp/agent).
     #[arg(long, global = true, value_name = "DIR")]

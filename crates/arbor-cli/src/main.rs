@@ -3,8 +3,8 @@
 //! Exit status: 0 success, 1 a reported failure (message on stderr), 2 a usage error.
 mod cli;
 mod cmd;
-mod resolve;
 mod render;
+mod resolve;
 
 use clap::Parser;
 use std::io::Write;
@@ -16,7 +16,10 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             // A closed pipe (`arbor ... | head`) is not a failure worth a message.
-            if e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)) {
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
                 return ExitCode::SUCCESS;
             }
             let _ = std::io::stdout().flush();

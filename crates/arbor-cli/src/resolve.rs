@@ -27,7 +27,9 @@ pub fn all_session_files(over: Option<&Path>) -> Vec<PathBuf> {
         let root = paths::sessions_root(&a);
         let mut stack = vec![(root, 0)];
         while let Some((dir, depth)) = stack.pop() {
-            let Ok(rd) = std::fs::read_dir(&dir) else { continue };
+            let Ok(rd) = std::fs::read_dir(&dir) else {
+                continue;
+            };
             for e in rd.flatten() {
                 let p = e.path();
                 let Ok(ft) = e.file_type() else { continue };
@@ -44,14 +46,22 @@ pub fn all_session_files(over: Option<&Path>) -> Vec<PathBuf> {
 
 fn id_of_file_name(p: &Path) -> Option<String> {
     let stem = p.file_stem()?.to_string_lossy().into_owned();
-    Some(stem.rsplit_once('_').map(|(_, id)| id.to_string()).unwrap_or(stem))
+    Some(
+        stem.rsplit_once('_')
+            .map(|(_, id)| id.to_string())
+            .unwrap_or(stem),
+    )
 }
 
 /// Whether a file's name matches `lower` (a lowercased prefix) as omp's
 /// `resolveResumableSession` matches: the part after the last `_` or the whole base name.
 fn name_matches(f: &Path, lower: &str) -> bool {
-    let base = f.file_stem().map(|s| s.to_string_lossy().to_lowercase()).unwrap_or_default();
-    base.starts_with(lower) || id_of_file_name(f).is_some_and(|id| id.to_lowercase().starts_with(lower))
+    let base = f
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    base.starts_with(lower)
+        || id_of_file_name(f).is_some_and(|id| id.to_lowercase().starts_with(lower))
 }
 
 /// The header id of a session file, read from its first lines only.
@@ -61,7 +71,9 @@ fn header_id(path: &Path) -> Option<String> {
     for _ in 0..2 {
         let mut line = Vec::new();
         r.read_until(b'\n', &mut line).ok()?;
-        let l = line.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(&line);
+        let l = line
+            .strip_prefix(b"\xEF\xBB\xBF".as_slice())
+            .unwrap_or(&line);
         let f = arbor_core::entry::parse_fields(l).ok()?;
         match f.str(l, "type").as_deref() {
             Some("title") => continue,
@@ -74,7 +86,9 @@ fn header_id(path: &Path) -> Option<String> {
 
 /// The session directories of the current directory (pi's and omp's encodings).
 fn local_dirs(agent_dir: Option<&Path>) -> Vec<PathBuf> {
-    let Ok(cwd) = std::env::current_dir() else { return Vec::new() };
+    let Ok(cwd) = std::env::current_dir() else {
+        return Vec::new();
+    };
     let cwd = cwd.to_string_lossy().into_owned();
     let mut v = Vec::new();
     for a in agent_dirs(agent_dir) {
@@ -99,7 +113,11 @@ pub fn resolve_session(arg: &str, agent_dir: Option<&Path>) -> Result<PathBuf> {
     }
     let files = all_session_files(agent_dir);
     let lower = arg.to_lowercase();
-    let mut hits: Vec<PathBuf> = files.iter().filter(|f| name_matches(f, &lower)).cloned().collect();
+    let mut hits: Vec<PathBuf> = files
+        .iter()
+        .filter(|f| name_matches(f, &lower))
+        .cloned()
+        .collect();
     if hits.is_empty() {
         // File names normally carry the id; fall back to reading the headers.
         hits = files
@@ -110,17 +128,31 @@ pub fn resolve_session(arg: &str, agent_dir: Option<&Path>) -> Result<PathBuf> {
     }
     if hits.len() > 1 {
         let local = local_dirs(agent_dir);
-        let here: Vec<PathBuf> = hits.iter().filter(|h| h.parent().is_some_and(|d| local.iter().any(|l| l == d))).cloned().collect();
+        let here: Vec<PathBuf> = hits
+            .iter()
+            .filter(|h| h.parent().is_some_and(|d| local.iter().any(|l| l == d)))
+            .cloned()
+            .collect();
         if here.len() == 1 {
             return Ok(here.into_iter().next().unwrap_or_default());
         }
     }
     match hits.len() {
-        0 => bail!("no session found matching '{arg}' (searched {} session files)", files.len()),
+        0 => bail!(
+            "no session found matching '{arg}' (searched {} session files)",
+            files.len()
+        ),
         1 => Ok(hits.remove(0)),
         n => {
-            let list: Vec<String> = hits.iter().take(10).map(|h| format!("  {}", h.display())).collect();
-            bail!("'{arg}' matches {n} sessions; give more of the id:\n{}", list.join("\n"))
+            let list: Vec<String> = hits
+                .iter()
+                .take(10)
+                .map(|h| format!("  {}", h.display()))
+                .collect();
+            bail!(
+                "'{arg}' matches {n} sessions; give more of the id:\n{}",
+                list.join("\n")
+            )
         }
     }
 }

@@ -11,7 +11,9 @@ struct Env {
 
 impl Env {
     fn new() -> Env {
-        Env { home: tempfile::tempdir().unwrap() }
+        Env {
+            home: tempfile::tempdir().unwrap(),
+        }
     }
     fn home(&self) -> &Path {
         self.home.path()
@@ -40,7 +42,11 @@ impl Env {
     }
     fn ok(&self, args: &[&str]) -> String {
         let o = self.run(args);
-        assert!(o.status.success(), "arbor {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "arbor {args:?} failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         String::from_utf8(o.stdout).unwrap()
     }
     fn json(&self, args: &[&str]) -> Value {
@@ -64,9 +70,17 @@ fn header(id: &str, cwd: &str, ts: &str) -> String {
 }
 
 fn msg(id: &str, parent: Option<&str>, ts: &str, role: &str, text: &str) -> String {
-    let p = parent.map(|p| format!("\"{p}\"")).unwrap_or_else(|| "null".into());
-    let content = if role == "user" { format!("\"{text}\"") } else { format!(r#"[{{"type":"text","text":"{text}"}}]"#) };
-    format!(r#"{{"type":"message","id":"{id}","parentId":{p},"timestamp":"{ts}","message":{{"role":"{role}","content":{content}}}}}"#)
+    let p = parent
+        .map(|p| format!("\"{p}\""))
+        .unwrap_or_else(|| "null".into());
+    let content = if role == "user" {
+        format!("\"{text}\"")
+    } else {
+        format!(r#"[{{"type":"text","text":"{text}"}}]"#)
+    };
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{p},"timestamp":"{ts}","message":{{"role":"{role}","content":{content}}}}}"#
+    )
 }
 
 fn write_lines(path: &Path, lines: &[String]) {
@@ -76,7 +90,12 @@ fn write_lines(path: &Path, lines: &[String]) {
 fn set_mtime(path: &Path, iso: &str) {
     let ms = arbor_core::time::parse_iso_ms(iso).unwrap();
     let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms as u64);
-    std::fs::OpenOptions::new().append(true).open(path).unwrap().set_modified(t).unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .unwrap()
+        .set_modified(t)
+        .unwrap();
 }
 
 /// The real pi's `SessionManager.list()` on `goldens/pi/list` (see goldens/README.md), cold
@@ -85,8 +104,10 @@ fn set_mtime(path: &Path, iso: &str) {
 fn ls_json_equals_pi_list() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/pi");
     let src = root.join("list");
-    let want: Value = serde_json::from_str(&std::fs::read_to_string(root.join("list.json")).unwrap()).unwrap();
-    let mtimes: Value = serde_json::from_str(&std::fs::read_to_string(src.join("mtimes.json")).unwrap()).unwrap();
+    let want: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("list.json")).unwrap()).unwrap();
+    let mtimes: Value =
+        serde_json::from_str(&std::fs::read_to_string(src.join("mtimes.json")).unwrap()).unwrap();
     let e = Env::new();
     let dir = e.home().join("list");
     std::fs::create_dir_all(&dir).unwrap();
@@ -108,7 +129,10 @@ fn ls_json_equals_pi_list() {
     }
     // Without --all-text the same objects minus allMessagesText, and `path` as pi joins it.
     let got = e.json(&["ls", "--json", "--dir", "list/"]);
-    assert_eq!(got[0]["path"], json!(format!("list/{}", want[0]["path"].as_str().unwrap())));
+    assert_eq!(
+        got[0]["path"],
+        json!(format!("list/{}", want[0]["path"].as_str().unwrap()))
+    );
     assert!(got[0].get("allMessagesText").is_none());
 }
 
@@ -120,32 +144,107 @@ fn ls_lists_the_current_project_and_all_projects_of_both_agents() {
     let cwd = proj.to_str().unwrap();
     // pi encodes the absolute cwd; omp encodes it relative to the home directory.
     let pi_enc = format!("--{}--", cwd.trim_start_matches('/').replace('/', "-"));
-    let a = e.pi_dir(&pi_enc).join("2025-01-01T00-00-00-000Z_aaaa.jsonl");
-    write_lines(&a, &[header("aaaa", cwd, "2025-01-01T00:00:00.000Z"), msg("u1", None, "2025-01-01T00:00:01.000Z", "user", "pi session here")]);
-    let b = e.omp_dir("-Projects-app").join("2025-01-02T00-00-00-000Z_bbbb.jsonl");
-    std::fs::write(&b, format!("{}\n{}\n", header("bbbb", cwd, "2025-01-02T00:00:00.000Z"), msg("u1", None, "2025-01-02T00:00:01.000Z", "user", "omp session here"))).unwrap();
-    let c = e.pi_dir("--elsewhere--").join("2025-01-03T00-00-00-000Z_cccc.jsonl");
-    write_lines(&c, &[header("cccc", "/elsewhere", "2025-01-03T00:00:00.000Z"), msg("u1", None, "2025-01-03T00:00:01.000Z", "user", "other project")]);
+    let a = e
+        .pi_dir(&pi_enc)
+        .join("2025-01-01T00-00-00-000Z_aaaa.jsonl");
+    write_lines(
+        &a,
+        &[
+            header("aaaa", cwd, "2025-01-01T00:00:00.000Z"),
+            msg(
+                "u1",
+                None,
+                "2025-01-01T00:00:01.000Z",
+                "user",
+                "pi session here",
+            ),
+        ],
+    );
+    let b = e
+        .omp_dir("-Projects-app")
+        .join("2025-01-02T00-00-00-000Z_bbbb.jsonl");
+    std::fs::write(
+        &b,
+        format!(
+            "{}\n{}\n",
+            header("bbbb", cwd, "2025-01-02T00:00:00.000Z"),
+            msg(
+                "u1",
+                None,
+                "2025-01-02T00:00:01.000Z",
+                "user",
+                "omp session here"
+            )
+        ),
+    )
+    .unwrap();
+    let c = e
+        .pi_dir("--elsewhere--")
+        .join("2025-01-03T00-00-00-000Z_cccc.jsonl");
+    write_lines(
+        &c,
+        &[
+            header("cccc", "/elsewhere", "2025-01-03T00:00:00.000Z"),
+            msg(
+                "u1",
+                None,
+                "2025-01-03T00:00:01.000Z",
+                "user",
+                "other project",
+            ),
+        ],
+    );
 
     let mut cmd = e.cmd(&["ls", "--json"]);
     let out = cmd.current_dir(&proj).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let here: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let ids: Vec<&str> = here.as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, vec!["bbbb", "aaaa"], "newest first, both agents, this project only");
+    let ids: Vec<&str> = here
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        vec!["bbbb", "aaaa"],
+        "newest first, both agents, this project only"
+    );
 
     let all = e.json(&["ls", "--all", "--json"]);
-    let ids: Vec<&str> = all.as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, vec!["cccc", "bbbb", "aaaa"]);
     // The table: title, age, messages, size, branches.
     let table = e.ok(&["ls", "--all"]);
     assert!(table.lines().next().unwrap().contains("TITLE"), "{table}");
-    assert!(table.contains("other project") && table.contains("omp session here"), "{table}");
+    assert!(
+        table.contains("other project") && table.contains("omp session here"),
+        "{table}"
+    );
     // No progress bar when stderr is not a terminal.
     let o = e.run(&["ls", "--all"]);
-    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // --agent-dir narrows to one agent directory.
-    let pi_only = e.json(&["ls", "--all", "--json", "--agent-dir", e.home().join(".pi/agent").to_str().unwrap()]);
+    let pi_only = e.json(&[
+        "ls",
+        "--all",
+        "--json",
+        "--agent-dir",
+        e.home().join(".pi/agent").to_str().unwrap(),
+    ]);
     assert_eq!(pi_only.as_array().unwrap().len(), 2);
 }
 
@@ -154,19 +253,49 @@ fn ls_follows_appends_rewrites_and_deletions() {
     let e = Env::new();
     let d = e.pi_dir("--w--");
     let f = d.join("2025-01-01T00-00-00-000Z_s1.jsonl");
-    write_lines(&f, &[header("s1", "/w", "2025-01-01T00:00:00.000Z"), msg("a1", None, "2025-01-01T00:00:01.000Z", "user", "first question")]);
+    write_lines(
+        &f,
+        &[
+            header("s1", "/w", "2025-01-01T00:00:00.000Z"),
+            msg(
+                "a1",
+                None,
+                "2025-01-01T00:00:01.000Z",
+                "user",
+                "first question",
+            ),
+        ],
+    );
     let ls = |e: &Env| e.json(&["ls", "--json", "--dir", d.to_str().unwrap()]);
     assert_eq!(ls(&e)[0]["messageCount"], 1);
     let mut text = std::fs::read_to_string(&f).unwrap();
-    text.push_str(&msg("a2", Some("a1"), "2025-01-01T00:00:09.000Z", "assistant", "an answer"));
+    text.push_str(&msg(
+        "a2",
+        Some("a1"),
+        "2025-01-01T00:00:09.000Z",
+        "assistant",
+        "an answer",
+    ));
     text.push('\n');
     std::fs::write(&f, &text).unwrap();
     let l = ls(&e);
-    assert_eq!((l[0]["messageCount"].as_u64(), l[0]["modified"].as_str()), (Some(2), Some("2025-01-01T00:00:09.000Z")));
+    assert_eq!(
+        (l[0]["messageCount"].as_u64(), l[0]["modified"].as_str()),
+        (Some(2), Some("2025-01-01T00:00:09.000Z"))
+    );
     // Rewritten shorter: re-indexed.
-    write_lines(&f, &[header("s1", "/w", "2025-01-01T00:00:00.000Z"), msg("a1", None, "2025-01-01T00:00:01.000Z", "user", "rewritten")]);
+    write_lines(
+        &f,
+        &[
+            header("s1", "/w", "2025-01-01T00:00:00.000Z"),
+            msg("a1", None, "2025-01-01T00:00:01.000Z", "user", "rewritten"),
+        ],
+    );
     let l = ls(&e);
-    assert_eq!((l[0]["messageCount"].as_u64(), l[0]["firstMessage"].as_str()), (Some(1), Some("rewritten")));
+    assert_eq!(
+        (l[0]["messageCount"].as_u64(), l[0]["firstMessage"].as_str()),
+        (Some(1), Some("rewritten"))
+    );
     std::fs::remove_file(&f).unwrap();
     assert_eq!(ls(&e), json!([]));
 }
@@ -196,46 +325,148 @@ fn branched(e: &Env) -> PathBuf {
 fn search_finds_phrases_on_any_branch_and_says_where() {
     let e = Env::new();
     let f = branched(&e);
-    let other = e.pi_dir("--other--").join("2025-01-01T00-00-00-000Z_other.jsonl");
-    write_lines(&other, &[header("other", "/other", "2025-01-01T00:00:00.000Z"), msg("x1", None, "2025-01-01T00:00:01.000Z", "user", "monotonic clock elsewhere")]);
+    let other = e
+        .pi_dir("--other--")
+        .join("2025-01-01T00-00-00-000Z_other.jsonl");
+    write_lines(
+        &other,
+        &[
+            header("other", "/other", "2025-01-01T00:00:00.000Z"),
+            msg(
+                "x1",
+                None,
+                "2025-01-01T00:00:01.000Z",
+                "user",
+                "monotonic clock elsewhere",
+            ),
+        ],
+    );
     let dir = f.parent().unwrap().to_str().unwrap().to_string();
 
     let hits = e.json(&["search", "\"monotonic clock\"", "--dir", &dir, "--json"]);
     assert_eq!(hits.as_array().unwrap().len(), 1, "{hits}");
     let h = &hits[0];
-    assert_eq!(h["path"], json!(std::fs::canonicalize(&f).unwrap().to_string_lossy()));
+    assert_eq!(
+        h["path"],
+        json!(std::fs::canonicalize(&f).unwrap().to_string_lossy())
+    );
     assert_eq!(h["sessionId"], "9f0e1d2c");
     assert_eq!(h["entryId"], "u2");
     assert_eq!(h["role"], "user");
     assert_eq!(h["timestamp"], "2025-03-01T00:00:03.000Z");
     assert_eq!(h["onCurrentBranch"], false);
-    assert!(h["snippet"].as_str().unwrap().contains("**monotonic clock**"), "{h}");
+    assert!(
+        h["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("**monotonic clock**"),
+        "{h}"
+    );
     // On the current branch; prefix; boolean; kinds.
     let hits = e.json(&["search", "timer wheel", "--dir", &dir, "--json"]);
-    assert!(hits.as_array().unwrap().iter().all(|h| h["onCurrentBranch"] == true), "{hits}");
-    assert_eq!(e.json(&["search", "schedul*", "--dir", &dir, "--json", "--role", "user"]).as_array().unwrap().len(), 1);
+    assert!(
+        hits.as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["onCurrentBranch"] == true),
+        "{hits}"
+    );
+    assert_eq!(
+        e.json(&["search", "schedul*", "--dir", &dir, "--json", "--role", "user"])
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     // "scheduler" is in u1, a1 and the name; u1 also says "flaky".
-    assert_eq!(e.json(&["search", "scheduler NOT flaky", "--dir", &dir, "--json"]).as_array().unwrap().len(), 2);
-    assert_eq!(e.json(&["search", "clock OR wheel", "--dir", &dir, "--json", "--role", "assistant"]).as_array().unwrap().len(), 2);
+    assert_eq!(
+        e.json(&["search", "scheduler NOT flaky", "--dir", &dir, "--json"])
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(
+        e.json(&[
+            "search",
+            "clock OR wheel",
+            "--dir",
+            &dir,
+            "--json",
+            "--role",
+            "assistant"
+        ])
+        .as_array()
+        .unwrap()
+        .len(),
+        2
+    );
     let label = e.json(&["search", "idea", "--dir", &dir, "--json"]);
-    assert_eq!((label[0]["role"].as_str(), label[0]["entryId"].as_str()), (Some("label"), Some("u2")));
-    assert_eq!(e.json(&["search", "flake", "--dir", &dir, "--json", "--role", "name"])[0]["role"], "name");
-    assert_eq!(e.json(&["search", "deterministic", "--dir", &dir, "--json"])[0]["role"], "compaction");
+    assert_eq!(
+        (label[0]["role"].as_str(), label[0]["entryId"].as_str()),
+        (Some("label"), Some("u2"))
+    );
+    assert_eq!(
+        e.json(&["search", "flake", "--dir", &dir, "--json", "--role", "name"])[0]["role"],
+        "name"
+    );
+    assert_eq!(
+        e.json(&["search", "deterministic", "--dir", &dir, "--json"])[0]["role"],
+        "compaction"
+    );
     // --since drops the first day; --all reaches other projects; words that FTS5 cannot
     // parse are searched as words.
     // ("clock" is in u2, a1 and the label, written on the second day.)
-    assert_eq!(e.json(&["search", "clock", "--dir", &dir, "--json", "--since", "2025-03-02"]).as_array().unwrap().len(), 1);
-    assert_eq!(e.json(&["search", "clock", "--dir", &dir, "--json"]).as_array().unwrap().len(), 3);
-    assert_eq!(e.json(&["search", "monotonic clock", "--all", "--json"]).as_array().unwrap().len(), 2);
+    assert_eq!(
+        e.json(&[
+            "search",
+            "clock",
+            "--dir",
+            &dir,
+            "--json",
+            "--since",
+            "2025-03-02"
+        ])
+        .as_array()
+        .unwrap()
+        .len(),
+        1
+    );
+    assert_eq!(
+        e.json(&["search", "clock", "--dir", &dir, "--json"])
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    assert_eq!(
+        e.json(&["search", "monotonic clock", "--all", "--json"])
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
     let words = e.json(&["search", "clock: (monotonic", "--all", "--json"]);
     assert_eq!(words.as_array().unwrap().len(), 2, "{words}");
     // An appended turn is found without re-reading the rest.
     let mut text = std::fs::read_to_string(&f).unwrap();
-    text.push_str(&msg("u9", Some("c1"), "2025-03-03T00:00:00.000Z", "user", "zebra crossing"));
+    text.push_str(&msg(
+        "u9",
+        Some("c1"),
+        "2025-03-03T00:00:00.000Z",
+        "user",
+        "zebra crossing",
+    ));
     text.push('\n');
     std::fs::write(&f, text).unwrap();
     let hits = e.json(&["search", "zebra", "--dir", &dir, "--json"]);
-    assert_eq!((hits[0]["entryId"].as_str(), hits[0]["onCurrentBranch"].as_bool()), (Some("u9"), Some(true)));
+    assert_eq!(
+        (
+            hits[0]["entryId"].as_str(),
+            hits[0]["onCurrentBranch"].as_bool()
+        ),
+        (Some("u9"), Some(true))
+    );
     // Human output names the file and the entry.
     let out = e.ok(&["search", "zebra", "--dir", &dir]);
     assert!(out.contains("u9") && out.contains("**zebra**"), "{out}");
@@ -244,10 +475,22 @@ fn search_finds_phrases_on_any_branch_and_says_where() {
     text.push_str(r#"{"type":"message","id":"t1","parentId":"u9","timestamp":"2025-03-03T00:00:01.000Z","message":{"role":"toolResult","toolCallId":"c","toolName":"bash","content":[{"type":"text","text":"segfault in quuxlib"}],"isError":false,"timestamp":1}}"#);
     text.push('\n');
     std::fs::write(&f, text).unwrap();
-    assert_eq!(e.json(&["search", "quuxlib", "--dir", &dir, "--json"]).as_array().unwrap().len(), 0);
+    assert_eq!(
+        e.json(&["search", "quuxlib", "--dir", &dir, "--json"])
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
     let hits = e.json(&["search", "quuxlib", "--dir", &dir, "--json", "--tools"]);
     assert_eq!(hits[0]["role"], "toolResult");
-    assert_eq!(e.json(&["search", "quuxlib", "--dir", &dir, "--json", "--role", "tool"]).as_array().unwrap().len(), 1);
+    assert_eq!(
+        e.json(&["search", "quuxlib", "--dir", &dir, "--json", "--role", "tool"])
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 #[test]
@@ -255,9 +498,20 @@ fn index_builds_and_rebuilds_and_survives_a_damaged_catalog() {
     let e = Env::new();
     branched(&e);
     let v = e.json(&["index", "--json"]);
-    assert_eq!((v["files"].as_u64(), v["full"].as_u64(), v["sessions"].as_u64()), (Some(1), Some(1), Some(1)), "{v}");
+    assert_eq!(
+        (
+            v["files"].as_u64(),
+            v["full"].as_u64(),
+            v["sessions"].as_u64()
+        ),
+        (Some(1), Some(1), Some(1)),
+        "{v}"
+    );
     let v = e.json(&["index", "--json"]);
-    assert_eq!((v["unchanged"].as_u64(), v["full"].as_u64()), (Some(1), Some(0)));
+    assert_eq!(
+        (v["unchanged"].as_u64(), v["full"].as_u64()),
+        (Some(1), Some(0))
+    );
     let v = e.json(&["index", "--rebuild", "--json"]);
     assert_eq!(v["full"], 1);
     assert!(e.catalog().exists());
@@ -268,12 +522,25 @@ fn index_builds_and_rebuilds_and_survives_a_damaged_catalog() {
     std::fs::write(e.catalog(), vec![b'x'; 8192]).unwrap();
     let o = e.run(&["search", "timer", "--all", "--json"]);
     assert!(o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("damaged"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("damaged"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let hits: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(hits.as_array().unwrap().len(), 3, "u3, a3 and the compaction summary");
+    assert_eq!(
+        hits.as_array().unwrap().len(),
+        3,
+        "u3, a3 and the compaction summary"
+    );
     // The default location: $XDG_CACHE_HOME/arbor/catalog.db.
     let cache = e.home().join("xdg");
-    let o = e.cmd(&["ls", "--all"]).env_remove("ARBOR_CATALOG").env("XDG_CACHE_HOME", &cache).output().unwrap();
+    let o = e
+        .cmd(&["ls", "--all"])
+        .env_remove("ARBOR_CATALOG")
+        .env("XDG_CACHE_HOME", &cache)
+        .output()
+        .unwrap();
     assert!(o.status.success());
     assert!(cache.join("arbor/catalog.db").exists());
 }
@@ -282,18 +549,41 @@ fn index_builds_and_rebuilds_and_survives_a_damaged_catalog() {
 fn history_reads_and_writes_omps_history_db() {
     let e = Env::new();
     assert_eq!(e.json(&["history", "--json"]), json!([]));
-    e.ok(&["history", "--add", "fix the git-commit hook   \r\n  please", "--cwd", "/w", "--session", "s1"]);
+    e.ok(&[
+        "history",
+        "--add",
+        "fix the git-commit hook   \r\n  please",
+        "--cwd",
+        "/w",
+        "--session",
+        "s1",
+    ]);
     e.ok(&["history", "--add", "refactor the parser", "--cwd", "/w"]);
     e.ok(&["history", "--add", "   "]);
     assert!(e.home().join(".omp/agent/history.db").exists());
     let all = e.json(&["history", "--json"]);
     assert_eq!(all.as_array().unwrap().len(), 2);
-    let hook = all.as_array().unwrap().iter().find(|h| h["prompt"].as_str().unwrap().starts_with("fix")).unwrap();
+    let hook = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["prompt"].as_str().unwrap().starts_with("fix"))
+        .unwrap();
     assert_eq!(hook["prompt"], "fix the git-commit hook\n  please");
-    assert_eq!((hook["cwd"].as_str(), hook["sessionId"].as_str()), (Some("/w"), Some("s1")));
+    assert_eq!(
+        (hook["cwd"].as_str(), hook["sessionId"].as_str()),
+        (Some("/w"), Some("s1"))
+    );
     let found = e.json(&["history", "git comm", "--json"]);
     assert_eq!(found.as_array().unwrap().len(), 1);
-    assert_eq!(e.json(&["history", "mit", "--json"]).as_array().unwrap().len(), 1, "substring fallback");
+    assert_eq!(
+        e.json(&["history", "mit", "--json"])
+            .as_array()
+            .unwrap()
+            .len(),
+        1,
+        "substring fallback"
+    );
     let text = e.ok(&["history"]);
     assert!(text.contains("refactor the parser"), "{text}");
 }
@@ -309,19 +599,47 @@ fn sessions_are_named_by_id_prefix() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // A file whose name does not carry the id is found by its header.
     let d = e.pi_dir("--misc--");
-    write_lines(&d.join("custom-name.jsonl"), &[header("77aa55", "/misc", "2025-01-01T00:00:00.000Z")]);
+    write_lines(
+        &d.join("custom-name.jsonl"),
+        &[header("77aa55", "/misc", "2025-01-01T00:00:00.000Z")],
+    );
     assert_eq!(e.json(&["tree", "77aa", "--json"])["leaf"], Value::Null);
     // Two sessions share a prefix: ambiguous from elsewhere, the local one from its project.
     let proj = e.home().join("proj2");
     std::fs::create_dir_all(&proj).unwrap();
-    let enc = format!("--{}--", proj.to_str().unwrap().trim_start_matches('/').replace('/', "-"));
-    write_lines(&e.pi_dir(&enc).join("2025-01-01T00-00-00-000Z_9f0eff.jsonl"), &[header("9f0eff", proj.to_str().unwrap(), "2025-01-01T00:00:00.000Z")]);
+    let enc = format!(
+        "--{}--",
+        proj.to_str()
+            .unwrap()
+            .trim_start_matches('/')
+            .replace('/', "-")
+    );
+    write_lines(
+        &e.pi_dir(&enc).join("2025-01-01T00-00-00-000Z_9f0eff.jsonl"),
+        &[header(
+            "9f0eff",
+            proj.to_str().unwrap(),
+            "2025-01-01T00:00:00.000Z",
+        )],
+    );
     let o = e.run(&["tree", "9f0e", "--json"]);
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("matches 2 sessions"), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = e.cmd(&["tree", "9f0e", "--json"]).current_dir(&proj).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("matches 2 sessions"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = e
+        .cmd(&["tree", "9f0e", "--json"])
+        .current_dir(&proj)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let t: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(t["leaf"], Value::Null, "the header-only session of this project");
+    assert_eq!(
+        t["leaf"],
+        Value::Null,
+        "the header-only session of this project"
+    );
     let _ = f;
 }

@@ -12,7 +12,11 @@ fn run(args: &[&str]) -> Output {
 
 fn ok(args: &[&str]) -> String {
     let o = run(args);
-    assert!(o.status.success(), "arbor {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "arbor {args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8(o.stdout).expect("utf-8 stdout")
 }
 
@@ -21,7 +25,16 @@ fn json(args: &[&str]) -> serde_json::Value {
 }
 
 fn new_session(dir: &Path) -> PathBuf {
-    PathBuf::from(ok(&["new", "--dir", dir.to_str().unwrap(), "--cwd", "/work/project"]).trim())
+    PathBuf::from(
+        ok(&[
+            "new",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--cwd",
+            "/work/project",
+        ])
+        .trim(),
+    )
 }
 
 #[test]
@@ -31,30 +44,63 @@ fn new_append_context_tree_roundtrip() {
     let sp = s.to_str().unwrap();
     // The header is written at once, mode 0600, pi's key order.
     let text = std::fs::read_to_string(&s).unwrap();
-    assert!(text.starts_with(r#"{"type":"session","version":3,"id":""#), "{text}");
+    assert!(
+        text.starts_with(r#"{"type":"session","version":3,"id":""#),
+        "{text}"
+    );
     assert!(text.contains(r#","cwd":"/work/project"}"#));
     use std::os::unix::fs::PermissionsExt;
-    assert_eq!(std::fs::metadata(&s).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(
+        std::fs::metadata(&s).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
 
-    let u = ok(&["append", sp, r#"{"type":"message","message":{"role":"user","content":"hi","timestamp":1}}"#]);
-    let a = ok(&["append", sp, r#"{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"hello"}],"provider":"p","model":"m","timestamp":2}}"#]);
+    let u = ok(&[
+        "append",
+        sp,
+        r#"{"type":"message","message":{"role":"user","content":"hi","timestamp":1}}"#,
+    ]);
+    let a = ok(&[
+        "append",
+        sp,
+        r#"{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"hello"}],"provider":"p","model":"m","timestamp":2}}"#,
+    ]);
     let (u, a) = (u.trim().to_string(), a.trim().to_string());
     assert_eq!(u.len(), 8);
     let text = std::fs::read_to_string(&s).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 3);
-    assert!(lines[1].starts_with(&format!(r#"{{"type":"message","id":"{u}","parentId":null,"timestamp":""#)), "{}", lines[1]);
+    assert!(
+        lines[1].starts_with(&format!(
+            r#"{{"type":"message","id":"{u}","parentId":null,"timestamp":""#
+        )),
+        "{}",
+        lines[1]
+    );
     assert!(lines[2].contains(&format!(r#""parentId":"{u}""#)));
 
     let ctx = json(&["context", sp]);
     assert_eq!(ctx["messages"].as_array().unwrap().len(), 2);
-    assert_eq!(ctx["model"], serde_json::json!({"provider":"p","modelId":"m"}));
+    assert_eq!(
+        ctx["model"],
+        serde_json::json!({"provider":"p","modelId":"m"})
+    );
     assert_eq!(ctx["thinkingLevel"], "off");
 
     // Branch from the user message with --parent, then label it.
-    let b = ok(&["append", sp, "--parent", &u, r#"{"type":"message","message":{"role":"user","content":"other","timestamp":3}}"#]);
+    let b = ok(&[
+        "append",
+        sp,
+        "--parent",
+        &u,
+        r#"{"type":"message","message":{"role":"user","content":"other","timestamp":3}}"#,
+    ]);
     let b = b.trim();
-    ok(&["append", sp, &format!(r#"{{"type":"label","targetId":"{u}","label":"start"}}"#)]);
+    ok(&[
+        "append",
+        sp,
+        &format!(r#"{{"type":"label","targetId":"{u}","label":"start"}}"#),
+    ]);
     let tree = json(&["tree", sp, "--json"]);
     let nodes = tree["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 4);
@@ -85,21 +131,48 @@ fn stdin_append_prints_each_id_and_rejects_bad_bodies() {
         .unwrap();
     use std::io::Write;
     let mut stdin = child.stdin.take().unwrap();
-    writeln!(stdin, r#"{{"type":"thinking_level_change","thinkingLevel":"high"}}"#).unwrap();
+    writeln!(
+        stdin,
+        r#"{{"type":"thinking_level_change","thinkingLevel":"high"}}"#
+    )
+    .unwrap();
     writeln!(stdin).unwrap();
-    writeln!(stdin, r#"{{"type":"model_change","provider":"openai","modelId":"gpt-4o"}}"#).unwrap();
-    writeln!(stdin, r#"{{"type":"custom","customType":"ext","data":{{"n":1}}}}"#).unwrap();
+    writeln!(
+        stdin,
+        r#"{{"type":"model_change","provider":"openai","modelId":"gpt-4o"}}"#
+    )
+    .unwrap();
+    writeln!(
+        stdin,
+        r#"{{"type":"custom","customType":"ext","data":{{"n":1}}}}"#
+    )
+    .unwrap();
     drop(stdin);
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 3);
     let text = std::fs::read_to_string(&s).unwrap();
-    assert!(text.contains(r#"{"type":"custom","customType":"ext","data":{"n":1},"id":""#), "{text}");
+    assert!(
+        text.contains(r#"{"type":"custom","customType":"ext","data":{"n":1},"id":""#),
+        "{text}"
+    );
     let ctx = json(&["context", s.to_str().unwrap()]);
     assert_eq!(ctx["thinkingLevel"], "high");
-    assert_eq!(ctx["model"], serde_json::json!({"provider":"openai","modelId":"gpt-4o"}));
+    assert_eq!(
+        ctx["model"],
+        serde_json::json!({"provider":"openai","modelId":"gpt-4o"})
+    );
 
-    for bad in [r#"{"type":"message"}"#, "not json", r#"{"type":"message","id":"x","message":{}}"#, r#"[1]"#] {
+    for bad in [
+        r#"{"type":"message"}"#,
+        "not json",
+        r#"{"type":"message","id":"x","message":{}}"#,
+        r#"[1]"#,
+    ] {
         let o = run(&["append", s.to_str().unwrap(), bad]);
         assert_eq!(o.status.code(), Some(1), "{bad} should fail");
         assert!(!o.stderr.is_empty());
@@ -114,17 +187,31 @@ fn files_that_are_not_sessions_are_errors_and_stay_untouched() {
     let cases: &[(&str, &[u8])] = &[
         ("empty.jsonl", b""),
         ("blank.jsonl", b"\n  \n"),
-        ("headerless.jsonl", b"{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}\n"),
+        (
+            "headerless.jsonl",
+            b"{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}\n",
+        ),
         ("junk.jsonl", b"not json at all\n"),
     ];
     for (name, bytes) in cases {
         let p = tmp.path().join(name);
         std::fs::write(&p, bytes).unwrap();
-        for args in [vec!["context", p.to_str().unwrap()], vec!["append", p.to_str().unwrap(), r#"{"type":"custom","customType":"x"}"#], vec!["tree", p.to_str().unwrap(), "--json"]] {
+        for args in [
+            vec!["context", p.to_str().unwrap()],
+            vec![
+                "append",
+                p.to_str().unwrap(),
+                r#"{"type":"custom","customType":"x"}"#,
+            ],
+            vec!["tree", p.to_str().unwrap(), "--json"],
+        ] {
             let o = run(&args);
             assert_eq!(o.status.code(), Some(1), "{name} {args:?}");
             let err = String::from_utf8_lossy(&o.stderr);
-            assert!(err.contains(name) && err.contains("not a session"), "{name}: {err}");
+            assert!(
+                err.contains(name) && err.contains("not a session"),
+                "{name}: {err}"
+            );
             assert_eq!(std::fs::read(&p).unwrap(), *bytes, "{name} was modified");
         }
     }
@@ -154,9 +241,16 @@ fn migrate_rewrites_only_what_changes() {
     let after = std::fs::read_to_string(&p).unwrap();
     let lines: Vec<&str> = after.lines().collect();
     assert_eq!(lines.len(), 6);
-    assert_eq!(lines[0], r#"{"type":"session","id":"S1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p","version":3}"#);
+    assert_eq!(
+        lines[0],
+        r#"{"type":"session","id":"S1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p","version":3}"#
+    );
     assert_eq!(lines[2], "not json", "malformed line kept in place");
-    assert!(lines[3].contains(r#""x":1.0,"y":1e2,"z":{"10":1,"2":2}}"#), "payload bytes kept: {}", lines[3]);
+    assert!(
+        lines[3].contains(r#""x":1.0,"y":1e2,"z":{"10":1,"2":2}}"#),
+        "payload bytes kept: {}",
+        lines[3]
+    );
     assert!(lines[4].starts_with(r#"{"type":"compaction","timestamp":"2025-01-01T00:00:04.000Z","summary":"S","tokensBefore":5,"id":""#), "{}", lines[4]);
     assert!(lines[4].contains(r#""firstKeptEntryId":""#));
     assert!(lines[5].contains(r#""role":"custom""#));

@@ -14,7 +14,8 @@ fn chunked_output_equals_the_single_buffer() {
     let mut parent = "null".to_string();
     // About 5 MB of messages: several 1 MB chunks, with escapes and non-ASCII text.
     for i in 0..100 {
-        let text = format!("line {i} with \\\"quotes\\\", tabs\\t, ünïcödé 日本語 \\u001b[0m\\n").repeat(700);
+        let text = format!("line {i} with \\\"quotes\\\", tabs\\t, ünïcödé 日本語 \\u001b[0m\\n")
+            .repeat(700);
         let role = if i % 2 == 0 { "user" } else { "toolResult" };
         let line = format!(
             r#"{{"type":"message","id":"e{i}","parentId":{parent},"timestamp":"2025-01-01T00:00:{:02}.000Z","message":{{"role":"{role}","content":[{{"type":"text","text":"{text}"}}],"timestamp":{i}}}}}"#,
@@ -30,7 +31,20 @@ fn chunked_output_equals_the_single_buffer() {
     build_session_context(&doc, LeafSel::Current).write_json(&doc, &mut want);
     want.push(b'\n');
     assert!(want.len() > 4 << 20, "{}", want.len());
-    let got = Command::new(env!("CARGO_BIN_EXE_arbor")).arg("context").arg(&path).output().expect("run arbor");
-    assert!(got.status.success(), "{}", String::from_utf8_lossy(&got.stderr));
-    assert!(got.stdout == want, "arbor context differs from write_json ({} vs {} bytes)", got.stdout.len(), want.len());
+    let got = Command::new(env!("CARGO_BIN_EXE_arbor"))
+        .arg("context")
+        .arg(&path)
+        .output()
+        .expect("run arbor");
+    assert!(
+        got.status.success(),
+        "{}",
+        String::from_utf8_lossy(&got.stderr)
+    );
+    assert!(
+        got.stdout == want,
+        "arbor context differs from write_json ({} vs {} bytes)",
+        got.stdout.len(),
+        want.len()
+    );
 }

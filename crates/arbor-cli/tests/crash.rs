@@ -38,7 +38,9 @@ impl Rng {
     }
     fn text(&mut self, n: usize) -> String {
         const A: &[u8] = b"abcdefghijklmnopqrstuvwxyz ABCDEFG 0123456789\n\t\"\\/";
-        (0..n).map(|_| A[self.below(A.len() as u64) as usize] as char).collect()
+        (0..n)
+            .map(|_| A[self.below(A.len() as u64) as usize] as char)
+            .collect()
     }
 }
 
@@ -67,9 +69,16 @@ fn size(rng: &mut Rng) -> usize {
 
 fn pi_body(rng: &mut Rng) -> String {
     let n = size(rng);
-    let role = if rng.below(2) == 0 { "user" } else { "assistant" };
+    let role = if rng.below(2) == 0 {
+        "user"
+    } else {
+        "assistant"
+    };
     match role {
-        "user" => format!(r#"{{"type":"message","message":{{"role":"user","content":{},"timestamp":1}}}}"#, json_str(&rng.text(n))),
+        "user" => format!(
+            r#"{{"type":"message","message":{{"role":"user","content":{},"timestamp":1}}}}"#,
+            json_str(&rng.text(n))
+        ),
         _ => format!(
             r#"{{"type":"message","message":{{"role":"assistant","content":[{{"type":"text","text":{}}}],"provider":"p","model":"m","timestamp":2}}}}"#,
             json_str(&rng.text(n))
@@ -137,18 +146,32 @@ fn sweep_temps(dir: &Path) -> usize {
 }
 
 fn verify(t: &mut Tracked, store: &BlobStore, ctx: &str) -> bool {
-    let bytes = std::fs::read(&t.path).unwrap_or_else(|e| panic!("{ctx}: {}: {e}", t.path.display()));
-    let doc = SessionDoc::parse(Arc::new(bytes)).unwrap_or_else(|e| panic!("{ctx}: {} is no longer a session: {e}", t.path.display()));
+    let bytes =
+        std::fs::read(&t.path).unwrap_or_else(|e| panic!("{ctx}: {}: {e}", t.path.display()));
+    let doc = SessionDoc::parse(Arc::new(bytes))
+        .unwrap_or_else(|e| panic!("{ctx}: {} is no longer a session: {e}", t.path.display()));
     if !t.injected {
-        assert!(doc.report.malformed.is_empty(), "{ctx}: malformed lines {:?}", doc.report.malformed);
+        assert!(
+            doc.report.malformed.is_empty(),
+            "{ctx}: malformed lines {:?}",
+            doc.report.malformed
+        );
     } else {
         for m in &doc.report.malformed {
             let line = &doc.base_bytes()[m.offset..m.offset + m.len];
-            assert!(line.starts_with(b"garbage "), "{ctx}: unexpected malformed line {}", m.line_no);
+            assert!(
+                line.starts_with(b"garbage "),
+                "{ctx}: unexpected malformed line {}",
+                m.line_no
+            );
         }
     }
     for id in &t.acked {
-        assert!(doc.index.get(id).is_some(), "{ctx}: acknowledged id {id} is not in {}", t.path.display());
+        assert!(
+            doc.index.get(id).is_some(),
+            "{ctx}: acknowledged id {id} is not in {}",
+            t.path.display()
+        );
     }
     let mut now: HashMap<String, u64> = HashMap::with_capacity(doc.entries.len());
     for (i, e) in doc.entries.iter().enumerate() {
@@ -157,18 +180,32 @@ fn verify(t: &mut Tracked, store: &BlobStore, ctx: &str) -> bool {
         }
     }
     for (id, h) in &t.seen {
-        assert_eq!(now.get(id), Some(h), "{ctx}: entry {id} changed or vanished");
+        assert_eq!(
+            now.get(id),
+            Some(h),
+            "{ctx}: entry {id} changed or vanished"
+        );
     }
     if t.omp {
-        let slot = doc.title_slot.as_ref().expect("omp file keeps its title slot");
+        let slot = doc
+            .title_slot
+            .as_ref()
+            .expect("omp file keeps its title slot");
         assert_eq!(slot.physical_len, 256, "{ctx}: title slot size");
-        assert!(arbor_core::title::parse_title_slot(doc.line(&slot.line)).is_some(), "{ctx}: title slot invalid");
+        assert!(
+            arbor_core::title::parse_title_slot(doc.line(&slot.line)).is_some(),
+            "{ctx}: title slot invalid"
+        );
         for (i, e) in doc.entries.iter().enumerate() {
-            if !now.contains_key(e.id.as_deref().unwrap_or("")) || t.seen.contains_key(e.id.as_deref().unwrap_or("")) {
+            if !now.contains_key(e.id.as_deref().unwrap_or(""))
+                || t.seen.contains_key(e.id.as_deref().unwrap_or(""))
+            {
                 continue;
             }
             for h in arbor_core::blobref::find_blob_hashes(doc.entry_line(i)) {
-                store.verify(&h).unwrap_or_else(|err| panic!("{ctx}: line refers to a bad blob: {err}"));
+                store
+                    .verify(&h)
+                    .unwrap_or_else(|err| panic!("{ctx}: line refers to a bad blob: {err}"));
             }
         }
     }
@@ -222,7 +259,15 @@ fn libc_sigkill() -> i32 {
 }
 
 fn new_session(dir: &Path, agent: &Path, omp: bool) -> PathBuf {
-    let mut args = vec!["--agent-dir", agent.to_str().expect("utf8"), "new", "--dir", dir.to_str().expect("utf8"), "--cwd", "/crash"];
+    let mut args = vec![
+        "--agent-dir",
+        agent.to_str().expect("utf8"),
+        "new",
+        "--dir",
+        dir.to_str().expect("utf8"),
+        "--cwd",
+        "/crash",
+    ];
     if omp {
         args.push("--omp");
     }
@@ -234,7 +279,9 @@ fn new_session(dir: &Path, agent: &Path, omp: bool) -> PathBuf {
 /// A v2 session (pi's tree format before v3) that opening for write migrates with an atomic
 /// rewrite; about 1 MB so the rewrite takes a while.
 fn v2_template(rng: &mut Rng) -> Vec<u8> {
-    let mut s = String::from(r#"{"type":"session","version":2,"id":"v2-crash","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/crash"}"#);
+    let mut s = String::from(
+        r#"{"type":"session","version":2,"id":"v2-crash","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/crash"}"#,
+    );
     s.push('\n');
     let mut parent = "null".to_string();
     for i in 0..120 {
@@ -252,11 +299,23 @@ fn v2_template(rng: &mut Rng) -> Vec<u8> {
 
 #[test]
 fn sigkill_at_random_moments_never_loses_an_acknowledged_entry() {
-    let target: usize = std::env::var("ARBOR_CRASH_KILLS").ok().and_then(|v| v.parse().ok()).unwrap_or(220);
-    let seed: u64 = std::env::var("ARBOR_CRASH_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1) | 1
-    });
-    eprintln!("crash test: seed {seed}, {target} kills (ARBOR_CRASH_SEED / ARBOR_CRASH_KILLS to change)");
+    let target: usize = std::env::var("ARBOR_CRASH_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(220);
+    let seed: u64 = std::env::var("ARBOR_CRASH_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+                | 1
+        });
+    eprintln!(
+        "crash test: seed {seed}, {target} kills (ARBOR_CRASH_SEED / ARBOR_CRASH_KILLS to change)"
+    );
     let mut rng = Rng(seed);
     let tmp = tempfile::tempdir().expect("tempdir");
     let agent = tmp.path().join("agent");
@@ -266,14 +325,41 @@ fn sigkill_at_random_moments_never_loses_an_acknowledged_entry() {
     let agent_s = agent.to_str().expect("utf8").to_string();
     let started = Instant::now();
 
-    let mut pi = Tracked { path: new_session(&dir, &agent, false), omp: false, acked: HashSet::new(), seen: HashMap::new(), injected: false };
-    let mut omp = Tracked { path: new_session(&dir, &agent, true), omp: true, acked: HashSet::new(), seen: HashMap::new(), injected: false };
-    let mut rw = Tracked { path: new_session(&dir, &agent, false), omp: false, acked: HashSet::new(), seen: HashMap::new(), injected: false };
+    let mut pi = Tracked {
+        path: new_session(&dir, &agent, false),
+        omp: false,
+        acked: HashSet::new(),
+        seen: HashMap::new(),
+        injected: false,
+    };
+    let mut omp = Tracked {
+        path: new_session(&dir, &agent, true),
+        omp: true,
+        acked: HashSet::new(),
+        seen: HashMap::new(),
+        injected: false,
+    };
+    let mut rw = Tracked {
+        path: new_session(&dir, &agent, false),
+        omp: false,
+        acked: HashSet::new(),
+        seen: HashMap::new(),
+        injected: false,
+    };
     // Give the repair target some bulk so its rewrite takes a moment.
     {
         let bodies: Vec<String> = (0..40).map(|_| pi_body(&mut Rng(rng.next() | 1))).collect();
-        let mut c = arbor().args(["append", rw.path.to_str().expect("utf8"), "-"]).stdin(Stdio::piped()).stdout(Stdio::null()).spawn().expect("spawn");
-        c.stdin.take().expect("stdin").write_all((bodies.join("\n") + "\n").as_bytes()).expect("feed");
+        let mut c = arbor()
+            .args(["append", rw.path.to_str().expect("utf8"), "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        c.stdin
+            .take()
+            .expect("stdin")
+            .write_all((bodies.join("\n") + "\n").as_bytes())
+            .expect("feed");
         assert!(c.wait().expect("wait").success());
         verify(&mut rw, &store, "setup");
     }
@@ -293,16 +379,37 @@ fn sigkill_at_random_moments_never_loses_an_acknowledged_entry() {
             _ => "v2-migrate",
         };
         let durability = ["none", "flush", "strict"][rng.below(3) as usize];
-        let delay = Duration::from_micros(rng.below(if kind == "omp-rename" { 15_000 } else { 60_000 }));
+        let delay =
+            Duration::from_micros(rng.below(if kind == "omp-rename" { 15_000 } else { 60_000 }));
         let ctx = format!("run {runs} ({kind}, {durability}, kill after {delay:?}, seed {seed})");
         let killed = match kind {
             "pi-append" | "omp-append-blobs" => {
                 let omp_kind = kind == "omp-append-blobs";
                 let n = 5 + rng.below(30) as usize;
-                let bodies: Vec<String> = (0..n).map(|_| if omp_kind { omp_body(&mut rng) } else { pi_body(&mut rng) }).collect();
+                let bodies: Vec<String> = (0..n)
+                    .map(|_| {
+                        if omp_kind {
+                            omp_body(&mut rng)
+                        } else {
+                            pi_body(&mut rng)
+                        }
+                    })
+                    .collect();
                 let t = if omp_kind { &mut omp } else { &mut pi };
                 let p = t.path.to_str().expect("utf8").to_string();
-                let (ids, killed) = run_and_kill(&["--agent-dir", &agent_s, "append", &p, "-", "--durability", durability], bodies, delay);
+                let (ids, killed) = run_and_kill(
+                    &[
+                        "--agent-dir",
+                        &agent_s,
+                        "append",
+                        &p,
+                        "-",
+                        "--durability",
+                        durability,
+                    ],
+                    bodies,
+                    delay,
+                );
                 if killed && !ids.is_empty() {
                     stats.after_ack += 1;
                 }
@@ -314,39 +421,67 @@ fn sigkill_at_random_moments_never_loses_an_acknowledged_entry() {
                 let p = omp.path.to_str().expect("utf8").to_string();
                 let n = 1 + rng.below(300) as usize;
                 let name = format!("title {} {}", runs, rng.text(n));
-                let (ids, killed) = run_and_kill(&["--agent-dir", &agent_s, "name", &p, &name, "--durability", durability], Vec::new(), delay);
+                let (ids, killed) = run_and_kill(
+                    &[
+                        "--agent-dir",
+                        &agent_s,
+                        "name",
+                        &p,
+                        &name,
+                        "--durability",
+                        durability,
+                    ],
+                    Vec::new(),
+                    delay,
+                );
                 omp.acked.extend(ids);
                 verify(&mut omp, &store, &ctx);
                 killed
             }
             "repair-rewrite" => {
-                let mut f = std::fs::OpenOptions::new().append(true).open(&rw.path).expect("open");
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&rw.path)
+                    .expect("open");
                 // Only ever after a complete line: a torn tail would be cut, not quarantined.
                 let bytes = std::fs::read(&rw.path).expect("read");
                 if bytes.last() != Some(&b'\n') && !bytes.is_empty() {
                     f.write_all(b"\n").expect("newline");
                 }
-                f.write_all(format!("garbage {runs}\n").as_bytes()).expect("inject");
+                f.write_all(format!("garbage {runs}\n").as_bytes())
+                    .expect("inject");
                 drop(f);
                 rw.injected = true;
                 let p = rw.path.to_str().expect("utf8").to_string();
-                let (_, killed) = run_and_kill(&["check", "--repair", "--no-blobs", &p], Vec::new(), delay);
+                let (_, killed) =
+                    run_and_kill(&["check", "--repair", "--no-blobs", &p], Vec::new(), delay);
                 verify(&mut rw, &store, &ctx);
                 killed
             }
             _ => {
                 let p = dir.join(format!("v2-{runs}.jsonl"));
                 std::fs::write(&p, &template).expect("copy template");
-                let mut t = Tracked { path: p.clone(), omp: false, acked: HashSet::new(), seen: HashMap::new(), injected: false };
+                let mut t = Tracked {
+                    path: p.clone(),
+                    omp: false,
+                    acked: HashSet::new(),
+                    seen: HashMap::new(),
+                    injected: false,
+                };
                 // Every template entry, as its migrated line, must survive.
                 for (i, e) in template_doc.entries.iter().enumerate() {
                     if let Some(id) = &e.id {
-                        t.seen.insert(id.to_string(), line_hash(template_doc.entry_line(i)));
+                        t.seen
+                            .insert(id.to_string(), line_hash(template_doc.entry_line(i)));
                     }
                 }
                 let bodies: Vec<String> = (0..3).map(|_| pi_body(&mut rng)).collect();
                 let ps = p.to_str().expect("utf8").to_string();
-                let (ids, killed) = run_and_kill(&["append", &ps, "-", "--durability", durability], bodies, delay);
+                let (ids, killed) = run_and_kill(
+                    &["append", &ps, "-", "--durability", durability],
+                    bodies,
+                    delay,
+                );
                 t.acked.extend(ids);
                 verify(&mut t, &store, &ctx);
                 let _ = std::fs::remove_file(&p);
@@ -362,29 +497,57 @@ fn sigkill_at_random_moments_never_loses_an_acknowledged_entry() {
         for t in [&mut pi, &mut omp] {
             if std::fs::metadata(&t.path).map(|m| m.len()).unwrap_or(0) > 6_000_000 {
                 let omp_kind = t.omp;
-                *t = Tracked { path: new_session(&dir, &agent, omp_kind), omp: omp_kind, acked: HashSet::new(), seen: HashMap::new(), injected: false };
+                *t = Tracked {
+                    path: new_session(&dir, &agent, omp_kind),
+                    omp: omp_kind,
+                    acked: HashSet::new(),
+                    seen: HashMap::new(),
+                    injected: false,
+                };
             }
         }
     }
-    eprintln!("crash test: {kills} kills in {runs} runs, {:?}: {by_kind:?}, {stats:?}", started.elapsed());
-    assert!(kills >= target, "only {kills} of {runs} runs were killed mid-flight");
+    eprintln!(
+        "crash test: {kills} kills in {runs} runs, {:?}: {by_kind:?}, {stats:?}",
+        started.elapsed()
+    );
+    assert!(
+        kills >= target,
+        "only {kills} of {runs} runs were killed mid-flight"
+    );
 
     // Every session still takes a write (a torn tail is moved aside first), then checks clean.
     for t in [&mut pi, &mut omp, &mut rw] {
         let p = t.path.to_str().expect("utf8").to_string();
-        let o = arbor().args(["--agent-dir", &agent_s, "check", "--repair", &p]).output().expect("repair");
+        let o = arbor()
+            .args(["--agent-dir", &agent_s, "check", "--repair", &p])
+            .output()
+            .expect("repair");
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
         t.injected = false;
         let o = arbor()
-            .args(["--agent-dir", &agent_s, "append", &p, r#"{"type":"message","message":{"role":"user","content":"after","timestamp":9}}"#])
+            .args([
+                "--agent-dir",
+                &agent_s,
+                "append",
+                &p,
+                r#"{"type":"message","message":{"role":"user","content":"after","timestamp":9}}"#,
+            ])
             .output()
             .expect("append");
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        t.acked.insert(String::from_utf8_lossy(&o.stdout).trim().to_string());
+        t.acked
+            .insert(String::from_utf8_lossy(&o.stdout).trim().to_string());
         verify(t, &store, "final");
-        let o = arbor().args(["--agent-dir", &agent_s, "check", &p]).output().expect("check");
+        let o = arbor()
+            .args(["--agent-dir", &agent_s, "check", &p])
+            .output()
+            .expect("check");
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
-        let o = arbor().args(["--agent-dir", &agent_s, "context", &p]).output().expect("context");
+        let o = arbor()
+            .args(["--agent-dir", &agent_s, "context", &p])
+            .output()
+            .expect("context");
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
 }

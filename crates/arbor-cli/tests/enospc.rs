@@ -37,7 +37,10 @@ fn arbor(args: &[&str], fsize_limit: Option<u64>) -> Output {
         unsafe {
             c.pre_exec(move || {
                 libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-                let lim = libc::rlimit { rlim_cur: limit as libc::rlim_t, rlim_max: libc::RLIM_INFINITY };
+                let lim = libc::rlimit {
+                    rlim_cur: limit as libc::rlim_t,
+                    rlim_max: libc::RLIM_INFINITY,
+                };
                 if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
@@ -59,12 +62,21 @@ fn append_on_a_full_disk_fails_loudly_and_leaves_the_file_intact() {
     std::fs::create_dir(&mnt).expect("mkdir");
     let mount = try_tmpfs(&mnt);
     let dir = mnt.join("sessions");
-    let o = arbor(&["new", "--dir", dir.to_str().expect("utf8"), "--cwd", "/w"], None);
+    let o = arbor(
+        &["new", "--dir", dir.to_str().expect("utf8"), "--cwd", "/w"],
+        None,
+    );
     assert!(o.status.success());
-    let s = String::from_utf8(o.stdout).expect("utf8").trim().to_string();
+    let s = String::from_utf8(o.stdout)
+        .expect("utf8")
+        .trim()
+        .to_string();
     let o = arbor(&["append", &s, &body("one")], None);
     assert!(o.status.success());
-    let last = String::from_utf8(o.stdout).expect("utf8").trim().to_string();
+    let last = String::from_utf8(o.stdout)
+        .expect("utf8")
+        .trim()
+        .to_string();
     let before = std::fs::read(&s).expect("read");
 
     let filler = mnt.join("filler");
@@ -79,12 +91,25 @@ fn append_on_a_full_disk_fails_loudly_and_leaves_the_file_intact() {
     };
     let big = "y".repeat(60_000);
     for durability in ["none", "flush", "strict"] {
-        let o = arbor(&["append", &s, &body(&big), "--durability", durability], limit);
+        let o = arbor(
+            &["append", &s, &body(&big), "--durability", durability],
+            limit,
+        );
         assert_eq!(o.status.code(), Some(1), "{durability}");
         let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("No space left on device") || err.contains("File too large"), "{err}");
-        assert!(o.stdout.is_empty(), "no id is printed for an entry that is not on disk");
-        assert_eq!(std::fs::read(&s).expect("read"), before, "the file is intact ({durability})");
+        assert!(
+            err.contains("No space left on device") || err.contains("File too large"),
+            "{err}"
+        );
+        assert!(
+            o.stdout.is_empty(),
+            "no id is printed for an entry that is not on disk"
+        );
+        assert_eq!(
+            std::fs::read(&s).expect("read"),
+            before,
+            "the file is intact ({durability})"
+        );
     }
     // Space freed: the next append works and continues from the last entry on disk.
     if mount.is_some() {
@@ -93,7 +118,10 @@ fn append_on_a_full_disk_fails_loudly_and_leaves_the_file_intact() {
     let o = arbor(&["append", &s, &body(&big)], None);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(&s).expect("read");
-    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).expect("json")).collect();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
     assert_eq!(lines.len(), 3);
     assert_eq!(lines[2]["parentId"], serde_json::Value::String(last));
     let o = arbor(&["check", &s], None);

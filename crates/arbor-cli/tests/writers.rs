@@ -11,7 +11,10 @@ fn arbor() -> Command {
 }
 
 fn new_session(dir: &Path) -> PathBuf {
-    let o = arbor().args(["new", "--dir", dir.to_str().expect("utf8"), "--cwd", "/w"]).output().expect("new");
+    let o = arbor()
+        .args(["new", "--dir", dir.to_str().expect("utf8"), "--cwd", "/w"])
+        .output()
+        .expect("new");
     assert!(o.status.success());
     PathBuf::from(String::from_utf8(o.stdout).expect("utf8").trim())
 }
@@ -40,7 +43,9 @@ impl Holder {
     }
     fn append(&mut self, text: &str) -> String {
         let stdin = self.child.stdin.as_mut().expect("stdin");
-        stdin.write_all(format!("{}\n", body(text)).as_bytes()).expect("feed");
+        stdin
+            .write_all(format!("{}\n", body(text)).as_bytes())
+            .expect("feed");
         stdin.flush().expect("flush");
         let mut id = String::new();
         self.out.read_line(&mut id).expect("id");
@@ -71,11 +76,17 @@ fn second_writer_is_refused_then_waits_and_never_interleaves() {
 
     // Refused at once, holder named.
     let t = Instant::now();
-    let o = arbor().args(["append", sp, &body("b")]).output().expect("b");
+    let o = arbor()
+        .args(["append", sp, &body("b")])
+        .output()
+        .expect("b");
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("is being written by another process"), "{err}");
-    assert!(err.contains(&format!("pid {pid} on ")) && err.contains(" since "), "{err}");
+    assert!(
+        err.contains(&format!("pid {pid} on ")) && err.contains(" since "),
+        "{err}"
+    );
     assert!(t.elapsed() < Duration::from_secs(5));
     assert!(o.stdout.is_empty());
 
@@ -91,16 +102,26 @@ fn second_writer_is_refused_then_waits_and_never_interleaves() {
         .spawn()
         .expect("c");
     std::thread::sleep(Duration::from_millis(400));
-    assert!(c.try_wait().expect("try_wait").is_none(), "C must still be waiting");
+    assert!(
+        c.try_wait().expect("try_wait").is_none(),
+        "C must still be waiting"
+    );
     let a2 = a.append("a2");
     let a3 = a.append("a3");
     a.finish();
     let o = c.wait_with_output().expect("c done");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let cid = String::from_utf8(o.stdout).expect("utf8").trim().to_string();
+    let cid = String::from_utf8(o.stdout)
+        .expect("utf8")
+        .trim()
+        .to_string();
 
     let l = lines(&s);
-    let ids: Vec<&str> = l.iter().skip(1).map(|v| v["id"].as_str().expect("id")).collect();
+    let ids: Vec<&str> = l
+        .iter()
+        .skip(1)
+        .map(|v| v["id"].as_str().expect("id"))
+        .collect();
     assert_eq!(ids, vec![a1.as_str(), &a2, &a3, &cid]);
     assert_eq!(l[4]["parentId"], serde_json::Value::String(a3.clone()));
 }
@@ -118,7 +139,9 @@ fn concurrent_waiting_writers_serialize_whole_sessions() {
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn");
-        let input: String = (0..100).map(|i| body(&format!("{tag}{i} {}", "x".repeat(i * 37))) + "\n").collect();
+        let input: String = (0..100)
+            .map(|i| body(&format!("{tag}{i} {}", "x".repeat(i * 37))) + "\n")
+            .collect();
         let mut stdin = c.stdin.take().expect("stdin");
         std::thread::spawn(move || {
             let _ = stdin.write_all(input.as_bytes());
@@ -126,17 +149,44 @@ fn concurrent_waiting_writers_serialize_whole_sessions() {
         c
     };
     let (p, q) = (spawn("p"), spawn("q"));
-    let (po, qo) = (p.wait_with_output().expect("p"), q.wait_with_output().expect("q"));
-    assert!(po.status.success(), "{}", String::from_utf8_lossy(&po.stderr));
-    assert!(qo.status.success(), "{}", String::from_utf8_lossy(&qo.stderr));
-    let pids: Vec<String> = String::from_utf8(po.stdout).expect("utf8").lines().map(str::to_string).collect();
-    let qids: Vec<String> = String::from_utf8(qo.stdout).expect("utf8").lines().map(str::to_string).collect();
+    let (po, qo) = (
+        p.wait_with_output().expect("p"),
+        q.wait_with_output().expect("q"),
+    );
+    assert!(
+        po.status.success(),
+        "{}",
+        String::from_utf8_lossy(&po.stderr)
+    );
+    assert!(
+        qo.status.success(),
+        "{}",
+        String::from_utf8_lossy(&qo.stderr)
+    );
+    let pids: Vec<String> = String::from_utf8(po.stdout)
+        .expect("utf8")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let qids: Vec<String> = String::from_utf8(qo.stdout)
+        .expect("utf8")
+        .lines()
+        .map(str::to_string)
+        .collect();
     assert_eq!((pids.len(), qids.len()), (100, 100));
     let l = lines(&s);
     assert_eq!(l.len(), 201);
-    let ids: Vec<String> = l.iter().skip(1).map(|v| v["id"].as_str().expect("id").to_string()).collect();
+    let ids: Vec<String> = l
+        .iter()
+        .skip(1)
+        .map(|v| v["id"].as_str().expect("id").to_string())
+        .collect();
     // One writer's 100 entries, then the other's: no interleaving, one chain.
-    let (first, second) = if ids[0] == pids[0] { (&pids, &qids) } else { (&qids, &pids) };
+    let (first, second) = if ids[0] == pids[0] {
+        (&pids, &qids)
+    } else {
+        (&qids, &pids)
+    };
     assert_eq!(&ids[..100], &first[..]);
     assert_eq!(&ids[100..], &second[..]);
     for i in 1..l.len() {
@@ -160,7 +210,10 @@ fn a_killed_writers_lock_is_taken_over() {
     a.child.wait().expect("reap");
     // The lock file still names the dead holder, but its flock died with it.
     assert!(Path::new(&format!("{sp}.lock")).exists());
-    let o = arbor().args(["append", sp, &body("after")]).output().expect("append");
+    let o = arbor()
+        .args(["append", sp, &body("after")])
+        .output()
+        .expect("append");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(lines(&s).len(), 3);
 }

@@ -36,7 +36,10 @@ impl CtxMessage {
     /// The entry the message comes from.
     pub fn entry(&self) -> usize {
         match *self {
-            CtxMessage::Message(i) | CtxMessage::Custom(i) | CtxMessage::BranchSummary(i) | CtxMessage::CompactionSummary(i) => i,
+            CtxMessage::Message(i)
+            | CtxMessage::Custom(i)
+            | CtxMessage::BranchSummary(i)
+            | CtxMessage::CompactionSummary(i) => i,
         }
     }
 }
@@ -117,7 +120,10 @@ pub fn build_session_context(doc: &SessionDoc, leaf: LeafSel<'_>) -> SessionCont
             None if doc.entries.is_empty() => None,
             None => return ctx,
         },
-        LeafSel::Id(id) => doc.index.get(id).or_else(|| doc.entries.len().checked_sub(1)),
+        LeafSel::Id(id) => doc
+            .index
+            .get(id)
+            .or_else(|| doc.entries.len().checked_sub(1)),
     };
     let Some(leaf_idx) = leaf_idx else {
         return ctx;
@@ -141,14 +147,18 @@ pub fn build_session_context(doc: &SessionDoc, leaf: LeafSel<'_>) -> SessionCont
             // pi: the first path entry of type compaction with the latest compaction's id.
             let cpos = path
                 .iter()
-                .position(|&i| doc.entries[i].etype == EntryType::Compaction && doc.entries[i].id == ce.id)
+                .position(|&i| {
+                    doc.entries[i].etype == EntryType::Compaction && doc.entries[i].id == ce.id
+                })
                 .unwrap_or(0);
             let first_kept = ce.fields.str(cline, "firstKeptEntryId");
             let replay = dialect == Dialect::Omp && omp_provider_payload(doc, ce).is_some();
             if !replay {
                 let mut found = false;
                 for &i in &path[..cpos] {
-                    if let (Some(fk), Some(id)) = (first_kept.as_deref(), doc.entries[i].id.as_deref()) {
+                    if let (Some(fk), Some(id)) =
+                        (first_kept.as_deref(), doc.entries[i].id.as_deref())
+                    {
                         if fk == id {
                             found = true;
                         }
@@ -190,7 +200,11 @@ pub(crate) fn apply_entry(
         EntryType::ThinkingLevelChange => ctx.thinking_level = Some(i),
         EntryType::ModelChange => {
             if let Some(m) = e.fields.str(line, "model").filter(|m| !m.is_empty()) {
-                let role = e.fields.str(line, "role").map(|r| r.into_owned()).unwrap_or_else(|| "default".into());
+                let role = e
+                    .fields
+                    .str(line, "role")
+                    .map(|r| r.into_owned())
+                    .unwrap_or_else(|| "default".into());
                 if role == "default" {
                     place_default(ctx);
                     *default_model = Some(i);
@@ -233,17 +247,28 @@ fn place_default(ctx: &mut SessionContext) {
 /// Sets the `default` model from the last entry that set it: a `model_change`'s `model`, or
 /// an assistant message's `provider/model` (`undefined` for a missing one, as pi's template
 /// string writes it).
-pub(crate) fn finish_default_model(ctx: &mut SessionContext, doc: &SessionDoc, default_model: Option<usize>) {
+pub(crate) fn finish_default_model(
+    ctx: &mut SessionContext,
+    doc: &SessionDoc,
+    default_model: Option<usize>,
+) {
     let Some(e) = default_model.and_then(|i| doc.entries.get(i)) else {
         return;
     };
     let line = doc.line(&e.line);
     let value = if e.etype == EntryType::ModelChange {
-        e.fields.str(line, "model").map(|m| m.into_owned()).unwrap_or_default()
+        e.fields
+            .str(line, "model")
+            .map(|m| m.into_owned())
+            .unwrap_or_default()
     } else {
         let p = e.message_str(line, "provider");
         let m = e.message_str(line, "model");
-        format!("{}/{}", p.as_deref().unwrap_or("undefined"), m.as_deref().unwrap_or("undefined"))
+        format!(
+            "{}/{}",
+            p.as_deref().unwrap_or("undefined"),
+            m.as_deref().unwrap_or("undefined")
+        )
     };
     set_model(&mut ctx.models, "default", value);
 }
@@ -256,7 +281,10 @@ pub(crate) fn emit_entry(ctx: &mut SessionContext, doc: &SessionDoc, i: usize) {
         EntryType::CustomMessage => ctx.messages.push(CtxMessage::Custom(i)),
         EntryType::BranchSummary => {
             let line = doc.line(&e.line);
-            if e.fields.value(line, "summary").is_some_and(|v| v.is_truthy()) {
+            if e.fields
+                .value(line, "summary")
+                .is_some_and(|v| v.is_truthy())
+            {
                 ctx.messages.push(CtxMessage::BranchSummary(i));
             }
         }
@@ -278,7 +306,10 @@ fn omp_provider_payload(doc: &SessionDoc, e: &Entry) -> Option<(Vec<u8>, Vec<u8>
     if !matches!(hist, json::JsValue::Array(_)) {
         return None;
     }
-    Some((json::JsValue::String(provider.clone()).to_json(), hist.to_json()))
+    Some((
+        json::JsValue::String(provider.clone()).to_json(),
+        hist.to_json(),
+    ))
 }
 
 /// `new Date(entry.timestamp).getTime()` written as JSON (`null` for NaN).
@@ -301,7 +332,13 @@ pub(crate) fn write_entry_time(doc: &SessionDoc, e: &Entry, out: &mut Vec<u8>) {
 
 /// Writes `"key":<canonical value>` for a member of `e`, preceded by a comma; nothing when
 /// the member is absent (JS `undefined` is omitted).
-pub(crate) fn write_member(doc: &SessionDoc, e: &Entry, key: &str, as_key: &str, out: &mut Vec<u8>) {
+pub(crate) fn write_member(
+    doc: &SessionDoc,
+    e: &Entry,
+    key: &str,
+    as_key: &str,
+    out: &mut Vec<u8>,
+) {
     let line = doc.line(&e.line);
     if let Some((raw, _)) = e.fields.get(line, key) {
         out.push(b',');
@@ -361,7 +398,9 @@ impl SessionContext {
                 write_member(doc, e, "tokensBefore", "tokensBefore", out);
                 if omp {
                     if let Some((provider, items)) = omp_provider_payload(doc, e) {
-                        out.extend_from_slice(br#","providerPayload":{"type":"openaiResponsesHistory","provider":"#);
+                        out.extend_from_slice(
+                            br#","providerPayload":{"type":"openaiResponsesHistory","provider":"#,
+                        );
                         out.extend_from_slice(&provider);
                         out.extend_from_slice(br#","items":"#);
                         out.extend_from_slice(&items);
@@ -398,7 +437,9 @@ impl SessionContext {
                 let e = &doc.entries[i];
                 let line = doc.line(&e.line);
                 match e.fields.get(line, "thinkingLevel") {
-                    Some((_, ValueKind::Null)) | None if omp => out.extend_from_slice(br#","thinkingLevel":"off""#),
+                    Some((_, ValueKind::Null)) | None if omp => {
+                        out.extend_from_slice(br#","thinkingLevel":"off""#)
+                    }
                     Some((raw, _)) => {
                         out.extend_from_slice(br#","thinkingLevel":"#);
                         canon(raw, out);
@@ -484,7 +525,11 @@ impl SessionContext {
         };
         let e = &doc.entries[i];
         let line = doc.line(&e.line);
-        let fields = if from_message { e.message.as_ref() } else { Some(&e.fields) };
+        let fields = if from_message {
+            e.message.as_ref()
+        } else {
+            Some(&e.fields)
+        };
         out.push(b'{');
         let mut first = true;
         if let Some(f) = fields {

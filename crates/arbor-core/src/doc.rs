@@ -5,7 +5,9 @@
 //! load) but reports every such line, and never changes the bytes it was given. Files in
 //! format v1 or v2 are migrated *in memory* (see [`crate::migrate`]); the store decides
 //! whether to write the migrated lines back.
-use crate::entry::{parse_fields, parse_message_line, Entry, EntryType, Fields, LineError, LineRef};
+use crate::entry::{
+    parse_fields, parse_message_line, Entry, EntryType, Fields, LineError, LineRef,
+};
 use crate::migrate::{self, Migration};
 
 use crate::tree::TreeIndex;
@@ -146,7 +148,10 @@ impl std::fmt::Debug for SessionDoc {
 }
 
 /// Splits `bytes` into physical lines: (start, end without line end, end with it).
-pub(crate) fn physical_lines(bytes: &[u8], from: usize) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
+pub(crate) fn physical_lines(
+    bytes: &[u8],
+    from: usize,
+) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
     let mut pos = from;
     std::iter::from_fn(move || {
         if pos >= bytes.len() {
@@ -163,7 +168,10 @@ pub(crate) fn physical_lines(bytes: &[u8], from: usize) -> impl Iterator<Item = 
 }
 
 fn is_blank(line: &[u8]) -> bool {
-    match line.iter().position(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n')) {
+    match line
+        .iter()
+        .position(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+    {
         None => true,
         // An ASCII byte that is not whitespace (`{` on every entry line) decides at once:
         // validating the whole line as UTF-8 just to trim it cost 13% of a load.
@@ -196,16 +204,18 @@ impl Lines {
     fn append(&mut self, later: Lines) {
         let off = self.lines;
         self.records.reserve_exact(later.records.len());
-        self.records.extend(later.records.into_iter().map(|(n, mut e)| {
-            e.line_no += off;
-            (n + off, e)
-        }));
+        self.records
+            .extend(later.records.into_iter().map(|(n, mut e)| {
+                e.line_no += off;
+                (n + off, e)
+            }));
         self.crlf += later.crlf;
         self.blank.extend(later.blank.into_iter().map(|n| n + off));
-        self.malformed.extend(later.malformed.into_iter().map(|mut b| {
-            b.line_no += off;
-            b
-        }));
+        self.malformed
+            .extend(later.malformed.into_iter().map(|mut b| {
+                b.line_no += off;
+                b
+            }));
         if let Some(mut t) = later.torn_tail {
             t.line_no += off;
             self.torn_tail = Some(t);
@@ -225,9 +235,11 @@ impl Lines {
 /// the dominant cost of a load.
 fn scan_lines_parallel(data: &[u8], from: usize) -> Lines {
     let len = data.len().saturating_sub(from);
-    let two_cores = len >= PARALLEL_MIN_BYTES && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let two_cores = len >= PARALLEL_MIN_BYTES
+        && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
     let split = if two_cores {
-        memchr::memchr(b'\n', data.get(from + len / 2..).unwrap_or_default()).map(|i| from + len / 2 + i + 1)
+        memchr::memchr(b'\n', data.get(from + len / 2..).unwrap_or_default())
+            .map(|i| from + len / 2 + i + 1)
     } else {
         None
     };
@@ -238,7 +250,9 @@ fn scan_lines_parallel(data: &[u8], from: usize) -> Lines {
         let later = scope.spawn(|| scan_lines(data, split, data.len(), false));
         let first = scan_lines(data, from, split, true);
         // A panic in the worker is a bug; scan the second half here rather than lose it.
-        let second = later.join().unwrap_or_else(|_| scan_lines(data, split, data.len(), false));
+        let second = later
+            .join()
+            .unwrap_or_else(|_| scan_lines(data, split, data.len(), false));
         (first, second)
     });
     first.append(second);
@@ -272,7 +286,10 @@ fn scan_lines(data: &[u8], from: usize, to: usize, at_start: bool) -> Lines {
         if blob.find(line).is_some() {
             out.blob_lines.push(start);
         }
-        let lref = LineRef::Base { start, end: content_end };
+        let lref = LineRef::Base {
+            start,
+            end: content_end,
+        };
         // Message lines (nearly all the bytes) in one pass; everything else as before.
         if !(at_start && line_no == 1) {
             if let Some(entry) = parse_message_line(line, lref, line_no) {
@@ -288,11 +305,20 @@ fn scan_lines(data: &[u8], from: usize, to: usize, at_start: bool) -> Lines {
                 if !has_newline {
                     out.missing_final_newline = true;
                 }
-                if at_start && line_no == 1 && out.title_slot.is_none() && fields.str(line, "type").as_deref() == Some("title") {
-                    out.title_slot = Some(TitleSlot { fields, line: lref, physical_len: next - start });
+                if at_start
+                    && line_no == 1
+                    && out.title_slot.is_none()
+                    && fields.str(line, "type").as_deref() == Some("title")
+                {
+                    out.title_slot = Some(TitleSlot {
+                        fields,
+                        line: lref,
+                        physical_len: next - start,
+                    });
                     continue;
                 }
-                out.records.push((line_no, Entry::from_fields(line, fields, lref, line_no)));
+                out.records
+                    .push((line_no, Entry::from_fields(line, fields, lref, line_no)));
             }
             Err(e) => {
                 let bad = BadLine {
@@ -324,8 +350,19 @@ impl SessionDoc {
             report.bom = true;
             pos = 3;
         }
-        let Lines { records, title_slot, crlf, blank, malformed, torn_tail, missing_final_newline, complete_len, any_nonblank, blob_lines, .. } =
-            scan_lines_parallel(data, pos);
+        let Lines {
+            records,
+            title_slot,
+            crlf,
+            blank,
+            malformed,
+            torn_tail,
+            missing_final_newline,
+            complete_len,
+            any_nonblank,
+            blob_lines,
+            ..
+        } = scan_lines_parallel(data, pos);
         report.crlf_lines = crlf;
         report.blank_lines = blank;
         report.malformed = malformed;
@@ -340,15 +377,20 @@ impl SessionDoc {
             return Err(NotASession::NoJson);
         };
         let first_line = slice(data, &first.1.line);
-        let is_header = first.1.etype == EntryType::Session
-            && first.1.fields.str(first_line, "id").is_some();
+        let is_header =
+            first.1.etype == EntryType::Session && first.1.fields.str(first_line, "id").is_some();
         if !is_header {
             let found = match &first.1.etype {
                 EntryType::Session => "a session line without a string id".to_string(),
-                EntryType::Other(t) if t.is_empty() => "an object without a string type".to_string(),
+                EntryType::Other(t) if t.is_empty() => {
+                    "an object without a string type".to_string()
+                }
                 t => format!("a \"{}\" entry", t.name()),
             };
-            return Err(NotASession::NoHeader { line_no: first.0, found });
+            return Err(NotASession::NoHeader {
+                line_no: first.0,
+                found,
+            });
         }
         let version = first.1.fields.num(first_line, "version");
         report.version = match version {
@@ -358,7 +400,12 @@ impl SessionDoc {
         };
         let mut owned: Vec<Box<[u8]>> = Vec::new();
         let migration = if report.version < 3 {
-            Some(migrate::migrate_records(data, &mut owned, &mut records, report.version))
+            Some(migrate::migrate_records(
+                data,
+                &mut owned,
+                &mut records,
+                report.version,
+            ))
         } else {
             None
         };
@@ -457,12 +504,18 @@ impl SessionDoc {
 
     /// The header's `id`.
     pub fn session_id(&self) -> Option<String> {
-        self.header.fields.str(self.header_line(), "id").map(|s| s.into_owned())
+        self.header
+            .fields
+            .str(self.header_line(), "id")
+            .map(|s| s.into_owned())
     }
 
     /// A string member of the header.
     pub fn header_str(&self, key: &str) -> Option<String> {
-        self.header.fields.str(self.header_line(), key).map(|s| s.into_owned())
+        self.header
+            .fields
+            .str(self.header_line(), key)
+            .map(|s| s.into_owned())
     }
 
     /// The dialect: omp when the file has omp's title slot (omp 18 writes one into every
@@ -553,7 +606,10 @@ impl SessionDoc {
 
     /// Entries appended in memory (not loaded from the input), in order.
     pub fn appended_lines(&self) -> impl Iterator<Item = &[u8]> {
-        self.entries.iter().filter(|e| e.line_no == 0).map(|e| self.line(&e.line))
+        self.entries
+            .iter()
+            .filter(|e| e.line_no == 0)
+            .map(|e| self.line(&e.line))
     }
 }
 
@@ -570,7 +626,11 @@ mod blob_line_tests {
         // Enough lines for the two-thread load, with a reference now and then.
         let filler = "x".repeat(3000);
         for i in 0..2000 {
-            let data_field = if i % 397 == 5 { format!("blob:sha256:{:064x}", i) } else { filler.clone() };
+            let data_field = if i % 397 == 5 {
+                format!("blob:sha256:{:064x}", i)
+            } else {
+                filler.clone()
+            };
             if i % 397 == 5 {
                 want.push(data.len());
             }

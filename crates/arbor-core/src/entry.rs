@@ -402,11 +402,23 @@ pub fn parse_message_line(line: &[u8], line_ref: LineRef, line_no: usize) -> Opt
                 m.value = m.value.start + v..m.value.end + v;
             }
             let msg = msg.into_boxed_slice();
-            let fields = Fields { members: members.into_boxed_slice() };
-            return Some(Entry::from_fields_and_message(line, fields, Some(msg), line_ref, line_no));
+            let fields = Fields {
+                members: members.into_boxed_slice(),
+            };
+            return Some(Entry::from_fields_and_message(
+                line,
+                fields,
+                Some(msg),
+                line_ref,
+                line_no,
+            ));
         }
         let end = json::value_end(line, v).ok()?;
-        members.push(Member { key, value: v..end, kind });
+        members.push(Member {
+            key,
+            value: v..end,
+            kind,
+        });
         i = json::skip_ws(line, end);
         match line.get(i) {
             Some(b',') => i = json::skip_ws(line, i + 1),

@@ -4,18 +4,18 @@
 //! the tree index, context building as pi's `buildSessionContext`, and LLM conversion.
 #![deny(missing_docs)]
 
-pub mod json;
 pub mod blobref;
-pub mod persist;
-pub mod title;
 pub mod context;
 pub mod context_omp;
 pub mod doc;
 pub mod entry;
+pub mod json;
 pub mod live;
 pub mod llm;
 pub mod migrate;
+pub mod persist;
 pub mod time;
+pub mod title;
 pub mod tree;
 
 pub use context::{build_session_context, LeafSel, SessionContext};

@@ -10,7 +10,9 @@
 //! `parentId` cycle, a replaced document) rebuilds from the path, so the result is always
 //! exactly [`build_session_context`]`(doc, LeafSel::Current)`. omp files are rebuilt every
 //! time for now (omp's context carries more state than the fold below updates).
-use crate::context::{apply_entry, build_session_context, emit_entry, finish_default_model, LeafSel, SessionContext};
+use crate::context::{
+    apply_entry, build_session_context, emit_entry, finish_default_model, LeafSel, SessionContext,
+};
 use crate::doc::{Dialect, SessionDoc};
 use crate::entry::EntryType;
 

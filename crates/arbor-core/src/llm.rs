@@ -142,7 +142,9 @@ fn write_llm_message(doc: &SessionDoc, m: CtxMessage, out: &mut Vec<u8>) -> bool
                     true
                 }
                 Some(Role::BashExecution) => {
-                    let Ok(v) = JsValue::parse(raw) else { return false };
+                    let Ok(v) = JsValue::parse(raw) else {
+                        return false;
+                    };
                     if v.get("excludeFromContext").is_some_and(JsValue::is_truthy) {
                         return false;
                     }
@@ -152,7 +154,9 @@ fn write_llm_message(doc: &SessionDoc, m: CtxMessage, out: &mut Vec<u8>) -> bool
                     true
                 }
                 Some(Role::Custom) => {
-                    let Ok(v) = JsValue::parse(raw) else { return false };
+                    let Ok(v) = JsValue::parse(raw) else {
+                        return false;
+                    };
                     out.extend_from_slice(br#"{"role":"user""#);
                     write_content(v.get("content"), out);
                     write_message_timestamp(&v, out);

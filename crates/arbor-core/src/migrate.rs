@@ -134,7 +134,10 @@ pub(crate) fn migrate_records(
         .unwrap_or_default();
     let mut gen = IdGen {
         state: fnv1a(&header_bytes),
-        used: records.iter().filter_map(|(_, e)| e.id.as_deref().map(str::to_string)).collect(),
+        used: records
+            .iter()
+            .filter_map(|(_, e)| e.id.as_deref().map(str::to_string))
+            .collect(),
     };
     let mut changed = Vec::new();
     let mut new_ids: Vec<Option<String>> = vec![None; records.len()];
@@ -145,23 +148,39 @@ pub(crate) fn migrate_records(
         let mut bytes = line_of(data, owned, &entry.line).to_vec();
         let original = bytes.clone();
         let mut fields = entry.fields.clone();
-        let edit = |bytes: &mut Vec<u8>, fields: &mut Fields, f: &dyn Fn(&[u8], &Fields) -> Vec<u8>| {
-            *bytes = f(bytes, fields);
-            *fields = parse_fields(bytes).unwrap_or_default();
-        };
+        let edit =
+            |bytes: &mut Vec<u8>, fields: &mut Fields, f: &dyn Fn(&[u8], &Fields) -> Vec<u8>| {
+                *bytes = f(bytes, fields);
+                *fields = parse_fields(bytes).unwrap_or_default();
+            };
         if entry.etype == EntryType::Session {
-            edit(&mut bytes, &mut fields, &|l, f| set_member(l, f, "version", b"3"));
+            edit(&mut bytes, &mut fields, &|l, f| {
+                set_member(l, f, "version", b"3")
+            });
         } else {
             if from_version < 2 {
                 let id = gen.next();
-                edit(&mut bytes, &mut fields, &|l, f| set_member(l, f, "id", &quoted(&id)));
-                let parent = prev.as_deref().map(quoted).unwrap_or_else(|| b"null".to_vec());
-                edit(&mut bytes, &mut fields, &|l, f| set_member(l, f, "parentId", &parent));
+                edit(&mut bytes, &mut fields, &|l, f| {
+                    set_member(l, f, "id", &quoted(&id))
+                });
+                let parent = prev
+                    .as_deref()
+                    .map(quoted)
+                    .unwrap_or_else(|| b"null".to_vec());
+                edit(&mut bytes, &mut fields, &|l, f| {
+                    set_member(l, f, "parentId", &parent)
+                });
                 new_ids[i] = Some(id.clone());
                 prev = Some(id);
-                if entry.etype == EntryType::Compaction && fields.num(&bytes, "firstKeptEntryIndex").is_some() {
+                if entry.etype == EntryType::Compaction
+                    && fields.num(&bytes, "firstKeptEntryIndex").is_some()
+                {
                     let idx = fields.num(&bytes, "firstKeptEntryIndex").unwrap_or(-1.0);
-                    let target = if idx >= 0.0 && idx.fract() == 0.0 { records.get(idx as usize) } else { None };
+                    let target = if idx >= 0.0 && idx.fract() == 0.0 {
+                        records.get(idx as usize)
+                    } else {
+                        None
+                    };
                     let target_id = target.and_then(|(_, t)| {
                         if t.etype == EntryType::Session {
                             return None;
@@ -173,9 +192,13 @@ pub(crate) fn migrate_records(
                             t.id.as_deref().map(str::to_string)
                         }
                     });
-                    edit(&mut bytes, &mut fields, &|l, f| remove_member(l, f, "firstKeptEntryIndex"));
+                    edit(&mut bytes, &mut fields, &|l, f| {
+                        remove_member(l, f, "firstKeptEntryIndex")
+                    });
                     if let Some(t) = target_id {
-                        edit(&mut bytes, &mut fields, &|l, f| set_member(l, f, "firstKeptEntryId", &quoted(&t)));
+                        edit(&mut bytes, &mut fields, &|l, f| {
+                            set_member(l, f, "firstKeptEntryId", &quoted(&t))
+                        });
                     }
                 }
             }
@@ -199,7 +222,10 @@ pub(crate) fn migrate_records(
             }
         }
     }
-    Migration { from_version, changed_lines: changed }
+    Migration {
+        from_version,
+        changed_lines: changed,
+    }
 }
 
 #[cfg(test)]
@@ -213,10 +239,22 @@ mod tests {
     #[test]
     fn set_and_remove_members_splice_bytes() {
         let l = br#"{"type":"x","a":1.0,"b":"\u00e9"}"#;
-        assert_eq!(set_member(l, &f(l), "id", br#""ab""#), br#"{"type":"x","a":1.0,"b":"\u00e9","id":"ab"}"#);
-        assert_eq!(set_member(l, &f(l), "a", b"2"), br#"{"type":"x","a":2,"b":"\u00e9"}"#);
-        assert_eq!(remove_member(l, &f(l), "a"), br#"{"type":"x","b":"\u00e9"}"#);
-        assert_eq!(remove_member(l, &f(l), "type"), br#"{"a":1.0,"b":"\u00e9"}"#);
+        assert_eq!(
+            set_member(l, &f(l), "id", br#""ab""#),
+            br#"{"type":"x","a":1.0,"b":"\u00e9","id":"ab"}"#
+        );
+        assert_eq!(
+            set_member(l, &f(l), "a", b"2"),
+            br#"{"type":"x","a":2,"b":"\u00e9"}"#
+        );
+        assert_eq!(
+            remove_member(l, &f(l), "a"),
+            br#"{"type":"x","b":"\u00e9"}"#
+        );
+        assert_eq!(
+            remove_member(l, &f(l), "type"),
+            br#"{"a":1.0,"b":"\u00e9"}"#
+        );
         let one = br#"{"a":1}"#;
         assert_eq!(remove_member(one, &f(one), "a"), b"{}");
         let empty = b"{}";

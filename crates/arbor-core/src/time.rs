@@ -73,7 +73,10 @@ impl Cursor<'_> {
 /// Date-only forms are UTC; a date-time without offset is local time in JS, read here as UTC
 /// (pi and omp always write `Z`). Returns `None` where JS gives `NaN`.
 pub fn parse_iso_ms(s: &str) -> Option<f64> {
-    let mut c = Cursor { b: s.as_bytes(), i: 0 };
+    let mut c = Cursor {
+        b: s.as_bytes(),
+        i: 0,
+    };
     let year = if c.eat(b'+') {
         c.digits(6)?
     } else if c.eat(b'-') {
@@ -178,7 +181,10 @@ mod tests {
 
     #[test]
     fn parses_js_iso_forms() {
-        assert_eq!(parse_iso_ms("2025-01-01T00:00:06.000Z"), Some(1_735_689_606_000.0));
+        assert_eq!(
+            parse_iso_ms("2025-01-01T00:00:06.000Z"),
+            Some(1_735_689_606_000.0)
+        );
         assert_eq!(parse_iso_ms("1970-01-01"), Some(0.0));
         assert_eq!(parse_iso_ms("1970-01-01T00:00Z"), Some(0.0));
         assert_eq!(parse_iso_ms("1970-01-01T01:00:00+01:00"), Some(0.0));

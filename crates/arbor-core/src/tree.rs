@@ -37,7 +37,10 @@ impl LabelMap {
     }
     /// (target, label) pairs in map order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.slots.iter().flatten().map(|(t, l)| (t.as_ref(), l.as_ref()))
+        self.slots
+            .iter()
+            .flatten()
+            .map(|(t, l)| (t.as_ref(), l.as_ref()))
     }
     /// Number of labelled targets.
     pub fn len(&self) -> usize {
@@ -98,7 +101,10 @@ impl TreeIndex {
     /// An empty index with room for `n` ids (a load indexes every entry at once: growing the
     /// map step by step rehashed it 14 times for 15,000 entries).
     pub fn with_capacity(n: usize) -> TreeIndex {
-        TreeIndex { by_id: HashMap::with_capacity(n), ..TreeIndex::default() }
+        TreeIndex {
+            by_id: HashMap::with_capacity(n),
+            ..TreeIndex::default()
+        }
     }
 
     /// Indexes entry `i` of `doc` (which must be its last entry so far): later duplicate ids
@@ -130,7 +136,10 @@ impl TreeIndex {
 
     /// The index of the parent of entry `i`, if its `parentId` names a known entry.
     pub fn parent(&self, doc: &SessionDoc, i: usize) -> Option<usize> {
-        doc.entries[i].parent_id.as_deref().and_then(|p| self.get(p))
+        doc.entries[i]
+            .parent_id
+            .as_deref()
+            .and_then(|p| self.get(p))
     }
 
     /// The path from the root to entry `i` (pi's `getBranch`), cut where a cycle closes.
@@ -147,7 +156,10 @@ impl TreeIndex {
             cur = p;
         }
         out.reverse();
-        PathResult { entries: out, cycle: false }
+        PathResult {
+            entries: out,
+            cycle: false,
+        }
     }
 
     fn path_guarded(&self, doc: &SessionDoc, i: usize) -> PathResult {
@@ -165,7 +177,10 @@ impl TreeIndex {
             cur = p;
         }
         out.reverse();
-        PathResult { entries: out, cycle }
+        PathResult {
+            entries: out,
+            cycle,
+        }
     }
 
     /// pi's `getTree()`. An entry whose id is reused by a later entry is left out (pi lists
@@ -191,13 +206,21 @@ impl TreeIndex {
                 _ => roots.push(i),
             }
         }
-        let ts: Vec<f64> = doc.entries.iter().map(|e| e.timestamp_ms().unwrap_or(f64::NAN)).collect();
+        let ts: Vec<f64> = doc
+            .entries
+            .iter()
+            .map(|e| e.timestamp_ms().unwrap_or(f64::NAN))
+            .collect();
         for c in children.iter_mut() {
             if c.len() > 1 {
                 sort_like_v8(c, &ts);
             }
         }
-        let mut tree = Tree { roots, children, unreachable: hidden };
+        let mut tree = Tree {
+            roots,
+            children,
+            unreachable: hidden,
+        };
         let mut reached = vec![false; n];
         for i in tree.preorder() {
             reached[i] = true;
@@ -228,7 +251,11 @@ fn sort_like_v8(v: &mut [usize], ts: &[f64]) {
     };
     let has_nan = v.iter().any(|&i| ts[i].is_nan());
     if !has_nan || v.len() >= 64 {
-        v.sort_by(|&a, &b| cmp(a, b).partial_cmp(&0.0).unwrap_or(std::cmp::Ordering::Equal));
+        v.sort_by(|&a, &b| {
+            cmp(a, b)
+                .partial_cmp(&0.0)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
         return;
     }
     let n = v.len();
@@ -268,43 +295,6 @@ fn sort_like_v8(v: &mut [usize], ts: &[f64]) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn label_map_keeps_pi_map_order() {
-        let mut m = LabelMap::default();
-        m.apply("b", Some("L2"));
-        m.apply("a", Some("L1"));
-        m.apply("b", Some("L2b"));
-        assert_eq!(m.iter().collect::<Vec<_>>(), vec![("b", "L2b"), ("a", "L1")]);
-        m.apply("b", Some(""));
-        m.apply("b", Some("again"));
-        assert_eq!(m.iter().collect::<Vec<_>>(), vec![("a", "L1"), ("b", "again")]);
-        m.apply("a", None);
-        assert_eq!(m.get("a"), None);
-        assert_eq!(m.len(), 1);
-    }
-
-    #[test]
-    fn v8_sort_without_nan_is_stable_ascending() {
-        let ts = [3.0, 1.0, 2.0, 1.0];
-        let mut v = vec![0, 1, 2, 3];
-        sort_like_v8(&mut v, &ts);
-        assert_eq!(v, vec![1, 3, 2, 0]);
-    }
-
-    #[test]
-    fn v8_sort_with_nan_matches_binary_insertion() {
-        // c2 (9s), c1 (7s), bad (NaN): pi's getTree gives c1, c2, bad.
-        let ts = [9000.0, 7000.0, f64::NAN];
-        let mut v = vec![0, 1, 2];
-        sort_like_v8(&mut v, &ts);
-        assert_eq!(v, vec![1, 0, 2]);
-    }
-}
-
 impl Tree {
     /// Writes DESIGN's `arbor tree --json` object: `{"leaf", "roots", "nodes"}`, nodes in
     /// depth-first pre-order, each `{"id","parentId","type","timestamp","label"?,"children"}`.
@@ -315,7 +305,10 @@ impl Tree {
             None => out.extend_from_slice(b"null"),
         };
         out.extend_from_slice(b"{\"leaf\":");
-        opt_str(doc.index.leaf.and_then(|i| doc.entries[i].id.as_deref()), out);
+        opt_str(
+            doc.index.leaf.and_then(|i| doc.entries[i].id.as_deref()),
+            out,
+        );
         out.extend_from_slice(b",\"roots\":[");
         for (k, &r) in self.roots.iter().enumerate() {
             if k > 0 {
@@ -351,5 +344,48 @@ impl Tree {
             out.extend_from_slice(b"]}");
         }
         out.extend_from_slice(b"]}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_map_keeps_pi_map_order() {
+        let mut m = LabelMap::default();
+        m.apply("b", Some("L2"));
+        m.apply("a", Some("L1"));
+        m.apply("b", Some("L2b"));
+        assert_eq!(
+            m.iter().collect::<Vec<_>>(),
+            vec![("b", "L2b"), ("a", "L1")]
+        );
+        m.apply("b", Some(""));
+        m.apply("b", Some("again"));
+        assert_eq!(
+            m.iter().collect::<Vec<_>>(),
+            vec![("a", "L1"), ("b", "again")]
+        );
+        m.apply("a", None);
+        assert_eq!(m.get("a"), None);
+        assert_eq!(m.len(), 1);
+    }
+
+    #[test]
+    fn v8_sort_without_nan_is_stable_ascending() {
+        let ts = [3.0, 1.0, 2.0, 1.0];
+        let mut v = vec![0, 1, 2, 3];
+        sort_like_v8(&mut v, &ts);
+        assert_eq!(v, vec![1, 3, 2, 0]);
+    }
+
+    #[test]
+    fn v8_sort_with_nan_matches_binary_insertion() {
+        // c2 (9s), c1 (7s), bad (NaN): pi's getTree gives c1, c2, bad.
+        let ts = [9000.0, 7000.0, f64::NAN];
+        let mut v = vec![0, 1, 2];
+        sort_like_v8(&mut v, &ts);
+        assert_eq!(v, vec![1, 0, 2]);
     }
 }

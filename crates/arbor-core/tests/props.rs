@@ -10,18 +10,31 @@ fn parse(bytes: Vec<u8>) -> Result<SessionDoc, arbor_core::NotASession> {
     SessionDoc::parse(Arc::new(bytes))
 }
 
-const HEADER: &str = r#"{"type":"session","version":3,"id":"h","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
+const HEADER: &str =
+    r#"{"type":"session","version":3,"id":"h","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
 
 /// One entry line with a chosen id, parent and timestamp second.
 fn entry_line(id: usize, parent: Option<usize>, ts: u32, kind: u8) -> String {
-    let parent = parent.map(|p| format!("\"e{p}\"")).unwrap_or_else(|| "null".into());
+    let parent = parent
+        .map(|p| format!("\"e{p}\""))
+        .unwrap_or_else(|| "null".into());
     let ts = format!("2025-01-01T00:{:02}:{:02}.000Z", ts / 60 % 60, ts % 60);
     match kind % 5 {
-        0 => format!(r#"{{"type":"message","id":"e{id}","parentId":{parent},"timestamp":"{ts}","message":{{"role":"user","content":"u{id} \u00e9\ud83d","timestamp":{id}}}}}"#),
-        1 => format!(r#"{{"type":"message","id":"e{id}","parentId":{parent},"timestamp":"{ts}","message":{{"role":"assistant","content":[{{"type":"text","text":"a"}}],"provider":"p","model":"m{id}","timestamp":1.0}}}}"#),
-        2 => format!(r#"{{"type":"label","id":"e{id}","parentId":{parent},"timestamp":"{ts}","targetId":"e0","label":"L{id}"}}"#),
-        3 => format!(r#"{{"type":"compaction","id":"e{id}","parentId":{parent},"timestamp":"{ts}","summary":"s","firstKeptEntryId":"e1","tokensBefore":1e3}}"#),
-        _ => format!(r#"{{"type":"mystery_type","id":"e{id}","parentId":{parent},"timestamp":"{ts}","x":{{"2":1,"1":[true,null]}}}}"#),
+        0 => format!(
+            r#"{{"type":"message","id":"e{id}","parentId":{parent},"timestamp":"{ts}","message":{{"role":"user","content":"u{id} \u00e9\ud83d","timestamp":{id}}}}}"#
+        ),
+        1 => format!(
+            r#"{{"type":"message","id":"e{id}","parentId":{parent},"timestamp":"{ts}","message":{{"role":"assistant","content":[{{"type":"text","text":"a"}}],"provider":"p","model":"m{id}","timestamp":1.0}}}}"#
+        ),
+        2 => format!(
+            r#"{{"type":"label","id":"e{id}","parentId":{parent},"timestamp":"{ts}","targetId":"e0","label":"L{id}"}}"#
+        ),
+        3 => format!(
+            r#"{{"type":"compaction","id":"e{id}","parentId":{parent},"timestamp":"{ts}","summary":"s","firstKeptEntryId":"e1","tokensBefore":1e3}}"#
+        ),
+        _ => format!(
+            r#"{{"type":"mystery_type","id":"e{id}","parentId":{parent},"timestamp":"{ts}","x":{{"2":1,"1":[true,null]}}}}"#
+        ),
     }
 }
 

@@ -8,8 +8,16 @@ use std::time::Instant;
 
 fn main() {
     let dir = std::env::args().nth(1).expect("DIR");
-    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
-    let bytes: u64 = files.iter().map(|f| std::fs::metadata(f).unwrap().len()).sum();
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    let bytes: u64 = files
+        .iter()
+        .map(|f| std::fs::metadata(f).unwrap().len())
+        .sum();
     let mbs = |t: f64| bytes as f64 / 1e6 / t;
     let t = Instant::now();
     let mut n = 0u64;
@@ -49,7 +57,14 @@ fn main() {
     let t = Instant::now();
     for f in &files {
         let stat = arbor_index::scan::Stat::of(f).unwrap();
-        let job = arbor_index::scan::Job { idx: 0, path: f.clone(), stat, stored: None, kinds: Default::default(), want_docs: false };
+        let job = arbor_index::scan::Job {
+            idx: 0,
+            path: f.clone(),
+            stat,
+            stored: None,
+            kinds: Default::default(),
+            want_docs: false,
+        };
         arbor_index::scan::scan_job(&job, &mut |c| k += c.nodes.len()).unwrap();
     }
     let e = t.elapsed().as_secs_f64();
@@ -57,7 +72,14 @@ fn main() {
     let t = Instant::now();
     for f in &files {
         let stat = arbor_index::scan::Stat::of(f).unwrap();
-        let job = arbor_index::scan::Job { idx: 0, path: f.clone(), stat, stored: None, kinds: Default::default(), want_docs: true };
+        let job = arbor_index::scan::Job {
+            idx: 0,
+            path: f.clone(),
+            stat,
+            stored: None,
+            kinds: Default::default(),
+            want_docs: true,
+        };
         arbor_index::scan::scan_job(&job, &mut |c| k += c.docs.len()).unwrap();
     }
     let e = t.elapsed().as_secs_f64();

@@ -112,7 +112,10 @@ DROP TABLE IF EXISTS meta;
 pub const FULL_CHECK_EVERY_MS: i64 = 24 * 3600 * 1000;
 
 fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 /// The default catalog file: `$ARBOR_CATALOG`, else `$XDG_CACHE_HOME/arbor/catalog.db`, else
@@ -208,7 +211,12 @@ pub(crate) struct FileRow {
 pub(crate) fn read_file_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
     let u = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)? as u64) };
     let fp = Fingerprint {
-        stat: Stat { size: u(2)?, mtime_ns: r.get(3)?, ino: u(4)?, dev: u(5)? },
+        stat: Stat {
+            size: u(2)?,
+            mtime_ns: r.get(3)?,
+            ino: u(4)?,
+            dev: u(5)?,
+        },
         head_len: u(6)?,
         head_hash: r.get(7)?,
         slot_len: u(8)?,
@@ -253,7 +261,13 @@ pub(crate) fn read_file_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
         entries: r.get(31)?,
         labels: r.get(32)?,
         models: r.get(33)?,
-        usage: Usage { input: r.get(34)?, output: r.get(35)?, cache_read: r.get(36)?, cache_write: r.get(37)?, cost: r.get(38)? },
+        usage: Usage {
+            input: r.get(34)?,
+            output: r.get(35)?,
+            cache_read: r.get(36)?,
+            cache_write: r.get(37)?,
+            cost: r.get(38)?,
+        },
         path: r.get(39)?,
     })
 }
@@ -263,7 +277,12 @@ impl FileRow {
     pub(crate) fn listed(&self, shown: PathBuf) -> Option<Listed> {
         let s = &self.stored;
         let info = s.info.finish(&shown, s.fp.stat.mtime_ms(), String::new())?;
-        let title = s.meta.slot_title.clone().filter(|t| !t.is_empty()).or_else(|| s.meta.header_title.clone());
+        let title = s
+            .meta
+            .slot_title
+            .clone()
+            .filter(|t| !t.is_empty())
+            .or_else(|| s.meta.header_title.clone());
         Some(Listed {
             info,
             file: PathBuf::from(&self.path),
@@ -271,7 +290,12 @@ impl FileRow {
             branches: self.branches.max(0) as u64,
             entries: self.entries.max(0) as u64,
             labels: self.labels.max(0) as u64,
-            models: self.models.split('\n').filter(|m| !m.is_empty()).map(str::to_string).collect(),
+            models: self
+                .models
+                .split('\n')
+                .filter(|m| !m.is_empty())
+                .map(str::to_string)
+                .collect(),
             usage: self.usage,
             title,
             omp: s.meta.omp,
@@ -331,13 +355,31 @@ impl Catalog {
                 let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
             }
         }
-        let created = !path.exists() || std::fs::metadata(path).map(|m| m.len() == 0).unwrap_or(true);
+        let created = !path.exists()
+            || std::fs::metadata(path)
+                .map(|m| m.len() == 0)
+                .unwrap_or(true);
         let conn = Connection::open(path).db(path)?;
-        let mut c = Catalog { conn, path: path.to_path_buf(), report: OpenReport { created, ..OpenReport::default() } };
-        c.conn.busy_timeout(std::time::Duration::from_secs(30)).db(path)?;
-        let mode: String = c.conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)).db(path)?;
+        let mut c = Catalog {
+            conn,
+            path: path.to_path_buf(),
+            report: OpenReport {
+                created,
+                ..OpenReport::default()
+            },
+        };
+        c.conn
+            .busy_timeout(std::time::Duration::from_secs(30))
+            .db(path)?;
+        let mode: String = c
+            .conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .db(path)?;
         if !mode.eq_ignore_ascii_case("wal") {
-            return Err(IndexError::Corrupt { path: path.to_path_buf(), detail: format!("journal mode {mode}") });
+            return Err(IndexError::Corrupt {
+                path: path.to_path_buf(),
+                detail: format!("journal mode {mode}"),
+            });
         }
         c.conn
             .execute_batch("PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-65536; PRAGMA mmap_size=268435456;")
@@ -349,7 +391,10 @@ impl Catalog {
         // The whole file is checked once a day (about 0.15 s for the catalog of 1 GB of
         // sessions), and by `arbor index`.
         let now = now_ms();
-        let checked: i64 = c.meta("checked_ms")?.and_then(|v| v.parse().ok()).unwrap_or(0);
+        let checked: i64 = c
+            .meta("checked_ms")?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
         if created || checked == 0 {
             c.set_meta("checked_ms", &now.to_string())?;
         } else if now - checked > FULL_CHECK_EVERY_MS {
@@ -362,7 +407,14 @@ impl Catalog {
     pub fn in_memory() -> Result<Catalog, IndexError> {
         let path = PathBuf::from(":memory:");
         let conn = Connection::open_in_memory().db(&path)?;
-        let mut c = Catalog { conn, path, report: OpenReport { created: true, ..OpenReport::default() } };
+        let mut c = Catalog {
+            conn,
+            path,
+            report: OpenReport {
+                created: true,
+                ..OpenReport::default()
+            },
+        };
         c.init_schema()?;
         Ok(c)
     }
@@ -385,7 +437,10 @@ impl Catalog {
             c.conn.execute_batch(DROP).db(path)?;
             c.conn.execute_batch(SCHEMA).db(path)?;
             c.conn
-                .execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?1)", [SCHEMA_VERSION.to_string()])
+                .execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?1)",
+                    [SCHEMA_VERSION.to_string()],
+                )
                 .db(path)?;
             c.conn.execute_batch(FTS_TUNING).db(path)?;
         }
@@ -408,7 +463,11 @@ impl Catalog {
     pub fn check_files_table(&self) -> Result<(), IndexError> {
         let has_files: bool = self
             .conn
-            .query_row("SELECT 1 FROM sqlite_master WHERE type='table' AND name='files'", [], |_| Ok(()))
+            .query_row(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='files'",
+                [],
+                |_| Ok(()),
+            )
             .optional()
             .db(&self.path)?
             .is_some();
@@ -420,17 +479,26 @@ impl Catalog {
 
     fn quick_check(&self, pragma: &str) -> Result<(), IndexError> {
         let mut st = self.conn.prepare(pragma).db(&self.path)?;
-        let rows: Vec<String> = st.query_map([], |r| r.get(0)).db(&self.path)?.collect::<Result<_, _>>().db(&self.path)?;
+        let rows: Vec<String> = st
+            .query_map([], |r| r.get(0))
+            .db(&self.path)?
+            .collect::<Result<_, _>>()
+            .db(&self.path)?;
         if rows.len() == 1 && rows[0] == "ok" {
             Ok(())
         } else {
-            Err(IndexError::Corrupt { path: self.path.clone(), detail: rows.join("; ") })
+            Err(IndexError::Corrupt {
+                path: self.path.clone(),
+                detail: rows.join("; "),
+            })
         }
     }
 
     /// Copies the write-ahead log into the database file (`wal_checkpoint(TRUNCATE)`).
     pub fn conn_checkpoint(&self) {
-        let _ = self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        let _ = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
     }
 
     /// The catalog file.
@@ -458,7 +526,10 @@ impl Catalog {
         self.conn.execute_batch(DROP).db(&self.path)?;
         self.conn.execute_batch(SCHEMA).db(&self.path)?;
         self.conn
-            .execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?1)", [SCHEMA_VERSION.to_string()])
+            .execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?1)",
+                [SCHEMA_VERSION.to_string()],
+            )
             .db(&self.path)?;
         self.conn.execute_batch(FTS_TUNING).db(&self.path)?;
         self.set_meta("kinds", &kinds.to_setting())?;
@@ -467,17 +538,28 @@ impl Catalog {
     }
 
     pub(crate) fn meta(&self, key: &str) -> Result<Option<String>, IndexError> {
-        self.conn.query_row("SELECT value FROM meta WHERE key=?1", [key], |r| r.get(0)).optional().db(&self.path)
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key=?1", [key], |r| r.get(0))
+            .optional()
+            .db(&self.path)
     }
 
     pub(crate) fn set_meta(&self, key: &str, value: &str) -> Result<(), IndexError> {
-        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)", params![key, value]).db(&self.path)?;
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
+                params![key, value],
+            )
+            .db(&self.path)?;
         Ok(())
     }
 
     /// The opt-in kinds this catalog indexes.
     pub fn kinds(&self) -> Result<IndexKinds, IndexError> {
-        Ok(self.meta("kinds")?.map(|s| IndexKinds::from_setting(&s)).unwrap_or_default())
+        Ok(self
+            .meta("kinds")?
+            .map(|s| IndexKinds::from_setting(&s))
+            .unwrap_or_default())
     }
 
     /// Makes the catalog index (at least) `want`; when that adds a kind, every file is indexed
@@ -495,7 +577,10 @@ impl Catalog {
 
     /// Number of files in the catalog.
     pub fn file_count(&self) -> Result<u64, IndexError> {
-        self.conn.query_row("SELECT count(*) FROM files", [], |r| r.get::<_, i64>(0)).map(|n| n as u64).db(&self.path)
+        self.conn
+            .query_row("SELECT count(*) FROM files", [], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+            .db(&self.path)
     }
 
     /// `allMessagesText` of a file: its user and assistant texts in file order, joined.
@@ -506,20 +591,30 @@ impl Catalog {
                 "SELECT d.text FROM docs d JOIN files f ON f.fid = d.fid WHERE f.path = ?1 AND d.kind IN (1, 2) ORDER BY d.seq, d.id",
             )
             .db(&self.path)?;
-        let texts: Vec<String> =
-            st.query_map([file.to_string_lossy()], |r| r.get(0)).db(&self.path)?.collect::<Result<_, _>>().db(&self.path)?;
+        let texts: Vec<String> = st
+            .query_map([file.to_string_lossy()], |r| r.get(0))
+            .db(&self.path)?
+            .collect::<Result<_, _>>()
+            .db(&self.path)?;
         Ok(texts.join(" "))
     }
 
     /// The files of the catalog whose session id starts with `prefix` (case-insensitive).
     pub fn files_with_id_prefix(&self, prefix: &str) -> Result<Vec<PathBuf>, IndexError> {
         let lower = prefix.to_lowercase();
-        let mut st = self.conn.prepare("SELECT path, session_id FROM files WHERE session_id IS NOT NULL").db(&self.path)?;
+        let mut st = self
+            .conn
+            .prepare("SELECT path, session_id FROM files WHERE session_id IS NOT NULL")
+            .db(&self.path)?;
         let rows = st
             .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
             .db(&self.path)?
             .collect::<Result<Vec<_>, _>>()
             .db(&self.path)?;
-        Ok(rows.into_iter().filter(|(_, id)| id.to_lowercase().starts_with(&lower)).map(|(p, _)| PathBuf::from(p)).collect())
+        Ok(rows
+            .into_iter()
+            .filter(|(_, id)| id.to_lowercase().starts_with(&lower))
+            .map(|(p, _)| PathBuf::from(p))
+            .collect())
     }
 }

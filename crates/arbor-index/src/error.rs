@@ -55,9 +55,15 @@ impl<T> SqlContext<T> for Result<T, rusqlite::Error> {
     fn db(self, path: &std::path::Path) -> Result<T, IndexError> {
         self.map_err(|e| {
             if is_corruption(&e) {
-                IndexError::Corrupt { path: path.to_path_buf(), detail: e.to_string() }
+                IndexError::Corrupt {
+                    path: path.to_path_buf(),
+                    detail: e.to_string(),
+                }
             } else {
-                IndexError::Sqlite { path: path.to_path_buf(), source: e }
+                IndexError::Sqlite {
+                    path: path.to_path_buf(),
+                    source: e,
+                }
             }
         })
     }
@@ -70,11 +76,17 @@ pub(crate) trait IoContext<T> {
 
 impl<T> IoContext<T> for Result<T, std::io::Error> {
     fn at(self, path: &std::path::Path) -> Result<T, IndexError> {
-        self.map_err(|source| IndexError::Io { path: path.to_path_buf(), source })
+        self.map_err(|source| IndexError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
     }
 }
 
 /// An SQLite error of the database at `path`, classified.
 pub(crate) fn sql_error(path: &std::path::Path, e: rusqlite::Error) -> IndexError {
-    Err::<(), _>(e).db(path).err().unwrap_or(IndexError::Worker("unreachable".into()))
+    Err::<(), _>(e)
+        .db(path)
+        .err()
+        .unwrap_or(IndexError::Worker("unreachable".into()))
 }

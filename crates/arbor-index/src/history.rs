@@ -137,7 +137,13 @@ pub fn history_path(agent_dir: &Path) -> PathBuf {
 }
 
 fn row_entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryEntry> {
-    Ok(HistoryEntry { id: r.get(0)?, prompt: r.get(1)?, created_at: r.get(2)?, cwd: r.get(3)?, session_id: r.get(4)? })
+    Ok(HistoryEntry {
+        id: r.get(0)?,
+        prompt: r.get(1)?,
+        created_at: r.get(2)?,
+        cwd: r.get(3)?,
+        session_id: r.get(4)?,
+    })
 }
 
 impl History {
@@ -148,21 +154,34 @@ impl History {
             std::fs::create_dir_all(dir).at(dir)?;
         }
         let conn = Connection::open(path).db(path)?;
-        conn.busy_timeout(std::time::Duration::from_millis(5000)).db(path)?;
+        conn.busy_timeout(std::time::Duration::from_millis(5000))
+            .db(path)?;
         let had_fts: bool = conn
-            .query_row("SELECT 1 FROM sqlite_master WHERE type='table' AND name='history_fts'", [], |_| Ok(()))
+            .query_row(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='history_fts'",
+                [],
+                |_| Ok(()),
+            )
             .optional()
             .db(path)?
             .is_some();
-        conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(())).db(path)?;
+        conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+            .db(path)?;
         conn.execute_batch("PRAGMA synchronous=NORMAL;").db(path)?;
         conn.execute_batch(&table_ddl()).db(path)?;
-        let mut h = History { conn, path: path.to_path_buf(), has_session_id: true, has_table: true };
+        let mut h = History {
+            conn,
+            path: path.to_path_buf(),
+            has_session_id: true,
+            has_table: true,
+        };
         let rebuilt = h.rebuild_if_old()?;
         h.conn.execute_batch(FTS_DDL).db(path)?;
         if rebuilt || !had_fts {
             // omp logs and goes on when this fails.
-            let _ = h.conn.execute_batch("INSERT INTO history_fts(history_fts) VALUES('rebuild')");
+            let _ = h
+                .conn
+                .execute_batch("INSERT INTO history_fts(history_fts) VALUES('rebuild')");
         }
         Ok(h)
     }
@@ -173,39 +192,74 @@ impl History {
         if !path.exists() {
             return Ok(None);
         }
-        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX).db(path)?;
-        conn.busy_timeout(std::time::Duration::from_millis(5000)).db(path)?;
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .db(path)?;
+        conn.busy_timeout(std::time::Duration::from_millis(5000))
+            .db(path)?;
         let cols: Vec<String> = {
             let mut st = conn.prepare("PRAGMA table_info(history)").db(path)?;
-            let v = st.query_map([], |r| r.get::<_, String>(1)).db(path)?.collect::<Result<Vec<_>, _>>().db(path)?;
+            let v = st
+                .query_map([], |r| r.get::<_, String>(1))
+                .db(path)?
+                .collect::<Result<Vec<_>, _>>()
+                .db(path)?;
             v
         };
         let has_table = !cols.is_empty();
         let has_session_id = cols.iter().any(|c| c == "session_id");
-        Ok(Some(History { conn, path: path.to_path_buf(), has_session_id, has_table }))
+        Ok(Some(History {
+            conn,
+            path: path.to_path_buf(),
+            has_session_id,
+            has_table,
+        }))
     }
 
     /// omp's `#rebuildHistory`, gated by `PRAGMA user_version`.
     fn rebuild_if_old(&mut self) -> Result<bool, IndexError> {
         let path = self.path.clone();
-        let v: i64 = self.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).db(&path)?;
+        let v: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .db(&path)?;
         if v >= HISTORY_DATA_VERSION {
             return Ok(false);
         }
         let has_sid = {
             let mut st = self.conn.prepare("PRAGMA table_info(history)").db(&path)?;
-            let cols = st.query_map([], |r| r.get::<_, String>(1)).db(&path)?.collect::<Result<Vec<_>, _>>().db(&path)?;
+            let cols = st
+                .query_map([], |r| r.get::<_, String>(1))
+                .db(&path)?
+                .collect::<Result<Vec<_>, _>>()
+                .db(&path)?;
             cols.iter().any(|c| c == "session_id")
         };
-        let sel = if has_sid { "session_id" } else { "NULL AS session_id" };
+        let sel = if has_sid {
+            "session_id"
+        } else {
+            "NULL AS session_id"
+        };
         let rows: Vec<HistoryEntry> = {
-            let mut st = self.conn.prepare(&format!("SELECT id, prompt, created_at, cwd, {sel} FROM history")).db(&path)?;
-            let v = st.query_map([], row_entry).db(&path)?.collect::<Result<Vec<_>, _>>().db(&path)?;
+            let mut st = self
+                .conn
+                .prepare(&format!(
+                    "SELECT id, prompt, created_at, cwd, {sel} FROM history"
+                ))
+                .db(&path)?;
+            let v = st
+                .query_map([], row_entry)
+                .db(&path)?
+                .collect::<Result<Vec<_>, _>>()
+                .db(&path)?;
             v
         };
         // The newest submission of each normalized prompt wins, in first-seen order.
         let mut order: Vec<String> = Vec::new();
-        let mut winners: std::collections::HashMap<String, HistoryEntry> = std::collections::HashMap::new();
+        let mut winners: std::collections::HashMap<String, HistoryEntry> =
+            std::collections::HashMap::new();
         for row in rows {
             let prompt = normalize_prompt(&row.prompt);
             if prompt.is_empty() {
@@ -216,7 +270,10 @@ impl History {
                     order.push(prompt.clone());
                     true
                 }
-                Some(inc) => row.created_at > inc.created_at || (row.created_at == inc.created_at && row.id > inc.id),
+                Some(inc) => {
+                    row.created_at > inc.created_at
+                        || (row.created_at == inc.created_at && row.id > inc.id)
+                }
             };
             if wins {
                 winners.insert(prompt.clone(), HistoryEntry { prompt, ..row });
@@ -235,18 +292,25 @@ impl History {
                 .db(&path)?;
             for p in &order {
                 if let Some(r) = winners.get(p) {
-                    ins.execute(params![r.id, r.prompt, r.created_at, r.cwd, r.session_id]).db(&path)?;
+                    ins.execute(params![r.id, r.prompt, r.created_at, r.cwd, r.session_id])
+                        .db(&path)?;
                 }
             }
         }
-        tx.execute_batch(&format!("PRAGMA user_version = {HISTORY_DATA_VERSION}")).db(&path)?;
+        tx.execute_batch(&format!("PRAGMA user_version = {HISTORY_DATA_VERSION}"))
+            .db(&path)?;
         tx.commit().db(&path)?;
         Ok(true)
     }
 
     /// omp's `add`: stores a prompt (normalized; empty prompts are ignored) with its latest
     /// provenance. Returns whether something was written.
-    pub fn add(&self, prompt: &str, cwd: Option<&str>, session_id: Option<&str>) -> Result<bool, IndexError> {
+    pub fn add(
+        &self,
+        prompt: &str,
+        cwd: Option<&str>,
+        session_id: Option<&str>,
+    ) -> Result<bool, IndexError> {
         let p = normalize_prompt(prompt);
         if p.is_empty() {
             return Ok(false);
@@ -256,7 +320,9 @@ impl History {
              created_at = excluded.created_at,\n\tcwd = excluded.cwd,\n\tsession_id = excluded.session_id\n\t\t"
         );
         let session = session_id.filter(|s| !s.is_empty());
-        self.conn.execute(&sql, params![p, cwd, session]).db(&self.path)?;
+        self.conn
+            .execute(&sql, params![p, cwd, session])
+            .db(&self.path)?;
         Ok(true)
     }
 
@@ -274,9 +340,16 @@ impl History {
         if n == 0 || !self.has_table {
             return Ok(Vec::new());
         }
-        let sql = format!("SELECT {} FROM history ORDER BY created_at DESC, id DESC LIMIT ?", self.cols());
+        let sql = format!(
+            "SELECT {} FROM history ORDER BY created_at DESC, id DESC LIMIT ?",
+            self.cols()
+        );
         let mut st = self.conn.prepare(&sql).db(&self.path)?;
-        let v = st.query_map([n as i64], row_entry).db(&self.path)?.collect::<Result<Vec<_>, _>>().db(&self.path)?;
+        let v = st
+            .query_map([n as i64], row_entry)
+            .db(&self.path)?
+            .collect::<Result<Vec<_>, _>>()
+            .db(&self.path)?;
         Ok(v)
     }
 
@@ -291,7 +364,11 @@ impl History {
         if tokens.is_empty() {
             return Ok(Vec::new());
         }
-        let fts_query = tokens.iter().map(|t| format!("\"{}\"*", t.replace('"', "\"\""))).collect::<Vec<_>>().join(" ");
+        let fts_query = tokens
+            .iter()
+            .map(|t| format!("\"{}\"*", t.replace('"', "\"\"")))
+            .collect::<Vec<_>>()
+            .join(" ");
         let cols = if self.has_session_id {
             "h.id, h.prompt, h.created_at, h.cwd, h.session_id"
         } else {
@@ -305,12 +382,20 @@ impl History {
         let fts_rows: Vec<HistoryEntry> = self
             .conn
             .prepare(&fts_sql)
-            .and_then(|mut st| st.query_map(params![fts_query, n as i64], row_entry)?.collect())
+            .and_then(|mut st| {
+                st.query_map(params![fts_query, n as i64], row_entry)?
+                    .collect()
+            })
             .unwrap_or_default();
         let where_ = vec!["prompt LIKE ? ESCAPE '\\' COLLATE NOCASE"; tokens.len()].join(" AND ");
-        let sub_sql = format!("SELECT {} FROM history WHERE {where_} ORDER BY created_at DESC, id DESC LIMIT ?", self.cols());
-        let mut args: Vec<rusqlite::types::Value> =
-            tokens.iter().map(|t| rusqlite::types::Value::Text(format!("%{}%", escape_like(t)))).collect();
+        let sub_sql = format!(
+            "SELECT {} FROM history WHERE {where_} ORDER BY created_at DESC, id DESC LIMIT ?",
+            self.cols()
+        );
+        let mut args: Vec<rusqlite::types::Value> = tokens
+            .iter()
+            .map(|t| rusqlite::types::Value::Text(format!("%{}%", escape_like(t))))
+            .collect();
         args.push(rusqlite::types::Value::Integer(n as i64));
         let sub_rows: Vec<HistoryEntry> = {
             let mut st = self.conn.prepare(&sub_sql).db(&self.path)?;
@@ -349,7 +434,9 @@ impl History {
 
     /// Checkpoints the WAL and closes (omp does this at exit).
     pub fn close(self) -> Result<(), IndexError> {
-        let _ = self.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+        let _ = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
         self.conn.close().map_err(|(_, e)| e).db(&self.path)
     }
 }
@@ -363,8 +450,14 @@ mod tests {
         assert_eq!(normalize_prompt("  a  \r\n b \t\rc  "), "a\n b\nc");
         assert_eq!(normalize_prompt("x\u{a0}\ny"), "x\ny");
         assert_eq!(normalize_prompt(" \n\t "), "");
-        assert_eq!(normalize_prompt("keep  inner  spaces"), "keep  inner  spaces");
-        assert_eq!(tokenize("Git-Commit  fix_it café"), vec!["git", "commit", "fix", "it", "café"]);
+        assert_eq!(
+            normalize_prompt("keep  inner  spaces"),
+            "keep  inner  spaces"
+        );
+        assert_eq!(
+            tokenize("Git-Commit  fix_it café"),
+            vec!["git", "commit", "fix", "it", "café"]
+        );
         assert_eq!(normalize_limit(f64::NAN), 0);
         assert_eq!(normalize_limit(5000.0), 1000);
         assert_eq!(normalize_limit(3.9), 3);
@@ -376,19 +469,28 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("agent").join("history.db");
         let h = History::open(&p).unwrap();
-        assert!(h.add("fix the git-commit hook  \r\n", Some("/w"), Some("s1")).unwrap());
+        assert!(h
+            .add("fix the git-commit hook  \r\n", Some("/w"), Some("s1"))
+            .unwrap());
         assert!(!h.add("   ", None, None).unwrap());
         h.add("refactor the parser", Some("/w"), None).unwrap();
-        h.add("fix the git-commit hook", Some("/other"), Some("s2")).unwrap();
+        h.add("fix the git-commit hook", Some("/other"), Some("s2"))
+            .unwrap();
         let r = h.recent(100.0).unwrap();
         assert_eq!(r.len(), 2);
         let fix = r.iter().find(|e| e.prompt.starts_with("fix")).unwrap();
-        assert_eq!((fix.cwd.as_deref(), fix.session_id.as_deref()), (Some("/other"), Some("s2")));
+        assert_eq!(
+            (fix.cwd.as_deref(), fix.session_id.as_deref()),
+            (Some("/other"), Some("s2"))
+        );
         assert_eq!(h.search("git comm", 10.0).unwrap().len(), 1);
         // substring fallback: "mit" is inside "commit" (no word starts with it)
         assert_eq!(h.search("mit", 10.0).unwrap().len(), 1);
         assert_eq!(h.search("parser FIX", 10.0).unwrap().len(), 0);
-        assert_eq!(h.matching_session_ids("hook", 10.0).unwrap(), vec!["s2".to_string()]);
+        assert_eq!(
+            h.matching_session_ids("hook", 10.0).unwrap(),
+            vec!["s2".to_string()]
+        );
         h.close().unwrap();
         let ro = History::open_read_only(&p).unwrap().unwrap();
         assert_eq!(ro.recent(1.0).unwrap().len(), 1);
@@ -412,9 +514,17 @@ mod tests {
         drop(ro);
         let h = History::open(&p).unwrap();
         let r = h.recent(10.0).unwrap();
-        assert_eq!(r.iter().map(|e| (e.prompt.as_str(), e.created_at)).collect::<Vec<_>>(), vec![("a\nb", 20), ("c", 7)]);
+        assert_eq!(
+            r.iter()
+                .map(|e| (e.prompt.as_str(), e.created_at))
+                .collect::<Vec<_>>(),
+            vec![("a\nb", 20), ("c", 7)]
+        );
         assert_eq!(h.search("b", 10.0).unwrap().len(), 1);
-        let v: i64 = h.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        let v: i64 = h
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(v, 1);
     }
 }

@@ -27,6 +27,8 @@ pub mod tree;
 
 pub use catalog::{default_catalog_path, Catalog, Listed, OpenReport};
 pub use error::IndexError;
-pub use refresh::{dir_key, node_join, read_dir_listing, DirListing, Progress, RefreshOptions, RefreshStats};
+pub use refresh::{
+    dir_key, node_join, read_dir_listing, DirListing, Progress, RefreshOptions, RefreshStats,
+};
 pub use search::{Hit, SearchQuery};
 pub use text::{IndexKinds, Kind, Usage};

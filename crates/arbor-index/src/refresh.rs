@@ -64,14 +64,22 @@ pub struct RefreshOptions {
 
 impl Default for RefreshOptions {
     fn default() -> Self {
-        RefreshOptions { threads: 0, optimize_after: 10_000, texts: false, listing: true }
+        RefreshOptions {
+            threads: 0,
+            optimize_after: 10_000,
+            texts: false,
+            listing: true,
+        }
     }
 }
 
 impl RefreshOptions {
     /// The defaults, with texts.
     pub fn with_texts() -> RefreshOptions {
-        RefreshOptions { texts: true, ..RefreshOptions::default() }
+        RefreshOptions {
+            texts: true,
+            ..RefreshOptions::default()
+        }
     }
 }
 
@@ -121,7 +129,10 @@ pub fn node_join(dir: &Path, name: &str) -> PathBuf {
 pub fn dir_key(dir: &Path) -> String {
     match std::fs::canonicalize(dir) {
         Ok(c) => c.to_string_lossy().into_owned(),
-        Err(_) => std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()).to_string_lossy().into_owned(),
+        Err(_) => std::path::absolute(dir)
+            .unwrap_or_else(|_| dir.to_path_buf())
+            .to_string_lossy()
+            .into_owned(),
     }
 }
 
@@ -143,7 +154,11 @@ pub fn read_dir_listing(dir: &Path) -> DirListing {
             }
         }
     }
-    DirListing { shown: dir.to_path_buf(), key, files }
+    DirListing {
+        shown: dir.to_path_buf(),
+        key,
+        files,
+    }
 }
 
 enum Msg {
@@ -162,39 +177,61 @@ struct JobState {
 }
 
 fn delete_docs(conn: &Connection, fid: i64) -> rusqlite::Result<()> {
-    conn.prepare_cached("INSERT INTO fts(fts, rowid, text) SELECT 'delete', id, text FROM docs WHERE fid=?1")?.execute([fid])?;
-    conn.prepare_cached("DELETE FROM docs WHERE fid=?1")?.execute([fid])?;
+    conn.prepare_cached(
+        "INSERT INTO fts(fts, rowid, text) SELECT 'delete', id, text FROM docs WHERE fid=?1",
+    )?
+    .execute([fid])?;
+    conn.prepare_cached("DELETE FROM docs WHERE fid=?1")?
+        .execute([fid])?;
     Ok(())
 }
 
 fn delete_file_rows(conn: &Connection, fid: i64) -> rusqlite::Result<()> {
     delete_docs(conn, fid)?;
-    conn.prepare_cached("DELETE FROM trees WHERE fid=?1")?.execute([fid])?;
-    conn.prepare_cached("DELETE FROM labels WHERE fid=?1")?.execute([fid])?;
+    conn.prepare_cached("DELETE FROM trees WHERE fid=?1")?
+        .execute([fid])?;
+    conn.prepare_cached("DELETE FROM labels WHERE fid=?1")?
+        .execute([fid])?;
     Ok(())
 }
 
 /// Drops a file and everything indexed from it.
 pub(crate) fn delete_file(conn: &Connection, fid: i64) -> rusqlite::Result<()> {
     delete_file_rows(conn, fid)?;
-    conn.prepare_cached("DELETE FROM files WHERE fid=?1")?.execute([fid])?;
+    conn.prepare_cached("DELETE FROM files WHERE fid=?1")?
+        .execute([fid])?;
     Ok(())
 }
 
 fn split_path(p: &Path) -> (String, String) {
-    let dir = p.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
-    let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let dir = p
+        .parent()
+        .map(|d| d.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     (dir, name)
 }
 
 /// Starts a job on the writing side: checks that nobody changed the row since it was read,
 /// creates or resets the row. `None`: leave this job alone.
 fn start_job(conn: &Connection, job: &Job, chunk: &Chunk) -> rusqlite::Result<Option<JobState>> {
-    let blank = |fid| JobState { fid, skip: false, tree: TreeState::fresh(), labels: 0, models: Vec::new(), usage: Usage::default() };
+    let blank = |fid| JobState {
+        fid,
+        skip: false,
+        tree: TreeState::fresh(),
+        labels: 0,
+        models: Vec::new(),
+        usage: Usage::default(),
+    };
     match &job.stored {
         Some(s) => {
-            let gen: Option<i64> =
-                conn.prepare_cached("SELECT gen FROM files WHERE fid=?1")?.query_row([s.fid], |r| r.get(0)).optional()?;
+            let gen: Option<i64> = conn
+                .prepare_cached("SELECT gen FROM files WHERE fid=?1")?
+                .query_row([s.fid], |r| r.get(0))
+                .optional()?;
             if gen != Some(s.gen) {
                 return Ok(None);
             }
@@ -202,9 +239,14 @@ fn start_job(conn: &Connection, job: &Job, chunk: &Chunk) -> rusqlite::Result<Op
                 delete_file_rows(conn, s.fid)?;
                 return Ok(Some(blank(s.fid)));
             }
-            let data: Option<Vec<u8>> =
-                conn.prepare_cached("SELECT data FROM trees WHERE fid=?1")?.query_row([s.fid], |r| r.get(0)).optional()?;
-            let cache = data.as_deref().and_then(TreeCache::decode).unwrap_or_default();
+            let data: Option<Vec<u8>> = conn
+                .prepare_cached("SELECT data FROM trees WHERE fid=?1")?
+                .query_row([s.fid], |r| r.get(0))
+                .optional()?;
+            let cache = data
+                .as_deref()
+                .and_then(TreeCache::decode)
+                .unwrap_or_default();
             let st = conn
                 .prepare_cached(
                     "SELECT branches, tree_clean, labels, models, tok_input, tok_output, tok_cache_read, tok_cache_write, cost \
@@ -230,13 +272,16 @@ fn start_job(conn: &Connection, job: &Job, chunk: &Chunk) -> rusqlite::Result<Op
         }
         None => {
             let path = job.path.to_string_lossy();
-            let exists: Option<i64> =
-                conn.prepare_cached("SELECT fid FROM files WHERE path=?1")?.query_row([&path], |r| r.get(0)).optional()?;
+            let exists: Option<i64> = conn
+                .prepare_cached("SELECT fid FROM files WHERE path=?1")?
+                .query_row([&path], |r| r.get(0))
+                .optional()?;
             if exists.is_some() {
                 return Ok(None);
             }
             let (dir, name) = split_path(&job.path);
-            conn.prepare_cached("INSERT INTO files(path, dir, name) VALUES (?1, ?2, ?3)")?.execute(params![path, dir, name])?;
+            conn.prepare_cached("INSERT INTO files(path, dir, name) VALUES (?1, ?2, ?3)")?
+                .execute(params![path, dir, name])?;
             Ok(Some(blank(conn.last_insert_rowid())))
         }
     }
@@ -247,20 +292,31 @@ fn apply_chunk(conn: &Connection, st: &mut JobState, chunk: &Chunk) -> rusqlite:
     st.tree.linear = chunk.meta.version < 2;
     if !chunk.nodes.is_empty() || chunk.reset {
         st.tree.apply(&chunk.nodes);
-        conn.prepare_cached("INSERT OR REPLACE INTO trees(fid, data) VALUES (?1, ?2)")?.execute(params![fid, st.tree.cache.encode()])?;
+        conn.prepare_cached("INSERT OR REPLACE INTO trees(fid, data) VALUES (?1, ?2)")?
+            .execute(params![fid, st.tree.cache.encode()])?;
     }
     // Texts.
     {
         let mut ins = conn.prepare_cached("INSERT INTO docs(fid, seq, eid, kind, ts, ts_ms, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?;
         let mut fts = conn.prepare_cached("INSERT INTO fts(rowid, text) VALUES (?1, ?2)")?;
         for d in &chunk.docs {
-            ins.execute(params![fid, d.seq, d.eid, d.kind.code(), d.ts, d.ts_ms, d.text])?;
+            ins.execute(params![
+                fid,
+                d.seq,
+                d.eid,
+                d.kind.code(),
+                d.ts,
+                d.ts_ms,
+                d.text
+            ])?;
             fts.execute(params![conn.last_insert_rowid(), d.text])?;
         }
     }
     // Labels.
     if !chunk.labels.is_empty() {
-        let mut set = conn.prepare_cached("INSERT OR REPLACE INTO labels(fid, target, label) VALUES (?1, ?2, ?3)")?;
+        let mut set = conn.prepare_cached(
+            "INSERT OR REPLACE INTO labels(fid, target, label) VALUES (?1, ?2, ?3)",
+        )?;
         let mut del = conn.prepare_cached("DELETE FROM labels WHERE fid=?1 AND target=?2")?;
         for (target, label) in &chunk.labels {
             match label {
@@ -268,7 +324,9 @@ fn apply_chunk(conn: &Connection, st: &mut JobState, chunk: &Chunk) -> rusqlite:
                 None => del.execute(params![fid, target])?,
             };
         }
-        st.labels = conn.prepare_cached("SELECT count(*) FROM labels WHERE fid=?1")?.query_row([fid], |r| r.get(0))?;
+        st.labels = conn
+            .prepare_cached("SELECT count(*) FROM labels WHERE fid=?1")?
+            .query_row([fid], |r| r.get(0))?;
     }
     for m in &chunk.models {
         if !st.models.contains(m) {
@@ -359,7 +417,12 @@ impl Catalog {
                     r.get::<_, String>(0)?,
                     FileFp {
                         fid: r.get(1)?,
-                        stat: Stat { size: u(2)?, mtime_ns: r.get(3)?, ino: u(4)?, dev: u(5)? },
+                        stat: Stat {
+                            size: u(2)?,
+                            mtime_ns: r.get(3)?,
+                            ino: u(4)?,
+                            dev: u(5)?,
+                        },
                         indexed_to: u(6)?,
                         docs_to: u(7)?,
                         is_session: r.get::<_, i64>(8)? != 0,
@@ -374,14 +437,23 @@ impl Catalog {
 
     fn stored_by_fid(&self, fid: i64) -> Result<Option<crate::scan::Stored>, IndexError> {
         let sql = format!("SELECT {STORED_COLS} FROM files WHERE fid=?1");
-        Ok(self.conn.query_row(&sql, [fid], read_file_row).optional().db(&self.path)?.map(|r| r.stored))
+        Ok(self
+            .conn
+            .query_row(&sql, [fid], read_file_row)
+            .optional()
+            .db(&self.path)?
+            .map(|r| r.stored))
     }
 
     /// Reads the rows of one directory.
     pub(crate) fn rows_of_dir(&self, key: &str) -> Result<Vec<FileRow>, IndexError> {
         let sql = format!("SELECT {STORED_COLS} FROM files WHERE dir=?1");
         let mut st = self.conn.prepare_cached(&sql).db(&self.path)?;
-        let rows = st.query_map([key], read_file_row).db(&self.path)?.collect::<Result<Vec<_>, _>>().db(&self.path)?;
+        let rows = st
+            .query_map([key], read_file_row)
+            .db(&self.path)?
+            .collect::<Result<Vec<_>, _>>()
+            .db(&self.path)?;
         Ok(rows)
     }
 
@@ -415,7 +487,11 @@ impl Catalog {
             let names: HashSet<&str> = l.files.iter().map(|(n, _)| n.as_str()).collect();
             if !opts.listing {
                 // Only what decides whether a file needs work; whole rows for those that do.
-                let fps = if seen_keys.insert(l.key.clone()) { self.fingerprints_of_dir(&l.key)? } else { HashMap::new() };
+                let fps = if seen_keys.insert(l.key.clone()) {
+                    self.fingerprints_of_dir(&l.key)?
+                } else {
+                    HashMap::new()
+                };
                 for (name, f) in &fps {
                     if !names.contains(name.as_str()) {
                         gone.push(f.fid);
@@ -424,7 +500,10 @@ impl Catalog {
                 for (name, stat) in &l.files {
                     stats.files += 1;
                     let fp = fps.get(name);
-                    if fp.is_some_and(|f| f.stat == *stat && (!opts.texts || !f.is_session || f.docs_to >= f.indexed_to)) {
+                    if fp.is_some_and(|f| {
+                        f.stat == *stat
+                            && (!opts.texts || !f.is_session || f.docs_to >= f.indexed_to)
+                    }) {
                         stats.unchanged += 1;
                         continue;
                     }
@@ -445,7 +524,10 @@ impl Catalog {
                 continue;
             }
             let rows: HashMap<String, FileRow> = if seen_keys.insert(l.key.clone()) {
-                self.rows_of_dir(&l.key)?.into_iter().map(|r| (r.name.clone(), r)).collect()
+                self.rows_of_dir(&l.key)?
+                    .into_iter()
+                    .map(|r| (r.name.clone(), r))
+                    .collect()
             } else {
                 HashMap::new()
             };
@@ -494,7 +576,11 @@ impl Catalog {
         for (l, rows) in listings.iter().zip(rows_by_dir) {
             let fresh;
             let rows = if changed && done_keys.insert(l.key.clone()) {
-                fresh = self.rows_of_dir(&l.key)?.into_iter().map(|r| (r.name.clone(), r)).collect::<HashMap<_, _>>();
+                fresh = self
+                    .rows_of_dir(&l.key)?
+                    .into_iter()
+                    .map(|r| (r.name.clone(), r))
+                    .collect::<HashMap<_, _>>();
                 &fresh
             } else {
                 &rows
@@ -511,7 +597,11 @@ impl Catalog {
     }
 
     /// Indexes single files (outside any listed directory), as [`Catalog::refresh_dirs`] does.
-    pub fn refresh_files(&mut self, files: &[PathBuf], opts: RefreshOptions) -> Result<RefreshStats, IndexError> {
+    pub fn refresh_files(
+        &mut self,
+        files: &[PathBuf],
+        opts: RefreshOptions,
+    ) -> Result<RefreshStats, IndexError> {
         let kinds = self.kinds()?;
         let mut stats = RefreshStats::default();
         let mut jobs = Vec::new();
@@ -526,11 +616,21 @@ impl Catalog {
                 .optional()
                 .db(&self.path)?;
             stats.files += 1;
-            if row.as_ref().is_some_and(|r| up_to_date(&r.stored, &stat, opts.texts)) {
+            if row
+                .as_ref()
+                .is_some_and(|r| up_to_date(&r.stored, &stat, opts.texts))
+            {
                 stats.unchanged += 1;
                 continue;
             }
-            jobs.push(Job { idx: jobs.len(), path: key, stat, stored: row.map(|r| r.stored), kinds, want_docs: opts.texts });
+            jobs.push(Job {
+                idx: jobs.len(),
+                path: key,
+                stat,
+                stored: row.map(|r| r.stored),
+                kinds,
+                want_docs: opts.texts,
+            });
         }
         self.run_jobs(jobs, opts, &mut stats, &mut |_| {})?;
         Ok(stats)
@@ -538,11 +638,21 @@ impl Catalog {
 
     /// Drops rows of files that no longer exist (anywhere). Returns how many.
     pub fn sweep(&mut self) -> Result<u64, IndexError> {
-        let mut st = self.conn.prepare("SELECT fid, path FROM files").db(&self.path)?;
-        let rows: Vec<(i64, String)> =
-            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).db(&self.path)?.collect::<Result<_, _>>().db(&self.path)?;
+        let mut st = self
+            .conn
+            .prepare("SELECT fid, path FROM files")
+            .db(&self.path)?;
+        let rows: Vec<(i64, String)> = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .db(&self.path)?
+            .collect::<Result<_, _>>()
+            .db(&self.path)?;
         drop(st);
-        let gone: Vec<i64> = rows.into_iter().filter(|(_, p)| !Path::new(p).is_file()).map(|(f, _)| f).collect();
+        let gone: Vec<i64> = rows
+            .into_iter()
+            .filter(|(_, p)| !Path::new(p).is_file())
+            .map(|(f, _)| f)
+            .collect();
         if gone.is_empty() {
             return Ok(0);
         }
@@ -571,7 +681,12 @@ impl Catalog {
         // (appends always get the newest), which the search's rank window relies on. Without,
         // largest first, which balances the reader threads best.
         let mut jobs = jobs;
-        if jobs.iter().any(|j| j.want_docs || j.stored.as_ref().is_some_and(|s| s.docs_to >= s.fp.indexed_to && s.fp.indexed_to > 0)) {
+        if jobs.iter().any(|j| {
+            j.want_docs
+                || j.stored
+                    .as_ref()
+                    .is_some_and(|s| s.docs_to >= s.fp.indexed_to && s.fp.indexed_to > 0)
+        }) {
             jobs.sort_by_key(|j| j.stat.mtime_ns);
         } else {
             jobs.sort_by_key(|j| std::cmp::Reverse(j.stat.size));
@@ -580,7 +695,9 @@ impl Catalog {
             j.idx = i;
         }
         let threads = match opts.threads {
-            0 => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            0 => std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
             n => n,
         }
         .min(jobs.len())
@@ -590,7 +707,13 @@ impl Catalog {
             bytes_total: jobs
                 .iter()
                 .map(|j| {
-                    let from = j.stored.as_ref().map_or(0, |s| if j.want_docs { s.docs_to.min(s.fp.indexed_to) } else { s.fp.indexed_to });
+                    let from = j.stored.as_ref().map_or(0, |s| {
+                        if j.want_docs {
+                            s.docs_to.min(s.fp.indexed_to)
+                        } else {
+                            s.fp.indexed_to
+                        }
+                    });
                     j.stat.size.saturating_sub(from.min(j.stat.size))
                 })
                 .sum(),
@@ -634,7 +757,9 @@ impl Catalog {
                         }
                         Msg::Chunk(c) => {
                             let job = &jobs[c.job];
-                            if let std::collections::hash_map::Entry::Vacant(slot) = states.entry(c.job) {
+                            if let std::collections::hash_map::Entry::Vacant(slot) =
+                                states.entry(c.job)
+                            {
                                 let st = match start_job(conn, job, &c).db(&path)? {
                                     Some(st) => st,
                                     None => JobState {
@@ -655,7 +780,9 @@ impl Catalog {
                                 }
                                 slot.insert(st);
                             }
-                            let st = states.get_mut(&c.job).ok_or_else(|| IndexError::Worker("job state".into()))?;
+                            let st = states
+                                .get_mut(&c.job)
+                                .ok_or_else(|| IndexError::Worker("job state".into()))?;
                             if !st.skip {
                                 apply_chunk(conn, st, &c).db(&path)?;
                             }
@@ -690,7 +817,11 @@ impl Catalog {
         result?;
         progress(prog);
         if stats.docs_added >= opts.optimize_after {
-            self.conn.execute_batch("INSERT INTO fts(fts) VALUES('optimize'); PRAGMA wal_checkpoint(TRUNCATE);").db(&self.path)?;
+            self.conn
+                .execute_batch(
+                    "INSERT INTO fts(fts) VALUES('optimize'); PRAGMA wal_checkpoint(TRUNCATE);",
+                )
+                .db(&self.path)?;
         }
         Ok(())
     }
@@ -702,8 +833,14 @@ mod tests {
 
     #[test]
     fn node_join_is_lexical() {
-        assert_eq!(node_join(Path::new("./a/"), "x.jsonl"), PathBuf::from("a/x.jsonl"));
-        assert_eq!(node_join(Path::new("/a/b/../c"), "x"), PathBuf::from("/a/c/x"));
+        assert_eq!(
+            node_join(Path::new("./a/"), "x.jsonl"),
+            PathBuf::from("a/x.jsonl")
+        );
+        assert_eq!(
+            node_join(Path::new("/a/b/../c"), "x"),
+            PathBuf::from("/a/c/x")
+        );
         assert_eq!(node_join(Path::new("../a"), "x"), PathBuf::from("../a/x"));
         assert_eq!(node_join(Path::new("."), "x"), PathBuf::from("x"));
         assert_eq!(node_join(Path::new("/"), "x"), PathBuf::from("/x"));

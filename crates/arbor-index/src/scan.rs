@@ -38,7 +38,12 @@ impl Stat {
     /// From metadata already read.
     pub fn from_meta(m: &std::fs::Metadata) -> Stat {
         use std::os::unix::fs::MetadataExt;
-        Stat { size: m.len(), mtime_ns: m.mtime() * 1_000_000_000 + m.mtime_nsec(), ino: m.ino(), dev: m.dev() }
+        Stat {
+            size: m.len(),
+            mtime_ns: m.mtime() * 1_000_000_000 + m.mtime_nsec(),
+            ino: m.ino(),
+            dev: m.dev(),
+        }
     }
     /// The mtime as a JS `Date` would hold it (ms, truncated).
     pub fn mtime_ms(&self) -> f64 {
@@ -208,7 +213,11 @@ fn head_hash(f: &mut std::fs::File, slot_len: u64, head_len: u64) -> std::io::Re
 }
 
 fn last_line_hash(f: &mut std::fs::File, at: u64, to: u64) -> std::io::Result<i64> {
-    Ok(hash64(&read_range(f, at.max(to.saturating_sub(LAST_LINE_BYTES)), to)?))
+    Ok(hash64(&read_range(
+        f,
+        at.max(to.saturating_sub(LAST_LINE_BYTES)),
+        to,
+    )?))
 }
 
 /// Whether the stored prefix is still the file's prefix (so indexing can continue at its end).
@@ -221,7 +230,9 @@ fn can_continue(path: &Path, st: &Stat, s: &Stored) -> std::io::Result<bool> {
     if head_hash(&mut f, fp.slot_len, fp.head_len)? != fp.head_hash {
         return Ok(false);
     }
-    if fp.indexed_to > 0 && last_line_hash(&mut f, fp.last_line_at, fp.indexed_to)? != fp.last_line_hash {
+    if fp.indexed_to > 0
+        && last_line_hash(&mut f, fp.last_line_at, fp.indexed_to)? != fp.last_line_hash
+    {
         return Ok(false);
     }
     if fp.slot_len > 0 {
@@ -241,7 +252,11 @@ fn slot_title(line: &[u8]) -> Option<String> {
     if f.str(line, "type").as_deref() != Some("title") {
         return None;
     }
-    Some(f.str(line, "title").map(|s| s.into_owned()).unwrap_or_default())
+    Some(
+        f.str(line, "title")
+            .map(|s| s.into_owned())
+            .unwrap_or_default(),
+    )
 }
 
 fn model_name(provider: Option<&str>, model: Option<&str>) -> Option<String> {
@@ -277,10 +292,22 @@ pub fn scan_job(job: &Job, emit: &mut dyn FnMut(Chunk)) -> std::io::Result<()> {
     let (mut fp, mut info, mut meta, docs_start) = match (&job.stored, cont) {
         (Some(s), true) => {
             let current = s.docs_to == s.fp.indexed_to;
-            let docs = if current || (job.want_docs && s.meta.is_session) { Some((s.docs_to, s.docs_lines)) } else { None };
+            let docs = if current || (job.want_docs && s.meta.is_session) {
+                Some((s.docs_to, s.docs_lines))
+            } else {
+                None
+            };
             (s.fp, s.info.clone(), s.meta.clone(), docs)
         }
-        _ => (Fingerprint::default(), InfoState::default(), Meta { version: 1, ..Meta::default() }, job.want_docs.then_some((0, 0))),
+        _ => (
+            Fingerprint::default(),
+            InfoState::default(),
+            Meta {
+                version: 1,
+                ..Meta::default()
+            },
+            job.want_docs.then_some((0, 0)),
+        ),
     };
     let (mut docs_to, mut docs_lines) = match (&job.stored, cont, docs_start) {
         (_, _, Some(d)) => d,
@@ -295,10 +322,23 @@ pub fn scan_job(job: &Job, emit: &mut dyn FnMut(Chunk)) -> std::io::Result<()> {
         meta.slot_title = slot_title(&slot[..slot.len().saturating_sub(1)]);
     }
     let listing_from = fp.indexed_to;
-    let from = if with_docs { docs_to.min(listing_from) } else { listing_from };
-    let mut lines = if with_docs && docs_to < listing_from { docs_lines } else { fp.lines };
-    let mut chunk = Chunk { job: job.idx, reset: !cont, ..Chunk::default() };
-    let mut stream = LineStream::open_with_buffer(path, from, Some(job.stat.size), BUFFER.with(|b| b.take()))?;
+    let from = if with_docs {
+        docs_to.min(listing_from)
+    } else {
+        listing_from
+    };
+    let mut lines = if with_docs && docs_to < listing_from {
+        docs_lines
+    } else {
+        fp.lines
+    };
+    let mut chunk = Chunk {
+        job: job.idx,
+        reset: !cont,
+        ..Chunk::default()
+    };
+    let mut stream =
+        LineStream::open_with_buffer(path, from, Some(job.stat.size), BUFFER.with(|b| b.take()))?;
     let mut chunk_start = from;
     let mut last_line_at = fp.last_line_at;
     let mut pos = from;
@@ -311,7 +351,9 @@ pub fn scan_job(job: &Job, emit: &mut dyn FnMut(Chunk)) -> std::io::Result<()> {
         let listing = l.offset >= listing_from;
         let mut bytes = l.bytes;
         if l.offset == 0 {
-            bytes = bytes.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(bytes);
+            bytes = bytes
+                .strip_prefix(b"\xEF\xBB\xBF".as_slice())
+                .unwrap_or(bytes);
         }
         if let Some(b) = bytes.strip_suffix(b"\r") {
             bytes = b;
@@ -353,7 +395,9 @@ pub fn scan_job(job: &Job, emit: &mut dyn FnMut(Chunk)) -> std::io::Result<()> {
                         let mut m = Meta::default();
                         header(bytes, &e, seq, true, &mut m, &mut chunk);
                     }
-                } else if !(seq == 1 && matches!(&e.etype, EntryType::Other(t) if &**t == "title")) && docs_header_seen {
+                } else if !(seq == 1 && matches!(&e.etype, EntryType::Other(t) if &**t == "title"))
+                    && docs_header_seen
+                {
                     texts(bytes, &e, seq, None, Phase::Hidden, job.kinds, &mut chunk);
                 }
             }
@@ -398,7 +442,10 @@ pub fn scan_job(job: &Job, emit: &mut dyn FnMut(Chunk)) -> std::io::Result<()> {
             chunk.meta = meta.clone();
             chunk.docs_to = docs_to;
             chunk.docs_lines = docs_lines;
-            let next = Chunk { job: job.idx, ..Chunk::default() };
+            let next = Chunk {
+                job: job.idx,
+                ..Chunk::default()
+            };
             emit(std::mem::replace(&mut chunk, next));
         }
     }
@@ -420,9 +467,17 @@ thread_local! {
     static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-fn finish_fp(f: &mut std::fs::File, fp: &mut Fingerprint, last_line_at: u64) -> std::io::Result<()> {
+fn finish_fp(
+    f: &mut std::fs::File,
+    fp: &mut Fingerprint,
+    last_line_at: u64,
+) -> std::io::Result<()> {
     fp.last_line_at = last_line_at;
-    fp.last_line_hash = if fp.indexed_to > 0 { last_line_hash(f, last_line_at, fp.indexed_to.min(fp.stat.size))? } else { 0 };
+    fp.last_line_hash = if fp.indexed_to > 0 {
+        last_line_hash(f, last_line_at, fp.indexed_to.min(fp.stat.size))?
+    } else {
+        0
+    };
     if fp.head_len < HEAD_BYTES {
         fp.head_len = fp.indexed_to.min(HEAD_BYTES).min(fp.stat.size);
         fp.head_hash = head_hash(f, fp.slot_len, fp.head_len)?;
@@ -439,7 +494,11 @@ fn header(line: &[u8], e: &Entry, seq: i64, with_docs: bool, meta: &mut Meta, ch
         _ => 1,
     };
     meta.session_id = f.str(line, "id").map(|s| s.into_owned());
-    if meta.session_id.as_deref().is_some_and(arbor_core::doc::is_omp_session_id) {
+    if meta
+        .session_id
+        .as_deref()
+        .is_some_and(arbor_core::doc::is_omp_session_id)
+    {
         meta.omp = true;
     }
     meta.header_title = text::entry_str(line, e, "title");
@@ -471,13 +530,19 @@ fn entry(line: &[u8], mut e: Entry, seq: i64, seen: &mut Vec<String>, chunk: &mu
             if let Some(msg) = &e.message {
                 match e.role {
                     Some(Role::Assistant) => {
-                        model(msg.str(line, "provider").as_deref(), msg.str(line, "model").as_deref(), chunk);
+                        model(
+                            msg.str(line, "provider").as_deref(),
+                            msg.str(line, "model").as_deref(),
+                            chunk,
+                        );
                         if let Some((raw, ValueKind::Object)) = msg.get(line, "usage") {
                             chunk.usage.add_usage_raw(raw);
                         }
                     }
                     // omp: a task tool's sub-agent usage counts toward the session.
-                    Some(Role::ToolResult) if msg.str(line, "toolName").as_deref() == Some("task") => {
+                    Some(Role::ToolResult)
+                        if msg.str(line, "toolName").as_deref() == Some("task") =>
+                    {
                         if let Some((raw, ValueKind::Object)) = msg.get(line, "details") {
                             if let Ok(d) = arbor_core::entry::parse_fields(raw) {
                                 if let Some((u, ValueKind::Object)) = d.get(raw, "usage") {
@@ -492,17 +557,26 @@ fn entry(line: &[u8], mut e: Entry, seq: i64, seen: &mut Vec<String>, chunk: &mu
         }
         EntryType::Label => {
             if let Some(target) = e.fields.str(line, "targetId") {
-                chunk.labels.push((target.into_owned(), text::entry_str(line, &e, "label")));
+                chunk
+                    .labels
+                    .push((target.into_owned(), text::entry_str(line, &e, "label")));
             }
         }
         EntryType::ModelChange => {
             let p = e.fields.str(line, "provider");
-            let m = e.fields.str(line, "modelId").or_else(|| e.fields.str(line, "model"));
+            let m = e
+                .fields
+                .str(line, "modelId")
+                .or_else(|| e.fields.str(line, "model"));
             model(p.as_deref(), m.as_deref(), chunk);
         }
         _ => {}
     }
-    chunk.nodes.push(NodeIn { seq, eid: e.id.take(), parent: e.parent_id.take() });
+    chunk.nodes.push(NodeIn {
+        seq,
+        eid: e.id.take(),
+        parent: e.parent_id.take(),
+    });
 }
 
 /// The searchable texts of an entry. `pushed`: the text pi's listing took from it (user and
@@ -534,7 +608,11 @@ fn texts(
             let Some(msg) = &e.message else { return };
             match e.role {
                 Some(Role::User) | Some(Role::Assistant) => {
-                    let kind = if e.role == Some(Role::User) { Kind::User } else { Kind::Assistant };
+                    let kind = if e.role == Some(Role::User) {
+                        Kind::User
+                    } else {
+                        Kind::Assistant
+                    };
                     let text = match pushed {
                         Some(p) => Some(p.text),
                         // pi hides this session (or the listing saw this line before): its
@@ -549,8 +627,12 @@ fn texts(
                         doc(Kind::Thinking, id, text::thinking_text(line, msg));
                     }
                 }
-                Some(Role::ToolResult) if kinds.tools => doc(Kind::ToolResult, id, text::tool_result_text(line, msg)),
-                Some(Role::BashExecution) if kinds.tools => doc(Kind::BashExecution, id, text::bash_text(line, msg)),
+                Some(Role::ToolResult) if kinds.tools => {
+                    doc(Kind::ToolResult, id, text::tool_result_text(line, msg))
+                }
+                Some(Role::BashExecution) if kinds.tools => {
+                    doc(Kind::BashExecution, id, text::bash_text(line, msg))
+                }
                 _ => {}
             }
         }
@@ -575,7 +657,10 @@ fn texts(
             }
         }
         EntryType::Label => {
-            if let (Some(target), Some(l)) = (e.fields.str(line, "targetId"), text::entry_str(line, e, "label")) {
+            if let (Some(target), Some(l)) = (
+                e.fields.str(line, "targetId"),
+                text::entry_str(line, e, "label"),
+            ) {
                 doc(Kind::Label, Some(&target), l);
             }
         }

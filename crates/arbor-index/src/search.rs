@@ -90,7 +90,10 @@ pub fn words_query(q: &str) -> String {
 
 fn is_query_error(e: &rusqlite::Error) -> bool {
     let s = e.to_string();
-    s.contains("fts5") || s.contains("no such column") || s.contains("unterminated string") || s.contains("syntax error")
+    s.contains("fts5")
+        || s.contains("no such column")
+        || s.contains("unterminated string")
+        || s.contains("syntax error")
 }
 
 impl Catalog {
@@ -117,7 +120,14 @@ impl Catalog {
         let mut fargs: Vec<Value> = vec![Value::Text(expr.to_string())];
         if let Some(kinds) = &q.kinds {
             let codes: Vec<String> = kinds.iter().map(|k| k.code().to_string()).collect();
-            filters.push_str(&format!(" AND d.kind IN ({})", if codes.is_empty() { "NULL".into() } else { codes.join(",") }));
+            filters.push_str(&format!(
+                " AND d.kind IN ({})",
+                if codes.is_empty() {
+                    "NULL".into()
+                } else {
+                    codes.join(",")
+                }
+            ));
         }
         if let Some(t) = q.since_ms {
             fargs.push(Value::Real(t));
@@ -132,7 +142,10 @@ impl Catalog {
                 fargs.push(Value::Text(d.clone()));
                 ph.push(format!("?{}", fargs.len()));
             }
-            filters.push_str(&format!(" AND d.fid IN (SELECT fid FROM files WHERE dir IN ({}))", ph.join(",")));
+            filters.push_str(&format!(
+                " AND d.fid IN (SELECT fid FROM files WHERE dir IN ({}))",
+                ph.join(",")
+            ));
         }
         // The rank window: the row id of the N-th newest match (texts get row ids in the order
         // they are indexed, oldest files first, appends last).
@@ -172,7 +185,15 @@ impl Catalog {
         type Raw = (i64, i64, Option<String>, i64, Option<String>, String, f64);
         let raw: Vec<Raw> = st
             .query_map(rusqlite::params_from_iter(args), |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?))
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ))
             })
             .db(&self.path)?
             .collect::<Result<_, _>>()
@@ -181,15 +202,25 @@ impl Catalog {
             .conn
             .prepare_cached("SELECT path, session_id, coalesce(nullif(slot_title, ''), sname, header_title) FROM files WHERE fid=?1")
             .db(&self.path)?;
-        let mut tree_q = self.conn.prepare_cached("SELECT data FROM trees WHERE fid=?1").db(&self.path)?;
-        let mut trees: std::collections::HashMap<i64, Option<crate::tree::TreeCache>> = std::collections::HashMap::new();
+        let mut tree_q = self
+            .conn
+            .prepare_cached("SELECT data FROM trees WHERE fid=?1")
+            .db(&self.path)?;
+        let mut trees: std::collections::HashMap<i64, Option<crate::tree::TreeCache>> =
+            std::collections::HashMap::new();
         let mut hits = Vec::with_capacity(raw.len());
         for (fid, seq, eid, kind, ts, snippet, rank) in raw {
-            let Some(kind) = Kind::from_code(kind) else { continue };
-            let (path, session_id, session_name): (String, Option<String>, Option<String>) =
-                file_q.query_row([fid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).db(&self.path)?;
+            let Some(kind) = Kind::from_code(kind) else {
+                continue;
+            };
+            let (path, session_id, session_name): (String, Option<String>, Option<String>) = file_q
+                .query_row([fid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .db(&self.path)?;
             if let std::collections::hash_map::Entry::Vacant(slot) = trees.entry(fid) {
-                let data: Option<Vec<u8>> = tree_q.query_row([fid], |r| r.get(0)).optional().db(&self.path)?;
+                let data: Option<Vec<u8>> = tree_q
+                    .query_row([fid], |r| r.get(0))
+                    .optional()
+                    .db(&self.path)?;
                 slot.insert(data.as_deref().and_then(crate::tree::TreeCache::decode));
             }
             let tree = trees.get(&fid).and_then(|t| t.as_ref());

@@ -97,7 +97,10 @@ impl Kind {
 
     /// Whether the kind is indexed only on request.
     pub fn is_opt_in(self) -> bool {
-        matches!(self, Kind::Thinking | Kind::ToolResult | Kind::BashExecution)
+        matches!(
+            self,
+            Kind::Thinking | Kind::ToolResult | Kind::BashExecution
+        )
     }
 }
 
@@ -132,11 +135,17 @@ impl IndexKinds {
     }
     /// Reads [`IndexKinds::to_setting`].
     pub fn from_setting(s: &str) -> IndexKinds {
-        IndexKinds { thinking: s.split(',').any(|p| p == "thinking"), tools: s.split(',').any(|p| p == "tools") }
+        IndexKinds {
+            thinking: s.split(',').any(|p| p == "thinking"),
+            tools: s.split(',').any(|p| p == "tools"),
+        }
     }
     /// Both flags of `self` and `other`.
     pub fn union(self, other: IndexKinds) -> IndexKinds {
-        IndexKinds { thinking: self.thinking || other.thinking, tools: self.tools || other.tools }
+        IndexKinds {
+            thinking: self.thinking || other.thinking,
+            tools: self.tools || other.tools,
+        }
     }
 }
 
@@ -242,7 +251,9 @@ impl Usage {
     }
     /// Adds a `usage` object from its raw JSON (an object), without building a DOM.
     pub fn add_usage_raw(&mut self, raw: &[u8]) {
-        let Ok(f) = arbor_core::entry::parse_fields(raw) else { return };
+        let Ok(f) = arbor_core::entry::parse_fields(raw) else {
+            return;
+        };
         let n = |k: &str| f.num(raw, k).filter(|x| x.is_finite()).unwrap_or(0.0);
         self.input += n("input");
         self.output += n("output");
@@ -279,9 +290,15 @@ mod tests {
             assert_eq!(Kind::from_code(k.code()), Some(k));
             assert_eq!(Kind::parse_role(k.name()), Some(vec![k]));
         }
-        assert_eq!(Kind::parse_role("tool"), Some(vec![Kind::ToolResult, Kind::BashExecution]));
+        assert_eq!(
+            Kind::parse_role("tool"),
+            Some(vec![Kind::ToolResult, Kind::BashExecution])
+        );
         assert_eq!(Kind::parse_role("nope"), None);
-        let k = IndexKinds { thinking: true, tools: false };
+        let k = IndexKinds {
+            thinking: true,
+            tools: false,
+        };
         assert_eq!(IndexKinds::from_setting(&k.to_setting()), k);
     }
 
@@ -291,8 +308,14 @@ mod tests {
         assert_eq!(blocks_text(&c, "text", "text", "\n"), "a\nb");
         assert_eq!(blocks_text(&c, "thinking", "thinking", "\n"), "hmm");
         let mut u = Usage::default();
-        u.add_usage(&JsValue::parse(br#"{"input":10,"output":5,"cacheRead":1,"cost":{"total":0.5}}"#).unwrap());
-        assert_eq!((u.input, u.output, u.cache_read, u.cache_write, u.cost), (10.0, 5.0, 1.0, 0.0, 0.5));
+        u.add_usage(
+            &JsValue::parse(br#"{"input":10,"output":5,"cacheRead":1,"cost":{"total":0.5}}"#)
+                .unwrap(),
+        );
+        assert_eq!(
+            (u.input, u.output, u.cache_read, u.cache_write, u.cost),
+            (10.0, 5.0, 1.0, 0.0, 0.5)
+        );
         let mut r = Usage::default();
         r.add_usage_raw(br#"{"input":10,"output":5,"cacheRead":1,"cost":{"total":0.5}}"#);
         assert_eq!(r, u);

@@ -145,7 +145,11 @@ pub struct TreeFacts {
 pub fn recompute(c: &TreeCache, linear: bool) -> TreeFacts {
     let n = c.len();
     if linear {
-        return TreeFacts { on_path: vec![true; n], branches: i64::from(n > 0), clean: true };
+        return TreeFacts {
+            on_path: vec![true; n],
+            branches: i64::from(n > 0),
+            clean: true,
+        };
     }
     let mut kids = vec![0u32; n];
     let mut clean = true;
@@ -171,7 +175,11 @@ pub fn recompute(c: &TreeCache, linear: bool) -> TreeFacts {
             }
         }
     }
-    let visible = |i: usize| c.eids[i].as_deref().is_none_or(|e| c.by_id.get(e) == Some(&i));
+    let visible = |i: usize| {
+        c.eids[i]
+            .as_deref()
+            .is_none_or(|e| c.by_id.get(e) == Some(&i))
+    };
     let branches = (0..n).filter(|&i| kids[i] == 0 && visible(i)).count() as i64;
     let mut on_path = vec![false; n];
     if n > 0 {
@@ -189,7 +197,11 @@ pub fn recompute(c: &TreeCache, linear: bool) -> TreeFacts {
             }
         }
     }
-    TreeFacts { on_path, branches, clean }
+    TreeFacts {
+        on_path,
+        branches,
+        clean,
+    }
 }
 
 /// The running tree state of one file while it is indexed.
@@ -208,12 +220,20 @@ pub struct TreeState {
 impl TreeState {
     /// A state for a file indexed from its start.
     pub fn fresh() -> TreeState {
-        TreeState { clean: true, ..TreeState::default() }
+        TreeState {
+            clean: true,
+            ..TreeState::default()
+        }
     }
 
     /// The state stored for a file (its nodes, tips and cleanliness).
     pub fn stored(cache: TreeCache, branches: i64, clean: bool) -> TreeState {
-        TreeState { branches, clean, linear: false, cache }
+        TreeState {
+            branches,
+            clean,
+            linear: false,
+            cache,
+        }
     }
 
     /// Id of the leaf (the last node).
@@ -231,7 +251,9 @@ impl TreeState {
                     && self.clean
                     && n.parent.as_deref() == self.leaf_eid()
                     && (n.parent.is_some() || self.cache.is_empty())
-                    && n.eid.as_deref().is_some_and(|e| !self.cache.by_id.contains_key(e)));
+                    && n.eid
+                        .as_deref()
+                        .is_some_and(|e| !self.cache.by_id.contains_key(e)));
             if fast {
                 if self.cache.is_empty() || self.linear {
                     self.branches = 1;
@@ -239,7 +261,8 @@ impl TreeState {
             } else {
                 slow = true;
             }
-            self.cache.push(n.seq, n.eid.as_deref(), n.parent.as_deref(), fast);
+            self.cache
+                .push(n.seq, n.eid.as_deref(), n.parent.as_deref(), fast);
         }
         if !slow {
             return false;
@@ -258,7 +281,11 @@ mod tests {
     use super::*;
 
     fn node(seq: i64, id: &str, parent: Option<&str>) -> NodeIn {
-        NodeIn { seq, eid: Some(id.into()), parent: parent.map(Into::into) }
+        NodeIn {
+            seq,
+            eid: Some(id.into()),
+            parent: parent.map(Into::into),
+        }
     }
 
     /// Applies chunks to a fresh state and checks it against a recomputation from scratch.
@@ -280,16 +307,39 @@ mod tests {
 
     #[test]
     fn linear_then_branch_then_back() {
-        let (st, flags) = run(&[vec![node(2, "a", None), node(3, "b", Some("a"))], vec![node(4, "c", Some("b"))]]);
-        assert_eq!((flags, st.branches, st.clean), (vec![true, true, true], 1, true));
-        let (st, flags) = run(&[vec![node(2, "a", None), node(3, "b", Some("a")), node(4, "c", Some("b"))], vec![node(5, "d", Some("b"))]]);
-        assert_eq!((flags, st.branches, st.clean), (vec![true, true, false, true], 2, true));
         let (st, flags) = run(&[
-            vec![node(2, "a", None), node(3, "b", Some("a")), node(4, "c", Some("b"))],
+            vec![node(2, "a", None), node(3, "b", Some("a"))],
+            vec![node(4, "c", Some("b"))],
+        ]);
+        assert_eq!(
+            (flags, st.branches, st.clean),
+            (vec![true, true, true], 1, true)
+        );
+        let (st, flags) = run(&[
+            vec![
+                node(2, "a", None),
+                node(3, "b", Some("a")),
+                node(4, "c", Some("b")),
+            ],
+            vec![node(5, "d", Some("b"))],
+        ]);
+        assert_eq!(
+            (flags, st.branches, st.clean),
+            (vec![true, true, false, true], 2, true)
+        );
+        let (st, flags) = run(&[
+            vec![
+                node(2, "a", None),
+                node(3, "b", Some("a")),
+                node(4, "c", Some("b")),
+            ],
             vec![node(5, "d", Some("b"))],
             vec![node(6, "e", Some("c"))],
         ]);
-        assert_eq!((flags, st.branches), (vec![true, true, true, false, true], 2));
+        assert_eq!(
+            (flags, st.branches),
+            (vec![true, true, true, false, true], 2)
+        );
         assert_eq!(st.cache.on_path_at(5), Some(false));
         assert_eq!(st.cache.on_path_of("c"), Some(true));
     }

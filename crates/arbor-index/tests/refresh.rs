@@ -11,7 +11,9 @@ const OMP_HEADER: &str = r#"{"type":"session","version":3,"id":"019aa39d-37c8-70
 const V1_HEADER: &str = r#"{"type":"session","id":"v1-session","timestamp":"2025-01-03T00:00:00.000Z","cwd":"/work/r"}"#;
 
 fn slot(title: &str) -> String {
-    let mut s = format!(r#"{{"type":"title","title":"{title}","source":"user","updatedAt":"2025-01-02T00:00:00.000Z","pad":""#);
+    let mut s = format!(
+        r#"{{"type":"title","title":"{title}","source":"user","updatedAt":"2025-01-02T00:00:00.000Z","pad":""#
+    );
     while s.len() < 253 {
         s.push(' ');
     }
@@ -20,7 +22,9 @@ fn slot(title: &str) -> String {
     s
 }
 
-const WORDS: &[&str] = &["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"];
+const WORDS: &[&str] = &[
+    "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
+];
 
 /// A session file the test appends to, with the ids it wrote so far.
 struct Sess {
@@ -34,12 +38,22 @@ struct Sess {
 impl Sess {
     fn line(&mut self, parent: Option<String>, body: &str, dup: bool) -> String {
         self.next += 1;
-        let id = if dup && !self.ids.is_empty() { self.ids[self.next as usize % self.ids.len()].clone() } else { format!("e{:07x}", self.next * 7919) };
-        let ts = format!("2025-02-01T00:{:02}:{:02}.000Z", (self.next / 60) % 60, self.next % 60);
+        let id = if dup && !self.ids.is_empty() {
+            self.ids[self.next as usize % self.ids.len()].clone()
+        } else {
+            format!("e{:07x}", self.next * 7919)
+        };
+        let ts = format!(
+            "2025-02-01T00:{:02}:{:02}.000Z",
+            (self.next / 60) % 60,
+            self.next % 60
+        );
         let l = if self.v1 {
             format!(r#"{{"type":"message","timestamp":"{ts}",{body}}}"#)
         } else {
-            let p = parent.map(|p| format!("\"{p}\"")).unwrap_or_else(|| "null".into());
+            let p = parent
+                .map(|p| format!("\"{p}\""))
+                .unwrap_or_else(|| "null".into());
             format!(r#"{{"type":"message","id":"{id}","parentId":{p},"timestamp":"{ts}",{body}}}"#)
         };
         self.ids.push(id.clone());
@@ -49,14 +63,24 @@ impl Sess {
 }
 
 fn message(role: &str, k: usize) -> String {
-    let text = format!("{} {} {}", WORDS[k % 10], WORDS[(k / 10) % 10], WORDS[(k * 7) % 10]);
+    let text = format!(
+        "{} {} {}",
+        WORDS[k % 10],
+        WORDS[(k / 10) % 10],
+        WORDS[(k * 7) % 10]
+    );
     match role {
-        "user" => format!(r#""message":{{"role":"user","content":"{text}","timestamp":{}}}"#, 1_738_000_000_000u64 + k as u64),
+        "user" => format!(
+            r#""message":{{"role":"user","content":"{text}","timestamp":{}}}"#,
+            1_738_000_000_000u64 + k as u64
+        ),
         "assistant" => format!(
             r#""message":{{"role":"assistant","content":[{{"type":"thinking","thinking":"hmm {text}"}},{{"type":"text","text":"{text}"}}],"provider":"p{}","model":"m","usage":{{"input":3,"output":4,"cacheRead":0,"cacheWrite":1,"cost":{{"total":0.25}}}}}}"#,
             k % 2
         ),
-        _ => format!(r#""message":{{"role":"toolResult","toolName":"bash","content":[{{"type":"text","text":"out {text}"}}]}}"#),
+        _ => format!(
+            r#""message":{{"role":"toolResult","toolName":"bash","content":[{{"type":"text","text":"out {text}"}}]}}"#
+        ),
     }
 }
 
@@ -105,10 +129,25 @@ struct World {
 impl World {
     fn new() -> World {
         let dir = tempfile::tempdir().unwrap();
-        let names = ["2025-01-01T00-00-00-000Z_a.jsonl", "2025-01-02T00-00-00-000Z_b.jsonl", "2025-01-03T00-00-00-000Z_c.jsonl"];
-        let mut w = World { sessions: Vec::new(), dir, step: 0, torn: vec![None, None, None] };
+        let names = [
+            "2025-01-01T00-00-00-000Z_a.jsonl",
+            "2025-01-02T00-00-00-000Z_b.jsonl",
+            "2025-01-03T00-00-00-000Z_c.jsonl",
+        ];
+        let mut w = World {
+            sessions: Vec::new(),
+            dir,
+            step: 0,
+            torn: vec![None, None, None],
+        };
         for (i, n) in names.iter().enumerate() {
-            let s = Sess { path: w.dir.path().join(n), ids: Vec::new(), leaf: None, next: 0, v1: i == 2 };
+            let s = Sess {
+                path: w.dir.path().join(n),
+                ids: Vec::new(),
+                leaf: None,
+                next: 0,
+                v1: i == 2,
+            };
             w.sessions.push(s);
             w.create(i);
         }
@@ -132,13 +171,17 @@ impl World {
         if !self.sessions[f].path.exists() {
             self.create(f);
         }
-        let mut file = std::fs::OpenOptions::new().append(true).open(&self.sessions[f].path).unwrap();
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&self.sessions[f].path)
+            .unwrap();
         file.write_all(text.as_bytes()).unwrap();
     }
 
     fn touch(&mut self) {
         self.step += 1;
-        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_750_000_000 + self.step as u64 * 10);
+        let t = std::time::UNIX_EPOCH
+            + std::time::Duration::from_secs(1_750_000_000 + self.step as u64 * 10);
         for s in &self.sessions {
             if let Ok(f) = std::fs::OpenOptions::new().append(true).open(&s.path) {
                 // Only files whose content changed need a new mtime, but a new mtime on every
@@ -151,8 +194,12 @@ impl World {
     /// A new mtime for file `f` only.
     fn touch_file(&mut self, f: usize) {
         self.step += 1;
-        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_750_000_000 + self.step as u64 * 10);
-        if let Ok(file) = std::fs::OpenOptions::new().append(true).open(&self.sessions[f].path) {
+        let t = std::time::UNIX_EPOCH
+            + std::time::Duration::from_secs(1_750_000_000 + self.step as u64 * 10);
+        if let Ok(file) = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&self.sessions[f].path)
+        {
             file.set_modified(t).unwrap();
         }
     }
@@ -173,7 +220,11 @@ impl World {
             }
             Op::Branch(f, k) => {
                 let s = &mut self.sessions[f];
-                let parent = if s.ids.is_empty() { None } else { Some(s.ids[k % s.ids.len()].clone()) };
+                let parent = if s.ids.is_empty() {
+                    None
+                } else {
+                    Some(s.ids[k % s.ids.len()].clone())
+                };
                 let body = message("user", k);
                 let l = s.line(parent, &body, false) + "\n";
                 self.append(f, &l);
@@ -186,10 +237,17 @@ impl World {
                 let target = s.ids[k % s.ids.len()].clone();
                 s.next += 1;
                 let id = format!("l{:07x}", s.next);
-                let label = if clear { String::new() } else { format!(",\"label\":\"tag {}\"", WORDS[k % 10]) };
+                let label = if clear {
+                    String::new()
+                } else {
+                    format!(",\"label\":\"tag {}\"", WORDS[k % 10])
+                };
                 let l = format!(
                     r#"{{"type":"label","id":"{id}","parentId":{},"timestamp":"2025-03-01T00:00:00.000Z","targetId":"{target}"{label}}}"#,
-                    s.leaf.as_ref().map(|p| format!("\"{p}\"")).unwrap_or("null".into())
+                    s.leaf
+                        .as_ref()
+                        .map(|p| format!("\"{p}\""))
+                        .unwrap_or("null".into())
                 );
                 s.ids.push(id.clone());
                 s.leaf = Some(id);
@@ -201,7 +259,10 @@ impl World {
                 let id = format!("n{:07x}", s.next);
                 let l = format!(
                     r#"{{"type":"session_info","id":"{id}","parentId":{},"timestamp":"2025-03-02T00:00:00.000Z","name":"  name {} "}}"#,
-                    s.leaf.as_ref().map(|p| format!("\"{p}\"")).unwrap_or("null".into()),
+                    s.leaf
+                        .as_ref()
+                        .map(|p| format!("\"{p}\""))
+                        .unwrap_or("null".into()),
                     WORDS[k % 10]
                 );
                 s.ids.push(id.clone());
@@ -255,7 +316,12 @@ impl World {
             Op::Truncate(f, k) => {
                 let p = self.sessions[f].path.clone();
                 if let Ok(b) = std::fs::read(&p) {
-                    let ends: Vec<usize> = b.iter().enumerate().filter(|(_, &c)| c == b'\n').map(|(i, _)| i + 1).collect();
+                    let ends: Vec<usize> = b
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, &c)| c == b'\n')
+                        .map(|(i, _)| i + 1)
+                        .collect();
                     if ends.len() > 1 {
                         let keep = ends[1 + k % (ends.len() - 1)];
                         std::fs::write(&p, &b[..keep]).unwrap();
@@ -278,7 +344,9 @@ impl World {
                 let p = &self.sessions[f].path;
                 if let Ok(mut b) = std::fs::read(p) {
                     if b.len() >= 256 && b.starts_with(b"{\"type\":\"title\"") {
-                        b[..256].copy_from_slice(slot(&format!("renamed {}", WORDS[k % 10])).as_bytes());
+                        b[..256].copy_from_slice(
+                            slot(&format!("renamed {}", WORDS[k % 10])).as_bytes(),
+                        );
                         std::fs::write(p, b).unwrap();
                     }
                 }
@@ -290,7 +358,8 @@ impl World {
 
 fn dump(db: &Path) -> Vec<String> {
     let c = rusqlite::Connection::open(db).unwrap();
-    c.execute_batch("INSERT INTO fts(fts) VALUES('integrity-check')").expect("FTS index consistent with docs");
+    c.execute_batch("INSERT INTO fts(fts) VALUES('integrity-check')")
+        .expect("FTS index consistent with docs");
     let mut out = Vec::new();
     let queries = [
         "SELECT * FROM files ORDER BY path",
@@ -321,20 +390,46 @@ fn check(world: &World, inc: &mut Catalog, texts: bool) {
     let dir = world.dir.path().to_path_buf();
     // A listing alone (texts not read unless they are current), then with the texts.
     let (listed, _) = inc
-        .refresh_dirs(std::slice::from_ref(&dir), RefreshOptions { texts, ..Default::default() }, &mut |_| {})
+        .refresh_dirs(
+            std::slice::from_ref(&dir),
+            RefreshOptions {
+                texts,
+                ..Default::default()
+            },
+            &mut |_| {},
+        )
         .unwrap();
     let (none, _) = inc
-        .refresh_dirs(std::slice::from_ref(&dir), RefreshOptions { listing: false, ..RefreshOptions::with_texts() }, &mut |_| {})
+        .refresh_dirs(
+            std::slice::from_ref(&dir),
+            RefreshOptions {
+                listing: false,
+                ..RefreshOptions::with_texts()
+            },
+            &mut |_| {},
+        )
         .unwrap();
     assert!(none.is_empty());
     let fresh_dir = tempfile::tempdir().unwrap();
     let fresh_db = fresh_dir.path().join("fresh.db");
     let mut fresh = Catalog::open(&fresh_db).unwrap();
     fresh
-        .refresh_dirs(std::slice::from_ref(&dir), RefreshOptions { threads: 1, texts: true, ..Default::default() }, &mut |_| {})
+        .refresh_dirs(
+            std::slice::from_ref(&dir),
+            RefreshOptions {
+                threads: 1,
+                texts: true,
+                ..Default::default()
+            },
+            &mut |_| {},
+        )
         .unwrap();
     drop(fresh);
-    assert_eq!(dump(inc.path()), dump(&fresh_db), "incremental catalog differs from a fresh one");
+    assert_eq!(
+        dump(inc.path()),
+        dump(&fresh_db),
+        "incremental catalog differs from a fresh one"
+    );
     // The listing equals pi's rules computed straight from each file.
     let mut want = Vec::new();
     for s in &world.sessions {
@@ -355,19 +450,34 @@ fn check(world: &World, inc: &mut Catalog, texts: bool) {
     // On-branch flags equal arbor-core's path from the leaf (v2/v3 files).
     let c = rusqlite::Connection::open(inc.path()).unwrap();
     for s in world.sessions.iter().filter(|s| !s.v1) {
-        let Ok(doc) = arbor_store::load_doc(&s.path) else { continue };
+        let Ok(doc) = arbor_store::load_doc(&s.path) else {
+            continue;
+        };
         let mut on: Vec<i64> = Vec::new();
         if let Some(leaf) = doc.index.leaf {
             let p = doc.index.path(&doc, leaf);
-            on = p.entries.iter().map(|&i| doc.entries[i].line_no as i64).collect();
+            on = p
+                .entries
+                .iter()
+                .map(|&i| doc.entries[i].line_no as i64)
+                .collect();
             on.sort();
         }
-        let key = arbor_index::dir_key(s.path.parent().unwrap()) + "/" + &s.path.file_name().unwrap().to_string_lossy();
+        let key = arbor_index::dir_key(s.path.parent().unwrap())
+            + "/"
+            + &s.path.file_name().unwrap().to_string_lossy();
         let data: Vec<u8> = c
-            .query_row("SELECT t.data FROM trees t JOIN files f USING(fid) WHERE f.path=?1", [key], |r| r.get(0))
+            .query_row(
+                "SELECT t.data FROM trees t JOIN files f USING(fid) WHERE f.path=?1",
+                [key],
+                |r| r.get(0),
+            )
             .unwrap();
         let tree = arbor_index::tree::TreeCache::decode(&data).unwrap();
-        let got: Vec<i64> = (0..tree.len()).filter(|&i| tree.on_path[i]).map(|i| tree.seqs[i]).collect();
+        let got: Vec<i64> = (0..tree.len())
+            .filter(|&i| tree.on_path[i])
+            .map(|i| tree.seqs[i])
+            .collect();
         assert_eq!(got, on, "on-branch entries of {}", s.path.display());
     }
 }
@@ -391,7 +501,9 @@ proptest! {
 }
 
 fn refresh(cat: &mut Catalog, dir: &Path) -> arbor_index::RefreshStats {
-    cat.refresh_dirs(&[dir.to_path_buf()], RefreshOptions::default(), &mut |_| {}).unwrap().1
+    cat.refresh_dirs(&[dir.to_path_buf()], RefreshOptions::default(), &mut |_| {})
+        .unwrap()
+        .1
 }
 
 #[test]
@@ -403,13 +515,20 @@ fn appended_files_are_read_from_the_offset_and_rewritten_ones_again() {
     let s = refresh(&mut cat, &dir);
     assert_eq!((s.files, s.full, s.appended), (3, 3, 0));
     let s = refresh(&mut cat, &dir);
-    assert_eq!((s.unchanged, s.full, s.appended, s.bytes_read), (3, 0, 0, 0));
+    assert_eq!(
+        (s.unchanged, s.full, s.appended, s.bytes_read),
+        (3, 0, 0, 0)
+    );
     let before = std::fs::metadata(&w.sessions[0].path).unwrap().len();
     w.apply(&Op::Linear(0, 3));
     w.touch_file(0);
     let s = refresh(&mut cat, &dir);
     let after = std::fs::metadata(&w.sessions[0].path).unwrap().len();
-    assert_eq!((s.full, s.appended, s.bytes_read), (0, 1, after - before), "only the appended bytes are read");
+    assert_eq!(
+        (s.full, s.appended, s.bytes_read),
+        (0, 1, after - before),
+        "only the appended bytes are read"
+    );
     // omp renames in place (the 256-byte slot): not a rewrite of the indexed prefix
     w.apply(&Op::Linear(1, 2));
     w.touch_file(1);
@@ -418,8 +537,19 @@ fn appended_files_are_read_from_the_offset_and_rewritten_ones_again() {
     w.touch_file(1);
     let s = refresh(&mut cat, &dir);
     assert_eq!((s.full, s.appended, s.bytes_read), (0, 1, 0));
-    let (listed, _) = cat.refresh_dirs(std::slice::from_ref(&dir), RefreshOptions::default(), &mut |_| {}).unwrap();
-    assert!(listed.iter().any(|l| l.title.as_deref() == Some("renamed delta")), "{listed:?}");
+    let (listed, _) = cat
+        .refresh_dirs(
+            std::slice::from_ref(&dir),
+            RefreshOptions::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+    assert!(
+        listed
+            .iter()
+            .any(|l| l.title.as_deref() == Some("renamed delta")),
+        "{listed:?}"
+    );
     // same size, other bytes: indexed again
     w.apply(&Op::RewriteSameSize(0));
     w.touch_file(0);

@@ -21,7 +21,8 @@ fn session(dir: &Path, name: &str, mtime_s: u64, texts: &[&str]) {
     let p = dir.join(format!("{name}.jsonl"));
     std::fs::write(&p, s).unwrap();
     let f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
-    f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000 + mtime_s)).unwrap();
+    f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000 + mtime_s))
+        .unwrap();
 }
 
 #[test]
@@ -32,40 +33,87 @@ fn ranking_window_and_filters() {
     // Older session: one very relevant text; newer sessions: many weak matches.
     session(&dir, "old", 1, &["walrus walrus walrus", "nothing here"]);
     for k in 0..5 {
-        session(&dir, &format!("new{k}"), 10 + k, &["a walrus among many other words in a long sentence", "filler text"]);
+        session(
+            &dir,
+            &format!("new{k}"),
+            10 + k,
+            &[
+                "a walrus among many other words in a long sentence",
+                "filler text",
+            ],
+        );
     }
     let mut cat = Catalog::open(&d.path().join("c.db")).unwrap();
     // A listing does not index texts; a search needs them.
-    let (listed, st) = cat.refresh_dirs(std::slice::from_ref(&dir), RefreshOptions::default(), &mut |_| {}).unwrap();
+    let (listed, st) = cat
+        .refresh_dirs(
+            std::slice::from_ref(&dir),
+            RefreshOptions::default(),
+            &mut |_| {},
+        )
+        .unwrap();
     assert_eq!((listed.len(), st.docs_added), (6, 0));
-    let st = cat.refresh_dirs(std::slice::from_ref(&dir), RefreshOptions::with_texts(), &mut |_| {}).unwrap().1;
-    assert_eq!((st.appended, st.full, st.docs_added), (6, 0, 12), "texts caught up from the start of each file");
+    let st = cat
+        .refresh_dirs(
+            std::slice::from_ref(&dir),
+            RefreshOptions::with_texts(),
+            &mut |_| {},
+        )
+        .unwrap()
+        .1;
+    assert_eq!(
+        (st.appended, st.full, st.docs_added),
+        (6, 0, 12),
+        "texts caught up from the start of each file"
+    );
     let mut q = SearchQuery::new("walrus");
     q.rank_window = 0;
     let hits = cat.search(&q).unwrap();
     assert_eq!(hits.len(), 6);
-    assert_eq!(hits[0].entry_id.as_deref(), Some("old000"), "the most relevant first: {hits:?}");
+    assert_eq!(
+        hits[0].entry_id.as_deref(),
+        Some("old000"),
+        "the most relevant first: {hits:?}"
+    );
     // A window of the 3 newest matches leaves the old session out.
     q.rank_window = 3;
     let hits = cat.search(&q).unwrap();
     assert_eq!(hits.len(), 3);
-    assert!(hits.iter().all(|h| h.entry_id.as_deref().unwrap().starts_with("new")), "{hits:?}");
+    assert!(
+        hits.iter()
+            .all(|h| h.entry_id.as_deref().unwrap().starts_with("new")),
+        "{hits:?}"
+    );
     // Filters: kinds, since, directories.
     let mut q = SearchQuery::new("walrus");
     q.kinds = Some(vec![Kind::Assistant]);
     assert!(cat.search(&q).unwrap().is_empty());
     let mut q = SearchQuery::new("walrus");
     q.since_ms = arbor_core::time::parse_iso_ms("2025-01-05");
-    assert!(cat.search(&q).unwrap().iter().all(|h| h.timestamp.as_deref().unwrap() >= "2025-01-05"));
+    assert!(cat
+        .search(&q)
+        .unwrap()
+        .iter()
+        .all(|h| h.timestamp.as_deref().unwrap() >= "2025-01-05"));
     let mut q = SearchQuery::new("walrus");
     q.dirs = Some(vec!["/nowhere".into()]);
     assert!(cat.search(&q).unwrap().is_empty());
     q.dirs = Some(vec![arbor_index::dir_key(&dir)]);
     assert_eq!(cat.search(&q).unwrap().len(), 6);
     // Phrase, prefix, NOT; an unreadable query is searched as words; an empty one is an error.
-    assert_eq!(cat.search(&SearchQuery::new("\"many other\"")).unwrap().len(), 5);
+    assert_eq!(
+        cat.search(&SearchQuery::new("\"many other\""))
+            .unwrap()
+            .len(),
+        5
+    );
     assert_eq!(cat.search(&SearchQuery::new("walr*")).unwrap().len(), 6);
-    assert_eq!(cat.search(&SearchQuery::new("walrus NOT sentence")).unwrap().len(), 1);
+    assert_eq!(
+        cat.search(&SearchQuery::new("walrus NOT sentence"))
+            .unwrap()
+            .len(),
+        1
+    );
     assert_eq!(cat.search(&SearchQuery::new("walrus:")).unwrap().len(), 6);
     assert!(cat.search(&SearchQuery::new("  ")).is_err());
 }
@@ -77,12 +125,22 @@ fn damage_found_by_a_search_is_recovered_from() {
     std::fs::create_dir(&dir).unwrap();
     let text = ["zebra crossing ".repeat(40)];
     for k in 0..40 {
-        session(&dir, &format!("s{k}"), k, &[&text[0], "more words about zebras and lions"]);
+        session(
+            &dir,
+            &format!("s{k}"),
+            k,
+            &[&text[0], "more words about zebras and lions"],
+        );
     }
     let db = d.path().join("c.db");
     {
         let mut cat = Catalog::open(&db).unwrap();
-        cat.refresh_dirs(std::slice::from_ref(&dir), RefreshOptions::with_texts(), &mut |_| {}).unwrap();
+        cat.refresh_dirs(
+            std::slice::from_ref(&dir),
+            RefreshOptions::with_texts(),
+            &mut |_| {},
+        )
+        .unwrap();
         cat.conn_checkpoint();
     }
     // Zero two pages near the end (FTS and text rows live there; the files table is at the
@@ -97,11 +155,21 @@ fn damage_found_by_a_search_is_recovered_from() {
     let mut cat = Catalog::open(&db).unwrap();
     // The whole-file check (daily on open, and in `arbor index`) finds it; so would SQLite
     // when a search reads a damaged page.
-    let r = cat.check_integrity().and_then(|_| cat.search(&SearchQuery::new("zebra")));
-    assert!(matches!(r, Err(arbor_index::IndexError::Corrupt { .. })), "{r:?}");
+    let r = cat
+        .check_integrity()
+        .and_then(|_| cat.search(&SearchQuery::new("zebra")));
+    assert!(
+        matches!(r, Err(arbor_index::IndexError::Corrupt { .. })),
+        "{r:?}"
+    );
     let aside = cat.recover().unwrap();
     assert!(aside.exists());
-    cat.refresh_dirs(std::slice::from_ref(&dir), RefreshOptions::with_texts(), &mut |_| {}).unwrap();
+    cat.refresh_dirs(
+        std::slice::from_ref(&dir),
+        RefreshOptions::with_texts(),
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(cat.search(&SearchQuery::new("zebra")).unwrap().len(), 20);
     assert!(cat.check_integrity().is_ok());
 }

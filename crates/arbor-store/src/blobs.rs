@@ -602,4 +602,3 @@ mod tests {
         assert!(store.verify(&keep).is_ok());
     }
 }
-

@@ -30,14 +30,27 @@ pub enum BodyError {
     Header,
 }
 
-fn field<'a>(body: &'a JsValue, etype: &str, key: &'static str, what: &'static str) -> Result<&'a JsValue, BodyError> {
-    body.get(key).ok_or_else(|| BodyError::Field { etype: etype.into(), field: key, what })
+fn field<'a>(
+    body: &'a JsValue,
+    etype: &str,
+    key: &'static str,
+    what: &'static str,
+) -> Result<&'a JsValue, BodyError> {
+    body.get(key).ok_or_else(|| BodyError::Field {
+        etype: etype.into(),
+        field: key,
+        what,
+    })
 }
 
 fn string(body: &JsValue, etype: &str, key: &'static str) -> Result<String, BodyError> {
     match field(body, etype, key, "a string")? {
         JsValue::String(s) => Ok(s.to_string_lossy().into_owned()),
-        _ => Err(BodyError::Field { etype: etype.into(), field: key, what: "a string" }),
+        _ => Err(BodyError::Field {
+            etype: etype.into(),
+            field: key,
+            what: "a string",
+        }),
     }
 }
 
@@ -48,7 +61,11 @@ fn opt_raw(body: &JsValue, key: &str) -> Option<Vec<u8>> {
 impl NewEntry {
     /// Reads an entry body `{"type": ..., ...}` (without `id`, `parentId`, `timestamp`).
     /// `parent` is the id the entry will hang from (used as a branch summary's `fromId`).
-    pub fn from_body(body: &JsValue, dialect: Dialect, parent: Option<&str>) -> Result<NewEntry, BodyError> {
+    pub fn from_body(
+        body: &JsValue,
+        dialect: Dialect,
+        parent: Option<&str>,
+    ) -> Result<NewEntry, BodyError> {
         if !matches!(body, JsValue::Object(_)) {
             return Err(BodyError::NotObject);
         }
@@ -61,24 +78,42 @@ impl NewEntry {
                 }));
             }
         }
-        let etype = body.get("type").and_then(|t| t.as_str_lossy()).ok_or(BodyError::NoType)?.into_owned();
+        let etype = body
+            .get("type")
+            .and_then(|t| t.as_str_lossy())
+            .ok_or(BodyError::NoType)?
+            .into_owned();
         let t = etype.as_str();
         Ok(match t {
             "session" => return Err(BodyError::Header),
             "message" => match field(body, t, "message", "an object")? {
                 v @ JsValue::Object(_) => NewEntry::Message(v.to_json()),
-                _ => return Err(BodyError::Field { etype, field: "message", what: "an object" }),
+                _ => {
+                    return Err(BodyError::Field {
+                        etype,
+                        field: "message",
+                        what: "an object",
+                    })
+                }
             },
             "thinking_level_change" => NewEntry::ThinkingLevelChange(
-                body.get("thinkingLevel").and_then(|v| v.as_str_lossy()).map(|s| s.into_owned()),
+                body.get("thinkingLevel")
+                    .and_then(|v| v.as_str_lossy())
+                    .map(|s| s.into_owned()),
             ),
             "model_change" => {
                 if body.get("provider").is_some() || body.get("modelId").is_some() {
-                    NewEntry::ModelChange { provider: string(body, t, "provider")?, model_id: string(body, t, "modelId")? }
+                    NewEntry::ModelChange {
+                        provider: string(body, t, "provider")?,
+                        model_id: string(body, t, "modelId")?,
+                    }
                 } else {
                     NewEntry::OmpModelChange {
                         model: string(body, t, "model")?,
-                        role: body.get("role").and_then(|v| v.as_str_lossy()).map(|s| s.into_owned()),
+                        role: body
+                            .get("role")
+                            .and_then(|v| v.as_str_lossy())
+                            .map(|s| s.into_owned()),
                     }
                 }
             }
@@ -88,14 +123,24 @@ impl NewEntry {
                 first_kept_entry_id: field(body, t, "firstKeptEntryId", "an entry id")?.to_json(),
                 tokens_before: field(body, t, "tokensBefore", "a number")?.to_json(),
                 details: opt_raw(body, "details"),
-                from_hook: opt_raw(body, if dialect == Dialect::Omp { "fromExtension" } else { "fromHook" })
-                    .or_else(|| opt_raw(body, "fromHook"))
-                    .or_else(|| opt_raw(body, "fromExtension")),
+                from_hook: opt_raw(
+                    body,
+                    if dialect == Dialect::Omp {
+                        "fromExtension"
+                    } else {
+                        "fromHook"
+                    },
+                )
+                .or_else(|| opt_raw(body, "fromHook"))
+                .or_else(|| opt_raw(body, "fromExtension")),
                 preserve_data: opt_raw(body, "preserveData"),
             },
             "branch_summary" => NewEntry::BranchSummary {
                 from_id: match body.get("fromId") {
-                    Some(v) => v.as_str_lossy().map(|s| s.into_owned()).filter(|s| s != "root"),
+                    Some(v) => v
+                        .as_str_lossy()
+                        .map(|s| s.into_owned())
+                        .filter(|s| s != "root"),
                     None => parent.map(str::to_string),
                 },
                 summary: field(body, t, "summary", "a string")?.to_json(),
@@ -115,9 +160,16 @@ impl NewEntry {
             },
             "label" => NewEntry::Label {
                 target_id: string(body, t, "targetId")?,
-                label: body.get("label").and_then(|v| v.as_str_lossy()).map(|s| s.into_owned()),
+                label: body
+                    .get("label")
+                    .and_then(|v| v.as_str_lossy())
+                    .map(|s| s.into_owned()),
             },
-            "session_info" => NewEntry::SessionInfo(string(body, t, "name")?.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}').to_string()),
+            "session_info" => NewEntry::SessionInfo(
+                string(body, t, "name")?
+                    .trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
+                    .to_string(),
+            ),
             _ => {
                 let JsValue::Object(members) = body else {
                     return Err(BodyError::NotObject);

@@ -49,7 +49,9 @@ pub fn terminal_id_from_env(var: &dyn Fn(&str) -> Option<String>) -> Option<Stri
 
 /// The breadcrumb file of a terminal.
 pub fn breadcrumb_path(agent_dir: &Path, terminal: &str) -> PathBuf {
-    paths::state_dir(agent_dir).join("terminal-sessions").join(terminal)
+    paths::state_dir(agent_dir)
+        .join("terminal-sessions")
+        .join(terminal)
 }
 
 /// A terminal's breadcrumb.
@@ -90,7 +92,13 @@ pub fn parse_breadcrumb(content: &str) -> Option<Breadcrumb> {
     }
     let session_file = PathBuf::from(lines[1]);
     let exists = std::fs::metadata(&session_file).is_ok_and(|m| m.is_file());
-    (exists || fresh).then(|| Breadcrumb { cwd: lines[0].to_string(), session_file, exists, fresh, cwd_identity: ident })
+    (exists || fresh).then(|| Breadcrumb {
+        cwd: lines[0].to_string(),
+        session_file,
+        exists,
+        fresh,
+        cwd_identity: ident,
+    })
 }
 
 /// This terminal's breadcrumb under `agent_dir`, if any.
@@ -126,7 +134,9 @@ fn resolve(p: &str) -> PathBuf {
     let abs = if Path::new(p).is_absolute() {
         PathBuf::from(p)
     } else {
-        std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")).join(p)
+        std::env::current_dir()
+            .unwrap_or_else(|_| PathBuf::from("/"))
+            .join(p)
     };
     let mut out = PathBuf::from("/");
     for c in abs.components() {
@@ -168,7 +178,8 @@ pub enum ContinueTarget {
 }
 
 fn within(dir: &Path, file: &Path) -> bool {
-    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| resolve(&p.to_string_lossy()));
+    let canon =
+        |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| resolve(&p.to_string_lossy()));
     canon(file).starts_with(canon(dir))
 }
 
@@ -176,18 +187,34 @@ fn within(dir: &Path, file: &Path) -> bool {
 /// directory): this terminal's breadcrumb when it was written for the same cwd (and lies in
 /// `dir` when that was named), else the most recent session of `dir`, else a new session.
 /// (omp's re-rooting of a moved project is not done: a breadcrumb of another cwd is ignored.)
-pub fn omp_continue_target(agent_dir: &Path, cwd: &str, dir: &Path, explicit_dir: bool) -> ContinueTarget {
+pub fn omp_continue_target(
+    agent_dir: &Path,
+    cwd: &str,
+    dir: &Path,
+    explicit_dir: bool,
+) -> ContinueTarget {
     continue_with(read_breadcrumb(agent_dir), cwd, dir, explicit_dir)
 }
 
 /// [`omp_continue_target`] with the breadcrumb given.
-pub fn continue_with(crumb: Option<Breadcrumb>, cwd: &str, dir: &Path, explicit_dir: bool) -> ContinueTarget {
+pub fn continue_with(
+    crumb: Option<Breadcrumb>,
+    cwd: &str,
+    dir: &Path,
+    explicit_dir: bool,
+) -> ContinueTarget {
     if let Some(b) = crumb {
-        if b.fresh && !b.exists && (!explicit_dir || within(dir, b.session_file.parent().unwrap_or(Path::new("/")))) {
+        if b.fresh
+            && !b.exists
+            && (!explicit_dir || within(dir, b.session_file.parent().unwrap_or(Path::new("/"))))
+        {
             return ContinueTarget::New;
         }
         let file = interactive_root(&b.session_file);
-        if resolve(&b.cwd) == resolve(cwd) && (!explicit_dir || within(dir, &file)) && file.is_file() {
+        if resolve(&b.cwd) == resolve(cwd)
+            && (!explicit_dir || within(dir, &file))
+            && file.is_file()
+        {
             return ContinueTarget::Session(file);
         }
     }
@@ -204,11 +231,28 @@ mod tests {
     #[test]
     fn terminal_ids_from_env() {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
-            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
         };
-        assert_eq!(terminal_id_from_env(&env(&[("TMUX_PANE", "%3"), ("KITTY_WINDOW_ID", "1")])), Some("tmux-%3".into()));
-        assert_eq!(terminal_id_from_env(&env(&[("ZELLIJ_PANE_ID", "2"), ("ZELLIJ_SESSION_NAME", "a/b")])), Some("zellij-a-b-2".into()));
-        assert_eq!(terminal_id_from_env(&env(&[("WT_SESSION", "x")])), Some("wt-x".into()));
+        assert_eq!(
+            terminal_id_from_env(&env(&[("TMUX_PANE", "%3"), ("KITTY_WINDOW_ID", "1")])),
+            Some("tmux-%3".into())
+        );
+        assert_eq!(
+            terminal_id_from_env(&env(&[
+                ("ZELLIJ_PANE_ID", "2"),
+                ("ZELLIJ_SESSION_NAME", "a/b")
+            ])),
+            Some("zellij-a-b-2".into())
+        );
+        assert_eq!(
+            terminal_id_from_env(&env(&[("WT_SESSION", "x")])),
+            Some("wt-x".into())
+        );
         assert_eq!(terminal_id_from_env(&env(&[])), None);
     }
 
@@ -222,16 +266,30 @@ mod tests {
         let newer = dir.join("b.jsonl");
         std::fs::write(&older, hdr).unwrap();
         std::fs::write(&newer, hdr).unwrap();
-        let f = std::fs::OpenOptions::new().append(true).open(&older).unwrap();
-        f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1000)).unwrap();
+        let f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&older)
+            .unwrap();
+        f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1000))
+            .unwrap();
         let crumb = parse_breadcrumb(&format!("/p\n{}\ncwdstat 1 2\n", older.display())).unwrap();
         assert_eq!(crumb.cwd_identity, Some(("1".into(), "2".into())));
-        assert_eq!(continue_with(Some(crumb.clone()), "/p", &dir, false), ContinueTarget::Session(resolve(&older.to_string_lossy())));
+        assert_eq!(
+            continue_with(Some(crumb.clone()), "/p", &dir, false),
+            ContinueTarget::Session(resolve(&older.to_string_lossy()))
+        );
         // another cwd: the most recent session of the directory
-        assert_eq!(continue_with(Some(crumb), "/q", &dir, false), ContinueTarget::Session(newer.clone()));
+        assert_eq!(
+            continue_with(Some(crumb), "/q", &dir, false),
+            ContinueTarget::Session(newer.clone())
+        );
         // a fresh crumb whose file was never written: a new session
-        let fresh = parse_breadcrumb(&format!("/p\n{}\nfresh\n", dir.join("c.jsonl").display())).unwrap();
-        assert_eq!(continue_with(Some(fresh), "/p", &dir, false), ContinueTarget::New);
+        let fresh =
+            parse_breadcrumb(&format!("/p\n{}\nfresh\n", dir.join("c.jsonl").display())).unwrap();
+        assert_eq!(
+            continue_with(Some(fresh), "/p", &dir, false),
+            ContinueTarget::New
+        );
         // a missing file without `fresh`: no breadcrumb
         assert!(parse_breadcrumb(&format!("/p\n{}\n", dir.join("gone.jsonl").display())).is_none());
         assert!(parse_breadcrumb("only one line").is_none());

@@ -16,7 +16,10 @@ pub struct LineBuilder {
 impl LineBuilder {
     /// Starts `{`.
     pub fn new() -> Self {
-        LineBuilder { out: vec![b'{'], first: true }
+        LineBuilder {
+            out: vec![b'{'],
+            first: true,
+        }
     }
     /// Adds `"key":<raw>`.
     pub fn raw(mut self, key: &str, raw: &[u8]) -> Self {
@@ -76,7 +79,9 @@ pub struct Base<'a> {
 impl LineBuilder {
     /// Adds `id, parentId, timestamp`.
     pub fn base(self, b: &Base<'_>) -> Self {
-        self.str("id", b.id).str_or_null("parentId", b.parent_id).str("timestamp", b.timestamp)
+        self.str("id", b.id)
+            .str_or_null("parentId", b.parent_id)
+            .str("timestamp", b.timestamp)
     }
 }
 
@@ -174,7 +179,10 @@ impl NewEntry {
         match self {
             NewEntry::Message(raw) => arbor_core::json::JsValue::parse(raw)
                 .ok()
-                .and_then(|v| v.get("role").and_then(|r| r.as_str_lossy().map(|s| s == "assistant")))
+                .and_then(|v| {
+                    v.get("role")
+                        .and_then(|r| r.as_str_lossy().map(|s| s == "assistant"))
+                })
                 .unwrap_or(false),
             _ => false,
         }
@@ -185,7 +193,11 @@ impl NewEntry {
         let omp = dialect == Dialect::Omp;
         let l = LineBuilder::new();
         match self {
-            NewEntry::Message(raw) => l.str("type", "message").base(b).raw("message", raw).finish(),
+            NewEntry::Message(raw) => l
+                .str("type", "message")
+                .base(b)
+                .raw("message", raw)
+                .finish(),
             NewEntry::ThinkingLevelChange(level) => {
                 let l = l.str("type", "thinking_level_change").base(b);
                 match (level, omp) {
@@ -219,7 +231,11 @@ impl NewEntry {
                 preserve_data,
             } => {
                 let l = l.str("type", "compaction").base(b).raw("summary", summary);
-                let l = if omp { l.opt("shortSummary", short_summary.as_deref()) } else { l };
+                let l = if omp {
+                    l.opt("shortSummary", short_summary.as_deref())
+                } else {
+                    l
+                };
                 let l = l
                     .raw("firstKeptEntryId", first_kept_entry_id)
                     .raw("tokensBefore", tokens_before)
@@ -232,13 +248,21 @@ impl NewEntry {
                     l.opt("fromHook", from_hook.as_deref()).finish()
                 }
             }
-            NewEntry::BranchSummary { from_id, summary, details, from_hook } => l
+            NewEntry::BranchSummary {
+                from_id,
+                summary,
+                details,
+                from_hook,
+            } => l
                 .str("type", "branch_summary")
                 .base(b)
                 .str("fromId", from_id.as_deref().unwrap_or("root"))
                 .raw("summary", summary)
                 .opt("details", details.as_deref())
-                .opt(if omp { "fromExtension" } else { "fromHook" }, from_hook.as_deref())
+                .opt(
+                    if omp { "fromExtension" } else { "fromHook" },
+                    from_hook.as_deref(),
+                )
                 .finish(),
             NewEntry::Custom { custom_type, data } => l
                 .str("type", "custom")
@@ -246,7 +270,13 @@ impl NewEntry {
                 .opt("data", data.as_deref())
                 .base(b)
                 .finish(),
-            NewEntry::CustomMessage { custom_type, content, display, details, attribution } => {
+            NewEntry::CustomMessage {
+                custom_type,
+                content,
+                display,
+                details,
+                attribution,
+            } => {
                 let l = l
                     .str("type", "custom_message")
                     .raw("customType", custom_type)
@@ -254,7 +284,10 @@ impl NewEntry {
                     .raw("display", display)
                     .opt("details", details.as_deref());
                 let l = if omp {
-                    l.raw("attribution", attribution.as_deref().unwrap_or(b"\"agent\""))
+                    l.raw(
+                        "attribution",
+                        attribution.as_deref().unwrap_or(b"\"agent\""),
+                    )
                 } else {
                     l.opt("attribution", attribution.as_deref())
                 };
@@ -268,7 +301,11 @@ impl NewEntry {
                 }
                 .finish()
             }
-            NewEntry::SessionInfo(name) => l.str("type", "session_info").base(b).str("name", name).finish(),
+            NewEntry::SessionInfo(name) => l
+                .str("type", "session_info")
+                .base(b)
+                .str("name", name)
+                .finish(),
             NewEntry::Other { etype, members } => {
                 let mut l = l.str("type", etype).base(b);
                 for (k, v) in members {

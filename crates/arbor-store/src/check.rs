@@ -582,7 +582,9 @@ fn lines(data: &[u8], from: usize) -> Vec<(usize, usize)> {
 pub fn repaired_bytes(doc: &SessionDoc) -> Option<(Vec<u8>, Vec<u8>)> {
     let (mut kept, mut removed) = repaired_once(doc)?;
     for _ in 0..4 {
-        let Ok(next) = SessionDoc::parse(Arc::new(kept.clone())) else { break };
+        let Ok(next) = SessionDoc::parse(Arc::new(kept.clone())) else {
+            break;
+        };
         match repaired_once(&next) {
             Some((k, r)) => {
                 kept = k;

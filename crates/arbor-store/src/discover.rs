@@ -41,7 +41,10 @@ pub fn extract_text(content: &JsValue) -> Option<String> {
             for b in blocks {
                 match b {
                     JsValue::Null => return None,
-                    JsValue::Object(_) if b.get("type").and_then(|t| t.as_str_lossy()).as_deref() == Some("text") => {
+                    JsValue::Object(_)
+                        if b.get("type").and_then(|t| t.as_str_lossy()).as_deref()
+                            == Some("text") =>
+                    {
                         let mut t = Vec::new();
                         match b.get("text") {
                             None | Some(JsValue::Null) => {}
@@ -82,7 +85,9 @@ fn extract_text_raw(raw: &[u8], kind: ValueKind) -> Result<Option<String>, ()> {
                     Some(b'n') => return Ok(None),
                     Some(b'{') => {
                         let scan = scan_object(elem).map_err(|_| ())?;
-                        let f = Fields { members: scan.members.into_boxed_slice() };
+                        let f = Fields {
+                            members: scan.members.into_boxed_slice(),
+                        };
                         if f.str(elem, "type").as_deref() == Some("text") {
                             let mut t = Vec::new();
                             match f.get(elem, "text") {
@@ -157,7 +162,11 @@ pub fn session_files(dir: &Path) -> Vec<PathBuf> {
     };
     rd.filter_map(|e| e.ok())
         .map(|e| e.path())
-        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(".jsonl")))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(".jsonl"))
+        })
         .collect()
 }
 
@@ -166,9 +175,17 @@ pub fn session_files(dir: &Path) -> Vec<PathBuf> {
 pub fn list_dir(dir: &Path) -> Vec<SessionInfo> {
     let mut out: Vec<SessionInfo> = session_files(dir)
         .into_iter()
-        .filter_map(|p| crate::info::session_info_streaming(&p, mtime_ms(&p)).ok().flatten())
+        .filter_map(|p| {
+            crate::info::session_info_streaming(&p, mtime_ms(&p))
+                .ok()
+                .flatten()
+        })
         .collect();
-    out.sort_by(|a, b| b.modified_ms.partial_cmp(&a.modified_ms).unwrap_or(std::cmp::Ordering::Equal));
+    out.sort_by(|a, b| {
+        b.modified_ms
+            .partial_cmp(&a.modified_ms)
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
     out
 }
 
@@ -201,7 +218,9 @@ pub fn has_valid_header(path: &Path) -> bool {
         if r.read_until(b'\n', &mut line).is_err() || line.is_empty() {
             return false;
         }
-        let l = line.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(&line);
+        let l = line
+            .strip_prefix(b"\xEF\xBB\xBF".as_slice())
+            .unwrap_or(&line);
         let Ok(v) = JsValue::parse(l) else {
             return false;
         };

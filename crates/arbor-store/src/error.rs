@@ -30,7 +30,9 @@ pub enum StoreError {
     #[error("Entry {0} not found")]
     NotFound(String),
     /// An earlier write failed; the session must be reopened before writing again.
-    #[error("an earlier write to {path} failed ({reason}); reopen the session before writing again")]
+    #[error(
+        "an earlier write to {path} failed ({reason}); reopen the session before writing again"
+    )]
     Latched {
         /// The file.
         path: PathBuf,
@@ -56,6 +58,9 @@ pub trait IoContext<T> {
 
 impl<T> IoContext<T> for std::io::Result<T> {
     fn at(self, path: &std::path::Path) -> Result<T, StoreError> {
-        self.map_err(|source| StoreError::Io { path: path.to_path_buf(), source })
+        self.map_err(|source| StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
     }
 }

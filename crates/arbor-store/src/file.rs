@@ -24,7 +24,9 @@ impl std::str::FromStr for Durability {
             "none" => Ok(Durability::None),
             "flush" => Ok(Durability::Flush),
             "strict" => Ok(Durability::Strict),
-            other => Err(format!("unknown durability {other:?} (none, flush, strict)")),
+            other => Err(format!(
+                "unknown durability {other:?} (none, flush, strict)"
+            )),
         }
     }
 }
@@ -37,7 +39,10 @@ pub const DIR_MODE: u32 = 0o700;
 /// Creates `dir` and its missing parents with mode 0700.
 pub fn create_dir_private(dir: &Path) -> io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new().recursive(true).mode(DIR_MODE).create(dir)
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(DIR_MODE)
+        .create(dir)
 }
 
 /// An append-only session file.
@@ -59,7 +64,13 @@ impl AppendFile {
             .mode(FILE_MODE)
             .open(path)?;
         let len = file.metadata()?.len();
-        Ok(AppendFile { file, path: path.to_path_buf(), len, durability, dirty: false })
+        Ok(AppendFile {
+            file,
+            path: path.to_path_buf(),
+            len,
+            durability,
+            dirty: false,
+        })
     }
 
     /// The file's length as this writer knows it.
@@ -88,7 +99,9 @@ impl AppendFile {
             let mut done = 0;
             while done < bytes.len() {
                 match self.file.write(&bytes[done..]) {
-                    Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "write returned 0")),
+                    Ok(0) => {
+                        return Err(io::Error::new(io::ErrorKind::WriteZero, "write returned 0"))
+                    }
                     Ok(n) => done += n,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     Err(e) => return Err(e),
@@ -151,7 +164,10 @@ pub fn atomic_write(path: &Path, content: &[&[u8]]) -> io::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let mut tmp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".tmp")
@@ -170,7 +186,11 @@ pub fn atomic_write(path: &Path, content: &[&[u8]]) -> io::Result<()> {
 
 /// Writes `content` to a new file `path` (which must not exist) with mode 0600, fsynced.
 pub fn write_new(path: &Path, content: &[u8]) -> io::Result<()> {
-    let mut f = OpenOptions::new().write(true).create_new(true).mode(FILE_MODE).open(path)?;
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(FILE_MODE)
+        .open(path)?;
     f.write_all(content)?;
     f.sync_all()?;
     if let Some(dir) = path.parent() {

@@ -58,12 +58,17 @@ mod tests {
     fn ids_have_the_expected_shape() {
         let id = new_entry_id(Dialect::Pi, &|_| false);
         assert_eq!(id.len(), 8);
-        assert!(id.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+        assert!(id
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
         let sid = new_session_id(Dialect::Pi);
         assert_eq!(sid.len(), 36);
         assert_eq!(&sid[14..15], "7");
         assert_eq!(&new_session_id(Dialect::Omp)[14..15], "7");
-        assert_eq!(file_timestamp("2024-12-03T14:00:00.000Z"), "2024-12-03T14-00-00-000Z");
+        assert_eq!(
+            file_timestamp("2024-12-03T14:00:00.000Z"),
+            "2024-12-03T14-00-00-000Z"
+        );
         // Every candidate taken: the fallback is longer than 8.
         assert_eq!(new_entry_id(Dialect::Pi, &|_| true).len(), 36);
         assert_eq!(new_entry_id(Dialect::Omp, &|_| true).len(), 16);

@@ -103,7 +103,14 @@ pub struct PushedText {
 pub fn is_js_space(c: char) -> bool {
     matches!(
         c,
-        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
+        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202f}'
+                | '\u{205f}'
+                | '\u{3000}'
+                | '\u{feff}'
     )
 }
 
@@ -246,7 +253,8 @@ impl InfoState {
                 match e.fields.get(line, "name") {
                     None | Some((_, ValueKind::Null)) => self.name = None,
                     Some((raw, ValueKind::String)) => {
-                        let n = arbor_core::entry::raw_str(raw, ValueKind::String).unwrap_or_default();
+                        let n =
+                            arbor_core::entry::raw_str(raw, ValueKind::String).unwrap_or_default();
                         let t = js_trim(&n);
                         self.name = (!t.is_empty()).then(|| t.to_string());
                     }
@@ -266,10 +274,15 @@ impl InfoState {
     pub fn feed_header(&mut self, line: &[u8], f: &Fields) {
         self.phase = Phase::Listed;
         self.id = f.get(line, "id").map(|(raw, _)| canonical(raw));
-        self.cwd = f.str(line, "cwd").map(|s| s.into_owned()).unwrap_or_default();
+        self.cwd = f
+            .str(line, "cwd")
+            .map(|s| s.into_owned())
+            .unwrap_or_default();
         self.parent_session_path = f.get(line, "parentSession").map(|(raw, _)| canonical(raw));
         self.created_ms = f.value(line, "timestamp").and_then(|v| js_date_ms(&v));
-        self.header_ts_ms = f.str(line, "timestamp").and_then(|t| arbor_core::time::parse_iso_ms(&t));
+        self.header_ts_ms = f
+            .str(line, "timestamp")
+            .and_then(|t| arbor_core::time::parse_iso_ms(&t));
     }
 
     fn feed_message(&mut self, line: &[u8], e: &Entry, texts: bool) -> Option<PushedText> {
@@ -303,7 +316,9 @@ impl InfoState {
             return None;
         };
         let t = match msg.get(line, "timestamp") {
-            Some((raw, ValueKind::Number)) => std::str::from_utf8(raw).ok().and_then(|s| s.parse::<f64>().ok()),
+            Some((raw, ValueKind::Number)) => std::str::from_utf8(raw)
+                .ok()
+                .and_then(|s| s.parse::<f64>().ok()),
             _ => e.timestamp_ms(),
         };
         if let Some(t) = t {
@@ -344,7 +359,12 @@ impl InfoState {
     }
 
     /// The `SessionInfo` pi returns, or `None` when pi hides the file.
-    pub fn finish(&self, path: &Path, mtime_ms: f64, all_messages_text: String) -> Option<SessionInfo> {
+    pub fn finish(
+        &self,
+        path: &Path,
+        mtime_ms: f64,
+        all_messages_text: String,
+    ) -> Option<SessionInfo> {
         if self.phase != Phase::Listed {
             return None;
         }
@@ -357,7 +377,10 @@ impl InfoState {
             created_ms: self.created_ms,
             modified_ms: self.modified_ms(mtime_ms).unwrap_or(f64::NAN),
             message_count: self.message_count as usize,
-            first_message: self.first_message.clone().unwrap_or_else(|| "(no messages)".into()),
+            first_message: self
+                .first_message
+                .clone()
+                .unwrap_or_else(|| "(no messages)".into()),
             all_messages_text,
         })
     }
@@ -374,7 +397,9 @@ pub fn session_info_streaming(path: &Path, mtime_ms: f64) -> std::io::Result<Opt
         n += 1;
         let mut bytes = l.bytes;
         if n == 1 {
-            bytes = bytes.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(bytes);
+            bytes = bytes
+                .strip_prefix(b"\xEF\xBB\xBF".as_slice())
+                .unwrap_or(bytes);
         }
         if let Some(p) = st.feed_line(bytes, n) {
             if !all.is_empty() {
@@ -405,7 +430,10 @@ mod tests {
     #[test]
     fn pi_rules() {
         let i = info(&format!("{H}\n")).unwrap();
-        assert_eq!((i.message_count, i.first_message.as_str(), i.modified_ms), (0, "(no messages)", 1735689600000.0));
+        assert_eq!(
+            (i.message_count, i.first_message.as_str(), i.modified_ms),
+            (0, "(no messages)", 1735689600000.0)
+        );
         // junk first line, then a header: listed
         assert!(info(&format!("garbage\n{H}\n")).is_some());
         // a non-object first value hides
@@ -416,9 +444,17 @@ mod tests {
         // message without `message`, or null: hidden; primitive: counted, skipped
         assert!(info(&format!("{H}\n{{\"type\":\"message\"}}\n")).is_none());
         assert!(info(&format!("{H}\n{{\"type\":\"message\",\"message\":null}}\n")).is_none());
-        assert_eq!(info(&format!("{H}\n{{\"type\":\"message\",\"message\":5}}\n")).unwrap().message_count, 1);
+        assert_eq!(
+            info(&format!("{H}\n{{\"type\":\"message\",\"message\":5}}\n"))
+                .unwrap()
+                .message_count,
+            1
+        );
         // content neither string nor array: hidden
-        assert!(info(&format!("{H}\n{{\"type\":\"message\",\"message\":{{\"role\":\"user\",\"content\":{{}}}}}}\n")).is_none());
+        assert!(info(&format!(
+            "{H}\n{{\"type\":\"message\",\"message\":{{\"role\":\"user\",\"content\":{{}}}}}}\n"
+        ))
+        .is_none());
         // names: last wins, blank clears, non-string hides
         let n = |names: &[&str]| {
             let mut s = format!("{H}\n");
@@ -445,7 +481,10 @@ mod tests {
         assert_eq!(i.message_count, 3);
         // created: Invalid Date for garbage, a number is a time value
         let i = info(r#"{"type":"session","id":"x","timestamp":"garbage","cwd":42}"#).unwrap();
-        assert_eq!((i.created_ms, i.modified_ms, i.cwd.as_str()), (None, 5.0, ""));
+        assert_eq!(
+            (i.created_ms, i.modified_ms, i.cwd.as_str()),
+            (None, 5.0, "")
+        );
         let i = info(r#"{"type":"session","timestamp":12.7}"#).unwrap();
         assert_eq!((i.created_ms, i.id), (Some(12.0), None));
         // BOM and CRLF

@@ -7,10 +7,10 @@
 #![deny(missing_docs)]
 
 pub mod blobs;
-pub mod breadcrumb;
 pub mod body;
-pub mod check;
+pub mod breadcrumb;
 pub mod build;
+pub mod check;
 pub mod discover;
 pub mod error;
 pub mod file;

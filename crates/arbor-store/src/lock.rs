@@ -75,8 +75,17 @@ fn read_holder(lock: &Path) -> String {
         let _ = f.read_to_string(&mut s);
     }
     let mut it = s.split_whitespace();
-    match (it.next().and_then(|p| p.parse::<u32>().ok()), it.next(), it.next()) {
-        (Some(pid), Some(host), Some(since)) => Holder { pid, host: host.into(), since: since.into() }.to_string(),
+    match (
+        it.next().and_then(|p| p.parse::<u32>().ok()),
+        it.next(),
+        it.next(),
+    ) {
+        (Some(pid), Some(host), Some(since)) => Holder {
+            pid,
+            host: host.into(),
+            since: since.into(),
+        }
+        .to_string(),
         _ => "holder unknown".into(),
     }
 }
@@ -86,7 +95,10 @@ impl WriterLock {
     /// is up; without, a held lock is refused at once with [`LockError::Busy`].
     pub fn acquire(session: &Path, wait: Option<Duration>) -> Result<WriterLock, LockError> {
         let lock_path = lock_path(session);
-        let io_err = |source| LockError::Io { path: session.to_path_buf(), source };
+        let io_err = |source| LockError::Io {
+            path: session.to_path_buf(),
+            source,
+        };
         let deadline = wait.map(|w| Instant::now() + w);
         loop {
             let file = OpenOptions::new()
@@ -123,7 +135,10 @@ impl WriterLock {
             match deadline {
                 Some(d) if Instant::now() < d => std::thread::sleep(Duration::from_millis(20)),
                 _ => {
-                    return Err(LockError::Busy { path: session.to_path_buf(), holder: read_holder(&lock_path) });
+                    return Err(LockError::Busy {
+                        path: session.to_path_buf(),
+                        holder: read_holder(&lock_path),
+                    });
                 }
             }
         }
@@ -151,7 +166,9 @@ mod tests {
         let s = dir.path().join("s.jsonl");
         let a = WriterLock::acquire(&s, None).expect("first lock");
         match WriterLock::acquire(&s, None) {
-            Err(LockError::Busy { holder, .. }) => assert!(holder.contains(&format!("pid {}", std::process::id()))),
+            Err(LockError::Busy { holder, .. }) => {
+                assert!(holder.contains(&format!("pid {}", std::process::id())))
+            }
             other => panic!("expected Busy, got {other:?}"),
         }
         drop(a);

@@ -13,10 +13,10 @@ use crate::lock::WriterLock;
 use crate::map::FileBytes;
 use crate::paths;
 use arbor_core::context::{build_session_context, LeafSel, SessionContext};
-use arbor_core::live::{ContextCache, ContextChange};
 use arbor_core::doc::{Dialect, SessionDoc};
 use arbor_core::entry::{Entry, EntryType, Role};
 use arbor_core::json::JsValue;
+use arbor_core::live::{ContextCache, ContextChange};
 use arbor_core::title::{clean_title, serialize_title_slot, TitleSlotInfo, TitleSource};
 use arbor_core::tree::Tree;
 use std::path::{Path, PathBuf};
@@ -119,9 +119,16 @@ fn unreachable_live() -> ! {
 /// file short while it is being read, the load is retried, the last time from a copy.
 pub fn load_doc(path: &Path) -> Result<SessionDoc, StoreError> {
     for attempt in 0..3 {
-        let bytes = if attempt < 2 { FileBytes::open(path) } else { FileBytes::read(path) };
+        let bytes = if attempt < 2 {
+            FileBytes::open(path)
+        } else {
+            FileBytes::read(path)
+        };
         let bytes = Arc::new(bytes.at(path)?);
-        let doc = SessionDoc::parse(bytes.clone()).map_err(|reason| StoreError::NotASession { path: path.to_path_buf(), reason });
+        let doc = SessionDoc::parse(bytes.clone()).map_err(|reason| StoreError::NotASession {
+            path: path.to_path_buf(),
+            reason,
+        });
         if bytes.is_intact() {
             return doc;
         }
@@ -133,7 +140,10 @@ pub fn load_doc(path: &Path) -> Result<SessionDoc, StoreError> {
 /// document for a long time: a map would show zeros if another process truncated the file.
 pub fn load_doc_copy(path: &Path) -> Result<SessionDoc, StoreError> {
     let bytes = std::fs::read(path).at(path)?;
-    SessionDoc::parse(Arc::new(bytes)).map_err(|reason| StoreError::NotASession { path: path.to_path_buf(), reason })
+    SessionDoc::parse(Arc::new(bytes)).map_err(|reason| StoreError::NotASession {
+        path: path.to_path_buf(),
+        reason,
+    })
 }
 
 fn header_line(dialect: Dialect, id: &str, ts: &str, cwd: &str, parent: Option<&str>) -> Vec<u8> {
@@ -152,7 +162,12 @@ fn header_line(dialect: Dialect, id: &str, ts: &str, cwd: &str, parent: Option<&
 }
 
 /// The first lines of a new session: omp's title slot (omp files only), then the header.
-fn initial_lines(dialect: Dialect, header: Vec<u8>, ts: &str, title: Option<(&str, Option<TitleSource>)>) -> Vec<u8> {
+fn initial_lines(
+    dialect: Dialect,
+    header: Vec<u8>,
+    ts: &str,
+    title: Option<(&str, Option<TitleSource>)>,
+) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(header.len() + 300);
     if dialect == Dialect::Omp {
         let (t, src) = title.map_or((None, None), |(t, s)| (Some(t), s));
@@ -183,7 +198,9 @@ fn unreachable_header() -> SessionDoc {
 }
 
 fn process_cwd() -> String {
-    std::env::current_dir().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default()
+    std::env::current_dir()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 impl SessionManager {
@@ -210,13 +227,29 @@ impl SessionManager {
     pub fn in_memory(cwd: &str, dialect: Dialect) -> SessionManager {
         let id = new_session_id(dialect);
         let ts = now_iso();
-        let doc = doc_from_header(initial_lines(dialect, header_line(dialect, &id, &ts, cwd, None), &ts, None));
-        SessionManager::blank(doc, cwd.to_string(), ManagerOptions { dialect: Some(dialect), ..Default::default() })
+        let doc = doc_from_header(initial_lines(
+            dialect,
+            header_line(dialect, &id, &ts, cwd, None),
+            &ts,
+            None,
+        ));
+        SessionManager::blank(
+            doc,
+            cwd.to_string(),
+            ManagerOptions {
+                dialect: Some(dialect),
+                ..Default::default()
+            },
+        )
     }
 
     /// Creates a new session in `session_dir` (default: the cwd's directory under the agent
     /// dir). Unless `deferred`, the header is written at once; the file is 0600.
-    pub fn create(cwd: &str, session_dir: Option<&Path>, opts: ManagerOptions) -> Result<SessionManager, StoreError> {
+    pub fn create(
+        cwd: &str,
+        session_dir: Option<&Path>,
+        opts: ManagerOptions,
+    ) -> Result<SessionManager, StoreError> {
         let dialect = opts.dialect.unwrap_or(Dialect::Pi);
         let dir = match session_dir {
             Some(d) => d.to_path_buf(),
@@ -226,11 +259,22 @@ impl SessionManager {
         let id = new_session_id(dialect);
         let ts = now_iso();
         let path = paths::session_file_name(&dir, &ts, &id);
-        let doc = doc_from_header(initial_lines(dialect, header_line(dialect, &id, &ts, cwd, None), &ts, None));
+        let doc = doc_from_header(initial_lines(
+            dialect,
+            header_line(dialect, &id, &ts, cwd, None),
+            &ts,
+            None,
+        ));
         Self::start_new(doc, cwd, dir, path, opts)
     }
 
-    fn start_new(doc: SessionDoc, cwd: &str, dir: PathBuf, path: PathBuf, opts: ManagerOptions) -> Result<SessionManager, StoreError> {
+    fn start_new(
+        doc: SessionDoc,
+        cwd: &str,
+        dir: PathBuf,
+        path: PathBuf,
+        opts: ManagerOptions,
+    ) -> Result<SessionManager, StoreError> {
         let mut sm = SessionManager::blank(doc, cwd.to_string(), opts);
         sm.session_dir = Some(dir);
         sm.path = Some(path);
@@ -246,19 +290,31 @@ impl SessionManager {
     /// an error and stays untouched. Writers lock the session, save a torn tail to a
     /// sidecar, and migrate v1/v2 files with an atomic rewrite.
     pub fn open(path: &Path, opts: ManagerOptions) -> Result<SessionManager, StoreError> {
-        let lock = if opts.read_only { None } else { Some(WriterLock::acquire(path, opts.wait)?) };
+        let lock = if opts.read_only {
+            None
+        } else {
+            Some(WriterLock::acquire(path, opts.wait)?)
+        };
         if !path.exists() {
             if opts.read_only {
                 return Err(StoreError::Io {
                     path: path.to_path_buf(),
-                    source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such session file"),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "no such session file",
+                    ),
                 });
             }
             let dialect = opts.dialect.unwrap_or(Dialect::Pi);
             let cwd = process_cwd();
             let id = new_session_id(dialect);
             let ts = now_iso();
-            let doc = doc_from_header(initial_lines(dialect, header_line(dialect, &id, &ts, &cwd, None), &ts, None));
+            let doc = doc_from_header(initial_lines(
+                dialect,
+                header_line(dialect, &id, &ts, &cwd, None),
+                &ts,
+                None,
+            ));
             let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
             let mut sm = SessionManager::blank(doc, cwd, opts);
             sm.lock = lock;
@@ -275,7 +331,10 @@ impl SessionManager {
         if !opts.read_only {
             if let Some(torn) = doc.report.torn_tail.clone() {
                 let sidecar = crate::repair::save_torn_tail(path, &doc, &torn)?;
-                notes.push(OpenNote::TornTailSaved { sidecar, bytes: torn.len });
+                notes.push(OpenNote::TornTailSaved {
+                    sidecar,
+                    bytes: torn.len,
+                });
             }
             if let Some(m) = &doc.migration {
                 let from_version = m.from_version;
@@ -305,13 +364,23 @@ impl SessionManager {
 
     /// Opens a session for reading only: no lock, no write, the migrated view in memory.
     pub fn open_read_only(path: &Path) -> Result<SessionManager, StoreError> {
-        SessionManager::open(path, ManagerOptions { read_only: true, ..Default::default() })
+        SessionManager::open(
+            path,
+            ManagerOptions {
+                read_only: true,
+                ..Default::default()
+            },
+        )
     }
 
     /// Opens the most recently modified session of `cwd`'s directory (whose first line is a
     /// valid header, however long), or creates a new one. omp sessions first follow this
     /// terminal's breadcrumb (see [`crate::breadcrumb`]), and the choice is written back to it.
-    pub fn continue_recent(cwd: &str, session_dir: Option<&Path>, opts: ManagerOptions) -> Result<SessionManager, StoreError> {
+    pub fn continue_recent(
+        cwd: &str,
+        session_dir: Option<&Path>,
+        opts: ManagerOptions,
+    ) -> Result<SessionManager, StoreError> {
         use crate::breadcrumb::{self, ContinueTarget};
         let dialect = opts.dialect.unwrap_or(Dialect::Pi);
         let agent_dir = paths::agent_dir(dialect);
@@ -320,8 +389,11 @@ impl SessionManager {
             None => paths::default_session_dir(dialect, &agent_dir, cwd),
         };
         let target = match dialect {
-            Dialect::Pi => crate::discover::most_recent_session(&dir).map_or(ContinueTarget::New, ContinueTarget::Session),
-            Dialect::Omp => breadcrumb::omp_continue_target(&agent_dir, cwd, &dir, session_dir.is_some()),
+            Dialect::Pi => crate::discover::most_recent_session(&dir)
+                .map_or(ContinueTarget::New, ContinueTarget::Session),
+            Dialect::Omp => {
+                breadcrumb::omp_continue_target(&agent_dir, cwd, &dir, session_dir.is_some())
+            }
         };
         let sm = match target {
             ContinueTarget::Session(p) => {
@@ -341,7 +413,12 @@ impl SessionManager {
 
     /// pi's `forkFrom`: a new session in `target_cwd`'s directory holding every entry of
     /// `source` (migrated first, unlike pi), with `parentSession` = the source path.
-    pub fn fork_from(source: &Path, target_cwd: &str, session_dir: Option<&Path>, opts: ManagerOptions) -> Result<SessionManager, StoreError> {
+    pub fn fork_from(
+        source: &Path,
+        target_cwd: &str,
+        session_dir: Option<&Path>,
+        opts: ManagerOptions,
+    ) -> Result<SessionManager, StoreError> {
         let src = load_doc(source)?;
         let dialect = opts.dialect.unwrap_or_else(|| src.dialect());
         let dir = match session_dir {
@@ -357,9 +434,19 @@ impl SessionManager {
             Dialect::Omp => src.session_id().unwrap_or_default(),
         };
         let title = src.session_name();
-        let src_slot = src.title_slot.as_ref().and_then(|s| arbor_core::title::parse_title_slot(src.line(&s.line)));
-        let title_arg = title.as_deref().map(|t| (t, src_slot.and_then(|s| s.source)));
-        let mut bytes = initial_lines(dialect, header_line(dialect, &id, &ts, target_cwd, Some(&parent)), &ts, title_arg);
+        let src_slot = src
+            .title_slot
+            .as_ref()
+            .and_then(|s| arbor_core::title::parse_title_slot(src.line(&s.line)));
+        let title_arg = title
+            .as_deref()
+            .map(|t| (t, src_slot.and_then(|s| s.source)));
+        let mut bytes = initial_lines(
+            dialect,
+            header_line(dialect, &id, &ts, target_cwd, Some(&parent)),
+            &ts,
+            title_arg,
+        );
         bytes.push(b'\n');
         for i in 0..src.entries.len() {
             bytes.extend_from_slice(src.entry_line(i));
@@ -367,7 +454,13 @@ impl SessionManager {
         }
         let lock = WriterLock::acquire(&path, opts.wait)?;
         write_new(&path, &bytes).at(&path)?;
-        let mut sm = SessionManager::open(&path, ManagerOptions { read_only: true, ..opts.clone() })?;
+        let mut sm = SessionManager::open(
+            &path,
+            ManagerOptions {
+                read_only: true,
+                ..opts.clone()
+            },
+        )?;
         sm.opts = opts;
         sm.lock = Some(lock);
         sm.persist = true;
@@ -419,7 +512,10 @@ impl SessionManager {
     }
     /// The leaf id (`None`: pi's `null` leaf).
     pub fn leaf_id(&self) -> Option<&str> {
-        self.doc.index.leaf.and_then(|i| self.doc.entries[i].id.as_deref())
+        self.doc
+            .index
+            .leaf
+            .and_then(|i| self.doc.entries[i].id.as_deref())
     }
     /// The entry with `id`.
     pub fn entry(&self, id: &str) -> Option<&Entry> {
@@ -440,13 +536,24 @@ impl SessionManager {
             None => self.doc.index.leaf,
         };
         match start {
-            Some(i) => self.doc.index.path(&self.doc, i).entries.into_iter().map(|k| &self.doc.entries[k]).collect(),
+            Some(i) => self
+                .doc
+                .index
+                .path(&self.doc, i)
+                .entries
+                .into_iter()
+                .map(|k| &self.doc.entries[k])
+                .collect(),
             None => Vec::new(),
         }
     }
     /// Direct children of `id`, in file order (pi's `getChildren`).
     pub fn children(&self, id: &str) -> Vec<&Entry> {
-        self.doc.entries.iter().filter(|e| e.parent_id.as_deref() == Some(id)).collect()
+        self.doc
+            .entries
+            .iter()
+            .filter(|e| e.parent_id.as_deref() == Some(id))
+            .collect()
     }
     /// The label of `id`.
     pub fn label(&self, id: &str) -> Option<&str> {
@@ -473,7 +580,11 @@ impl SessionManager {
     pub fn live_context(&mut self) -> LiveContext<'_> {
         let change = self.live.update(&self.doc);
         match self.live.context() {
-            Some(context) => LiveContext { context, doc: &self.doc, change },
+            Some(context) => LiveContext {
+                context,
+                doc: &self.doc,
+                change,
+            },
             None => unreachable_live(),
         }
     }
@@ -485,13 +596,19 @@ impl SessionManager {
             return Err(StoreError::ReadOnly);
         }
         if let Some(reason) = &self.latched {
-            return Err(StoreError::Latched { path: self.path.clone().unwrap_or_default(), reason: reason.clone() });
+            return Err(StoreError::Latched {
+                path: self.path.clone().unwrap_or_default(),
+                reason: reason.clone(),
+            });
         }
         Ok(())
     }
 
     fn has_assistant(&self) -> bool {
-        self.doc.entries.iter().any(|e| e.etype == EntryType::Message && e.role == Some(Role::Assistant))
+        self.doc
+            .entries
+            .iter()
+            .any(|e| e.etype == EntryType::Message && e.role == Some(Role::Assistant))
     }
 
     /// Writes everything not yet on disk (header, deferred entries) plus `line`, in one
@@ -532,7 +649,8 @@ impl SessionManager {
                     create_dir_private(dir).at(dir)?;
                 }
             }
-            let f = AppendFile::open(&path, !self.header_on_disk, self.opts.durability).at(&path)?;
+            let f =
+                AppendFile::open(&path, !self.header_on_disk, self.opts.durability).at(&path)?;
             self.file = Some(f);
         }
         let result = match self.file.as_mut() {
@@ -548,7 +666,10 @@ impl SessionManager {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                 if let Err(e) = crate::file::sync_dir(dir) {
                     self.latched = Some(e.to_string());
-                    return Err(StoreError::Io { path: dir.to_path_buf(), source: e });
+                    return Err(StoreError::Io {
+                        path: dir.to_path_buf(),
+                        source: e,
+                    });
                 }
             }
         }
@@ -559,7 +680,11 @@ impl SessionManager {
     }
 
     /// Appends `entry` as a child of `parent` (pi: always the leaf); the leaf moves to it.
-    pub fn append_with_parent(&mut self, entry: &NewEntry, parent: Option<&str>) -> Result<String, StoreError> {
+    pub fn append_with_parent(
+        &mut self,
+        entry: &NewEntry,
+        parent: Option<&str>,
+    ) -> Result<String, StoreError> {
         self.check_writable()?;
         if let NewEntry::Label { target_id, .. } = entry {
             if self.doc.index.get(target_id).is_none() {
@@ -581,10 +706,22 @@ impl SessionManager {
 
     /// Appends with a given timestamp. Every check that can fail runs before the line is
     /// written; the tree advances only after the write succeeded.
-    fn append_at(&mut self, entry: &NewEntry, parent: Option<&str>, ts: &str) -> Result<String, StoreError> {
+    fn append_at(
+        &mut self,
+        entry: &NewEntry,
+        parent: Option<&str>,
+        ts: &str,
+    ) -> Result<String, StoreError> {
         let dialect = self.doc.dialect();
         let id = new_entry_id(dialect, &|id| self.doc.index.get(id).is_some());
-        let mut line = entry.to_line(dialect, &Base { id: &id, parent_id: parent, timestamp: ts });
+        let mut line = entry.to_line(
+            dialect,
+            &Base {
+                id: &id,
+                parent_id: parent,
+                timestamp: ts,
+            },
+        );
         // A line that does not parse back must never reach the disk.
         arbor_core::entry::parse_fields(&line)?;
         if self.persist && dialect == Dialect::Omp {
@@ -601,7 +738,8 @@ impl SessionManager {
                 }
             }
         }
-        let write_now = self.persist && (!self.opts.deferred || self.has_assistant() || entry.is_assistant_message());
+        let write_now = self.persist
+            && (!self.opts.deferred || self.has_assistant() || entry.is_assistant_message());
         if write_now {
             self.write_pending(Some(&line))?;
         }
@@ -629,10 +767,20 @@ impl SessionManager {
     }
 
     /// `appendModelChange(provider, modelId)` (omp files get omp's `model: "p/m"` shape).
-    pub fn append_model_change(&mut self, provider: &str, model_id: &str) -> Result<String, StoreError> {
+    pub fn append_model_change(
+        &mut self,
+        provider: &str,
+        model_id: &str,
+    ) -> Result<String, StoreError> {
         let e = match self.dialect() {
-            Dialect::Pi => NewEntry::ModelChange { provider: provider.into(), model_id: model_id.into() },
-            Dialect::Omp => NewEntry::OmpModelChange { model: format!("{provider}/{model_id}"), role: None },
+            Dialect::Pi => NewEntry::ModelChange {
+                provider: provider.into(),
+                model_id: model_id.into(),
+            },
+            Dialect::Omp => NewEntry::OmpModelChange {
+                model: format!("{provider}/{model_id}"),
+                role: None,
+            },
         };
         self.append(&e)
     }
@@ -659,7 +807,11 @@ impl SessionManager {
     }
 
     /// `appendCustomEntry(customType, data?)`.
-    pub fn append_custom_entry(&mut self, custom_type: &str, data: Option<&JsValue>) -> Result<String, StoreError> {
+    pub fn append_custom_entry(
+        &mut self,
+        custom_type: &str,
+        data: Option<&JsValue>,
+    ) -> Result<String, StoreError> {
         self.append(&NewEntry::Custom {
             custom_type: JsValue::String(custom_type.into()).to_json(),
             data: data.map(JsValue::to_json),
@@ -684,8 +836,15 @@ impl SessionManager {
     }
 
     /// `appendLabelChange(targetId, label)`: `None` or `""` clears.
-    pub fn append_label_change(&mut self, target_id: &str, label: Option<&str>) -> Result<String, StoreError> {
-        self.append(&NewEntry::Label { target_id: target_id.into(), label: label.map(str::to_string) })
+    pub fn append_label_change(
+        &mut self,
+        target_id: &str,
+        label: Option<&str>,
+    ) -> Result<String, StoreError> {
+        self.append(&NewEntry::Label {
+            target_id: target_id.into(),
+            label: label.map(str::to_string),
+        })
     }
 
     /// `appendSessionInfo(name)`: stores `name.trim()`.
@@ -723,11 +882,17 @@ impl SessionManager {
         let previous = self.session_name();
         let ts = now_iso();
         let q = |v: &str| JsValue::String(v.into()).to_json();
-        let mut members = vec![("title".to_string(), q(&title)), ("source".to_string(), q("user"))];
+        let mut members = vec![
+            ("title".to_string(), q(&title)),
+            ("source".to_string(), q("user")),
+        ];
         if let Some(p) = previous.filter(|p| !p.is_empty()) {
             members.push(("previousTitle".to_string(), q(&p)));
         }
-        let entry = NewEntry::Other { etype: "title_change".into(), members };
+        let entry = NewEntry::Other {
+            etype: "title_change".into(),
+            members,
+        };
         let parent = self.leaf_id().map(str::to_string);
         let id = self.append_at(&entry, parent.as_deref(), &ts)?;
         let slot = serialize_title_slot(Some(&title), Some(TitleSource::User), &ts)
@@ -753,13 +918,21 @@ impl SessionManager {
         let body = &slot[..slot.len() - 1];
         let fields = arbor_core::entry::parse_fields(body)?;
         let line = self.doc.store_line(body.to_vec());
-        self.doc.title_slot = Some(arbor_core::doc::TitleSlot { fields, line, physical_len: slot.len() });
+        self.doc.title_slot = Some(arbor_core::doc::TitleSlot {
+            fields,
+            line,
+            physical_len: slot.len(),
+        });
         Ok(id)
     }
 
     /// `branch(id)`: moves the leaf (in memory only, as pi).
     pub fn branch(&mut self, id: &str) -> Result<(), StoreError> {
-        let i = self.doc.index.get(id).ok_or_else(|| StoreError::NotFound(id.to_string()))?;
+        let i = self
+            .doc
+            .index
+            .get(id)
+            .ok_or_else(|| StoreError::NotFound(id.to_string()))?;
         self.doc.index.leaf = Some(i);
         Ok(())
     }
@@ -794,17 +967,32 @@ impl SessionManager {
 
     /// `createBranchedSession(leafId)`: a new session holding the path to `leaf_id` (labels
     /// re-created after it). Persisted managers switch to the new file and return its path.
-    pub fn create_branched_session(&mut self, leaf_id: &str) -> Result<Option<PathBuf>, StoreError> {
-        let leaf = self.doc.index.get(leaf_id).ok_or_else(|| StoreError::NotFound(leaf_id.to_string()))?;
+    pub fn create_branched_session(
+        &mut self,
+        leaf_id: &str,
+    ) -> Result<Option<PathBuf>, StoreError> {
+        let leaf = self
+            .doc
+            .index
+            .get(leaf_id)
+            .ok_or_else(|| StoreError::NotFound(leaf_id.to_string()))?;
         let path = self.doc.index.path(&self.doc, leaf).entries;
         let dialect = self.doc.dialect();
         let ts = now_iso();
         let id = new_session_id(dialect);
-        let parent = if self.persist { self.path.as_ref().map(|p| p.to_string_lossy().into_owned()) } else { None };
+        let parent = if self.persist {
+            self.path.as_ref().map(|p| p.to_string_lossy().into_owned())
+        } else {
+            None
+        };
         let title = self.doc.session_name();
         let slot_src = self.title_info().and_then(|t| t.source);
-        let mut bytes =
-            initial_lines(dialect, header_line(dialect, &id, &ts, &self.cwd, parent.as_deref()), &ts, title.as_deref().map(|t| (t, slot_src)));
+        let mut bytes = initial_lines(
+            dialect,
+            header_line(dialect, &id, &ts, &self.cwd, parent.as_deref()),
+            &ts,
+            title.as_deref().map(|t| (t, slot_src)),
+        );
         bytes.push(b'\n');
         let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
         let mut last: Option<String> = None;
@@ -835,7 +1023,11 @@ impl SessionManager {
             taken.insert(lid.clone());
             let line = crate::build::LineBuilder::new()
                 .str("type", "label")
-                .base(&Base { id: &lid, parent_id: last.as_deref(), timestamp: &ts })
+                .base(&Base {
+                    id: &lid,
+                    parent_id: last.as_deref(),
+                    timestamp: &ts,
+                })
                 .str("targetId", &target)
                 .str("label", &label)
                 .finish();
@@ -843,8 +1035,12 @@ impl SessionManager {
             bytes.push(b'\n');
             last = Some(lid);
         }
-        let new_doc = SessionDoc::parse(Arc::new(bytes.clone()))
-            .map_err(|reason| StoreError::NotASession { path: PathBuf::from("<branched session>"), reason })?;
+        let new_doc = SessionDoc::parse(Arc::new(bytes.clone())).map_err(|reason| {
+            StoreError::NotASession {
+                path: PathBuf::from("<branched session>"),
+                reason,
+            }
+        })?;
         if !self.persist {
             self.doc = new_doc;
             return Ok(None);
@@ -852,7 +1048,10 @@ impl SessionManager {
         let dir = self.session_dir.clone().unwrap_or_default();
         let new_path = paths::session_file_name(&dir, &ts, &id);
         let lock = WriterLock::acquire(&new_path, self.opts.wait)?;
-        let has_assistant = new_doc.entries.iter().any(|e| e.role == Some(Role::Assistant));
+        let has_assistant = new_doc
+            .entries
+            .iter()
+            .any(|e| e.role == Some(Role::Assistant));
         let write_now = !self.opts.deferred || has_assistant;
         if write_now {
             write_new(&new_path, &bytes).at(&new_path)?;

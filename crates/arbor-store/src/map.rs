@@ -110,7 +110,8 @@ impl FileBytes {
     /// missing part reads as zeros). A command that printed data from a map checks this
     /// before it reports success: the output may be wrong, and must be run again.
     pub fn any_open_map_cut() -> bool {
-        (0..SLOTS).any(|i| SLOT_USED[i].load(Ordering::Acquire) && SLOT_HIT[i].load(Ordering::Acquire))
+        (0..SLOTS)
+            .any(|i| SLOT_USED[i].load(Ordering::Acquire) && SLOT_HIT[i].load(Ordering::Acquire))
     }
 
     /// Whether the bytes are a memory map.

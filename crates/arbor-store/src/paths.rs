@@ -4,7 +4,9 @@ use std::path::{Path, PathBuf};
 
 /// The user's home directory (`$HOME`).
 pub fn home_dir() -> PathBuf {
-    std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"))
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
 }
 
 /// Expands `~` and `~/...` as pi's `getAgentDir` does (plain concatenation, no resolving).
@@ -36,8 +38,12 @@ pub fn omp_profile() -> Option<String> {
     let valid = !p.is_empty()
         && p != "default"
         && p.len() <= 64
-        && p.bytes().next().is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-        && p.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-'))
+        && p.bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && p.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-')
+        })
         && !p.ends_with('.');
     valid.then(|| p.to_string())
 }
@@ -120,11 +126,21 @@ pub fn sessions_root(agent_dir: &Path) -> PathBuf {
 }
 
 fn replace_seps(s: &str) -> String {
-    s.chars().map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c }).collect()
+    s.chars()
+        .map(|c| {
+            if matches!(c, '/' | '\\' | ':') {
+                '-'
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
 fn strip_one_sep(s: &str) -> &str {
-    s.strip_prefix('/').or_else(|| s.strip_prefix('\\')).unwrap_or(s)
+    s.strip_prefix('/')
+        .or_else(|| s.strip_prefix('\\'))
+        .unwrap_or(s)
 }
 
 /// pi's per-cwd directory name: `--` + cwd without one leading separator, with `/`, `\`
@@ -136,7 +152,9 @@ pub fn encode_cwd_pi(cwd: &str) -> String {
 /// omp's per-cwd directory name: home-relative `-rest` for paths under `$HOME`, else pi's.
 pub fn encode_cwd_omp(cwd: &str, home: &str) -> String {
     let under = cwd == home
-        || cwd.strip_prefix(home).is_some_and(|r| r.starts_with('/') || r.starts_with('\\'));
+        || cwd
+            .strip_prefix(home)
+            .is_some_and(|r| r.starts_with('/') || r.starts_with('\\'));
     if under && !home.is_empty() {
         let rel = strip_one_sep(&cwd[home.len()..]);
         format!("-{}", replace_seps(rel))
@@ -150,7 +168,9 @@ fn resolve_lexical(p: &str) -> PathBuf {
     let abs = if Path::new(p).is_absolute() {
         PathBuf::from(p)
     } else {
-        std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")).join(p)
+        std::env::current_dir()
+            .unwrap_or_else(|_| PathBuf::from("/"))
+            .join(p)
     };
     let mut out = PathBuf::from("/");
     for c in abs.components() {
@@ -168,7 +188,10 @@ fn resolve_lexical(p: &str) -> PathBuf {
 /// omp's `resolveEquivalentPath`: the real path, or the resolved path when it does not exist.
 fn canonical(p: &str) -> String {
     let r = resolve_lexical(p);
-    std::fs::canonicalize(&r).unwrap_or(r).to_string_lossy().into_owned()
+    std::fs::canonicalize(&r)
+        .unwrap_or(r)
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// `path.relative(root, p)` for `p` inside `root` (`Some("")` for `p == root`), as omp uses
@@ -209,9 +232,17 @@ pub fn encode_cwd_omp18(cwd: &str, home: &str, tmp: &str) -> String {
 pub fn omp_session_dir_name(cwd: &str) -> String {
     let tmp = env_nonempty("TMPDIR").map(|t| {
         let t = t.trim_end_matches('/');
-        if t.is_empty() { "/".to_string() } else { t.to_string() }
+        if t.is_empty() {
+            "/".to_string()
+        } else {
+            t.to_string()
+        }
     });
-    encode_cwd_omp18(&canonical(cwd), &canonical(&home_dir().to_string_lossy()), &canonical(tmp.as_deref().unwrap_or("/tmp")))
+    encode_cwd_omp18(
+        &canonical(cwd),
+        &canonical(&home_dir().to_string_lossy()),
+        &canonical(tmp.as_deref().unwrap_or("/tmp")),
+    )
 }
 
 /// The default session directory of `cwd` for a tool (pi: [`encode_cwd_pi`] of the cwd as
@@ -226,7 +257,11 @@ pub fn default_session_dir(dialect: Dialect, agent_dir: &Path, cwd: &str) -> Pat
 
 /// `<dir>/<file timestamp>_<session id>.jsonl`.
 pub fn session_file_name(dir: &Path, iso: &str, session_id: &str) -> PathBuf {
-    dir.join(format!("{}_{}.jsonl", crate::ids::file_timestamp(iso), session_id))
+    dir.join(format!(
+        "{}_{}.jsonl",
+        crate::ids::file_timestamp(iso),
+        session_id
+    ))
 }
 
 #[cfg(test)]
@@ -239,14 +274,29 @@ mod tests {
         assert_eq!(encode_cwd_pi("/"), "----");
         assert_eq!(encode_cwd_pi("C:\\Users\\me"), "--C--Users-me--");
         assert_eq!(encode_cwd_pi("//srv/x"), "---srv-x--");
-        assert_eq!(encode_cwd_omp("/home/u/Projects/pi", "/home/u"), "-Projects-pi");
+        assert_eq!(
+            encode_cwd_omp("/home/u/Projects/pi", "/home/u"),
+            "-Projects-pi"
+        );
         assert_eq!(encode_cwd_omp("/home/u", "/home/u"), "-");
-        assert_eq!(encode_cwd_omp("/home/user2/x", "/home/u"), "--home-user2-x--");
+        assert_eq!(
+            encode_cwd_omp("/home/user2/x", "/home/u"),
+            "--home-user2-x--"
+        );
         assert_eq!(encode_cwd_omp("/tmp/foo", "/home/u"), "--tmp-foo--");
-        assert_eq!(encode_cwd_omp18("/home/u/Projects/pi", "/home/u", "/tmp"), "-Projects-pi");
+        assert_eq!(
+            encode_cwd_omp18("/home/u/Projects/pi", "/home/u", "/tmp"),
+            "-Projects-pi"
+        );
         assert_eq!(encode_cwd_omp18("/home/u", "/home/u", "/tmp"), "-");
-        assert_eq!(encode_cwd_omp18("/home/u/..x", "/home/u", "/tmp"), "--home-u-..x--");
-        assert_eq!(encode_cwd_omp18("/tmp/foo/bar", "/home/u", "/tmp"), "-tmp-foo-bar");
+        assert_eq!(
+            encode_cwd_omp18("/home/u/..x", "/home/u", "/tmp"),
+            "--home-u-..x--"
+        );
+        assert_eq!(
+            encode_cwd_omp18("/tmp/foo/bar", "/home/u", "/tmp"),
+            "-tmp-foo-bar"
+        );
         assert_eq!(encode_cwd_omp18("/tmp", "/home/u", "/tmp"), "-tmp");
         assert_eq!(encode_cwd_omp18("/srv/x", "/home/u", "/tmp"), "--srv-x--");
     }

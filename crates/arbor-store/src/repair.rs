@@ -21,7 +21,11 @@ pub fn sidecar_path(session: &Path, what: &str) -> PathBuf {
 /// Moves the torn last line of `session` (as found in `doc`) to a sidecar file, fsynced,
 /// then cuts the session back to its last complete line. Returns the sidecar's path.
 /// The caller holds the writer lock.
-pub fn save_torn_tail(session: &Path, doc: &SessionDoc, torn: &BadLine) -> Result<PathBuf, StoreError> {
+pub fn save_torn_tail(
+    session: &Path,
+    doc: &SessionDoc,
+    torn: &BadLine,
+) -> Result<PathBuf, StoreError> {
     let data = doc.base_bytes();
     let tail = data.get(torn.offset..).unwrap_or_default();
     let sidecar = sidecar_path(session, "torn");

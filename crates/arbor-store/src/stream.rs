@@ -52,7 +52,12 @@ impl LineStream<File> {
 
     /// [`LineStream::open`] reusing `buf` (see [`LineStream::into_buffer`]): a reader of many
     /// files then allocates (and zeroes) its buffer once.
-    pub fn open_with_buffer(path: &Path, from: u64, limit: Option<u64>, buf: Vec<u8>) -> io::Result<LineStream<File>> {
+    pub fn open_with_buffer(
+        path: &Path,
+        from: u64,
+        limit: Option<u64>,
+        buf: Vec<u8>,
+    ) -> io::Result<LineStream<File>> {
         let mut f = File::open(path)?;
         let limit = match limit {
             Some(l) => l,
@@ -70,7 +75,15 @@ impl LineStream<File> {
 impl<R: Read> LineStream<R> {
     /// Lines of `src`, whose first byte sits at file offset `base`; reads `len` bytes at most.
     pub fn new(src: R, base: u64, len: u64) -> LineStream<R> {
-        LineStream { src, buf: Vec::new(), len: 0, pos: 0, base, remaining: len, chunk: CHUNK }
+        LineStream {
+            src,
+            buf: Vec::new(),
+            len: 0,
+            pos: 0,
+            base,
+            remaining: len,
+            chunk: CHUNK,
+        }
     }
 
     /// Uses `chunk` bytes per read (tests use tiny chunks to cross every boundary).
@@ -103,11 +116,15 @@ impl<R: Read> LineStream<R> {
         let want = (self.chunk as u64).min(self.remaining) as usize;
         if self.buf.len() < self.len + want {
             // Grows only for a line longer than the buffer (the zeroing happens once).
-            self.buf.resize((self.len + want).max(self.buf.len() * 2), 0);
+            self.buf
+                .resize((self.len + want).max(self.buf.len() * 2), 0);
         }
         let mut got = 0;
         while got < want {
-            match self.src.read(&mut self.buf[self.len + got..self.len + want]) {
+            match self
+                .src
+                .read(&mut self.buf[self.len + got..self.len + want])
+            {
                 Ok(0) => break,
                 Ok(n) => got += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -136,7 +153,11 @@ impl<R: Read> LineStream<R> {
                 let start = self.pos;
                 let end = self.pos + scanned + i;
                 self.pos = end + 1;
-                return Ok(Some(LineAt { offset: self.base + start as u64, bytes: &self.buf[start..end], terminated: true }));
+                return Ok(Some(LineAt {
+                    offset: self.base + start as u64,
+                    bytes: &self.buf[start..end],
+                    terminated: true,
+                }));
             }
             scanned = self.len - self.pos;
             if !self.fill()? {
@@ -146,7 +167,11 @@ impl<R: Read> LineStream<R> {
         if self.pos < self.len {
             let start = self.pos;
             self.pos = self.len;
-            return Ok(Some(LineAt { offset: self.base + start as u64, bytes: &self.buf[start..self.len], terminated: false }));
+            return Ok(Some(LineAt {
+                offset: self.base + start as u64,
+                bytes: &self.buf[start..self.len],
+                terminated: false,
+            }));
         }
         Ok(None)
     }
@@ -157,7 +182,8 @@ mod tests {
     use super::*;
 
     fn lines(data: &[u8], chunk: usize, from: u64) -> Vec<(u64, Vec<u8>, bool)> {
-        let mut s = LineStream::new(&data[from as usize..], from, data.len() as u64 - from).with_chunk(chunk);
+        let mut s = LineStream::new(&data[from as usize..], from, data.len() as u64 - from)
+            .with_chunk(chunk);
         let mut out = Vec::new();
         while let Some(l) = s.next_line().unwrap() {
             out.push((l.offset, l.bytes.to_vec(), l.terminated));
@@ -181,7 +207,13 @@ mod tests {
                 "chunk {chunk}"
             );
         }
-        assert_eq!(lines(data, 4, 9), vec![(9, b"{\"bb\":22}\r".to_vec(), true), (20, b"tail".to_vec(), false)]);
+        assert_eq!(
+            lines(data, 4, 9),
+            vec![
+                (9, b"{\"bb\":22}\r".to_vec(), true),
+                (20, b"tail".to_vec(), false)
+            ]
+        );
         assert!(lines(b"", 4, 0).is_empty());
         assert_eq!(lines(b"x\n", 1, 0), vec![(0, b"x".to_vec(), true)]);
     }

@@ -47,7 +47,10 @@ fn set_fsize_limit(bytes: u64) {
     // SAFETY: plain libc calls on this process; the limit is raised again below.
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-        let lim = libc::rlimit { rlim_cur: bytes as libc::rlim_t, rlim_max: libc::RLIM_INFINITY };
+        let lim = libc::rlimit {
+            rlim_cur: bytes as libc::rlim_t,
+            rlim_max: libc::RLIM_INFINITY,
+        };
         assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &lim), 0);
     }
 }
@@ -58,9 +61,17 @@ fn full_disk_append_fails_loudly_and_changes_nothing() {
     let mnt = tmp.path().join("disk");
     std::fs::create_dir(&mnt).expect("mkdir");
     let mount = try_tmpfs(&mnt);
-    eprintln!("ENOSPC test on {}", if mount.is_some() { "a 256 KiB tmpfs" } else { "RLIMIT_FSIZE (tmpfs mount not allowed here)" });
+    eprintln!(
+        "ENOSPC test on {}",
+        if mount.is_some() {
+            "a 256 KiB tmpfs"
+        } else {
+            "RLIMIT_FSIZE (tmpfs mount not allowed here)"
+        }
+    );
     let dir = mnt.join("sessions");
-    let mut sm = SessionManager::create("/w", Some(&dir), ManagerOptions::default()).expect("create");
+    let mut sm =
+        SessionManager::create("/w", Some(&dir), ManagerOptions::default()).expect("create");
     let path = sm.session_file().expect("path").to_path_buf();
     let first = sm.append(&msg("one")).expect("append");
     let second = sm.append(&msg("two")).expect("append");
@@ -80,10 +91,24 @@ fn full_disk_append_fails_loudly_and_changes_nothing() {
         StoreError::Io { source, .. } => source.raw_os_error(),
         other => panic!("expected an I/O error, got {other}"),
     };
-    assert!(code == Some(libc::ENOSPC) || code == Some(libc::EFBIG), "{err}");
-    assert!(err.to_string().contains(&path.display().to_string()), "the error names the file: {err}");
-    assert_eq!(std::fs::read(&path).expect("read"), before, "cut back to the exact previous bytes");
-    assert_eq!(sm.leaf_id(), Some(second.as_str()), "the tree did not advance");
+    assert!(
+        code == Some(libc::ENOSPC) || code == Some(libc::EFBIG),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains(&path.display().to_string()),
+        "the error names the file: {err}"
+    );
+    assert_eq!(
+        std::fs::read(&path).expect("read"),
+        before,
+        "cut back to the exact previous bytes"
+    );
+    assert_eq!(
+        sm.leaf_id(),
+        Some(second.as_str()),
+        "the tree did not advance"
+    );
     assert_eq!(sm.entries().len(), 2);
 
     // Latched: every later write reports the first failure, even a small one, even after
@@ -97,7 +122,10 @@ fn full_disk_append_fails_loudly_and_changes_nothing() {
     } else {
         set_fsize_limit(u64::MAX);
     }
-    assert!(matches!(sm.append(&msg("still latched")), Err(StoreError::Latched { .. })));
+    assert!(matches!(
+        sm.append(&msg("still latched")),
+        Err(StoreError::Latched { .. })
+    ));
     assert_eq!(std::fs::read(&path).expect("read"), before);
     drop(sm);
 

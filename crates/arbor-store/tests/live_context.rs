@@ -19,7 +19,8 @@ fn live_json(sm: &mut SessionManager) -> (Vec<u8>, ContextChange, Vec<u8>) {
 }
 
 fn user(text: &str) -> Vec<u8> {
-    format!(r#"{{"role":"user","content":[{{"type":"text","text":"{text}"}}],"timestamp":1}}"#).into_bytes()
+    format!(r#"{{"role":"user","content":[{{"type":"text","text":"{text}"}}],"timestamp":1}}"#)
+        .into_bytes()
 }
 
 fn assistant(text: &str) -> Vec<u8> {
@@ -29,20 +30,32 @@ fn assistant(text: &str) -> Vec<u8> {
 #[test]
 fn live_context_tracks_a_growing_session() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let opts = ManagerOptions { durability: Durability::None, ..Default::default() };
+    let opts = ManagerOptions {
+        durability: Durability::None,
+        ..Default::default()
+    };
     let mut sm = SessionManager::create("/work", Some(dir.path()), opts.clone()).expect("create");
     let first = sm.append_message(&user("hello")).expect("append");
     let (j, change, _) = live_json(&mut sm);
     assert_eq!(j, full_json(&sm));
     assert_eq!(change, ContextChange::Rebuilt);
     for turn in 0..50 {
-        sm.append_message(&assistant(&format!("answer {turn}"))).expect("append");
-        sm.append_message(&user(&format!("question {turn}"))).expect("append");
+        sm.append_message(&assistant(&format!("answer {turn}")))
+            .expect("append");
+        sm.append_message(&user(&format!("question {turn}")))
+            .expect("append");
         let (j, change, new) = live_json(&mut sm);
         assert_eq!(j, full_json(&sm), "turn {turn}");
-        assert!(matches!(change, ContextChange::Extended { entries: 2, .. }), "{change:?}");
+        assert!(
+            matches!(change, ContextChange::Extended { entries: 2, .. }),
+            "{change:?}"
+        );
         // Only the two new messages are written.
-        assert!(new.starts_with(b"[{\"role\":\"assistant\""), "{}", String::from_utf8_lossy(&new));
+        assert!(
+            new.starts_with(b"[{\"role\":\"assistant\""),
+            "{}",
+            String::from_utf8_lossy(&new)
+        );
         assert_eq!(new.iter().filter(|&&b| b == b'{').count(), 4);
     }
     sm.append_thinking_level_change("high").expect("append");
@@ -54,8 +67,10 @@ fn live_context_tracks_a_growing_session() {
     let (j, change, _) = live_json(&mut sm);
     assert_eq!(j, full_json(&sm));
     assert_eq!(change, ContextChange::Rebuilt);
-    sm.append_compaction("summary", &first, 1000.0, None, None).expect("compaction");
-    sm.append_message(&user("after compaction")).expect("append");
+    sm.append_compaction("summary", &first, 1000.0, None, None)
+        .expect("compaction");
+    sm.append_message(&user("after compaction"))
+        .expect("append");
     assert_eq!(live_json(&mut sm).0, full_json(&sm));
     sm.append_message(&assistant("fine")).expect("append");
     let (j, change, _) = live_json(&mut sm);

@@ -6,7 +6,11 @@ use arbor_store::{ManagerOptions, SessionManager, StoreError};
 use serde_json::{json, Value};
 
 fn user(text: &str) -> Vec<u8> {
-    format!(r#"{{"role":"user","content":{},"timestamp":1}}"#, serde_json::to_string(text).unwrap()).into_bytes()
+    format!(
+        r#"{{"role":"user","content":{},"timestamp":1}}"#,
+        serde_json::to_string(text).unwrap()
+    )
+    .into_bytes()
 }
 
 fn assistant(text: &str) -> Vec<u8> {
@@ -31,7 +35,11 @@ fn texts(v: &Value) -> Vec<String> {
         .iter()
         .map(|m| match &m["content"] {
             Value::String(s) => s.clone(),
-            Value::Array(a) => a.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join(""),
+            Value::Array(a) => a
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join(""),
             _ => m["summary"].as_str().unwrap_or("").to_string(),
         })
         .collect()
@@ -52,12 +60,26 @@ fn appends_chain_and_move_the_leaf() {
     assert_eq!(sm.entry(&t).unwrap().parent_id.as_deref(), Some(a.as_str()));
     assert_eq!(sm.entry(&b).unwrap().parent_id.as_deref(), Some(t.as_str()));
     assert_eq!(sm.leaf_id(), Some(b.as_str()));
-    let path: Vec<_> = sm.branch_path(None).iter().map(|e| e.id.clone().unwrap()).collect();
-    assert_eq!(path, vec![a.clone().into_boxed_str(), t.into_boxed_str(), b.into_boxed_str()]);
+    let path: Vec<_> = sm
+        .branch_path(None)
+        .iter()
+        .map(|e| e.id.clone().unwrap())
+        .collect();
+    assert_eq!(
+        path,
+        vec![
+            a.clone().into_boxed_str(),
+            t.into_boxed_str(),
+            b.into_boxed_str()
+        ]
+    );
     assert_eq!(sm.branch_path(Some(&a)).len(), 1);
     let c = ctx_json(&sm, LeafSel::Current);
     assert_eq!(c["thinkingLevel"], "high");
-    assert_eq!(c["model"], json!({"provider":"anthropic","modelId":"claude-test"}));
+    assert_eq!(
+        c["model"],
+        json!({"provider":"anthropic","modelId":"claude-test"})
+    );
     assert_eq!(texts(&c), vec!["1", "2"]);
 }
 
@@ -69,12 +91,20 @@ fn branching_labels_and_unknown_ids() {
     let _m3 = sm.append_message(&user("m3")).unwrap();
     sm.branch(&m2).unwrap();
     let m4 = sm.append_message(&user("m4-branch")).unwrap();
-    assert_eq!(texts(&ctx_json(&sm, LeafSel::Current)), vec!["m1", "m2", "m4-branch"]);
+    assert_eq!(
+        texts(&ctx_json(&sm, LeafSel::Current)),
+        vec!["m1", "m2", "m4-branch"]
+    );
     let tree = sm.tree();
     let i2 = sm.doc().index.get(&m2).unwrap();
     assert_eq!(tree.children[i2].len(), 2);
-    assert!(matches!(sm.branch("nonexistent"), Err(StoreError::NotFound(ref id)) if id == "nonexistent"));
-    assert_eq!(sm.branch("nonexistent").unwrap_err().to_string(), "Entry nonexistent not found");
+    assert!(
+        matches!(sm.branch("nonexistent"), Err(StoreError::NotFound(ref id)) if id == "nonexistent")
+    );
+    assert_eq!(
+        sm.branch("nonexistent").unwrap_err().to_string(),
+        "Entry nonexistent not found"
+    );
     // Labels: set, replace, clear with "" and with None; unknown target throws.
     sm.append_label_change(&m1, Some("checkpoint")).unwrap();
     assert_eq!(sm.label(&m1), Some("checkpoint"));
@@ -85,13 +115,27 @@ fn branching_labels_and_unknown_ids() {
     sm.append_label_change(&m1, Some("again")).unwrap();
     sm.append_label_change(&m1, None).unwrap();
     assert_eq!(sm.label(&m1), None);
-    assert_eq!(sm.append_label_change("non-existent", Some("x")).unwrap_err().to_string(), "Entry non-existent not found");
+    assert_eq!(
+        sm.append_label_change("non-existent", Some("x"))
+            .unwrap_err()
+            .to_string(),
+        "Entry non-existent not found"
+    );
     // Label entries are tree nodes on the leaf but never messages.
-    assert_eq!(texts(&ctx_json(&sm, LeafSel::Current)), vec!["m1", "m2", "m4-branch"]);
-    assert_eq!(sm.entry(&m4).unwrap().parent_id.as_deref(), Some(m2.as_str()));
+    assert_eq!(
+        texts(&ctx_json(&sm, LeafSel::Current)),
+        vec!["m1", "m2", "m4-branch"]
+    );
+    assert_eq!(
+        sm.entry(&m4).unwrap().parent_id.as_deref(),
+        Some(m2.as_str())
+    );
     // resetLeaf: the next append is a new root and the null leaf gives the empty context.
     sm.reset_leaf();
-    assert_eq!(ctx_json(&sm, LeafSel::Null), json!({"messages":[],"thinkingLevel":"off","model":null,"models":{},"injectedTtsrRules":[],"mode":"none"}));
+    assert_eq!(
+        ctx_json(&sm, LeafSel::Null),
+        json!({"messages":[],"thinkingLevel":"off","model":null,"models":{},"injectedTtsrRules":[],"mode":"none"})
+    );
     let r = sm.append_message(&user("root2")).unwrap();
     assert_eq!(sm.entry(&r).unwrap().parent_id, None);
 }
@@ -100,9 +144,16 @@ fn branching_labels_and_unknown_ids() {
 fn branch_with_summary_and_compaction_context() {
     let mut sm = mem();
     let ids: Vec<String> = (1..=4)
-        .map(|i| if i % 2 == 1 { sm.append_message(&user(&format!("{i}"))).unwrap() } else { sm.append_message(&assistant(&format!("{i}"))).unwrap() })
+        .map(|i| {
+            if i % 2 == 1 {
+                sm.append_message(&user(&format!("{i}"))).unwrap()
+            } else {
+                sm.append_message(&assistant(&format!("{i}"))).unwrap()
+            }
+        })
         .collect();
-    sm.append_compaction("First summary", &ids[2], 1000.0, None, None).unwrap();
+    sm.append_compaction("First summary", &ids[2], 1000.0, None, None)
+        .unwrap();
     sm.append_message(&user("6")).unwrap();
     sm.append_message(&assistant("7")).unwrap();
     let c = ctx_json(&sm, LeafSel::Current);
@@ -110,18 +161,42 @@ fn branch_with_summary_and_compaction_context() {
     assert_eq!(c["messages"][0]["role"], "compactionSummary");
     assert_eq!(c["messages"][0]["tokensBefore"], 1000);
     // Branch with summary from id1: fromId equals the parent (pi's code), leaf moves to it.
-    let bs = sm.branch_with_summary(Some(&ids[0]), "explored A", None, Some(false)).unwrap();
+    let bs = sm
+        .branch_with_summary(Some(&ids[0]), "explored A", None, Some(false))
+        .unwrap();
     assert_eq!(sm.leaf_id(), Some(bs.as_str()));
     let line = String::from_utf8(sm.entry_line(&bs).unwrap().to_vec()).unwrap();
-    assert!(line.contains(&format!(r#""parentId":"{}","timestamp":"#, ids[0])), "{line}");
-    assert!(line.contains(&format!(r#""fromId":"{}","summary":"explored A","fromHook":false}}"#, ids[0])), "{line}");
+    assert!(
+        line.contains(&format!(r#""parentId":"{}","timestamp":"#, ids[0])),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!(
+            r#""fromId":"{}","summary":"explored A","fromHook":false}}"#,
+            ids[0]
+        )),
+        "{line}"
+    );
     let c = ctx_json(&sm, LeafSel::Current);
     assert_eq!(c["messages"][1]["role"], "branchSummary");
     assert_eq!(c["messages"][1]["fromId"], ids[0].as_str());
-    let root = sm.branch_with_summary(None, "from root", Some(&JsValue::parse(br#"{"a":1}"#).unwrap()), None).unwrap();
+    let root = sm
+        .branch_with_summary(
+            None,
+            "from root",
+            Some(&JsValue::parse(br#"{"a":1}"#).unwrap()),
+            None,
+        )
+        .unwrap();
     let line = String::from_utf8(sm.entry_line(&root).unwrap().to_vec()).unwrap();
-    assert!(line.contains(r#""parentId":null"#) && line.contains(r#""fromId":"root","summary":"from root","details":{"a":1}}"#), "{line}");
-    assert!(sm.branch_with_summary(Some("nonexistent"), "x", None, None).is_err());
+    assert!(
+        line.contains(r#""parentId":null"#)
+            && line.contains(r#""fromId":"root","summary":"from root","details":{"a":1}}"#),
+        "{line}"
+    );
+    assert!(sm
+        .branch_with_summary(Some("nonexistent"), "x", None, None)
+        .is_err());
 }
 
 #[test]
@@ -135,15 +210,25 @@ fn create_branched_session_keeps_path_and_its_labels() {
     sm.append_label_change(&m3, Some("L3")).unwrap();
     sm.append_label_change(&m2, Some("L2b")).unwrap();
     assert_eq!(sm.create_branched_session(&m2).unwrap(), None);
-    let types: Vec<_> = sm.entries().iter().map(|e| e.type_name().to_string()).collect();
+    let types: Vec<_> = sm
+        .entries()
+        .iter()
+        .map(|e| e.type_name().to_string())
+        .collect();
     assert_eq!(types, vec!["message", "message", "label", "label"]);
     // Map order: m2 was labelled first and keeps its place.
     assert_eq!(sm.label(&m2), Some("L2b"));
     assert_eq!(sm.label(&m1), Some("L1"));
     assert_eq!(sm.label(&m3), None);
     let l = String::from_utf8(sm.doc().entry_line(2).to_vec()).unwrap();
-    assert!(l.contains(&format!(r#""parentId":"{m2}""#)) && l.contains(r#""label":"L2b""#), "{l}");
-    assert!(matches!(sm.create_branched_session("nonexistent"), Err(StoreError::NotFound(_))));
+    assert!(
+        l.contains(&format!(r#""parentId":"{m2}""#)) && l.contains(r#""label":"L2b""#),
+        "{l}"
+    );
+    assert!(matches!(
+        sm.create_branched_session("nonexistent"),
+        Err(StoreError::NotFound(_))
+    ));
 }
 
 #[test]
@@ -151,35 +236,88 @@ fn pi_key_orders_for_every_append_method() {
     let mut sm = mem();
     sm.append_model_change("anthropic", "claude").unwrap();
     sm.append_custom_entry("ext", None).unwrap();
-    sm.append_custom_entry("ext2", Some(&JsValue::parse(br#"{"x":1}"#).unwrap())).unwrap();
-    sm.append_custom_message_entry("ct", &JsValue::String("content".into()), true, None).unwrap();
+    sm.append_custom_entry("ext2", Some(&JsValue::parse(br#"{"x":1}"#).unwrap()))
+        .unwrap();
+    sm.append_custom_message_entry("ct", &JsValue::String("content".into()), true, None)
+        .unwrap();
     sm.append_session_info("  My Name  ").unwrap();
     let u = sm.append_message(&user("hi")).unwrap();
-    sm.append_compaction("sum2", &u, 100.0, Some(&JsValue::parse(br#"{"readFiles":[]}"#).unwrap()), Some(true)).unwrap();
-    let lines: Vec<String> = (0..sm.entries().len()).map(|i| String::from_utf8(sm.doc().entry_line(i).to_vec()).unwrap()).collect();
+    sm.append_compaction(
+        "sum2",
+        &u,
+        100.0,
+        Some(&JsValue::parse(br#"{"readFiles":[]}"#).unwrap()),
+        Some(true),
+    )
+    .unwrap();
+    let lines: Vec<String> = (0..sm.entries().len())
+        .map(|i| String::from_utf8(sm.doc().entry_line(i).to_vec()).unwrap())
+        .collect();
     let shape = |l: &str| -> Vec<String> {
         let v: serde_json::Map<String, Value> = serde_json::from_str(l).unwrap();
         v.keys().cloned().collect()
     };
-    assert_eq!(shape(&lines[0]), ["type", "id", "parentId", "timestamp", "provider", "modelId"]);
-    assert_eq!(shape(&lines[1]), ["type", "customType", "id", "parentId", "timestamp"]);
-    assert_eq!(shape(&lines[2]), ["type", "customType", "data", "id", "parentId", "timestamp"]);
-    assert_eq!(shape(&lines[3]), ["type", "customType", "content", "display", "id", "parentId", "timestamp"]);
-    assert_eq!(shape(&lines[4]), ["type", "id", "parentId", "timestamp", "name"]);
+    assert_eq!(
+        shape(&lines[0]),
+        ["type", "id", "parentId", "timestamp", "provider", "modelId"]
+    );
+    assert_eq!(
+        shape(&lines[1]),
+        ["type", "customType", "id", "parentId", "timestamp"]
+    );
+    assert_eq!(
+        shape(&lines[2]),
+        ["type", "customType", "data", "id", "parentId", "timestamp"]
+    );
+    assert_eq!(
+        shape(&lines[3]),
+        [
+            "type",
+            "customType",
+            "content",
+            "display",
+            "id",
+            "parentId",
+            "timestamp"
+        ]
+    );
+    assert_eq!(
+        shape(&lines[4]),
+        ["type", "id", "parentId", "timestamp", "name"]
+    );
     assert!(lines[4].ends_with(r#""name":"My Name"}"#));
     assert_eq!(sm.session_name().as_deref(), Some("My Name"));
-    assert_eq!(shape(&lines[6]), ["type", "id", "parentId", "timestamp", "summary", "firstKeptEntryId", "tokensBefore", "details", "fromHook"]);
+    assert_eq!(
+        shape(&lines[6]),
+        [
+            "type",
+            "id",
+            "parentId",
+            "timestamp",
+            "summary",
+            "firstKeptEntryId",
+            "tokensBefore",
+            "details",
+            "fromHook"
+        ]
+    );
 }
 
 #[test]
 fn deferred_persistence_writes_once_at_the_first_assistant() {
     let tmp = tempfile::tempdir().unwrap();
-    let opts = ManagerOptions { deferred: true, ..Default::default() };
+    let opts = ManagerOptions {
+        deferred: true,
+        ..Default::default()
+    };
     let mut sm = SessionManager::create("/p", Some(tmp.path()), opts.clone()).unwrap();
     let path = sm.session_file().unwrap().to_path_buf();
     sm.append_model_change("p", "m").unwrap();
     sm.append_message(&user("hi")).unwrap();
-    assert!(!path.exists(), "nothing on disk before an assistant message");
+    assert!(
+        !path.exists(),
+        "nothing on disk before an assistant message"
+    );
     sm.append_message(&assistant("hello")).unwrap();
     sm.append_message(&user("more")).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
@@ -233,7 +371,15 @@ fn fork_from_migrates_the_source() {
     assert!(sm.entries().iter().all(|e| e.id.is_some()));
     assert_eq!(texts(&ctx_json(&sm, LeafSel::Current)).len(), 2);
     let header = String::from_utf8(sm.header().to_vec()).unwrap();
-    assert!(header.contains(r#""cwd":"/q","parentSession":""#), "{header}");
+    assert!(
+        header.contains(r#""cwd":"/q","parentSession":""#),
+        "{header}"
+    );
     // The source is untouched.
-    assert!(std::fs::read_to_string(&src).unwrap().lines().nth(1).unwrap().starts_with("{\"type\":\"message\",\"timestamp\""));
+    assert!(std::fs::read_to_string(&src)
+        .unwrap()
+        .lines()
+        .nth(1)
+        .unwrap()
+        .starts_with("{\"type\":\"message\",\"timestamp\""));
 }

@@ -8,8 +8,14 @@ use proptest::prelude::*;
 use std::sync::Arc;
 
 fn cases(default: u32) -> ProptestConfig {
-    let n = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
-    ProptestConfig { cases: n, ..ProptestConfig::default() }
+    let n = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default);
+    ProptestConfig {
+        cases: n,
+        ..ProptestConfig::default()
+    }
 }
 
 const HEADER: &str = r#"{"type":"session","version":3,"id":"prop","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
@@ -67,7 +73,9 @@ fn apply(mut lines: Vec<String>, damages: &[Damage]) -> Vec<u8> {
         let n = lines.len();
         match d {
             Damage::Garbage(i, s) => lines.insert(1 + i % n, format!("garbage {s}")),
-            Damage::NonObject(i) => lines.insert(1 + i % n, ["null", "5", "\"s\"", "[1]"][i % 4].to_string()),
+            Damage::NonObject(i) => {
+                lines.insert(1 + i % n, ["null", "5", "\"s\"", "[1]"][i % 4].to_string())
+            }
             Damage::Duplicate(i) if n > 1 => {
                 let l = lines[1 + i % (n - 1)].clone();
                 lines.insert(1 + (i / 7) % n, l);
@@ -83,12 +91,25 @@ fn apply(mut lines: Vec<String>, damages: &[Damage]) -> Vec<u8> {
                 // Point an entry at a later one: a parent link no append can write.
                 let (x, y) = (1 + a % (n - 1), 1 + b % (n - 1));
                 let (lo, hi) = (x.min(y), x.max(y));
-                if let Some(id) = lines[hi].split("\"id\":\"").nth(1).and_then(|r| r.split('"').next()).map(str::to_string) {
+                if let Some(id) = lines[hi]
+                    .split("\"id\":\"")
+                    .nth(1)
+                    .and_then(|r| r.split('"').next())
+                    .map(str::to_string)
+                {
                     if let Some(start) = lines[lo].find("\"parentId\":") {
                         let rest = &lines[lo][start + 11..];
-                        let end = if rest.starts_with("null") { 4 } else { rest[1..].find('"').map_or(0, |e| e + 2) };
+                        let end = if rest.starts_with("null") {
+                            4
+                        } else {
+                            rest[1..].find('"').map_or(0, |e| e + 2)
+                        };
                         if end > 0 && lines[lo].starts_with("{\"type\":\"message\"") {
-                            let new = format!("{}\"parentId\":\"{id}\"{}", &lines[lo][..start], &rest[end..]);
+                            let new = format!(
+                                "{}\"parentId\":\"{id}\"{}",
+                                &lines[lo][..start],
+                                &rest[end..]
+                            );
                             lines[lo] = new;
                         }
                     }
@@ -109,7 +130,8 @@ fn apply(mut lines: Vec<String>, damages: &[Damage]) -> Vec<u8> {
         }
     }
     if let Some(t) = torn {
-        let piece = r#"{"type":"message","id":"torn","parentId":null,"message":{"role":"user","content":"#;
+        let piece =
+            r#"{"type":"message","id":"torn","parentId":null,"message":{"role":"user","content":"#;
         if out.last() != Some(&b'\n') {
             out.push(b'\n');
         }

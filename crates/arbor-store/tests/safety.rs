@@ -18,18 +18,26 @@ fn msg(json: &str) -> NewEntry {
 }
 
 fn omp_opts(blobs: &Path) -> ManagerOptions {
-    ManagerOptions { dialect: Some(Dialect::Omp), blob_dir: Some(blobs.to_path_buf()), ..Default::default() }
+    ManagerOptions {
+        dialect: Some(Dialect::Omp),
+        blob_dir: Some(blobs.to_path_buf()),
+        ..Default::default()
+    }
 }
 
 #[test]
 fn a_second_writer_in_the_same_process_is_refused_then_waits() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let sm = SessionManager::create("/w", Some(tmp.path()), ManagerOptions::default()).expect("create");
+    let sm =
+        SessionManager::create("/w", Some(tmp.path()), ManagerOptions::default()).expect("create");
     let path = sm.session_file().expect("path").to_path_buf();
     match SessionManager::open(&path, ManagerOptions::default()) {
         Err(StoreError::Lock(e)) => {
             let m = e.to_string();
-            assert!(m.contains(&format!("pid {}", std::process::id())) && m.contains(" since "), "{m}");
+            assert!(
+                m.contains(&format!("pid {}", std::process::id())) && m.contains(" since "),
+                "{m}"
+            );
         }
         other => panic!("expected a refusal, got {other:?}"),
     }
@@ -37,11 +45,21 @@ fn a_second_writer_in_the_same_process_is_refused_then_waits() {
     assert!(SessionManager::open_read_only(&path).is_ok());
     let p2 = path.clone();
     let waiter = std::thread::spawn(move || {
-        SessionManager::open(&p2, ManagerOptions { wait: Some(Duration::from_secs(20)), ..Default::default() }).map(|_| ())
+        SessionManager::open(
+            &p2,
+            ManagerOptions {
+                wait: Some(Duration::from_secs(20)),
+                ..Default::default()
+            },
+        )
+        .map(|_| ())
     });
     std::thread::sleep(Duration::from_millis(200));
     sm.close().expect("close");
-    waiter.join().expect("join").expect("the waiting writer gets the session");
+    waiter
+        .join()
+        .expect("join")
+        .expect("the waiting writer gets the session");
 }
 
 #[test]
@@ -64,9 +82,20 @@ fn new_files_and_directories_are_private() {
     }
     // A repair keeps the file's permissions (here a user's 0640).
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).expect("chmod");
-    let mut f = std::fs::OpenOptions::new().append(true).open(&path).expect("open");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .expect("open");
     std::io::Write::write_all(&mut f, b"garbage\n").expect("write");
-    let out = check::repair(&path, &CheckOptions { blob_dir: Some(blobs.clone()), ..Default::default() }, None).expect("repair");
+    let out = check::repair(
+        &path,
+        &CheckOptions {
+            blob_dir: Some(blobs.clone()),
+            ..Default::default()
+        },
+        None,
+    )
+    .expect("repair");
     assert!(out.rewritten);
     assert_eq!(mode(&path), 0o640);
     assert_eq!(mode(out.quarantine.as_deref().expect("quarantine")), 0o600);
@@ -79,8 +108,12 @@ fn omp_files_get_blobs_and_truncation_pi_files_do_not() {
     let raw = vec![0xABu8; 5000];
     let img = arbor_core::blobref::encode_base64(&raw);
     let long = "L".repeat(600_000);
-    let image_msg = format!(r#"{{"role":"user","content":[{{"type":"image","data":"{img}","mimeType":"image/png"}}],"timestamp":1}}"#);
-    let long_msg = format!(r#"{{"role":"toolResult","toolCallId":"t","toolName":"read","content":[{{"type":"text","text":"{long}"}}],"isError":false,"timestamp":2}}"#);
+    let image_msg = format!(
+        r#"{{"role":"user","content":[{{"type":"image","data":"{img}","mimeType":"image/png"}}],"timestamp":1}}"#
+    );
+    let long_msg = format!(
+        r#"{{"role":"toolResult","toolCallId":"t","toolName":"read","content":[{{"type":"text","text":"{long}"}}],"isError":false,"timestamp":2}}"#
+    );
 
     let mut omp = SessionManager::create("/w", Some(tmp.path()), omp_opts(&blobs)).expect("omp");
     let a = omp.append(&msg(&image_msg)).expect("image");
@@ -91,21 +124,41 @@ fn omp_files_get_blobs_and_truncation_pi_files_do_not() {
     assert_eq!(doc.dialect(), Dialect::Omp);
     let hash = arbor_store::blobs::sha256_hex(&raw);
     let la = String::from_utf8_lossy(doc.entry_line(doc.index.get(&a).expect("a"))).into_owned();
-    assert!(la.contains(&format!(r#""data":"blob:sha256:{hash}""#)), "{la}");
+    assert!(
+        la.contains(&format!(r#""data":"blob:sha256:{hash}""#)),
+        "{la}"
+    );
     assert_eq!(BlobStore::new(&blobs).get(&hash).expect("blob"), raw);
     let lb = String::from_utf8_lossy(doc.entry_line(doc.index.get(&b).expect("b"))).into_owned();
-    assert!(lb.contains("\\n\\n[Session persistence truncated large content]\"}]"), "cut with omp's notice");
+    assert!(
+        lb.contains("\\n\\n[Session persistence truncated large content]\"}]"),
+        "cut with omp's notice"
+    );
     assert!(lb.len() < 510_000);
 
-    let mut pi = SessionManager::create("/w", Some(tmp.path()), ManagerOptions { blob_dir: Some(blobs.clone()), ..Default::default() }).expect("pi");
+    let mut pi = SessionManager::create(
+        "/w",
+        Some(tmp.path()),
+        ManagerOptions {
+            blob_dir: Some(blobs.clone()),
+            ..Default::default()
+        },
+    )
+    .expect("pi");
     let a = pi.append(&msg(&image_msg)).expect("image");
     let b = pi.append(&msg(&long_msg)).expect("long");
     let pi_path = pi.session_file().expect("p").to_path_buf();
     pi.close().expect("close");
     let doc = arbor_store::load_doc(&pi_path).expect("load");
     assert_eq!(doc.dialect(), Dialect::Pi);
-    assert!(String::from_utf8_lossy(doc.entry_line(doc.index.get(&a).expect("a"))).contains(&img), "pi keeps images inline");
-    assert!(doc.entry_line(doc.index.get(&b).expect("b")).len() > 600_000, "pi does not truncate");
+    assert!(
+        String::from_utf8_lossy(doc.entry_line(doc.index.get(&a).expect("a"))).contains(&img),
+        "pi keeps images inline"
+    );
+    assert!(
+        doc.entry_line(doc.index.get(&b).expect("b")).len() > 600_000,
+        "pi does not truncate"
+    );
 }
 
 #[test]
@@ -114,7 +167,9 @@ fn omp_rename_rewrites_the_slot_in_place_and_appends_title_change() {
     let blobs = tmp.path().join("blobs");
     let mut sm = SessionManager::create("/w", Some(tmp.path()), omp_opts(&blobs)).expect("create");
     let path = sm.session_file().expect("p").to_path_buf();
-    let u = sm.append(&msg(r#"{"role":"user","content":"hi","timestamp":1}"#)).expect("u");
+    let u = sm
+        .append(&msg(r#"{"role":"user","content":"hi","timestamp":1}"#))
+        .expect("u");
     let ino = std::fs::metadata(&path).expect("m").ino();
     let before = std::fs::read(&path).expect("read");
     let t1 = sm.set_session_name("  First\tname ").expect("rename");
@@ -122,18 +177,46 @@ fn omp_rename_rewrites_the_slot_in_place_and_appends_title_change() {
     assert_eq!(sm.session_name().as_deref(), Some("Second"));
     sm.close().expect("close");
     let after = std::fs::read(&path).expect("read");
-    assert_eq!(std::fs::metadata(&path).expect("m").ino(), ino, "no rewrite: the same file");
-    assert_eq!(&after[256..before.len()], &before[256..], "everything after the slot is untouched");
+    assert_eq!(
+        std::fs::metadata(&path).expect("m").ino(),
+        ino,
+        "no rewrite: the same file"
+    );
+    assert_eq!(
+        &after[256..before.len()],
+        &before[256..],
+        "everything after the slot is untouched"
+    );
     let text = String::from_utf8(after).expect("utf8");
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0].len() + 1, 256);
     let info = arbor_core::title::parse_title_slot(lines[0].as_bytes()).expect("slot");
-    assert_eq!((info.title.as_str(), info.source), ("Second", Some(arbor_core::title::TitleSource::User)));
-    assert!(lines[3].starts_with(&format!(r#"{{"type":"title_change","id":"{t1}","parentId":"{u}","timestamp":""#)), "{}", lines[3]);
-    assert!(lines[3].ends_with(r#","title":"First name","source":"user"}"#), "{}", lines[3]);
-    assert!(lines[4].ends_with(r#","title":"Second","source":"user","previousTitle":"First name"}"#), "{}", lines[4]);
+    assert_eq!(
+        (info.title.as_str(), info.source),
+        ("Second", Some(arbor_core::title::TitleSource::User))
+    );
+    assert!(
+        lines[3].starts_with(&format!(
+            r#"{{"type":"title_change","id":"{t1}","parentId":"{u}","timestamp":""#
+        )),
+        "{}",
+        lines[3]
+    );
+    assert!(
+        lines[3].ends_with(r#","title":"First name","source":"user"}"#),
+        "{}",
+        lines[3]
+    );
+    assert!(
+        lines[4].ends_with(r#","title":"Second","source":"user","previousTitle":"First name"}"#),
+        "{}",
+        lines[4]
+    );
     assert!(lines[4].contains(&format!(r#""id":"{t2}""#)));
-    assert_eq!(info.updated_at, serde_json::from_str::<serde_json::Value>(lines[4]).expect("json")["timestamp"]);
+    assert_eq!(
+        info.updated_at,
+        serde_json::from_str::<serde_json::Value>(lines[4]).expect("json")["timestamp"]
+    );
 
     // An omp 13 file (no slot): the rename gives it one with an atomic rewrite.
     let old = tmp.path().join("old.jsonl");
@@ -142,7 +225,8 @@ fn omp_rename_rewrites_the_slot_in_place_and_appends_title_change() {
     let mut sm = SessionManager::open(&old, omp_opts(&blobs)).expect("open");
     assert_eq!(sm.dialect(), Dialect::Omp);
     sm.set_session_name("Named").expect("rename");
-    sm.append(&msg(r#"{"role":"user","content":"after","timestamp":1}"#)).expect("append after rewrite");
+    sm.append(&msg(r#"{"role":"user","content":"after","timestamp":1}"#))
+        .expect("append after rewrite");
     sm.close().expect("close");
     let text = std::fs::read_to_string(&old).expect("read");
     let lines: Vec<&str> = text.lines().collect();
@@ -157,12 +241,18 @@ fn omp_rename_rewrites_the_slot_in_place_and_appends_title_change() {
 #[test]
 fn pi_rename_appends_session_info() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let mut sm = SessionManager::create("/w", Some(tmp.path()), ManagerOptions::default()).expect("create");
+    let mut sm =
+        SessionManager::create("/w", Some(tmp.path()), ManagerOptions::default()).expect("create");
     let id = sm.set_session_name("  My name  ").expect("rename");
     let path = sm.session_file().expect("p").to_path_buf();
     sm.close().expect("close");
     let text = std::fs::read_to_string(&path).expect("read");
     let last = text.lines().last().expect("line");
-    assert!(last.starts_with(&format!(r#"{{"type":"session_info","id":"{id}","parentId":null,"#)), "{last}");
+    assert!(
+        last.starts_with(&format!(
+            r#"{{"type":"session_info","id":"{id}","parentId":null,"#
+        )),
+        "{last}"
+    );
     assert!(last.ends_with(r#","name":"My name"}"#), "{last}");
 }

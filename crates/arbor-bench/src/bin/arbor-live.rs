@@ -45,7 +45,14 @@ fn copy_to(dir: &Path, src: &Path, name: &str) -> Result<PathBuf> {
 }
 
 fn open(path: &Path, durability: Durability) -> Result<SessionManager> {
-    SessionManager::open(path, ManagerOptions { durability, ..Default::default() }).with_context(|| format!("opening {}", path.display()))
+    SessionManager::open(
+        path,
+        ManagerOptions {
+            durability,
+            ..Default::default()
+        },
+    )
+    .with_context(|| format!("opening {}", path.display()))
 }
 
 /// Per-turn cost of the live context and of a full rebuild.
@@ -81,9 +88,15 @@ fn main() -> Result<()> {
             _ => files.push(PathBuf::from(a)),
         }
     }
-    let session = files.first().context("usage: arbor-live SESSION [SMALL_SESSION] [--appends N] [--strict-runs N]")?;
-    let scratch = std::env::var_os("ARBOR_SCRATCH").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
-    let dir = tempfile::Builder::new().prefix("arbor-live-").tempdir_in(&scratch)?;
+    let session = files
+        .first()
+        .context("usage: arbor-live SESSION [SMALL_SESSION] [--appends N] [--strict-runs N]")?;
+    let scratch = std::env::var_os("ARBOR_SCRATCH")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    let dir = tempfile::Builder::new()
+        .prefix("arbor-live-")
+        .tempdir_in(&scratch)?;
     let path = copy_to(dir.path(), session, "2025-11-20T23-33-01-550Z_live.jsonl")?;
 
     // Append latency, durability none.
@@ -97,14 +110,22 @@ fn main() -> Result<()> {
         sm.append_message(USER)?;
         lat.push(us(t));
     }
-    let line_len = sm.entries().last().map(|e| sm.doc().line(&e.line).len() + 1).unwrap_or(256);
+    let line_len = sm
+        .entries()
+        .last()
+        .map(|e| sm.doc().line(&e.line).len() + 1)
+        .unwrap_or(256);
     drop(sm);
     println!("append_none_us={:.2}", median(lat));
 
     // strict vs a bare write + fdatasync of the same length, alternately.
     let mut sm = open(&path, Durability::Strict)?;
     let bare_path = dir.path().join("bare.jsonl");
-    let mut bare = std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(&bare_path)?;
+    let mut bare = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&bare_path)?;
     let line = vec![b'x'; line_len];
     let (mut strict, mut floor) = (Vec::new(), Vec::new());
     for k in 0..strict_runs + 4 {

@@ -4,7 +4,10 @@ use crate::resolve::agent_dirs;
 use anyhow::{bail, Context as _, Result};
 use arbor_core::Dialect;
 use arbor_index::history::{History, HistoryEntry};
-use arbor_index::{Catalog, IndexError, IndexKinds, Kind, Listed, Progress, RefreshOptions, RefreshStats, SearchQuery};
+use arbor_index::{
+    Catalog, IndexError, IndexKinds, Kind, Listed, Progress, RefreshOptions, RefreshStats,
+    SearchQuery,
+};
 use arbor_store::paths;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -22,7 +25,10 @@ pub enum Scope<'a> {
 }
 
 fn cwd_string() -> Result<String> {
-    Ok(std::env::current_dir().context("current directory")?.to_string_lossy().into_owned())
+    Ok(std::env::current_dir()
+        .context("current directory")?
+        .to_string_lossy()
+        .into_owned())
 }
 
 /// The project directories under the sessions roots of the agent directories: pi's
@@ -37,9 +43,14 @@ pub fn all_project_dirs(agent: Option<&Path>) -> Vec<PathBuf> {
         }
     }
     for root in roots {
-        let Ok(rd) = std::fs::read_dir(&root) else { continue };
-        let mut dirs: Vec<PathBuf> =
-            rd.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()).collect();
+        let Ok(rd) = std::fs::read_dir(&root) else {
+            continue;
+        };
+        let mut dirs: Vec<PathBuf> = rd
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.path())
+            .collect();
         dirs.sort();
         out.extend(dirs);
     }
@@ -70,7 +81,9 @@ pub fn scope_dirs(scope: Scope<'_>, agent: Option<&Path>) -> Result<Vec<PathBuf>
 /// Opens the catalog (`--catalog`, `$ARBOR_CATALOG`, else the XDG cache). A catalog that
 /// cannot be opened at all (a read-only cache) is replaced by one in memory, with a warning.
 pub fn open_catalog(over: Option<&Path>) -> Result<Catalog> {
-    let path = over.map(Path::to_path_buf).unwrap_or_else(arbor_index::default_catalog_path);
+    let path = over
+        .map(Path::to_path_buf)
+        .unwrap_or_else(arbor_index::default_catalog_path);
     match Catalog::open(&path) {
         Ok(c) => {
             if let Some(a) = &c.report.set_aside {
@@ -79,7 +92,10 @@ pub fn open_catalog(over: Option<&Path>) -> Result<Catalog> {
             Ok(c)
         }
         Err(e @ IndexError::Io { .. }) | Err(e @ IndexError::Sqlite { .. }) => {
-            eprintln!("arbor: warning: cannot use the catalog {} ({e}); indexing in memory for this run", path.display());
+            eprintln!(
+                "arbor: warning: cannot use the catalog {} ({e}); indexing in memory for this run",
+                path.display()
+            );
             Ok(Catalog::in_memory()?)
         }
         Err(e) => Err(e.into()),
@@ -95,7 +111,10 @@ struct Bar {
 
 impl Bar {
     fn new() -> Bar {
-        Bar { bar: None, enabled: std::io::stderr().is_terminal() }
+        Bar {
+            bar: None,
+            enabled: std::io::stderr().is_terminal(),
+        }
     }
     fn update(&mut self, p: Progress) {
         if !self.enabled {
@@ -107,8 +126,10 @@ impl Bar {
             }
             let b = indicatif::ProgressBar::new(p.bytes_total);
             b.set_style(
-                indicatif::ProgressStyle::with_template("indexing {bar:30} {binary_bytes}/{binary_total_bytes} {msg} ({eta})")
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                indicatif::ProgressStyle::with_template(
+                    "indexing {bar:30} {binary_bytes}/{binary_total_bytes} {msg} ({eta})",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
             );
             self.bar = Some(b);
         }
@@ -126,7 +147,10 @@ impl Bar {
 
 /// Runs `f` on the catalog; a catalog found damaged on the way is set aside and `f` runs
 /// again on a fresh one.
-fn with_recovery<T>(cat: &mut Catalog, mut f: impl FnMut(&mut Catalog) -> Result<T, IndexError>) -> Result<T> {
+fn with_recovery<T>(
+    cat: &mut Catalog,
+    mut f: impl FnMut(&mut Catalog) -> Result<T, IndexError>,
+) -> Result<T> {
     match f(cat) {
         Err(IndexError::Corrupt { path, detail }) => {
             let aside = cat.recover()?;
@@ -146,17 +170,35 @@ fn warn_failed(stats: &RefreshStats) {
         eprintln!("arbor: warning: {}: not indexed: {e}", p.display());
     }
     if stats.failed.len() > 5 {
-        eprintln!("arbor: warning: {} more files not indexed", stats.failed.len() - 5);
+        eprintln!(
+            "arbor: warning: {} more files not indexed",
+            stats.failed.len() - 5
+        );
     }
 }
 
 /// Refreshes the catalog for `dirs` (with the searchable texts when `texts`) and returns their
 /// sessions, newest `modified` first (ties keep directory order, as pi's stable sort does).
-pub fn refreshed_listing(cat: &mut Catalog, dirs: &[PathBuf], texts: bool) -> Result<(Vec<Listed>, RefreshStats)> {
-    refresh(cat, dirs, RefreshOptions { texts, ..RefreshOptions::default() })
+pub fn refreshed_listing(
+    cat: &mut Catalog,
+    dirs: &[PathBuf],
+    texts: bool,
+) -> Result<(Vec<Listed>, RefreshStats)> {
+    refresh(
+        cat,
+        dirs,
+        RefreshOptions {
+            texts,
+            ..RefreshOptions::default()
+        },
+    )
 }
 
-fn refresh(cat: &mut Catalog, dirs: &[PathBuf], opts: RefreshOptions) -> Result<(Vec<Listed>, RefreshStats)> {
+fn refresh(
+    cat: &mut Catalog,
+    dirs: &[PathBuf],
+    opts: RefreshOptions,
+) -> Result<(Vec<Listed>, RefreshStats)> {
     let mut bar = Bar::new();
     let r = with_recovery(cat, |c| c.refresh_dirs(dirs, opts, &mut |p| bar.update(p)));
     bar.finish();
@@ -213,13 +255,24 @@ pub fn human_size(n: u64) -> String {
 fn home_short(p: &str) -> String {
     let home = paths::home_dir().to_string_lossy().into_owned();
     match p.strip_prefix(&home) {
-        Some(rest) if !home.is_empty() && home != "/" && (rest.is_empty() || rest.starts_with('/')) => format!("~{rest}"),
+        Some(rest)
+            if !home.is_empty() && home != "/" && (rest.is_empty() || rest.starts_with('/')) =>
+        {
+            format!("~{rest}")
+        }
         _ => p.to_string(),
     }
 }
 
 /// `arbor ls`.
-pub fn ls(dir: Option<&Path>, all: bool, json: bool, all_text: bool, agent: Option<&Path>, catalog: Option<&Path>) -> Result<ExitCode> {
+pub fn ls(
+    dir: Option<&Path>,
+    all: bool,
+    json: bool,
+    all_text: bool,
+    agent: Option<&Path>,
+    catalog: Option<&Path>,
+) -> Result<ExitCode> {
     let scope = match (dir, all) {
         (Some(d), _) => Scope::Dir(d),
         (None, true) => Scope::All,
@@ -256,7 +309,17 @@ pub fn ls(dir: Option<&Path>, all: bool, json: bool, all_text: bool, agent: Opti
     }
     let now = arbor_store::ids::now_ms() as f64;
     let width = if all { 50 } else { 70 };
-    out.extend_from_slice(format!("{:<5} {:>6} {:>6} {:>3}  {}\n", "AGE", "MSGS", "SIZE", "BR", if all { "TITLE / PROJECT" } else { "TITLE" }).as_bytes());
+    out.extend_from_slice(
+        format!(
+            "{:<5} {:>6} {:>6} {:>3}  {}\n",
+            "AGE",
+            "MSGS",
+            "SIZE",
+            "BR",
+            if all { "TITLE / PROJECT" } else { "TITLE" }
+        )
+        .as_bytes(),
+    );
     for l in &listed {
         let mut line = format!(
             "{:<5} {:>6} {:>6} {:>3}  {}",
@@ -267,7 +330,8 @@ pub fn ls(dir: Option<&Path>, all: bool, json: bool, all_text: bool, agent: Opti
             render::one_line(l.display_title(), width)
         );
         if all {
-            let pad = width.saturating_sub(render::one_line(l.display_title(), width).chars().count());
+            let pad =
+                width.saturating_sub(render::one_line(l.display_title(), width).chars().count());
             line.push_str(&" ".repeat(pad + 2));
             line.push_str(&home_short(&l.info.cwd));
         }
@@ -279,7 +343,13 @@ pub fn ls(dir: Option<&Path>, all: bool, json: bool, all_text: bool, agent: Opti
 }
 
 /// `arbor index`.
-pub fn index(rebuild: bool, kinds: IndexKinds, json: bool, agent: Option<&Path>, catalog: Option<&Path>) -> Result<ExitCode> {
+pub fn index(
+    rebuild: bool,
+    kinds: IndexKinds,
+    json: bool,
+    agent: Option<&Path>,
+    catalog: Option<&Path>,
+) -> Result<ExitCode> {
     let t0 = std::time::Instant::now();
     let mut cat = open_catalog(catalog)?;
     if rebuild {
@@ -318,7 +388,14 @@ pub fn index(rebuild: bool, kinds: IndexKinds, json: bool, agent: Option<&Path>,
         let k = cat.kinds()?;
         let extra = match (k.thinking, k.tools) {
             (false, false) => String::new(),
-            (t, o) => format!(" (also {})", [t.then_some("thinking"), o.then_some("tool output")].into_iter().flatten().collect::<Vec<_>>().join(" and ")),
+            (t, o) => format!(
+                " (also {})",
+                [t.then_some("thinking"), o.then_some("tool output")]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ),
         };
         println!(
             "{} sessions in {} files under {} project directories{extra}\nread {:.1} MB in {:.2} s ({} new or rewritten, {} appended, {} unchanged, {} removed)\ncatalog: {}",
@@ -334,7 +411,11 @@ pub fn index(rebuild: bool, kinds: IndexKinds, json: bool, agent: Option<&Path>,
             cat.path().display()
         );
     }
-    Ok(if stats.failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if stats.failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// Reads `--since`: `YYYY-MM-DD`, an ISO date-time, or a span back from now (`30m`, `12h`,
@@ -382,7 +463,11 @@ pub struct SearchOpts<'a> {
 }
 
 /// `arbor search`.
-pub fn search(o: &SearchOpts<'_>, agent: Option<&Path>, catalog: Option<&Path>) -> Result<ExitCode> {
+pub fn search(
+    o: &SearchOpts<'_>,
+    agent: Option<&Path>,
+    catalog: Option<&Path>,
+) -> Result<ExitCode> {
     let mut kinds: Option<Vec<Kind>> = None;
     if !o.roles.is_empty() {
         let mut v = Vec::new();
@@ -408,7 +493,12 @@ pub fn search(o: &SearchOpts<'_>, agent: Option<&Path>, catalog: Option<&Path>) 
     }
     // Opt-in kinds are searched only when asked for, even if the catalog holds them.
     if kinds.is_none() {
-        kinds = Some(Kind::ALL.into_iter().filter(|k| !k.is_opt_in() || need.includes(*k)).collect());
+        kinds = Some(
+            Kind::ALL
+                .into_iter()
+                .filter(|k| !k.is_opt_in() || need.includes(*k))
+                .collect(),
+        );
     }
     let scope = match (o.dir, o.all) {
         (Some(d), _) => Scope::Dir(d),
@@ -422,9 +512,26 @@ pub fn search(o: &SearchOpts<'_>, agent: Option<&Path>, catalog: Option<&Path>) 
     };
     let mut cat = open_catalog(catalog)?;
     if with_recovery(&mut cat, |c| c.require_kinds(need))? {
-        eprintln!("arbor: indexing {} for the first time", if need.thinking && need.tools { "thinking and tool output" } else if need.thinking { "thinking" } else { "tool output" });
+        eprintln!(
+            "arbor: indexing {} for the first time",
+            if need.thinking && need.tools {
+                "thinking and tool output"
+            } else if need.thinking {
+                "thinking"
+            } else {
+                "tool output"
+            }
+        );
     }
-    refresh(&mut cat, &dirs, RefreshOptions { texts: true, listing: false, ..RefreshOptions::default() })?;
+    refresh(
+        &mut cat,
+        &dirs,
+        RefreshOptions {
+            texts: true,
+            listing: false,
+            ..RefreshOptions::default()
+        },
+    )?;
     let color = !o.json && std::io::stdout().is_terminal();
     let mut q = SearchQuery::new(o.query);
     q.kinds = kinds;
@@ -460,7 +567,9 @@ pub fn search(o: &SearchOpts<'_>, agent: Option<&Path>, catalog: Option<&Path>) 
             write_str_escaped(h.kind.name(), &mut out);
             out.extend_from_slice(b",\"timestamp\":");
             opt(&h.timestamp, &mut out);
-            out.extend_from_slice(format!(",\"onCurrentBranch\":{}", h.on_current_branch).as_bytes());
+            out.extend_from_slice(
+                format!(",\"onCurrentBranch\":{}", h.on_current_branch).as_bytes(),
+            );
             out.extend_from_slice(b",\"snippet\":");
             write_str_escaped(&h.snippet, &mut out);
             out.extend_from_slice(b",\"sessionName\":");
@@ -476,10 +585,26 @@ pub fn search(o: &SearchOpts<'_>, agent: Option<&Path>, catalog: Option<&Path>) 
         return Ok(ExitCode::SUCCESS);
     }
     for h in &hits {
-        let ts = h.timestamp.as_deref().map(|t| t.get(..16).unwrap_or(t).replace('T', " ")).unwrap_or_default();
-        let branch = if h.on_current_branch { "" } else { "  (other branch)" };
-        let title = h.session_name.as_deref().map(|n| format!("  {}", render::one_line(n, 40))).unwrap_or_default();
-        let (dim, reset) = if color { ("\x1b[2m", "\x1b[0m") } else { ("", "") };
+        let ts = h
+            .timestamp
+            .as_deref()
+            .map(|t| t.get(..16).unwrap_or(t).replace('T', " "))
+            .unwrap_or_default();
+        let branch = if h.on_current_branch {
+            ""
+        } else {
+            "  (other branch)"
+        };
+        let title = h
+            .session_name
+            .as_deref()
+            .map(|n| format!("  {}", render::one_line(n, 40)))
+            .unwrap_or_default();
+        let (dim, reset) = if color {
+            ("\x1b[2m", "\x1b[0m")
+        } else {
+            ("", "")
+        };
         out.extend_from_slice(
             format!(
                 "{dim}{}{reset}  {} {ts} {}{branch}{title}\n    {}\n",
@@ -496,8 +621,18 @@ pub fn search(o: &SearchOpts<'_>, agent: Option<&Path>, catalog: Option<&Path>) 
 }
 
 /// `arbor history`.
-pub fn history(query: Option<&str>, json: bool, limit: f64, add: Option<&str>, cwd: Option<&str>, session: Option<&str>, agent: Option<&Path>) -> Result<ExitCode> {
-    let agent_dir = agent.map(Path::to_path_buf).unwrap_or_else(|| paths::agent_dir(Dialect::Omp));
+pub fn history(
+    query: Option<&str>,
+    json: bool,
+    limit: f64,
+    add: Option<&str>,
+    cwd: Option<&str>,
+    session: Option<&str>,
+    agent: Option<&Path>,
+) -> Result<ExitCode> {
+    let agent_dir = agent
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| paths::agent_dir(Dialect::Omp));
     let db = paths::history_db(&agent_dir);
     if let Some(prompt) = add {
         let h = History::open(&db)?;
@@ -537,7 +672,9 @@ pub fn history(query: Option<&str>, json: bool, limit: f64, add: Option<&str>, c
             let when = arbor_core::time::format_iso_ms(e.created_at * 1000);
             let when = when.get(..16).unwrap_or(&when).replace('T', " ");
             let cwd = e.cwd.as_deref().map(home_short).unwrap_or_default();
-            out.extend_from_slice(format!("{when}  {}  {}\n", render::one_line(&e.prompt, 80), cwd).as_bytes());
+            out.extend_from_slice(
+                format!("{when}  {}  {}\n", render::one_line(&e.prompt, 80), cwd).as_bytes(),
+            );
         }
     }
     stdout_all(&out)?;

@@ -13,14 +13,48 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     let agent = cli.agent_dir.as_deref();
     let catalog = cli.catalog.as_deref();
     match cli.command {
-        Command::Context { session, leaf, llm, lenient } => read::context(&session, leaf.as_deref(), llm, lenient, agent),
+        Command::Context {
+            session,
+            leaf,
+            llm,
+            lenient,
+        } => read::context(&session, leaf.as_deref(), llm, lenient, agent),
         Command::Tree { session, json } => read::tree(&session, json, agent),
-        Command::Show { session, leaf, lenient } => read::show(&session, leaf.as_deref(), lenient, agent),
-        Command::Ls { dir, all, json, all_text } => index::ls(dir.as_deref(), all, json, all_text, agent, catalog),
-        Command::Index { rebuild, thinking, tools, json } => {
-            index::index(rebuild, arbor_index::IndexKinds { thinking, tools }, json, agent, catalog)
-        }
-        Command::Search { query, all, dir, role, since, thinking, tools, limit, rank_all, json } => index::search(
+        Command::Show {
+            session,
+            leaf,
+            lenient,
+        } => read::show(&session, leaf.as_deref(), lenient, agent),
+        Command::Ls {
+            dir,
+            all,
+            json,
+            all_text,
+        } => index::ls(dir.as_deref(), all, json, all_text, agent, catalog),
+        Command::Index {
+            rebuild,
+            thinking,
+            tools,
+            json,
+        } => index::index(
+            rebuild,
+            arbor_index::IndexKinds { thinking, tools },
+            json,
+            agent,
+            catalog,
+        ),
+        Command::Search {
+            query,
+            all,
+            dir,
+            role,
+            since,
+            thinking,
+            tools,
+            limit,
+            rank_all,
+            json,
+        } => index::search(
             &index::SearchOpts {
                 query: &query,
                 dir: dir.as_deref(),
@@ -35,16 +69,58 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             agent,
             catalog,
         ),
-        Command::History { query, limit, add, cwd, session, json } => {
-            index::history(query.as_deref(), json, limit, add.as_deref(), cwd.as_deref(), session.as_deref(), agent)
-        }
-        Command::New { dir, cwd, omp, write } => write::new(dir.as_deref(), cwd, omp, &write, agent),
-        Command::Append { session, parent, root, body, write } => {
-            write::append(&session, parent.as_deref(), root, &body, &write, agent)
-        }
-        Command::Migrate { sessions, dry_run, write } => write::migrate(&sessions, dry_run, &write, agent),
-        Command::Name { session, name, write } => write::name(&session, &name, &write, agent),
-        Command::Check { sessions, repair, json, no_blobs, wait } => check::check(&sessions, repair, json, no_blobs, wait, agent),
-        Command::Gc { blobs: _, yes, min_age, sessions_dir, json } => check::gc(yes, min_age, &sessions_dir, json, agent),
+        Command::History {
+            query,
+            limit,
+            add,
+            cwd,
+            session,
+            json,
+        } => index::history(
+            query.as_deref(),
+            json,
+            limit,
+            add.as_deref(),
+            cwd.as_deref(),
+            session.as_deref(),
+            agent,
+        ),
+        Command::New {
+            dir,
+            cwd,
+            omp,
+            write,
+        } => write::new(dir.as_deref(), cwd, omp, &write, agent),
+        Command::Append {
+            session,
+            parent,
+            root,
+            body,
+            write,
+        } => write::append(&session, parent.as_deref(), root, &body, &write, agent),
+        Command::Migrate {
+            sessions,
+            dry_run,
+            write,
+        } => write::migrate(&sessions, dry_run, &write, agent),
+        Command::Name {
+            session,
+            name,
+            write,
+        } => write::name(&session, &name, &write, agent),
+        Command::Check {
+            sessions,
+            repair,
+            json,
+            no_blobs,
+            wait,
+        } => check::check(&sessions, repair, json, no_blobs, wait, agent),
+        Command::Gc {
+            blobs: _,
+            yes,
+            min_age,
+            sessions_dir,
+            json,
+        } => check::gc(yes, min_age, &sessions_dir, json, agent),
     }
 }

@@ -19,27 +19,57 @@ fn load(session: &str, agent: Option<&Path>) -> Result<(std::path::PathBuf, Sess
 fn warn_report(path: &Path, doc: &SessionDoc) {
     let r = &doc.report;
     for bad in r.malformed.iter().take(5) {
-        eprintln!("arbor: warning: {}:{}: skipped: {}", path.display(), bad.line_no, bad.error);
+        eprintln!(
+            "arbor: warning: {}:{}: skipped: {}",
+            path.display(),
+            bad.line_no,
+            bad.error
+        );
     }
     if r.malformed.len() > 5 {
-        eprintln!("arbor: warning: {}: {} more malformed lines skipped", path.display(), r.malformed.len() - 5);
+        eprintln!(
+            "arbor: warning: {}: {} more malformed lines skipped",
+            path.display(),
+            r.malformed.len() - 5
+        );
     }
     if let Some(t) = &r.torn_tail {
-        eprintln!("arbor: warning: {}:{}: torn last line ({} bytes) skipped: {}", path.display(), t.line_no, t.len, t.error);
+        eprintln!(
+            "arbor: warning: {}:{}: torn last line ({} bytes) skipped: {}",
+            path.display(),
+            t.line_no,
+            t.len,
+            t.error
+        );
     }
 }
 
 /// Loads a session for reading its conversation: blob references are replaced by the blobs'
 /// contents as omp does on load (missing or corrupt blobs are an error unless `lenient`).
-fn load_resolved(session: &str, lenient: bool, agent: Option<&Path>) -> Result<(std::path::PathBuf, SessionDoc)> {
+fn load_resolved(
+    session: &str,
+    lenient: bool,
+    agent: Option<&Path>,
+) -> Result<(std::path::PathBuf, SessionDoc)> {
     let (path, mut doc) = load(session, agent)?;
-    let store = arbor_store::blobs::BlobStore::new(arbor_store::blobs::blob_dir_for_session(&path, agent));
-    let issues = arbor_store::blobs::resolve_doc_blobs(&mut doc, &store, lenient).with_context(|| format!("{}", path.display()))?;
+    let store =
+        arbor_store::blobs::BlobStore::new(arbor_store::blobs::blob_dir_for_session(&path, agent));
+    let issues = arbor_store::blobs::resolve_doc_blobs(&mut doc, &store, lenient)
+        .with_context(|| format!("{}", path.display()))?;
     for i in issues.iter().take(10) {
-        eprintln!("arbor: warning: {}:{}: blob reference left in place: {}", path.display(), i.line_no, i.error);
+        eprintln!(
+            "arbor: warning: {}:{}: blob reference left in place: {}",
+            path.display(),
+            i.line_no,
+            i.error
+        );
     }
     if issues.len() > 10 {
-        eprintln!("arbor: warning: {}: {} more blob references left in place", path.display(), issues.len() - 10);
+        eprintln!(
+            "arbor: warning: {}: {} more blob references left in place",
+            path.display(),
+            issues.len() - 10
+        );
     }
     Ok((path, doc))
 }
@@ -50,19 +80,30 @@ struct FrameStore(arbor_store::blobs::BlobStore);
 
 impl arbor_core::context_omp::FrameBlobs for FrameStore {
     fn size(&self, hash: &str) -> Option<u64> {
-        std::fs::metadata(self.0.path_of(hash).ok()?).ok().map(|m| m.len())
+        std::fs::metadata(self.0.path_of(hash).ok()?)
+            .ok()
+            .map(|m| m.len())
     }
     fn base64(&self, hash: &str) -> Option<String> {
-        std::fs::read(self.0.path_of(hash).ok()?).ok().map(|b| arbor_core::blobref::encode_base64(&b))
+        std::fs::read(self.0.path_of(hash).ok()?)
+            .ok()
+            .map(|b| arbor_core::blobref::encode_base64(&b))
     }
 }
 
 /// The context of a leaf; omp files get omp's rules with the session's blob store attached.
-fn context_of(doc: &SessionDoc, leaf: LeafSel<'_>, path: &Path, agent: Option<&Path>) -> SessionContext {
+fn context_of(
+    doc: &SessionDoc,
+    leaf: LeafSel<'_>,
+    path: &Path,
+    agent: Option<&Path>,
+) -> SessionContext {
     if doc.dialect() != arbor_core::Dialect::Omp {
         return build_session_context(doc, leaf);
     }
-    let store = FrameStore(arbor_store::blobs::BlobStore::new(arbor_store::blobs::blob_dir_for_session(path, agent)));
+    let store = FrameStore(arbor_store::blobs::BlobStore::new(
+        arbor_store::blobs::blob_dir_for_session(path, agent),
+    ));
     arbor_core::context_omp::build_omp_context(doc, leaf, Some(&store))
 }
 
@@ -80,7 +121,13 @@ fn stdout_all(bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-pub fn context(session: &str, leaf: Option<&str>, llm: bool, lenient: bool, agent: Option<&Path>) -> Result<ExitCode> {
+pub fn context(
+    session: &str,
+    leaf: Option<&str>,
+    llm: bool,
+    lenient: bool,
+    agent: Option<&Path>,
+) -> Result<ExitCode> {
     let (path, doc) = load_resolved(session, lenient, agent)?;
     if let Some(id) = leaf {
         if doc.index.get(id).is_none() {
@@ -97,7 +144,9 @@ pub fn context(session: &str, leaf: Option<&str>, llm: bool, lenient: bool, agen
     }
     let mut out = Vec::with_capacity(doc.base_bytes().len() / 2 + 64);
     if llm {
-        ctx.write_json_with(&doc, &mut out, &|c, d, o| arbor_core::llm::write_llm_messages(c, d, o));
+        ctx.write_json_with(&doc, &mut out, &|c, d, o| {
+            arbor_core::llm::write_llm_messages(c, d, o)
+        });
     } else {
         ctx.write_json(&doc, &mut out);
     }
@@ -126,7 +175,11 @@ fn write_context_streaming(ctx: &SessionContext, doc: &SessionDoc) -> Result<()>
     const WINDOW: usize = 4 << 20;
     let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
     let size = |m: &arbor_core::context::CtxMessage| doc.line(&doc.entries[m.entry()].line).len();
-    let write_run = |c: &SessionContext, d: &SessionDoc, run: &[arbor_core::context::CtxMessage], first: bool, o: &mut Vec<u8>| {
+    let write_run = |c: &SessionContext,
+                     d: &SessionDoc,
+                     run: &[arbor_core::context::CtxMessage],
+                     first: bool,
+                     o: &mut Vec<u8>| {
         for (k, m) in run.iter().enumerate() {
             if k > 0 || !first {
                 o.push(b',');
@@ -229,7 +282,12 @@ fn exit_soon(path: &Path, doc: SessionDoc) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn show(session: &str, leaf: Option<&str>, lenient: bool, agent: Option<&Path>) -> Result<ExitCode> {
+pub fn show(
+    session: &str,
+    leaf: Option<&str>,
+    lenient: bool,
+    agent: Option<&Path>,
+) -> Result<ExitCode> {
     let (path, doc) = load_resolved(session, lenient, agent)?;
     if let Some(id) = leaf {
         if doc.index.get(id).is_none() {

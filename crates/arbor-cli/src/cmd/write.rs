@@ -20,7 +20,10 @@ fn options(w: &WriteOpts) -> ManagerOptions {
 fn report_notes(path: &Path, sm: &SessionManager) {
     for n in sm.open_notes() {
         match n {
-            OpenNote::Migrated { from_version } => eprintln!("arbor: {}: migrated from v{from_version} to v3", path.display()),
+            OpenNote::Migrated { from_version } => eprintln!(
+                "arbor: {}: migrated from v{from_version} to v3",
+                path.display()
+            ),
             OpenNote::TornTailSaved { sidecar, bytes } => eprintln!(
                 "arbor: {}: torn last line ({bytes} bytes) moved to {} and cut from the session",
                 path.display(),
@@ -30,18 +33,38 @@ fn report_notes(path: &Path, sm: &SessionManager) {
     }
 }
 
-pub fn new(dir: Option<&Path>, cwd: Option<String>, omp: bool, w: &WriteOpts, agent: Option<&Path>) -> Result<ExitCode> {
+pub fn new(
+    dir: Option<&Path>,
+    cwd: Option<String>,
+    omp: bool,
+    w: &WriteOpts,
+    agent: Option<&Path>,
+) -> Result<ExitCode> {
     let cwd = match cwd {
         Some(c) => c,
-        None => std::env::current_dir().context("current directory")?.to_string_lossy().into_owned(),
+        None => std::env::current_dir()
+            .context("current directory")?
+            .to_string_lossy()
+            .into_owned(),
     };
-    let dialect = if omp { arbor_core::Dialect::Omp } else { arbor_core::Dialect::Pi };
+    let dialect = if omp {
+        arbor_core::Dialect::Omp
+    } else {
+        arbor_core::Dialect::Pi
+    };
     let dir = match (dir, agent) {
         (Some(d), _) => Some(d.to_path_buf()),
         (None, Some(a)) => Some(arbor_store::paths::default_session_dir(dialect, a, &cwd)),
         (None, None) => None,
     };
-    let sm = SessionManager::create(&cwd, dir.as_deref(), ManagerOptions { dialect: Some(dialect), ..options(w) })?;
+    let sm = SessionManager::create(
+        &cwd,
+        dir.as_deref(),
+        ManagerOptions {
+            dialect: Some(dialect),
+            ..options(w)
+        },
+    )?;
     let path = sm.session_file().map(Path::to_path_buf).unwrap_or_default();
     sm.close()?;
     println!("{}", path.display());
@@ -49,7 +72,8 @@ pub fn new(dir: Option<&Path>, cwd: Option<String>, omp: bool, w: &WriteOpts, ag
 }
 
 fn append_one(sm: &mut SessionManager, text: &str, out: &mut impl Write) -> Result<()> {
-    let body = JsValue::parse(text.as_bytes()).map_err(|e| anyhow::anyhow!("the entry body is not valid JSON: {e}"))?;
+    let body = JsValue::parse(text.as_bytes())
+        .map_err(|e| anyhow::anyhow!("the entry body is not valid JSON: {e}"))?;
     let parent = sm.leaf_id().map(str::to_string);
     let entry = NewEntry::from_body(&body, sm.dialect(), parent.as_deref())?;
     let id = match &entry {
@@ -64,18 +88,35 @@ fn append_one(sm: &mut SessionManager, text: &str, out: &mut impl Write) -> Resu
     Ok(())
 }
 
-pub fn append(session: &str, parent: Option<&str>, root: bool, body: &str, w: &WriteOpts, agent: Option<&Path>) -> Result<ExitCode> {
+pub fn append(
+    session: &str,
+    parent: Option<&str>,
+    root: bool,
+    body: &str,
+    w: &WriteOpts,
+    agent: Option<&Path>,
+) -> Result<ExitCode> {
     let path = resolve_session(session, agent)?;
     if !path.exists() {
-        bail!("{}: no such session file (create one with `arbor new`)", path.display());
+        bail!(
+            "{}: no such session file (create one with `arbor new`)",
+            path.display()
+        );
     }
     let blob_dir = agent.map(|a| a.join("blobs"));
-    let mut sm = SessionManager::open(&path, ManagerOptions { blob_dir, ..options(w) })?;
+    let mut sm = SessionManager::open(
+        &path,
+        ManagerOptions {
+            blob_dir,
+            ..options(w)
+        },
+    )?;
     report_notes(&path, &sm);
     if root {
         sm.reset_leaf();
     } else if let Some(p) = parent {
-        sm.branch(p).with_context(|| format!("{}", path.display()))?;
+        sm.branch(p)
+            .with_context(|| format!("{}", path.display()))?;
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -86,7 +127,8 @@ pub fn append(session: &str, parent: Option<&str>, root: bool, body: &str, w: &W
             if line.trim().is_empty() {
                 continue;
             }
-            append_one(&mut sm, &line, &mut out).with_context(|| format!("stdin line {}", n + 1))?;
+            append_one(&mut sm, &line, &mut out)
+                .with_context(|| format!("stdin line {}", n + 1))?;
         }
     } else {
         append_one(&mut sm, body, &mut out)?;
@@ -95,7 +137,12 @@ pub fn append(session: &str, parent: Option<&str>, root: bool, body: &str, w: &W
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn migrate(sessions: &[String], dry_run: bool, w: &WriteOpts, agent: Option<&Path>) -> Result<ExitCode> {
+pub fn migrate(
+    sessions: &[String],
+    dry_run: bool,
+    w: &WriteOpts,
+    agent: Option<&Path>,
+) -> Result<ExitCode> {
     let mut failed = false;
     for s in sessions {
         let result = (|| -> Result<()> {
@@ -113,7 +160,11 @@ pub fn migrate(sessions: &[String], dry_run: bool, w: &WriteOpts, agent: Option<
                     let n = m.changed_lines.len();
                     let sm = SessionManager::open(&path, options(w))?;
                     sm.close()?;
-                    println!("{}: migrated v{} → v3 ({n} lines changed)", path.display(), doc.report.version);
+                    println!(
+                        "{}: migrated v{} → v3 ({n} lines changed)",
+                        path.display(),
+                        doc.report.version
+                    );
                 }
             }
             Ok(())
@@ -123,7 +174,11 @@ pub fn migrate(sessions: &[String], dry_run: bool, w: &WriteOpts, agent: Option<
             failed = true;
         }
     }
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 pub fn name(session: &str, name: &str, w: &WriteOpts, agent: Option<&Path>) -> Result<ExitCode> {
@@ -133,7 +188,9 @@ pub fn name(session: &str, name: &str, w: &WriteOpts, agent: Option<&Path>) -> R
     }
     let mut sm = SessionManager::open(&path, options(w))?;
     report_notes(&path, &sm);
-    let id = sm.set_session_name(name).with_context(|| format!("{}", path.display()))?;
+    let id = sm
+        .set_session_name(name)
+        .with_context(|| format!("{}", path.display()))?;
     sm.close()?;
     println!("{id}");
     Ok(ExitCode::SUCCESS)

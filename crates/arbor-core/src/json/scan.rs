@@ -387,7 +387,8 @@ mod simd {
         unsafe {
             let x = _mm_loadu_si128(p);
             let q = _mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8))) as u32 & 0xFFFF;
-            let b = _mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8))) as u32 & 0xFFFF;
+            let b =
+                _mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8))) as u32 & 0xFFFF;
             let c = _mm_set1_epi8(0x1F);
             let l = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(x, c), c)) as u32 & 0xFFFF;
             (u64::from(q), u64::from(b), u64::from(l))
@@ -455,7 +456,11 @@ mod simd {
         let (even_seq, overflow) = odd_starts.overflowing_add(bs);
         let escaped = (EVEN ^ (even_seq << 1)) & follows;
         let ends = q & !escaped;
-        let inside = if ends == 0 { u64::MAX } else { (ends & ends.wrapping_neg()) - 1 };
+        let inside = if ends == 0 {
+            u64::MAX
+        } else {
+            (ends & ends.wrapping_neg()) - 1
+        };
         (ends, inside, escaped, overflow)
     }
 
@@ -473,8 +478,9 @@ mod simd {
     #[target_feature(enable = "avx2")]
     unsafe fn blocks_avx2(src: &[u8], pos: usize) -> Skip {
         use std::arch::x86_64::{
-            __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_max_epu8, _mm256_movemask_epi8,
-            _mm256_set1_epi8, _mm256_setr_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_srli_epi16,
+            __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_max_epu8,
+            _mm256_movemask_epi8, _mm256_set1_epi8, _mm256_setr_epi8, _mm256_setzero_si256,
+            _mm256_shuffle_epi8, _mm256_srli_epi16,
         };
         // Valid escape characters `" / \\ b f n r t u` as (high nibble, low nibble) pairs: the
         // low-nibble table holds a bit per high nibble that completes a valid character.
@@ -500,7 +506,10 @@ mod simd {
             let m = |v| u64::from(_mm256_movemask_epi8(v) as u32);
             let lo = _mm256_and_si256(x, nib);
             let hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), nib);
-            let hit = _mm256_and_si256(_mm256_shuffle_epi8(lo_tab, lo), _mm256_shuffle_epi8(hi_tab, hi));
+            let hit = _mm256_and_si256(
+                _mm256_shuffle_epi8(lo_tab, lo),
+                _mm256_shuffle_epi8(hi_tab, hi),
+            );
             (
                 m(_mm256_cmpeq_epi8(x, quote)),
                 m(_mm256_cmpeq_epi8(x, backslash)),
@@ -514,7 +523,13 @@ mod simd {
         while let Some(block) = src.get(i..i + 64) {
             let p = block.as_ptr() as *const __m256i;
             let (a, b) = (half(p), half(p.add(1)));
-            let (q, bs, ctl, ok, um) = (a.0 | b.0 << 32, a.1 | b.1 << 32, a.2 | b.2 << 32, a.3 | b.3 << 32, a.4 | b.4 << 32);
+            let (q, bs, ctl, ok, um) = (
+                a.0 | b.0 << 32,
+                a.1 | b.1 << 32,
+                a.2 | b.2 << 32,
+                a.3 | b.3 << 32,
+                a.4 | b.4 << 32,
+            );
             let (ends, inside, escaped, overflow) = escapes(q, bs, carry);
             let esc = escaped & inside;
             if (ctl & inside) | (esc & !ok) != 0 {
@@ -569,15 +584,19 @@ mod simd {
             return false;
         };
         next == p + 6
-            && ((cp < 0x20 && !matches!(cp, 0x08 | 0x09 | 0x0A | 0x0C | 0x0D)) || (0xD800..0xE000).contains(&cp))
-            && src.get(p + 2..p + 6).is_some_and(|h| h.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')))
+            && ((cp < 0x20 && !matches!(cp, 0x08 | 0x09 | 0x0A | 0x0C | 0x0D))
+                || (0xD800..0xE000).contains(&cp))
+            && src
+                .get(p + 2..p + 6)
+                .is_some_and(|h| h.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')))
     }
 
     #[target_feature(enable = "avx2")]
     unsafe fn canonical_avx2(src: &[u8], pos: usize) -> Option<usize> {
         use std::arch::x86_64::{
-            __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_max_epu8, _mm256_movemask_epi8,
-            _mm256_set1_epi8, _mm256_setr_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_srli_epi16,
+            __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_max_epu8,
+            _mm256_movemask_epi8, _mm256_set1_epi8, _mm256_setr_epi8, _mm256_setzero_si256,
+            _mm256_shuffle_epi8, _mm256_srli_epi16,
         };
         // The escape characters JSON.stringify writes: `" \\ b f n r t`, and `u` (checked one
         // by one); not `/`. Same nibble scheme as in `blocks_avx2`.
@@ -603,7 +622,10 @@ mod simd {
             let m = |v| u64::from(_mm256_movemask_epi8(v) as u32);
             let lo = _mm256_and_si256(x, nib);
             let hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), nib);
-            let hit = _mm256_and_si256(_mm256_shuffle_epi8(lo_tab, lo), _mm256_shuffle_epi8(hi_tab, hi));
+            let hit = _mm256_and_si256(
+                _mm256_shuffle_epi8(lo_tab, lo),
+                _mm256_shuffle_epi8(hi_tab, hi),
+            );
             [
                 m(_mm256_cmpeq_epi8(x, quote)),
                 m(_mm256_cmpeq_epi8(x, backslash)),
@@ -669,7 +691,10 @@ mod simd {
         let mut i = pos;
         // 1 when the first byte of the block is escaped by a backslash ending the last block.
         let mut carry = 0u64;
-        while let Some(block) = src.get(i..i + 64).and_then(|b| <&[u8; 64]>::try_from(b).ok()) {
+        while let Some(block) = src
+            .get(i..i + 64)
+            .and_then(|b| <&[u8; 64]>::try_from(b).ok())
+        {
             let (q, bs, ctl) = masks64(block);
             let (ends, inside, escaped, overflow) = escapes(q, bs, carry);
             if ctl & inside != 0 {
@@ -1401,7 +1426,11 @@ mod skip_string_tests {
                 let mut s = vec![b'x'; pad];
                 s.extend(std::iter::repeat_n(b'\\', run));
                 s.extend_from_slice(b"\"more\" and more text to fill the block ......................................\"");
-                assert_eq!(skip_string(&s, 0), skip_string_scalar(&s, 0), "pad {pad} run {run}");
+                assert_eq!(
+                    skip_string(&s, 0),
+                    skip_string_scalar(&s, 0),
+                    "pad {pad} run {run}"
+                );
             }
         }
     }
