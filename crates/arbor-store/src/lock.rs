@@ -126,6 +126,7 @@ impl WriterLock {
                 lock.file.set_len(0).map_err(io_err)?;
                 lock.file.rewind().map_err(io_err)?;
                 lock.file.write_all(info.as_bytes()).map_err(io_err)?;
+                remove_stale_rewrites(session);
                 return Ok(lock);
             }
             let err = io::Error::last_os_error();
@@ -143,6 +144,43 @@ impl WriterLock {
             }
         }
     }
+}
+
+/// Removes the temporary files of atomic rewrites of `session` that a killed writer left
+/// behind (`.<name>.XXXXXX.tmp`, the names [`crate::file::atomic_write`] gives them). Only the
+/// lock holder rewrites a session, so once the lock is ours no such file belongs to a live
+/// writer; none of them is ever the truth (the session is replaced only by the rename, which
+/// did not happen), so removing them loses nothing. Returns how many were removed.
+pub fn remove_stale_rewrites(session: &Path) -> usize {
+    let (Some(dir), Some(name)) = (session.parent(), session.file_name()) else {
+        return 0;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for item in read.flatten() {
+        let file_name = item.file_name();
+        let file_name = file_name.to_string_lossy();
+        let Some(middle) = file_name
+            .strip_prefix(&prefix)
+            .and_then(|r| r.strip_suffix(".tmp"))
+        else {
+            continue;
+        };
+        let ours = middle.len() == 6 && middle.bytes().all(|b| b.is_ascii_alphanumeric());
+        let is_file = item.file_type().map(|t| t.is_file()).unwrap_or(false);
+        if ours && is_file && std::fs::remove_file(item.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 impl Drop for WriterLock {
@@ -173,5 +211,29 @@ mod tests {
         }
         drop(a);
         let _b = WriterLock::acquire(&s, Some(Duration::from_millis(100))).expect("free again");
+    }
+
+    #[test]
+    fn stale_rewrite_files_go_when_the_lock_is_taken() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let s = dir.path().join("s.jsonl");
+        std::fs::write(&s, b"x\n").expect("session");
+        let stale = dir.path().join(".s.jsonl.a1B2c3.tmp");
+        std::fs::write(&stale, b"partial").expect("stale");
+        // Not ours: another session's rewrite, a wrong shape, the session itself.
+        let others = [
+            ".t.jsonl.a1B2c3.tmp",
+            ".s.jsonl.toolong1.tmp",
+            "s.jsonl.a1B2c3.tmp",
+        ];
+        for o in others {
+            std::fs::write(dir.path().join(o), b"keep").expect("other");
+        }
+        let _lock = WriterLock::acquire(&s, None).expect("lock");
+        assert!(!stale.exists(), "the stale rewrite was left");
+        for o in others {
+            assert!(dir.path().join(o).exists(), "{o} was removed");
+        }
+        assert_eq!(std::fs::read(&s).expect("read"), b"x\n");
     }
 }
