@@ -221,12 +221,17 @@ impl TreeIndex {
             children,
             unreachable: hidden,
         };
-        let mut reached = vec![false; n];
+        // Reached or hidden (already listed): a flag per entry, not a search of the list
+        // (a cycle through 100,000 entries made that quadratic).
+        let mut listed = vec![false; n];
         for i in tree.preorder() {
-            reached[i] = true;
+            listed[i] = true;
         }
-        for (i, r) in reached.iter().enumerate() {
-            if !r && !tree.unreachable.contains(&i) {
+        for &i in &tree.unreachable {
+            listed[i] = true;
+        }
+        for (i, l) in listed.iter().enumerate() {
+            if !l {
                 tree.unreachable.push(i);
             }
         }
