@@ -10,6 +10,13 @@ use clap::Parser;
 use std::io::Write;
 use std::process::ExitCode;
 
+/// mimalloc instead of glibc's malloc: a fresh process that loads a large session allocates
+/// some 15,000 entries on two threads, and glibc grew the second thread's arena one page per
+/// `mprotect` call (1,178 calls for a 100 MB session) and spent 7% of the CPU time in
+/// malloc/free; `arbor context` on that session: 43 ms -> 34 ms (medians of 15).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     match cmd::run(cli) {

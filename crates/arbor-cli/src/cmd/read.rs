@@ -187,6 +187,9 @@ fn write_context_streaming(ctx: &SessionContext, doc: &SessionDoc) -> Result<()>
             c.write_message(d, *m, o);
         }
     };
+    // Two buffers, each written into again for every window: fresh buffers of a few MB per
+    // window cost more in page faults than writing the JSON into them.
+    let side = std::cell::RefCell::new(Vec::<u8>::new());
     let mut out = Vec::with_capacity(CHUNK + (CHUNK >> 2));
     ctx.write_json_with(doc, &mut out, &|c, d, o| {
         o.push(b'[');
@@ -208,9 +211,10 @@ fn write_context_streaming(ctx: &SessionContext, doc: &SessionDoc) -> Result<()>
                     mid += 1;
                 }
                 let mid = mid.max(1);
+                let mut v = std::mem::take(&mut *side.borrow_mut());
+                v.clear();
                 let second = std::thread::scope(|sc| {
-                    let later = sc.spawn(|| {
-                        let mut v = Vec::with_capacity(bytes - acc + 64);
+                    let later = sc.spawn(move || {
                         write_run(c, d, &window[mid..], false, &mut v);
                         v
                     });
@@ -221,7 +225,11 @@ fn write_context_streaming(ctx: &SessionContext, doc: &SessionDoc) -> Result<()>
                         v
                     })
                 });
-                o.extend_from_slice(&second);
+                // The first half, then the second straight from its buffer.
+                flush(o);
+                let mut s = second;
+                flush(&mut s);
+                *side.borrow_mut() = s;
             } else {
                 write_run(c, d, window, start == 0, o);
             }
