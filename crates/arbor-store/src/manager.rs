@@ -120,12 +120,20 @@ fn unreachable_live() -> ! {
 pub fn load_doc(path: &Path) -> Result<SessionDoc, StoreError> {
     for attempt in 0..3 {
         let bytes = if attempt < 2 {
-            FileBytes::open(path)
+            // Mapped without populating: the second parsing thread maps the pages in while
+            // the first one reads (`SessionDoc::parse_prefetched`).
+            FileBytes::open_unpopulated(path)
         } else {
             FileBytes::read(path)
         };
         let bytes = Arc::new(bytes.at(path)?);
-        let doc = SessionDoc::parse(bytes.clone()).map_err(|reason| StoreError::NotASession {
+        let doc = if bytes.is_mapped() {
+            let fb = bytes.clone();
+            SessionDoc::parse_prefetched(bytes.clone(), &move |r| fb.populate(r))
+        } else {
+            SessionDoc::parse(bytes.clone())
+        }
+        .map_err(|reason| StoreError::NotASession {
             path: path.to_path_buf(),
             reason,
         });

@@ -55,10 +55,21 @@ impl FileBytes {
     /// Reads `path`: files of at least [`MAP_THRESHOLD`] bytes are mapped (pages populated up
     /// front), smaller ones read. Falls back to reading when a map cannot be made or guarded.
     pub fn open(path: &Path) -> io::Result<FileBytes> {
+        Self::open_with(path, true)
+    }
+
+    /// [`FileBytes::open`], but a map's pages are not populated up front: the caller maps them
+    /// in with [`FileBytes::populate`] (or lets them fault in), for example on another thread
+    /// while it already reads the first pages.
+    pub fn open_unpopulated(path: &Path) -> io::Result<FileBytes> {
+        Self::open_with(path, false)
+    }
+
+    fn open_with(path: &Path, populate: bool) -> io::Result<FileBytes> {
         let mut file = File::open(path)?;
         let len = file.metadata()?.len();
         if len >= MAP_THRESHOLD && usize::try_from(len).is_ok() {
-            if let Some(fb) = Self::try_map(&file) {
+            if let Some(fb) = Self::try_map(&file, populate) {
                 return Ok(fb);
             }
         }
@@ -76,7 +87,7 @@ impl FileBytes {
         })
     }
 
-    fn try_map(file: &File) -> Option<FileBytes> {
+    fn try_map(file: &File, populate: bool) -> Option<FileBytes> {
         if !install_handler() {
             return None;
         }
@@ -84,7 +95,11 @@ impl FileBytes {
         // SAFETY: the map is read-only and private; the one way its contents can fail under us
         // (the file truncated by another process) is turned from SIGBUS into zero pages by the
         // handler, for as long as the map is registered in `slot`.
-        let map = match unsafe { memmap2::MmapOptions::new().populate().map(file) } {
+        let mut options = memmap2::MmapOptions::new();
+        if populate {
+            options.populate();
+        }
+        let map = match unsafe { options.map(file) } {
             Ok(m) => m,
             Err(_) => {
                 release_slot(slot);
@@ -112,6 +127,30 @@ impl FileBytes {
     pub fn any_open_map_cut() -> bool {
         (0..SLOTS)
             .any(|i| SLOT_USED[i].load(Ordering::Acquire) && SLOT_HIT[i].load(Ordering::Acquire))
+    }
+
+    /// Maps in the pages of `range` of a map (`MADV_POPULATE_READ`: one call instead of a page
+    /// fault per page); nothing for bytes read into memory. Errors are ignored: a page that
+    /// cannot be mapped in (the file was cut) faults when it is read, as without this call.
+    pub fn populate(&self, range: std::ops::Range<usize>) {
+        let Inner::Mapped { map, .. } = &self.inner else {
+            return;
+        };
+        let page = PAGE.load(Ordering::Relaxed).max(1);
+        let end = range.end.min(map.len());
+        let start = range.start / page * page;
+        if start >= end {
+            return;
+        }
+        // SAFETY: a range of our own read-only map (start rounded down to a page boundary,
+        // inside the map); MADV_POPULATE_READ only maps pages in and changes no contents.
+        unsafe {
+            libc::madvise(
+                map.as_ptr().add(start) as *mut libc::c_void,
+                end - start,
+                libc::MADV_POPULATE_READ,
+            );
+        }
     }
 
     /// Whether the bytes are a memory map.
@@ -255,6 +294,22 @@ extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn unpopulated_map_reads_the_file_with_or_without_populate() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("big.jsonl");
+        let data: Vec<u8> = (0..(3 << 20)).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &data).expect("write");
+        let fb = FileBytes::open_unpopulated(&path).expect("open");
+        assert!(fb.is_mapped());
+        fb.populate(5..(1 << 20));
+        fb.populate(data.len() - 10..data.len() + 4096);
+        let (from, to) = (7, 3);
+        fb.populate(from..to);
+        assert_eq!(fb.as_ref(), &data[..]);
+        assert!(fb.is_intact());
+    }
 
     #[test]
     fn small_files_are_read_large_files_mapped() {
