@@ -5,6 +5,7 @@ use anyhow::{Context as _, Result};
 use arbor_core::context::{build_session_context, LeafSel, SessionContext};
 use arbor_core::doc::SessionDoc;
 use std::io::Write;
+use std::os::fd::AsFd;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -160,7 +161,15 @@ pub fn context(
 /// file) and no large fresh buffer has to be faulted in.
 fn write_context_streaming(ctx: &SessionContext, doc: &SessionDoc) -> Result<()> {
     const CHUNK: usize = 1 << 20;
-    let sink = std::cell::RefCell::new((std::io::stdout().lock(), None::<std::io::Error>));
+    // Straight to the file descriptor: `Stdout` is line-buffered, and searched every chunk
+    // for its last newline (`memrchr` over all 19.5 MB of a 100 MB session's context: the
+    // JSON has its only newline at the end).
+    let stdout = std::io::stdout().lock();
+    let fd: Box<dyn Write> = match stdout.as_fd().try_clone_to_owned() {
+        Ok(fd) => Box::new(std::fs::File::from(fd)),
+        Err(_) => Box::new(std::io::stdout().lock()),
+    };
+    let sink = std::cell::RefCell::new((fd, None::<std::io::Error>));
     let flush = |o: &mut Vec<u8>| {
         let mut s = sink.borrow_mut();
         if s.1.is_none() {
@@ -247,6 +256,7 @@ fn write_context_streaming(ctx: &SessionContext, doc: &SessionDoc) -> Result<()>
         return Err(e.into());
     }
     w.flush()?;
+    drop(stdout);
     Ok(())
 }
 
