@@ -6,7 +6,8 @@
 //! format v1 or v2 are migrated *in memory* (see [`crate::migrate`]); the store decides
 //! whether to write the migrated lines back.
 use crate::entry::{
-    parse_fields, parse_message_line, Entry, EntryType, Fields, LineError, LineRef,
+    parse_fields, parse_message_line, parse_message_line_compact, Entry, EntryType, Fields,
+    LineError, LineRef,
 };
 use crate::migrate::{self, Migration};
 
@@ -288,8 +289,46 @@ fn scan_lines(data: &[u8], from: usize, to: usize, at_start: bool) -> Lines {
     let data_to = data.get(..to).unwrap_or(data);
     let blob = memchr::memmem::Finder::new(crate::blobref::BLOB_PREFIX.as_bytes());
     let mut line_no = 0;
-    for (start, end, next) in physical_lines(data_to, from) {
+    let mut pos = from;
+    while pos < data_to.len() {
+        let start = pos;
         line_no += 1;
+        // A compact message line (nearly every line pi and omp write): read without searching
+        // for its end first; the parse finds it (see `parse_message_line_compact`).
+        if !(at_start && line_no == 1) && data_to.get(start) == Some(&b'{') {
+            if let Some((entry, len)) =
+                parse_message_line_compact(&data_to[start..], start, line_no)
+            {
+                let end = start + len;
+                let next = match data_to.get(end..end + 2) {
+                    Some([b'\n', _]) => Some(end + 1),
+                    Some(b"\r\n") => Some(end + 2),
+                    None if data_to.get(end) == Some(&b'\n') => Some(end + 1),
+                    None if end == data_to.len() => Some(end),
+                    _ => None,
+                };
+                if let Some(next) = next {
+                    if next == end + 2 {
+                        out.crlf += 1;
+                    }
+                    if next == end {
+                        out.missing_final_newline = true;
+                    }
+                    out.any_nonblank = true;
+                    if blob.find(&data_to[start..end]).is_some() {
+                        out.blob_lines.push(start);
+                    }
+                    out.records.push((line_no, entry));
+                    pos = next;
+                    continue;
+                }
+            }
+        }
+        let (end, next) = match memchr::memchr(b'\n', &data_to[pos..]) {
+            Some(i) => (pos + i, pos + i + 1),
+            None => (data_to.len(), data_to.len()),
+        };
+        pos = next;
         let has_newline = next > end;
         let mut content_end = end;
         if has_newline && content_end > start && data[content_end - 1] == b'\r' {
@@ -655,6 +694,47 @@ impl SessionDoc {
 #[cfg(test)]
 mod blob_line_tests {
     use super::*;
+
+    #[test]
+    fn line_ends_found_by_the_compact_path_match_the_general_ones() {
+        let m = |id: &str, parent: &str| {
+            format!(
+                "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"x\"}}}}"
+            )
+        };
+        let header = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/\"}";
+        let text = [
+            format!("{header}\n"),
+            format!("{}\r\n", m("a", "null")),    // 2: CRLF
+            format!("{} \n", m("b", "\"a\"")),    // 3: trailing space
+            "\n".to_string(),                     // 4: blank
+            format!("{}\r\r\n", m("c", "\"b\"")), // 5: CR CR LF: the first CR is JSON whitespace
+            format!("{}{}\n", m("d", "\"b\""), m("e", "\"d\"")), // 6: two objects: malformed
+            format!("{}\n", m("f", "\"b\"")),     // 7
+            m("g", "\"f\""),                      // 8: no final newline
+        ]
+        .concat();
+        let doc = SessionDoc::parse(Arc::new(text.clone().into_bytes())).expect("session");
+        let ids: Vec<_> = doc.entries.iter().map(|e| e.id.as_deref()).collect();
+        assert_eq!(ids, [Some("a"), Some("b"), Some("c"), Some("f"), Some("g")]);
+        let nos: Vec<_> = doc.entries.iter().map(|e| e.line_no).collect();
+        assert_eq!(nos, [2, 3, 5, 7, 8]);
+        assert_eq!(doc.report.crlf_lines, 2);
+        assert_eq!(doc.report.blank_lines, [4]);
+        let bad: Vec<_> = doc.report.malformed.iter().map(|b| b.line_no).collect();
+        assert_eq!(bad, [6]);
+        assert!(doc.report.missing_final_newline);
+        assert_eq!(doc.entry_line(0), m("a", "null").as_bytes());
+        assert_eq!(
+            doc.entry_line(1),
+            format!("{} ", m("b", "\"a\"")).as_bytes()
+        );
+        assert_eq!(
+            doc.entry_line(2),
+            format!("{}\r", m("c", "\"b\"")).as_bytes()
+        );
+        assert_eq!(doc.entry_line(4), m("g", "\"f\"").as_bytes());
+    }
 
     #[test]
     fn lines_holding_blob_refs_are_noted_on_both_halves() {

@@ -427,6 +427,78 @@ pub fn parse_message_line(line: &[u8], line_ref: LineRef, line_no: usize) -> Opt
     }
 }
 
+/// [`parse_message_line`] for a line whose end is not known yet: `src` starts at the line's
+/// first byte and may run past its end (into the next lines). The line must be a compact
+/// message line (no whitespace between tokens, the `message` object last, as `JSON.stringify`
+/// writes them); then its entry (`LineRef::Base` from `base`, the offset of `src` in the
+/// file) and the length of its content are returned, and the caller checks that a line end
+/// (`\n`, `\r\n` or the end of the input) follows. In compact mode no `\n` can be skipped
+/// or sit inside a string, so the object cannot span two lines, and a separate search for
+/// the line end (the first pass over every byte of the file, which paid its memory traffic)
+/// is not needed. `None`: use the general path.
+pub fn parse_message_line_compact(
+    src: &[u8],
+    base: usize,
+    line_no: usize,
+) -> Option<(Entry, usize)> {
+    if src.first() != Some(&b'{') {
+        return None;
+    }
+    let mut i = 1;
+    let mut members: Vec<Member> = Vec::with_capacity(8);
+    loop {
+        if src.get(i) != Some(&b'"') {
+            return None;
+        }
+        let key_end = json::value_end_compact(src, i).ok()?;
+        let key = i + 1..key_end - 1;
+        if src.get(key_end) != Some(&b':') {
+            return None;
+        }
+        let v = key_end + 1;
+        let kind = ValueKind::from_first_byte(*src.get(v)?)?;
+        if kind == ValueKind::Object && src.get(key.clone()) == Some(b"message".as_slice()) {
+            let scan = json::scan_object_compact_at(src, v).ok()?;
+            let e = scan.span.end;
+            // The message object is the last member: the line's closing brace follows.
+            if src.get(e) != Some(&b'}') {
+                return None;
+            }
+            let len = e + 1;
+            members.push(Member {
+                key,
+                value: scan.span,
+                kind,
+            });
+            let fields = Fields {
+                members: members.into_boxed_slice(),
+            };
+            let line_ref = LineRef::Base {
+                start: base,
+                end: base + len,
+            };
+            let entry = Entry::from_fields_and_message(
+                src.get(..len)?,
+                fields,
+                Some(scan.members.into_boxed_slice()),
+                line_ref,
+                line_no,
+            );
+            return Some((entry, len));
+        }
+        let end = json::value_end_compact(src, v).ok()?;
+        members.push(Member {
+            key,
+            value: v..end,
+            kind,
+        });
+        match src.get(end) {
+            Some(b',') => i = end + 1,
+            _ => return None,
+        }
+    }
+}
+
 /// Scans a line as a JSON object.
 pub fn parse_fields(line: &[u8]) -> Result<Fields, LineError> {
     match json::scan_object(line) {
@@ -495,6 +567,31 @@ mod one_pass_tests {
                 (None, _) => {}
             }
         }
+        // The compact reading (line end not known beforehand) agrees with the general path on
+        // every line it accepts, finds the line's end, and declines whitespace between tokens.
+        for l in lines {
+            let line = l.as_bytes();
+            let mut src = line.to_vec();
+            src.extend_from_slice(b"\n{\"type\":\"message\",\"message\":{}}\n");
+            if let Some((e, len)) = parse_message_line_compact(&src, 0, 1) {
+                // Anything but a line end after the object: the caller takes the general path.
+                if src.get(len) != Some(&b'\n') {
+                    continue;
+                }
+                assert_eq!(len, line.len(), "{l}");
+                let g = generic(line).expect("the general path accepts it");
+                assert!(same(&e, &g), "{l}");
+                assert_eq!(e.line, LineRef::Base { start: 0, end: len });
+            }
+        }
+        assert!(parse_message_line_compact(lines[0].as_bytes(), 0, 1).is_some());
+        assert!(parse_message_line_compact(lines[1].as_bytes(), 0, 1).is_none());
+        // A line cut by a newline inside its message does not continue on the next line.
+        let cut = b"{\"type\":\"message\",\"message\":{\"role\":\n\"user\"}}\n";
+        assert!(parse_message_line_compact(cut, 0, 1).is_none());
+        let cut = b"{\"type\":\"message\",\"message\":{\"role\":\"us\ner\"}}\n";
+        assert!(parse_message_line_compact(cut, 0, 1).is_none());
+
         // The common shape takes the one-pass path.
         assert!(parse_message_line(lines[0].as_bytes(), LineRef::Owned(0), 1).is_some());
         assert!(parse_message_line(lines[1].as_bytes(), LineRef::Owned(0), 1).is_some());

@@ -114,6 +114,18 @@ pub fn skip_ws(src: &[u8], pos: usize) -> usize {
     src.len()
 }
 
+/// [`skip_ws`] when `WS`; `pos` itself when not. The scanner's compact mode (`WS == false`)
+/// accepts no whitespace between tokens, so a line end can never be skipped as whitespace:
+/// see [`scan_object_compact_at`].
+#[inline(always)]
+fn ws<const WS: bool>(src: &[u8], pos: usize) -> usize {
+    if WS {
+        skip_ws(src, pos)
+    } else {
+        pos
+    }
+}
+
 /// A byte that ends a run of plain string bytes: `"`, `\` or a control character.
 #[inline(always)]
 fn is_special(b: u8) -> bool {
@@ -888,22 +900,22 @@ impl KindStack {
 /// Validates a key string at `i` (whitespace already skipped), the `:` after it and the
 /// whitespace after that; returns the index of the value.
 #[inline]
-fn skip_key_colon(src: &[u8], i: usize) -> Result<usize, JsonError> {
+fn skip_key_colon<const WS: bool>(src: &[u8], i: usize) -> Result<usize, JsonError> {
     if src.get(i) != Some(&b'"') {
         return Err(err(i, "expected string key"));
     }
-    let j = skip_ws(src, skip_string(src, i + 1)?);
+    let j = ws::<WS>(src, skip_string(src, i + 1)?);
     if src.get(j) != Some(&b':') {
         return Err(err(j, "expected ':'"));
     }
-    Ok(skip_ws(src, j + 1))
+    Ok(ws::<WS>(src, j + 1))
 }
 
 /// Validates the value at `pos` (after optional whitespace), allowing `max_depth` levels of
 /// nesting; returns the index just past it. Iterative: no recursion at any depth.
-fn validate(src: &[u8], pos: usize, max_depth: usize) -> Result<usize, JsonError> {
+fn validate<const WS: bool>(src: &[u8], pos: usize, max_depth: usize) -> Result<usize, JsonError> {
     let mut stack = KindStack::new();
-    let mut i = skip_ws(src, pos);
+    let mut i = ws::<WS>(src, pos);
     'value: loop {
         match src.get(i) {
             Some(&open @ (b'{' | b'[')) => {
@@ -912,13 +924,13 @@ fn validate(src: &[u8], pos: usize, max_depth: usize) -> Result<usize, JsonError
                 }
                 let object = open == b'{';
                 let close = if object { b'}' } else { b']' };
-                i = skip_ws(src, i + 1);
+                i = ws::<WS>(src, i + 1);
                 if src.get(i) == Some(&close) {
                     i += 1;
                 } else {
                     stack.push(object);
                     if object {
-                        i = skip_key_colon(src, i)?;
+                        i = skip_key_colon::<WS>(src, i)?;
                     }
                     continue 'value;
                 }
@@ -936,12 +948,12 @@ fn validate(src: &[u8], pos: usize, max_depth: usize) -> Result<usize, JsonError
             let Some(object) = stack.top() else {
                 return Ok(i);
             };
-            i = skip_ws(src, i);
+            i = ws::<WS>(src, i);
             match src.get(i) {
                 Some(b',') => {
-                    i = skip_ws(src, i + 1);
+                    i = ws::<WS>(src, i + 1);
                     if object {
-                        i = skip_key_colon(src, i)?;
+                        i = skip_key_colon::<WS>(src, i)?;
                     }
                     continue 'value;
                 }
@@ -965,7 +977,14 @@ fn validate(src: &[u8], pos: usize, max_depth: usize) -> Result<usize, JsonError
 /// just past it. Lone surrogate escapes are accepted, as `JSON.parse` accepts them. Nesting
 /// depth is limited (to 10 000) so hostile input cannot overflow the stack.
 pub fn value_end(src: &[u8], pos: usize) -> Result<usize, JsonError> {
-    validate(src, pos, MAX_DEPTH)
+    validate::<true>(src, pos, MAX_DEPTH)
+}
+
+/// [`value_end`] in compact mode: the value must start at `pos` and hold no whitespace between
+/// its tokens (what `JSON.stringify` writes). An `Err` only says "not compact valid JSON":
+/// callers then use [`value_end`], which gives the exact error.
+pub fn value_end_compact(src: &[u8], pos: usize) -> Result<usize, JsonError> {
+    validate::<false>(src, pos, MAX_DEPTH)
 }
 
 /// Scans `src` as one JSON object (surrounding JSON whitespace allowed, nothing else after it)
@@ -973,13 +992,32 @@ pub fn value_end(src: &[u8], pos: usize) -> Result<usize, JsonError> {
 /// Errors if the text is not valid JSON or the value is not an object.
 pub fn scan_object(src: &[u8]) -> Result<ObjectScan, JsonError> {
     let start = skip_ws(src, 0);
+    let scan = scan_object_from::<true>(src, start)?;
+    let i = scan.span.end;
+    if skip_ws(src, i) != src.len() {
+        return Err(err(skip_ws(src, i), "unexpected data after value"));
+    }
+    Ok(scan)
+}
+
+/// The object that starts exactly at `src[start]`, in compact mode (no whitespace between
+/// tokens, what `JSON.stringify` writes), whatever follows it: its members (ranges in `src`)
+/// and its span. Used to read a line without first searching for its end: in compact mode a
+/// `\n` can be neither skipped as whitespace nor be inside a string (a control byte), so the
+/// object cannot run past its line. An `Err` only says "not a compact object here": callers
+/// then use [`scan_object`], which gives the exact error.
+pub fn scan_object_compact_at(src: &[u8], start: usize) -> Result<ObjectScan, JsonError> {
+    scan_object_from::<false>(src, start)
+}
+
+fn scan_object_from<const WS: bool>(src: &[u8], start: usize) -> Result<ObjectScan, JsonError> {
     match src.get(start) {
         Some(b'{') => {}
         Some(_) => return Err(err(start, "expected object")),
         None => return Err(err(start, "unexpected end of input")),
     }
     let mut members = Vec::new();
-    let mut i = skip_ws(src, start + 1);
+    let mut i = ws::<WS>(src, start + 1);
     if src.get(i) == Some(&b'}') {
         i += 1;
     } else {
@@ -989,26 +1027,26 @@ pub fn scan_object(src: &[u8]) -> Result<ObjectScan, JsonError> {
             }
             let key_end = skip_string(src, i + 1)?;
             let key = i + 1..key_end - 1;
-            let j = skip_ws(src, key_end);
+            let j = ws::<WS>(src, key_end);
             if src.get(j) != Some(&b':') {
                 return Err(err(j, "expected ':'"));
             }
-            let v = skip_ws(src, j + 1);
+            let v = ws::<WS>(src, j + 1);
             let kind = match src.get(v) {
                 Some(&b) => {
                     ValueKind::from_first_byte(b).ok_or_else(|| err(v, "unexpected character"))?
                 }
                 None => return Err(err(v, "unexpected end of input")),
             };
-            let v_end = validate(src, v, MAX_DEPTH - 1)?;
+            let v_end = validate::<WS>(src, v, MAX_DEPTH - 1)?;
             members.push(Member {
                 key,
                 value: v..v_end,
                 kind,
             });
-            i = skip_ws(src, v_end);
+            i = ws::<WS>(src, v_end);
             match src.get(i) {
-                Some(b',') => i = skip_ws(src, i + 1),
+                Some(b',') => i = ws::<WS>(src, i + 1),
                 Some(b'}') => {
                     i += 1;
                     break;
@@ -1017,9 +1055,6 @@ pub fn scan_object(src: &[u8]) -> Result<ObjectScan, JsonError> {
                 None => return Err(err(i, "unexpected end of input")),
             }
         }
-    }
-    if skip_ws(src, i) != src.len() {
-        return Err(err(skip_ws(src, i), "unexpected data after value"));
     }
     Ok(ObjectScan {
         members,
