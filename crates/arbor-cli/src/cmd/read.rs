@@ -222,6 +222,10 @@ fn write_context_streaming(ctx: &SessionContext, doc: &SessionDoc) -> Result<()>
                 let mid = mid.max(1);
                 let mut v = std::mem::take(&mut *side.borrow_mut());
                 v.clear();
+                // Both buffers sized for their half up front (grown by doubling, the first
+                // window's took some twenty copies).
+                v.reserve(bytes - acc + 64);
+                o.reserve(acc + 64);
                 let second = std::thread::scope(|sc| {
                     let later = sc.spawn(move || {
                         write_run(c, d, &window[mid..], false, &mut v);
