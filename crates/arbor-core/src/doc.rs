@@ -609,26 +609,30 @@ impl SessionDoc {
         }
     }
 
-    /// pi's `getSessionName()`: the last `session_info` (any branch) with a truthy name,
-    /// or omp's title (slot first, then header `title`).
+    /// The session's name as its own tool reports it. pi (`getSessionName()`): the last
+    /// `session_info` entry (any branch) decides, its `name` trimmed as JS `trim()` does, a
+    /// blank or missing name clearing it. omp: the header's `title` after the title slot is
+    /// folded in (the slot's title wins; an empty slot title removes the header's).
     pub fn session_name(&self) -> Option<String> {
-        if let Some(slot) = &self.title_slot {
-            if let Some(t) = slot.fields.str(self.line(&slot.line), "title") {
-                if !t.is_empty() {
-                    return Some(t.into_owned());
-                }
+        if self.dialect() == Dialect::Omp {
+            if let Some(slot) = &self.title_slot {
+                return slot
+                    .fields
+                    .str(self.line(&slot.line), "title")
+                    .filter(|t| !t.is_empty())
+                    .map(|t| t.into_owned());
             }
+            return self.header_str("title").filter(|t| !t.is_empty());
         }
-        for e in self.entries.iter().rev() {
-            if e.etype == EntryType::SessionInfo {
-                if let Some(n) = e.fields.str(self.line(&e.line), "name") {
-                    if !n.is_empty() {
-                        return Some(n.into_owned());
-                    }
-                }
-            }
-        }
-        self.header_str("title").filter(|t| !t.is_empty())
+        let e = self
+            .entries
+            .iter()
+            .rev()
+            .find(|e| e.etype == EntryType::SessionInfo)?;
+        let name = e.fields.str(self.line(&e.line), "name")?;
+        let trimmed =
+            name.trim_matches(|c: char| (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}');
+        (!trimmed.is_empty()).then(|| trimmed.to_string())
     }
 }
 
