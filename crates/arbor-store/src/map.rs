@@ -159,6 +159,33 @@ impl FileBytes {
     }
 }
 
+/// Drops the page table entries of the whole pages of `bytes`, a part of an open memory map
+/// that will not be read again (`MADV_DONTNEED`): the exit of the process then has fewer of
+/// them to tear down (some 3 ms per 100 MB mapped). Reading those bytes again is still
+/// correct: their pages fault back in from the file. Bytes that are not inside one map made
+/// by [`FileBytes`] are left alone.
+pub fn release_pages(bytes: &[u8]) {
+    let start = bytes.as_ptr() as usize;
+    let end = start + bytes.len();
+    let inside = (0..SLOTS).any(|i| {
+        let (s, l) = (
+            SLOT_START[i].load(Ordering::Acquire),
+            SLOT_LEN[i].load(Ordering::Acquire),
+        );
+        l > 0 && start >= s && end <= s + l
+    });
+    let page = PAGE.load(Ordering::Relaxed).max(1);
+    let (a, b) = (start.div_ceil(page) * page, end / page * page);
+    if !inside || a >= b {
+        return;
+    }
+    // SAFETY: whole pages inside one of our own read-only shared file maps; MADV_DONTNEED only
+    // unmaps their pages, which read the same bytes from the file when touched again.
+    unsafe {
+        libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_DONTNEED);
+    }
+}
+
 impl Drop for FileBytes {
     fn drop(&mut self) {
         if let Inner::Mapped { slot, .. } = self.inner {
@@ -294,6 +321,24 @@ extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn released_pages_read_the_file_again() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("big.jsonl");
+        let data: Vec<u8> = (0..(3 << 20)).map(|i| (i % 253) as u8).collect();
+        std::fs::write(&path, &data).expect("write");
+        let fb = FileBytes::open(&path).expect("open");
+        assert!(fb.is_mapped());
+        release_pages(&fb.as_ref()[1000..(2 << 20) + 17]);
+        release_pages(&fb.as_ref()[..0]);
+        assert_eq!(fb.as_ref(), &data[..]);
+        // Not a map of ours: left alone.
+        let v = data.clone();
+        release_pages(&v);
+        assert_eq!(v, data);
+        assert!(fb.is_intact());
+    }
 
     #[test]
     fn unpopulated_map_reads_the_file_with_or_without_populate() {

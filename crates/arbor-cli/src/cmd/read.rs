@@ -140,7 +140,22 @@ pub fn context(
         eprintln!("arbor: warning: {}: the parentId chain of the leaf has a cycle; the path was cut where it repeats", path.display());
     }
     if !llm && ctx.omp.is_none() {
-        write_context_streaming(&ctx, &doc)?;
+        // The lines before the first one the context reads are done with: their pages are
+        // released on a third thread while the context is written, instead of by the exit.
+        let first = context_lines(&ctx)
+            .filter_map(|i| match doc.entries[i].line {
+                arbor_core::entry::LineRef::Base { start, .. } => Some(start),
+                arbor_core::entry::LineRef::Owned(_) => None,
+            })
+            .min()
+            .unwrap_or(0);
+        let done = doc.base_bytes().get(..first).unwrap_or_default();
+        std::thread::scope(|s| {
+            if done.len() >= RELEASE_MIN_BYTES {
+                s.spawn(|| arbor_store::map::release_pages(done));
+            }
+            write_context_streaming(&ctx, &doc)
+        })?;
         return exit_soon(&path, doc);
     }
     let mut out = Vec::with_capacity(doc.base_bytes().len() / 2 + 64);
@@ -154,6 +169,25 @@ pub fn context(
     out.push(b'\n');
     stdout_all(&out)?;
     exit_soon(&path, doc)
+}
+
+/// Mapped bytes worth releasing on another thread before the exit (see [`context`]).
+const RELEASE_MIN_BYTES: usize = 16 << 20;
+
+/// The entries whose lines writing a (pi) context reads.
+fn context_lines(ctx: &SessionContext) -> impl Iterator<Item = usize> + '_ {
+    let model = match ctx.model {
+        arbor_core::context::ModelSource::Change(i)
+        | arbor_core::context::ModelSource::Assistant(i) => Some(i),
+        arbor_core::context::ModelSource::None => None,
+    };
+    ctx.messages
+        .iter()
+        .map(|m| m.entry())
+        .chain(ctx.thinking_level)
+        .chain(model)
+        .chain(ctx.mode)
+        .chain(ctx.service_tier)
 }
 
 /// Writes a context to stdout in chunks of about 1 MB, so the JSON of a large context is never
