@@ -314,8 +314,14 @@ fn omp_provider_payload(doc: &SessionDoc, e: &Entry) -> Option<(Vec<u8>, Vec<u8>
 
 /// `new Date(entry.timestamp).getTime()` written as JSON (`null` for NaN).
 pub(crate) fn write_entry_time(doc: &SessionDoc, e: &Entry, out: &mut Vec<u8>) {
+    write_js_number(entry_time_ms(doc, e), out);
+}
+
+/// `new Date(entry.timestamp).getTime()` (NaN for an Invalid Date): an ISO string parsed,
+/// a number time-clipped, `null` and `false` 0, `true` 1, anything else (absent included) NaN.
+pub(crate) fn entry_time_ms(doc: &SessionDoc, e: &Entry) -> f64 {
     let line = doc.line(&e.line);
-    let ms = match e.fields.get(line, "timestamp") {
+    match e.fields.get(line, "timestamp") {
         Some((raw, ValueKind::String)) => crate::entry::raw_str(raw, ValueKind::String)
             .and_then(|s| crate::time::parse_iso_ms(&s))
             .unwrap_or(f64::NAN),
@@ -323,11 +329,12 @@ pub(crate) fn write_entry_time(doc: &SessionDoc, e: &Entry, out: &mut Vec<u8>) {
             .ok()
             .and_then(|s| s.parse::<f64>().ok())
             .filter(|v| v.abs() <= 8.64e15)
-            .map(f64::trunc)
+            .map(|v| v.trunc() + 0.0)
             .unwrap_or(f64::NAN),
+        Some((_, ValueKind::Null)) => 0.0,
+        Some((raw, ValueKind::Bool)) => f64::from(u8::from(raw == b"true")),
         _ => f64::NAN,
-    };
-    write_js_number(ms, out);
+    }
 }
 
 /// Writes `"key":<canonical value>` for a member of `e`, preceded by a comma; nothing when
@@ -533,8 +540,13 @@ impl SessionContext {
         out.push(b'{');
         let mut first = true;
         if let Some(f) = fields {
-            // omp-shaped model_change (`model: "provider/id"`) read by the pi rules.
-            let omp_shape = !from_message && !f.has(line, "provider") && !f.has(line, "modelId");
+            // An omp-shaped model_change (`model: "provider/id"`, no `provider`/`modelId`) in
+            // an omp file is split into pi's fields; pi itself copies the two absent fields,
+            // so a pi file gets `{}` (goldens/pi/edge-omp-model-change).
+            let omp_shape = self.dialect == Dialect::Omp
+                && !from_message
+                && !f.has(line, "provider")
+                && !f.has(line, "modelId");
             if omp_shape {
                 if let Some(m) = f.str(line, "model") {
                     let (p, id) = m.split_once('/').unwrap_or(("", &m));

@@ -206,10 +206,15 @@ impl TreeIndex {
                 _ => roots.push(i),
             }
         }
+        // `new Date(entry.timestamp).getTime()`, as pi sorts by it (a numeric timestamp
+        // is a time too).
         let ts: Vec<f64> = doc
             .entries
             .iter()
-            .map(|e| e.timestamp_ms().unwrap_or(f64::NAN))
+            .map(|e| match e.timestamp {
+                Some(_) => e.timestamp_ms().unwrap_or(f64::NAN),
+                None => crate::context::entry_time_ms(doc, e),
+            })
             .collect();
         for c in children.iter_mut() {
             if c.len() > 1 {
@@ -309,6 +314,17 @@ impl Tree {
             Some(v) => write_str_escaped(v, out),
             None => out.extend_from_slice(b"null"),
         };
+        // A string member (already decoded) or the member's raw value, `null` when absent.
+        let member = |s: Option<&str>, key: &str, i: usize, out: &mut Vec<u8>| {
+            if let Some(v) = s {
+                return write_str_escaped(v, out);
+            }
+            let e = &doc.entries[i];
+            match e.fields.get(doc.line(&e.line), key) {
+                Some((raw, _)) => crate::context::canon(raw, out),
+                None => out.extend_from_slice(b"null"),
+            }
+        };
         out.extend_from_slice(b"{\"leaf\":");
         opt_str(
             doc.index.leaf.and_then(|i| doc.entries[i].id.as_deref()),
@@ -327,14 +343,20 @@ impl Tree {
             if k > 0 {
                 out.push(b',');
             }
+            // Each field as the entry holds it (pi prints `entry.type`, `entry.timestamp`
+            // verbatim: a numeric timestamp stays a number, a missing type is `null`).
             out.extend_from_slice(b"{\"id\":");
-            opt_str(e.id.as_deref(), out);
+            member(e.id.as_deref(), "id", i, out);
             out.extend_from_slice(b",\"parentId\":");
-            opt_str(e.parent_id.as_deref(), out);
+            member(e.parent_id.as_deref(), "parentId", i, out);
             out.extend_from_slice(b",\"type\":");
-            write_str_escaped(e.type_name(), out);
+            let ty = match &e.etype {
+                EntryType::Other(t) if t.is_empty() => None,
+                t => Some(t.name()),
+            };
+            member(ty, "type", i, out);
             out.extend_from_slice(b",\"timestamp\":");
-            opt_str(e.timestamp.as_deref(), out);
+            member(e.timestamp.as_deref(), "timestamp", i, out);
             if let Some(l) = e.id.as_deref().and_then(|id| doc.index.labels.get(id)) {
                 out.extend_from_slice(b",\"label\":");
                 write_str_escaped(l, out);
