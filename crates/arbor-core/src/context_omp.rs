@@ -25,6 +25,7 @@
 //! Message payloads are spliced into the output as raw bytes (canonicalized); only a turn
 //! that omp rewrites is parsed into a DOM.
 mod jsv;
+pub(crate) mod llm;
 mod notes;
 mod snapcompact;
 

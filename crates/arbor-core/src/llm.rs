@@ -1,6 +1,7 @@
 //! `convertToLlm`: turns context messages into the messages a model API receives, as pi's
 //! `convertToLlm` does (summaries wrapped in their prefix and suffix, `bashExecution` as a user
-//! message, custom messages as user messages, unknown roles dropped).
+//! message, custom messages as user messages, unknown roles dropped). A context built by omp's
+//! rules gets omp's own `convertToLlm` instead (`context_omp::llm`).
 use crate::context::{canon, write_entry_time, CtxMessage, SessionContext};
 use crate::doc::SessionDoc;
 use crate::entry::Role;
@@ -109,8 +110,12 @@ fn summary_text(prefix: &str, summary: Option<&JsValue>, suffix: &str) -> JsStr 
     JsStr(t)
 }
 
-/// Writes the `convertToLlm(messages)` array for a context.
+/// Writes the `convertToLlm(messages)` array for a context: pi's conversion, or omp's for a
+/// context built by omp's rules (see [`crate::context_omp`]).
 pub fn write_llm_messages(ctx: &SessionContext, doc: &SessionDoc, out: &mut Vec<u8>) {
+    if let Some(o) = &ctx.omp {
+        return crate::context_omp::llm::write_llm_messages(o, doc, out);
+    }
     out.push(b'[');
     let mut first = true;
     for &m in &ctx.messages {

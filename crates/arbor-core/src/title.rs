@@ -70,6 +70,37 @@ pub fn parse_title_slot(line: &[u8]) -> Option<TitleSlotInfo> {
     })
 }
 
+/// The header as pi's and omp's `getHeader()` return it, as JSON: the header line's object
+/// (migrated, for a v1/v2 file); in an omp file, the title slot folded in as omp folds it on
+/// load (`applyTitleSlot`: `title` set to the slot's title, or removed when that is empty;
+/// `titleSource` set to the slot's source, or removed when it has none).
+pub fn header_view(doc: &crate::SessionDoc) -> Vec<u8> {
+    let line = doc.header_line();
+    let slot = doc
+        .title_slot
+        .as_ref()
+        .and_then(|s| parse_title_slot(doc.line(&s.line)));
+    let (Some(slot), Ok(mut header)) = (slot, JsValue::parse(line)) else {
+        let mut out = Vec::with_capacity(line.len());
+        if crate::json::canonicalize(line, &mut out).is_err() {
+            return line.to_vec();
+        }
+        return out;
+    };
+    if slot.title.is_empty() {
+        header.remove("title");
+    } else {
+        header.set("title", JsValue::String(slot.title.as_str().into()));
+    }
+    match slot.source {
+        Some(s) => header.set("titleSource", JsValue::String(s.as_str().into())),
+        None => {
+            header.remove("titleSource");
+        }
+    }
+    header.to_json()
+}
+
 /// Why a slot cannot be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TitleSlotError {

@@ -228,6 +228,16 @@ pub fn inputs(dir: &Path) -> Vec<(String, PathBuf)> {
     v
 }
 
+/// arbor's own tree for edge-duplicate-ids: pi's (and omp's) tree with the duplicated child listed once.
+pub const DUPLICATE_IDS_TREE: &str = concat!(
+    r#"{"leaf":"f0000005","roots":["f0000001"],"nodes":["#,
+    r#"{"id":"f0000001","parentId":null,"type":"message","timestamp":"2025-01-01T00:00:01.000Z","children":["f0000002"]},"#,
+    r#"{"id":"f0000002","parentId":"f0000001","type":"message","timestamp":"2025-01-01T00:00:04.000Z","children":["f0000003","f0000004"]},"#,
+    r#"{"id":"f0000003","parentId":"f0000002","type":"message","timestamp":"2025-01-01T00:00:03.000Z","children":[]},"#,
+    r#"{"id":"f0000004","parentId":"f0000002","type":"message","timestamp":"2025-01-01T00:00:05.000Z","children":["f0000005"]},"#,
+    r#"{"id":"f0000005","parentId":"f0000004","type":"message","timestamp":"2025-01-01T00:00:06.000Z","children":[]}]}"#,
+);
+
 /// Counts of one golden kind: keys (or files) compared with the peer's answer, keys where
 /// arbor's own documented answer was asserted instead, and the mismatches.
 #[derive(Default)]
