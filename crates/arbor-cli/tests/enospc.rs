@@ -4,30 +4,12 @@
 //!
 //! The disk is a 256 KiB tmpfs mounted by the test where it may; else the child's
 //! `RLIMIT_FSIZE` stands in for it (writes beyond the limit fail with EFBIG).
-use std::io::Write;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-struct Mount(PathBuf);
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
-
-fn try_tmpfs(dir: &Path) -> Option<Mount> {
-    if std::env::var_os("ARBOR_TEST_NO_TMPFS").is_some() {
-        return None;
-    }
-    let ok = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs"])
-        .arg(dir)
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    ok.then(|| Mount(dir.to_path_buf()))
-}
+#[path = "../../arbor-store/tests/support/full_disk.rs"]
+mod full_disk;
+use full_disk::{fill, try_tmpfs};
 
 fn arbor(args: &[&str], fsize_limit: Option<u64>) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_arbor"));
@@ -81,10 +63,7 @@ fn append_on_a_full_disk_fails_loudly_and_leaves_the_file_intact() {
 
     let filler = mnt.join("filler");
     let limit = if mount.is_some() {
-        let mut f = std::fs::File::create(&filler).expect("filler");
-        let chunk = vec![b'z'; 4096];
-        while f.write_all(&chunk).is_ok() {}
-        let _ = f.write_all(b"z");
+        fill(&filler);
         None
     } else {
         Some(before.len() as u64 + 1000)

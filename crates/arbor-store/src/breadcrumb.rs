@@ -131,24 +131,7 @@ pub fn write_breadcrumb(agent_dir: &Path, cwd: &str, session_file: &Path, fresh:
 
 /// Lexical `path.resolve`.
 fn resolve(p: &str) -> PathBuf {
-    let abs = if Path::new(p).is_absolute() {
-        PathBuf::from(p)
-    } else {
-        std::env::current_dir()
-            .unwrap_or_else(|_| PathBuf::from("/"))
-            .join(p)
-    };
-    let mut out = PathBuf::from("/");
-    for c in abs.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::Normal(n) => out.push(n),
-            _ => {}
-        }
-    }
-    out
+    paths::resolve_lexical(p)
 }
 
 /// A sub-agent session (`<parent>/<task>.jsonl` next to `<parent>.jsonl`) resolves to the

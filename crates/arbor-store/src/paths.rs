@@ -164,7 +164,7 @@ pub fn encode_cwd_omp(cwd: &str, home: &str) -> String {
 }
 
 /// Lexical `path.resolve(p)`: absolute against the current directory, `.`/`..` resolved.
-fn resolve_lexical(p: &str) -> PathBuf {
+pub(crate) fn resolve_lexical(p: &str) -> PathBuf {
     let abs = if Path::new(p).is_absolute() {
         PathBuf::from(p)
     } else {

@@ -6,38 +6,10 @@
 //! the per-process file size limit (`RLIMIT_FSIZE`, failing writes with EFBIG) stands in for
 //! it. This file holds a single test because the fallback limit applies to the whole process.
 use arbor_store::{ManagerOptions, NewEntry, SessionManager, StoreError};
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 
-struct Mount(PathBuf);
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
-
-fn try_tmpfs(dir: &Path) -> Option<Mount> {
-    if std::env::var_os("ARBOR_TEST_NO_TMPFS").is_some() {
-        return None;
-    }
-    let ok = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs"])
-        .arg(dir)
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    ok.then(|| Mount(dir.to_path_buf()))
-}
-
-/// Fills the filesystem of `dir` with `filler` until a write fails.
-fn fill(filler: &Path) {
-    let mut f = std::fs::File::create(filler).expect("filler");
-    let chunk = vec![b'z'; 4096];
-    while f.write_all(&chunk).is_ok() {}
-    let _ = f.write_all(b"z");
-    let _ = f.sync_all();
-}
+#[path = "support/full_disk.rs"]
+mod full_disk;
+use full_disk::{fill, try_tmpfs};
 
 fn msg(text: &str) -> NewEntry {
     NewEntry::Message(format!(r#"{{"role":"user","content":"{text}","timestamp":1}}"#).into_bytes())

@@ -1,0 +1,38 @@
+//! A small full disk for the ENOSPC tests of arbor-store and arbor-cli: a size-limited tmpfs
+//! mounted by the test where it may (root, mount allowed; `ARBOR_TEST_NO_TMPFS` turns it off),
+//! and a filler that uses up its space.
+#![allow(dead_code)]
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A tmpfs mounted on a directory, unmounted (lazily) when dropped.
+pub struct Mount(PathBuf);
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// Mounts a 256 KiB tmpfs on `dir`, or `None` where that is not allowed.
+pub fn try_tmpfs(dir: &Path) -> Option<Mount> {
+    if std::env::var_os("ARBOR_TEST_NO_TMPFS").is_some() {
+        return None;
+    }
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs"])
+        .arg(dir)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    ok.then(|| Mount(dir.to_path_buf()))
+}
+
+/// Fills the filesystem of `filler` until a write fails.
+pub fn fill(filler: &Path) {
+    let mut f = std::fs::File::create(filler).expect("filler");
+    let chunk = vec![b'z'; 4096];
+    while f.write_all(&chunk).is_ok() {}
+    let _ = f.write_all(b"z");
+    let _ = f.sync_all();
+}
