@@ -435,6 +435,10 @@ mod simd {
                 }
             }
         }
+        if has_avx512() {
+            // SAFETY: the CPU has AVX-512 F, BW and VBMI (checked at run time).
+            return unsafe { blocks_avx512(src, pos) };
+        }
         if has_avx2() {
             // SAFETY: the CPU has AVX2 (checked at run time).
             return unsafe { blocks_avx2(src, pos) };
@@ -442,9 +446,88 @@ mod simd {
         blocks_sse2(src, pos)
     }
 
+    /// Whether the CPU has AVX-512 F, BW and VBMI (detected once).
+    #[inline(always)]
+    pub(super) fn has_avx512() -> bool {
+        use std::sync::atomic::{AtomicU8, Ordering};
+        static AVX512: AtomicU8 = AtomicU8::new(0);
+        match AVX512.load(Ordering::Relaxed) {
+            1 => false,
+            2 => true,
+            _ => {
+                let yes = std::is_x86_feature_detected!("avx512f")
+                    && std::is_x86_feature_detected!("avx512bw")
+                    && std::is_x86_feature_detected!("avx512vbmi");
+                AVX512.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+                yes
+            }
+        }
+    }
+
+    /// The characters `JSON.parse` accepts after a backslash (`" \\ / b f n r t u`), as a
+    /// 128-byte table for `vpermi2b`: nonzero at their codes.
+    static ESCAPE_TABLE: [u8; 128] = {
+        let mut t = [0u8; 128];
+        let ok = *b"\"\\/bfnrtu";
+        let mut k = 0;
+        while k < ok.len() {
+            t[ok[k] as usize] = 1;
+            k += 1;
+        }
+        t
+    };
+
+    /// AVX-512 blocks: one 64-byte register per block, the masks straight from the compares,
+    /// the escape characters checked with one two-register byte permute (VBMI) for the whole
+    /// block. Same logic as [`blocks_avx2`] otherwise.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    pub(super) unsafe fn blocks_avx512(src: &[u8], pos: usize) -> Skip {
+        use std::arch::x86_64::{
+            _mm512_cmpeq_epi8_mask, _mm512_cmplt_epu8_mask, _mm512_loadu_si512,
+            _mm512_movepi8_mask, _mm512_permutex2var_epi8, _mm512_set1_epi8, _mm512_test_epi8_mask,
+        };
+        let tab = ESCAPE_TABLE.as_ptr();
+        let tab_lo = _mm512_loadu_si512(tab.cast());
+        let tab_hi = _mm512_loadu_si512(tab.add(64).cast());
+        let quote = _mm512_set1_epi8(b'"' as i8);
+        let backslash = _mm512_set1_epi8(b'\\' as i8);
+        let u = _mm512_set1_epi8(b'u' as i8);
+        let space = _mm512_set1_epi8(0x20);
+        let mut i = pos;
+        let mut carry = 0u64;
+        while let Some(block) = src.get(i..i + 64) {
+            let x = _mm512_loadu_si512(block.as_ptr().cast());
+            let q = _mm512_cmpeq_epi8_mask(x, quote);
+            let bs = _mm512_cmpeq_epi8_mask(x, backslash);
+            let ctl = _mm512_cmplt_epu8_mask(x, space);
+            let um = _mm512_cmpeq_epi8_mask(x, u);
+            // Table lookup by the low 7 bits; bytes >= 0x80 are never valid escapes.
+            let t = _mm512_permutex2var_epi8(tab_lo, x, tab_hi);
+            let ok = _mm512_test_epi8_mask(t, t) & !_mm512_movepi8_mask(x);
+            let (ends, inside, escaped, overflow) = escapes(q, bs, carry);
+            let esc = escaped & inside;
+            if (ctl & inside) | (esc & !ok) != 0 {
+                return Skip::From(restart(i, carry));
+            }
+            let mut us = esc & um;
+            while us != 0 {
+                if hex4(src, i + us.trailing_zeros() as usize + 1).is_err() {
+                    return Skip::From(restart(i, carry));
+                }
+                us &= us - 1;
+            }
+            if ends != 0 {
+                return Skip::Done(i + ends.trailing_zeros() as usize + 1);
+            }
+            carry = u64::from(overflow);
+            i += 64;
+        }
+        Skip::From(restart(i, carry))
+    }
+
     /// Whether the CPU has AVX2 (detected once).
     #[inline(always)]
-    fn has_avx2() -> bool {
+    pub(super) fn has_avx2() -> bool {
         use std::sync::atomic::{AtomicU8, Ordering};
         static AVX2: AtomicU8 = AtomicU8::new(0);
         match AVX2.load(Ordering::Relaxed) {
@@ -488,7 +571,7 @@ mod simd {
     /// AVX2 blocks: the escape characters are checked with a nibble lookup for the whole
     /// block, so only `\\u` escapes are looked at one by one.
     #[target_feature(enable = "avx2")]
-    unsafe fn blocks_avx2(src: &[u8], pos: usize) -> Skip {
+    pub(super) unsafe fn blocks_avx2(src: &[u8], pos: usize) -> Skip {
         use std::arch::x86_64::{
             __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_max_epu8,
             _mm256_movemask_epi8, _mm256_set1_epi8, _mm256_setr_epi8, _mm256_setzero_si256,
@@ -1441,6 +1524,25 @@ mod skip_string_tests {
                 simd::Skip::From(i) => skip_string_scalar(&s, i),
             };
             prop_assert_eq!(got, skip_string_scalar(&s, start));
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        #[test]
+        fn avx2_and_avx512_blocks_match_scalar(s in arb_string_bytes(), start in 0usize..80) {
+            let start = start.min(s.len());
+            let want = skip_string_scalar(&s, start);
+            let finish = |r: simd::Skip| match r {
+                simd::Skip::Done(end) => Ok(end),
+                simd::Skip::From(i) => skip_string_scalar(&s, i),
+            };
+            if simd::has_avx2() {
+                // SAFETY: the CPU has AVX2.
+                prop_assert_eq!(finish(unsafe { simd::blocks_avx2(&s, start) }), want.clone());
+            }
+            if simd::has_avx512() {
+                // SAFETY: the CPU has AVX-512 F, BW and VBMI.
+                prop_assert_eq!(finish(unsafe { simd::blocks_avx512(&s, start) }), want);
+            }
         }
 
         #[test]
