@@ -600,17 +600,19 @@ fn repaired_once(doc: &SessionDoc) -> Option<(Vec<u8>, Vec<u8>)> {
     let data = doc.base_bytes();
     let r = &doc.report;
     let mut drop_lines: HashSet<usize> = r.malformed.iter().map(|b| b.line_no).collect();
-    // Byte-identical duplicates: keep the first.
-    let mut seen: HashMap<&str, usize> = HashMap::new();
-    for (i, e) in doc.entries.iter().enumerate() {
+    // Byte-identical duplicates: keep the last copy, the one pi's `byId` (last wins) reads
+    // when no different entry with the id comes later; removing the last copy instead would
+    // hand the id to a different entry between the copies and change the session.
+    let mut later: HashMap<(&str, &[u8]), usize> = HashMap::new();
+    for (i, e) in doc.entries.iter().enumerate().rev() {
         if let Some(id) = e.id.as_deref() {
-            match seen.get(id) {
-                Some(&k) if doc.entry_line(k) == doc.entry_line(i) && e.line_no > 0 => {
+            match later.get(&(id, doc.entry_line(i))) {
+                Some(_) if e.line_no > 0 => {
                     drop_lines.insert(e.line_no);
                 }
                 Some(_) => {}
                 None => {
-                    seen.insert(id, i);
+                    later.insert((id, doc.entry_line(i)), i);
                 }
             }
         }
@@ -664,8 +666,8 @@ fn repaired_once(doc: &SessionDoc) -> Option<(Vec<u8>, Vec<u8>)> {
             new.extend_from_slice(&line[..range.start]);
             new.extend_from_slice(b"null");
             new.extend_from_slice(&line[range.end..]);
-            // An identical earlier copy survives the removal of this one: cut that copy.
-            let target = match e.id.as_deref().and_then(|id| seen.get(id)) {
+            // An identical later copy survives the removal of this one: cut that copy.
+            let target = match e.id.as_deref().and_then(|id| later.get(&(id, line))) {
                 Some(&k) if drop_lines.contains(&e.line_no) => doc.entries[k].line_no,
                 _ => e.line_no,
             };

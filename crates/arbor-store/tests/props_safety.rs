@@ -232,3 +232,40 @@ fn count_identical_duplicates(doc: &SessionDoc) -> usize {
     }
     n
 }
+
+/// Found by `repair_loses_no_byte_and_is_final`: an identical copy of a self-parented entry
+/// after a different entry with the same id. pi reads the last one (`byId`, last wins);
+/// removing that copy instead of the earlier one handed the id to the different entry and
+/// changed the session. The repair keeps the last copy and cuts its self-link.
+#[test]
+fn a_repair_keeps_the_copy_pi_reads() {
+    let msg = |id: &str, parent: &str, s: u32| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2025-01-01T00:00:{s:02}.000Z","message":{{"role":"user","content":"","timestamp":1}}}}"#
+        )
+    };
+    let lines = [
+        r#"{"type":"session","version":3,"id":"prop","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#.to_string(),
+        msg("e0000000", "null", 0),
+        msg("e0000001", r#""e0000001""#, 1),
+        msg("e0000001", r#""e0000000""#, 1),
+        msg("e0000002", "null", 2),
+        msg("e0000001", r#""e0000001""#, 1),
+        msg("e0000003", "null", 3),
+    ];
+    let bytes = format!("{}\n", lines.join("\n")).into_bytes();
+    let doc = SessionDoc::parse(Arc::new(bytes)).expect("session");
+    let (kept, removed) = repaired_bytes(&doc).expect("something to repair");
+    let fixed = SessionDoc::parse(Arc::new(kept.clone())).expect("still a session");
+    let k = fixed.index.get("e0000001").expect("e0000001 kept");
+    assert_eq!(
+        fixed.entries[k].parent_id, None,
+        "the id went to another entry"
+    );
+    assert_eq!(fixed.entries[k].line_no, 5, "the last copy is the one kept");
+    // The earlier identical copy and the original bytes of the cut line went to quarantine;
+    // the different entry stayed.
+    assert_eq!(removed, format!("{}\n{}\n", lines[2], lines[5]).into_bytes());
+    assert!(String::from_utf8_lossy(&kept).contains(&lines[3]));
+    assert!(repaired_bytes(&fixed).is_none(), "a repair is final");
+}
