@@ -261,3 +261,68 @@ fn migrate_rewrites_only_what_changes() {
     assert_eq!(before["messages"].as_array().unwrap().len(), 4, "{before}");
     assert!(ok(&["migrate", ps]).contains("already v3"));
 }
+
+#[test]
+fn appends_never_hang_from_an_entry_that_does_not_exist() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let s = new_session(tmp.path());
+    let s = s.to_str().expect("utf-8 path");
+    let user = ok(&[
+        "append",
+        s,
+        r#"{"type":"message","message":{"role":"user","content":"hi","timestamp":1}}"#,
+    ]);
+    let user = user.trim();
+    let before = std::fs::read(s).expect("read");
+    // A branch summary hangs from its fromId, as pi's branchWithSummary: an unknown one is
+    // refused (it was written as a dangling parentId), and so is one that contradicts --parent.
+    for args in [
+        vec![
+            "append",
+            s,
+            r#"{"type":"branch_summary","fromId":"nothere","summary":"x"}"#,
+        ],
+        vec![
+            "append",
+            s,
+            "--parent",
+            user,
+            r#"{"type":"branch_summary","fromId":"nothere","summary":"x"}"#,
+        ],
+        vec![
+            "append",
+            s,
+            "--parent",
+            "nothere",
+            r#"{"type":"custom","customType":"c"}"#,
+        ],
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(o.stdout.is_empty());
+        assert_eq!(
+            std::fs::read(s).expect("read"),
+            before,
+            "{args:?} changed the file"
+        );
+    }
+    // With --parent alone the summary hangs there and names it as fromId.
+    let id = ok(&[
+        "append",
+        s,
+        "--parent",
+        user,
+        r#"{"type":"branch_summary","summary":"x"}"#,
+    ]);
+    let tree = json(&["tree", s, "--json"]);
+    let node = tree["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .find(|n| n["id"] == id.trim())
+        .expect("the summary is in the tree")
+        .clone();
+    assert_eq!(node["parentId"], user);
+    let text = std::fs::read_to_string(s).expect("read");
+    assert!(text.contains(&format!(r#""fromId":"{user}""#)));
+}

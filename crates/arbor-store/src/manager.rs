@@ -699,6 +699,12 @@ impl SessionManager {
                 return Err(StoreError::NotFound(target_id.clone()));
             }
         }
+        // Never a dangling parent: pi's writers only hang entries from entries they have.
+        if let Some(p) = parent {
+            if self.doc.index.get(p).is_none() {
+                return Err(StoreError::NotFound(p.to_string()));
+            }
+        }
         let ts = now_iso();
         self.append_at(entry, parent, &ts)
     }

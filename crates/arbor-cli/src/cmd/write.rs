@@ -71,13 +71,25 @@ pub fn new(
     Ok(ExitCode::SUCCESS)
 }
 
-fn append_one(sm: &mut SessionManager, text: &str, out: &mut impl Write) -> Result<()> {
+/// Appends one body. `explicit` is the `--parent` given for it, if any: a branch summary
+/// hangs from its `fromId` (as pi's `branchWithSummary` hangs it), so the two must agree.
+fn append_one(
+    sm: &mut SessionManager,
+    text: &str,
+    explicit: Option<&str>,
+    out: &mut impl Write,
+) -> Result<()> {
     let body = JsValue::parse(text.as_bytes())
         .map_err(|e| anyhow::anyhow!("the entry body is not valid JSON: {e}"))?;
     let parent = sm.leaf_id().map(str::to_string);
     let entry = NewEntry::from_body(&body, sm.dialect(), parent.as_deref())?;
     let id = match &entry {
         NewEntry::BranchSummary { from_id, .. } => {
+            if let (Some(from), Some(p)) = (from_id.as_deref(), explicit) {
+                if from != p {
+                    bail!("the branch_summary's fromId {from} and --parent {p} disagree (a branch summary hangs from its fromId)");
+                }
+            }
             let from = from_id.clone();
             sm.append_with_parent(&entry, from.as_deref())?
         }
@@ -127,11 +139,12 @@ pub fn append(
             if line.trim().is_empty() {
                 continue;
             }
-            append_one(&mut sm, &line, &mut out)
+            let explicit = if n == 0 { parent } else { None };
+            append_one(&mut sm, &line, explicit, &mut out)
                 .with_context(|| format!("stdin line {}", n + 1))?;
         }
     } else {
-        append_one(&mut sm, body, &mut out)?;
+        append_one(&mut sm, body, parent, &mut out)?;
     }
     sm.close()?;
     Ok(ExitCode::SUCCESS)
