@@ -265,7 +265,10 @@ fn a_repair_keeps_the_copy_pi_reads() {
     assert_eq!(fixed.entries[k].line_no, 5, "the last copy is the one kept");
     // The earlier identical copy and the original bytes of the cut line went to quarantine;
     // the different entry stayed.
-    assert_eq!(removed, format!("{}\n{}\n", lines[2], lines[5]).into_bytes());
+    assert_eq!(
+        removed,
+        format!("{}\n{}\n", lines[2], lines[5]).into_bytes()
+    );
     assert!(String::from_utf8_lossy(&kept).contains(&lines[3]));
     assert!(repaired_bytes(&fixed).is_none(), "a repair is final");
 }
