@@ -72,12 +72,18 @@ pub enum Command {
         /// Every project of every agent directory (pi's and omp's).
         #[arg(long)]
         all: bool,
-        /// JSON output: an array of pi's SessionInfo objects.
+        /// JSON output: an array of SessionInfo objects (omp's for omp directories, else pi's).
         #[arg(long)]
         json: bool,
         /// Include pi's allMessagesText in JSON output.
         #[arg(long)]
         all_text: bool,
+        /// List with omp's rules (omp's SessionInfo), whatever the directory.
+        #[arg(long, conflicts_with = "pi")]
+        omp: bool,
+        /// List with pi's rules (pi's SessionInfo), whatever the directory.
+        #[arg(long)]
+        pi: bool,
     },
     /// Bring the session catalog up to date with every session of the agent directories.
     Index {

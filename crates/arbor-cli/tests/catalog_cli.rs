@@ -136,6 +136,76 @@ fn ls_json_equals_pi_list() {
     assert!(got[0].get("allMessagesText").is_none());
 }
 
+/// The real omp's `SessionManager.list()` on `goldens/omp/list` (see goldens/README.md):
+/// `--omp` on any directory, and an omp directory (under `~/.omp/agent/sessions`) by itself,
+/// give omp's JSON exactly; `--pi` gives pi's objects for the same files.
+#[test]
+fn ls_json_equals_omp_list() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/omp");
+    let src = root.join("list");
+    let want: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("list.json")).unwrap()).unwrap();
+    let mtimes: Value =
+        serde_json::from_str(&std::fs::read_to_string(src.join("mtimes.json")).unwrap()).unwrap();
+    let e = Env::new();
+    let plain = e.home().join("list");
+    std::fs::create_dir_all(&plain).unwrap();
+    let omp = e.omp_dir("-list");
+    for dir in [&plain, &omp] {
+        for f in std::fs::read_dir(&src).unwrap().flatten() {
+            let name = f.file_name().to_string_lossy().into_owned();
+            if name == "mtimes.json" {
+                continue;
+            }
+            std::fs::copy(f.path(), dir.join(&name)).unwrap();
+            set_mtime(&dir.join(&name), mtimes[&name].as_str().unwrap());
+        }
+    }
+    let rel = |mut got: Value, dir: &Path| {
+        for s in got.as_array_mut().unwrap() {
+            let p = s["path"].as_str().unwrap().to_string();
+            s["path"] = json!(Path::new(&p).strip_prefix(dir).unwrap().to_string_lossy());
+        }
+        got
+    };
+    let got = e.json(&["ls", "--json", "--dir", plain.to_str().unwrap(), "--omp"]);
+    assert_eq!(rel(got, &plain), want, "--omp");
+    let got = e.json(&["ls", "--json", "--all-text", "--dir", omp.to_str().unwrap()]);
+    assert_eq!(rel(got, &omp), want, "an omp directory");
+    // Key order is omp's too.
+    let out = e.ok(&["ls", "--json", "--dir", omp.to_str().unwrap()]);
+    let first = out.find("\"path\"").unwrap();
+    let order: Vec<usize> = [
+        "\"id\"",
+        "\"cwd\"",
+        "\"created\"",
+        "\"modified\"",
+        "\"messageCount\"",
+        "\"size\"",
+        "\"firstMessage\"",
+        "\"allMessagesText\"",
+        "\"status\"",
+    ]
+    .iter()
+    .map(|k| out[first..].find(k).unwrap())
+    .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{out}");
+    // --pi: pi's SessionInfo for the same files (pi's keys, no omp-only fields).
+    let pi = e.json(&["ls", "--json", "--dir", omp.to_str().unwrap(), "--pi"]);
+    assert!(!pi.as_array().unwrap().is_empty());
+    assert!(pi
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s.get("status").is_none() && s.get("size").is_none()));
+    // --omp and --pi together are a usage error.
+    let o = e.run(&["ls", "--json", "--omp", "--pi"]);
+    assert_eq!(o.status.code(), Some(2));
+    // The table still lists them (through the catalog).
+    let table = e.ok(&["ls", "--dir", omp.to_str().unwrap()]);
+    assert!(table.contains("v1 user"), "{table}");
+}
+
 #[test]
 fn ls_lists_the_current_project_and_all_projects_of_both_agents() {
     let e = Env::new();
@@ -195,6 +265,8 @@ fn ls_lists_the_current_project_and_all_projects_of_both_agents() {
         ],
     );
 
+    // omp lists by the file's mtime (pi by the last message): the mtimes match the messages.
+    set_mtime(&b, "2025-01-02T00:00:01.000Z");
     let mut cmd = e.cmd(&["ls", "--json"]);
     let out = cmd.current_dir(&proj).output().unwrap();
     assert!(

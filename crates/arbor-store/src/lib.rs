@@ -19,6 +19,7 @@ pub mod info;
 pub mod lock;
 pub mod manager;
 pub mod map;
+pub mod omp_info;
 pub mod paths;
 pub mod repair;
 pub mod stream;

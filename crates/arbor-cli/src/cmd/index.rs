@@ -264,12 +264,49 @@ fn home_short(p: &str) -> String {
     }
 }
 
-/// `arbor ls`.
+fn real(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Whether a session directory is omp's: under the sessions root of omp's agent directory
+/// (`$PI_CODING_AGENT_DIR`, else `~/<$PI_CONFIG_DIR or .omp>/agent` or its profile) or of
+/// omp's default one. When pi and omp share the agent directory (`$PI_CODING_AGENT_DIR`), a
+/// directory named in pi's encoding (`--…--`) is pi's.
+pub fn is_omp_dir(dir: &Path) -> bool {
+    let d = real(dir);
+    let under = |agent: PathBuf| d.starts_with(real(&paths::sessions_root(&agent)));
+    let omp = under(paths::agent_dir(Dialect::Omp)) || under(paths::omp_default_agent_dir());
+    if !omp {
+        return false;
+    }
+    if under(paths::agent_dir(Dialect::Pi)) {
+        let name = d.file_name().map(|n| n.to_string_lossy().into_owned());
+        return !name.is_some_and(|n| n.len() >= 4 && n.starts_with("--") && n.ends_with("--"));
+    }
+    true
+}
+
+/// `arbor ls --json` for omp directories: omp's `SessionManager.list()` of each (bounded reads,
+/// no catalog), pinned sessions of omp's agent directory first within each directory.
+fn omp_listing(dirs: &[PathBuf]) -> Vec<arbor_store::omp_info::OmpSessionInfo> {
+    let pins = arbor_store::omp_info::pinned_ids(&paths::agent_dir(Dialect::Omp));
+    let mut out = Vec::new();
+    for d in dirs {
+        out.extend(arbor_store::omp_info::list_dir_omp(d, &pins));
+    }
+    if dirs.len() > 1 {
+        arbor_store::omp_info::sort_omp(&mut out);
+    }
+    out
+}
+
+/// `arbor ls`. `rules`: `--omp` / `--pi` (else each directory's own tool decides).
 pub fn ls(
     dir: Option<&Path>,
     all: bool,
     json: bool,
     all_text: bool,
+    rules: Option<Dialect>,
     agent: Option<&Path>,
     catalog: Option<&Path>,
 ) -> Result<ExitCode> {
@@ -279,26 +316,58 @@ pub fn ls(
         (None, false) => Scope::Current,
     };
     let dirs = scope_dirs(scope, agent)?;
-    let mut cat = open_catalog(catalog)?;
-    let (listed, _) = refreshed_listing(&mut cat, &dirs, all_text)?;
-    let mut out = Vec::with_capacity(listed.len() * 256);
     if json {
+        // Each directory with its own tool's rules: omp's listing is computed from two bounded
+        // windows of each file, pi's through the catalog.
+        let (omp_dirs, pi_dirs): (Vec<PathBuf>, Vec<PathBuf>) =
+            dirs.iter().cloned().partition(|d| match rules {
+                Some(r) => r == Dialect::Omp,
+                None => is_omp_dir(d),
+            });
+        let omp = omp_listing(&omp_dirs);
+        let mut items: Vec<(f64, Vec<u8>)> = Vec::with_capacity(omp.len());
+        for i in &omp {
+            let mut o = Vec::with_capacity(256);
+            i.write_json(&mut o);
+            items.push((i.modified_ms, o));
+        }
+        if !pi_dirs.is_empty() {
+            let mut cat = open_catalog(catalog)?;
+            let (listed, _) = refreshed_listing(&mut cat, &pi_dirs, all_text)?;
+            let mut pi_items = Vec::with_capacity(listed.len());
+            for l in &listed {
+                let mut o = Vec::with_capacity(256);
+                if all_text {
+                    let mut info = l.info.clone();
+                    info.all_messages_text = cat.all_messages_text(&l.file)?;
+                    info.write_json(&mut o, true);
+                } else {
+                    l.info.write_json(&mut o, false);
+                }
+                pi_items.push((l.info.modified_ms, o));
+            }
+            if items.is_empty() {
+                items = pi_items;
+            } else {
+                // Both kinds: merged newest `modified` first (each object's own `modified`).
+                items.extend(pi_items);
+                items.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
+            }
+        }
+        let mut out = Vec::with_capacity(items.len() * 256 + 3);
         out.push(b'[');
-        for (k, l) in listed.iter().enumerate() {
+        for (k, (_, o)) in items.iter().enumerate() {
             if k > 0 {
                 out.push(b',');
             }
-            if all_text {
-                let mut info = l.info.clone();
-                info.all_messages_text = cat.all_messages_text(&l.file)?;
-                info.write_json(&mut out, true);
-            } else {
-                l.info.write_json(&mut out, false);
-            }
+            out.extend_from_slice(o);
         }
         out.extend_from_slice(b"]\n");
         return stdout_all(&out).map(|_| ExitCode::SUCCESS);
     }
+    let mut cat = open_catalog(catalog)?;
+    let (listed, _) = refreshed_listing(&mut cat, &dirs, all_text)?;
+    let mut out = Vec::with_capacity(listed.len() * 256);
     if listed.is_empty() {
         match scope {
             Scope::Dir(d) => eprintln!("arbor: no sessions in {}", d.display()),

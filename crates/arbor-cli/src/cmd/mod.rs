@@ -6,6 +6,7 @@ mod write;
 
 use crate::cli::{Cli, Command};
 use anyhow::Result;
+use arbor_core::Dialect;
 use std::process::ExitCode;
 
 /// Runs one command.
@@ -30,7 +31,16 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             all,
             json,
             all_text,
-        } => index::ls(dir.as_deref(), all, json, all_text, agent, catalog),
+            omp,
+            pi,
+        } => {
+            let rules = match (omp, pi) {
+                (true, _) => Some(Dialect::Omp),
+                (_, true) => Some(Dialect::Pi),
+                _ => None,
+            };
+            index::ls(dir.as_deref(), all, json, all_text, rules, agent, catalog)
+        }
         Command::Index {
             rebuild,
             thinking,
