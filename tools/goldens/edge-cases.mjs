@@ -362,6 +362,42 @@ function ompListFiles() {
 	f["f-invalid-header.jsonl"] = lines(M("f1", null, 1, user("no header", 1)));
 	f["g-v1-named.jsonl"] = lines(J({ type: "session", id: "list-g-v1", timestamp: ts(6), cwd: "/p" }), J({ type: "message", timestamp: ts(7), message: user("v1 user", 7) }),
 		J({ type: "message", timestamp: ts(8), message: asst("v1 reply", 8) }));
+	// Later additions (names sort after the first seven, so their mtimes follow).
+	const H = (id, extra = {}) => J({ type: "session", version: 3, id, timestamp: ts(9), cwd: "/p", ...extra });
+	// Renamed in place: the slot's title wins over the header's.
+	f["h-slot-renamed.jsonl"] = titleSlot("Renamed\tin place", "user", ts(20)) + lines(H("list-h", { title: "Old header title" }),
+		M("h1", null, 10, user("hello", 10)), M("h2", "h1", 11, asst("hi", 11)),
+		J({ type: "title_change", id: "h3", parentId: "h2", timestamp: ts(20), title: "Renamed\tin place", previousTitle: "Old header title", source: "user" }));
+	// A blank slot title hides the header's title.
+	f["i-slot-blank.jsonl"] = titleSlot("   ", "user", ts(20)) + lines(H("list-i", { title: "header title" }), M("i1", null, 10, user("x", 10)));
+	// The last message is larger than the 32 KB tail window: status unknown.
+	f["j-huge-last.jsonl"] = lines(H("list-j"), M("j1", null, 10, user("q", 10)), M("j2", "j1", 11, asst("big ".repeat(10000), 11)));
+	// Trailing tool result; aborted; length.
+	f["k-tool-result.jsonl"] = lines(H("list-k"), M("k1", null, 10, user("go", 10)),
+		M("k2", "k1", 11, { ...asst("", 11), content: [{ type: "toolCall", id: "t1", name: "bash", arguments: {} }], stopReason: "toolUse" }),
+		M("k3", "k2", 12, { role: "toolResult", toolCallId: "t1", toolName: "bash", content: [{ type: "text", text: "ok" }], isError: false, timestamp: ms(12) }));
+	f["l-aborted.jsonl"] = lines(H("list-l"), M("l1", null, 10, user("go", 10)), M("l2", "l1", 11, { ...asst("partial", 11), stopReason: "aborted" }),
+		J({ type: "label", id: "l3", parentId: "l2", timestamp: ts(12), targetId: "l2", label: "x" }));
+	f["m-length.jsonl"] = lines(H("list-m"), M("m1", null, 10, user("go", 10)), M("m2", "m1", 11, { ...asst("cut", 11), stopReason: "length" }));
+	// The first user message is longer than the 4 KB prefix: it does not parse, the first message comes
+	// from the text of the prefix (cut, multi-byte characters across the boundary).
+	f["n-long-first.jsonl"] = lines(H("list-n"), M("n1", null, 10, user("é€\"quoted\" line\nnext ".repeat(300), 10)), M("n2", "n1", 11, asst("reply", 11)));
+	// BOM and CRLF.
+	f["o-bom-crlf.jsonl"] = "\ufeff" + [H("list-o"), M("o1", null, 10, user("crlf user", 10)), M("o2", "o1", 11, asst("crlf reply", 11))].join("\r\n") + "\r\n";
+	// A JSON object before the header: hidden. Junk text before the header: listed.
+	f["p-object-first.jsonl"] = lines(J({ a: 1 }), H("list-p"), M("p1", null, 10, user("p", 10)));
+	f["q-junk-first.jsonl"] = lines("not json", H("list-q"), M("q1", null, 10, user("q", 10)));
+	// Content omp cannot read (a number): the file is hidden.
+	f["r-bad-content.jsonl"] = lines(H("list-r"), M("r1", null, 10, { role: "user", content: 42, timestamp: ms(10) }));
+	// A header longer than the prefix window: read from its text (escapes, title, parentSession).
+	f["s-long-header.jsonl"] = lines(H("list-s", { title: "T\u00e9 \"q\"", parentSession: "/a/b.jsonl", systemPrompt: "s".repeat(5000) }),
+		M("s1", null, 10, user("after long header", 10)));
+	// Only a developer/assistant text: the fallback first message; a bad header timestamp.
+	f["t-assistant-only.jsonl"] = lines(H("list-t", { timestamp: "not a date" }), M("t1", null, 10, asst("assistant first", 10)),
+		M("t2", "t1", 11, { role: "developer", content: "dev text", timestamp: ms(11) }));
+	// Message markers beyond the parsed lines: a long message cut by the prefix, then counted by marker.
+	f["u-markers.jsonl"] = lines(H("list-u"), M("u1", null, 10, user("short", 10)), M("u2", "u1", 11, asst("y".repeat(3000), 11)),
+		M("u3", "u2", 12, user("z".repeat(3000), 12)), M("u4", "u3", 13, asst("w", 13)));
 	return f;
 }
 
