@@ -100,6 +100,7 @@ impl NewEntry {
                 body.get("thinkingLevel")
                     .and_then(|v| v.as_str_lossy())
                     .map(|s| s.into_owned()),
+                opt_raw(body, "configured"),
             ),
             "model_change" => {
                 if body.get("provider").is_some() || body.get("modelId").is_some() {
@@ -114,6 +115,7 @@ impl NewEntry {
                             .get("role")
                             .and_then(|v| v.as_str_lossy())
                             .map(|s| s.into_owned()),
+                        fallback: opt_raw(body, "resolvedModelIsFallback"),
                     }
                 }
             }

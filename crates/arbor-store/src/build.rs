@@ -90,8 +90,9 @@ impl LineBuilder {
 pub enum NewEntry {
     /// `appendMessage(message)`: raw JSON of the message object.
     Message(Vec<u8>),
-    /// `appendThinkingLevelChange(level)`.
-    ThinkingLevelChange(Option<String>),
+    /// `appendThinkingLevelChange(level)`; omp's `configured` (raw JSON; omp writes `null` when
+    /// not given, pi has no such key).
+    ThinkingLevelChange(Option<String>, Option<Vec<u8>>),
     /// pi `appendModelChange(provider, modelId)`.
     ModelChange {
         /// Provider name.
@@ -105,6 +106,8 @@ pub enum NewEntry {
         model: String,
         /// Model role (`default`, `smol`, ...).
         role: Option<String>,
+        /// `resolvedModelIsFallback` (raw JSON; omp writes `false` when not given).
+        fallback: Option<Vec<u8>>,
     },
     /// `appendCompaction(...)`: raw JSON values.
     Compaction {
@@ -198,12 +201,18 @@ impl NewEntry {
                 .base(b)
                 .raw("message", raw)
                 .finish(),
-            NewEntry::ThinkingLevelChange(level) => {
+            NewEntry::ThinkingLevelChange(level, configured) => {
                 let l = l.str("type", "thinking_level_change").base(b);
-                match (level, omp) {
+                let l = match (level, omp) {
                     (Some(v), _) => l.str("thinkingLevel", v),
                     (None, true) => l.raw("thinkingLevel", b"null"),
                     (None, false) => l,
+                };
+                // omp 18: `configured: configured ?? null`, always written.
+                if omp {
+                    l.raw("configured", configured.as_deref().unwrap_or(b"null"))
+                } else {
+                    l
                 }
                 .finish()
             }
@@ -213,12 +222,21 @@ impl NewEntry {
                 .str("provider", provider)
                 .str("modelId", model_id)
                 .finish(),
-            NewEntry::OmpModelChange { model, role } => {
+            NewEntry::OmpModelChange {
+                model,
+                role,
+                fallback,
+            } => {
                 let l = l.str("type", "model_change").base(b).str("model", model);
-                match role {
+                let l = match role {
                     Some(r) => l.str("role", r),
                     None => l,
-                }
+                };
+                // omp 18: `resolvedModelIsFallback = false` (a default parameter), always written.
+                l.raw(
+                    "resolvedModelIsFallback",
+                    fallback.as_deref().unwrap_or(b"false"),
+                )
                 .finish()
             }
             NewEntry::Compaction {

@@ -777,7 +777,10 @@ impl SessionManager {
 
     /// `appendThinkingLevelChange(level)`.
     pub fn append_thinking_level_change(&mut self, level: &str) -> Result<String, StoreError> {
-        self.append(&NewEntry::ThinkingLevelChange(Some(level.to_string())))
+        self.append(&NewEntry::ThinkingLevelChange(
+            Some(level.to_string()),
+            None,
+        ))
     }
 
     /// `appendModelChange(provider, modelId)` (omp files get omp's `model: "p/m"` shape).
@@ -794,6 +797,7 @@ impl SessionManager {
             Dialect::Omp => NewEntry::OmpModelChange {
                 model: format!("{provider}/{model_id}"),
                 role: None,
+                fallback: None,
             },
         };
         self.append(&e)
