@@ -90,6 +90,21 @@ pub struct BlobFile {
     pub modified: SystemTime,
 }
 
+/// The store as omp's context builder reads snapcompact frames from it (as omp's
+/// `SessionManager.buildSessionContext()` does): size by `stat`, bytes as they are on disk.
+impl arbor_core::context_omp::FrameBlobs for BlobStore {
+    fn size(&self, hash: &str) -> Option<u64> {
+        std::fs::metadata(self.path_of(hash).ok()?)
+            .ok()
+            .map(|m| m.len())
+    }
+    fn base64(&self, hash: &str) -> Option<String> {
+        std::fs::read(self.path_of(hash).ok()?)
+            .ok()
+            .map(|b| blobref::encode_base64(&b))
+    }
+}
+
 impl BlobStore {
     /// The store in `dir`.
     pub fn new(dir: impl Into<PathBuf>) -> BlobStore {

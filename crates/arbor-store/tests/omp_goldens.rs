@@ -101,22 +101,6 @@ fn deviates(file: &str, kind: Kind, key: Option<&str>) -> bool {
     })
 }
 
-/// omp's blob store, as the CLI hands it to the context builder.
-struct Frames(BlobStore);
-
-impl FrameBlobs for Frames {
-    fn size(&self, hash: &str) -> Option<u64> {
-        std::fs::metadata(self.0.path_of(hash).ok()?)
-            .ok()
-            .map(|m| m.len())
-    }
-    fn base64(&self, hash: &str) -> Option<String> {
-        std::fs::read(self.0.path_of(hash).ok()?)
-            .ok()
-            .map(|b| arbor_core::blobref::encode_base64(&b))
-    }
-}
-
 /// Loads a session as `arbor context` does (blob references resolved, strictly).
 fn load(path: &Path) -> Result<SessionDoc, String> {
     let mut doc = arbor_store::load_doc(path).map_err(|e| e.to_string())?;
@@ -165,7 +149,7 @@ fn check_contexts(kind: Kind) -> Tally {
     } else {
         "context.json"
     };
-    let frames = Frames(BlobStore::new(blob_dir()));
+    let frames = BlobStore::new(blob_dir());
     let mut t = Tally::default();
     for (name, path) in inputs(&dir()) {
         let Some(want) = golden(&name, ext) else {
@@ -332,7 +316,7 @@ fn own_answers(kind: Kind, t: &mut Tally) {
                         };
                         let want = golden(d.file, ext).expect("golden");
                         let want = want.get("j0000002").expect("key j0000002");
-                        let frames = Frames(BlobStore::new(blob_dir()));
+                        let frames = BlobStore::new(blob_dir());
                         let ctx = build_omp_context(&doc, LeafSel::Current, Some(&frames));
                         let have = context_json(&doc, &ctx, kind == Kind::Llm);
                         same_object(want, &have, OMP_CONTEXT_EXTRA)
@@ -493,7 +477,7 @@ fn omp_list_golden() {
 #[test]
 fn omp_context_llm_goldens() {
     let dir = goldens_root().join("omp-context");
-    let frames = Frames(BlobStore::new(dir.join("agent/blobs")));
+    let frames = BlobStore::new(dir.join("agent/blobs"));
     let mut t = Tally::default();
     for (name, path) in inputs(&dir) {
         let Some(want) = read_json_opt(&dir.join(format!("{name}.llm.json"))) else {

@@ -75,23 +75,6 @@ fn load_resolved(
     Ok((path, doc))
 }
 
-/// omp's blob store as the context builder reads snapcompact frames from it (as omp's
-/// `SessionManager.buildSessionContext()` does): size by `stat`, bytes as they are on disk.
-struct FrameStore(arbor_store::blobs::BlobStore);
-
-impl arbor_core::context_omp::FrameBlobs for FrameStore {
-    fn size(&self, hash: &str) -> Option<u64> {
-        std::fs::metadata(self.0.path_of(hash).ok()?)
-            .ok()
-            .map(|m| m.len())
-    }
-    fn base64(&self, hash: &str) -> Option<String> {
-        std::fs::read(self.0.path_of(hash).ok()?)
-            .ok()
-            .map(|b| arbor_core::blobref::encode_base64(&b))
-    }
-}
-
 /// The context of a leaf; omp files get omp's rules with the session's blob store attached.
 fn context_of(
     doc: &SessionDoc,
@@ -102,9 +85,8 @@ fn context_of(
     if doc.dialect() != arbor_core::Dialect::Omp {
         return build_session_context(doc, leaf);
     }
-    let store = FrameStore(arbor_store::blobs::BlobStore::new(
-        arbor_store::blobs::blob_dir_for_session(path, agent),
-    ));
+    let store =
+        arbor_store::blobs::BlobStore::new(arbor_store::blobs::blob_dir_for_session(path, agent));
     arbor_core::context_omp::build_omp_context(doc, leaf, Some(&store))
 }
 
