@@ -6,7 +6,7 @@
 //! format v1 or v2 are migrated *in memory* (see [`crate::migrate`]); the store decides
 //! whether to write the migrated lines back.
 use crate::entry::{
-    parse_fields, parse_message_line, parse_message_line_compact, Entry, EntryType, Fields,
+    parse_fields, parse_message_line, parse_message_line_compact_noting, Entry, EntryType, Fields,
     LineError, LineRef,
 };
 use crate::migrate::{self, Migration};
@@ -133,9 +133,10 @@ pub struct SessionDoc {
     pub index: TreeIndex,
     /// Length in bytes of the input up to and including the last complete line.
     pub complete_len: usize,
-    /// Start offsets (in the input) of the non-blank lines that contain `blob:sha256:`, in
-    /// order: the only loaded lines that can hold an omp blob reference. Found during the
-    /// load while each line is in cache, instead of another pass over the whole file.
+    /// Start offsets (in the input) of the non-blank lines that may hold an omp blob reference,
+    /// in order: compact message lines with a string value that starts with `blob:sha256:`
+    /// (noted by the validation itself), any other line that contains `blob:sha256:` at all.
+    /// Found during the load, instead of another pass over the whole file.
     pub blob_ref_lines: Vec<usize>,
 }
 
@@ -204,7 +205,7 @@ impl Lines {
     /// Appends `later`, the lines that follow `self`'s, renumbering them.
     fn append(&mut self, later: Lines) {
         let off = self.lines;
-        self.records.reserve_exact(later.records.len());
+        self.records.reserve(later.records.len());
         self.records
             .extend(later.records.into_iter().map(|(n, mut e)| {
                 e.line_no += off;
@@ -235,51 +236,95 @@ impl Lines {
 /// without populating it: see [`SessionDoc::parse_prefetched`]).
 pub type Prefetch<'a> = &'a (dyn Fn(std::ops::Range<usize>) + Sync);
 
-/// Scans the lines of `data[from..]`, splitting the work in two parts at a line boundary
-/// for large inputs: envelope parsing is independent per line, and on two cores this halves
-/// the dominant cost of a load.
+/// The bytes one parsing thread takes at a time in the two-thread load.
+const CHUNK_BYTES: usize = 2 << 20;
+
+/// Scans the lines of `data[from..]`, on two threads for large inputs: envelope parsing is
+/// independent per line, and on two cores this halves the dominant cost of a load.
 ///
-/// With `prefetch`, the second thread first maps in the pages of the whole input (the first
-/// part's, then its own) while the first thread already parses, then parses the last third:
-/// mapping in is about three times faster per byte than parsing, so both parts end at about
-/// the same time, and the 8-9 ms that `MAP_POPULATE` took per 100 MB before the parse began
-/// are spent on the otherwise idle second core.
+/// The input is cut into chunks of about [`CHUNK_BYTES`] at line boundaries, and each thread
+/// takes the next chunk not yet taken (a shared counter), so both finish together however
+/// their speeds differ (a busy core, pages still to be mapped in). With `prefetch`, a thread
+/// maps in the pages of its chunk before reading it (one call per chunk instead of a page
+/// fault every 16 pages). The chunks' results are joined in file order.
 fn scan_lines_parallel(data: &[u8], from: usize, prefetch: Option<Prefetch<'_>>) -> Lines {
     let len = data.len().saturating_sub(from);
     let two_cores = len >= PARALLEL_MIN_BYTES
         && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-    let at = match prefetch {
-        Some(_) => len / 3 * 2,
-        None => len / 2,
-    };
-    let split = if two_cores {
-        memchr::memchr(b'\n', data.get(from + at..).unwrap_or_default()).map(|i| from + at + i + 1)
-    } else {
-        None
-    };
-    let Some(split) = split.filter(|&s| s < data.len()) else {
+    if !two_cores {
         if let Some(p) = prefetch {
             p(from..data.len());
         }
         return scan_lines(data, from, data.len(), true);
+    }
+    // Chunk k starts at the first line that begins at or after `from + k * CHUNK_BYTES`
+    // (chunk 0 at `from`); both neighbours of a boundary compute it the same way.
+    let chunks = len.div_ceil(CHUNK_BYTES);
+    let boundary = |k: usize| -> usize {
+        if k == 0 {
+            return from;
+        }
+        if k >= chunks {
+            return data.len();
+        }
+        let at = from + k * CHUNK_BYTES;
+        match memchr::memchr(b'\n', data.get(at - 1..).unwrap_or_default()) {
+            Some(i) => at + i,
+            None => data.len(),
+        }
     };
-    let (mut first, second) = std::thread::scope(|scope| {
-        let later = scope.spawn(|| {
-            if let Some(p) = prefetch {
-                p(from..split);
-                p(split..data.len());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut done: Vec<(usize, Lines)> = Vec::new();
+        loop {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if k >= chunks {
+                return done;
             }
-            scan_lines(data, split, data.len(), false)
-        });
-        let first = scan_lines(data, from, split, true);
-        // A panic in the worker is a bug; scan the second half here rather than lose it.
-        let second = later
-            .join()
-            .unwrap_or_else(|_| scan_lines(data, split, data.len(), false));
-        (first, second)
+            let (a, b) = (boundary(k), boundary(k + 1));
+            if a >= b {
+                // A line longer than a chunk: the chunk that holds its start reads it.
+                done.push((k, Lines::default()));
+                continue;
+            }
+            if let Some(p) = prefetch {
+                p(a..b);
+            }
+            done.push((k, scan_lines(data, a, b, k == 0)));
+        }
+    };
+    let (mut mine, theirs) = std::thread::scope(|scope| {
+        let other = scope.spawn(work);
+        let mine = work();
+        // A panic in the worker is a bug; its chunks are scanned again below.
+        (mine, other.join().unwrap_or_default())
     });
-    first.append(second);
-    first
+    mine.extend(theirs);
+    mine.sort_unstable_by_key(|(k, _)| *k);
+    // Every chunk in order (the ones a panicking worker took but did not return, again).
+    let mut parts: Vec<Lines> = Vec::with_capacity(chunks);
+    let mut got = mine.into_iter().peekable();
+    for k in 0..chunks {
+        match got.next_if(|(j, _)| *j == k) {
+            Some((_, part)) => parts.push(part),
+            None => {
+                let (a, b) = (boundary(k), boundary(k + 1));
+                parts.push(if a < b {
+                    scan_lines(data, a, b, k == 0)
+                } else {
+                    Lines::default()
+                });
+            }
+        }
+    }
+    let total: usize = parts.iter().map(|p| p.records.len()).sum();
+    let mut parts = parts.into_iter();
+    let mut out = parts.next().unwrap_or_default();
+    out.records.reserve_exact(total - out.records.len());
+    for part in parts {
+        out.append(part);
+    }
+    out
 }
 
 /// Scans the lines of `data[from..to]` (`to` is the input's end or just past a newline).
@@ -296,8 +341,9 @@ fn scan_lines(data: &[u8], from: usize, to: usize, at_start: bool) -> Lines {
         // A compact message line (nearly every line pi and omp write): read without searching
         // for its end first; the parse finds it (see `parse_message_line_compact`).
         if !(at_start && line_no == 1) && data_to.get(start) == Some(&b'{') {
+            let mut has_blob = false;
             if let Some((entry, len)) =
-                parse_message_line_compact(&data_to[start..], start, line_no)
+                parse_message_line_compact_noting(&data_to[start..], start, line_no, &mut has_blob)
             {
                 let end = start + len;
                 let next = match data_to.get(end..end + 2) {
@@ -315,7 +361,7 @@ fn scan_lines(data: &[u8], from: usize, to: usize, at_start: bool) -> Lines {
                         out.missing_final_newline = true;
                     }
                     out.any_nonblank = true;
-                    if blob.find(&data_to[start..end]).is_some() {
+                    if has_blob {
                         out.blob_lines.push(start);
                     }
                     out.records.push((line_no, entry));
@@ -738,6 +784,108 @@ mod blob_line_tests {
             format!("{}\r", m("c", "\"b\"")).as_bytes()
         );
         assert_eq!(doc.entry_line(4), m("g", "\"f\"").as_bytes());
+    }
+
+    /// What a scan found, comparable: every record's (line number, line, id), and the rest.
+    fn summary(l: &Lines) -> String {
+        let recs: Vec<_> = l
+            .records
+            .iter()
+            .map(|(n, e)| (*n, e.line_no, e.line, e.id.clone(), e.fields.members.len()))
+            .collect();
+        format!(
+            "{recs:?} slot={:?} crlf={} blank={:?} bad={:?} torn={:?} nofinal={} complete={:?} any={} lines={} blobs={:?}",
+            l.title_slot.as_ref().map(|t| (t.line, t.physical_len)),
+            l.crlf,
+            l.blank,
+            l.malformed.iter().map(|b| (b.line_no, b.offset, b.len)).collect::<Vec<_>>(),
+            l.torn_tail.as_ref().map(|b| (b.line_no, b.offset, b.len)),
+            l.missing_final_newline,
+            l.complete_len,
+            l.any_nonblank,
+            l.lines,
+            l.blob_lines,
+        )
+    }
+
+    #[test]
+    fn blob_refs_are_noted_where_a_string_value_starts_with_the_prefix() {
+        let h = "0".repeat(64);
+        let header = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/\"}\n";
+        let lines = [
+            // A top-level value before the message, a nested value, an array item.
+            format!("{{\"type\":\"message\",\"id\":\"a\",\"x\":\"blob:sha256:{h}\",\"message\":{{\"role\":\"user\",\"content\":\"hi\"}}}}"),
+            format!("{{\"type\":\"message\",\"id\":\"b\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"image\",\"data\":\"blob:sha256:{h}\"}}]}}}}"),
+            format!("{{\"type\":\"message\",\"id\":\"c\",\"message\":{{\"role\":\"user\",\"content\":[\"blob:sha256:{h}\"]}}}}"),
+            // Not a value that starts with it: a key, the middle of a string, an escape.
+            format!("{{\"type\":\"message\",\"id\":\"d\",\"message\":{{\"role\":\"user\",\"blob:sha256:{h}\":1,\"content\":\"see blob:sha256:{h}\",\"e\":\"\\u0062lob:sha256:{h}\"}}}}"),
+            // The general path (not compact) searches the whole line.
+            format!("{{\"type\": \"custom\", \"id\": \"e\", \"data\": \"blob:sha256:{h}\"}}"),
+        ];
+        let mut data = header.as_bytes().to_vec();
+        let mut want = Vec::new();
+        for (k, l) in lines.iter().enumerate() {
+            if k != 3 {
+                want.push(data.len());
+            }
+            data.extend_from_slice(l.as_bytes());
+            data.push(b'\n');
+        }
+        let doc = SessionDoc::parse(Arc::new(data)).expect("session");
+        assert_eq!(doc.entries.len(), 5);
+        assert_eq!(doc.blob_ref_lines, want);
+    }
+
+    #[test]
+    fn the_chunked_two_thread_scan_equals_one_pass() {
+        // Lines longer than a chunk, lines ending exactly on chunk boundaries, blank, CRLF and
+        // malformed lines, omp's title slot first and a torn last line: the chunks joined in
+        // order give what one pass over the whole input gives.
+        let mut data = b"{\"type\":\"title\",\"title\":\"t\"}\n".to_vec();
+        data.extend_from_slice(b"{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/\"}\n");
+        let line = |i: usize, text: &str| {
+            format!(
+                "{{\"type\":\"message\",\"id\":\"e{i}\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\"}}}}"
+            )
+        };
+        let mut i = 0;
+        while data.len() < 3 * CHUNK_BYTES + (CHUNK_BYTES >> 1) {
+            // Bytes left to the next chunk boundary, after this line's JSON without text.
+            let to_boundary = (CHUNK_BYTES - data.len() % CHUNK_BYTES)
+                .checked_sub(line(i, "").len() + 1)
+                .unwrap_or(CHUNK_BYTES);
+            let text = match i % 97 {
+                0 if i > 0 => "y".repeat(CHUNK_BYTES + 333),
+                // The next line starts exactly at a boundary, or its newline sits on one.
+                1 => "y".repeat(to_boundary),
+                2 => "y".repeat(to_boundary + 1),
+                3 => "y".repeat(to_boundary.saturating_sub(1)),
+                k if k % 11 == 4 => format!("blob:sha256:{i:064x}"),
+                _ => "y".repeat(200 + i * 37 % 50_000),
+            };
+            data.extend_from_slice(line(i, &text).as_bytes());
+            data.extend_from_slice(match i % 13 {
+                3 => b"\r\n".as_slice(),
+                5 => b"\n\n".as_slice(),
+                8 => b"\n{\"type\":\n".as_slice(),
+                _ => b"\n".as_slice(),
+            });
+            i += 1;
+        }
+        data.extend_from_slice(b"{\"type\":\"message\",\"id\":\"torn");
+        let one = scan_lines(&data, 0, data.len(), true);
+        assert!(one.records.len() > 50, "{}", one.records.len());
+        assert!(one.title_slot.is_some() && one.torn_tail.is_some());
+        assert!(!one.malformed.is_empty() && !one.blank.is_empty() && one.crlf > 0);
+        assert!(!one.blob_lines.is_empty());
+        let want = summary(&one);
+        assert_eq!(summary(&scan_lines_parallel(&data, 0, None)), want);
+        let asked = std::sync::Mutex::new(Vec::new());
+        let prefetch = |r: std::ops::Range<usize>| asked.lock().expect("lock").push(r);
+        assert_eq!(
+            summary(&scan_lines_parallel(&data, 0, Some(&prefetch))),
+            want
+        );
     }
 
     #[test]

@@ -441,6 +441,18 @@ pub fn parse_message_line_compact(
     base: usize,
     line_no: usize,
 ) -> Option<(Entry, usize)> {
+    parse_message_line_compact_noting(src, base, line_no, &mut false)
+}
+
+/// [`parse_message_line_compact`] that also sets `*blob` when a string value of the line
+/// starts with `blob:sha256:`: the only lines that can hold an omp blob reference, noted
+/// while the line is validated instead of by another search over its bytes.
+pub fn parse_message_line_compact_noting(
+    src: &[u8],
+    base: usize,
+    line_no: usize,
+    blob: &mut bool,
+) -> Option<(Entry, usize)> {
     if src.first() != Some(&b'{') {
         return None;
     }
@@ -458,7 +470,7 @@ pub fn parse_message_line_compact(
         let v = key_end + 1;
         let kind = ValueKind::from_first_byte(*src.get(v)?)?;
         if kind == ValueKind::Object && src.get(key.clone()) == Some(b"message".as_slice()) {
-            let scan = json::scan_object_compact_at(src, v).ok()?;
+            let scan = json::scan_object_compact_at_noting(src, v, blob).ok()?;
             let e = scan.span.end;
             // The message object is the last member: the line's closing brace follows.
             if src.get(e) != Some(&b'}') {
@@ -486,7 +498,7 @@ pub fn parse_message_line_compact(
             );
             return Some((entry, len));
         }
-        let end = json::value_end_compact(src, v).ok()?;
+        let end = json::value_end_compact_noting(src, v, blob).ok()?;
         members.push(Member {
             key,
             value: v..end,

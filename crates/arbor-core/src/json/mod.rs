@@ -19,8 +19,8 @@ pub mod value;
 pub mod write;
 
 pub use scan::{
-    decode_string, scan_object, scan_object_compact_at, skip_ws, value_end, value_end_compact,
-    Member, ObjectScan, ValueKind,
+    decode_string, scan_object, scan_object_compact_at, scan_object_compact_at_noting, skip_ws,
+    value_end, value_end_compact, value_end_compact_noting, Member, ObjectScan, ValueKind,
 };
 pub use value::{JsStr, JsValue};
 pub use write::{canonicalize, write_js_number, write_js_str, write_js_value, write_str_escaped};

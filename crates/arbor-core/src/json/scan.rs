@@ -484,7 +484,8 @@ mod simd {
     pub(super) unsafe fn blocks_avx512(src: &[u8], pos: usize) -> Skip {
         use std::arch::x86_64::{
             _mm512_cmpeq_epi8_mask, _mm512_cmplt_epu8_mask, _mm512_loadu_si512,
-            _mm512_movepi8_mask, _mm512_permutex2var_epi8, _mm512_set1_epi8, _mm512_test_epi8_mask,
+            _mm512_movepi8_mask, _mm512_or_si512, _mm512_permutex2var_epi8, _mm512_set1_epi8,
+            _mm512_sub_epi8, _mm512_test_epi8_mask,
         };
         let tab = ESCAPE_TABLE.as_ptr();
         let tab_lo = _mm512_loadu_si512(tab.cast());
@@ -493,6 +494,12 @@ mod simd {
         let backslash = _mm512_set1_epi8(b'\\' as i8);
         let u = _mm512_set1_epi8(b'u' as i8);
         let space = _mm512_set1_epi8(0x20);
+        let (zero_char, ten) = (_mm512_set1_epi8(b'0' as i8), _mm512_set1_epi8(10));
+        let (case_bit, a_char, six) = (
+            _mm512_set1_epi8(0x20),
+            _mm512_set1_epi8(b'a' as i8),
+            _mm512_set1_epi8(6),
+        );
         let mut i = pos;
         let mut carry = 0u64;
         while let Some(block) = src.get(i..i + 64) {
@@ -509,12 +516,38 @@ mod simd {
             if (ctl & inside) | (esc & !ok) != 0 {
                 return Skip::From(restart(i, carry));
             }
-            let mut us = esc & um;
-            while us != 0 {
-                if hex4(src, i + us.trailing_zeros() as usize + 1).is_err() {
+            let us = esc & um;
+            if us != 0 {
+                // Each `\\u` is followed by four hex digits: checked for the whole block at
+                // once with the hex-digit masks of this block and the next (escapes near the
+                // end of the input go byte by byte).
+                let Some(next) = src.get(i + 64..i + 128) else {
+                    let mut us = us;
+                    while us != 0 {
+                        if hex4(src, i + us.trailing_zeros() as usize + 1).is_err() {
+                            return Skip::From(restart(i, carry));
+                        }
+                        us &= us - 1;
+                    }
+                    if ends != 0 {
+                        return Skip::Done(i + ends.trailing_zeros() as usize + 1);
+                    }
+                    carry = u64::from(overflow);
+                    i += 64;
+                    continue;
+                };
+                let hex = |v| {
+                    let digit = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, zero_char), ten);
+                    let lower = _mm512_or_si512(v, case_bit);
+                    let letter = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(lower, a_char), six);
+                    digit | letter
+                };
+                let y = _mm512_loadu_si512(next.as_ptr().cast());
+                let h = u128::from(hex(x)) | u128::from(hex(y)) << 64;
+                let four = (h >> 1) & (h >> 2) & (h >> 3) & (h >> 4);
+                if u128::from(us) & !four != 0 {
                     return Skip::From(restart(i, carry));
                 }
-                us &= us - 1;
             }
             if ends != 0 {
                 return Skip::Done(i + ends.trailing_zeros() as usize + 1);
@@ -994,9 +1027,20 @@ fn skip_key_colon<const WS: bool>(src: &[u8], i: usize) -> Result<usize, JsonErr
     Ok(ws::<WS>(src, j + 1))
 }
 
+/// What string values start with, for the loader to note the lines that may hold an omp blob
+/// reference (`blob:sha256:<hex>`, always a whole string value) while it validates them.
+const BLOB_REF_START: &[u8] = crate::blobref::BLOB_PREFIX.as_bytes();
+
 /// Validates the value at `pos` (after optional whitespace), allowing `max_depth` levels of
-/// nesting; returns the index just past it. Iterative: no recursion at any depth.
-fn validate<const WS: bool>(src: &[u8], pos: usize, max_depth: usize) -> Result<usize, JsonError> {
+/// nesting; returns the index just past it. Iterative: no recursion at any depth. With
+/// `NOTE`, sets `*blob` when a string value (not a key) starts with `blob:sha256:` as
+/// written (no escape in the prefix).
+fn validate<const WS: bool, const NOTE: bool>(
+    src: &[u8],
+    pos: usize,
+    max_depth: usize,
+    blob: &mut bool,
+) -> Result<usize, JsonError> {
     let mut stack = KindStack::new();
     let mut i = ws::<WS>(src, pos);
     'value: loop {
@@ -1018,7 +1062,12 @@ fn validate<const WS: bool>(src: &[u8], pos: usize, max_depth: usize) -> Result<
                     continue 'value;
                 }
             }
-            Some(b'"') => i = skip_string(src, i + 1)?,
+            Some(b'"') => {
+                if NOTE && src.get(i + 1..i + 1 + BLOB_REF_START.len()) == Some(BLOB_REF_START) {
+                    *blob = true;
+                }
+                i = skip_string(src, i + 1)?
+            }
             Some(b'-' | b'0'..=b'9') => i = scan_number(src, i)?.end,
             Some(b't') => i = expect_literal(src, i, b"true")?,
             Some(b'f') => i = expect_literal(src, i, b"false")?,
@@ -1060,14 +1109,24 @@ fn validate<const WS: bool>(src: &[u8], pos: usize, max_depth: usize) -> Result<
 /// just past it. Lone surrogate escapes are accepted, as `JSON.parse` accepts them. Nesting
 /// depth is limited (to 10 000) so hostile input cannot overflow the stack.
 pub fn value_end(src: &[u8], pos: usize) -> Result<usize, JsonError> {
-    validate::<true>(src, pos, MAX_DEPTH)
+    validate::<true, false>(src, pos, MAX_DEPTH, &mut false)
 }
 
 /// [`value_end`] in compact mode: the value must start at `pos` and hold no whitespace between
 /// its tokens (what `JSON.stringify` writes). An `Err` only says "not compact valid JSON":
 /// callers then use [`value_end`], which gives the exact error.
 pub fn value_end_compact(src: &[u8], pos: usize) -> Result<usize, JsonError> {
-    validate::<false>(src, pos, MAX_DEPTH)
+    validate::<false, false>(src, pos, MAX_DEPTH, &mut false)
+}
+
+/// [`value_end_compact`] that also sets `*blob` when a string value in it starts with
+/// `blob:sha256:` (an omp blob reference can only be such a value).
+pub fn value_end_compact_noting(
+    src: &[u8],
+    pos: usize,
+    blob: &mut bool,
+) -> Result<usize, JsonError> {
+    validate::<false, true>(src, pos, MAX_DEPTH, blob)
 }
 
 /// Scans `src` as one JSON object (surrounding JSON whitespace allowed, nothing else after it)
@@ -1075,7 +1134,7 @@ pub fn value_end_compact(src: &[u8], pos: usize) -> Result<usize, JsonError> {
 /// Errors if the text is not valid JSON or the value is not an object.
 pub fn scan_object(src: &[u8]) -> Result<ObjectScan, JsonError> {
     let start = skip_ws(src, 0);
-    let scan = scan_object_from::<true>(src, start)?;
+    let scan = scan_object_from::<true, false>(src, start, &mut false)?;
     let i = scan.span.end;
     if skip_ws(src, i) != src.len() {
         return Err(err(skip_ws(src, i), "unexpected data after value"));
@@ -1090,10 +1149,24 @@ pub fn scan_object(src: &[u8]) -> Result<ObjectScan, JsonError> {
 /// object cannot run past its line. An `Err` only says "not a compact object here": callers
 /// then use [`scan_object`], which gives the exact error.
 pub fn scan_object_compact_at(src: &[u8], start: usize) -> Result<ObjectScan, JsonError> {
-    scan_object_from::<false>(src, start)
+    scan_object_from::<false, false>(src, start, &mut false)
 }
 
-fn scan_object_from<const WS: bool>(src: &[u8], start: usize) -> Result<ObjectScan, JsonError> {
+/// [`scan_object_compact_at`] that also sets `*blob` when a string value in the object starts
+/// with `blob:sha256:` (see [`value_end_compact_noting`]).
+pub fn scan_object_compact_at_noting(
+    src: &[u8],
+    start: usize,
+    blob: &mut bool,
+) -> Result<ObjectScan, JsonError> {
+    scan_object_from::<false, true>(src, start, blob)
+}
+
+fn scan_object_from<const WS: bool, const NOTE: bool>(
+    src: &[u8],
+    start: usize,
+    blob: &mut bool,
+) -> Result<ObjectScan, JsonError> {
     match src.get(start) {
         Some(b'{') => {}
         Some(_) => return Err(err(start, "expected object")),
@@ -1121,7 +1194,7 @@ fn scan_object_from<const WS: bool>(src: &[u8], start: usize) -> Result<ObjectSc
                 }
                 None => return Err(err(v, "unexpected end of input")),
             };
-            let v_end = validate::<WS>(src, v, MAX_DEPTH - 1)?;
+            let v_end = validate::<WS, NOTE>(src, v, MAX_DEPTH - 1, blob)?;
             members.push(Member {
                 key,
                 value: v..v_end,
@@ -1547,7 +1620,9 @@ mod skip_string_tests {
 
         #[test]
         fn block_scan_matches_scalar_on_escape_dense_text(words in proptest::collection::vec(
-            proptest::sample::select(vec!["ab", "\\n", "\\\\", "\\\"", "\\u001b", "\\ud83d", "\\u00", "\\x", "\t", "x\"", "    "]), 0..120),
+            proptest::sample::select(vec!["ab", "\\n", "\\\\", "\\\"", "\\u001b", "\\ud83d", "\\u00", "\\x", "\t", "x\"", "    ",
+                // Near misses of hex digits for the block-wide `\\u` check.
+                "\\uFfAe", "\\u0G0a", "\\u@abc", "\\u12/4", "\\u:123", "\\u`bcd", "\\u\u{e1}", "\\u123g", "\\uabc\\n", "\\u12"]), 0..120),
             pad in 0usize..70) {
             let mut s = vec![b'a'; pad];
             for w in &words { s.extend_from_slice(w.as_bytes()); }
