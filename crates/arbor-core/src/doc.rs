@@ -6,8 +6,8 @@
 //! format v1 or v2 are migrated *in memory* (see [`crate::migrate`]); the store decides
 //! whether to write the migrated lines back.
 use crate::entry::{
-    parse_fields, parse_message_line, parse_message_line_compact_noting, Entry, EntryType, Fields,
-    LineError, LineRef,
+    parse_fields, parse_message_line, parse_message_line_compact_with, CompactScratch, Entry,
+    EntryType, Fields, LineError, LineRef,
 };
 use crate::migrate::{self, Migration};
 
@@ -333,6 +333,7 @@ fn scan_lines(data: &[u8], from: usize, to: usize, at_start: bool) -> Lines {
     let mut out = Lines::default();
     let data_to = data.get(..to).unwrap_or(data);
     let blob = memchr::memmem::Finder::new(crate::blobref::BLOB_PREFIX.as_bytes());
+    let mut scratch = CompactScratch::default();
     let mut line_no = 0;
     let mut pos = from;
     while pos < data_to.len() {
@@ -342,9 +343,13 @@ fn scan_lines(data: &[u8], from: usize, to: usize, at_start: bool) -> Lines {
         // for its end first; the parse finds it (see `parse_message_line_compact`).
         if !(at_start && line_no == 1) && data_to.get(start) == Some(&b'{') {
             let mut has_blob = false;
-            if let Some((entry, len)) =
-                parse_message_line_compact_noting(&data_to[start..], start, line_no, &mut has_blob)
-            {
+            if let Some((entry, len)) = parse_message_line_compact_with(
+                &data_to[start..],
+                start,
+                line_no,
+                &mut has_blob,
+                &mut scratch,
+            ) {
                 let end = start + len;
                 let next = match data_to.get(end..end + 2) {
                     Some([b'\n', _]) => Some(end + 1),
@@ -537,14 +542,18 @@ impl SessionDoc {
         let Some((header_line_no, header)) = records.next() else {
             return Err(NotASession::NoJson);
         };
-        let mut entries = Vec::with_capacity(records.len());
-        for (ln, e) in records {
-            if e.etype == EntryType::Session {
-                report.extra_headers.push(ln);
-            } else {
-                entries.push(e);
-            }
-        }
+        // Collected in place: the entries reuse the records' memory (no second copy of
+        // some 2.5 MB per 100 MB of session in fresh pages).
+        let entries: Vec<Entry> = records
+            .filter_map(|(ln, e)| {
+                if e.etype == EntryType::Session {
+                    report.extra_headers.push(ln);
+                    None
+                } else {
+                    Some(e)
+                }
+            })
+            .collect();
         let mut doc = SessionDoc {
             base: bytes.clone(),
             owned,

@@ -19,7 +19,7 @@ pub mod value;
 pub mod write;
 
 pub use scan::{
-    decode_string, scan_object, scan_object_compact_at, scan_object_compact_at_noting, skip_ws,
+    decode_string, scan_object, scan_object_compact_at, scan_object_compact_into, skip_ws,
     value_end, value_end_compact, value_end_compact_noting, Member, ObjectScan, ValueKind,
 };
 pub use value::{JsStr, JsValue};

@@ -697,11 +697,97 @@ mod simd {
                 }
             }
         }
+        if has_avx512() {
+            // SAFETY: the CPU has AVX-512 F, BW and VBMI (checked at run time).
+            return unsafe { canonical_avx512(src, pos) };
+        }
         if !has_avx2() {
             return None;
         }
         // SAFETY: the CPU has AVX2 (checked at run time).
         unsafe { canonical_avx2(src, pos) }
+    }
+
+    /// The characters after a backslash that `JSON.stringify` writes (`" \\ b f n r t`, and
+    /// `u`, whose escapes are checked one by one; not `/`), as a 128-byte `vpermi2b` table.
+    static CANONICAL_ESCAPE_TABLE: [u8; 128] = {
+        let mut t = [0u8; 128];
+        let ok = *b"\"\\bfnrtu";
+        let mut k = 0;
+        while k < ok.len() {
+            t[ok[k] as usize] = 1;
+            k += 1;
+        }
+        t
+    };
+
+    /// [`canonical_avx2`] with one 64-byte register per block and the escape characters
+    /// checked with one byte permute (as [`blocks_avx512`]); same answers.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    pub(super) unsafe fn canonical_avx512(src: &[u8], pos: usize) -> Option<usize> {
+        use std::arch::x86_64::{
+            _mm512_cmpeq_epi8_mask, _mm512_cmplt_epu8_mask, _mm512_loadu_si512,
+            _mm512_movepi8_mask, _mm512_permutex2var_epi8, _mm512_set1_epi8, _mm512_test_epi8_mask,
+        };
+        let tab = CANONICAL_ESCAPE_TABLE.as_ptr();
+        let tab_lo = _mm512_loadu_si512(tab.cast());
+        let tab_hi = _mm512_loadu_si512(tab.add(64).cast());
+        let quote = _mm512_set1_epi8(b'"' as i8);
+        let backslash = _mm512_set1_epi8(b'\\' as i8);
+        let u = _mm512_set1_epi8(b'u' as i8);
+        let space = _mm512_set1_epi8(0x20);
+        let mut i = pos;
+        let mut carry = 0u64;
+        let mut first_non_ascii: Option<usize> = None;
+        loop {
+            // The last block of the input is padded with NULs, as in `canonical_avx2`.
+            let mut padded = [0u8; 64];
+            let block: &[u8] = match src.get(i..i + 64) {
+                Some(b) => b,
+                None => {
+                    let rest = src.get(i..).filter(|r| !r.is_empty())?;
+                    padded.get_mut(..rest.len())?.copy_from_slice(rest);
+                    &padded
+                }
+            };
+            let x = _mm512_loadu_si512(block.as_ptr().cast());
+            let non_ascii = _mm512_movepi8_mask(x);
+            let t = _mm512_permutex2var_epi8(tab_lo, x, tab_hi);
+            let kept = _mm512_test_epi8_mask(t, t) & !non_ascii;
+            let (ends, inside, escaped, overflow) = escapes(
+                _mm512_cmpeq_epi8_mask(x, quote),
+                _mm512_cmpeq_epi8_mask(x, backslash),
+                carry,
+            );
+            let esc = escaped & inside;
+            if (_mm512_cmplt_epu8_mask(x, space) & inside) | (esc & !kept) != 0 {
+                return None;
+            }
+            let mut us = esc & _mm512_cmpeq_epi8_mask(x, u);
+            while us != 0 {
+                // The backslash is just before the `u` (possibly at the end of the last block).
+                if !u_escape_is_canonical(src, i + us.trailing_zeros() as usize - 1) {
+                    return None;
+                }
+                us &= us - 1;
+            }
+            let na = non_ascii & inside;
+            if na != 0 && first_non_ascii.is_none() {
+                first_non_ascii = Some(i + na.trailing_zeros() as usize);
+            }
+            if ends != 0 {
+                let q = i + ends.trailing_zeros() as usize;
+                if let Some(f) = first_non_ascii {
+                    simdutf8::basic::from_utf8(src.get(f..q)?).ok()?;
+                }
+                return Some(q + 1);
+            }
+            if std::ptr::eq(block.as_ptr(), padded.as_ptr()) {
+                return None;
+            }
+            carry = u64::from(overflow);
+            i += 64;
+        }
     }
 
     /// Whether the `\\u` escape whose backslash is at `p` is spelled as `JSON.stringify`
@@ -720,7 +806,7 @@ mod simd {
     }
 
     #[target_feature(enable = "avx2")]
-    unsafe fn canonical_avx2(src: &[u8], pos: usize) -> Option<usize> {
+    pub(super) unsafe fn canonical_avx2(src: &[u8], pos: usize) -> Option<usize> {
         use std::arch::x86_64::{
             __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_max_epu8,
             _mm256_movemask_epi8, _mm256_set1_epi8, _mm256_setr_epi8, _mm256_setzero_si256,
@@ -1134,7 +1220,9 @@ pub fn value_end_compact_noting(
 /// Errors if the text is not valid JSON or the value is not an object.
 pub fn scan_object(src: &[u8]) -> Result<ObjectScan, JsonError> {
     let start = skip_ws(src, 0);
-    let scan = scan_object_from::<true, false>(src, start, &mut false)?;
+    let mut members = Vec::new();
+    let span = scan_object_from::<true, false>(src, start, &mut false, &mut members)?;
+    let scan = ObjectScan { members, span };
     let i = scan.span.end;
     if skip_ws(src, i) != src.len() {
         return Err(err(skip_ws(src, i), "unexpected data after value"));
@@ -1149,30 +1237,35 @@ pub fn scan_object(src: &[u8]) -> Result<ObjectScan, JsonError> {
 /// object cannot run past its line. An `Err` only says "not a compact object here": callers
 /// then use [`scan_object`], which gives the exact error.
 pub fn scan_object_compact_at(src: &[u8], start: usize) -> Result<ObjectScan, JsonError> {
-    scan_object_from::<false, false>(src, start, &mut false)
+    let mut members = Vec::new();
+    let span = scan_object_from::<false, false>(src, start, &mut false, &mut members)?;
+    Ok(ObjectScan { members, span })
 }
 
 /// [`scan_object_compact_at`] that also sets `*blob` when a string value in the object starts
-/// with `blob:sha256:` (see [`value_end_compact_noting`]).
-pub fn scan_object_compact_at_noting(
+/// with `blob:sha256:` (see [`value_end_compact_noting`]), and puts the members into `members`
+/// (cleared first; a buffer the caller reuses) instead of a new vector. Returns the span.
+pub fn scan_object_compact_into(
     src: &[u8],
     start: usize,
     blob: &mut bool,
-) -> Result<ObjectScan, JsonError> {
-    scan_object_from::<false, true>(src, start, blob)
+    members: &mut Vec<Member>,
+) -> Result<Range<usize>, JsonError> {
+    members.clear();
+    scan_object_from::<false, true>(src, start, blob, members)
 }
 
 fn scan_object_from<const WS: bool, const NOTE: bool>(
     src: &[u8],
     start: usize,
     blob: &mut bool,
-) -> Result<ObjectScan, JsonError> {
+    members: &mut Vec<Member>,
+) -> Result<Range<usize>, JsonError> {
     match src.get(start) {
         Some(b'{') => {}
         Some(_) => return Err(err(start, "expected object")),
         None => return Err(err(start, "unexpected end of input")),
     }
-    let mut members = Vec::new();
     let mut i = ws::<WS>(src, start + 1);
     if src.get(i) == Some(&b'}') {
         i += 1;
@@ -1212,10 +1305,7 @@ fn scan_object_from<const WS: bool, const NOTE: bool>(
             }
         }
     }
-    Ok(ObjectScan {
-        members,
-        span: start..i,
-    })
+    Ok(start..i)
 }
 
 /// Decodes string contents from `start` up to an unescaped `"` (when `quoted`) or to the end
@@ -1615,6 +1705,27 @@ mod skip_string_tests {
             if simd::has_avx512() {
                 // SAFETY: the CPU has AVX-512 F, BW and VBMI.
                 prop_assert_eq!(finish(unsafe { simd::blocks_avx512(&s, start) }), want);
+            }
+        }
+
+        /// The AVX-512 canonical check gives the AVX2 one's answers (which the transcoder's
+        /// proptests hold against the byte-wise path), on raw bytes and on UTF-8 text.
+        #[cfg(target_arch = "x86_64")]
+        #[test]
+        fn canonical_avx512_matches_avx2(
+            s in arb_string_bytes(),
+            text in "[a-z\\\\\"\u{1}\u{e9}\u{20ac}\u{1F600}/nu0-9]{0,200}",
+            start in 0usize..80,
+        ) {
+            if simd::has_avx2() && simd::has_avx512() {
+                for input in [s.clone(), text.into_bytes()] {
+                    let start = start.min(input.len());
+                    // SAFETY: the CPU has AVX2 and AVX-512 F, BW and VBMI.
+                    let (a, b) = unsafe {
+                        (simd::canonical_avx2(&input, start), simd::canonical_avx512(&input, start))
+                    };
+                    prop_assert_eq!(a, b);
+                }
             }
         }
 
