@@ -249,8 +249,7 @@ const CHUNK_BYTES: usize = 2 << 20;
 /// fault every 16 pages). The chunks' results are joined in file order.
 fn scan_lines_parallel(data: &[u8], from: usize, prefetch: Option<Prefetch<'_>>) -> Lines {
     let len = data.len().saturating_sub(from);
-    let two_cores = len >= PARALLEL_MIN_BYTES
-        && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let two_cores = len >= PARALLEL_MIN_BYTES && crate::two_cores();
     if !two_cores {
         if let Some(p) = prefetch {
             p(from..data.len());
