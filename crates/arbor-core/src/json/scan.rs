@@ -736,11 +736,37 @@ mod simd {
         let backslash = _mm512_set1_epi8(b'\\' as i8);
         let u = _mm512_set1_epi8(b'u' as i8);
         let space = _mm512_set1_epi8(0x20);
+        canonical_blocks(src, pos, |block| {
+            let x = _mm512_loadu_si512(block.as_ptr().cast());
+            let non_ascii = _mm512_movepi8_mask(x);
+            let t = _mm512_permutex2var_epi8(tab_lo, x, tab_hi);
+            [
+                _mm512_cmpeq_epi8_mask(x, quote),
+                _mm512_cmpeq_epi8_mask(x, backslash),
+                _mm512_cmplt_epu8_mask(x, space),
+                _mm512_test_epi8_mask(t, t) & !non_ascii,
+                _mm512_cmpeq_epi8_mask(x, u),
+                non_ascii,
+            ]
+        })
+    }
+
+    /// The loop of the canonical check, shared by its AVX2 and AVX-512 versions (inlined into
+    /// each): `masks` gives a 64-byte block's masks of quotes, backslashes, control bytes,
+    /// escape characters `JSON.stringify` writes, `u` and non-ASCII bytes.
+    #[inline(always)]
+    fn canonical_blocks(
+        src: &[u8],
+        pos: usize,
+        masks: impl Fn(&[u8]) -> [u64; 6],
+    ) -> Option<usize> {
         let mut i = pos;
         let mut carry = 0u64;
         let mut first_non_ascii: Option<usize> = None;
         loop {
-            // The last block of the input is padded with NULs, as in `canonical_avx2`.
+            // The last block of the input is padded with NULs (control bytes: a string that
+            // does not end before them is not accepted), so that a long string ending near
+            // the end of the value is not re-done byte by byte as a whole.
             let mut padded = [0u8; 64];
             let block: &[u8] = match src.get(i..i + 64) {
                 Some(b) => b,
@@ -750,20 +776,13 @@ mod simd {
                     &padded
                 }
             };
-            let x = _mm512_loadu_si512(block.as_ptr().cast());
-            let non_ascii = _mm512_movepi8_mask(x);
-            let t = _mm512_permutex2var_epi8(tab_lo, x, tab_hi);
-            let kept = _mm512_test_epi8_mask(t, t) & !non_ascii;
-            let (ends, inside, escaped, overflow) = escapes(
-                _mm512_cmpeq_epi8_mask(x, quote),
-                _mm512_cmpeq_epi8_mask(x, backslash),
-                carry,
-            );
+            let [q, bs, ctl, kept, um, non_ascii] = masks(block);
+            let (ends, inside, escaped, overflow) = escapes(q, bs, carry);
             let esc = escaped & inside;
-            if (_mm512_cmplt_epu8_mask(x, space) & inside) | (esc & !kept) != 0 {
+            if (ctl & inside) | (esc & !kept) != 0 {
                 return None;
             }
-            let mut us = esc & _mm512_cmpeq_epi8_mask(x, u);
+            let mut us = esc & um;
             while us != 0 {
                 // The backslash is just before the `u` (possibly at the end of the last block).
                 if !u_escape_is_canonical(src, i + us.trailing_zeros() as usize - 1) {
@@ -849,55 +868,12 @@ mod simd {
                 m(x),
             ]
         };
-        let mut i = pos;
-        let mut carry = 0u64;
-        let mut first_non_ascii: Option<usize> = None;
-        loop {
-            // The last block of the input is padded with NULs (control bytes: a string that
-            // does not end before them is not accepted), so that a long string ending near
-            // the end of the value is not re-done byte by byte as a whole.
-            let mut padded = [0u8; 64];
-            let block: &[u8] = match src.get(i..i + 64) {
-                Some(b) => b,
-                None => {
-                    let rest = src.get(i..).filter(|r| !r.is_empty())?;
-                    padded.get_mut(..rest.len())?.copy_from_slice(rest);
-                    &padded
-                }
-            };
+        canonical_blocks(src, pos, |block| {
             let p = block.as_ptr() as *const __m256i;
-            let (a, b) = (half(p), half(p.add(1)));
-            let m = |k: usize| a[k] | b[k] << 32;
-            let (ends, inside, escaped, overflow) = escapes(m(0), m(1), carry);
-            let esc = escaped & inside;
-            if (m(2) & inside) | (esc & !m(3)) != 0 {
-                return None;
-            }
-            let mut us = esc & m(4);
-            while us != 0 {
-                // The backslash is just before the `u` (possibly at the end of the last block).
-                if !u_escape_is_canonical(src, i + us.trailing_zeros() as usize - 1) {
-                    return None;
-                }
-                us &= us - 1;
-            }
-            let na = m(5) & inside;
-            if na != 0 && first_non_ascii.is_none() {
-                first_non_ascii = Some(i + na.trailing_zeros() as usize);
-            }
-            if ends != 0 {
-                let q = i + ends.trailing_zeros() as usize;
-                if let Some(f) = first_non_ascii {
-                    simdutf8::basic::from_utf8(src.get(f..q)?).ok()?;
-                }
-                return Some(q + 1);
-            }
-            if std::ptr::eq(block.as_ptr(), padded.as_ptr()) {
-                return None;
-            }
-            carry = u64::from(overflow);
-            i += 64;
-        }
+            // SAFETY: `block` is 64 bytes: two 32-byte halves.
+            let (a, b) = unsafe { (half(p), half(p.add(1))) };
+            std::array::from_fn(|k| a[k] | b[k] << 32)
+        })
     }
 
     /// SSE2 blocks (every x86_64 CPU).
