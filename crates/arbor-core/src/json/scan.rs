@@ -466,16 +466,18 @@ mod simd {
 
     /// The characters `JSON.parse` accepts after a backslash (`" \\ / b f n r t u`), as a
     /// 128-byte table for `vpermi2b`: nonzero at their codes.
-    static ESCAPE_TABLE: [u8; 128] = {
+    static ESCAPE_TABLE: [u8; 128] = byte_table(b"\"\\/bfnrtu");
+
+    /// A 128-byte `vpermi2b` table: 1 at the codes of `bytes`, 0 elsewhere.
+    const fn byte_table(bytes: &[u8]) -> [u8; 128] {
         let mut t = [0u8; 128];
-        let ok = *b"\"\\/bfnrtu";
         let mut k = 0;
-        while k < ok.len() {
-            t[ok[k] as usize] = 1;
+        while k < bytes.len() {
+            t[bytes[k] as usize & 0x7F] = 1;
             k += 1;
         }
         t
-    };
+    }
 
     /// AVX-512 blocks: one 64-byte register per block, the masks straight from the compares,
     /// the escape characters checked with one two-register byte permute (VBMI) for the whole
@@ -710,16 +712,7 @@ mod simd {
 
     /// The characters after a backslash that `JSON.stringify` writes (`" \\ b f n r t`, and
     /// `u`, whose escapes are checked one by one; not `/`), as a 128-byte `vpermi2b` table.
-    static CANONICAL_ESCAPE_TABLE: [u8; 128] = {
-        let mut t = [0u8; 128];
-        let ok = *b"\"\\bfnrtu";
-        let mut k = 0;
-        while k < ok.len() {
-            t[ok[k] as usize] = 1;
-            k += 1;
-        }
-        t
-    };
+    static CANONICAL_ESCAPE_TABLE: [u8; 128] = byte_table(b"\"\\bfnrtu");
 
     /// [`canonical_avx2`] with one 64-byte register per block and the escape characters
     /// checked with one byte permute (as [`blocks_avx512`]); same answers.
