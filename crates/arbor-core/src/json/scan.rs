@@ -523,31 +523,23 @@ mod simd {
                 // Each `\\u` is followed by four hex digits: checked for the whole block at
                 // once with the hex-digit masks of this block and the next (escapes near the
                 // end of the input go byte by byte).
-                let Some(next) = src.get(i + 64..i + 128) else {
-                    let mut us = us;
-                    while us != 0 {
-                        if hex4(src, i + us.trailing_zeros() as usize + 1).is_err() {
-                            return Skip::From(restart(i, carry));
-                        }
-                        us &= us - 1;
+                let hex_ok = match src.get(i + 64..i + 128) {
+                    Some(next) => {
+                        let hex = |v| {
+                            let digit = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, zero_char), ten);
+                            let lower = _mm512_or_si512(v, case_bit);
+                            let letter =
+                                _mm512_cmplt_epu8_mask(_mm512_sub_epi8(lower, a_char), six);
+                            digit | letter
+                        };
+                        let y = _mm512_loadu_si512(next.as_ptr().cast());
+                        let h = u128::from(hex(x)) | u128::from(hex(y)) << 64;
+                        let four = (h >> 1) & (h >> 2) & (h >> 3) & (h >> 4);
+                        u128::from(us) & !four == 0
                     }
-                    if ends != 0 {
-                        return Skip::Done(i + ends.trailing_zeros() as usize + 1);
-                    }
-                    carry = u64::from(overflow);
-                    i += 64;
-                    continue;
+                    None => u_escapes_have_hex(src, i, us),
                 };
-                let hex = |v| {
-                    let digit = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, zero_char), ten);
-                    let lower = _mm512_or_si512(v, case_bit);
-                    let letter = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(lower, a_char), six);
-                    digit | letter
-                };
-                let y = _mm512_loadu_si512(next.as_ptr().cast());
-                let h = u128::from(hex(x)) | u128::from(hex(y)) << 64;
-                let four = (h >> 1) & (h >> 2) & (h >> 3) & (h >> 4);
-                if u128::from(us) & !four != 0 {
+                if !hex_ok {
                     return Skip::From(restart(i, carry));
                 }
             }
@@ -592,6 +584,18 @@ mod simd {
             (ends & ends.wrapping_neg()) - 1
         };
         (ends, inside, escaped, overflow)
+    }
+
+    /// Whether every escaped `u` of the block at `i` (bits of `us`) has four hex digits after it.
+    #[inline(always)]
+    fn u_escapes_have_hex(src: &[u8], i: usize, mut us: u64) -> bool {
+        while us != 0 {
+            if hex4(src, i + us.trailing_zeros() as usize + 1).is_err() {
+                return false;
+            }
+            us &= us - 1;
+        }
+        true
     }
 
     #[inline(always)]
@@ -665,12 +669,8 @@ mod simd {
             if (ctl & inside) | (esc & !ok) != 0 {
                 return Skip::From(restart(i, carry));
             }
-            let mut us = esc & um;
-            while us != 0 {
-                if hex4(src, i + us.trailing_zeros() as usize + 1).is_err() {
-                    return Skip::From(restart(i, carry));
-                }
-                us &= us - 1;
+            if !u_escapes_have_hex(src, i, esc & um) {
+                return Skip::From(restart(i, carry));
             }
             if ends != 0 {
                 return Skip::Done(i + ends.trailing_zeros() as usize + 1);
