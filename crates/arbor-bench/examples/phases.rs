@@ -32,13 +32,8 @@ fn main() {
         let bytes = Arc::new(FileBytes::open_unpopulated(&path).expect("open"));
         let t1 = Instant::now();
         let fb = bytes.clone();
-        let nopre = std::env::var_os("NOPREFETCH").is_some();
-        let doc = SessionDoc::parse_prefetched(bytes.clone(), &move |r| {
-            if !nopre {
-                fb.populate(r)
-            }
-        })
-        .expect("session");
+        let doc =
+            SessionDoc::parse_prefetched(bytes.clone(), &move |r| fb.populate(r)).expect("session");
         let t2 = Instant::now();
         let hits = doc.blob_ref_lines.len();
         let t3 = Instant::now();

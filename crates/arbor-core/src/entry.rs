@@ -441,19 +441,13 @@ pub fn parse_message_line_compact(
     base: usize,
     line_no: usize,
 ) -> Option<(Entry, usize)> {
-    parse_message_line_compact_noting(src, base, line_no, &mut false)
-}
-
-/// [`parse_message_line_compact`] that also sets `*blob` when a string value of the line
-/// starts with `blob:sha256:`: the only lines that can hold an omp blob reference, noted
-/// while the line is validated instead of by another search over its bytes.
-pub fn parse_message_line_compact_noting(
-    src: &[u8],
-    base: usize,
-    line_no: usize,
-    blob: &mut bool,
-) -> Option<(Entry, usize)> {
-    parse_message_line_compact_with(src, base, line_no, blob, &mut CompactScratch::default())
+    parse_message_line_compact_with(
+        src,
+        base,
+        line_no,
+        &mut false,
+        &mut CompactScratch::default(),
+    )
 }
 
 /// Buffers that [`parse_message_line_compact_with`] collects members in, reused from line to
@@ -465,7 +459,10 @@ pub struct CompactScratch {
     message: Vec<Member>,
 }
 
-/// [`parse_message_line_compact_noting`] with buffers reused across lines.
+/// [`parse_message_line_compact`] with buffers reused across lines, that also sets `*blob`
+/// when a string value of the line starts with `blob:sha256:`: the only lines that can hold
+/// an omp blob reference, noted while the line is validated instead of by another search
+/// over its bytes.
 pub fn parse_message_line_compact_with(
     src: &[u8],
     base: usize,
