@@ -222,6 +222,10 @@ impl Lines {
             t.line_no += off;
             self.torn_tail = Some(t);
         }
+        if later.title_slot.is_some() {
+            // Only the first run of a file can have one.
+            self.title_slot = later.title_slot;
+        }
         self.missing_final_newline |= later.missing_final_newline;
         if later.complete_len.is_some() {
             self.complete_len = later.complete_len;
@@ -272,6 +276,18 @@ fn scan_lines_parallel(data: &[u8], from: usize, prefetch: Option<Prefetch<'_>>)
             None => data.len(),
         }
     };
+    // A line longer than a chunk leaves the chunks after its start empty: the chunk that
+    // holds its start reads it.
+    let scan_chunk = |k: usize| {
+        let (a, b) = (boundary(k), boundary(k + 1));
+        if a >= b {
+            return Lines::default();
+        }
+        if let Some(p) = prefetch {
+            p(a..b);
+        }
+        scan_lines(data, a, b, k == 0)
+    };
     let next = std::sync::atomic::AtomicUsize::new(0);
     let work = || {
         let mut done: Vec<(usize, Lines)> = Vec::new();
@@ -280,48 +296,24 @@ fn scan_lines_parallel(data: &[u8], from: usize, prefetch: Option<Prefetch<'_>>)
             if k >= chunks {
                 return done;
             }
-            let (a, b) = (boundary(k), boundary(k + 1));
-            if a >= b {
-                // A line longer than a chunk: the chunk that holds its start reads it.
-                done.push((k, Lines::default()));
-                continue;
-            }
-            if let Some(p) = prefetch {
-                p(a..b);
-            }
-            done.push((k, scan_lines(data, a, b, k == 0)));
+            done.push((k, scan_chunk(k)));
         }
     };
-    let (mut mine, theirs) = std::thread::scope(|scope| {
+    let (mine, theirs) = std::thread::scope(|scope| {
         let other = scope.spawn(work);
         let mine = work();
         // A panic in the worker is a bug; its chunks are scanned again below.
         (mine, other.join().unwrap_or_default())
     });
-    mine.extend(theirs);
-    mine.sort_unstable_by_key(|(k, _)| *k);
-    // Every chunk in order (the ones a panicking worker took but did not return, again).
-    let mut parts: Vec<Lines> = Vec::with_capacity(chunks);
-    let mut got = mine.into_iter().peekable();
-    for k in 0..chunks {
-        match got.next_if(|(j, _)| *j == k) {
-            Some((_, part)) => parts.push(part),
-            None => {
-                let (a, b) = (boundary(k), boundary(k + 1));
-                parts.push(if a < b {
-                    scan_lines(data, a, b, k == 0)
-                } else {
-                    Lines::default()
-                });
-            }
-        }
+    let mut parts: Vec<Option<Lines>> = (0..chunks).map(|_| None).collect();
+    for (k, part) in mine.into_iter().chain(theirs) {
+        parts[k] = Some(part);
     }
-    let total: usize = parts.iter().map(|p| p.records.len()).sum();
-    let mut parts = parts.into_iter();
-    let mut out = parts.next().unwrap_or_default();
-    out.records.reserve_exact(total - out.records.len());
-    for part in parts {
-        out.append(part);
+    let total: usize = parts.iter().flatten().map(|p| p.records.len()).sum();
+    let mut out = Lines::default();
+    out.records.reserve_exact(total);
+    for (k, part) in parts.into_iter().enumerate() {
+        out.append(part.unwrap_or_else(|| scan_chunk(k)));
     }
     out
 }
