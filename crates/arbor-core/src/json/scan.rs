@@ -479,6 +479,33 @@ mod simd {
         t
     }
 
+    /// The registers both AVX-512 string scans start with: an escape table's two halves for
+    /// `vpermi2b`, and `"`, `\\`, `u` and 0x20 in every byte.
+    struct Avx512Regs {
+        tab_lo: std::arch::x86_64::__m512i,
+        tab_hi: std::arch::x86_64::__m512i,
+        quote: std::arch::x86_64::__m512i,
+        backslash: std::arch::x86_64::__m512i,
+        u: std::arch::x86_64::__m512i,
+        space: std::arch::x86_64::__m512i,
+    }
+
+    impl Avx512Regs {
+        #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+        #[inline]
+        unsafe fn new(table: &[u8; 128]) -> Avx512Regs {
+            use std::arch::x86_64::{_mm512_loadu_si512, _mm512_set1_epi8};
+            Avx512Regs {
+                tab_lo: _mm512_loadu_si512(table.as_ptr().cast()),
+                tab_hi: _mm512_loadu_si512(table.as_ptr().add(64).cast()),
+                quote: _mm512_set1_epi8(b'"' as i8),
+                backslash: _mm512_set1_epi8(b'\\' as i8),
+                u: _mm512_set1_epi8(b'u' as i8),
+                space: _mm512_set1_epi8(0x20),
+            }
+        }
+    }
+
     /// AVX-512 blocks: one 64-byte register per block, the masks straight from the compares,
     /// the escape characters checked with one two-register byte permute (VBMI) for the whole
     /// block. Same logic as [`blocks_avx2`] otherwise.
@@ -489,13 +516,7 @@ mod simd {
             _mm512_movepi8_mask, _mm512_or_si512, _mm512_permutex2var_epi8, _mm512_set1_epi8,
             _mm512_sub_epi8, _mm512_test_epi8_mask,
         };
-        let tab = ESCAPE_TABLE.as_ptr();
-        let tab_lo = _mm512_loadu_si512(tab.cast());
-        let tab_hi = _mm512_loadu_si512(tab.add(64).cast());
-        let quote = _mm512_set1_epi8(b'"' as i8);
-        let backslash = _mm512_set1_epi8(b'\\' as i8);
-        let u = _mm512_set1_epi8(b'u' as i8);
-        let space = _mm512_set1_epi8(0x20);
+        let r = Avx512Regs::new(&ESCAPE_TABLE);
         let (zero_char, ten) = (_mm512_set1_epi8(b'0' as i8), _mm512_set1_epi8(10));
         let (case_bit, a_char, six) = (
             _mm512_set1_epi8(0x20),
@@ -506,12 +527,12 @@ mod simd {
         let mut carry = 0u64;
         while let Some(block) = src.get(i..i + 64) {
             let x = _mm512_loadu_si512(block.as_ptr().cast());
-            let q = _mm512_cmpeq_epi8_mask(x, quote);
-            let bs = _mm512_cmpeq_epi8_mask(x, backslash);
-            let ctl = _mm512_cmplt_epu8_mask(x, space);
-            let um = _mm512_cmpeq_epi8_mask(x, u);
+            let q = _mm512_cmpeq_epi8_mask(x, r.quote);
+            let bs = _mm512_cmpeq_epi8_mask(x, r.backslash);
+            let ctl = _mm512_cmplt_epu8_mask(x, r.space);
+            let um = _mm512_cmpeq_epi8_mask(x, r.u);
             // Table lookup by the low 7 bits; bytes >= 0x80 are never valid escapes.
-            let t = _mm512_permutex2var_epi8(tab_lo, x, tab_hi);
+            let t = _mm512_permutex2var_epi8(r.tab_lo, x, r.tab_hi);
             let ok = _mm512_test_epi8_mask(t, t) & !_mm512_movepi8_mask(x);
             let (ends, inside, escaped, overflow) = escapes(q, bs, carry);
             let esc = escaped & inside;
@@ -720,25 +741,19 @@ mod simd {
     pub(super) unsafe fn canonical_avx512(src: &[u8], pos: usize) -> Option<usize> {
         use std::arch::x86_64::{
             _mm512_cmpeq_epi8_mask, _mm512_cmplt_epu8_mask, _mm512_loadu_si512,
-            _mm512_movepi8_mask, _mm512_permutex2var_epi8, _mm512_set1_epi8, _mm512_test_epi8_mask,
+            _mm512_movepi8_mask, _mm512_permutex2var_epi8, _mm512_test_epi8_mask,
         };
-        let tab = CANONICAL_ESCAPE_TABLE.as_ptr();
-        let tab_lo = _mm512_loadu_si512(tab.cast());
-        let tab_hi = _mm512_loadu_si512(tab.add(64).cast());
-        let quote = _mm512_set1_epi8(b'"' as i8);
-        let backslash = _mm512_set1_epi8(b'\\' as i8);
-        let u = _mm512_set1_epi8(b'u' as i8);
-        let space = _mm512_set1_epi8(0x20);
+        let r = Avx512Regs::new(&CANONICAL_ESCAPE_TABLE);
         canonical_blocks(src, pos, |block| {
             let x = _mm512_loadu_si512(block.as_ptr().cast());
             let non_ascii = _mm512_movepi8_mask(x);
-            let t = _mm512_permutex2var_epi8(tab_lo, x, tab_hi);
+            let t = _mm512_permutex2var_epi8(r.tab_lo, x, r.tab_hi);
             [
-                _mm512_cmpeq_epi8_mask(x, quote),
-                _mm512_cmpeq_epi8_mask(x, backslash),
-                _mm512_cmplt_epu8_mask(x, space),
+                _mm512_cmpeq_epi8_mask(x, r.quote),
+                _mm512_cmpeq_epi8_mask(x, r.backslash),
+                _mm512_cmplt_epu8_mask(x, r.space),
                 _mm512_test_epi8_mask(t, t) & !non_ascii,
-                _mm512_cmpeq_epi8_mask(x, u),
+                _mm512_cmpeq_epi8_mask(x, r.u),
                 non_ascii,
             ]
         })
