@@ -446,6 +446,22 @@ mod simd {
         blocks_sse2(src, pos)
     }
 
+    /// How far ahead of the block being read the block loops ask for the input's bytes.
+    /// Measured on a 2-core VM (2026-11-24): without it the loops wait on memory for most of
+    /// a load of a mapped 100 MB session, as if the hardware prefetcher did not follow the
+    /// stream; with it `arbor context` went from 32.4 to 24.0 ms (1 to 32 KB ahead: best at
+    /// 4-8 KB).
+    const PREFETCH_AHEAD: usize = 4096;
+
+    /// Asks for the cache line [`PREFETCH_AHEAD`] bytes past the start of `block`.
+    #[inline(always)]
+    fn prefetch_ahead(block: &[u8]) {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch is only a hint: it never faults and never reads into the program,
+        // whatever the address (here possibly past the end of the input or of its mapping).
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(block.as_ptr().wrapping_add(PREFETCH_AHEAD).cast()) }
+    }
+
     /// Whether the CPU has AVX-512 F, BW and VBMI (detected once).
     #[inline(always)]
     pub(super) fn has_avx512() -> bool {
@@ -526,6 +542,7 @@ mod simd {
         let mut i = pos;
         let mut carry = 0u64;
         while let Some(block) = src.get(i..i + 64) {
+            prefetch_ahead(block);
             let x = _mm512_loadu_si512(block.as_ptr().cast());
             let q = _mm512_cmpeq_epi8_mask(x, r.quote);
             let bs = _mm512_cmpeq_epi8_mask(x, r.backslash);
@@ -676,6 +693,7 @@ mod simd {
         let mut i = pos;
         let mut carry = 0u64;
         while let Some(block) = src.get(i..i + 64) {
+            prefetch_ahead(block);
             let p = block.as_ptr() as *const __m256i;
             let (a, b) = (half(p), half(p.add(1)));
             let (q, bs, ctl, ok, um) = (
@@ -784,6 +802,7 @@ mod simd {
                     &padded
                 }
             };
+            prefetch_ahead(block);
             let [q, bs, ctl, kept, um, non_ascii] = masks(block);
             let (ends, inside, escaped, overflow) = escapes(q, bs, carry);
             let esc = escaped & inside;
@@ -893,6 +912,7 @@ mod simd {
             .get(i..i + 64)
             .and_then(|b| <&[u8; 64]>::try_from(b).ok())
         {
+            prefetch_ahead(block);
             let (q, bs, ctl) = masks64(block);
             let (ends, inside, escaped, overflow) = escapes(q, bs, carry);
             if ctl & inside != 0 {
