@@ -3,6 +3,7 @@
 //! Exit status: 0 success, 1 a reported failure (message on stderr), 2 a usage error.
 mod cli;
 mod cmd;
+mod pieces;
 mod render;
 mod resolve;
 

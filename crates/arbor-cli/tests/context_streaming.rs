@@ -1,5 +1,6 @@
-//! `arbor context` writes large contexts in chunks; the bytes must be exactly those of
-//! `SessionContext::write_json` (one buffer), across chunk boundaries.
+//! `arbor context` writes large contexts in chunks, messages stored as they are to be printed
+//! straight from the map and the others re-spelled; the bytes must be exactly those of
+//! `SessionContext::write_json` (one buffer), across chunk boundaries, through a pipe.
 use arbor_core::context::{build_session_context, LeafSel};
 use arbor_core::doc::SessionDoc;
 use std::process::Command;
@@ -17,8 +18,15 @@ fn chunked_output_equals_the_single_buffer() {
         let text = format!("line {i} with \\\"quotes\\\", tabs\\t, ünïcödé 日本語 \\u001b[0m\\n")
             .repeat(700);
         let role = if i % 2 == 0 { "user" } else { "toolResult" };
+        // Every third message is not spelled as JSON.stringify spells it (an escaped `/`, a
+        // number with a trailing zero, a space): it is written re-spelled, between kept ones.
+        let (text, n) = if i % 3 == 1 {
+            (format!("{text}\\/"), "1.50 ")
+        } else {
+            (text, "1.5")
+        };
         let line = format!(
-            r#"{{"type":"message","id":"e{i}","parentId":{parent},"timestamp":"2025-01-01T00:00:{:02}.000Z","message":{{"role":"{role}","content":[{{"type":"text","text":"{text}"}}],"timestamp":{i}}}}}"#,
+            r#"{{"type":"message","id":"e{i}","parentId":{parent},"timestamp":"2025-01-01T00:00:{:02}.000Z","message":{{"role":"{role}","content":[{{"type":"text","text":"{text}"}}],"n":{n},"timestamp":{i}}}}}"#,
             i % 60
         );
         file.extend_from_slice(line.as_bytes());

@@ -365,6 +365,38 @@ pub(crate) fn canon(raw: &[u8], out: &mut Vec<u8>) {
 }
 
 impl SessionContext {
+    /// [`SessionContext::write_message`], except that a message whose stored bytes are
+    /// already what is to be written (a `message` entry's payload as `JSON.stringify` wrote
+    /// it: nearly all of them) is not copied: those bytes, a slice of the session's line, are
+    /// returned instead and nothing is written to `out`. A payload that is not valid JSON is
+    /// also returned as it is, as `write_message` copies it.
+    pub fn write_message_or_keep<'d>(
+        &self,
+        doc: &'d SessionDoc,
+        m: CtxMessage,
+        out: &mut Vec<u8>,
+    ) -> Option<&'d [u8]> {
+        if let CtxMessage::Message(i) = m {
+            let e = &doc.entries[i];
+            let line = doc.line(&e.line);
+            let Some((raw, _)) = e.fields.get(line, "message") else {
+                out.extend_from_slice(b"null");
+                return None;
+            };
+            let mark = out.len();
+            return match json::canonicalize_or_keep(raw, out) {
+                Ok(json::Canonical::AsIs) => Some(raw),
+                Ok(json::Canonical::Written) => None,
+                Err(_) => {
+                    out.truncate(mark);
+                    Some(raw)
+                }
+            };
+        }
+        self.write_message(doc, m, out);
+        None
+    }
+
     /// Writes one context message as pi's object would be stringified.
     pub fn write_message(&self, doc: &SessionDoc, m: CtxMessage, out: &mut Vec<u8>) {
         let omp = self.dialect == Dialect::Omp;

@@ -1,4 +1,5 @@
 //! Commands that only read: context, tree, show.
+use crate::pieces::Pieces;
 use crate::render;
 use crate::resolve::resolve_session;
 use anyhow::{Context as _, Result};
@@ -195,29 +196,49 @@ fn write_context_streaming(ctx: &SessionContext, doc: &SessionDoc) -> Result<()>
         }
         o.clear();
     };
-    // Messages are transcoded independently: on two cores, windows of about 4 MB are split in
-    // two halves written side by side, then output in order (memory stays bounded).
-    const WINDOW: usize = 4 << 20;
+    let flush_pieces = |p: &mut Pieces<'_>| {
+        let mut s = sink.borrow_mut();
+        if s.1.is_none() {
+            if let Err(e) = p.write_to(&mut *s.0) {
+                s.1 = Some(e);
+            }
+        }
+        p.clear();
+    };
+    // Messages are transcoded independently: on two cores, windows of about 2 MB are split in
+    // two halves written side by side, then output in order (memory stays bounded). A message
+    // stored exactly as it is to be printed is not copied: it is written from the map.
+    const WINDOW: usize = 2 << 20;
     let two_cores = arbor_core::two_cores();
     let size = |m: &arbor_core::context::CtxMessage| doc.line(&doc.entries[m.entry()].line).len();
-    let write_run = |c: &SessionContext,
-                     d: &SessionDoc,
-                     run: &[arbor_core::context::CtxMessage],
-                     first: bool,
-                     o: &mut Vec<u8>| {
+    fn write_run<'d>(
+        c: &SessionContext,
+        d: &'d SessionDoc,
+        run: &[arbor_core::context::CtxMessage],
+        first: bool,
+        p: &mut Pieces<'d>,
+    ) {
         for (k, m) in run.iter().enumerate() {
             if k > 0 || !first {
-                o.push(b',');
+                p.buf().push(b',');
             }
-            c.write_message(d, *m, o);
+            if let Some(kept) = c.write_message_or_keep(d, *m, p.buf()) {
+                p.keep(kept);
+            }
         }
-    };
-    // Two buffers, each written into again for every window: fresh buffers of a few MB per
+    }
+    // Two sets of pieces, each filled again for every window: fresh buffers of a few MB per
     // window cost more in page faults than writing the JSON into them.
-    let side = std::cell::RefCell::new(Vec::<u8>::new());
-    let mut out = Vec::with_capacity(CHUNK + (CHUNK >> 2));
-    ctx.write_json_with(doc, &mut out, &|c, d, o| {
+    let mine = std::cell::RefCell::new(Pieces::default());
+    let side = std::cell::RefCell::new(Pieces::default());
+    let mut out = Vec::with_capacity(4096);
+    // The closure is handed `ctx` and `doc` again, for a lifetime local to the call; the
+    // kept slices need `doc`'s own.
+    let (c, d) = (ctx, doc);
+    ctx.write_json_with(doc, &mut out, &|_, _, o| {
         o.push(b'[');
+        flush(o);
+        let mut mine = mine.borrow_mut();
         let msgs = &c.messages[..];
         let mut start = 0;
         while start < msgs.len() {
@@ -237,36 +258,32 @@ fn write_context_streaming(ctx: &SessionContext, doc: &SessionDoc) -> Result<()>
                 }
                 let mid = mid.max(1);
                 let mut v = std::mem::take(&mut *side.borrow_mut());
-                v.clear();
-                // Both buffers sized for their half up front (grown by doubling, the first
-                // window's took some twenty copies).
-                v.reserve(bytes - acc + 64);
-                o.reserve(acc + 64);
                 let second = std::thread::scope(|sc| {
                     let later = sc.spawn(move || {
                         write_run(c, d, &window[mid..], false, &mut v);
                         v
                     });
-                    write_run(c, d, &window[..mid], start == 0, o);
+                    write_run(c, d, &window[..mid], start == 0, &mut mine);
                     later.join().unwrap_or_else(|_| {
-                        let mut v = Vec::new();
+                        let mut v = Pieces::default();
                         write_run(c, d, &window[mid..], false, &mut v);
                         v
                     })
                 });
-                // The first half, then the second straight from its buffer.
-                flush(o);
+                // The first half, then the second.
+                flush_pieces(&mut mine);
                 let mut s = second;
-                flush(&mut s);
+                flush_pieces(&mut s);
                 *side.borrow_mut() = s;
             } else {
-                write_run(c, d, window, start == 0, o);
+                write_run(c, d, window, start == 0, &mut mine);
             }
-            if o.len() >= CHUNK {
-                flush(o);
+            if mine.len() >= CHUNK {
+                flush_pieces(&mut mine);
             }
             start = end;
         }
+        flush_pieces(&mut mine);
         o.push(b']');
     });
     out.push(b'\n');

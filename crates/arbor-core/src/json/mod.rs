@@ -23,7 +23,10 @@ pub use scan::{
     value_end, value_end_compact, value_end_compact_noting, Member, ObjectScan, ValueKind,
 };
 pub use value::{JsStr, JsValue};
-pub use write::{canonicalize, write_js_number, write_js_str, write_js_value, write_str_escaped};
+pub use write::{
+    canonicalize, canonicalize_or_keep, write_js_number, write_js_str, write_js_value,
+    write_str_escaped, Canonical,
+};
 
 use thiserror::Error;
 

@@ -555,7 +555,23 @@ proptest! {
         }
         prop_assert_eq!(value_end_whole(&raw).map(|_| ()), Ok(()));
         // Canonical output is a fixed point.
-        prop_assert_eq!(canon(&c).expect("valid"), c);
+        prop_assert_eq!(&canon(&c).expect("valid"), &c);
+        // canonicalize_or_keep: `AsIs` (nothing written) only when the input is its own
+        // output; otherwise the same bytes as canonicalize, after what `out` already held.
+        // (It may write an input that is its own output: a number with an exponent is
+        // re-spelled, possibly to the same bytes.)
+        for input in [&raw, &c] {
+            let mut out = b"[prefix]".to_vec();
+            let kept = canonicalize_or_keep(input, &mut out).expect("valid");
+            let want = canon(input).expect("valid");
+            match kept {
+                Canonical::AsIs => {
+                    prop_assert_eq!(&want, input);
+                    prop_assert_eq!(&out[..], b"[prefix]".as_slice());
+                }
+                Canonical::Written => prop_assert_eq!(&out[8..], &want[..]),
+            }
+        }
     }
 
     /// (3) scan_object finds every member with exact key and value ranges.

@@ -476,9 +476,31 @@ thread_local! {
 /// input that is already canonical a call costs one validating scan and one copy; working
 /// memory is kept per thread between calls.
 pub fn canonicalize(raw: &[u8], out: &mut Vec<u8>) -> Result<(), JsonError> {
+    canonicalize_with(raw, out, false).map(|_| ())
+}
+
+/// What [`canonicalize_or_keep`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Canonical {
+    /// `raw` is already exactly what `JSON.stringify(JSON.parse(raw))` gives (no whitespace
+    /// around or inside it either): nothing was written, `raw` itself is the output.
+    AsIs,
+    /// The output was appended to `out`.
+    Written,
+}
+
+/// [`canonicalize`], except that when `raw` is already canonical as a whole nothing is copied:
+/// the caller can write `raw` itself (from a memory map, say) instead of a copy of it.
+/// `AsIs` is never answered for an input that differs from its output; an input equal to its
+/// output may still be written (a number with an exponent is re-spelled, maybe the same).
+pub fn canonicalize_or_keep(raw: &[u8], out: &mut Vec<u8>) -> Result<Canonical, JsonError> {
+    canonicalize_with(raw, out, true)
+}
+
+fn canonicalize_with(raw: &[u8], out: &mut Vec<u8>, keep: bool) -> Result<Canonical, JsonError> {
     let reused = CANON.try_with(|cell| {
         cell.try_borrow_mut().ok().map(|mut st| {
-            let r = st.run(raw, out);
+            let r = st.run(raw, out, keep);
             st.reset();
             r
         })
@@ -486,7 +508,7 @@ pub fn canonicalize(raw: &[u8], out: &mut Vec<u8>) -> Result<(), JsonError> {
     match reused {
         Ok(Some(r)) => r,
         // Thread-local state unavailable (thread exiting, or re-entered): use a fresh one.
-        _ => Canon::default().run(raw, out),
+        _ => Canon::default().run(raw, out, keep),
     }
 }
 
@@ -508,9 +530,10 @@ impl Canon {
     }
 
     /// The transcoder proper (see [`canonicalize`]).
-    fn run(&mut self, raw: &[u8], out: &mut Vec<u8>) -> Result<(), JsonError> {
+    /// With `keep`, a `raw` that is canonical as a whole is not copied ([`Canonical::AsIs`]).
+    fn run(&mut self, raw: &[u8], out: &mut Vec<u8>, keep: bool) -> Result<Canonical, JsonError> {
         let mut stack = std::mem::take(&mut self.stack);
-        let r = self.run_with(raw, out, &mut stack);
+        let r = self.run_with(raw, out, &mut stack, keep);
         self.stack = stack;
         r
     }
@@ -520,8 +543,12 @@ impl Canon {
         raw: &[u8],
         out: &mut Vec<u8>,
         stack: &mut Vec<CFrame>,
-    ) -> Result<(), JsonError> {
-        out.reserve(raw.len());
+        keep: bool,
+    ) -> Result<Canonical, JsonError> {
+        let mark = out.len();
+        if !keep {
+            out.reserve(raw.len());
+        }
         let mut i = skip_ws(raw, 0);
         let mut from = i;
         'value: loop {
@@ -575,11 +602,15 @@ impl Canon {
             loop {
                 let value_end = out.len() + (i - from);
                 let Some(top) = stack.last_mut() else {
-                    flush(raw, out, &mut from, i);
                     if skip_ws(raw, i) != raw.len() {
                         return Err(err(skip_ws(raw, i), "unexpected data after value"));
                     }
-                    return Ok(());
+                    // Nothing written yet and nothing around the value: `raw` is the output.
+                    if keep && from == 0 && i == raw.len() && out.len() == mark {
+                        return Ok(Canonical::AsIs);
+                    }
+                    flush(raw, out, &mut from, i);
+                    return Ok(Canonical::Written);
                 };
                 i = skip_ws_out(raw, out, &mut from, i);
                 match top {
@@ -1048,6 +1079,42 @@ mod tests {
             .collect();
         for h in handles {
             h.join().expect("thread");
+        }
+    }
+
+    #[test]
+    fn canonical_input_is_kept_as_is() {
+        let asis = [
+            &br#"{"role":"user","content":[{"type":"text","text":"hi \"x\"\n\u001b[0m \ud800"}],"n":1.5,"t":true,"z":null}"#[..],
+            br#"[]"#,
+            br#""plain""#,
+            br#"{"1":0,"a":{"2":[1,2,{}]}}"#,
+        ];
+        for raw in asis {
+            let mut out = b"x".to_vec();
+            assert_eq!(
+                canonicalize_or_keep(raw, &mut out),
+                Ok(Canonical::AsIs),
+                "{raw:?}"
+            );
+            assert_eq!(out, b"x");
+        }
+        let written: [(&[u8], &[u8]); 6] = [
+            (br#" {"a":1}"#, br#"{"a":1}"#),
+            (br#"{"a":1} "#, br#"{"a":1}"#),
+            (br#"{"a":1.0}"#, br#"{"a":1}"#),
+            (br#"{"a":"\/"}"#, br#"{"a":"/"}"#),
+            (br#"{"a":1,"a":2}"#, br#"{"a":2}"#),
+            (br#"{"b":1,"2":2}"#, br#"{"2":2,"b":1}"#),
+        ];
+        for (raw, want) in written {
+            let mut out = b"x".to_vec();
+            assert_eq!(
+                canonicalize_or_keep(raw, &mut out),
+                Ok(Canonical::Written),
+                "{raw:?}"
+            );
+            assert_eq!(&out[1..], want);
         }
     }
 
