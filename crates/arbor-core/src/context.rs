@@ -357,10 +357,35 @@ pub(crate) fn write_member(
 
 /// Canonicalizes a raw value that was already validated by the scanner.
 pub(crate) fn canon(raw: &[u8], out: &mut Vec<u8>) {
+    if let Some(kept) = canon_or_keep(raw, out) {
+        out.extend_from_slice(kept);
+    }
+}
+
+/// [`canon`], except that a value whose bytes are already its output (or that is not valid
+/// JSON, which is written as it is) is returned instead of copied to `out`.
+fn canon_or_keep<'r>(raw: &'r [u8], out: &mut Vec<u8>) -> Option<&'r [u8]> {
     let mark = out.len();
-    if json::canonicalize(raw, out).is_err() {
-        out.truncate(mark);
-        out.extend_from_slice(raw);
+    match json::canonicalize_or_keep(raw, out) {
+        Ok(json::Canonical::AsIs) => Some(raw),
+        Ok(json::Canonical::Written) => None,
+        Err(_) => {
+            out.truncate(mark);
+            Some(raw)
+        }
+    }
+}
+
+/// A `message` entry's payload as pi stringifies it: written to `out`, or returned when its
+/// stored bytes are already that (see [`canon_or_keep`]); `null` when the entry has none.
+fn message_payload<'d>(doc: &'d SessionDoc, i: usize, out: &mut Vec<u8>) -> Option<&'d [u8]> {
+    let e = &doc.entries[i];
+    match e.fields.get(doc.line(&e.line), "message") {
+        Some((raw, _)) => canon_or_keep(raw, out),
+        None => {
+            out.extend_from_slice(b"null");
+            None
+        }
     }
 }
 
@@ -376,37 +401,25 @@ impl SessionContext {
         m: CtxMessage,
         out: &mut Vec<u8>,
     ) -> Option<&'d [u8]> {
-        if let CtxMessage::Message(i) = m {
-            let e = &doc.entries[i];
-            let line = doc.line(&e.line);
-            let Some((raw, _)) = e.fields.get(line, "message") else {
-                out.extend_from_slice(b"null");
-                return None;
-            };
-            let mark = out.len();
-            return match json::canonicalize_or_keep(raw, out) {
-                Ok(json::Canonical::AsIs) => Some(raw),
-                Ok(json::Canonical::Written) => None,
-                Err(_) => {
-                    out.truncate(mark);
-                    Some(raw)
-                }
-            };
+        match m {
+            CtxMessage::Message(i) => message_payload(doc, i, out),
+            _ => {
+                self.write_message(doc, m, out);
+                None
+            }
         }
-        self.write_message(doc, m, out);
-        None
     }
 
     /// Writes one context message as pi's object would be stringified.
     pub fn write_message(&self, doc: &SessionDoc, m: CtxMessage, out: &mut Vec<u8>) {
         let omp = self.dialect == Dialect::Omp;
         let e = &doc.entries[m.entry()];
-        let line = doc.line(&e.line);
         match m {
-            CtxMessage::Message(_) => match e.fields.get(line, "message") {
-                Some((raw, _)) => canon(raw, out),
-                None => out.extend_from_slice(b"null"),
-            },
+            CtxMessage::Message(i) => {
+                if let Some(kept) = message_payload(doc, i, out) {
+                    out.extend_from_slice(kept);
+                }
+            }
             CtxMessage::Custom(_) => {
                 out.extend_from_slice(br#"{"role":"custom""#);
                 write_member(doc, e, "customType", "customType", out);

@@ -187,15 +187,6 @@ fn write_context_streaming(ctx: &SessionContext, doc: &SessionDoc) -> Result<()>
         Err(_) => Box::new(std::io::stdout().lock()),
     };
     let sink = std::cell::RefCell::new((fd, None::<std::io::Error>));
-    let flush = |o: &mut Vec<u8>| {
-        let mut s = sink.borrow_mut();
-        if s.1.is_none() {
-            if let Err(e) = s.0.write_all(o) {
-                s.1 = Some(e);
-            }
-        }
-        o.clear();
-    };
     let flush_pieces = |p: &mut Pieces<'_>| {
         let mut s = sink.borrow_mut();
         if s.1.is_none() {
@@ -231,14 +222,15 @@ fn write_context_streaming(ctx: &SessionContext, doc: &SessionDoc) -> Result<()>
     // window cost more in page faults than writing the JSON into them.
     let mine = std::cell::RefCell::new(Pieces::default());
     let side = std::cell::RefCell::new(Pieces::default());
-    let mut out = Vec::with_capacity(4096);
+    let mut out = Vec::new();
     // The closure is handed `ctx` and `doc` again, for a lifetime local to the call; the
     // kept slices need `doc`'s own.
     let (c, d) = (ctx, doc);
     ctx.write_json_with(doc, &mut out, &|_, _, o| {
-        o.push(b'[');
-        flush(o);
+        // What the context's JSON starts with goes out first, with the first messages.
         let mut mine = mine.borrow_mut();
+        mine.buf().append(o);
+        mine.buf().push(b'[');
         let msgs = &c.messages[..];
         let mut start = 0;
         while start < msgs.len() {
@@ -283,11 +275,13 @@ fn write_context_streaming(ctx: &SessionContext, doc: &SessionDoc) -> Result<()>
             }
             start = end;
         }
-        flush_pieces(&mut mine);
         o.push(b']');
     });
-    out.push(b'\n');
-    flush(&mut out);
+    // The last messages, then the rest of the JSON (written after them into `out`).
+    let mut last = mine.into_inner();
+    last.buf().append(&mut out);
+    last.buf().push(b'\n');
+    flush_pieces(&mut last);
     let (mut w, err) = sink.into_inner();
     if let Some(e) = err {
         return Err(e.into());
