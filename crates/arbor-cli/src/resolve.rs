@@ -67,7 +67,7 @@ fn name_matches(f: &Path, lower: &str) -> bool {
 /// The header id of a session file, read from its first lines only.
 fn header_id(path: &Path) -> Option<String> {
     use std::io::{BufRead, BufReader};
-    let mut r = BufReader::new(std::fs::File::open(path).ok()?);
+    let mut r = BufReader::new(arbor_store::safe_fs::open_regular(path).ok()?);
     for _ in 0..2 {
         let mut line = Vec::new();
         r.read_until(b'\n', &mut line).ok()?;

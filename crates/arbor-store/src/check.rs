@@ -20,7 +20,7 @@
 //! can make.
 use crate::blobs::{blob_dir_for_session, BlobError, BlobStore};
 use crate::error::{IoContext, StoreError};
-use crate::file::{atomic_write, write_new};
+use crate::file::atomic_write;
 use crate::lock::WriterLock;
 use arbor_core::blobref::parse_blob_ref;
 use arbor_core::doc::{Dialect, SessionDoc};
@@ -183,7 +183,7 @@ impl CheckOptions {
 
 /// Checks one file.
 pub fn check(path: &Path, opts: &CheckOptions) -> Result<CheckReport, StoreError> {
-    let bytes = std::fs::read(path).at(path)?;
+    let bytes = crate::safe_fs::read_regular(path).at(path)?;
     Ok(check_bytes(path, bytes, opts))
 }
 
@@ -730,8 +730,9 @@ pub fn repair(
     opts: &CheckOptions,
     wait: Option<Duration>,
 ) -> Result<RepairOutcome, StoreError> {
-    let _lock = WriterLock::acquire(path, wait)?;
-    let bytes = std::fs::read(path).at(path)?;
+    let lock = WriterLock::acquire(path, wait)?;
+    let real = lock.real_path();
+    let bytes = crate::safe_fs::read_regular(real).at(path)?;
     let before = check_bytes(path, bytes.clone(), opts);
     let doc = match SessionDoc::parse(Arc::new(bytes)) {
         Ok(d) => d,
@@ -763,18 +764,16 @@ pub fn repair(
     let quarantine = if removed.is_empty() {
         None
     } else {
-        let q = crate::repair::sidecar_path(path, "quarantine");
-        write_new(&q, &removed).at(&q)?;
-        Some(q)
+        Some(crate::repair::write_sidecar(real, "quarantine", &removed)?)
     };
-    let len_now = std::fs::metadata(path).at(path)?.len();
+    let len_now = std::fs::metadata(real).at(path)?.len();
     if len_now != doc.base_bytes().len() as u64 {
         return Err(StoreError::Io {
             path: path.to_path_buf(),
             source: std::io::Error::other("the file changed while it was being repaired (another writer without arbor's lock?); nothing was replaced"),
         });
     }
-    atomic_write(path, &[&kept]).at(path)?;
+    atomic_write(real, &[&kept]).at(path)?;
     let after = check_bytes(path, kept, opts);
     Ok(RepairOutcome {
         before,

@@ -209,7 +209,7 @@ pub fn most_recent_session(dir: &Path) -> Option<PathBuf> {
 /// with a string id.
 pub fn has_valid_header(path: &Path) -> bool {
     use std::io::{BufRead, BufReader};
-    let Ok(f) = std::fs::File::open(path) else {
+    let Ok(f) = crate::safe_fs::open_regular(path) else {
         return false;
     };
     let mut r = BufReader::new(f);

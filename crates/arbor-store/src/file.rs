@@ -56,14 +56,23 @@ pub struct AppendFile {
 }
 
 impl AppendFile {
-    /// Opens (creating with mode 0600 if asked) `path` for appending.
+    /// Opens `path` for appending: with `create`, a new file (mode 0600) that must not exist
+    /// yet; without, an existing regular file. The last component is never followed if it
+    /// is a symlink (writers pass the session's real path, see
+    /// [`crate::safe_fs::real_path_for_write`]).
     pub fn open(path: &Path, create: bool, durability: Durability) -> io::Result<AppendFile> {
         let file = OpenOptions::new()
             .append(true)
-            .create(create)
+            .create_new(create)
             .mode(FILE_MODE)
-            .open(path)?;
-        let len = file.metadata()?.len();
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(path)
+            .map_err(crate::safe_fs::symlink_refused)?;
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(crate::safe_fs::not_regular(&meta));
+        }
+        let len = meta.len();
         Ok(AppendFile {
             file,
             path: path.to_path_buf(),
@@ -157,9 +166,28 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// Replaces `path` with `content` atomically: a temporary file in the same directory,
-/// written, fsynced, given the original's permissions (0600 for a new file), renamed over
-/// `path`, and the directory fsynced. A crash leaves either the old or the new file.
+/// written, fsynced, given the original's owner, group and permissions (0600 for a new file),
+/// renamed over `path`, and the directory fsynced. A crash leaves either the old or the new
+/// file.
+///
+/// A symlink is followed: the file it points at is replaced and the link stays. A file with
+/// several hard links is refused (the rename would leave the other names with the old
+/// bytes), and so is a file whose owner cannot be kept (a file of another user, when the
+/// caller is not root): replacing it would hand the user's session to the caller.
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// let real = dir.path().join("real.jsonl");
+/// std::fs::write(&real, "old\n").unwrap();
+/// let link = dir.path().join("link.jsonl");
+/// std::os::unix::fs::symlink(&real, &link).unwrap();
+/// arbor_store::file::atomic_write(&link, &[b"new\n"]).unwrap();
+/// assert_eq!(std::fs::read(&real).unwrap(), b"new\n");
+/// assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+/// ```
 pub fn atomic_write(path: &Path, content: &[&[u8]]) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let path = &crate::safe_fs::real_path_for_write(path)?;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -168,6 +196,23 @@ pub fn atomic_write(path: &Path, content: &[&[u8]]) -> io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let old = match std::fs::metadata(path) {
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    if let Some(m) = &old {
+        if m.nlink() > 1 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "has {} hard links: replacing it would leave the other names with the old \
+                     content; nothing was changed (copy it to a file of its own first)",
+                    m.nlink()
+                ),
+            ));
+        }
+    }
     let mut tmp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".tmp")
@@ -177,26 +222,58 @@ pub fn atomic_write(path: &Path, content: &[&[u8]]) -> io::Result<()> {
         tmp.write_all(chunk)?;
     }
     tmp.as_file().sync_all()?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        tmp.as_file().set_permissions(meta.permissions())?;
+    if let Some(m) = &old {
+        crate::safe_fs::give_to_owner_of(tmp.as_file(), m).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "belongs to uid {} gid {} and its owner could not be kept ({e}); nothing \
+                     was changed (run arbor as the file's owner)",
+                    m.uid(),
+                    m.gid()
+                ),
+            )
+        })?;
+        // After the owner: chown clears set-id bits, the mode is set last.
+        tmp.as_file().set_permissions(m.permissions())?;
     }
     tmp.persist(path).map_err(|e| e.error)?;
     sync_dir(&dir)
 }
 
-/// Writes `content` to a new file `path` (which must not exist) with mode 0600, fsynced.
-pub fn write_new(path: &Path, content: &[u8]) -> io::Result<()> {
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(FILE_MODE)
-        .open(path)?;
-    f.write_all(content)?;
-    f.sync_all()?;
+/// Writes `content` to a new file `path` (which must not exist, and is never a symlink
+/// followed) with mode 0600, fsynced, its directory fsynced. On any failure (a full disk) the
+/// partly written file is removed again: no empty or partial file stays behind. With
+/// `owner_of`, the file gets that file's owner and group where the caller may give them
+/// (root), so a user can read what root wrote for their session.
+pub fn write_new_owned(
+    path: &Path,
+    content: &[u8],
+    owner_of: Option<&std::fs::Metadata>,
+) -> io::Result<()> {
+    let mut f = crate::safe_fs::create_new_private(path)?;
+    let written = (|| {
+        if let Some(m) = owner_of {
+            // Best effort: a caller that is not root keeps the file as its own.
+            let _ = crate::safe_fs::give_to_owner_of(&f, m);
+        }
+        f.write_all(content)?;
+        f.sync_all()
+    })();
+    if let Err(e) = written {
+        drop(f);
+        let _ = std::fs::remove_file(path);
+        return Err(e);
+    }
     if let Some(dir) = path.parent() {
         if !dir.as_os_str().is_empty() {
             sync_dir(dir)?;
         }
     }
     Ok(())
+}
+
+/// [`write_new_owned`] without an owner to copy.
+pub fn write_new(path: &Path, content: &[u8]) -> io::Result<()> {
+    write_new_owned(path, content, None)
 }

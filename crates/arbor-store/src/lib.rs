@@ -22,6 +22,7 @@ pub mod map;
 pub mod omp_info;
 pub mod paths;
 pub mod repair;
+pub mod safe_fs;
 pub mod stream;
 pub mod text;
 pub mod title;

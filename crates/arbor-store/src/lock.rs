@@ -5,6 +5,7 @@
 //! a taker re-checks after locking that the path still names the file it locked, so removal
 //! cannot let two writers in.
 use std::fs::{File, OpenOptions};
+use crate::safe_fs;
 use std::io::{self, Read, Seek, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
@@ -50,10 +51,17 @@ pub enum LockError {
 }
 
 /// A held writer lock; released on drop.
+///
+/// Two locks are held: an `flock` on `<real session>.lock` (which exists before the session
+/// does and names the holder) and an `flock` on the session file itself once it exists. The
+/// second is keyed by the file's identity, so a writer that reaches the same file through a
+/// symlink or a hard link is refused too.
 #[derive(Debug)]
 pub struct WriterLock {
     file: File,
     lock_path: PathBuf,
+    real: PathBuf,
+    session: Option<File>,
 }
 
 /// The lock file's path for a session file.
@@ -71,8 +79,14 @@ fn hostname() -> String {
 
 fn read_holder(lock: &Path) -> String {
     let mut s = String::new();
-    if let Ok(mut f) = File::open(lock) {
-        let _ = f.read_to_string(&mut s);
+    if let Ok(f) = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(lock)
+    {
+        if f.metadata().map(|m| m.is_file()).unwrap_or(false) {
+            let _ = f.take(4096).read_to_string(&mut s);
+        }
     }
     let mut it = s.split_whitespace();
     match (
@@ -90,59 +104,227 @@ fn read_holder(lock: &Path) -> String {
     }
 }
 
+/// The process holding an `flock` on the file `meta` describes, from `/proc/locks`.
+fn inode_holder(meta: &std::fs::Metadata) -> Option<u32> {
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    let dev = meta.dev();
+    let want = format!(
+        "{:02x}:{:02x}:{}",
+        libc::major(dev),
+        libc::minor(dev),
+        meta.ino()
+    );
+    locks.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.contains(&"->") || f.get(1) != Some(&"FLOCK") || f.get(5) != Some(&want.as_str()) {
+            return None;
+        }
+        f.get(4)?.parse().ok()
+    })
+}
+
+/// `flock(LOCK_EX | LOCK_NB)`: `Ok(true)` taken, `Ok(false)` held by someone else.
+fn try_flock(file: &File) -> io::Result<bool> {
+    // SAFETY: flock on a descriptor we own; no memory is involved.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        return Ok(true);
+    }
+    let err = io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        Ok(false)
+    } else {
+        Err(err)
+    }
+}
+
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    a.ino() == b.ino() && a.dev() == b.dev()
+}
+
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() }
+}
+
+/// Opens (creating, 0600) the lock file without following a symlink, and checks that it is
+/// a regular file of the caller's (or, for root, of anyone's: root may lock a user's session).
+fn open_lock_file(lock_path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(lock_path)
+        .map_err(safe_fs::symlink_refused)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(safe_fs::not_regular(&meta));
+    }
+    let me = euid();
+    if me != 0 && meta.uid() != me {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "is owned by another user (uid {}); arbor does not write to it",
+                meta.uid()
+            ),
+        ));
+    }
+    Ok(file)
+}
+
+/// What holding the lock failed on.
+enum Attempt {
+    Held(WriterLock),
+    Busy(String),
+}
+
 impl WriterLock {
     /// Takes the writer lock of `session`. With `wait`, retries until it is free or the time
     /// is up; without, a held lock is refused at once with [`LockError::Busy`].
+    ///
+    /// The session is first resolved to its real path (symlinks followed; a dangling link or
+    /// a path that is not a regular file is refused), the directory it is in is checked
+    /// ([`safe_fs::check_write_dir`]), and the lock file is opened without following
+    /// symlinks. A writer reaching the same file by another name (a symlink, a hard link) is
+    /// refused like any other.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use arbor_store::lock::{LockError, WriterLock};
+    /// let s = dir.path().join("s.jsonl");
+    /// std::fs::write(&s, "{}\n").unwrap();
+    /// let held = WriterLock::acquire(&s, None).unwrap();
+    /// let link = dir.path().join("link.jsonl");
+    /// std::os::unix::fs::symlink(&s, &link).unwrap();
+    /// assert!(matches!(WriterLock::acquire(&link, None), Err(LockError::Busy { .. })));
+    /// drop(held);
+    /// ```
     pub fn acquire(session: &Path, wait: Option<Duration>) -> Result<WriterLock, LockError> {
-        let lock_path = lock_path(session);
         let io_err = |source| LockError::Io {
             path: session.to_path_buf(),
             source,
         };
+        let real = safe_fs::real_path_for_write(session).map_err(io_err)?;
+        let dir = real.parent().unwrap_or(Path::new("/")).to_path_buf();
+        let owner = std::fs::metadata(&real).ok().map(|m| m.uid());
+        safe_fs::check_write_dir(&dir, owner).map_err(|source| LockError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        let lock_path = lock_path(&real);
         let deadline = wait.map(|w| Instant::now() + w);
         loop {
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .mode(0o600)
-                .open(&lock_path)
-                .map_err(io_err)?;
-            // SAFETY: flock on a descriptor we own; no memory is involved.
-            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-            if rc == 0 {
-                // The holder before us may have removed the file after we opened it.
-                let same = match (std::fs::metadata(&lock_path), file.metadata()) {
-                    (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
-                    _ => false,
-                };
-                if !same {
-                    continue;
+            match Self::attempt(&real, &lock_path).map_err(io_err)? {
+                Attempt::Held(mut lock) => {
+                    let since = crate::ids::now_iso();
+                    let info = format!("{} {} {}\n", std::process::id(), hostname(), since);
+                    lock.file.set_len(0).map_err(io_err)?;
+                    lock.file.rewind().map_err(io_err)?;
+                    lock.file.write_all(info.as_bytes()).map_err(io_err)?;
+                    remove_stale_rewrites(&real);
+                    return Ok(lock);
                 }
-                let mut lock = WriterLock { file, lock_path };
-                let since = crate::ids::now_iso();
-                let info = format!("{} {} {}\n", std::process::id(), hostname(), since);
-                lock.file.set_len(0).map_err(io_err)?;
-                lock.file.rewind().map_err(io_err)?;
-                lock.file.write_all(info.as_bytes()).map_err(io_err)?;
-                remove_stale_rewrites(session);
-                return Ok(lock);
-            }
-            let err = io::Error::last_os_error();
-            if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
-                return Err(io_err(err));
-            }
-            match deadline {
-                Some(d) if Instant::now() < d => std::thread::sleep(Duration::from_millis(20)),
-                _ => {
-                    return Err(LockError::Busy {
-                        path: session.to_path_buf(),
-                        holder: read_holder(&lock_path),
-                    });
-                }
+                Attempt::Busy(holder) => match deadline {
+                    Some(d) if Instant::now() < d => {
+                        std::thread::sleep(Duration::from_millis(20))
+                    }
+                    _ => {
+                        return Err(LockError::Busy {
+                            path: session.to_path_buf(),
+                            holder,
+                        })
+                    }
+                },
             }
         }
+    }
+
+    fn attempt(real: &Path, lock_path: &Path) -> io::Result<Attempt> {
+        loop {
+            let file = open_lock_file(lock_path)?;
+            if !try_flock(&file)? {
+                return Ok(Attempt::Busy(read_holder(lock_path)));
+            }
+            // The holder before us may have removed the file after we opened it.
+            match (std::fs::symlink_metadata(lock_path), file.metadata()) {
+                (Ok(a), Ok(b)) if same_file(&a, &b) => {}
+                _ => continue,
+            }
+            let mut lock = WriterLock {
+                file,
+                lock_path: lock_path.to_path_buf(),
+                real: real.to_path_buf(),
+                session: None,
+            };
+            // Dropping `lock` on the way out removes the lock file we hold: fine, a taker
+            // re-checks the inode.
+            return match lock.lock_session_file()? {
+                None => Ok(Attempt::Held(lock)),
+                Some(holder) => Ok(Attempt::Busy(holder)),
+            };
+        }
+    }
+
+    /// Locks the session file itself (by identity) if it exists and is not locked by us
+    /// already. `Some(holder)` when another process holds it (through another name).
+    fn lock_session_file(&mut self) -> io::Result<Option<String>> {
+        loop {
+            let now = match std::fs::metadata(&self.real) {
+                Ok(m) => m,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    self.session = None;
+                    return Ok(None);
+                }
+                Err(e) => return Err(e),
+            };
+            if let Some(f) = &self.session {
+                if f.metadata().map(|m| same_file(&m, &now)).unwrap_or(false) {
+                    return Ok(None);
+                }
+            }
+            let f = safe_fs::open_regular(&self.real)?;
+            let meta = f.metadata()?;
+            if !try_flock(&f)? {
+                let who = inode_holder(&meta)
+                    .map(|pid| format!("pid {pid}, through another name of the same file"))
+                    .unwrap_or_else(|| "through another name of the same file".into());
+                return Ok(Some(who));
+            }
+            // The file may have been replaced between open and flock: lock what the path
+            // names now.
+            match std::fs::metadata(&self.real) {
+                Ok(m) if same_file(&m, &meta) => {
+                    self.session = Some(f);
+                    return Ok(None);
+                }
+                _ => continue,
+            }
+        }
+    }
+
+    /// Re-takes the lock on the session file after the holder created it or replaced it (an
+    /// atomic rewrite makes a new file): the identity lock must follow the file the path
+    /// names. Fails with [`LockError::Busy`] if another process locked the new file first.
+    pub fn follow_file(&mut self) -> Result<(), LockError> {
+        match self.lock_session_file() {
+            Ok(None) => Ok(()),
+            Ok(Some(holder)) => Err(LockError::Busy {
+                path: self.real.clone(),
+                holder,
+            }),
+            Err(source) => Err(LockError::Io {
+                path: self.real.clone(),
+                source,
+            }),
+        }
+    }
+
+    /// The session's real path (symlinks resolved): where the holder writes.
+    pub fn real_path(&self) -> &Path {
+        &self.real
     }
 }
 
@@ -185,6 +367,12 @@ pub fn remove_stale_rewrites(session: &Path) -> usize {
 
 impl Drop for WriterLock {
     fn drop(&mut self) {
+        if let Some(f) = &self.session {
+            // SAFETY: unlocking our own descriptor.
+            unsafe {
+                libc::flock(f.as_raw_fd(), libc::LOCK_UN);
+            }
+        }
         // Remove while still holding the lock; takers re-check the inode.
         let _ = std::fs::remove_file(&self.lock_path);
         // SAFETY: unlocking our own descriptor.

@@ -147,7 +147,7 @@ pub fn load_doc(path: &Path) -> Result<SessionDoc, StoreError> {
 /// Reads a session file into memory (never mapped), for a [`SessionManager`] that keeps the
 /// document for a long time: a map would show zeros if another process truncated the file.
 pub fn load_doc_copy(path: &Path) -> Result<SessionDoc, StoreError> {
-    let bytes = std::fs::read(path).at(path)?;
+    let bytes = crate::safe_fs::read_regular(path).at(path)?;
     SessionDoc::parse(Arc::new(bytes)).map_err(|reason| StoreError::NotASession {
         path: path.to_path_buf(),
         reason,
@@ -334,11 +334,13 @@ impl SessionManager {
             }
             return Ok(sm);
         }
+        let mut lock = lock;
         let mut doc = load_doc_copy(path)?;
         let mut notes = Vec::new();
-        if !opts.read_only {
+        if let Some(lock) = lock.as_mut() {
+            let real = lock.real_path().to_path_buf();
             if let Some(torn) = doc.report.torn_tail.clone() {
-                let sidecar = crate::repair::save_torn_tail(path, &doc, &torn)?;
+                let sidecar = crate::repair::save_torn_tail(&real, &doc, &torn)?;
                 notes.push(OpenNote::TornTailSaved {
                     sidecar,
                     bytes: torn.len,
@@ -347,7 +349,8 @@ impl SessionManager {
             if let Some(m) = &doc.migration {
                 let from_version = m.from_version;
                 let bytes = doc.rewritten_bytes();
-                atomic_write(path, &[&bytes]).at(path)?;
+                atomic_write(&real, &[&bytes]).at(path)?;
+                lock.follow_file()?;
                 notes.push(OpenNote::Migrated { from_version });
             }
             if !notes.is_empty() {
@@ -460,8 +463,9 @@ impl SessionManager {
             bytes.extend_from_slice(src.entry_line(i));
             bytes.push(b'\n');
         }
-        let lock = WriterLock::acquire(&path, opts.wait)?;
-        write_new(&path, &bytes).at(&path)?;
+        let mut lock = WriterLock::acquire(&path, opts.wait)?;
+        write_new(lock.real_path(), &bytes).at(&path)?;
+        lock.follow_file()?;
         let mut sm = SessionManager::open(
             &path,
             ManagerOptions {
@@ -649,16 +653,26 @@ impl SessionManager {
             return Ok(());
         }
         if self.lock.is_none() {
-            self.lock = Some(WriterLock::acquire(&path, self.opts.wait)?);
-        }
-        if self.file.is_none() {
             if let Some(dir) = path.parent() {
                 if !dir.as_os_str().is_empty() && !dir.exists() {
                     create_dir_private(dir).at(dir)?;
                 }
             }
-            let f =
-                AppendFile::open(&path, !self.header_on_disk, self.opts.durability).at(&path)?;
+            self.lock = Some(WriterLock::acquire(&path, self.opts.wait)?);
+        }
+        if self.file.is_none() {
+            let lock = match self.lock.as_mut() {
+                Some(l) => l,
+                None => return Err(StoreError::ReadOnly),
+            };
+            // Write where the lock says the session really is (symlinks resolved once, at
+            // locking), never following a link planted since.
+            let real = lock.real_path().to_path_buf();
+            let f = AppendFile::open(&real, !self.header_on_disk, self.opts.durability)
+                .at(&path)?;
+            if !self.header_on_disk {
+                lock.follow_file()?;
+            }
             self.file = Some(f);
         }
         let result = match self.file.as_mut() {
@@ -916,12 +930,18 @@ impl SessionManager {
         let slot = serialize_title_slot(Some(&title), Some(TitleSource::User), &ts)
             .map_err(|e| StoreError::Blob(e.to_string()))?;
         if self.persist && self.header_on_disk {
-            let path = self.path.clone().unwrap_or_default();
+            let path = match self.lock.as_ref() {
+                Some(l) => l.real_path().to_path_buf(),
+                None => return Err(StoreError::ReadOnly),
+            };
             let in_place = crate::title::write_slot_in_place(&path, &slot, self.opts.durability)?;
             if !in_place {
                 // No fixed slot to overwrite: give the file one (atomic rewrite, every other
                 // byte kept), then continue on the new file.
                 crate::title::rewrite_with_slot(&path, &slot)?;
+                if let Some(l) = self.lock.as_mut() {
+                    l.follow_file()?;
+                }
                 let leaf = self.leaf_id().map(str::to_string);
                 self.file = None;
                 self.doc = load_doc_copy(&path)?;
@@ -1065,14 +1085,15 @@ impl SessionManager {
         }
         let dir = self.session_dir.clone().unwrap_or_default();
         let new_path = paths::session_file_name(&dir, &ts, &id);
-        let lock = WriterLock::acquire(&new_path, self.opts.wait)?;
+        let mut lock = WriterLock::acquire(&new_path, self.opts.wait)?;
         let has_assistant = new_doc
             .entries
             .iter()
             .any(|e| e.role == Some(Role::Assistant));
         let write_now = !self.opts.deferred || has_assistant;
         if write_now {
-            write_new(&new_path, &bytes).at(&new_path)?;
+            write_new(lock.real_path(), &bytes).at(&new_path)?;
+            lock.follow_file()?;
         }
         self.file = None;
         self.lock = Some(lock);

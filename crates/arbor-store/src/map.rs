@@ -66,7 +66,7 @@ impl FileBytes {
     }
 
     fn open_with(path: &Path, populate: bool) -> io::Result<FileBytes> {
-        let mut file = File::open(path)?;
+        let mut file = crate::safe_fs::open_regular(path)?;
         let len = file.metadata()?.len();
         if len >= MAP_THRESHOLD && usize::try_from(len).is_ok() {
             if let Some(fb) = Self::try_map(&file, populate) {
@@ -83,7 +83,7 @@ impl FileBytes {
     /// Reads `path` into memory, never mapping it.
     pub fn read(path: &Path) -> io::Result<FileBytes> {
         Ok(FileBytes {
-            inner: Inner::Owned(std::fs::read(path)?),
+            inner: Inner::Owned(crate::safe_fs::read_regular(path)?),
         })
     }
 

@@ -281,7 +281,7 @@ fn decode(bytes: &[u8]) -> String {
 /// Reads omp's two windows of a file: the first [`PREFIX_BYTES`] and the last
 /// [`SUFFIX_BYTES`] (taken from the head when the file is no longer than the head window).
 fn read_windows(path: &Path) -> std::io::Result<(String, String, std::fs::Metadata)> {
-    let mut f = std::fs::File::open(path)?;
+    let mut f = crate::safe_fs::open_regular(path)?;
     let meta = f.metadata()?;
     let size = meta.len();
     let head_len = PREFIX_BYTES.min(size);

@@ -1,26 +1,42 @@
 //! Repairs that never lose a byte: torn tails go to a sidecar before the file is cut.
 use crate::error::{IoContext, StoreError};
-use crate::file::write_new;
+use crate::file::write_new_owned;
 use arbor_core::doc::{BadLine, SessionDoc};
-use std::fs::OpenOptions;
+use std::io;
 use std::path::{Path, PathBuf};
 
-/// A sidecar path next to `session`: `<session>.<what>-<file timestamp>`, made unique.
-pub fn sidecar_path(session: &Path, what: &str) -> PathBuf {
+/// Writes `content` to a new sidecar beside `session`, `<session>.<what>-<file timestamp>`
+/// (`-1`, `-2`, ... added while the name is taken), fsynced, and returns its path. The sidecar
+/// is created with `O_EXCL | O_NOFOLLOW` (a planted file or symlink of that name is never
+/// written through), gets the session's owner where the caller may give it (root), and is
+/// removed again if it cannot be written whole (a full disk leaves no empty sidecar).
+/// `session` should be the session's real path ([`crate::lock::WriterLock::real_path`]).
+pub fn write_sidecar(session: &Path, what: &str, content: &[u8]) -> Result<PathBuf, StoreError> {
     let ts = crate::ids::file_timestamp(&crate::ids::now_iso());
     let base = session.as_os_str().to_string_lossy().into_owned();
-    let mut p = PathBuf::from(format!("{base}.{what}-{ts}"));
-    let mut n = 1;
-    while p.exists() {
-        p = PathBuf::from(format!("{base}.{what}-{ts}-{n}"));
-        n += 1;
+    let owner = std::fs::metadata(session).ok();
+    for n in 0..10_000u32 {
+        let p = if n == 0 {
+            PathBuf::from(format!("{base}.{what}-{ts}"))
+        } else {
+            PathBuf::from(format!("{base}.{what}-{ts}-{n}"))
+        };
+        match write_new_owned(&p, content, owner.as_ref()) {
+            Ok(()) => return Ok(p),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).at(&p),
+        }
     }
-    p
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!("no free name for a {what} sidecar"),
+    ))
+    .at(session)
 }
 
 /// Moves the torn last line of `session` (as found in `doc`) to a sidecar file, fsynced,
 /// then cuts the session back to its last complete line. Returns the sidecar's path.
-/// The caller holds the writer lock.
+/// The caller holds the writer lock and passes the session's real path.
 pub fn save_torn_tail(
     session: &Path,
     doc: &SessionDoc,
@@ -28,9 +44,8 @@ pub fn save_torn_tail(
 ) -> Result<PathBuf, StoreError> {
     let data = doc.base_bytes();
     let tail = data.get(torn.offset..).unwrap_or_default();
-    let sidecar = sidecar_path(session, "torn");
-    write_new(&sidecar, tail).at(&sidecar)?;
-    let f = OpenOptions::new().write(true).open(session).at(session)?;
+    let sidecar = write_sidecar(session, "torn", tail)?;
+    let f = crate::safe_fs::open_rw_nofollow(session).at(session)?;
     // Only cut if the file is still what we read (no one appended behind our back).
     let len = f.metadata().at(session)?.len();
     if len == data.len() as u64 {

@@ -58,7 +58,7 @@ impl LineStream<File> {
         limit: Option<u64>,
         buf: Vec<u8>,
     ) -> io::Result<LineStream<File>> {
-        let mut f = File::open(path)?;
+        let mut f = crate::safe_fs::open_regular(path)?;
         let limit = match limit {
             Some(l) => l,
             None => f.metadata()?.len(),

@@ -4,7 +4,6 @@
 use crate::error::{IoContext, StoreError};
 use crate::file::{atomic_write, Durability};
 use arbor_core::title::{parse_title_slot, SESSION_TITLE_SLOT_BYTES};
-use std::fs::OpenOptions;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -30,11 +29,7 @@ pub fn write_slot_in_place(
     if slot.len() != SESSION_TITLE_SLOT_BYTES || slot.last() != Some(&b'\n') {
         return Ok(false);
     }
-    let mut f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .at(path)?;
+    let mut f = crate::safe_fs::open_rw_nofollow(path).at(path)?;
     let mut head = vec![0u8; SESSION_TITLE_SLOT_BYTES];
     let mut got = 0;
     while got < head.len() {
@@ -57,7 +52,7 @@ pub fn write_slot_in_place(
 /// `"title"` (a slot of the wrong size, or one omp would not accept) is replaced, a UTF-8 BOM
 /// is dropped (omp could not read a slot behind it), every other byte is kept.
 pub fn rewrite_with_slot(path: &Path, slot: &[u8]) -> Result<(), StoreError> {
-    let bytes = std::fs::read(path).at(path)?;
+    let bytes = crate::safe_fs::read_regular(path).at(path)?;
     let body = bytes
         .strip_prefix(b"\xEF\xBB\xBF".as_slice())
         .unwrap_or(&bytes);

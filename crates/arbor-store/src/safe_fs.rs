@@ -1,0 +1,305 @@
+//! Opening files the way arbor's safety promises need them opened.
+//!
+//! - Only regular files are sessions: [`open_regular`] refuses a FIFO (without blocking on
+//!   it), a device (`/dev/zero` would be read without end), a directory or a socket, after
+//!   following symlinks, with an error that names what the path is.
+//! - Nothing arbor writes beside a session follows a symlink someone planted: writers resolve
+//!   the session to its real path once ([`real_path_for_write`]), check the directory they
+//!   write into ([`check_write_dir`]), and create lock files and sidecars with `O_NOFOLLOW`
+//!   (and `O_EXCL` for new files: [`create_new_private`]).
+//! - A file arbor writes for a session belongs to the session's owner ([`give_to_owner_of`]),
+//!   so root running arbor on a user's file does not take the user's data away from them.
+//!
+//! These are the reasons arbor opens files through `libc` flags here rather than only
+//! `std::fs::File::open`: std has no way to say "do not block on a FIFO" or "do not follow".
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::{self, Read};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+/// Mode for files arbor creates (sessions hold prompts and tool output).
+pub const FILE_MODE: u32 = 0o600;
+
+/// What a path that is not a regular file is, in words (`"a FIFO"`, `"a character device"`).
+pub fn kind_of(meta: &Metadata) -> &'static str {
+    let t = meta.file_type();
+    if t.is_file() {
+        "a regular file"
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// The error for a path that is not a regular file.
+pub fn not_regular(meta: &Metadata) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("is {}, not a regular file", kind_of(meta)),
+    )
+}
+
+fn clear_nonblock(file: &File) -> io::Result<()> {
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl on a descriptor we own; no memory is passed.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: as above.
+    if unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Opens `path` for reading, following symlinks, only if it is a regular file. A FIFO is
+/// refused without waiting for a writer, a device or directory without reading it.
+///
+/// ```
+/// let err = arbor_store::safe_fs::open_regular(std::path::Path::new("/dev/null")).unwrap_err();
+/// assert_eq!(err.to_string(), "is a character device, not a regular file");
+/// ```
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    clear_nonblock(&file)?;
+    Ok(file)
+}
+
+/// Reads a whole regular file (see [`open_regular`]).
+pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
+    let mut f = open_regular(path)?;
+    let len = f.metadata()?.len();
+    let mut v = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    f.read_to_end(&mut v)?;
+    Ok(v)
+}
+
+/// Opens the regular file `path` for reading and writing without following a symlink in its
+/// last component (the path must be a real path, see [`real_path_for_write`]).
+pub fn open_rw_nofollow(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(symlink_refused)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    clear_nonblock(&file)?;
+    Ok(file)
+}
+
+/// Creates the new file `path` with mode 0600: never through a symlink, never over an
+/// existing file (`O_CREAT | O_EXCL | O_NOFOLLOW`).
+pub fn create_new_private(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(FILE_MODE)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// Turns the `ELOOP` of an `O_NOFOLLOW` open into words.
+pub fn symlink_refused(e: io::Error) -> io::Error {
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "is a symbolic link where arbor writes a file of its own; refusing to follow it \
+             (remove it if you made it)",
+        )
+    } else {
+        e
+    }
+}
+
+/// The real path a writer of `session` works on: symlinks resolved, so a rewrite replaces
+/// the file the link points at and keeps the link. A path that does not exist yet resolves
+/// through its directory; a symlink whose target is missing is refused (arbor does not create
+/// files through links). An existing path must be a regular file.
+pub fn real_path_for_write(session: &Path) -> io::Result<PathBuf> {
+    match std::fs::symlink_metadata(session) {
+        Ok(_) => {
+            let real = std::fs::canonicalize(session).map_err(|e| {
+                if e.kind() == io::ErrorKind::NotFound {
+                    io::Error::new(
+                        io::ErrorKind::NotFound,
+                        "is a symbolic link to a missing file; arbor does not create files \
+                         through links",
+                    )
+                } else {
+                    e
+                }
+            })?;
+            let meta = std::fs::metadata(&real)?;
+            if !meta.is_file() {
+                return Err(not_regular(&meta));
+            }
+            Ok(real)
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let name = session.file_name().ok_or_else(|| {
+                io::Error::new(io::ErrorKind::InvalidInput, "is not a file name")
+            })?;
+            let dir = match session.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            Ok(std::fs::canonicalize(dir)?.join(name))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() }
+}
+
+/// Checks that `dir` is a place where arbor may create its lock files, sidecars and
+/// temporary files: a directory owned by the caller, by root, or by `owner` (the session
+/// file's owner), and not writable by every user unless it has the sticky bit (where anyone
+/// could swap the files arbor creates).
+pub fn check_write_dir(dir: &Path, owner: Option<u32>) -> io::Result<()> {
+    let meta = std::fs::metadata(dir)?;
+    if !meta.is_dir() {
+        return Err(not_regular(&meta));
+    }
+    let uid = meta.uid();
+    let me = euid();
+    if uid != me && uid != 0 && Some(uid) != owner {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "is owned by another user (uid {uid}); arbor writes only in directories of \
+                 the caller, of the session's owner or of root"
+            ),
+        ));
+    }
+    let mode = meta.mode();
+    if mode & 0o002 != 0 && mode & 0o1000 == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "is writable by every user and has no sticky bit: anyone could replace the files \
+             arbor writes there; refusing to write in it",
+        ));
+    }
+    Ok(())
+}
+
+/// Gives `file` (just created by arbor for the session `owner_of`) the owner and group of
+/// `owner_of`, where they differ from the caller's. Only root can give a file away, which is
+/// the case this is for: root repairing a user's session must leave files the user can read.
+/// Returns the error of `fchown` so that callers who must keep the owner can refuse.
+pub fn give_to_owner_of(file: &File, owner_of: &Metadata) -> io::Result<()> {
+    let mine = file.metadata()?;
+    if mine.uid() == owner_of.uid() && mine.gid() == owner_of.gid() {
+        return Ok(());
+    }
+    // SAFETY: fchown on a descriptor we own; no memory is passed.
+    let rc = unsafe { libc::fchown(file.as_raw_fd(), owner_of.uid(), owner_of.gid()) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn devices_fifos_and_directories_are_not_sessions() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("f.jsonl");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("c path");
+        // SAFETY: mkfifo on a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // Must not block waiting for a writer.
+        let e = open_regular(&fifo).expect_err("fifo");
+        assert_eq!(e.to_string(), "is a FIFO, not a regular file");
+        let e = open_regular(Path::new("/dev/zero")).expect_err("device");
+        assert_eq!(e.to_string(), "is a character device, not a regular file");
+        let e = open_regular(dir.path()).expect_err("dir");
+        assert_eq!(e.to_string(), "is a directory, not a regular file");
+        let link = dir.path().join("z.jsonl");
+        symlink("/dev/zero", &link).expect("symlink");
+        assert!(read_regular(&link).is_err());
+        assert!(real_path_for_write(&link).is_err());
+        let plain = dir.path().join("s.jsonl");
+        std::fs::write(&plain, b"x").expect("write");
+        assert_eq!(read_regular(&plain).expect("read"), b"x");
+    }
+
+    #[test]
+    fn writers_resolve_links_and_refuse_dangling_ones() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let real = dir.path().join("real.jsonl");
+        std::fs::write(&real, b"x").expect("write");
+        let link = dir.path().join("link.jsonl");
+        symlink(&real, &link).expect("symlink");
+        let canon = std::fs::canonicalize(&real).expect("canon");
+        assert_eq!(real_path_for_write(&link).expect("link"), canon);
+        let dangling = dir.path().join("d.jsonl");
+        symlink(dir.path().join("nowhere"), &dangling).expect("symlink");
+        let e = real_path_for_write(&dangling).expect_err("dangling");
+        assert!(e.to_string().contains("symbolic link to a missing file"), "{e}");
+        assert!(!dir.path().join("nowhere").exists());
+        let new = dir.path().join("new.jsonl");
+        assert_eq!(
+            real_path_for_write(&new).expect("new"),
+            std::fs::canonicalize(dir.path()).expect("dir").join("new.jsonl")
+        );
+    }
+
+    #[test]
+    fn new_private_files_never_follow_or_overwrite() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("victim");
+        std::fs::write(&target, b"keep").expect("write");
+        let planted = dir.path().join("s.jsonl.lock");
+        symlink(&target, &planted).expect("symlink");
+        assert!(create_new_private(&planted).is_err());
+        let e = open_rw_nofollow(&planted).expect_err("nofollow");
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert_eq!(std::fs::read(&target).expect("read"), b"keep");
+    }
+
+    #[test]
+    fn world_writable_directories_need_the_sticky_bit() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let d = dir.path().join("open");
+        std::fs::create_dir(&d).expect("mkdir");
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        let e = check_write_dir(&d, None).expect_err("world-writable");
+        assert!(e.to_string().contains("sticky"), "{e}");
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
+        check_write_dir(&d, None).expect("sticky is fine");
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+        check_write_dir(&d, None).expect("private is fine");
+    }
+}
