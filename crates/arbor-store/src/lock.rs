@@ -4,8 +4,8 @@
 //! so a lock left by a crashed writer is simply taken over. The file is removed on release;
 //! a taker re-checks after locking that the path still names the file it locked, so removal
 //! cannot let two writers in.
-use std::fs::{File, OpenOptions};
 use crate::safe_fs;
+use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
@@ -228,9 +228,7 @@ impl WriterLock {
                     return Ok(lock);
                 }
                 Attempt::Busy(holder) => match deadline {
-                    Some(d) if Instant::now() < d => {
-                        std::thread::sleep(Duration::from_millis(20))
-                    }
+                    Some(d) if Instant::now() < d => std::thread::sleep(Duration::from_millis(20)),
                     _ => {
                         return Err(LockError::Busy {
                             path: session.to_path_buf(),

@@ -668,8 +668,8 @@ impl SessionManager {
             // Write where the lock says the session really is (symlinks resolved once, at
             // locking), never following a link planted since.
             let real = lock.real_path().to_path_buf();
-            let f = AppendFile::open(&real, !self.header_on_disk, self.opts.durability)
-                .at(&path)?;
+            let f =
+                AppendFile::open(&real, !self.header_on_disk, self.opts.durability).at(&path)?;
             if !self.header_on_disk {
                 lock.follow_file()?;
             }

@@ -13,6 +13,15 @@ use std::path::{Path, PathBuf};
 /// `session` should be the session's real path ([`crate::lock::WriterLock::real_path`]).
 pub fn write_sidecar(session: &Path, what: &str, content: &[u8]) -> Result<PathBuf, StoreError> {
     let ts = crate::ids::file_timestamp(&crate::ids::now_iso());
+    write_sidecar_at(session, what, &ts, content)
+}
+
+fn write_sidecar_at(
+    session: &Path,
+    what: &str,
+    ts: &str,
+    content: &[u8],
+) -> Result<PathBuf, StoreError> {
     let base = session.as_os_str().to_string_lossy().into_owned();
     let owner = std::fs::metadata(session).ok();
     for n in 0..10_000u32 {
@@ -53,4 +62,32 @@ pub fn save_torn_tail(
         f.sync_all().at(session)?;
     }
     Ok(sidecar)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn a_planted_sidecar_name_is_never_written_through() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let session = dir.path().join("s.jsonl");
+        std::fs::write(&session, b"{}\n").expect("session");
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"keep").expect("victim");
+        let ts = "2026-01-01T00-00-00-000Z";
+        // Someone guessed the first two names: a symlink to a victim, a dangling symlink.
+        symlink(&victim, dir.path().join(format!("s.jsonl.torn-{ts}"))).expect("plant");
+        symlink(
+            dir.path().join("made-through-link"),
+            dir.path().join(format!("s.jsonl.torn-{ts}-1")),
+        )
+        .expect("plant");
+        let side = write_sidecar_at(&session, "torn", ts, b"tail").expect("sidecar");
+        assert_eq!(side, dir.path().join(format!("s.jsonl.torn-{ts}-2")));
+        assert_eq!(std::fs::read(&side).expect("read"), b"tail");
+        assert_eq!(std::fs::read(&victim).expect("victim"), b"keep");
+        assert!(!dir.path().join("made-through-link").exists());
+    }
 }

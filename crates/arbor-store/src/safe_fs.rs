@@ -160,9 +160,9 @@ pub fn real_path_for_write(session: &Path) -> io::Result<PathBuf> {
             Ok(real)
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let name = session.file_name().ok_or_else(|| {
-                io::Error::new(io::ErrorKind::InvalidInput, "is not a file name")
-            })?;
+            let name = session
+                .file_name()
+                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "is not a file name"))?;
             let dir = match session.parent() {
                 Some(d) if !d.as_os_str().is_empty() => d,
                 _ => Path::new("."),
@@ -266,12 +266,17 @@ mod tests {
         let dangling = dir.path().join("d.jsonl");
         symlink(dir.path().join("nowhere"), &dangling).expect("symlink");
         let e = real_path_for_write(&dangling).expect_err("dangling");
-        assert!(e.to_string().contains("symbolic link to a missing file"), "{e}");
+        assert!(
+            e.to_string().contains("symbolic link to a missing file"),
+            "{e}"
+        );
         assert!(!dir.path().join("nowhere").exists());
         let new = dir.path().join("new.jsonl");
         assert_eq!(
             real_path_for_write(&new).expect("new"),
-            std::fs::canonicalize(dir.path()).expect("dir").join("new.jsonl")
+            std::fs::canonicalize(dir.path())
+                .expect("dir")
+                .join("new.jsonl")
         );
     }
 
