@@ -217,3 +217,69 @@ fn a_killed_writers_lock_is_taken_over() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(lines(&s).len(), 3);
 }
+
+/// Issue 10, item 2: the lock is the file's, not the path's. A writer appending through a
+/// symlink and `check --repair` on the real path (or through a hard link) used to run at
+/// once, and the repair's rewrite dropped ids the append had printed.
+#[test]
+fn repair_through_another_name_waits_for_the_writer_and_loses_no_printed_id() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let real = new_session(tmp.path());
+    let link = tmp.path().join("link.jsonl");
+    std::os::unix::fs::symlink(&real, &link).expect("symlink");
+    let hard = tmp.path().join("hard.jsonl");
+    std::fs::hard_link(&real, &hard).expect("hard link");
+    // Something for the repair to do: a malformed line.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&real)
+        .expect("open");
+    f.write_all(b"{not json\n").expect("damage");
+    drop(f);
+    std::fs::remove_file(&hard).expect("unlink: a hard-linked file is not rewritten");
+
+    let mut a = Holder::start(&link);
+    let mut printed = vec![a.append("one")];
+    let hard = tmp.path().join("hard.jsonl");
+    std::fs::hard_link(&real, &hard).expect("hard link again");
+    for name in [&real, &hard] {
+        let o = arbor()
+            .args(["check", "--repair", name.to_str().expect("utf8")])
+            .output()
+            .expect("check");
+        assert_eq!(o.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("is being written by another process"), "{err}");
+    }
+    std::fs::remove_file(&hard).expect("unlink");
+    // A repair that waits runs once the writer is done, and keeps everything it printed.
+    let mut repair = arbor()
+        .args([
+            "check",
+            "--repair",
+            "--wait",
+            "30",
+            real.to_str().expect("utf8"),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("repair");
+    std::thread::sleep(Duration::from_millis(300));
+    printed.push(a.append("two"));
+    printed.push(a.append("three"));
+    a.finish();
+    let o = repair.wait_with_output().expect("repair done");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::symlink_metadata(&link)
+        .expect("lstat")
+        .file_type()
+        .is_symlink());
+    let l = lines(&real);
+    for id in &printed {
+        assert!(
+            l.iter().any(|v| v["id"].as_str() == Some(id.as_str())),
+            "printed id {id} is gone"
+        );
+    }
+}
