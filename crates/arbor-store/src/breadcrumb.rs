@@ -133,9 +133,11 @@ pub fn write_breadcrumb(agent_dir: &Path, cwd: &str, session_file: &Path, fresh:
     }
     let content = format!("{cwd}\n{}\n{extras}", session_file.display());
     if let Some(dir) = file.parent() {
-        let _ = std::fs::create_dir_all(dir);
+        let _ = crate::file::create_dir_private(dir);
     }
-    let _ = std::fs::write(file, content);
+    // Replaced by a rename, never written through: a symlink planted at the breadcrumb's
+    // name is replaced, not followed (`std::fs::write` would truncate its target).
+    let _ = crate::safe_fs::replace_file(&file, content.as_bytes());
 }
 
 /// Lexical `path.resolve`.

@@ -173,6 +173,27 @@ pub fn real_path_for_write(session: &Path) -> io::Result<PathBuf> {
     }
 }
 
+/// Replaces the directory entry `path` with a new 0600 file holding `content`: written to a
+/// temporary file beside it, then renamed over the name. Whatever was at `path` (a file, a
+/// symlink someone planted) is replaced, never written through. Not fsynced: for small
+/// files that may be lost in a crash (breadcrumbs).
+pub fn replace_file(path: &Path, content: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".arbor-")
+        .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(FILE_MODE))
+        .tempfile_in(dir)?;
+    tmp.write_all(content)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
 fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() }
@@ -291,6 +312,19 @@ mod tests {
         let e = open_rw_nofollow(&planted).expect_err("nofollow");
         assert!(e.to_string().contains("symbolic link"), "{e}");
         assert_eq!(std::fs::read(&target).expect("read"), b"keep");
+    }
+
+    #[test]
+    fn replace_file_replaces_a_planted_symlink_instead_of_following_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"keep").expect("write");
+        let crumb = dir.path().join("crumb");
+        symlink(&victim, &crumb).expect("symlink");
+        replace_file(&crumb, b"new").expect("replace");
+        assert_eq!(std::fs::read(&victim).expect("victim"), b"keep");
+        assert_eq!(std::fs::read(&crumb).expect("crumb"), b"new");
+        assert!(std::fs::symlink_metadata(&crumb).expect("lstat").is_file());
     }
 
     #[test]
