@@ -202,7 +202,9 @@ fn euid() -> u32 {
 /// Checks that `dir` is a place where arbor may create its lock files, sidecars and
 /// temporary files: a directory owned by the caller, by root, or by `owner` (the session
 /// file's owner), and not writable by every user unless it has the sticky bit (where anyone
-/// could swap the files arbor creates).
+/// could swap the files arbor creates). Root may write in any user's directory (repairing a
+/// user's session is what root runs arbor for): every file arbor creates there is opened
+/// with `O_NOFOLLOW` / `O_EXCL`, so what the directory's owner planted is never followed.
 pub fn check_write_dir(dir: &Path, owner: Option<u32>) -> io::Result<()> {
     let meta = std::fs::metadata(dir)?;
     if !meta.is_dir() {
@@ -210,7 +212,7 @@ pub fn check_write_dir(dir: &Path, owner: Option<u32>) -> io::Result<()> {
     }
     let uid = meta.uid();
     let me = euid();
-    if uid != me && uid != 0 && Some(uid) != owner {
+    if me != 0 && uid != me && uid != 0 && Some(uid) != owner {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
             format!(
