@@ -253,7 +253,7 @@ fn repair_through_another_name_waits_for_the_writer_and_loses_no_printed_id() {
     }
     std::fs::remove_file(&hard).expect("unlink");
     // A repair that waits runs once the writer is done, and keeps everything it printed.
-    let mut repair = arbor()
+    let repair = arbor()
         .args([
             "check",
             "--repair",
