@@ -217,7 +217,7 @@ impl WriterLock {
         let lock_path = lock_path(&real);
         let deadline = wait.map(|w| Instant::now() + w);
         loop {
-            match Self::attempt(&real, &lock_path).map_err(io_err)? {
+            match Self::attempt(&real, &lock_path)? {
                 Attempt::Held(mut lock) => {
                     let since = crate::ids::now_iso();
                     let info = format!("{} {} {}\n", std::process::id(), hostname(), since);
@@ -240,10 +240,17 @@ impl WriterLock {
         }
     }
 
-    fn attempt(real: &Path, lock_path: &Path) -> io::Result<Attempt> {
+    fn attempt(real: &Path, lock_path: &Path) -> Result<Attempt, LockError> {
         loop {
-            let file = open_lock_file(lock_path)?;
-            if !try_flock(&file)? {
+            let file = open_lock_file(lock_path).map_err(|source| LockError::Io {
+                path: lock_path.to_path_buf(),
+                source,
+            })?;
+            let io_err = |source| LockError::Io {
+                path: real.to_path_buf(),
+                source,
+            };
+            if !try_flock(&file).map_err(io_err)? {
                 return Ok(Attempt::Busy(read_holder(lock_path)));
             }
             // The holder before us may have removed the file after we opened it.
@@ -259,7 +266,7 @@ impl WriterLock {
             };
             // Dropping `lock` on the way out removes the lock file we hold: fine, a taker
             // re-checks the inode.
-            return match lock.lock_session_file()? {
+            return match lock.lock_session_file().map_err(io_err)? {
                 None => Ok(Attempt::Held(lock)),
                 Some(holder) => Ok(Attempt::Busy(holder)),
             };
