@@ -1,6 +1,7 @@
 //! Command-line arguments.
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -25,8 +26,8 @@ pub struct WriteOpts {
     #[arg(long, default_value = "flush", value_name = "POLICY")]
     pub durability: arbor_store::Durability,
     /// Wait up to SECONDS for another writer instead of failing at once (default 30 with no value).
-    #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "30")]
-    pub wait: Option<f64>,
+    #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "30", value_parser = crate::args::seconds)]
+    pub wait: Option<Duration>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -115,16 +116,16 @@ pub enum Command {
         #[arg(long, value_name = "ROLE")]
         role: Vec<String>,
         /// Only entries since a date (2025-01-31), a date-time, or a span back (30m, 12h, 7d, 2w).
-        #[arg(long, value_name = "DATE")]
-        since: Option<String>,
+        #[arg(long, value_name = "DATE", value_parser = crate::args::since)]
+        since: Option<crate::args::Since>,
         /// Also search assistant thinking (indexed on first use).
         #[arg(long)]
         thinking: bool,
         /// Also search tool results and bash output (indexed on first use).
         #[arg(long)]
         tools: bool,
-        /// At most N hits.
-        #[arg(long, default_value = "20", value_name = "N")]
+        /// At most N hits (1 to 1,000,000).
+        #[arg(long, default_value = "20", value_name = "N", value_parser = crate::args::hits)]
         limit: usize,
         /// Rank every match (default: a query matching more than 2,000 texts is ranked among the
         /// newest 2,000).
@@ -139,7 +140,7 @@ pub enum Command {
         /// Words that must all appear (as word prefixes or anywhere in the prompt).
         query: Option<String>,
         /// At most N prompts (up to 1000).
-        #[arg(long, default_value = "100", value_name = "N")]
+        #[arg(long, default_value = "100", value_name = "N", value_parser = crate::args::history_limit)]
         limit: f64,
         /// Record a prompt instead (as omp does when one is submitted).
         #[arg(long, value_name = "PROMPT", conflicts_with = "query")]
@@ -220,8 +221,8 @@ pub enum Command {
         #[arg(long)]
         no_blobs: bool,
         /// Wait up to SECONDS for another writer before repairing (default 30 with no value).
-        #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "30")]
-        wait: Option<f64>,
+        #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "30", value_parser = crate::args::seconds)]
+        wait: Option<Duration>,
     },
     /// Remove blobs no session refers to (a dry run unless --yes).
     Gc {
@@ -232,8 +233,8 @@ pub enum Command {
         #[arg(long)]
         yes: bool,
         /// Keep blobs younger than SECONDS (a writer stores a blob just before the line naming it).
-        #[arg(long, value_name = "SECONDS", default_value = "300")]
-        min_age: f64,
+        #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = crate::args::seconds)]
+        min_age: Duration,
         /// Also scan session files under DIR for references (repeatable).
         #[arg(long, value_name = "DIR")]
         sessions_dir: Vec<PathBuf>,

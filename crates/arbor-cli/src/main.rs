@@ -1,6 +1,7 @@
 //! `arbor`: read, write, repair, index and search pi / omp coding-agent sessions.
 //!
 //! Exit status: 0 success, 1 a reported failure (message on stderr), 2 a usage error.
+mod args;
 mod cli;
 mod cmd;
 mod pieces;

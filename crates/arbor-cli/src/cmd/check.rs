@@ -41,7 +41,7 @@ pub fn check(
     repair: bool,
     json: bool,
     no_blobs: bool,
-    wait: Option<f64>,
+    wait: Option<Duration>,
     agent: Option<&Path>,
 ) -> Result<ExitCode> {
     let opts = CheckOptions {
@@ -49,7 +49,6 @@ pub fn check(
         skip_blobs: no_blobs,
         ..Default::default()
     };
-    let wait = wait.map(|s| Duration::from_secs_f64(s.max(0.0)));
     let mut remaining = false;
     let mut json_out = b"[".to_vec();
     let stdout = std::io::stdout();
@@ -145,7 +144,7 @@ fn agent_for_gc(agent: Option<&Path>) -> Vec<PathBuf> {
 
 pub fn gc(
     yes: bool,
-    min_age: f64,
+    min_age: Duration,
     extra: &[PathBuf],
     json: bool,
     agent: Option<&Path>,
@@ -163,12 +162,7 @@ pub fn gc(
             continue;
         }
         let files = blobs::reference_files(a, extra);
-        let r = match blobs::gc(
-            &store,
-            &files,
-            Duration::from_secs_f64(min_age.max(0.0)),
-            !yes,
-        ) {
+        let r = match blobs::gc(&store, &files, min_age, !yes) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!(

@@ -487,27 +487,6 @@ pub fn index(
     })
 }
 
-/// Reads `--since`: `YYYY-MM-DD`, an ISO date-time, or a span back from now (`30m`, `12h`,
-/// `7d`, `2w`).
-pub fn parse_since(s: &str, now_ms: f64) -> Result<f64> {
-    let t = s.trim();
-    if let Some(n) = t.strip_suffix(|c: char| matches!(c, 'm' | 'h' | 'd' | 'w')) {
-        if let Ok(v) = n.parse::<f64>() {
-            let unit = match t.chars().last() {
-                Some('m') => 60_000.0,
-                Some('h') => 3_600_000.0,
-                Some('d') => 86_400_000.0,
-                _ => 7.0 * 86_400_000.0,
-            };
-            return Ok(now_ms - v * unit);
-        }
-    }
-    match arbor_core::time::parse_iso_ms(t) {
-        Some(ms) => Ok(ms),
-        None => bail!("--since: expected a date (2025-01-31), a date-time (2025-01-31T12:00:00Z) or a span (30m, 12h, 7d, 2w), got '{s}'"),
-    }
-}
-
 /// Options of `arbor search`.
 #[derive(Debug, Clone)]
 pub struct SearchOpts<'a> {
@@ -520,7 +499,7 @@ pub struct SearchOpts<'a> {
     /// `--role` values.
     pub roles: &'a [String],
     /// `--since`.
-    pub since: Option<&'a str>,
+    pub since: Option<crate::args::Since>,
     /// `--json`.
     pub json: bool,
     /// `--limit`.
@@ -576,7 +555,7 @@ pub fn search(
     };
     let dirs = scope_dirs(scope, agent)?;
     let since_ms = match o.since {
-        Some(s) => Some(parse_since(s, arbor_store::ids::now_ms() as f64)?),
+        Some(s) => Some(s.at(arbor_store::ids::now_ms() as f64)),
         None => None,
     };
     let mut cat = open_catalog(catalog)?;
@@ -756,11 +735,12 @@ mod tests {
 
     #[test]
     fn since_forms() {
+        use crate::args::since;
         let now = 1_000_000_000_000.0;
-        assert_eq!(parse_since("2d", now).unwrap(), now - 2.0 * 86_400_000.0);
-        assert_eq!(parse_since("90m", now).unwrap(), now - 90.0 * 60_000.0);
-        assert_eq!(parse_since("2025-01-01", now).unwrap(), 1_735_689_600_000.0);
-        assert!(parse_since("yesterday", now).is_err());
+        assert_eq!(since("2d").unwrap().at(now), now - 2.0 * 86_400_000.0);
+        assert_eq!(since("90m").unwrap().at(now), now - 90.0 * 60_000.0);
+        assert_eq!(since("2025-01-01").unwrap().at(now), 1_735_689_600_000.0);
+        assert!(since("yesterday").is_err());
         assert_eq!(human_size(1536), "1.5K");
         assert_eq!(human_size(10), "10B");
         assert_eq!(age(3_600_000.0 * 5.0), "5h");

@@ -70,7 +70,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 dir: dir.as_deref(),
                 all,
                 roles: &role,
-                since: since.as_deref(),
+                since,
                 json,
                 limit,
                 kinds: arbor_index::IndexKinds { thinking, tools },

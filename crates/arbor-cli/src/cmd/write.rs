@@ -7,12 +7,11 @@ use arbor_store::{ManagerOptions, NewEntry, OpenNote, SessionManager};
 use std::io::{BufRead, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::Duration;
 
 fn options(w: &WriteOpts) -> ManagerOptions {
     ManagerOptions {
         durability: w.durability,
-        wait: w.wait.map(|s| Duration::from_secs_f64(s.max(0.0))),
+        wait: w.wait,
         ..Default::default()
     }
 }
