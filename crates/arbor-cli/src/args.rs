@@ -39,7 +39,7 @@ pub fn hits(s: &str) -> Result<usize, String> {
 /// 1,000 and rounds down).
 pub fn history_limit(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 && v <= 1e9 => Ok(v),
+        Ok(v) if (0.0..=1e9).contains(&v) => Ok(v),
         _ => Err(format!(
             "expected a number from 0 to 1000 (more is read as 1000), got '{s}'"
         )),

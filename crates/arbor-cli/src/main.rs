@@ -3,6 +3,8 @@
 //! Exit status: 0 success, 1 a reported failure (message on stderr), 2 a usage error.
 mod args;
 mod cli;
+#[macro_use]
+mod report;
 mod cmd;
 mod pieces;
 mod render;
@@ -32,7 +34,7 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             let _ = std::io::stdout().flush();
-            eprintln!("arbor: {e:#}");
+            say_err!("arbor: {}", crate::report::error_text(&e));
             ExitCode::from(1)
         }
     }

@@ -6,11 +6,127 @@ use arbor_core::json::JsValue;
 use arbor_core::tree::Tree;
 use std::io::Write;
 
+/// How a character that would drive the terminal is shown instead: C0 controls as their
+/// Unicode control pictures (ESC as `␛`, BEL as `␇`, CR as `␍`), DEL as `␡`, C1 controls
+/// (U+0080-U+009F, which terminals also read as CSI, OSC, ...) and the invisible direction and
+/// format characters that can make text read as something else (bidi overrides and isolates,
+/// zero-width joiners aside) as `<U+XXXX>`. `None`: the character is printed as it is.
+fn visible(c: char) -> Option<String> {
+    match c {
+        '\0'..='\x1f' => char::from_u32(0x2400 + c as u32).map(String::from),
+        '\x7f' => Some("␡".into()),
+        '\u{80}'..='\u{9f}'
+        | '\u{061c}'
+        | '\u{200e}'
+        | '\u{200f}'
+        | '\u{2028}'
+        | '\u{2029}'
+        | '\u{202a}'..='\u{202e}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{feff}'
+        | '\u{fff9}'..='\u{fffb}' => Some(format!("<U+{:04X}>", c as u32)),
+        _ => None,
+    }
+}
+
+/// Text from a session (or a path, an id, an argument) made safe to print for a person:
+/// newlines and tabs are kept, every other control or spoofing character is shown visibly
+/// (see `visible`). `--json` output never goes through this: it stays exact.
+pub fn sanitize_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            _ => match visible(c) {
+                Some(v) => out.push_str(&v),
+                None => out.push(c),
+            },
+        }
+    }
+    out
+}
+
+/// [`sanitize_text`] for one line: a newline is shown as `␤` too.
+pub fn sanitize_line(s: &str) -> String {
+    sanitize_text(&s.replace('\n', "␤"))
+}
+
+/// A writer for human-readable output: everything written through it is sanitized with
+/// [`sanitize_text`] (bytes that are not UTF-8 become U+FFFD), so no print path can send a
+/// session's escape sequences to the terminal. A UTF-8 sequence split between two writes is
+/// kept until its end arrives.
+pub struct Human<W: Write> {
+    inner: W,
+    pending: Vec<u8>,
+}
+
+impl<W: Write> Human<W> {
+    /// Wraps `inner`.
+    pub fn new(inner: W) -> Human<W> {
+        Human {
+            inner,
+            pending: Vec::new(),
+        }
+    }
+}
+
+impl<W: Write> Write for Human<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        // Keep back at most 3 bytes of a UTF-8 sequence that may continue in the next write.
+        let mut cut = self.pending.len();
+        for back in 1..=3.min(self.pending.len()) {
+            let b = self.pending[self.pending.len() - back];
+            if b & 0xC0 == 0xC0 {
+                let need = if b >= 0xF0 {
+                    4
+                } else if b >= 0xE0 {
+                    3
+                } else {
+                    2
+                };
+                if back < need {
+                    cut = self.pending.len() - back;
+                }
+                break;
+            }
+            if b & 0xC0 != 0x80 {
+                break;
+            }
+        }
+        let ready: Vec<u8> = self.pending.drain(..cut).collect();
+        let text = String::from_utf8_lossy(&ready);
+        self.inner.write_all(sanitize_text(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.pending.is_empty() {
+            let rest = std::mem::take(&mut self.pending);
+            let text = String::from_utf8_lossy(&rest);
+            self.inner.write_all(sanitize_text(&text).as_bytes())?;
+        }
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> Drop for Human<W> {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
+
 /// One line of text, control characters folded to spaces, cut to `max` characters.
 pub fn one_line(s: &str, max: usize) -> String {
     let folded: String = s
         .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
+        .map(|c| {
+            if c.is_control() || visible(c).is_some() {
+                ' '
+            } else {
+                c
+            }
+        })
         .collect();
     let t = folded.split_whitespace().collect::<Vec<_>>().join(" ");
     if t.chars().count() > max {
@@ -213,4 +329,52 @@ pub fn print_conversation(
         writeln!(out, "{}\n", body.trim_end())?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod sanitize_tests {
+    use super::*;
+
+    const HOSTILE: &str = "a\x1b]0;pwned\x07b\x1b[2Jc\u{9b}31md\re\u{202e}f\x08g\x7fh\ti\nj";
+
+    fn assert_inert(s: &str) {
+        for c in s.chars() {
+            assert!(
+                c == '\n' || c == '\t' || (!c.is_control() && visible(c).is_none()),
+                "{c:?} left in {s:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn controls_are_shown_not_sent() {
+        let t = sanitize_text(HOSTILE);
+        assert_eq!(t, "a␛]0;pwned␇b␛[2Jc<U+009B>31md␍e<U+202E>f␈g␡h\ti\nj");
+        assert_inert(&t);
+        assert!(!sanitize_line(HOSTILE).contains('\n'));
+        assert_inert(&one_line(HOSTILE, 100));
+    }
+
+    #[test]
+    fn the_human_writer_sanitizes_across_split_writes() {
+        let bytes = HOSTILE.as_bytes();
+        for split in 0..bytes.len() {
+            let mut out = Vec::new();
+            {
+                let mut h = Human::new(&mut out);
+                h.write_all(&bytes[..split]).expect("write");
+                h.write_all(&bytes[split..]).expect("write");
+            }
+            assert_eq!(
+                String::from_utf8(out).expect("utf8"),
+                sanitize_text(HOSTILE)
+            );
+        }
+        let mut out = Vec::new();
+        {
+            let mut h = Human::new(&mut out);
+            h.write_all(b"x\xff\xc2").expect("write");
+        }
+        assert_eq!(String::from_utf8(out).expect("utf8"), "x\u{fffd}\u{fffd}");
+    }
 }

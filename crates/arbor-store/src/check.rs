@@ -38,7 +38,8 @@ pub struct Finding {
     /// Stable machine name: `not_a_session`, `title_slot_invalid`, `title_slot_size`, `bom`,
     /// `malformed_line`, `torn_tail`, `missing_final_newline`, `duplicate_id`,
     /// `missing_parent`, `cycle`, `compaction_kept_missing`, `compaction_kept_off_path`,
-    /// `blob_ref_malformed`, `blob_missing`, `blob_corrupt`; notes: `crlf`, `blank_lines`,
+    /// `blob_ref_malformed`, `blob_missing`, `blob_corrupt`, `unreadable` (the path could not
+    /// be checked at all: missing, not a regular file, no permission); notes: `crlf`, `blank_lines`,
     /// `extra_header`, `old_version`.
     pub kind: &'static str,
     /// 1-based physical line number, when the finding is about one line.
@@ -98,6 +99,18 @@ pub struct CheckReport {
 }
 
 impl CheckReport {
+    /// The report for a path that could not be checked at all (missing, a directory, a
+    /// device, unreadable): one problem of kind `unreadable` with `message`.
+    pub fn unreadable(path: &Path, message: String) -> CheckReport {
+        CheckReport {
+            path: path.to_path_buf(),
+            entries: 0,
+            version: None,
+            dialect: None,
+            findings: vec![Finding::problem("unreadable", None, None, message, false)],
+        }
+    }
+
     /// Number of problems.
     pub fn problems(&self) -> usize {
         self.findings.iter().filter(|f| f.problem).count()

@@ -37,12 +37,22 @@ pub const FILE_MODE: u32 = 0o600;
 pub const DIR_MODE: u32 = 0o700;
 
 /// Creates `dir` and its missing parents with mode 0700.
+///
+/// A path that exists and is not a directory is reported as such ("not a directory"), not
+/// with the bare "File exists" of `mkdir`.
 pub fn create_dir_private(dir: &Path) -> io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(DIR_MODE)
         .create(dir)
+        .map_err(|e| match std::fs::metadata(dir) {
+            Ok(m) if !m.is_dir() => io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!("is {}, not a directory", crate::safe_fs::kind_of(&m)),
+            ),
+            _ => e,
+        })
 }
 
 /// An append-only session file.

@@ -1,4 +1,5 @@
 //! `arbor check [--repair]` and `arbor gc --blobs`.
+use crate::render::Human;
 use crate::resolve::{agent_dirs, resolve_session};
 use anyhow::Result;
 use arbor_core::json::write_str_escaped;
@@ -51,33 +52,36 @@ pub fn check(
     };
     let mut remaining = false;
     let mut json_out = b"[".to_vec();
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    for (k, s) in sessions.iter().enumerate() {
-        let path = match resolve_session(s, agent) {
-            Ok(p) => p,
-            Err(e) => {
-                eprintln!("arbor: {e:#}");
-                remaining = true;
-                continue;
-            }
-        };
-        let result = if repair {
-            check::repair(&path, &opts, wait).map(|o| (o.after.clone(), Some(o)))
-        } else {
-            check::check(&path, &opts).map(|r| (r, None))
-        };
-        let (report, outcome) = match result {
+    let mut out = Human::new(std::io::stdout().lock());
+    for s in sessions {
+        let checked = resolve_session(s, agent).and_then(|path| {
+            let r = if repair {
+                check::repair(&path, &opts, wait).map(|o| (o.after.clone(), Some(o)))
+            } else {
+                check::check(&path, &opts).map(|r| (r, None))
+            };
+            r.map(|x| (path, x)).map_err(anyhow::Error::from)
+        });
+        let (path, (report, outcome)) = match checked {
             Ok(x) => x,
             Err(e) => {
-                eprintln!("arbor: {e}");
+                let message = crate::report::error_text(&e);
+                say_err!("arbor: {message}");
                 remaining = true;
+                if json {
+                    // Every argument gets its object: a path that could not be checked is
+                    // not left out of the array.
+                    if json_out.len() > 1 {
+                        json_out.push(b',');
+                    }
+                    CheckReport::unreadable(Path::new(s), message).write_json(&mut json_out);
+                }
                 continue;
             }
         };
         remaining |= report.problems() > 0;
         if json {
-            if k > 0 && json_out.len() > 1 {
+            if json_out.len() > 1 {
                 json_out.push(b',');
             }
             report.write_json(&mut json_out);
@@ -118,11 +122,13 @@ pub fn check(
             print_report(&report, &mut out)?;
         }
     }
+    out.flush()?;
     if json {
         json_out.extend_from_slice(b"]\n");
-        out.write_all(&json_out)?;
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(&json_out)?;
+        stdout.flush()?;
     }
-    out.flush()?;
     Ok(if remaining {
         ExitCode::from(1)
     } else {
@@ -150,8 +156,7 @@ pub fn gc(
     agent: Option<&Path>,
 ) -> Result<ExitCode> {
     let mut failed = false;
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = Human::new(std::io::stdout().lock());
     let mut json_out = b"[".to_vec();
     for (k, a) in agent_for_gc(agent).iter().enumerate() {
         let store = BlobStore::for_agent_dir(a);
@@ -165,7 +170,7 @@ pub fn gc(
         let r = match blobs::gc(&store, &files, min_age, !yes) {
             Ok(r) => r,
             Err(e) => {
-                eprintln!(
+                say_err!(
                     "arbor: gc of {} stopped, nothing removed: {e}",
                     store.dir().display()
                 );
@@ -237,15 +242,17 @@ pub fn gc(
             }
         }
         for e in &r.errors {
-            eprintln!("arbor: {e}");
+            say_err!("arbor: {e}");
             failed = true;
         }
     }
+    out.flush()?;
     if json {
         json_out.extend_from_slice(b"]\n");
-        out.write_all(&json_out)?;
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(&json_out)?;
+        stdout.flush()?;
     }
-    out.flush()?;
     Ok(if failed {
         ExitCode::from(1)
     } else {

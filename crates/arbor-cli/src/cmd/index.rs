@@ -60,7 +60,15 @@ pub fn all_project_dirs(agent: Option<&Path>) -> Vec<PathBuf> {
 /// The directories of a scope.
 pub fn scope_dirs(scope: Scope<'_>, agent: Option<&Path>) -> Result<Vec<PathBuf>> {
     Ok(match scope {
-        Scope::Dir(d) => vec![d.to_path_buf()],
+        Scope::Dir(d) => {
+            // A directory the user named must be one: a typo is an error, not "no sessions".
+            match std::fs::metadata(d) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => bail!("{}: not a directory", d.display()),
+                Err(e) => return Err(anyhow::Error::new(e).context(d.display().to_string())),
+            }
+            vec![d.to_path_buf()]
+        }
         Scope::All => all_project_dirs(agent),
         Scope::Current => {
             let cwd = cwd_string()?;
@@ -87,12 +95,12 @@ pub fn open_catalog(over: Option<&Path>) -> Result<Catalog> {
     match Catalog::open(&path) {
         Ok(c) => {
             if let Some(a) = &c.report.set_aside {
-                eprintln!("arbor: warning: the catalog {} was damaged; it was moved to {} and is rebuilt from the session files", path.display(), a.display());
+                say_err!("arbor: warning: the catalog {} was damaged; it was moved to {} and is rebuilt from the session files", path.display(), a.display());
             }
             Ok(c)
         }
         Err(e @ IndexError::Io { .. }) | Err(e @ IndexError::Sqlite { .. }) => {
-            eprintln!(
+            say_err!(
                 "arbor: warning: cannot use the catalog {} ({e}); indexing in memory for this run",
                 path.display()
             );
@@ -154,7 +162,7 @@ fn with_recovery<T>(
     match f(cat) {
         Err(IndexError::Corrupt { path, detail }) => {
             let aside = cat.recover()?;
-            eprintln!(
+            say_err!(
                 "arbor: warning: the catalog {} is damaged ({detail}); it was moved to {} and is rebuilt from the session files",
                 path.display(),
                 aside.display()
@@ -167,10 +175,10 @@ fn with_recovery<T>(
 
 fn warn_failed(stats: &RefreshStats) {
     for (p, e) in stats.failed.iter().take(5) {
-        eprintln!("arbor: warning: {}: not indexed: {e}", p.display());
+        say_err!("arbor: warning: {}: not indexed: {e}", p.display());
     }
     if stats.failed.len() > 5 {
-        eprintln!(
+        say_err!(
             "arbor: warning: {} more files not indexed",
             stats.failed.len() - 5
         );
@@ -217,6 +225,19 @@ fn stdout_all(bytes: &[u8]) -> Result<()> {
     out.flush()?;
     Ok(())
 }
+
+/// Human-readable output: sanitized on its way to stdout (see `render::Human`).
+fn human_all(bytes: &[u8]) -> Result<()> {
+    let mut out = render::Human::new(std::io::stdout().lock());
+    out.write_all(bytes)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Snippet marks for human output: private-use characters no sanitizer touches, replaced by
+/// the highlight after the snippet's text was sanitized.
+const MARK_ON: &str = "\u{e000}";
+const MARK_OFF: &str = "\u{e001}";
 
 /// pi's picker age: now, Nm, Nh, Nd, Nw, Nmo, Ny.
 pub fn age(ms: f64) -> String {
@@ -370,9 +391,9 @@ pub fn ls(
     let mut out = Vec::with_capacity(listed.len() * 256);
     if listed.is_empty() {
         match scope {
-            Scope::Dir(d) => eprintln!("arbor: no sessions in {}", d.display()),
-            Scope::All => eprintln!("arbor: no sessions under the agent directories"),
-            Scope::Current => eprintln!("arbor: no sessions for this directory (try --all)"),
+            Scope::Dir(d) => say_err!("arbor: no sessions in {}", d.display()),
+            Scope::All => say_err!("arbor: no sessions under the agent directories"),
+            Scope::Current => say_err!("arbor: no sessions for this directory (try --all)"),
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -407,7 +428,7 @@ pub fn ls(
         line.push('\n');
         out.extend_from_slice(line.as_bytes());
     }
-    stdout_all(&out)?;
+    human_all(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -466,7 +487,7 @@ pub fn index(
                     .join(" and ")
             ),
         };
-        println!(
+        say!(
             "{} sessions in {} files under {} project directories{extra}\nread {:.1} MB in {:.2} s ({} new or rewritten, {} appended, {} unchanged, {} removed)\ncatalog: {}",
             listed.len(),
             stats.files,
@@ -554,13 +575,10 @@ pub fn search(
         (None, false) => Scope::Current,
     };
     let dirs = scope_dirs(scope, agent)?;
-    let since_ms = match o.since {
-        Some(s) => Some(s.at(arbor_store::ids::now_ms() as f64)),
-        None => None,
-    };
+    let since_ms = o.since.map(|s| s.at(arbor_store::ids::now_ms() as f64));
     let mut cat = open_catalog(catalog)?;
     if with_recovery(&mut cat, |c| c.require_kinds(need))? {
-        eprintln!(
+        say_err!(
             "arbor: indexing {} for the first time",
             if need.thinking && need.tools {
                 "thinking and tool output"
@@ -589,9 +607,14 @@ pub fn search(
     if o.rank_all {
         q.rank_window = 0;
     }
-    if color {
-        q.marks = ("\x1b[1;31m".into(), "\x1b[0m".into());
+    if !o.json {
+        q.marks = (MARK_ON.into(), MARK_OFF.into());
     }
+    let (mark_on, mark_off) = if color {
+        ("\x1b[1;31m", "\x1b[0m")
+    } else {
+        ("**", "**")
+    };
     let hits = with_recovery(&mut cat, |c| c.search(&q))?;
     let mut out = Vec::new();
     if o.json {
@@ -629,7 +652,7 @@ pub fn search(
         return Ok(ExitCode::SUCCESS);
     }
     if hits.is_empty() {
-        eprintln!("arbor: no match in {} session directories", dirs.len());
+        say_err!("arbor: no match in {} session directories", dirs.len());
         return Ok(ExitCode::SUCCESS);
     }
     for h in &hits {
@@ -653,16 +676,19 @@ pub fn search(
         } else {
             ("", "")
         };
-        out.extend_from_slice(
-            format!(
-                "{dim}{}{reset}  {} {ts} {}{branch}{title}\n    {}\n",
-                home_short(&h.path.to_string_lossy()),
-                h.kind.name(),
-                h.entry_id.as_deref().unwrap_or("-"),
-                h.snippet.split_whitespace().collect::<Vec<_>>().join(" ")
-            )
-            .as_bytes(),
-        );
+        // Everything from the files (path, timestamp, id, snippet) is sanitized before the
+        // highlight and the dimming, arbor's own escapes, are put in.
+        let place = render::sanitize_line(&home_short(&h.path.to_string_lossy()));
+        let what = render::sanitize_line(&format!(
+            "{} {ts} {}{branch}{title}",
+            h.kind.name(),
+            h.entry_id.as_deref().unwrap_or("-"),
+        ));
+        let snippet =
+            render::sanitize_line(&h.snippet.split_whitespace().collect::<Vec<_>>().join(" "))
+                .replace(MARK_ON, mark_on)
+                .replace(MARK_OFF, mark_off);
+        out.extend_from_slice(format!("{dim}{place}{reset}  {what}\n    {snippet}\n").as_bytes());
     }
     stdout_all(&out)?;
     Ok(ExitCode::SUCCESS)
@@ -691,7 +717,7 @@ pub fn history(
         let added = h.add(prompt, Some(&cwd), session)?;
         h.close()?;
         if !added {
-            eprintln!("arbor: empty prompt not recorded");
+            say_err!("arbor: empty prompt not recorded");
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -714,7 +740,7 @@ pub fn history(
         out.extend_from_slice(b"]\n");
     } else {
         if entries.is_empty() {
-            eprintln!("arbor: no prompts in {}", db.display());
+            say_err!("arbor: no prompts in {}", db.display());
         }
         for e in &entries {
             let when = arbor_core::time::format_iso_ms(e.created_at * 1000);
@@ -724,6 +750,7 @@ pub fn history(
                 format!("{when}  {}  {}\n", render::one_line(&e.prompt, 80), cwd).as_bytes(),
             );
         }
+        return human_all(&out).map(|()| ExitCode::SUCCESS);
     }
     stdout_all(&out)?;
     Ok(ExitCode::SUCCESS)

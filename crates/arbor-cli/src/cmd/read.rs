@@ -21,7 +21,7 @@ fn load(session: &str, agent: Option<&Path>) -> Result<(std::path::PathBuf, Sess
 fn warn_report(path: &Path, doc: &SessionDoc) {
     let r = &doc.report;
     for bad in r.malformed.iter().take(5) {
-        eprintln!(
+        say_err!(
             "arbor: warning: {}:{}: skipped: {}",
             path.display(),
             bad.line_no,
@@ -29,14 +29,14 @@ fn warn_report(path: &Path, doc: &SessionDoc) {
         );
     }
     if r.malformed.len() > 5 {
-        eprintln!(
+        say_err!(
             "arbor: warning: {}: {} more malformed lines skipped",
             path.display(),
             r.malformed.len() - 5
         );
     }
     if let Some(t) = &r.torn_tail {
-        eprintln!(
+        say_err!(
             "arbor: warning: {}:{}: torn last line ({} bytes) skipped: {}",
             path.display(),
             t.line_no,
@@ -59,7 +59,7 @@ fn load_resolved(
     let issues = arbor_store::blobs::resolve_doc_blobs(&mut doc, &store, lenient)
         .with_context(|| format!("{}", path.display()))?;
     for i in issues.iter().take(10) {
-        eprintln!(
+        say_err!(
             "arbor: warning: {}:{}: blob reference left in place: {}",
             path.display(),
             i.line_no,
@@ -67,7 +67,7 @@ fn load_resolved(
         );
     }
     if issues.len() > 10 {
-        eprintln!(
+        say_err!(
             "arbor: warning: {}: {} more blob references left in place",
             path.display(),
             issues.len() - 10
@@ -120,7 +120,7 @@ pub fn context(
     }
     let ctx = context_of(&doc, leaf_sel(leaf), &path, agent);
     if ctx.cycle {
-        eprintln!("arbor: warning: {}: the parentId chain of the leaf has a cycle; the path was cut where it repeats", path.display());
+        say_err!("arbor: warning: {}: the parentId chain of the leaf has a cycle; the path was cut where it repeats", path.display());
     }
     if !llm && ctx.omp.is_none() {
         // The lines before the first one the context reads are done with: their pages are
@@ -295,14 +295,14 @@ pub fn tree(session: &str, json: bool, agent: Option<&Path>) -> Result<ExitCode>
     let (path, doc) = load(session, agent)?;
     let tree = doc.index.tree(&doc);
     if !tree.unreachable.is_empty() {
-        eprintln!(
+        say_err!(
             "arbor: warning: {}: {} entries are not reachable from a root (parentId cycles or reused ids)",
             path.display(),
             tree.unreachable.len()
         );
     }
     if !json {
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let mut out = render::Human::new(std::io::BufWriter::new(std::io::stdout().lock()));
         render::print_tree(&doc, &tree, &mut out)?;
         out.flush()?;
         drop(out);
@@ -352,7 +352,7 @@ pub fn show(
         }
     }
     let ctx = context_of(&doc, leaf_sel(leaf), &path, agent);
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = render::Human::new(std::io::BufWriter::new(std::io::stdout().lock()));
     if let Some(name) = doc.session_name() {
         writeln!(out, "# {name}\n")?;
     }

@@ -19,11 +19,11 @@ fn options(w: &WriteOpts) -> ManagerOptions {
 fn report_notes(path: &Path, sm: &SessionManager) {
     for n in sm.open_notes() {
         match n {
-            OpenNote::Migrated { from_version } => eprintln!(
+            OpenNote::Migrated { from_version } => say_err!(
                 "arbor: {}: migrated from v{from_version} to v3",
                 path.display()
             ),
-            OpenNote::TornTailSaved { sidecar, bytes } => eprintln!(
+            OpenNote::TornTailSaved { sidecar, bytes } => say_err!(
                 "arbor: {}: torn last line ({bytes} bytes) moved to {} and cut from the session",
                 path.display(),
                 sidecar.display()
@@ -66,7 +66,7 @@ pub fn new(
     )?;
     let path = sm.session_file().map(Path::to_path_buf).unwrap_or_default();
     sm.close()?;
-    println!("{}", path.display());
+    say!("{}", path.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -131,22 +131,41 @@ pub fn append(
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    if body == "-" {
-        let stdin = std::io::stdin();
-        for (n, line) in stdin.lock().lines().enumerate() {
-            let line = line.context("reading stdin")?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let explicit = if n == 0 { parent } else { None };
-            append_one(&mut sm, &line, explicit, &mut out)
-                .with_context(|| format!("stdin line {}", n + 1))?;
-        }
+    let result = if body == "-" {
+        append_stdin(&mut sm, parent, &mut out)
     } else {
-        append_one(&mut sm, body, parent, &mut out)?;
-    }
-    sm.close()?;
+        append_one(&mut sm, body, parent, &mut out)
+    };
+    // What was appended before a bad line stays, flushed as the durability says, and its
+    // ids were printed: close first, then report the bad line.
+    let closed = sm.close();
+    result?;
+    closed?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `append -`: one body per stdin line, each id printed as soon as its line is written. A
+/// line that is not UTF-8 is an error naming the line and the byte, not a bare "stream did
+/// not contain valid UTF-8".
+fn append_stdin(sm: &mut SessionManager, parent: Option<&str>, out: &mut impl Write) -> Result<()> {
+    let stdin = std::io::stdin();
+    for (n, line) in stdin.lock().split(b'\n').enumerate() {
+        let line = line.context("reading stdin")?;
+        let line = line.strip_suffix(b"\r").unwrap_or(&line);
+        let line = std::str::from_utf8(line).map_err(|e| {
+            anyhow::anyhow!(
+                "stdin line {}: not valid UTF-8 at byte {} (nothing from this line on was appended)",
+                n + 1,
+                e.valid_up_to() + 1
+            )
+        })?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let explicit = if n == 0 { parent } else { None };
+        append_one(sm, line, explicit, out).with_context(|| format!("stdin line {}", n + 1))?;
+    }
+    Ok(())
 }
 
 pub fn migrate(
@@ -161,8 +180,8 @@ pub fn migrate(
             let path = resolve_session(s, agent)?;
             let doc = arbor_store::load_doc(&path)?;
             match &doc.migration {
-                None => println!("{}: already v{}", path.display(), doc.report.version),
-                Some(m) if dry_run => println!(
+                None => say!("{}: already v{}", path.display(), doc.report.version),
+                Some(m) if dry_run => say!(
                     "{}: would migrate v{} → v3 ({} lines change, every other byte kept)",
                     path.display(),
                     m.from_version,
@@ -172,7 +191,7 @@ pub fn migrate(
                     let n = m.changed_lines.len();
                     let sm = SessionManager::open(&path, options(w))?;
                     sm.close()?;
-                    println!(
+                    say!(
                         "{}: migrated v{} → v3 ({n} lines changed)",
                         path.display(),
                         doc.report.version
@@ -182,7 +201,7 @@ pub fn migrate(
             Ok(())
         })();
         if let Err(e) = result {
-            eprintln!("arbor: {e:#}");
+            say_err!("arbor: {}", crate::report::error_text(&e));
             failed = true;
         }
     }
@@ -204,6 +223,6 @@ pub fn name(session: &str, name: &str, w: &WriteOpts, agent: Option<&Path>) -> R
         .set_session_name(name)
         .with_context(|| format!("{}", path.display()))?;
     sm.close()?;
-    println!("{id}");
+    say!("{id}");
     Ok(ExitCode::SUCCESS)
 }
