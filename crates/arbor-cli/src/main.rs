@@ -35,7 +35,14 @@ fn main() -> ExitCode {
             }
             let _ = std::io::stdout().flush();
             say_err!("arbor: {}", crate::report::error_text(&e));
-            ExitCode::from(1)
+            // A search query arbor cannot use is the user's to fix: a usage error.
+            let usage = e.chain().any(|c| {
+                matches!(
+                    c.downcast_ref::<arbor_index::IndexError>(),
+                    Some(arbor_index::IndexError::Query(_))
+                )
+            });
+            ExitCode::from(if usage { 2 } else { 1 })
         }
     }
 }

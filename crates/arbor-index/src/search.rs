@@ -88,16 +88,22 @@ pub fn words_query(q: &str) -> String {
         .join(" ")
 }
 
+/// Whether SQLite's error is FTS5 refusing the MATCH expression. Every statement of
+/// [`Catalog::search`] is fixed and valid, so a plain `SQLITE_ERROR` (rusqlite's
+/// `ErrorCode::Unknown`) there comes from the user's query ("fts5: syntax error", "unknown
+/// special query", "no such column" for `col:word`, an unterminated string). A missing table
+/// is a damaged catalog, not a query.
 fn is_query_error(e: &rusqlite::Error) -> bool {
-    let s = e.to_string();
-    s.contains("fts5")
-        || s.contains("no such column")
-        || s.contains("unterminated string")
-        || s.contains("syntax error")
+    e.sqlite_error_code() == Some(rusqlite::ErrorCode::Unknown)
+        && !e.to_string().contains("no such table")
 }
 
 impl Catalog {
     /// Searches the indexed texts; hits are ranked by relevance (bm25), then newest first.
+    ///
+    /// Every query string either searches or is [`IndexError::Query`]: text FTS5 cannot read
+    /// (`c++`, `*`, `foo:bar`, an unbalanced quote) is searched as quoted words, and a query
+    /// that has no word at all is a query error, never a raw SQLite error.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<Hit>, IndexError> {
         if q.query.trim().is_empty() {
             return Err(IndexError::Query("empty query".into()));
@@ -106,9 +112,17 @@ impl Catalog {
             Err(IndexError::Sqlite { source, .. }) if is_query_error(&source) => {
                 let w = words_query(&q.query);
                 if w.is_empty() {
-                    return Ok(Vec::new());
+                    return Err(IndexError::Query(format!(
+                        "{:?} has no word to search for",
+                        q.query
+                    )));
                 }
-                self.search_expr(q, &w)
+                match self.search_expr(q, &w) {
+                    Err(IndexError::Sqlite { source, .. }) if is_query_error(&source) => Err(
+                        IndexError::Query(format!("{:?} cannot be searched ({source})", q.query)),
+                    ),
+                    r => r,
+                }
             }
             r => r,
         }

@@ -173,3 +173,122 @@ fn damage_found_by_a_search_is_recovered_from() {
     assert_eq!(cat.search(&SearchQuery::new("zebra")).unwrap().len(), 20);
     assert!(cat.check_integrity().is_ok());
 }
+
+mod any_query {
+    //! Issue 10, item 12: every query string either searches or is arbor's own query error
+    //! (`IndexError::Query`), never a raw SQLite error.
+    use super::session;
+    use arbor_index::{Catalog, IndexError, RefreshOptions, SearchQuery};
+    use proptest::prelude::*;
+
+    fn catalog() -> (tempfile::TempDir, Catalog) {
+        let d = tempfile::tempdir().expect("tempdir");
+        let dir = d.path().join("s");
+        std::fs::create_dir(&dir).expect("mkdir");
+        session(
+            &dir,
+            "a",
+            1,
+            &["hello world", "c++ and foo:bar", "NEAR the rowid"],
+        );
+        let mut cat = Catalog::open(&d.path().join("c.db")).expect("open");
+        cat.refresh_dirs(
+            std::slice::from_ref(&dir),
+            RefreshOptions::with_texts(),
+            &mut |_| {},
+        )
+        .expect("index");
+        (d, cat)
+    }
+
+    fn assert_answers(cat: &Catalog, query: &str) {
+        match cat.search(&SearchQuery::new(query)) {
+            Ok(_) | Err(IndexError::Query(_)) => {}
+            Err(e) => panic!("{query:?}: {e}"),
+        }
+    }
+
+    #[test]
+    fn queries_fts5_cannot_read_are_searched_or_refused_by_arbor() {
+        let (_d, cat) = catalog();
+        for q in [
+            "*",
+            "*llo",
+            "**",
+            "*rowid",
+            "^",
+            "^hello",
+            "-",
+            "+",
+            ":",
+            "a:",
+            ":b",
+            "rowid:1",
+            "fts:x",
+            "\"",
+            "\"\"",
+            "(",
+            ")",
+            "()",
+            "NEAR",
+            "NEAR(",
+            "NEAR(a b",
+            "AND",
+            "OR",
+            "NOT",
+            "a AND",
+            "OR b",
+            "{a b}:c",
+            "-x",
+            "+x",
+            "x*y",
+            "\u{0}",
+            "\u{1b}[2J",
+            "'",
+            "a'b",
+            "c++",
+            "foo:bar",
+            "héllo*",
+            "🙂",
+            "x NEAR/3 y",
+        ] {
+            assert_answers(&cat, q);
+        }
+        let hits = cat
+            .search(&SearchQuery::new("*llo"))
+            .expect("searched as words");
+        assert!(hits.is_empty() || hits.iter().all(|h| !h.snippet.is_empty()));
+        assert!(matches!(
+            cat.search(&SearchQuery::new("*")),
+            Err(IndexError::Query(_))
+        ));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(
+            std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(400)
+        ))]
+        #[test]
+        fn every_query_string_answers(
+            q in prop_oneof![
+                any::<String>(),
+                proptest::collection::vec(
+                    prop_oneof![
+                        Just("*".to_string()), Just("\"".to_string()), Just("^".to_string()),
+                        Just(":".to_string()), Just("(".to_string()), Just(")".to_string()),
+                        Just("+".to_string()), Just("-".to_string()), Just("{".to_string()),
+                        Just("}".to_string()), Just(" ".to_string()), Just(",".to_string()),
+                        Just("NEAR".to_string()), Just("AND".to_string()), Just("OR".to_string()),
+                        Just("NOT".to_string()), Just("rowid".to_string()), Just("fts".to_string()),
+                        Just("hello".to_string()), Just("wor".to_string()), Just("é".to_string()),
+                        "[a-z0-9]{1,4}".prop_map(|s| s),
+                    ],
+                    0..12,
+                ).prop_map(|v| v.concat()),
+            ]
+        ) {
+            let (_d, cat) = catalog();
+            assert_answers(&cat, &q);
+        }
+    }
+}
