@@ -124,6 +124,13 @@ pub fn default_catalog_path() -> PathBuf {
     if let Some(p) = std::env::var_os("ARBOR_CATALOG").filter(|v| !v.is_empty()) {
         return PathBuf::from(p);
     }
+    cache_catalog_path()
+}
+
+/// arbor's own place for the catalog: `$XDG_CACHE_HOME/arbor/catalog.db`, else
+/// `~/.cache/arbor/catalog.db`. A file there is arbor's even if it is damaged beyond
+/// recognition (it may be moved aside); anywhere else only a file arbor recognises is.
+pub fn cache_catalog_path() -> PathBuf {
     let cache = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
         Some(x) if Path::new(&x).is_absolute() => PathBuf::from(x),
         _ => arbor_store::paths::home_dir().join(".cache"),
@@ -334,7 +341,43 @@ fn set_aside(path: &Path) -> Result<PathBuf, IndexError> {
 impl Catalog {
     /// Opens (creating) the catalog at `path`. A damaged file is set aside (renamed to
     /// `<path>.corrupt-<ms>`) and a new catalog created; see [`Catalog::report`].
+    ///
+    /// Only arbor's catalog is ever written or moved aside: a file that is not (a session, a
+    /// dotfile, another application's SQLite database: see [`crate::db_file::identify`]) is
+    /// [`IndexError::NotACatalog`] and stays byte-identical. A file at arbor's own place
+    /// ([`cache_catalog_path`]) that is no longer recognisable is taken for a damaged
+    /// catalog. A catalog the caller cannot write is an [`IndexError::Io`] error before
+    /// anything is written (callers fall back to [`Catalog::in_memory`]).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let not_ours = dir.path().join("notes.txt");
+    /// std::fs::write(&not_ours, "my notes\n").unwrap();
+    /// let err = arbor_index::Catalog::open(&not_ours).err().unwrap();
+    /// assert!(matches!(err, arbor_index::IndexError::NotACatalog { .. }));
+    /// assert_eq!(std::fs::read_to_string(&not_ours).unwrap(), "my notes\n");
+    /// ```
     pub fn open(path: &Path) -> Result<Catalog, IndexError> {
+        use crate::db_file::{identify, Identity};
+        let at_home = path == cache_catalog_path();
+        match identify(path)? {
+            Identity::Foreign(reason) if !at_home => {
+                return Err(IndexError::NotACatalog {
+                    path: path.to_path_buf(),
+                    reason,
+                })
+            }
+            Identity::Foreign(_) => {
+                crate::db_file::check_writable(path)?;
+                let aside = set_aside(path)?;
+                let mut c = Catalog::try_open(path)?;
+                c.report.set_aside = Some(aside);
+                c.report.created = true;
+                return Ok(c);
+            }
+            Identity::New | Identity::Ours => {}
+        }
+        crate::db_file::check_writable(path)?;
         match Catalog::try_open(path) {
             Err(IndexError::Corrupt { .. }) => {
                 let aside = set_aside(path)?;
@@ -348,17 +391,11 @@ impl Catalog {
     }
 
     fn try_open(path: &Path) -> Result<Catalog, IndexError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            if !dir.exists() {
-                std::fs::create_dir_all(dir).at(dir)?;
-                use std::os::unix::fs::PermissionsExt;
-                let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-            }
-        }
         let created = !path.exists()
             || std::fs::metadata(path)
                 .map(|m| m.len() == 0)
                 .unwrap_or(true);
+        crate::db_file::prepare_private(path)?;
         let conn = Connection::open(path).db(path)?;
         let mut c = Catalog {
             conn,
@@ -444,6 +481,25 @@ impl Catalog {
                 .db(path)?;
             c.conn.execute_batch(FTS_TUNING).db(path)?;
         }
+        let app_id: i64 = c
+            .conn
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .db(path)?;
+        if app_id != i64::from(crate::db_file::CATALOG_APP_ID) {
+            // Mark the file as arbor's, and put page 1 in the file itself (not only in the
+            // WAL), where `identify` reads it.
+            c.conn
+                .execute_batch(&format!(
+                    "PRAGMA application_id = {};",
+                    crate::db_file::CATALOG_APP_ID
+                ))
+                .db(path)?;
+            if path != Path::new(":memory:") {
+                let _ = c
+                    .conn
+                    .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+            }
+        }
         Ok(())
     }
 
@@ -453,7 +509,27 @@ impl Catalog {
     /// runs it, and opening runs [`Catalog::check_files_table`].
     pub fn check_integrity(&self) -> Result<(), IndexError> {
         self.quick_check("PRAGMA quick_check")?;
+        self.check_text_index()?;
         self.set_meta("checked_ms", &now_ms().to_string())
+    }
+
+    /// FTS5's own check of the text index (`'integrity-check'` with rank 0: every segment,
+    /// term and position list of the index is read and checked against the index's own
+    /// checksums, not against the texts). Garbage written over the index's pages leaves the
+    /// b-trees intact, so `quick_check` does not see it, and a search then silently finds
+    /// nothing: this does. Its cost grows with the index (measured in docs/security.md).
+    pub fn check_text_index(&self) -> Result<(), IndexError> {
+        match self.conn.execute(
+            "INSERT INTO fts(fts, rank) VALUES('integrity-check', 0)",
+            [],
+        ) {
+            Ok(_) => Ok(()),
+            Err(e) if crate::error::is_corruption(&e) => Err(IndexError::Corrupt {
+                path: self.path.clone(),
+                detail: format!("the text index: {e}"),
+            }),
+            Err(e) => Err(e).db(&self.path),
+        }
     }
 
     /// `quick_check` of the `files` table and its indexes only (what a listing reads; a few

@@ -30,6 +30,14 @@ pub enum IndexError {
         #[source]
         source: std::io::Error,
     },
+    /// The catalog path names a file that is not arbor's catalog; it was left untouched.
+    #[error("{path}: not an arbor catalog: {reason}; arbor leaves it untouched (give --catalog another path)")]
+    NotACatalog {
+        /// The file.
+        path: PathBuf,
+        /// What it is instead.
+        reason: String,
+    },
     /// A search query that is empty or cannot be read.
     #[error("invalid query: {0}")]
     Query(String),

@@ -15,7 +15,7 @@
 //!
 //! Reading never changes the file: a database omp has not upgraded yet is read as it is.
 //! A damaged database is reported, never replaced (omp sets it aside when it opens it).
-use crate::error::{IndexError, IoContext, SqlContext};
+use crate::error::{IndexError, SqlContext};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::{Path, PathBuf};
 
@@ -150,9 +150,9 @@ impl History {
     /// Opens (creating) `path` for writing as omp opens it: WAL, the schema, the one-time
     /// rebuild of an older database, the FTS index.
     pub fn open(path: &Path) -> Result<History, IndexError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).at(dir)?;
-        }
+        // A history.db arbor creates is private (0600, its directories 0700), as everything
+        // arbor creates; an existing one (omp's) keeps its mode.
+        crate::db_file::prepare_private(path)?;
         let conn = Connection::open(path).db(path)?;
         conn.busy_timeout(std::time::Duration::from_millis(5000))
             .db(path)?;

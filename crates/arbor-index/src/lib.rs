@@ -17,6 +17,7 @@
 #![deny(missing_docs)]
 
 pub mod catalog;
+pub mod db_file;
 mod error;
 pub mod history;
 pub mod refresh;
@@ -25,7 +26,7 @@ pub mod search;
 pub mod text;
 pub mod tree;
 
-pub use catalog::{default_catalog_path, Catalog, Listed, OpenReport};
+pub use catalog::{cache_catalog_path, default_catalog_path, Catalog, Listed, OpenReport};
 pub use error::IndexError;
 pub use refresh::{
     dir_key, node_join, read_dir_listing, DirListing, Progress, RefreshOptions, RefreshStats,

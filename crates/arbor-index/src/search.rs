@@ -104,7 +104,20 @@ impl Catalog {
     /// Every query string either searches or is [`IndexError::Query`]: text FTS5 cannot read
     /// (`c++`, `*`, `foo:bar`, an unbalanced quote) is searched as quoted words, and a query
     /// that has no word at all is a query error, never a raw SQLite error.
+    ///
+    /// A search that finds fewer hits than its limit (none at all, or a short list) checks the
+    /// text index first ([`Catalog::check_text_index`]): damage there makes FTS5 silently
+    /// find nothing, and "no match" must not be the answer of a damaged catalog. Damage is
+    /// [`IndexError::Corrupt`] (the caller rebuilds the catalog and searches again).
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<Hit>, IndexError> {
+        let hits = self.search_unchecked(q)?;
+        if hits.len() < q.limit {
+            self.check_text_index()?;
+        }
+        Ok(hits)
+    }
+
+    fn search_unchecked(&self, q: &SearchQuery) -> Result<Vec<Hit>, IndexError> {
         if q.query.trim().is_empty() {
             return Err(IndexError::Query("empty query".into()));
         }

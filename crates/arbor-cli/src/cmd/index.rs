@@ -101,8 +101,7 @@ pub fn open_catalog(over: Option<&Path>) -> Result<Catalog> {
         }
         Err(e @ IndexError::Io { .. }) | Err(e @ IndexError::Sqlite { .. }) => {
             say_err!(
-                "arbor: warning: cannot use the catalog {} ({e}); indexing in memory for this run",
-                path.display()
+                "arbor: warning: cannot use the catalog: {e}; indexing in memory for this run"
             );
             Ok(Catalog::in_memory()?)
         }
@@ -159,7 +158,17 @@ fn with_recovery<T>(
     cat: &mut Catalog,
     mut f: impl FnMut(&mut Catalog) -> Result<T, IndexError>,
 ) -> Result<T> {
-    match f(cat) {
+    with_rebuild(cat, |c, _| f(c))
+}
+
+/// [`with_recovery`] for work that needs the catalog's contents: `f` is told (`true`) when it
+/// runs again on the fresh, empty catalog, so that it rebuilds what it reads first. A command
+/// that found the damage answers from the rebuilt catalog, never from the empty one.
+fn with_rebuild<T>(
+    cat: &mut Catalog,
+    mut f: impl FnMut(&mut Catalog, bool) -> Result<T, IndexError>,
+) -> Result<T> {
+    match f(cat, false) {
         Err(IndexError::Corrupt { path, detail }) => {
             let aside = cat.recover()?;
             say_err!(
@@ -167,7 +176,7 @@ fn with_recovery<T>(
                 path.display(),
                 aside.display()
             );
-            Ok(f(cat)?)
+            Ok(f(cat, true)?)
         }
         r => Ok(r?),
     }
@@ -615,7 +624,21 @@ pub fn search(
     } else {
         ("**", "**")
     };
-    let hits = with_recovery(&mut cat, |c| c.search(&q))?;
+    let hits = with_rebuild(&mut cat, |c, rebuilt| {
+        if rebuilt {
+            c.require_kinds(need)?;
+            c.refresh_dirs(
+                &dirs,
+                RefreshOptions {
+                    texts: true,
+                    listing: false,
+                    ..RefreshOptions::default()
+                },
+                &mut |_| {},
+            )?;
+        }
+        c.search(&q)
+    })?;
     let mut out = Vec::new();
     if o.json {
         use arbor_core::json::write_str_escaped;
