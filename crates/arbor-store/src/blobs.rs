@@ -96,10 +96,11 @@ impl arbor_core::context_omp::FrameBlobs for BlobStore {
     fn size(&self, hash: &str) -> Option<u64> {
         std::fs::metadata(self.path_of(hash).ok()?)
             .ok()
+            .filter(|m| m.is_file())
             .map(|m| m.len())
     }
     fn base64(&self, hash: &str) -> Option<String> {
-        std::fs::read(self.path_of(hash).ok()?)
+        read_blob_file(&self.path_of(hash).ok()?)
             .ok()
             .map(|b| blobref::encode_base64(&b))
     }
@@ -148,8 +149,8 @@ impl BlobStore {
         let path = self.path_of(&hash)?;
         let io = |e| self.io(&hash, e);
         let existing_ok = match std::fs::metadata(&path) {
-            Ok(m) if m.len() == bytes.len() as u64 => {
-                std::fs::read(&path).map(|b| b == bytes).unwrap_or(false)
+            Ok(m) if m.is_file() && m.len() == bytes.len() as u64 => {
+                read_blob_file(&path).map(|b| b == bytes).unwrap_or(false)
             }
             _ => false,
         };
@@ -170,6 +171,10 @@ impl BlobStore {
                 .map_err(io)?;
             tmp.write_all(bytes).map_err(io)?;
             tmp.as_file().sync_all().map_err(io)?;
+            // Root storing a blob in a user's store leaves it the user's (omp must read it).
+            if let Ok(dir_meta) = std::fs::metadata(&self.dir) {
+                let _ = crate::safe_fs::give_to_owner_of(tmp.as_file(), &dir_meta);
+            }
             tmp.persist(&path).map_err(|e| io(e.error))?;
             sync_dir(&self.dir).map_err(io)?;
         }
@@ -183,10 +188,12 @@ impl BlobStore {
         Ok(hash)
     }
 
-    /// Reads a blob and checks that its bytes hash to its name.
+    /// Reads a blob and checks that its bytes hash to its name. Only a regular file is a
+    /// blob (a symlink to `/dev/zero` or a FIFO in its place is an error naming it, read not
+    /// at all), and it is read up to the size `fstat` gave when it was opened, never further.
     pub fn get(&self, hash: &str) -> Result<Vec<u8>, BlobError> {
         let path = self.path_of(hash)?;
-        let bytes = match std::fs::read(&path) {
+        let bytes = match read_blob_file(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return Err(BlobError::Missing {
@@ -264,6 +271,21 @@ impl BlobStore {
             .map(|e| e.path())
             .collect()
     }
+}
+
+/// Reads a blob file: a regular file only (symlinks followed), at most as many bytes as it
+/// had when opened. A file that grows while it is read is an error rather than a read without
+/// end.
+fn read_blob_file(path: &Path) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let f = crate::safe_fs::open_regular(path)?;
+    let len = f.metadata()?.len();
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    f.take(len.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > len {
+        return Err(io::Error::other("the blob grew while it was read"));
+    }
+    Ok(bytes)
 }
 
 /// The blob directory for a session file: `<agent_override>/blobs` when given, else
@@ -417,142 +439,7 @@ pub struct GcReport {
     pub errors: Vec<String>,
 }
 
-fn collect_session_files(root: &Path, out: &mut Vec<PathBuf>) {
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let Ok(ft) = e.file_type() else { continue };
-            let p = e.path();
-            if ft.is_dir() {
-                stack.push(p);
-            } else if ft.is_file() && e.file_name().to_string_lossy().contains(".jsonl") {
-                out.push(p);
-            }
-        }
-    }
-}
-
-fn read_maybe_gz(path: &Path) -> io::Result<Vec<u8>> {
-    let bytes = std::fs::read(path)?;
-    if path.extension().is_some_and(|x| x == "gz") {
-        let mut out = Vec::new();
-        let mut d = flate2::read::MultiGzDecoder::new(&bytes[..]);
-        io::Read::read_to_end(&mut d, &mut out)?;
-        return Ok(out);
-    }
-    Ok(bytes)
-}
-
-/// Where sessions that may reference blobs of `agent_dir` live: its sessions root (with
-/// `$PI_SESSIONS_DIR` honoured), omp's archive root next to it, the files listed in
-/// `custom-session-files/` and the terminal breadcrumbs, plus any `extra` roots.
-pub fn reference_files(agent_dir: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
-    let sessions = crate::paths::sessions_root(agent_dir);
-    let mut roots = vec![sessions.clone(), agent_dir.join("sessions")];
-    if let Some(parent) = sessions.parent() {
-        roots.push(parent.join("archive"));
-    }
-    roots.extend(extra.iter().cloned());
-    roots.sort();
-    roots.dedup();
-    let mut files = Vec::new();
-    for r in &roots {
-        collect_session_files(r, &mut files);
-    }
-    // omp's registry of sessions outside the roots: one file per session holding its path.
-    if let Ok(rd) = std::fs::read_dir(agent_dir.join("custom-session-files")) {
-        for e in rd.flatten() {
-            if let Ok(t) = std::fs::read_to_string(e.path()) {
-                let p = PathBuf::from(t.trim());
-                if !t.trim().is_empty() && p.is_file() {
-                    files.push(p);
-                }
-            }
-        }
-    }
-    // Terminal breadcrumbs: `cwd\nsessionFile\n...`.
-    if let Ok(rd) = std::fs::read_dir(agent_dir.join("terminal-sessions")) {
-        for e in rd.flatten() {
-            if let Ok(t) = std::fs::read_to_string(e.path()) {
-                let mut lines = t.lines();
-                if let (Some(cwd), Some(file)) = (lines.next(), lines.next()) {
-                    let p = Path::new(cwd.trim()).join(file.trim());
-                    if !file.trim().is_empty() && p.is_file() {
-                        files.push(p);
-                    }
-                }
-            }
-        }
-    }
-    files.sort();
-    files.dedup();
-    files
-}
-
-/// Finds blobs of `store` that no file in `files` refers to and that are older than
-/// `min_age` (a writer stores a blob before the line that refers to it, so a fresh blob may
-/// belong to a line being written), and removes them unless `dry_run`. Any unreadable file
-/// aborts the run before anything is removed: a reference could hide in it.
-pub fn gc(
-    store: &BlobStore,
-    files: &[PathBuf],
-    min_age: Duration,
-    dry_run: bool,
-) -> Result<GcReport, StoreError> {
-    let mut report = GcReport {
-        files_scanned: files.len(),
-        ..Default::default()
-    };
-    let mut referenced = std::collections::HashSet::new();
-    for f in files {
-        match read_maybe_gz(f) {
-            Ok(bytes) => referenced.extend(blobref::find_blob_hashes(&bytes)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => {
-                return Err(StoreError::Io {
-                    path: f.clone(),
-                    source: e,
-                });
-            }
-        }
-    }
-    report.referenced = referenced.len();
-    let blobs = store.list().map_err(|e| StoreError::Io {
-        path: store.dir().to_path_buf(),
-        source: e,
-    })?;
-    report.candidates = blobs.len();
-    let now = SystemTime::now();
-    for b in blobs {
-        if referenced.contains(&b.hash)
-            || now.duration_since(b.modified).unwrap_or_default() < min_age
-        {
-            continue;
-        }
-        report.unreferenced.push(b);
-    }
-    report.stale_temps = store.stale_temps(min_age);
-    if !dry_run {
-        let paths: Vec<PathBuf> = report
-            .unreferenced
-            .iter()
-            .flat_map(|b| b.paths.iter().cloned())
-            .chain(report.stale_temps.iter().cloned())
-            .collect();
-        for p in paths {
-            match std::fs::remove_file(&p) {
-                Ok(()) => report.removed += 1,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => report.errors.push(format!("{}: {e}", p.display())),
-            }
-        }
-        let _ = sync_dir(store.dir());
-    }
-    Ok(report)
-}
+pub use crate::gc::{gc, reference_files};
 
 #[cfg(test)]
 mod tests {
@@ -602,7 +489,7 @@ mod tests {
             format!("{{\"data\":\"blob:sha256:{keep}\"}}\n"),
         )
         .expect("write");
-        let files = reference_files(&agent, &[]);
+        let files = reference_files(&agent, &[]).expect("files");
         assert_eq!(files.len(), 1);
         let r = gc(&store, &files, Duration::from_secs(3600), true).expect("gc");
         assert!(r.unreferenced.is_empty(), "fresh blobs are kept");

@@ -14,6 +14,7 @@ pub mod check;
 pub mod discover;
 pub mod error;
 pub mod file;
+pub mod gc;
 pub mod ids;
 pub mod info;
 pub mod lock;

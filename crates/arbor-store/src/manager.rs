@@ -755,8 +755,21 @@ impl SessionManager {
         if self.persist && dialect == Dialect::Omp {
             // omp's persistence transforms: cut huge strings, move images to the blob store
             // (each blob fsynced before this line is written).
-            match crate::blobs::prepare_line(&line, &self.blob_store()) {
-                Ok(Some(new)) => line = new,
+            let store = self.blob_store();
+            match crate::blobs::prepare_line(&line, &store) {
+                Ok(Some(new)) => {
+                    // A session outside the sessions root is registered where gc looks
+                    // (omp's custom-session-files) before its first blob reference is
+                    // written.
+                    if crate::blobs::contains(&new, arbor_core::blobref::BLOB_PREFIX.as_bytes()) {
+                        if let Some(lock) = &self.lock {
+                            crate::gc::register_session_file(&store, lock.real_path())?;
+                        } else if let Some(p) = &self.path {
+                            crate::gc::register_session_file(&store, p)?;
+                        }
+                    }
+                    line = new
+                }
                 Ok(None) => {}
                 Err(e) => {
                     if matches!(e, StoreError::Blob(_)) {

@@ -166,8 +166,9 @@ pub fn gc(
             }
             continue;
         }
-        let files = blobs::reference_files(a, extra);
-        let r = match blobs::gc(&store, &files, min_age, !yes) {
+        let r = match blobs::reference_files(a, extra)
+            .and_then(|files| blobs::gc(&store, &files, min_age, !yes))
+        {
             Ok(r) => r,
             Err(e) => {
                 say_err!(
