@@ -38,19 +38,29 @@ fn an_omp_session_made_outside_the_root_keeps_its_blob() {
     std::fs::create_dir_all(agent.join("sessions")).expect("mkdir");
     let elsewhere = tmp.path().join("elsewhere");
     let e = elsewhere.to_str().expect("utf8");
-    let s = ok(arbor(&agent, &["new", "--omp", "--dir", e]).output().expect("new"));
+    let s = ok(arbor(&agent, &["new", "--omp", "--dir", e])
+        .output()
+        .expect("new"));
     let s = s.trim();
-    ok(arbor(&agent, &["append", s, &image_body()]).output().expect("append"));
+    ok(arbor(&agent, &["append", s, &image_body()])
+        .output()
+        .expect("append"));
     let line = std::fs::read_to_string(s).expect("read");
-    assert!(line.contains("blob:sha256:"), "the image was not externalized");
+    assert!(
+        line.contains("blob:sha256:"),
+        "the image was not externalized"
+    );
     let blobs: Vec<_> = std::fs::read_dir(agent.join("blobs"))
         .expect("blobs")
         .flatten()
         .collect();
     assert!(!blobs.is_empty());
-    let out = ok(arbor(&agent, &["gc", "--blobs", "--yes", "--min-age", "0", "--json"])
-        .output()
-        .expect("gc"));
+    let out = ok(arbor(
+        &agent,
+        &["gc", "--blobs", "--yes", "--min-age", "0", "--json"],
+    )
+    .output()
+    .expect("gc"));
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
     assert_eq!(v[0]["removed"], 0, "{v}");
     let ctx = ok(arbor(&agent, &["context", s]).output().expect("context"));
@@ -73,7 +83,13 @@ fn an_unreadable_directory_stops_gc_before_anything_is_removed() {
     let orphan = agent.join("blobs").join("a".repeat(64));
     std::fs::write(&orphan, b"orphan").expect("blob");
     let own = |p: &Path| std::os::unix::fs::chown(p, Some(65534), Some(65534)).expect("chown");
-    for p in [agent.as_path(), &agent.join("sessions"), &locked, &agent.join("blobs"), &orphan] {
+    for p in [
+        agent.as_path(),
+        &agent.join("sessions"),
+        &locked,
+        &agent.join("blobs"),
+        &orphan,
+    ] {
         own(p);
     }
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).expect("chmod");
@@ -93,6 +109,12 @@ fn an_unreadable_directory_stops_gc_before_anything_is_removed() {
     let o = c.output().expect("gc");
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("--locked--") && err.contains("nothing removed"), "{err}");
-    assert!(orphan.exists(), "a blob was removed past an unreadable directory");
+    assert!(
+        err.contains("--locked--") && err.contains("nothing removed"),
+        "{err}"
+    );
+    assert!(
+        orphan.exists(),
+        "a blob was removed past an unreadable directory"
+    );
 }

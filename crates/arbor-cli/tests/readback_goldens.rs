@@ -172,8 +172,9 @@ fn replay(ops_file: &str, omp: bool, home: &Path) -> Vec<u8> {
     let out = arbor(&args, None, home);
     let path = String::from_utf8(out).expect("path").trim().to_string();
     let p = path.as_bytes();
-    let ops = match read(ops_file) {
-        JsValue::Array(a) => a,
+    let mut ops_value = read(ops_file);
+    let ops = match &mut ops_value {
+        JsValue::Array(a) => std::mem::take(a),
         _ => panic!("ops"),
     };
     let mut ids: Vec<String> = Vec::new();

@@ -212,8 +212,8 @@ mod tests {
     use crate::json::JsValue;
 
     fn js(lit: &str) -> JsStr {
-        match JsValue::parse(lit.as_bytes()) {
-            Ok(JsValue::String(s)) => s,
+        match JsValue::parse(lit.as_bytes()).as_ref() {
+            Ok(JsValue::String(s)) => s.clone(),
             other => panic!("not a string literal: {other:?}"),
         }
     }

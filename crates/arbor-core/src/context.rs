@@ -221,7 +221,9 @@ pub(crate) fn apply_entry(
         }
         EntryType::Compaction => *compaction = Some(i),
         EntryType::TtsrInjection => {
-            if let Some(json::JsValue::Array(rules)) = e.fields.value(line, "injectedRules") {
+            if let Some(json::JsValue::Array(rules)) =
+                e.fields.value(line, "injectedRules").as_ref()
+            {
                 for r in rules {
                     if let Some(s) = r.as_str_lossy() {
                         if !ctx.injected_ttsr_rules.iter().any(|x| x == s.as_ref()) {

@@ -587,10 +587,10 @@ pub fn build_omp_context(
                 }
             }
             EntryType::Compaction => compaction = Some(i),
-            EntryType::TtsrInjection => match e.fields.value(line, "injectedRules") {
+            EntryType::TtsrInjection => match e.fields.value(line, "injectedRules").as_ref() {
                 Some(JsValue::Array(rules)) => {
                     for r in rules {
-                        push_rule(&mut ctx, &mut o, &mut rules_seen, &r);
+                        push_rule(&mut ctx, &mut o, &mut rules_seen, r);
                     }
                 }
                 Some(JsValue::String(s)) => {
@@ -807,7 +807,7 @@ fn set_model(ctx: &mut SessionContext, o: &mut OmpContext, key: JsStr, value: Ve
         return;
     }
     let lossy_key = key.to_string_lossy().into_owned();
-    let lossy_value = match JsValue::parse(&value) {
+    let lossy_value = match JsValue::parse(&value).as_ref() {
         Ok(JsValue::String(s)) => s.to_string_lossy().into_owned(),
         _ => String::from_utf8_lossy(&value).into_owned(),
     };

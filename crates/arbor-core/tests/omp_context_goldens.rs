@@ -71,9 +71,9 @@ fn load(path: &Path, blobs: &Path) -> Result<SessionDoc, String> {
     Ok(doc)
 }
 
-fn members(v: JsValue) -> Vec<(String, JsValue)> {
-    match v {
-        JsValue::Object(m) => m
+fn members(mut v: JsValue) -> Vec<(String, JsValue)> {
+    match &mut v {
+        JsValue::Object(m) => std::mem::take(m)
             .into_iter()
             .map(|(k, v)| (k.to_string_lossy().into_owned(), v))
             .collect(),

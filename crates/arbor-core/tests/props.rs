@@ -161,3 +161,51 @@ proptest! {
         prop_assert!(!s.contains("firstKeptEntryIndex"));
     }
 }
+
+mod nesting {
+    //! Issue 10, item 3: any nesting depth is read (as `JSON.parse` reads it), and only what
+    //! is not JSON is refused: a line is never torn or malformed because arbor gave up.
+    use arbor_core::json::{canonicalize, value_end, JsValue};
+    use proptest::prelude::*;
+
+    fn nested(kinds: &[bool], leaf: &str) -> Vec<u8> {
+        let mut s = Vec::new();
+        for &object in kinds {
+            s.extend_from_slice(if object { b"{\"k\":" } else { b"[" });
+        }
+        s.extend_from_slice(leaf.as_bytes());
+        for &object in kinds.iter().rev() {
+            s.push(if object { b'}' } else { b']' });
+        }
+        s
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        #[test]
+        fn deep_values_are_read_and_cut_ones_refused(
+            kinds in proptest::collection::vec(any::<bool>(), 0..3),
+            depth in prop_oneof![0usize..100, 9_990usize..10_010, 99_990usize..100_010, 400_000usize..400_001],
+            cut in any::<proptest::sample::Index>(),
+        ) {
+            let pattern: Vec<bool> = (0..depth).map(|i| kinds.get(i % kinds.len().max(1)).copied().unwrap_or(false)).collect();
+            let src = nested(&pattern, "\"x\"");
+            let run = move || {
+                prop_assert_eq!(value_end(&src, 0), Ok(src.len()));
+                let v = JsValue::parse(&src).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                prop_assert_eq!(v.to_json(), src.clone());
+                let mut out = Vec::new();
+                canonicalize(&src, &mut out).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                prop_assert_eq!(&out, &src);
+                if src.len() > 1 {
+                    let k = cut.index(src.len() - 1).max(1);
+                    prop_assert!(value_end(&src[..k], 0).is_err());
+                    prop_assert!(JsValue::parse(&src[..k]).is_err());
+                }
+                Ok(())
+            };
+            // The test harness's threads have 2 MB stacks, like any caller's might.
+            std::thread::Builder::new().stack_size(2 << 20).spawn(run).expect("spawn").join().expect("join")?;
+        }
+    }
+}

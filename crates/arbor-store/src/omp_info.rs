@@ -53,7 +53,7 @@ pub struct OmpSessionInfo {
 fn decode_fragment(v: &str) -> String {
     let safe = v.strip_suffix('\\').unwrap_or(v);
     let quoted = format!("\"{safe}\"");
-    if let Ok(JsValue::String(s)) = JsValue::parse(quoted.as_bytes()) {
+    if let Ok(JsValue::String(s)) = JsValue::parse(quoted.as_bytes()).as_ref() {
         return s.to_string_lossy().into_owned();
     }
     safe.replace("\\n", "\n")
@@ -378,7 +378,7 @@ pub fn pinned_ids(agent_dir: &Path) -> Vec<String> {
     let Ok(raw) = std::fs::read(agent_dir.join("session-pins.json")) else {
         return Vec::new();
     };
-    match JsValue::parse(&raw) {
+    match JsValue::parse(&raw).as_ref() {
         Ok(JsValue::Array(items)) => items.iter().filter_map(|v| str_of(Some(v))).collect(),
         _ => Vec::new(),
     }

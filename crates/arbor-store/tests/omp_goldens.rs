@@ -433,7 +433,7 @@ fn omp_list_golden() {
             v
         })
         .collect();
-    let JsValue::Array(want) = want else {
+    let JsValue::Array(ref want) = want else {
         panic!("list.json is not an array")
     };
     // Same sessions in the same order, every field of every object compared, keys in omp's

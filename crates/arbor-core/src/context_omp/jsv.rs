@@ -108,11 +108,15 @@ pub(crate) fn raw_truthy(raw: Option<(&[u8], ValueKind)>) -> bool {
 /// JS `ToString` of a JSON value (template literals, property keys, `Array.prototype.join`).
 pub(crate) fn to_js_string(v: &JsValue) -> JsStr {
     let mut out = Vec::new();
-    push_js_string(v, &mut out);
+    push_js_string(v, &mut out, 0);
     JsStr(out)
 }
 
-fn push_js_string(v: &JsValue, out: &mut Vec<u8>) {
+/// Arrays nested deeper than this print as nothing (V8's `join` throws a RangeError long
+/// before; arbor must not overflow its stack instead).
+const MAX_JOIN_DEPTH: usize = 2_000;
+
+fn push_js_string(v: &JsValue, out: &mut Vec<u8>, depth: usize) {
     match v {
         JsValue::Null => out.extend_from_slice(b"null"),
         JsValue::Bool(true) => out.extend_from_slice(b"true"),
@@ -133,8 +137,8 @@ fn push_js_string(v: &JsValue, out: &mut Vec<u8>) {
                 if k > 0 {
                     out.push(b',');
                 }
-                if !matches!(item, JsValue::Null) {
-                    push_js_string(item, out);
+                if !matches!(item, JsValue::Null) && depth < MAX_JOIN_DEPTH {
+                    push_js_string(item, out, depth + 1);
                 }
             }
         }

@@ -169,7 +169,7 @@ fn is_user_interrupt(m: &JsValue) -> bool {
 /// `stripDemotedThinkingForLlm`: the assistant turn without its trailing run of non-empty,
 /// unsigned thinking blocks (trailing blank text placeholders go with it).
 fn strip_demoted_thinking(m: &JsValue) -> JsValue {
-    let JsValue::Array(content) = m.get("content").unwrap_or(&JsValue::Null) else {
+    let Some(JsValue::Array(content)) = m.get("content") else {
         return m.clone();
     };
     let blank_text = |b: &JsValue| {

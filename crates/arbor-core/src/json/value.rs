@@ -97,7 +97,7 @@ impl std::fmt::Debug for JsStr {
 
 /// A parsed JSON value with `JSON.parse` semantics: numbers are f64, object members keep
 /// insertion order, and a duplicate key replaces the earlier value in the earlier position.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub enum JsValue {
     /// `null`
     Null,
@@ -113,12 +113,83 @@ pub enum JsValue {
     Object(Vec<(JsStr, JsValue)>),
 }
 
+/// Dropping does not recurse: a value nested a million levels deep (which `JSON.parse`
+/// accepts, and so does [`JsValue::parse`]) is taken apart on the heap, not on the stack.
+impl Drop for JsValue {
+    fn drop(&mut self) {
+        fn children(v: &mut JsValue, into: &mut Vec<JsValue>) {
+            match v {
+                JsValue::Array(items) => into.append(items),
+                JsValue::Object(members) => into.extend(members.drain(..).map(|(_, v)| v)),
+                _ => {}
+            }
+        }
+        let shallow = |v: &JsValue| match v {
+            JsValue::Array(items) => items.iter().all(|x| !x.is_container()),
+            JsValue::Object(members) => members.iter().all(|(_, x)| !x.is_container()),
+            _ => true,
+        };
+        if shallow(self) {
+            return;
+        }
+        let mut stack = Vec::new();
+        children(self, &mut stack);
+        while let Some(mut v) = stack.pop() {
+            children(&mut v, &mut stack);
+        }
+    }
+}
+
+/// Cloning does not recurse either (see the `Drop` above).
+impl Clone for JsValue {
+    fn clone(&self) -> JsValue {
+        enum Job<'a> {
+            Visit(&'a JsValue),
+            Array(usize),
+            Object(&'a [(JsStr, JsValue)]),
+        }
+        let mut jobs = vec![Job::Visit(self)];
+        let mut done: Vec<JsValue> = Vec::new();
+        while let Some(job) = jobs.pop() {
+            match job {
+                Job::Visit(JsValue::Array(items)) => {
+                    jobs.push(Job::Array(items.len()));
+                    jobs.extend(items.iter().rev().map(Job::Visit));
+                }
+                Job::Visit(JsValue::Object(members)) => {
+                    jobs.push(Job::Object(members));
+                    jobs.extend(members.iter().rev().map(|(_, v)| Job::Visit(v)));
+                }
+                Job::Visit(JsValue::Null) => done.push(JsValue::Null),
+                Job::Visit(JsValue::Bool(b)) => done.push(JsValue::Bool(*b)),
+                Job::Visit(JsValue::Number(n)) => done.push(JsValue::Number(*n)),
+                Job::Visit(JsValue::String(s)) => done.push(JsValue::String(s.clone())),
+                Job::Array(n) => {
+                    let items = done.split_off(done.len().saturating_sub(n));
+                    done.push(JsValue::Array(items));
+                }
+                Job::Object(members) => {
+                    let values = done.split_off(done.len().saturating_sub(members.len()));
+                    let object = members.iter().map(|(k, _)| k.clone()).zip(values).collect();
+                    done.push(JsValue::Object(object));
+                }
+            }
+        }
+        done.pop().unwrap_or(JsValue::Null)
+    }
+}
+
 impl JsValue {
+    fn is_container(&self) -> bool {
+        matches!(self, JsValue::Array(_) | JsValue::Object(_))
+    }
+
     /// Parses one JSON value (surrounding whitespace allowed, nothing else) like `JSON.parse`.
     ///
     /// Strings may hold lone surrogate escapes (kept as WTF-8) and invalid UTF-8 (replaced by
     /// U+FFFD); numbers are rounded to f64 (`1e400` is infinity, written back as `null`);
-    /// nesting beyond 10 000 levels is an error. The parser does not recurse.
+    /// any nesting depth is read (as `JSON.parse` reads it). The parser, `Drop`, `Clone` and
+    /// [`JsValue::to_json`] do not recurse.
     pub fn parse(src: &[u8]) -> Result<JsValue, JsonError> {
         parse_value(src)
     }
@@ -490,8 +561,8 @@ mod tests {
 
     #[test]
     fn strings_wtf8() {
-        let s = |src: &str| match JsValue::parse(src.as_bytes()) {
-            Ok(JsValue::String(s)) => s,
+        let s = |src: &str| match JsValue::parse(src.as_bytes()).as_ref() {
+            Ok(JsValue::String(s)) => s.clone(),
             other => panic!("{src}: {other:?}"),
         };
         let lone = s(r#""\ud83d""#);
@@ -571,10 +642,12 @@ mod tests {
 
     #[test]
     fn deep_nesting_on_small_stack() {
+        // A million levels (V8's JSON.parse reads them) on a 2 MB thread: parse, clone,
+        // stringify, canonicalize, validate and drop must all work without recursing.
         std::thread::Builder::new()
             .stack_size(2 << 20)
             .spawn(|| {
-                let n = MAX_DEPTH;
+                let n = 1_000_000;
                 let mut src = Vec::new();
                 for _ in 0..n / 2 {
                     src.extend_from_slice(b"{\"a\":[");
@@ -583,18 +656,21 @@ mod tests {
                 for _ in 0..n / 2 {
                     src.extend_from_slice(b"]}");
                 }
-                let v = JsValue::parse(&src).expect("10 000 levels are fine");
+                let v = JsValue::parse(&src).expect("a million levels are read");
                 assert_eq!(v.to_json(), src);
+                let c = v.clone();
+                assert_eq!(c.to_json(), src);
+                drop(c);
                 let mut out = Vec::new();
                 crate::json::canonicalize(&src, &mut out).expect("canonicalize");
                 assert_eq!(out, src);
+                assert_eq!(crate::json::value_end(&src, 0), Ok(src.len()));
                 drop(v);
-                let mut deeper = b"[".to_vec();
-                deeper.extend_from_slice(&src);
-                deeper.push(b']');
-                assert!(JsValue::parse(&deeper).is_err());
-                assert!(crate::json::canonicalize(&deeper, &mut out).is_err());
-                assert!(crate::json::value_end(&deeper, 0).is_err());
+                // Still an error: what is not JSON.
+                let mut torn = src.clone();
+                torn.pop();
+                assert!(JsValue::parse(&torn).is_err());
+                assert!(crate::json::value_end(&torn, 0).is_err());
             })
             .map(|h| h.join())
             .expect("spawn")
