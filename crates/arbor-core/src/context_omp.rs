@@ -595,7 +595,7 @@ pub fn build_omp_context(
                 }
                 Some(JsValue::String(s)) => {
                     // A string iterates by code point.
-                    let u = jsv::units(&s);
+                    let u = jsv::units(s);
                     let mut k = 0;
                     while k < u.len() {
                         let pair = (0xD800..0xDC00).contains(&u[k])
