@@ -142,10 +142,12 @@ impl IdMap {
 /// `NAME.open.jsonl` (else of the input), JSON-parsed, minus omp's title slot (line 1) and
 /// the first header (goldens/README.md). Lines that do not parse are left out.
 pub fn peer_entries(dir: &Path, name: &str, input: &Path) -> Vec<JsValue> {
-    if let Some(mut j) = read_json_opt(&dir.join(format!("{name}.entries.json"))) {
-        if let JsValue::Array(v) = &mut j {
-            return std::mem::take(v);
-        }
+    if let Some(JsValue::Array(v)) = read_json_opt(&dir.join(format!("{name}.entries.json")))
+        .as_mut()
+        .map(|j| std::mem::replace(j, JsValue::Null))
+        .as_mut()
+    {
+        return std::mem::take(v);
     }
     let open = dir.join(format!("{name}.open.jsonl"));
     let bytes = std::fs::read(if open.exists() { &open } else { input })
