@@ -141,6 +141,11 @@ function piFiles() {
 		"true",
 	);
 	f["edge-null-line"] = lines(hdr(), M("k0000001", null, 1, user("u", 1)), "null", M("k0000002", "k0000001", 2, asst("a", 2)));
+	// message entries whose message is not an object: pi's buildSessionContext throws on null (on every leaf below it)
+	// and passes [], a string and a number through; convertToLlm leaves them out.
+	f["edge-message-not-object"] = lines(hdr(), M("n0000001", null, 1, user("u", 1)), M("n0000002", "n0000001", 2, []),
+		M("n0000003", "n0000002", 3, "a string"), M("n0000004", "n0000003", 4, 5), M("n0000005", "n0000004", 5, asst("a", 5)),
+		M("n0000006", "n0000005", 6, null), M("n0000007", "n0000006", 7, user("below the null", 7)));
 	f["edge-bad-timestamp"] = lines(
 		hdr(),
 		M("l0000001", null, 1, user("u1", 1)),

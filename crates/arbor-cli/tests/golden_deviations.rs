@@ -113,3 +113,44 @@ fn cycles_pi_hangs_on_are_answered_with_a_warning() {
     }
     assert_eq!(runs, 6);
 }
+
+/// `"message": null` (goldens/pi/edge-message-not-object): pi's buildSessionContext throws on
+/// every leaf below such an entry (error.txt). arbor answers with `null` in its place, warns
+/// naming the file, line and entry, and `check` reports it as a problem it does not guess at.
+#[test]
+fn a_null_message_is_answered_with_a_warning_and_reported_by_check() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let f = goldens().join("edge-message-not-object.jsonl");
+    let error = std::fs::read_to_string(goldens().join("edge-message-not-object.error.txt"))
+        .expect("pi's error");
+    assert!(error.contains("Cannot read properties of null (reading 'role')"));
+    let copy = tmp.path().join("s.jsonl");
+    std::fs::copy(&f, &copy).expect("copy");
+    let s = copy.to_str().expect("utf8");
+    let o = run(&["context", s], tmp.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let msgs = v["messages"].as_array().expect("messages");
+    assert!(msgs.contains(&serde_json::Value::Null), "{v}");
+    assert_eq!(
+        msgs.last().and_then(|m| m["content"].as_str()),
+        Some("below the null")
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("s.jsonl:7: entry n0000006 has \"message\": null"),
+        "{err}"
+    );
+    // Above the null entry there is nothing to say.
+    let o = run(&["context", s, "--leaf", "n0000005"], tmp.path());
+    assert!(o.status.success() && o.stderr.is_empty());
+    let o = run(&["check", "--json", s], tmp.path());
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let f0 = &v[0]["findings"][0];
+    assert_eq!(
+        (f0["kind"].as_str(), f0["line"].as_u64()),
+        (Some("message_null"), Some(7))
+    );
+    assert_eq!(f0["repairable"], false);
+}

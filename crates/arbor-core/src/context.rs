@@ -392,6 +392,29 @@ fn message_payload<'d>(doc: &'d SessionDoc, i: usize, out: &mut Vec<u8>) -> Opti
 }
 
 impl SessionContext {
+    /// The message entries of this context whose `message` is `null` (entry indices). pi's
+    /// `buildSessionContext` throws on such an entry ("Cannot read properties of null"), so
+    /// pi cannot open the session at a leaf below it; arbor answers with the context
+    /// (`null` in its place in `messages`, left out by `convertToLlm` as pi leaves out what
+    /// it does not know) and callers should say so (`arbor context` warns on stderr).
+    pub fn null_messages(&self, doc: &SessionDoc) -> Vec<usize> {
+        self.messages
+            .iter()
+            .filter_map(|m| match m {
+                CtxMessage::Message(i) => Some(*i),
+                _ => None,
+            })
+            .filter(|&i| {
+                let e = &doc.entries[i];
+                e.message.is_none()
+                    && matches!(
+                        e.fields.value(doc.line(&e.line), "message"),
+                        Some(json::JsValue::Null)
+                    )
+            })
+            .collect()
+    }
+
     /// [`SessionContext::write_message`], except that a message whose stored bytes are
     /// already what is to be written (a `message` entry's payload as `JSON.stringify` wrote
     /// it: nearly all of them) is not copied: those bytes, a slice of the session's line, are

@@ -38,7 +38,7 @@ pub struct Finding {
     /// Stable machine name: `not_a_session`, `title_slot_invalid`, `title_slot_size`, `bom`,
     /// `malformed_line`, `torn_tail`, `missing_final_newline`, `duplicate_id`,
     /// `missing_parent`, `cycle`, `compaction_kept_missing`, `compaction_kept_off_path`,
-    /// `blob_ref_malformed`, `blob_missing`, `blob_corrupt`, `unreadable` (the path could not
+    /// `blob_ref_malformed`, `blob_missing`, `blob_corrupt`, `message_null`, `unreadable` (the path could not
     /// be checked at all: missing, not a regular file, no permission); notes: `crlf`, `blank_lines`,
     /// `extra_header`, `old_version`.
     pub kind: &'static str,
@@ -326,6 +326,29 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
                     same,
                 ));
             }
+        }
+    }
+    // Message entries pi cannot build a context through: `"message": null` makes pi's
+    // buildSessionContext throw on every leaf below the entry. Only a person can say what the
+    // message should have been, so it is reported, not repaired.
+    for e in &doc.entries {
+        if e.etype == EntryType::Message
+            && e.message.is_none()
+            && matches!(
+                e.fields.value(doc.line(&e.line), "message"),
+                Some(JsValue::Null)
+            )
+        {
+            f.push(Finding::problem(
+                "message_null",
+                Some(e.line_no),
+                e.id.as_deref(),
+                format!(
+                    "entry {} has \"message\": null; pi cannot build a context through it (it throws on every leaf below)",
+                    e.id.as_deref().unwrap_or("(no id)")
+                ),
+                false,
+            ));
         }
     }
     // Parents that do not exist; cycles.

@@ -122,6 +122,15 @@ pub fn context(
     if ctx.cycle {
         say_err!("arbor: warning: {}: the parentId chain of the leaf has a cycle; the path was cut where it repeats", path.display());
     }
+    for i in ctx.null_messages(&doc) {
+        let e = &doc.entries[i];
+        say_err!(
+            "arbor: warning: {}:{}: entry {} has \"message\": null; pi cannot build this context (it throws), arbor keeps the null in its place",
+            path.display(),
+            e.line_no,
+            e.id.as_deref().unwrap_or("(no id)")
+        );
+    }
     if !llm && ctx.omp.is_none() {
         // The lines before the first one the context reads are done with: their pages are
         // released on a third thread while the context is written, instead of by the exit.

@@ -208,12 +208,39 @@ pub fn id_map(doc: &SessionDoc, peer: &[JsValue]) -> Result<IdMap, String> {
 
 /// The keys the peer hung on (`NAME.error.txt`: "context keys left out of …: a, b").
 pub fn hung_keys(dir: &Path, name: &str) -> Vec<String> {
+    failed_keys(dir, name, "hang")
+}
+
+/// The context keys pi threw on (`error.txt` lines `buildSessionContext(entries, "ID"): throw`,
+/// `__open__` for `sm.buildSessionContext()`).
+pub fn thrown_keys(dir: &Path, name: &str) -> Vec<String> {
+    failed_keys(dir, name, "throw")
+}
+
+fn failed_keys(dir: &Path, name: &str, how: &str) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(dir.join(format!("{name}.error.txt"))) else {
         return Vec::new();
     };
-    text.lines()
+    let left_out: Vec<String> = text
+        .lines()
         .filter_map(|l| l.strip_prefix("context keys left out of context.json/llm.json: "))
         .flat_map(|l| l.split(", ").map(str::to_string))
+        .collect();
+    left_out
+        .into_iter()
+        .filter(|key| {
+            let call = if key == "__open__" {
+                "via sm.buildSessionContext()): ".to_string()
+            } else {
+                format!("buildSessionContext(entries, \"{key}\"): ")
+            };
+            text.lines()
+                .find_map(|l| {
+                    l.split_once(call.as_str())
+                        .map(|(_, rest)| rest.starts_with(how))
+                })
+                .unwrap_or(how == "hang")
+        })
         .collect()
 }
 
