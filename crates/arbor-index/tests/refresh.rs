@@ -596,11 +596,16 @@ fn a_damaged_catalog_is_set_aside_and_rebuilt() {
     assert!(aside.exists());
     assert_eq!(refresh(&mut cat, w.dir.path()).full, 3);
     assert_eq!(cat.file_count().unwrap(), 3);
-    // Not a database at all
+    // Not a database at all: nothing says it was arbor's (it is not at arbor's own place),
+    // so it is refused and left as it is (issue 10, item 9; catalog_safety.rs has the rest).
     drop(cat);
-    std::fs::write(&db, b"definitely not sqlite, just text that is long enough to be a header..............................").unwrap();
+    let text = b"definitely not sqlite, just text that is long enough to be a header..............................";
+    std::fs::write(&db, text).unwrap();
     let _ = std::fs::remove_file(cat_dir.path().join("c.db-wal"));
     let _ = std::fs::remove_file(cat_dir.path().join("c.db-shm"));
-    let cat = Catalog::open(&db).unwrap();
-    assert!(cat.report.set_aside.is_some());
+    assert!(matches!(
+        Catalog::open(&db),
+        Err(arbor_index::IndexError::NotACatalog { .. })
+    ));
+    assert_eq!(std::fs::read(&db).unwrap(), text);
 }
