@@ -252,10 +252,27 @@ fn decode_ascii_escapes(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Whether `bytes` hold a `\u00XX` escape of a character that can be part of a blob
+/// reference (`blob:sha256:` and hex digits, either case). JSON.stringify never writes such
+/// escapes (sessions hold `\u001b` and the like), so the decoding pass below runs only on
+/// files made to spell a reference that way: gc keeps the speed of a raw-byte search.
+fn may_hold_escaped_reference(bytes: &[u8]) -> bool {
+    memchr::memmem::find_iter(bytes, b"\\u00").any(|at| {
+        let hex = |b: Option<&u8>| b.and_then(|&b| (b as char).to_digit(16));
+        match (hex(bytes.get(at + 4)), hex(bytes.get(at + 5))) {
+            (Some(h), Some(l)) => {
+                let c = (h * 16 + l) as u8;
+                c.is_ascii_hexdigit() || b"blosh:BLOSH".contains(&c)
+            }
+            _ => false,
+        }
+    })
+}
+
 /// Every blob hash `bytes` refers to, in the raw bytes or spelled with JSON escapes.
 pub fn referenced_hashes(bytes: &[u8]) -> Vec<String> {
     let mut found = blobref::find_blob_hashes(bytes);
-    if memchr::memmem::find(bytes, b"\\u").is_some() {
+    if may_hold_escaped_reference(bytes) {
         found.extend(blobref::find_blob_hashes(&decode_ascii_escapes(bytes)));
     }
     found
@@ -339,6 +356,9 @@ mod tests {
         assert!(referenced_hashes(escaped.as_bytes()).contains(&h));
         let all = format!("\"\\u0062lob\\u003asha256:{}\\u0031\"", &h[1..]);
         assert!(referenced_hashes(all.as_bytes()).contains(&h));
+        // Escapes no reference is made of do not cost a decoding pass.
+        assert!(!may_hold_escaped_reference(b"\"\\u001b[31m\\u0026\""));
+        assert!(may_hold_escaped_reference(b"\\u0062"));
         // A literal backslash before "u0031" is not an escape.
         let literal = format!("\"blob:sha256:\\\\u0031{}\"", &h[1..]);
         assert!(referenced_hashes(literal.as_bytes()).is_empty());
