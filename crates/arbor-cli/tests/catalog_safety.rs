@@ -3,9 +3,12 @@
 //! damaged catalog never answers from its damage (the command answers from the rebuilt one);
 //! an unwritable catalog of any kind falls back to memory with one warning.
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+
+#[path = "support/as_nobody.rs"]
+mod as_nobody;
+use as_nobody::{am_root, as_nobody};
 
 const DEMO: &str = "2025-11-20T23-33-01-550Z_pi-real-v1-fixture.jsonl";
 
@@ -221,25 +224,9 @@ fn a_damaged_catalog_never_answers_a_search_with_no_match() {
     }
 }
 
-fn as_nobody(c: &mut Command) {
-    // SAFETY: setgid/setuid in the child before exec; no allocation.
-    unsafe {
-        c.pre_exec(|| {
-            if libc::setgroups(0, std::ptr::null()) != 0
-                || libc::setgid(65534) != 0
-                || libc::setuid(65534) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-}
-
 #[test]
 fn an_unwritable_catalog_of_any_kind_falls_back_with_one_warning() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !am_root() {
         eprintln!("skipped: needs root to run arbor as a user who cannot write (CI runs as root)");
         return;
     }

@@ -2,9 +2,12 @@
 //! sessions root keeps its blob, and a directory gc cannot read stops it before it removes
 //! anything.
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
+
+#[path = "support/as_nobody.rs"]
+mod as_nobody;
+use as_nobody::{am_root, as_nobody};
 
 fn arbor(agent: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_arbor"));
@@ -69,8 +72,7 @@ fn an_omp_session_made_outside_the_root_keeps_its_blob() {
 
 #[test]
 fn an_unreadable_directory_stops_gc_before_anything_is_removed() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !am_root() {
         eprintln!("skipped: needs root to run arbor as a user who cannot read a directory");
         return;
     }
@@ -94,18 +96,7 @@ fn an_unreadable_directory_stops_gc_before_anything_is_removed() {
     }
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).expect("chmod");
     let mut c = arbor(&agent, &["gc", "--blobs", "--yes", "--min-age", "0"]);
-    // SAFETY: setgid/setuid in the child before exec; no allocation.
-    unsafe {
-        c.pre_exec(|| {
-            if libc::setgroups(0, std::ptr::null()) != 0
-                || libc::setgid(65534) != 0
-                || libc::setuid(65534) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    as_nobody(&mut c);
     let o = c.output().expect("gc");
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");

@@ -1,9 +1,12 @@
 //! The `arbor` binary on hostile paths (issue 10, items 4, 5, 7): devices, FIFOs and planted
 //! symlinks given as SESSION, a planted lock symlink, and a rewrite of someone else's file.
 use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+
+#[path = "support/as_nobody.rs"]
+mod as_nobody;
+use as_nobody::{am_root, as_nobody};
 use std::time::{Duration, Instant};
 
 fn arbor() -> Command {
@@ -117,8 +120,7 @@ fn a_planted_lock_symlink_is_refused_and_its_target_untouched() {
 
 #[test]
 fn a_file_of_another_user_is_not_taken_over_by_a_rewrite() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !am_root() {
         eprintln!("skipped: needs root to run arbor as another user (CI runs as root)");
         return;
     }
@@ -128,7 +130,7 @@ fn a_file_of_another_user_is_not_taken_over_by_a_rewrite() {
     // also write (group-writable, nobody's group): a rewrite by `nobody` would hand it over.
     let dir = tmp.path().join("shared");
     std::fs::create_dir(&dir).expect("mkdir");
-    let nobody = 65534;
+    let nobody = as_nobody::NOBODY;
     std::os::unix::fs::chown(&dir, Some(nobody), Some(nobody)).expect("chown dir");
     let s = new_session(&dir);
     let mut bytes = std::fs::read(&s).expect("read");
@@ -140,18 +142,7 @@ fn a_file_of_another_user_is_not_taken_over_by_a_rewrite() {
     c.args(["check", "--repair", s.to_str().expect("utf8")])
         .env("HOME", &dir)
         .env("XDG_CACHE_HOME", &dir);
-    // SAFETY: setgid/setuid in the child before exec; no allocation.
-    unsafe {
-        c.pre_exec(move || {
-            if libc::setgroups(0, std::ptr::null()) != 0
-                || libc::setgid(nobody) != 0
-                || libc::setuid(nobody) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    as_nobody(&mut c);
     let (o, _) = run(c);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");

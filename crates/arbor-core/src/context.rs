@@ -391,6 +391,18 @@ fn message_payload<'d>(doc: &'d SessionDoc, i: usize, out: &mut Vec<u8>) -> Opti
     }
 }
 
+/// Whether entry `i` of `doc` is a message entry whose `message` is `null` (pi's
+/// `buildSessionContext` throws on it).
+pub fn message_is_null(doc: &SessionDoc, i: usize) -> bool {
+    let e = &doc.entries[i];
+    e.etype == EntryType::Message
+        && e.message.is_none()
+        && matches!(
+            e.fields.value(doc.line(&e.line), "message"),
+            Some(json::JsValue::Null)
+        )
+}
+
 impl SessionContext {
     /// The message entries of this context whose `message` is `null` (entry indices). pi's
     /// `buildSessionContext` throws on such an entry ("Cannot read properties of null"), so
@@ -404,14 +416,7 @@ impl SessionContext {
                 CtxMessage::Message(i) => Some(*i),
                 _ => None,
             })
-            .filter(|&i| {
-                let e = &doc.entries[i];
-                e.message.is_none()
-                    && matches!(
-                        e.fields.value(doc.line(&e.line), "message"),
-                        Some(json::JsValue::Null)
-                    )
-            })
+            .filter(|&i| message_is_null(doc, i))
             .collect()
     }
 

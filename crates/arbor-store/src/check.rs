@@ -331,14 +331,8 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
     // Message entries pi cannot build a context through: `"message": null` makes pi's
     // buildSessionContext throw on every leaf below the entry. Only a person can say what the
     // message should have been, so it is reported, not repaired.
-    for e in &doc.entries {
-        if e.etype == EntryType::Message
-            && e.message.is_none()
-            && matches!(
-                e.fields.value(doc.line(&e.line), "message"),
-                Some(JsValue::Null)
-            )
-        {
+    for (i, e) in doc.entries.iter().enumerate() {
+        if arbor_core::context::message_is_null(doc, i) {
             f.push(Finding::problem(
                 "message_null",
                 Some(e.line_no),

@@ -9,22 +9,10 @@ use arbor_store::{ManagerOptions, NewEntry, SessionManager, StoreError};
 
 #[path = "support/full_disk.rs"]
 mod full_disk;
-use full_disk::{fill, try_tmpfs};
+use full_disk::{fill, set_fsize_limit, try_tmpfs};
 
 fn msg(text: &str) -> NewEntry {
     NewEntry::Message(format!(r#"{{"role":"user","content":"{text}","timestamp":1}}"#).into_bytes())
-}
-
-fn set_fsize_limit(bytes: u64) {
-    // SAFETY: plain libc calls on this process; the limit is raised again below.
-    unsafe {
-        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-        let lim = libc::rlimit {
-            rlim_cur: bytes as libc::rlim_t,
-            rlim_max: libc::RLIM_INFINITY,
-        };
-        assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &lim), 0);
-    }
 }
 
 #[test]

@@ -9,19 +9,7 @@ use arbor_store::{ManagerOptions, NewEntry, SessionManager};
 
 #[path = "support/full_disk.rs"]
 mod full_disk;
-use full_disk::{fill, try_tmpfs};
-
-fn set_fsize_limit(bytes: u64) {
-    // SAFETY: plain libc calls on this process.
-    unsafe {
-        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-        let lim = libc::rlimit {
-            rlim_cur: bytes as libc::rlim_t,
-            rlim_max: libc::RLIM_INFINITY,
-        };
-        assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &lim), 0);
-    }
-}
+use full_disk::{fill, set_fsize_limit, try_tmpfs};
 
 fn sidecars(dir: &std::path::Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)

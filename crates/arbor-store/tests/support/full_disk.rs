@@ -36,3 +36,18 @@ pub fn fill(filler: &Path) {
     let _ = f.write_all(b"z");
     let _ = f.sync_all();
 }
+
+/// Limits the size of files this process writes (`RLIMIT_FSIZE`; a write past it fails with
+/// EFBIG instead of a signal): the full disk where a tmpfs cannot be mounted. `u64::MAX`
+/// lifts it.
+pub fn set_fsize_limit(bytes: u64) {
+    // SAFETY: plain libc calls on this process.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+        let lim = libc::rlimit {
+            rlim_cur: bytes as libc::rlim_t,
+            rlim_max: libc::RLIM_INFINITY,
+        };
+        assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &lim), 0);
+    }
+}
