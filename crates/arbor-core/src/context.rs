@@ -584,8 +584,12 @@ impl SessionContext {
         self.write_json_with(doc, out, &|ctx, doc, out| ctx.write_messages(doc, out));
     }
 
-    /// Writes the `messages` array.
+    /// Writes the `messages` array (omp's, for an omp context: the same array as
+    /// [`SessionContext::write_json`] writes).
     pub fn write_messages(&self, doc: &SessionDoc, out: &mut Vec<u8>) {
+        if let Some(o) = &self.omp {
+            return o.write_messages(doc, out);
+        }
         out.push(b'[');
         for (k, m) in self.messages.iter().enumerate() {
             if k > 0 {

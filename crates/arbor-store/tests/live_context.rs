@@ -84,3 +84,57 @@ fn live_context_tracks_a_growing_session() {
     assert_eq!(j, full_json(&sm));
     assert_eq!(change, ContextChange::Rebuilt);
 }
+
+/// Issue 11's bug: for omp sessions the live context wrote omp's outline through pi's message
+/// writer (keeping `redactedThinking` and `thinkingSignature`, which omp strips). Every golden
+/// session of both dialects: the live context's messages are the whole context's.
+#[test]
+fn live_messages_equal_the_whole_context_on_every_golden() {
+    use arbor_core::json::JsValue;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens");
+    let (mut compared, mut omp) = (0, 0);
+    for dir in ["pi", "omp", "omp-context", "readback"] {
+        let Ok(rd) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
+        let mut files: Vec<_> = rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                let n = p.to_string_lossy();
+                n.ends_with(".jsonl") && !n.ends_with(".open.jsonl")
+            })
+            .collect();
+        files.sort();
+        for f in files {
+            let Ok(mut sm) = SessionManager::open_read_only(&f) else {
+                continue;
+            };
+            let whole = {
+                let mut out = Vec::new();
+                sm.build_session_context().write_json(sm.doc(), &mut out);
+                let v = JsValue::parse(&out).expect("whole context is JSON");
+                v.get("messages").expect("messages").to_json()
+            };
+            let is_omp = sm.doc().dialect() == arbor_core::doc::Dialect::Omp;
+            let live = sm.live_context();
+            let mut out = Vec::new();
+            live.write_new_messages(&mut out);
+            let live = JsValue::parse(&out)
+                .expect("live messages are JSON")
+                .to_json();
+            assert!(
+                live == whole,
+                "{}: live messages differ from the whole context's",
+                f.display()
+            );
+            compared += 1;
+            omp += usize::from(is_omp);
+        }
+    }
+    eprintln!("live vs whole: {compared} sessions, {omp} of them omp");
+    assert!(
+        compared >= 80 && omp >= 19,
+        "{compared} compared, {omp} omp"
+    );
+}
