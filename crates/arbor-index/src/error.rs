@@ -90,11 +90,3 @@ impl<T> IoContext<T> for Result<T, std::io::Error> {
         })
     }
 }
-
-/// An SQLite error of the database at `path`, classified.
-pub(crate) fn sql_error(path: &std::path::Path, e: rusqlite::Error) -> IndexError {
-    Err::<(), _>(e)
-        .db(path)
-        .err()
-        .unwrap_or(IndexError::Worker("unreachable".into()))
-}

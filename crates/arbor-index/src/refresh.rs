@@ -6,7 +6,7 @@ use crate::error::{IndexError, SqlContext};
 use crate::scan::{scan_job, Chunk, Job, Stat};
 use crate::text::Usage;
 use crate::tree::{TreeCache, TreeState};
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -196,6 +196,15 @@ fn delete_file_rows(conn: &Connection, fid: i64) -> rusqlite::Result<()> {
 }
 
 /// Drops a file and everything indexed from it.
+/// Deletes the rows of the files `fids` in one transaction (all or nothing).
+fn delete_files(conn: &mut Connection, fids: &[i64]) -> rusqlite::Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    for fid in fids {
+        delete_file(&tx, *fid)?;
+    }
+    tx.commit()
+}
+
 pub(crate) fn delete_file(conn: &Connection, fid: i64) -> rusqlite::Result<()> {
     delete_file_rows(conn, fid)?;
     conn.prepare_cached("DELETE FROM files WHERE fid=?1")?
@@ -555,14 +564,7 @@ impl Catalog {
             rows_by_dir.push(rows);
         }
         if !gone.is_empty() {
-            self.conn.execute_batch("BEGIN IMMEDIATE").db(&self.path)?;
-            for fid in &gone {
-                if let Err(e) = delete_file(&self.conn, *fid) {
-                    let _ = self.conn.execute_batch("ROLLBACK");
-                    return Err(crate::error::sql_error(&self.path, e));
-                }
-            }
-            self.conn.execute_batch("COMMIT").db(&self.path)?;
+            delete_files(&mut self.conn, &gone).db(&self.path)?;
             stats.removed = gone.len() as u64;
         }
         let changed = !jobs.is_empty();
@@ -656,14 +658,7 @@ impl Catalog {
         if gone.is_empty() {
             return Ok(0);
         }
-        self.conn.execute_batch("BEGIN IMMEDIATE").db(&self.path)?;
-        for fid in &gone {
-            if let Err(e) = delete_file(&self.conn, *fid) {
-                let _ = self.conn.execute_batch("ROLLBACK");
-                return Err(crate::error::sql_error(&self.path, e));
-            }
-        }
-        self.conn.execute_batch("COMMIT").db(&self.path)?;
+        delete_files(&mut self.conn, &gone).db(&self.path)?;
         Ok(gone.len() as u64)
     }
 
@@ -747,7 +742,9 @@ impl Catalog {
             let mut apply_all = || -> Result<(), IndexError> {
                 let mut states: HashMap<usize, JobState> = HashMap::new();
                 let mut since_commit = 0u64;
-                conn.execute_batch("BEGIN IMMEDIATE").db(&path)?;
+                // Rolled back when dropped on an error; committed every COMMIT_BYTES.
+                let mut tx =
+                    Transaction::new_unchecked(conn, TransactionBehavior::Immediate).db(&path)?;
                 for msg in rx.iter() {
                     match msg {
                         Msg::Failed(i, e) => {
@@ -797,20 +794,24 @@ impl Catalog {
                                 states.remove(&c.job);
                             }
                             if since_commit >= COMMIT_BYTES {
-                                conn.execute_batch("COMMIT; BEGIN IMMEDIATE").db(&path)?;
+                                tx.commit().db(&path)?;
+                                tx = Transaction::new_unchecked(
+                                    conn,
+                                    TransactionBehavior::Immediate,
+                                )
+                                .db(&path)?;
                                 since_commit = 0;
                             }
                             progress(prog);
                         }
                     }
                 }
-                conn.execute_batch("COMMIT").db(&path)?;
+                tx.commit().db(&path)?;
                 Ok(())
             };
             let r = apply_all();
             if r.is_err() {
                 stop.store(true, Ordering::Relaxed);
-                let _ = conn.execute_batch("ROLLBACK");
             }
             r
         });
