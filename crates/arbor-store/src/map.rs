@@ -99,6 +99,8 @@ impl FileBytes {
         if populate {
             options.populate();
         }
+        // SAFETY: see above: read-only, private, guarded by the SIGBUS handler while
+        // registered in `slot`.
         let map = match unsafe { options.map(file) } {
             Ok(m) => m,
             Err(_) => {
@@ -207,6 +209,7 @@ static PAGE: AtomicUsize = AtomicUsize::new(4096);
 struct PrevAction(libc::sigaction);
 // SAFETY: a plain C struct of integers (handler address, flags, mask), only read after it is set.
 unsafe impl Sync for PrevAction {}
+// SAFETY: as above: plain data, no thread affinity.
 unsafe impl Send for PrevAction {}
 static PREV: OnceLock<Option<PrevAction>> = OnceLock::new();
 
@@ -257,10 +260,10 @@ fn install_handler() -> bool {
 }
 
 extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
-    // SAFETY: `info` is the kernel's siginfo for this signal.
     let addr = if info.is_null() {
         0
     } else {
+        // SAFETY: `info` is the kernel's siginfo for this signal, not null.
         unsafe { (*info).si_addr() as usize }
     };
     let page = PAGE.load(Ordering::Relaxed).max(1);

@@ -19,6 +19,7 @@ fn run_once(cmd: &[String]) -> Result<(f64, u64)> {
     // SAFETY: an all-zero rusage is valid; wait4 fills it for the child we just spawned
     // (std's Child is not waited on elsewhere, so the pid is ours to reap).
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; `status` and `ru` are valid for writing.
     let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
     let secs = t.elapsed().as_secs_f64();
     if r != pid {

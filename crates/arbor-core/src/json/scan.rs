@@ -511,13 +511,20 @@ mod simd {
     }
 
     impl Avx512Regs {
+        /// Loads the escape table and the constant registers.
+        ///
+        /// # Safety
+        /// The CPU must have AVX-512 F, BW and VBMI (the dispatcher checks with `is_x86_feature_detected!`
+        /// before it calls this).
         #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
         #[inline]
         unsafe fn new(table: &[u8; 128]) -> Avx512Regs {
             use std::arch::x86_64::{_mm512_loadu_si512, _mm512_set1_epi8};
             Avx512Regs {
-                tab_lo: _mm512_loadu_si512(table.as_ptr().cast()),
-                tab_hi: _mm512_loadu_si512(table.as_ptr().add(64).cast()),
+                // SAFETY: `table` is 128 bytes: bytes 0..64 and 64..128 are read (unaligned loads).
+                tab_lo: unsafe { _mm512_loadu_si512(table.as_ptr().cast()) },
+                // SAFETY: as above, the upper 64 bytes.
+                tab_hi: unsafe { _mm512_loadu_si512(table.as_ptr().add(64).cast()) },
                 quote: _mm512_set1_epi8(b'"' as i8),
                 backslash: _mm512_set1_epi8(b'\\' as i8),
                 u: _mm512_set1_epi8(b'u' as i8),
@@ -529,6 +536,10 @@ mod simd {
     /// AVX-512 blocks: one 64-byte register per block, the masks straight from the compares,
     /// the escape characters checked with one two-register byte permute (VBMI) for the whole
     /// block. Same logic as [`blocks_avx2`] otherwise.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F, BW and VBMI (the dispatcher checks with `is_x86_feature_detected!`
+    /// before it calls this).
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
     pub(super) unsafe fn blocks_avx512(src: &[u8], pos: usize) -> Skip {
         use std::arch::x86_64::{
@@ -536,7 +547,9 @@ mod simd {
             _mm512_movepi8_mask, _mm512_or_si512, _mm512_permutex2var_epi8, _mm512_set1_epi8,
             _mm512_sub_epi8, _mm512_test_epi8_mask,
         };
-        let r = Avx512Regs::new(&ESCAPE_TABLE);
+        // SAFETY: this function runs only where the CPU has the features `new` needs (the
+        // caller checked them, as this function's own contract requires).
+        let r = unsafe { Avx512Regs::new(&ESCAPE_TABLE) };
         let (zero_char, ten) = (_mm512_set1_epi8(b'0' as i8), _mm512_set1_epi8(10));
         let (case_bit, a_char, six) = (
             _mm512_set1_epi8(0x20),
@@ -547,7 +560,8 @@ mod simd {
         let mut carry = 0u64;
         while let Some(block) = src.get(i..i + 64) {
             prefetch_ahead(block);
-            let x = _mm512_loadu_si512(block.as_ptr().cast());
+            // SAFETY: `block` is a 64-byte slice of `src`: the unaligned load stays in it.
+            let x = unsafe { _mm512_loadu_si512(block.as_ptr().cast()) };
             let q = _mm512_cmpeq_epi8_mask(x, r.quote);
             let bs = _mm512_cmpeq_epi8_mask(x, r.backslash);
             let ctl = _mm512_cmplt_epu8_mask(x, r.space);
@@ -574,7 +588,8 @@ mod simd {
                                 _mm512_cmplt_epu8_mask(_mm512_sub_epi8(lower, a_char), six);
                             digit | letter
                         };
-                        let y = _mm512_loadu_si512(next.as_ptr().cast());
+                        // SAFETY: `next` is a 64-byte slice of `src`.
+                        let y = unsafe { _mm512_loadu_si512(next.as_ptr().cast()) };
                         let h = u128::from(hex(x)) | u128::from(hex(y)) << 64;
                         let four = (h >> 1) & (h >> 2) & (h >> 3) & (h >> 4);
                         u128::from(us) & !four == 0
@@ -651,6 +666,10 @@ mod simd {
 
     /// AVX2 blocks: the escape characters are checked with a nibble lookup for the whole
     /// block, so only `\\u` escapes are looked at one by one.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 (the dispatcher checks with `is_x86_feature_detected!`
+    /// before it calls this).
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn blocks_avx2(src: &[u8], pos: usize) -> Skip {
         use std::arch::x86_64::{
@@ -678,7 +697,9 @@ mod simd {
         let zero = _mm256_setzero_si256();
         // (quote, backslash, control, valid escape char, u) masks of 32 bytes.
         let half = |p: *const __m256i| -> (u64, u64, u64, u64, u64) {
-            let x = _mm256_loadu_si256(p);
+            // SAFETY: `half` is only given pointers to 32-byte halves of a 64-byte block
+            // of `src` (below).
+            let x = unsafe { _mm256_loadu_si256(p) };
             let m = |v| u64::from(_mm256_movemask_epi8(v) as u32);
             let lo = _mm256_and_si256(x, nib);
             let hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), nib);
@@ -699,7 +720,9 @@ mod simd {
         while let Some(block) = src.get(i..i + 64) {
             prefetch_ahead(block);
             let p = block.as_ptr() as *const __m256i;
-            let (a, b) = (half(p), half(p.add(1)));
+            // SAFETY: `p` points at a 64-byte block of `src`: `p` and `p + 32 bytes` are its
+            // two halves.
+            let (a, b) = (half(p), half(unsafe { p.add(1) }));
             let (q, bs, ctl, ok, um) = (
                 a.0 | b.0 << 32,
                 a.1 | b.1 << 32,
@@ -759,15 +782,21 @@ mod simd {
 
     /// [`canonical_avx2`] with one 64-byte register per block and the escape characters
     /// checked with one byte permute (as [`blocks_avx512`]); same answers.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F, BW and VBMI (the dispatcher checks with `is_x86_feature_detected!`
+    /// before it calls this).
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
     pub(super) unsafe fn canonical_avx512(src: &[u8], pos: usize) -> Option<usize> {
         use std::arch::x86_64::{
             _mm512_cmpeq_epi8_mask, _mm512_cmplt_epu8_mask, _mm512_loadu_si512,
             _mm512_movepi8_mask, _mm512_permutex2var_epi8, _mm512_test_epi8_mask,
         };
-        let r = Avx512Regs::new(&CANONICAL_ESCAPE_TABLE);
+        // SAFETY: the caller checked the CPU features, as this function's contract requires.
+        let r = unsafe { Avx512Regs::new(&CANONICAL_ESCAPE_TABLE) };
         canonical_blocks(src, pos, |block| {
-            let x = _mm512_loadu_si512(block.as_ptr().cast());
+            // SAFETY: `block` is a 64-byte slice of `src`.
+            let x = unsafe { _mm512_loadu_si512(block.as_ptr().cast()) };
             let non_ascii = _mm512_movepi8_mask(x);
             let t = _mm512_permutex2var_epi8(r.tab_lo, x, r.tab_hi);
             [
@@ -855,6 +884,10 @@ mod simd {
                 .is_some_and(|h| h.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')))
     }
 
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 (the dispatcher checks with `is_x86_feature_detected!`
+    /// before it calls this).
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn canonical_avx2(src: &[u8], pos: usize) -> Option<usize> {
         use std::arch::x86_64::{
@@ -882,7 +915,9 @@ mod simd {
         let zero = _mm256_setzero_si256();
         // (quote, backslash, control, kept escape char, u, non-ASCII) masks of 32 bytes.
         let half = |p: *const __m256i| -> [u64; 6] {
-            let x = _mm256_loadu_si256(p);
+            // SAFETY: `half` is only given pointers to 32-byte halves of a 64-byte block
+            // of `src` (below).
+            let x = unsafe { _mm256_loadu_si256(p) };
             let m = |v| u64::from(_mm256_movemask_epi8(v) as u32);
             let lo = _mm256_and_si256(x, nib);
             let hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), nib);
