@@ -1,9 +1,11 @@
-//! One writer per session: an advisory `flock` on `<session>.lock`, naming its holder.
+//! One writer per session file: an advisory `flock` on `<real path>.lock`, naming its holder,
+//! and one on the session file itself, so that the lock belongs to the file (its device and
+//! inode), not to the name a writer used.
 //!
 //! The lock file holds `pid host since` of the holder. `flock` locks die with their process,
-//! so a lock left by a crashed writer is simply taken over. The file is removed on release;
-//! a taker re-checks after locking that the path still names the file it locked, so removal
-//! cannot let two writers in.
+//! so a lock left by a crashed writer is simply taken over. The lock file is removed on
+//! release; a taker re-checks after locking that the path still names the file it locked, so
+//! removal cannot let two writers in. Lock files are opened without following symlinks.
 use crate::safe_fs;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
