@@ -2,6 +2,34 @@
 //!
 //! Pure logic, no filesystem: the entry model, the lossless JSONL codec, migrations v1→v3,
 //! the tree index, context building as pi's `buildSessionContext`, and LLM conversion.
+//! (`arbor-store` reads and writes the files; `docs/architecture.md` maps every module.)
+//!
+//! A session from its bytes: the document keeps every byte, the tree indexes the entries, and
+//! the context is what pi would send to the model for the leaf.
+//!
+//! ```
+//! use arbor_core::{build_session_context, LeafSel, SessionDoc};
+//! use std::sync::Arc;
+//!
+//! let jsonl = concat!(
+//!     r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#, "\n",
+//!     r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#, "\n",
+//!     r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hello"}],"timestamp":2}}"#, "\n",
+//! );
+//! let doc = SessionDoc::parse(Arc::new(jsonl.as_bytes().to_vec()))?;
+//! assert_eq!(doc.entries.len(), 2);
+//!
+//! // The tree: roots and children in pi's getTree() order.
+//! let tree = doc.index.tree(&doc);
+//! assert_eq!(tree.roots.len(), 1);
+//!
+//! // The context for the leaf, written exactly as pi's JSON.stringify would write it.
+//! let ctx = build_session_context(&doc, LeafSel::Current);
+//! let mut json = Vec::new();
+//! ctx.write_json(&doc, &mut json);
+//! assert!(String::from_utf8_lossy(&json).starts_with(r#"{"messages":[{"role":"user","content":"hi","timestamp":1},"#));
+//! # Ok::<(), arbor_core::NotASession>(())
+//! ```
 #![deny(missing_docs)]
 
 pub mod blobref;

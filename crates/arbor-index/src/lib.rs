@@ -14,6 +14,30 @@
 //! thinking and tool output on request) go to an FTS5 index: [`Catalog::search`].
 //!
 //! [`history::History`] reads and writes omp's `history.db`.
+//!
+//! List a directory of sessions and search them:
+//!
+//! ```
+//! use arbor_index::{Catalog, RefreshOptions, SearchQuery};
+//! # let tmp = tempfile::tempdir()?;
+//! # let dir = tmp.path().join("sessions");
+//! # std::fs::create_dir(&dir)?;
+//! # std::fs::write(dir.join("s.jsonl"), concat!(
+//! #     r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#, "\n",
+//! #     r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"where is the walrus","timestamp":1}}"#, "\n",
+//! # ))?;
+//! let mut catalog = Catalog::open(&tmp.path().join("catalog.db"))?;
+//! let (listed, _stats) = catalog.refresh_dirs(
+//!     std::slice::from_ref(&dir),
+//!     RefreshOptions::with_texts(),
+//!     &mut |_progress| {},
+//! )?;
+//! assert_eq!(listed[0].info.first_message, "where is the walrus");
+//!
+//! let hits = catalog.search(&SearchQuery::new("walrus"))?;
+//! assert_eq!(hits[0].entry_id.as_deref(), Some("a1"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![deny(missing_docs)]
 
 pub mod catalog;
