@@ -31,7 +31,7 @@ pub enum IndexError {
         source: std::io::Error,
     },
     /// The catalog path names a file that is not arbor's catalog; it was left untouched.
-    #[error("{path}: not an arbor catalog: {reason}; arbor leaves it untouched (give --catalog another path)")]
+    #[error("{path}: not an arbor catalog: {reason}; arbor leaves it untouched (choose another catalog path)")]
     NotACatalog {
         /// The file.
         path: PathBuf,

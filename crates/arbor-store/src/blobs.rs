@@ -403,7 +403,7 @@ pub fn resolve_doc_blobs(
                     Some(id) => format!("entry {id} (line {line_no})"),
                     None => format!("line {line_no}"),
                 };
-                return Err(StoreError::Blob(format!("{at}: {e} (use --lenient to read the session with the reference left in place)")));
+                return Err(StoreError::Blob(format!("{at}: {e}")));
             }
         };
         if changed {

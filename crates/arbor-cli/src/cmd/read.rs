@@ -56,8 +56,13 @@ fn load_resolved(
     let (path, mut doc) = load(session, agent)?;
     let store =
         arbor_store::blobs::BlobStore::new(arbor_store::blobs::blob_dir_for_session(&path, agent));
-    let issues = arbor_store::blobs::resolve_doc_blobs(&mut doc, &store, lenient)
-        .with_context(|| format!("{}", path.display()))?;
+    let issues =
+        arbor_store::blobs::resolve_doc_blobs(&mut doc, &store, lenient).with_context(|| {
+            format!(
+                "{} (--lenient reads the session with the reference left in place)",
+                path.display()
+            )
+        })?;
     for i in issues.iter().take(10) {
         say_err!(
             "arbor: warning: {}:{}: blob reference left in place: {}",
