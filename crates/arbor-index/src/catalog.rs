@@ -147,6 +147,19 @@ pub struct OpenReport {
     pub set_aside: Option<PathBuf>,
     /// The schema was from another arbor version: the catalog was emptied.
     pub schema_reset: bool,
+    /// The file could not be used (unwritable, or an I/O or SQLite error opening it): this
+    /// catalog is in memory for this run, and this is why ([`Catalog::open_or_memory`]).
+    pub in_memory_because: Option<String>,
+}
+
+/// A catalog found damaged while it was used, set aside and replaced by an empty one
+/// ([`Catalog::recovering`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recovery {
+    /// What SQLite (or a check) said.
+    pub detail: String,
+    /// Where the damaged file was moved.
+    pub aside: PathBuf,
 }
 
 /// The session catalog: one row per session file, the tree nodes, labels and indexed texts.
@@ -438,6 +451,50 @@ impl Catalog {
             c.check_integrity()?;
         }
         Ok(c)
+    }
+
+    /// [`Catalog::open`], falling back to a catalog in memory when the file cannot be used
+    /// (an unwritable file or directory, an I/O or SQLite error): the reason is in
+    /// `report.in_memory_because`. A file that is not arbor's catalog is still an error
+    /// ([`IndexError::NotACatalog`]): the user named the wrong file, and must be told.
+    pub fn open_or_memory(path: &Path) -> Result<Catalog, IndexError> {
+        match Catalog::open(path) {
+            Err(e @ (IndexError::Io { .. } | IndexError::Sqlite { .. })) => {
+                let mut c = Catalog::in_memory()?;
+                c.report.in_memory_because = Some(e.to_string());
+                Ok(c)
+            }
+            other => other,
+        }
+    }
+
+    /// Runs `work` on the catalog; if the catalog turns out to be damaged
+    /// ([`IndexError::Corrupt`]), it is set aside ([`Catalog::recover`]), `on_recovery` is told,
+    /// and `work` runs again on the new, empty catalog with `rebuilt = true`, so that work
+    /// which reads the catalog's contents first rebuilds what it reads: the answer comes from
+    /// the rebuilt catalog, never from the empty one.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut cat = arbor_index::Catalog::open(&dir.path().join("c.db")).unwrap();
+    /// let n = cat
+    ///     .recovering(|c, _rebuilt| c.file_count(), &mut |r| eprintln!("moved to {}", r.aside.display()))
+    ///     .unwrap();
+    /// assert_eq!(n, 0);
+    /// ```
+    pub fn recovering<T>(
+        &mut self,
+        mut work: impl FnMut(&mut Catalog, bool) -> Result<T, IndexError>,
+        on_recovery: &mut dyn FnMut(&Recovery),
+    ) -> Result<T, IndexError> {
+        match work(self, false) {
+            Err(IndexError::Corrupt { detail, .. }) => {
+                let aside = self.recover()?;
+                on_recovery(&Recovery { detail, aside });
+                work(self, true)
+            }
+            r => r,
+        }
     }
 
     /// A catalog in memory (when no file can be used): everything is indexed on each run.

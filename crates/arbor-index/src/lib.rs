@@ -50,7 +50,9 @@ pub mod search;
 pub mod text;
 pub mod tree;
 
-pub use catalog::{cache_catalog_path, default_catalog_path, Catalog, Listed, OpenReport};
+pub use catalog::{
+    cache_catalog_path, default_catalog_path, Catalog, Listed, OpenReport, Recovery,
+};
 pub use error::IndexError;
 pub use refresh::{
     dir_key, node_join, read_dir_listing, DirListing, Progress, RefreshOptions, RefreshStats,

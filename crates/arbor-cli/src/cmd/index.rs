@@ -86,27 +86,25 @@ pub fn scope_dirs(scope: Scope<'_>, agent: Option<&Path>) -> Result<Vec<PathBuf>
     })
 }
 
-/// Opens the catalog (`--catalog`, `$ARBOR_CATALOG`, else the XDG cache). A catalog that
-/// cannot be opened at all (a read-only cache) is replaced by one in memory, with a warning.
+/// Opens the catalog (`--catalog`, `$ARBOR_CATALOG`, else the XDG cache), in memory when the
+/// file cannot be used, and says so once.
 pub fn open_catalog(over: Option<&Path>) -> Result<Catalog> {
     let path = over
         .map(Path::to_path_buf)
         .unwrap_or_else(arbor_index::default_catalog_path);
-    match Catalog::open(&path) {
-        Ok(c) => {
-            if let Some(a) = &c.report.set_aside {
-                say_err!("arbor: warning: the catalog {} was damaged; it was moved to {} and is rebuilt from the session files", path.display(), a.display());
-            }
-            Ok(c)
+    let c = Catalog::open_or_memory(&path).map_err(|e| match e {
+        IndexError::NotACatalog { .. } => {
+            anyhow::Error::new(e).context("--catalog / $ARBOR_CATALOG")
         }
-        Err(e @ IndexError::Io { .. }) | Err(e @ IndexError::Sqlite { .. }) => {
-            say_err!(
-                "arbor: warning: cannot use the catalog: {e}; indexing in memory for this run"
-            );
-            Ok(Catalog::in_memory()?)
-        }
-        Err(e) => Err(e.into()),
+        e => e.into(),
+    })?;
+    if let Some(a) = &c.report.set_aside {
+        say_err!("arbor: warning: the catalog {} was damaged; it was moved to {} and is rebuilt from the session files", path.display(), a.display());
     }
+    if let Some(why) = &c.report.in_memory_because {
+        say_err!("arbor: warning: cannot use the catalog: {why}; indexing in memory for this run");
+    }
+    Ok(c)
 }
 
 /// A progress bar on stderr for a refresh that has real work to do (a cold catalog), only
@@ -152,8 +150,7 @@ impl Bar {
     }
 }
 
-/// Runs `f` on the catalog; a catalog found damaged on the way is set aside and `f` runs
-/// again on a fresh one.
+/// Runs `f` on the catalog ([`Catalog::recovering`]), warning once when it was found damaged.
 fn with_recovery<T>(
     cat: &mut Catalog,
     mut f: impl FnMut(&mut Catalog) -> Result<T, IndexError>,
@@ -162,24 +159,20 @@ fn with_recovery<T>(
 }
 
 /// [`with_recovery`] for work that needs the catalog's contents: `f` is told (`true`) when it
-/// runs again on the fresh, empty catalog, so that it rebuilds what it reads first. A command
-/// that found the damage answers from the rebuilt catalog, never from the empty one.
+/// runs again on the fresh, empty catalog, so that it rebuilds what it reads first.
 fn with_rebuild<T>(
     cat: &mut Catalog,
-    mut f: impl FnMut(&mut Catalog, bool) -> Result<T, IndexError>,
+    f: impl FnMut(&mut Catalog, bool) -> Result<T, IndexError>,
 ) -> Result<T> {
-    match f(cat, false) {
-        Err(IndexError::Corrupt { path, detail }) => {
-            let aside = cat.recover()?;
-            say_err!(
-                "arbor: warning: the catalog {} is damaged ({detail}); it was moved to {} and is rebuilt from the session files",
-                path.display(),
-                aside.display()
-            );
-            Ok(f(cat, true)?)
-        }
-        r => Ok(r?),
-    }
+    let path = cat.path().to_path_buf();
+    Ok(cat.recovering(f, &mut |r: &arbor_index::Recovery| {
+        say_err!(
+            "arbor: warning: the catalog {} is damaged ({}); it was moved to {} and is rebuilt from the session files",
+            path.display(),
+            r.detail,
+            r.aside.display()
+        );
+    })?)
 }
 
 fn warn_failed(stats: &RefreshStats) {
