@@ -8,7 +8,6 @@ mod report;
 mod cmd;
 mod pieces;
 mod render;
-mod resolve;
 
 use clap::Parser;
 use std::io::Write;

@@ -52,8 +52,9 @@ mod tests {
             ("cmd/index.rs", include_str!("cmd/index.rs")),
             ("cmd/read.rs", include_str!("cmd/read.rs")),
             ("cmd/write.rs", include_str!("cmd/write.rs")),
-            ("resolve.rs", include_str!("resolve.rs")),
             ("render.rs", include_str!("render.rs")),
+            ("args.rs", include_str!("args.rs")),
+            ("pieces.rs", include_str!("pieces.rs")),
         ];
         for (name, src) in sources {
             for (n, line) in src.lines().enumerate() {

@@ -51,6 +51,7 @@ pub mod file;
 pub mod gc;
 pub mod ids;
 pub mod info;
+pub mod locate;
 pub mod lock;
 pub mod manager;
 pub mod map;

@@ -1,10 +1,10 @@
 //! `arbor check [--repair]` and `arbor gc --blobs`.
 use crate::render::Human;
-use crate::resolve::{agent_dirs, resolve_session};
 use anyhow::Result;
 use arbor_core::json::write_str_escaped;
 use arbor_store::blobs::{self, BlobStore};
 use arbor_store::check::{self, CheckOptions, CheckReport};
+use arbor_store::locate::Locator;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -43,8 +43,9 @@ pub fn check(
     json: bool,
     no_blobs: bool,
     wait: Option<Duration>,
-    agent: Option<&Path>,
+    loc: &Locator,
 ) -> Result<ExitCode> {
+    let agent = loc.agent_override();
     let opts = CheckOptions {
         agent_dir: agent.map(Path::to_path_buf),
         skip_blobs: no_blobs,
@@ -54,14 +55,17 @@ pub fn check(
     let mut json_out = b"[".to_vec();
     let mut out = Human::new(std::io::stdout().lock());
     for s in sessions {
-        let checked = resolve_session(s, agent).and_then(|path| {
-            let r = if repair {
-                check::repair(&path, &opts, wait).map(|o| (o.after.clone(), Some(o)))
-            } else {
-                check::check(&path, &opts).map(|r| (r, None))
-            };
-            r.map(|x| (path, x)).map_err(anyhow::Error::from)
-        });
+        let checked = loc
+            .resolve_session(s)
+            .map_err(anyhow::Error::from)
+            .and_then(|path| {
+                let r = if repair {
+                    check::repair(&path, &opts, wait).map(|o| (o.after.clone(), Some(o)))
+                } else {
+                    check::check(&path, &opts).map(|r| (r, None))
+                };
+                r.map(|x| (path, x)).map_err(anyhow::Error::from)
+            });
         let (path, (report, outcome)) = match checked {
             Ok(x) => x,
             Err(e) => {
@@ -136,12 +140,13 @@ pub fn check(
     })
 }
 
-fn agent_for_gc(agent: Option<&Path>) -> Vec<PathBuf> {
+fn agent_for_gc(loc: &Locator) -> Vec<PathBuf> {
+    let agent = loc.agent_override();
     match agent {
         Some(a) => vec![a.to_path_buf()],
         // Blobs are omp's: its agent directory first (pi keeps images inline).
         None => {
-            let mut v = agent_dirs(None);
+            let mut v = Locator::new(None).agent_dirs();
             v.reverse();
             v
         }
@@ -153,12 +158,12 @@ pub fn gc(
     min_age: Duration,
     extra: &[PathBuf],
     json: bool,
-    agent: Option<&Path>,
+    loc: &Locator,
 ) -> Result<ExitCode> {
     let mut failed = false;
     let mut out = Human::new(std::io::stdout().lock());
     let mut json_out = b"[".to_vec();
-    for (k, a) in agent_for_gc(agent).iter().enumerate() {
+    for (k, a) in agent_for_gc(loc).iter().enumerate() {
         let store = BlobStore::for_agent_dir(a);
         if !store.dir().is_dir() {
             if !json {

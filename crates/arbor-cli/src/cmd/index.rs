@@ -1,6 +1,5 @@
 //! Commands on the session catalog: ls, index, search; and the prompt history.
 use crate::render;
-use crate::resolve::agent_dirs;
 use anyhow::{bail, Context as _, Result};
 use arbor_core::Dialect;
 use arbor_index::history::{History, HistoryEntry};
@@ -8,6 +7,7 @@ use arbor_index::{
     Catalog, IndexError, IndexKinds, Kind, Listed, Progress, RefreshOptions, RefreshStats,
     SearchQuery,
 };
+use arbor_store::locate::Locator;
 use arbor_store::paths;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -33,10 +33,10 @@ fn cwd_string() -> Result<String> {
 
 /// The project directories under the sessions roots of the agent directories: pi's
 /// `listAll` (non-symlinked subdirectories of the root) and omp's (`*/*.jsonl`).
-pub fn all_project_dirs(agent: Option<&Path>) -> Vec<PathBuf> {
+pub fn all_project_dirs(loc: &Locator) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut roots: Vec<PathBuf> = Vec::new();
-    for a in agent_dirs(agent) {
+    for a in loc.agent_dirs() {
         let r = paths::sessions_root(&a);
         if !roots.contains(&r) {
             roots.push(r);
@@ -58,7 +58,7 @@ pub fn all_project_dirs(agent: Option<&Path>) -> Vec<PathBuf> {
 }
 
 /// The directories of a scope.
-pub fn scope_dirs(scope: Scope<'_>, agent: Option<&Path>) -> Result<Vec<PathBuf>> {
+pub fn scope_dirs(scope: Scope<'_>, loc: &Locator) -> Result<Vec<PathBuf>> {
     Ok(match scope {
         Scope::Dir(d) => {
             // A directory the user named must be one: a typo is an error, not "no sessions".
@@ -69,11 +69,11 @@ pub fn scope_dirs(scope: Scope<'_>, agent: Option<&Path>) -> Result<Vec<PathBuf>
             }
             vec![d.to_path_buf()]
         }
-        Scope::All => all_project_dirs(agent),
+        Scope::All => all_project_dirs(loc),
         Scope::Current => {
             let cwd = cwd_string()?;
             let mut v: Vec<PathBuf> = Vec::new();
-            for a in agent_dirs(agent) {
+            for a in loc.agent_dirs() {
                 for d in [Dialect::Pi, Dialect::Omp] {
                     let dir = paths::default_session_dir(d, &a, &cwd);
                     if !v.contains(&dir) && dir.is_dir() {
@@ -330,7 +330,7 @@ pub fn ls(
     json: bool,
     all_text: bool,
     rules: Option<Dialect>,
-    agent: Option<&Path>,
+    loc: &Locator,
     catalog: Option<&Path>,
 ) -> Result<ExitCode> {
     let scope = match (dir, all) {
@@ -338,7 +338,7 @@ pub fn ls(
         (None, true) => Scope::All,
         (None, false) => Scope::Current,
     };
-    let dirs = scope_dirs(scope, agent)?;
+    let dirs = scope_dirs(scope, loc)?;
     if json {
         // Each directory with its own tool's rules: omp's listing is computed from two bounded
         // windows of each file, pi's through the catalog.
@@ -439,7 +439,7 @@ pub fn index(
     rebuild: bool,
     kinds: IndexKinds,
     json: bool,
-    agent: Option<&Path>,
+    loc: &Locator,
     catalog: Option<&Path>,
 ) -> Result<ExitCode> {
     let t0 = std::time::Instant::now();
@@ -450,7 +450,7 @@ pub fn index(
         with_recovery(&mut cat, |c| c.check_integrity())?;
     }
     with_recovery(&mut cat, |c| c.require_kinds(kinds))?;
-    let dirs = all_project_dirs(agent);
+    let dirs = all_project_dirs(loc);
     let (listed, stats) = refreshed_listing(&mut cat, &dirs, true)?;
     let swept = with_recovery(&mut cat, |c| c.sweep())?;
     let secs = t0.elapsed().as_secs_f64();
@@ -534,11 +534,7 @@ pub struct SearchOpts<'a> {
 }
 
 /// `arbor search`.
-pub fn search(
-    o: &SearchOpts<'_>,
-    agent: Option<&Path>,
-    catalog: Option<&Path>,
-) -> Result<ExitCode> {
+pub fn search(o: &SearchOpts<'_>, loc: &Locator, catalog: Option<&Path>) -> Result<ExitCode> {
     let mut kinds: Option<Vec<Kind>> = None;
     if !o.roles.is_empty() {
         let mut v = Vec::new();
@@ -576,7 +572,7 @@ pub fn search(
         (None, true) => Scope::All,
         (None, false) => Scope::Current,
     };
-    let dirs = scope_dirs(scope, agent)?;
+    let dirs = scope_dirs(scope, loc)?;
     let since_ms = o.since.map(|s| s.at(arbor_store::ids::now_ms() as f64));
     let mut cat = open_catalog(catalog)?;
     if with_recovery(&mut cat, |c| c.require_kinds(need))? {
@@ -718,8 +714,9 @@ pub fn history(
     add: Option<&str>,
     cwd: Option<&str>,
     session: Option<&str>,
-    agent: Option<&Path>,
+    loc: &Locator,
 ) -> Result<ExitCode> {
+    let agent = loc.agent_override();
     let agent_dir = agent
         .map(Path::to_path_buf)
         .unwrap_or_else(|| paths::agent_dir(Dialect::Omp));

@@ -11,7 +11,8 @@ use std::process::ExitCode;
 
 /// Runs one command.
 pub fn run(cli: Cli) -> Result<ExitCode> {
-    let agent = cli.agent_dir.as_deref();
+    // Where sessions are looked for, built once for the whole command.
+    let loc = arbor_store::locate::Locator::new(cli.agent_dir.clone());
     let catalog = cli.catalog.as_deref();
     match cli.command {
         Command::Context {
@@ -19,13 +20,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             leaf,
             llm,
             lenient,
-        } => read::context(&session, leaf.as_deref(), llm, lenient, agent),
-        Command::Tree { session, json } => read::tree(&session, json, agent),
+        } => read::context(&session, leaf.as_deref(), llm, lenient, &loc),
+        Command::Tree { session, json } => read::tree(&session, json, &loc),
         Command::Show {
             session,
             leaf,
             lenient,
-        } => read::show(&session, leaf.as_deref(), lenient, agent),
+        } => read::show(&session, leaf.as_deref(), lenient, &loc),
         Command::Ls {
             dir,
             all,
@@ -39,7 +40,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 (_, true) => Some(Dialect::Pi),
                 _ => None,
             };
-            index::ls(dir.as_deref(), all, json, all_text, rules, agent, catalog)
+            index::ls(dir.as_deref(), all, json, all_text, rules, &loc, catalog)
         }
         Command::Index {
             rebuild,
@@ -50,7 +51,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             rebuild,
             arbor_index::IndexKinds { thinking, tools },
             json,
-            agent,
+            &loc,
             catalog,
         ),
         Command::Search {
@@ -76,7 +77,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 kinds: arbor_index::IndexKinds { thinking, tools },
                 rank_all,
             },
-            agent,
+            &loc,
             catalog,
         ),
         Command::History {
@@ -93,44 +94,44 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             add.as_deref(),
             cwd.as_deref(),
             session.as_deref(),
-            agent,
+            &loc,
         ),
         Command::New {
             dir,
             cwd,
             omp,
             write,
-        } => write::new(dir.as_deref(), cwd, omp, &write, agent),
+        } => write::new(dir.as_deref(), cwd, omp, &write, &loc),
         Command::Append {
             session,
             parent,
             root,
             body,
             write,
-        } => write::append(&session, parent.as_deref(), root, &body, &write, agent),
+        } => write::append(&session, parent.as_deref(), root, &body, &write, &loc),
         Command::Migrate {
             sessions,
             dry_run,
             write,
-        } => write::migrate(&sessions, dry_run, &write, agent),
+        } => write::migrate(&sessions, dry_run, &write, &loc),
         Command::Name {
             session,
             name,
             write,
-        } => write::name(&session, &name, &write, agent),
+        } => write::name(&session, &name, &write, &loc),
         Command::Check {
             sessions,
             repair,
             json,
             no_blobs,
             wait,
-        } => check::check(&sessions, repair, json, no_blobs, wait, agent),
+        } => check::check(&sessions, repair, json, no_blobs, wait, &loc),
         Command::Gc {
             blobs: _,
             yes,
             min_age,
             sessions_dir,
             json,
-        } => check::gc(yes, min_age, &sessions_dir, json, agent),
+        } => check::gc(yes, min_age, &sessions_dir, json, &loc),
     }
 }

@@ -1,17 +1,17 @@
 //! Commands that only read: context, tree, show.
 use crate::pieces::Pieces;
 use crate::render;
-use crate::resolve::resolve_session;
 use anyhow::{Context as _, Result};
 use arbor_core::context::{build_session_context, LeafSel, SessionContext};
 use arbor_core::doc::SessionDoc;
+use arbor_store::locate::Locator;
 use std::io::Write;
 use std::os::fd::AsFd;
 use std::path::Path;
 use std::process::ExitCode;
 
-fn load(session: &str, agent: Option<&Path>) -> Result<(std::path::PathBuf, SessionDoc)> {
-    let path = resolve_session(session, agent)?;
+fn load(session: &str, loc: &Locator) -> Result<(std::path::PathBuf, SessionDoc)> {
+    let path = loc.resolve_session(session)?;
     let doc = arbor_store::load_doc(&path)?;
     warn_report(&path, &doc);
     Ok((path, doc))
@@ -51,9 +51,10 @@ fn warn_report(path: &Path, doc: &SessionDoc) {
 fn load_resolved(
     session: &str,
     lenient: bool,
-    agent: Option<&Path>,
+    loc: &Locator,
 ) -> Result<(std::path::PathBuf, SessionDoc)> {
-    let (path, mut doc) = load(session, agent)?;
+    let agent = loc.agent_override();
+    let (path, mut doc) = load(session, loc)?;
     let store =
         arbor_store::blobs::BlobStore::new(arbor_store::blobs::blob_dir_for_session(&path, agent));
     let issues =
@@ -82,12 +83,8 @@ fn load_resolved(
 }
 
 /// The context of a leaf; omp files get omp's rules with the session's blob store attached.
-fn context_of(
-    doc: &SessionDoc,
-    leaf: LeafSel<'_>,
-    path: &Path,
-    agent: Option<&Path>,
-) -> SessionContext {
+fn context_of(doc: &SessionDoc, leaf: LeafSel<'_>, path: &Path, loc: &Locator) -> SessionContext {
+    let agent = loc.agent_override();
     if doc.dialect() != arbor_core::Dialect::Omp {
         return build_session_context(doc, leaf);
     }
@@ -115,15 +112,15 @@ pub fn context(
     leaf: Option<&str>,
     llm: bool,
     lenient: bool,
-    agent: Option<&Path>,
+    loc: &Locator,
 ) -> Result<ExitCode> {
-    let (path, doc) = load_resolved(session, lenient, agent)?;
+    let (path, doc) = load_resolved(session, lenient, loc)?;
     if let Some(id) = leaf {
         if doc.index.get(id).is_none() {
             anyhow::bail!("{}: no entry with id {id}", path.display());
         }
     }
-    let ctx = context_of(&doc, leaf_sel(leaf), &path, agent);
+    let ctx = context_of(&doc, leaf_sel(leaf), &path, loc);
     if ctx.cycle {
         say_err!("arbor: warning: {}: the parentId chain of the leaf has a cycle; the path was cut where it repeats", path.display());
     }
@@ -305,8 +302,8 @@ fn write_context_streaming(ctx: &SessionContext, doc: &SessionDoc) -> Result<()>
     Ok(())
 }
 
-pub fn tree(session: &str, json: bool, agent: Option<&Path>) -> Result<ExitCode> {
-    let (path, doc) = load(session, agent)?;
+pub fn tree(session: &str, json: bool, loc: &Locator) -> Result<ExitCode> {
+    let (path, doc) = load(session, loc)?;
     let tree = doc.index.tree(&doc);
     if !tree.unreachable.is_empty() {
         say_err!(
@@ -353,19 +350,14 @@ fn exit_soon(path: &Path, doc: SessionDoc) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn show(
-    session: &str,
-    leaf: Option<&str>,
-    lenient: bool,
-    agent: Option<&Path>,
-) -> Result<ExitCode> {
-    let (path, doc) = load_resolved(session, lenient, agent)?;
+pub fn show(session: &str, leaf: Option<&str>, lenient: bool, loc: &Locator) -> Result<ExitCode> {
+    let (path, doc) = load_resolved(session, lenient, loc)?;
     if let Some(id) = leaf {
         if doc.index.get(id).is_none() {
             anyhow::bail!("{}: no entry with id {id}", path.display());
         }
     }
-    let ctx = context_of(&doc, leaf_sel(leaf), &path, agent);
+    let ctx = context_of(&doc, leaf_sel(leaf), &path, loc);
     let mut out = render::Human::new(std::io::BufWriter::new(std::io::stdout().lock()));
     if let Some(name) = doc.session_name() {
         writeln!(out, "# {name}\n")?;

@@ -1,8 +1,8 @@
 //! Commands that write: new, append, migrate.
 use crate::cli::WriteOpts;
-use crate::resolve::resolve_session;
 use anyhow::{bail, Context as _, Result};
 use arbor_core::json::JsValue;
+use arbor_store::locate::Locator;
 use arbor_store::{ManagerOptions, NewEntry, OpenNote, SessionManager};
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -37,8 +37,9 @@ pub fn new(
     cwd: Option<String>,
     omp: bool,
     w: &WriteOpts,
-    agent: Option<&Path>,
+    loc: &Locator,
 ) -> Result<ExitCode> {
+    let agent = loc.agent_override();
     let cwd = match cwd {
         Some(c) => c,
         None => std::env::current_dir()
@@ -105,9 +106,10 @@ pub fn append(
     root: bool,
     body: &str,
     w: &WriteOpts,
-    agent: Option<&Path>,
+    loc: &Locator,
 ) -> Result<ExitCode> {
-    let path = resolve_session(session, agent)?;
+    let agent = loc.agent_override();
+    let path = loc.resolve_session(session)?;
     if !path.exists() {
         bail!(
             "{}: no such session file (create one with `arbor new`)",
@@ -172,12 +174,12 @@ pub fn migrate(
     sessions: &[String],
     dry_run: bool,
     w: &WriteOpts,
-    agent: Option<&Path>,
+    loc: &Locator,
 ) -> Result<ExitCode> {
     let mut failed = false;
     for s in sessions {
         let result = (|| -> Result<()> {
-            let path = resolve_session(s, agent)?;
+            let path = loc.resolve_session(s)?;
             let doc = arbor_store::load_doc(&path)?;
             match &doc.migration {
                 None => say!("{}: already v{}", path.display(), doc.report.version),
@@ -212,8 +214,8 @@ pub fn migrate(
     })
 }
 
-pub fn name(session: &str, name: &str, w: &WriteOpts, agent: Option<&Path>) -> Result<ExitCode> {
-    let path = resolve_session(session, agent)?;
+pub fn name(session: &str, name: &str, w: &WriteOpts, loc: &Locator) -> Result<ExitCode> {
+    let path = loc.resolve_session(session)?;
     if !path.exists() {
         bail!("{}: no such session file", path.display());
     }

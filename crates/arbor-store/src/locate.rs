@@ -1,8 +1,72 @@
-//! `SESSION` arguments: a path, or a session id / unique id prefix found through discovery.
-use anyhow::{bail, Result};
+//! Finding sessions from what a user types: the agent directories to search (one
+//! [`Locator`], built once from an optional override), and a `SESSION` argument resolved to a
+//! file: a path, or a session id / unique id prefix.
+use crate::paths;
 use arbor_core::doc::Dialect;
-use arbor_store::paths;
 use std::path::{Path, PathBuf};
+
+/// Why a `SESSION` argument names no single session.
+#[derive(Debug, thiserror::Error)]
+pub enum LocateError {
+    /// No session file matches.
+    #[error("no session found matching '{arg}' (searched {searched} session files)")]
+    NotFound {
+        /// The argument.
+        arg: String,
+        /// How many session files were searched.
+        searched: usize,
+    },
+    /// More than one session matches (the first ten are listed).
+    #[error("'{arg}' matches {count} sessions; give more of the id:\n{}", .matches.iter().map(|m| format!("  {}", m.display())).collect::<Vec<_>>().join("\n"))]
+    Ambiguous {
+        /// The argument.
+        arg: String,
+        /// How many sessions match.
+        count: usize,
+        /// Up to ten of them.
+        matches: Vec<PathBuf>,
+    },
+}
+
+/// Where sessions are looked for: one agent directory given by the user, else
+/// `$PI_CODING_AGENT_DIR`, else pi's and omp's defaults. Built once per command and passed
+/// down (instead of an optional override threaded through every function).
+///
+/// ```
+/// let loc = arbor_store::locate::Locator::new(Some("/tmp/agent".into()));
+/// assert_eq!(loc.agent_dirs(), vec![std::path::PathBuf::from("/tmp/agent")]);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Locator {
+    over: Option<PathBuf>,
+}
+
+impl Locator {
+    /// A locator for `agent_dir` (`None`: the environment's and the defaults).
+    pub fn new(agent_dir: Option<PathBuf>) -> Locator {
+        Locator { over: agent_dir }
+    }
+
+    /// The agent directory the user gave, if any.
+    pub fn agent_override(&self) -> Option<&Path> {
+        self.over.as_deref()
+    }
+
+    /// The agent directories searched.
+    pub fn agent_dirs(&self) -> Vec<PathBuf> {
+        agent_dirs(self.over.as_deref())
+    }
+
+    /// Every `*.jsonl` below the sessions roots.
+    pub fn all_session_files(&self) -> Vec<PathBuf> {
+        all_session_files(self.over.as_deref())
+    }
+
+    /// Resolves a `SESSION` argument (see [`resolve_session`]).
+    pub fn resolve_session(&self, arg: &str) -> Result<PathBuf, LocateError> {
+        resolve_session(arg, self.over.as_deref())
+    }
+}
 
 /// The agent directories searched: `--agent-dir`, else `$PI_CODING_AGENT_DIR`, else pi's
 /// and omp's defaults.
@@ -67,7 +131,7 @@ fn name_matches(f: &Path, lower: &str) -> bool {
 /// The header id of a session file, read from its first lines only.
 fn header_id(path: &Path) -> Option<String> {
     use std::io::{BufRead, BufReader};
-    let mut r = BufReader::new(arbor_store::safe_fs::open_regular(path).ok()?);
+    let mut r = BufReader::new(crate::safe_fs::open_regular(path).ok()?);
     for _ in 0..2 {
         let mut line = Vec::new();
         r.read_until(b'\n', &mut line).ok()?;
@@ -106,7 +170,7 @@ fn local_dirs(agent_dir: Option<&Path>) -> Vec<PathBuf> {
 /// existing file), else a session id or unique id prefix (case-insensitive; the file name's
 /// part after its last `_`, the whole file name, or the header id). Sessions of the current
 /// directory are preferred, as pi and omp search the current project before all of them.
-pub fn resolve_session(arg: &str, agent_dir: Option<&Path>) -> Result<PathBuf> {
+pub fn resolve_session(arg: &str, agent_dir: Option<&Path>) -> Result<PathBuf, LocateError> {
     let p = Path::new(arg);
     if p.exists() || arg.contains('/') || arg.ends_with(".jsonl") {
         return Ok(p.to_path_buf());
@@ -138,21 +202,15 @@ pub fn resolve_session(arg: &str, agent_dir: Option<&Path>) -> Result<PathBuf> {
         }
     }
     match hits.len() {
-        0 => bail!(
-            "no session found matching '{arg}' (searched {} session files)",
-            files.len()
-        ),
+        0 => Err(LocateError::NotFound {
+            arg: arg.to_string(),
+            searched: files.len(),
+        }),
         1 => Ok(hits.remove(0)),
-        n => {
-            let list: Vec<String> = hits
-                .iter()
-                .take(10)
-                .map(|h| format!("  {}", h.display()))
-                .collect();
-            bail!(
-                "'{arg}' matches {n} sessions; give more of the id:\n{}",
-                list.join("\n")
-            )
-        }
+        count => Err(LocateError::Ambiguous {
+            arg: arg.to_string(),
+            count,
+            matches: hits.into_iter().take(10).collect(),
+        }),
     }
 }
