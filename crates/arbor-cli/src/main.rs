@@ -14,9 +14,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 /// mimalloc instead of glibc's malloc: a fresh process that loads a large session allocates
-/// some 15,000 entries on two threads, and glibc grew the second thread's arena one page per
-/// `mprotect` call (1,178 calls for a 100 MB session) and spent 7% of the CPU time in
-/// malloc/free; `arbor context` on that session: 43 ms -> 34 ms (medians of 15).
+/// many entries on two threads, and glibc grew the second thread's arena one page per
+/// `mprotect` call (the measurement: docs/performance.md, "Figures behind code decisions").
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -47,8 +47,8 @@ pub mod title;
 pub mod tree;
 
 /// Whether more than one core is available to this process, asked once: the standard
-/// library's answer reads the cgroup's CPU quota files on every call (some 0.1 ms each), and a
-/// load asks for every file and every output.
+/// library's answer reads the cgroup's CPU quota files on every call, and a load asks for
+/// every file and every output.
 pub fn two_cores() -> bool {
     static TWO: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *TWO.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))

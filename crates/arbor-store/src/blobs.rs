@@ -355,8 +355,8 @@ pub fn resolve_doc_blobs(
     let mut issues = Vec::new();
     let mut changed_any = false;
     // The loader noted which lines contain the prefix (`SessionDoc::blob_ref_lines`), while
-    // each line was in cache: a separate search over the whole file cost 10 ms per 100 MB
-    // (and a naive one, a quarter of `arbor context`).
+    // each line was in cache: a separate search over the whole file cost more than the rest
+    // of the blob work (docs/performance.md, "Figures behind code decisions").
     let hits = doc.blob_ref_lines.clone();
     for i in 0..doc.entries.len() {
         let line = doc.entry_line(i);

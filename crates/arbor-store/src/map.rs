@@ -1,8 +1,9 @@
 //! Reading a session file's bytes: a read-only memory map for large files, guarded against
 //! the file being cut short under the map.
 //!
-//! Copying a 100 MB file into a fresh buffer costs 55-75 ms on the benchmark machine (page
-//! faults, zeroing and the copy); mapping it costs 3 ms. A map has one danger: when another
+//! Copying a large file into a fresh buffer costs page faults, zeroing and the copy; mapping
+//! it costs a fraction of that (docs/performance.md, "Figures behind code decisions"). A map
+//! has one danger: when another
 //! process truncates the file (pi rewrites a session with `writeFileSync`, which truncates
 //! first), touching a mapped page past the new end raises `SIGBUS`, which would kill the
 //! process. [`FileBytes`] registers every map in a small table, and a `SIGBUS` handler that
@@ -163,7 +164,7 @@ impl FileBytes {
 
 /// Drops the page table entries of the whole pages of `bytes`, a part of an open memory map
 /// that will not be read again (`MADV_DONTNEED`): the exit of the process then has fewer of
-/// them to tear down (some 3 ms per 100 MB mapped). Reading those bytes again is still
+/// them to tear down. Reading those bytes again is still
 /// correct: their pages fault back in from the file. Bytes that are not inside one map made
 /// by [`FileBytes`] are left alone.
 pub fn release_pages(bytes: &[u8]) {

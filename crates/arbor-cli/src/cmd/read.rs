@@ -327,8 +327,8 @@ pub fn tree(session: &str, json: bool, loc: &Locator) -> Result<ExitCode> {
 }
 
 /// The command is done with `doc` and the process is about to exit: leave its memory to the
-/// kernel instead of freeing every entry one by one (about 4 ms for a 100 MB session; the
-/// map is unmapped at exit either way). Fails when another process cut the file short while
+/// kernel instead of freeing every entry one by one (docs/performance.md, "Figures behind code
+/// decisions"; the map is unmapped at exit either way). Fails when another process cut the file short while
 /// it was mapped: the part past the cut read as zeros, so what was printed is not the session.
 fn exit_soon(path: &Path, doc: SessionDoc) -> Result<ExitCode> {
     let cut = arbor_store::map::FileBytes::any_open_map_cut();

@@ -450,11 +450,10 @@ mod simd {
         blocks_sse2(src, pos)
     }
 
-    /// How far ahead of the block being read the block loops ask for the input's bytes.
-    /// Measured on a 2-core VM (2026-11-24): without it the loops wait on memory for most of
-    /// a load of a mapped 100 MB session, as if the hardware prefetcher did not follow the
-    /// stream; with it `arbor context` went from 32.4 to 24.0 ms (1 to 32 KB ahead: best at
-    /// 4-8 KB).
+    /// How far ahead of the block being read the block loops ask for the input's bytes:
+    /// without it the loops wait on memory for most of a load of a mapped session, as if the
+    /// hardware prefetcher did not follow the stream (distances and timings measured:
+    /// docs/performance.md, "Figures behind code decisions").
     const PREFETCH_AHEAD: usize = 4096;
 
     /// Asks for the cache line [`PREFETCH_AHEAD`] bytes past the start of `block`.
