@@ -25,7 +25,7 @@ use crate::lock::WriterLock;
 use arbor_core::blobref::parse_blob_ref;
 use arbor_core::doc::{Dialect, SessionDoc};
 use arbor_core::entry::EntryType;
-use arbor_core::json::{write_str_escaped, JsValue};
+use arbor_core::json::{JsValue, JsonObject};
 use arbor_core::title::{parse_title_slot, serialize_title_slot, SESSION_TITLE_SLOT_BYTES};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -126,51 +126,46 @@ impl CheckReport {
     /// The report as one JSON object: `{"path","ok","entries","version","dialect","problems",
     /// "findings":[{"kind","problem","repairable","line"?,"entryId"?,"message"}]}`.
     pub fn write_json(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"{\"path\":");
-        write_str_escaped(&self.path.to_string_lossy(), out);
-        out.extend_from_slice(
-            format!(
-                ",\"ok\":{},\"entries\":{}",
-                self.problems() == 0,
-                self.entries
-            )
-            .as_bytes(),
-        );
-        out.extend_from_slice(b",\"version\":");
+        self.write_json_with(out, |_| {});
+    }
+
+    /// [`CheckReport::write_json`] with more members written by `extra` at the end (a
+    /// repair's outcome).
+    pub fn write_json_with(&self, out: &mut Vec<u8>, extra: impl FnOnce(&mut JsonObject<'_>)) {
+        let mut o = JsonObject::new(out);
+        o.str("path", &self.path.to_string_lossy())
+            .bool("ok", self.problems() == 0)
+            .uint("entries", self.entries as u64);
         match self.version {
-            Some(v) => out.extend_from_slice(v.to_string().as_bytes()),
-            None => out.extend_from_slice(b"null"),
-        }
-        out.extend_from_slice(b",\"dialect\":");
-        match self.dialect {
-            Some(Dialect::Pi) => out.extend_from_slice(b"\"pi\""),
-            Some(Dialect::Omp) => out.extend_from_slice(b"\"omp\""),
-            None => out.extend_from_slice(b"null"),
-        }
-        out.extend_from_slice(
-            format!(",\"problems\":{},\"findings\":[", self.problems()).as_bytes(),
-        );
-        for (k, f) in self.findings.iter().enumerate() {
-            if k > 0 {
-                out.push(b',');
+            Some(v) => o.uint("version", u64::from(v)),
+            None => o.raw("version", b"null"),
+        };
+        o.opt_str(
+            "dialect",
+            self.dialect.map(|d| match d {
+                Dialect::Pi => "pi",
+                Dialect::Omp => "omp",
+            }),
+        )
+        .uint("problems", self.problems() as u64)
+        .array("findings", |a| {
+            for f in &self.findings {
+                a.object(|j| {
+                    j.str("kind", f.kind)
+                        .bool("problem", f.problem)
+                        .bool("repairable", f.repairable);
+                    if let Some(l) = f.line {
+                        j.uint("line", l as u64);
+                    }
+                    if let Some(id) = &f.entry_id {
+                        j.str("entryId", id);
+                    }
+                    j.str("message", &f.message);
+                });
             }
-            out.extend_from_slice(b"{\"kind\":");
-            write_str_escaped(f.kind, out);
-            out.extend_from_slice(
-                format!(",\"problem\":{},\"repairable\":{}", f.problem, f.repairable).as_bytes(),
-            );
-            if let Some(l) = f.line {
-                out.extend_from_slice(format!(",\"line\":{l}").as_bytes());
-            }
-            if let Some(id) = &f.entry_id {
-                out.extend_from_slice(b",\"entryId\":");
-                write_str_escaped(id, out);
-            }
-            out.extend_from_slice(b",\"message\":");
-            write_str_escaped(&f.message, out);
-            out.push(b'}');
-        }
-        out.extend_from_slice(b"]}");
+        });
+        extra(&mut o);
+        o.finish();
     }
 }
 

@@ -1,7 +1,7 @@
 //! `arbor check [--repair]` and `arbor gc --blobs`.
 use crate::render::Human;
 use anyhow::Result;
-use arbor_core::json::write_str_escaped;
+use arbor_core::json::JsonArray;
 use arbor_store::blobs::{self, BlobStore};
 use arbor_store::check::{self, CheckOptions, CheckReport};
 use arbor_store::locate::Locator;
@@ -52,7 +52,8 @@ pub fn check(
         ..Default::default()
     };
     let mut remaining = false;
-    let mut json_out = b"[".to_vec();
+    // One object per SESSION argument, written into the array at the end.
+    let mut reports: Vec<Vec<u8>> = Vec::new();
     let mut out = Human::new(std::io::stdout().lock());
     for s in sessions {
         let checked = loc
@@ -75,38 +76,34 @@ pub fn check(
                 if json {
                     // Every argument gets its object: a path that could not be checked is
                     // not left out of the array.
-                    if json_out.len() > 1 {
-                        json_out.push(b',');
-                    }
-                    CheckReport::unreadable(Path::new(s), message).write_json(&mut json_out);
+                    let mut one = Vec::new();
+                    CheckReport::unreadable(Path::new(s), message).write_json(&mut one);
+                    reports.push(one);
                 }
                 continue;
             }
         };
         remaining |= report.problems() > 0;
         if json {
-            if json_out.len() > 1 {
-                json_out.push(b',');
-            }
-            report.write_json(&mut json_out);
-            if let Some(o) = &outcome {
-                // Splice the repair details into the object.
-                json_out.pop();
-                json_out.extend_from_slice(
-                    format!(
-                        ",\"repaired\":{},\"fixed\":{}",
-                        o.rewritten,
-                        o.before.problems() - o.after.problems().min(o.before.problems())
-                    )
-                    .as_bytes(),
-                );
-                json_out.extend_from_slice(b",\"quarantine\":");
-                match &o.quarantine {
-                    Some(q) => write_str_escaped(&q.to_string_lossy(), &mut json_out),
-                    None => json_out.extend_from_slice(b"null"),
+            let mut one = Vec::new();
+            report.write_json_with(&mut one, |j| {
+                if let Some(o) = &outcome {
+                    j.bool("repaired", o.rewritten)
+                        .uint(
+                            "fixed",
+                            (o.before.problems() - o.after.problems().min(o.before.problems()))
+                                as u64,
+                        )
+                        .opt_str(
+                            "quarantine",
+                            o.quarantine
+                                .as_ref()
+                                .map(|q| q.to_string_lossy())
+                                .as_deref(),
+                        );
                 }
-                json_out.push(b'}');
-            }
+            });
+            reports.push(one);
         } else {
             if let Some(o) = &outcome {
                 if o.rewritten {
@@ -128,7 +125,13 @@ pub fn check(
     }
     out.flush()?;
     if json {
-        json_out.extend_from_slice(b"]\n");
+        let mut json_out = Vec::new();
+        let mut array = JsonArray::new(&mut json_out);
+        for r in &reports {
+            array.raw(r);
+        }
+        array.finish();
+        json_out.push(b'\n');
         let mut stdout = std::io::stdout().lock();
         stdout.write_all(&json_out)?;
         stdout.flush()?;
@@ -162,8 +165,9 @@ pub fn gc(
 ) -> Result<ExitCode> {
     let mut failed = false;
     let mut out = Human::new(std::io::stdout().lock());
-    let mut json_out = b"[".to_vec();
-    for (k, a) in agent_for_gc(loc).iter().enumerate() {
+    let mut json_out = Vec::new();
+    let mut reports = JsonArray::new(&mut json_out);
+    for a in agent_for_gc(loc).iter() {
         let store = BlobStore::for_agent_dir(a);
         if !store.dir().is_dir() {
             if !json {
@@ -186,47 +190,30 @@ pub fn gc(
         };
         let bytes: u64 = r.unreferenced.iter().map(|b| b.bytes).sum();
         if json {
-            if k > 0 && json_out.len() > 1 {
-                json_out.push(b',');
-            }
-            json_out.extend_from_slice(b"{\"blobDir\":");
-            write_str_escaped(&store.dir().to_string_lossy(), &mut json_out);
-            json_out.extend_from_slice(
-                format!(
-                    ",\"dryRun\":{},\"filesScanned\":{},\"referenced\":{},\"blobs\":{},\"unreferenced\":[",
-                    !yes, r.files_scanned, r.referenced, r.candidates
-                )
-                .as_bytes(),
-            );
-            for (i, b) in r.unreferenced.iter().enumerate() {
-                if i > 0 {
-                    json_out.push(b',');
-                }
-                json_out.extend_from_slice(
-                    format!(
-                        "{{\"hash\":\"{}\",\"bytes\":{},\"files\":{}}}",
-                        b.hash,
-                        b.bytes,
-                        b.paths.len()
-                    )
-                    .as_bytes(),
-                );
-            }
-            json_out.extend_from_slice(
-                format!(
-                    "],\"bytes\":{bytes},\"staleTemps\":{},\"removed\":{},\"errors\":[",
-                    r.stale_temps.len(),
-                    r.removed
-                )
-                .as_bytes(),
-            );
-            for (i, e) in r.errors.iter().enumerate() {
-                if i > 0 {
-                    json_out.push(b',');
-                }
-                write_str_escaped(e, &mut json_out);
-            }
-            json_out.extend_from_slice(b"]}");
+            reports.object(|o| {
+                o.str("blobDir", &store.dir().to_string_lossy())
+                    .bool("dryRun", !yes)
+                    .uint("filesScanned", r.files_scanned as u64)
+                    .uint("referenced", r.referenced as u64)
+                    .uint("blobs", r.candidates as u64)
+                    .array("unreferenced", |a| {
+                        for b in &r.unreferenced {
+                            a.object(|j| {
+                                j.str("hash", &b.hash)
+                                    .uint("bytes", b.bytes)
+                                    .uint("files", b.paths.len() as u64);
+                            });
+                        }
+                    })
+                    .uint("bytes", bytes)
+                    .uint("staleTemps", r.stale_temps.len() as u64)
+                    .uint("removed", r.removed as u64)
+                    .array("errors", |a| {
+                        for e in &r.errors {
+                            a.str(e);
+                        }
+                    });
+            });
         } else {
             writeln!(
                 out,
@@ -253,8 +240,9 @@ pub fn gc(
         }
     }
     out.flush()?;
+    reports.finish();
     if json {
-        json_out.extend_from_slice(b"]\n");
+        json_out.push(b'\n');
         let mut stdout = std::io::stdout().lock();
         stdout.write_all(&json_out)?;
         stdout.flush()?;

@@ -457,24 +457,20 @@ pub fn index(
     let mb = stats.bytes_read as f64 / 1e6;
     if json {
         let mut out = Vec::new();
-        out.extend_from_slice(b"{\"catalog\":");
-        arbor_core::json::write_str_escaped(&cat.path().to_string_lossy(), &mut out);
-        out.extend_from_slice(
-            format!(
-                ",\"directories\":{},\"files\":{},\"sessions\":{},\"unchanged\":{},\"full\":{},\"appended\":{},\"removed\":{},\"bytesRead\":{},\"seconds\":{:.3},\"failed\":{}}}\n",
-                dirs.len(),
-                stats.files,
-                listed.len(),
-                stats.unchanged,
-                stats.full,
-                stats.appended,
-                stats.removed + swept,
-                stats.bytes_read,
-                secs,
-                stats.failed.len()
-            )
-            .as_bytes(),
-        );
+        let mut o = arbor_core::json::JsonObject::new(&mut out);
+        o.str("catalog", &cat.path().to_string_lossy())
+            .uint("directories", dirs.len() as u64)
+            .uint("files", stats.files)
+            .uint("sessions", listed.len() as u64)
+            .uint("unchanged", stats.unchanged)
+            .uint("full", stats.full)
+            .uint("appended", stats.appended)
+            .uint("removed", stats.removed + swept)
+            .uint("bytesRead", stats.bytes_read)
+            .raw("seconds", format!("{secs:.3}").as_bytes())
+            .uint("failed", stats.failed.len() as u64);
+        o.finish();
+        out.push(b'\n');
         stdout_all(&out)?;
     } else {
         let k = cat.kinds()?;
@@ -630,36 +626,21 @@ pub fn search(o: &SearchOpts<'_>, loc: &Locator, catalog: Option<&Path>) -> Resu
     })?;
     let mut out = Vec::new();
     if o.json {
-        use arbor_core::json::write_str_escaped;
-        out.push(b'[');
-        for (k, h) in hits.iter().enumerate() {
-            if k > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(b"{\"path\":");
-            write_str_escaped(&h.path.to_string_lossy(), &mut out);
-            let opt = |v: &Option<String>, out: &mut Vec<u8>| match v {
-                Some(s) => write_str_escaped(s, out),
-                None => out.extend_from_slice(b"null"),
-            };
-            out.extend_from_slice(b",\"sessionId\":");
-            opt(&h.session_id, &mut out);
-            out.extend_from_slice(b",\"entryId\":");
-            opt(&h.entry_id, &mut out);
-            out.extend_from_slice(b",\"role\":");
-            write_str_escaped(h.kind.name(), &mut out);
-            out.extend_from_slice(b",\"timestamp\":");
-            opt(&h.timestamp, &mut out);
-            out.extend_from_slice(
-                format!(",\"onCurrentBranch\":{}", h.on_current_branch).as_bytes(),
-            );
-            out.extend_from_slice(b",\"snippet\":");
-            write_str_escaped(&h.snippet, &mut out);
-            out.extend_from_slice(b",\"sessionName\":");
-            opt(&h.session_name, &mut out);
-            out.push(b'}');
+        let mut array = arbor_core::json::JsonArray::new(&mut out);
+        for h in &hits {
+            array.object(|j| {
+                j.str("path", &h.path.to_string_lossy())
+                    .opt_str("sessionId", h.session_id.as_deref())
+                    .opt_str("entryId", h.entry_id.as_deref())
+                    .str("role", h.kind.name())
+                    .opt_str("timestamp", h.timestamp.as_deref())
+                    .bool("onCurrentBranch", h.on_current_branch)
+                    .str("snippet", &h.snippet)
+                    .opt_str("sessionName", h.session_name.as_deref());
+            });
         }
-        out.extend_from_slice(b"]\n");
+        array.finish();
+        out.push(b'\n');
         stdout_all(&out)?;
         return Ok(ExitCode::SUCCESS);
     }

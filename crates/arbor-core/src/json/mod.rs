@@ -14,10 +14,12 @@
 //! Strings are kept as WTF-8 ([`JsStr`]): UTF-8 that may also hold surrogate code points, so a
 //! lone surrogate survives a round trip and is written back as the same `\udxxx` escape.
 
+mod report;
 pub mod scan;
 pub mod value;
 pub mod write;
 
+pub use report::{JsonArray, JsonObject};
 pub use scan::{
     decode_string, scan_object, scan_object_compact_at, scan_object_compact_into, skip_ws,
     value_end, value_end_compact, value_end_compact_noting, Member, ObjectScan, ValueKind,
