@@ -6,7 +6,6 @@ mod cli;
 #[macro_use]
 mod report;
 mod cmd;
-mod pieces;
 mod render;
 
 use clap::Parser;

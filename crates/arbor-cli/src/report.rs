@@ -54,7 +54,6 @@ mod tests {
             ("cmd/write.rs", include_str!("cmd/write.rs")),
             ("render.rs", include_str!("render.rs")),
             ("args.rs", include_str!("args.rs")),
-            ("pieces.rs", include_str!("pieces.rs")),
         ];
         for (name, src) in sources {
             for (n, line) in src.lines().enumerate() {

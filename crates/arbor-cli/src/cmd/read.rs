@@ -1,5 +1,4 @@
 //! Commands that only read: context, tree, show.
-use crate::pieces::Pieces;
 use crate::render;
 use anyhow::{Context as _, Result};
 use arbor_core::context::{build_session_context, LeafSel, SessionContext};
@@ -184,120 +183,17 @@ fn context_lines(ctx: &SessionContext) -> impl Iterator<Item = usize> + '_ {
         .chain(ctx.service_tier)
 }
 
-/// Writes a context to stdout in chunks of about 1 MB, so the JSON of a large context is never
-/// held whole in memory (a session that was never compacted has a context as large as the
-/// file) and no large fresh buffer has to be faulted in.
+/// Writes a context to stdout ([`arbor_core::context_stream::write_context_streaming`]),
+/// straight to the file descriptor: `Stdout` is line-buffered, and searched every chunk for
+/// its last newline (the JSON has its only newline at the end).
 fn write_context_streaming(ctx: &SessionContext, doc: &SessionDoc) -> Result<()> {
-    const CHUNK: usize = 1 << 20;
-    // Straight to the file descriptor: `Stdout` is line-buffered, and searched every chunk
-    // for its last newline (`memrchr` over all 19.5 MB of a 100 MB session's context: the
-    // JSON has its only newline at the end).
     let stdout = std::io::stdout().lock();
-    let fd: Box<dyn Write> = match stdout.as_fd().try_clone_to_owned() {
+    let mut fd: Box<dyn Write> = match stdout.as_fd().try_clone_to_owned() {
         Ok(fd) => Box::new(std::fs::File::from(fd)),
         Err(_) => Box::new(std::io::stdout().lock()),
     };
-    let sink = std::cell::RefCell::new((fd, None::<std::io::Error>));
-    let flush_pieces = |p: &mut Pieces<'_>| {
-        let mut s = sink.borrow_mut();
-        if s.1.is_none() {
-            if let Err(e) = p.write_to(&mut *s.0) {
-                s.1 = Some(e);
-            }
-        }
-        p.clear();
-    };
-    // Messages are transcoded independently: on two cores, windows of about 2 MB are split in
-    // two halves written side by side, then output in order (memory stays bounded). A message
-    // stored exactly as it is to be printed is not copied: it is written from the map.
-    const WINDOW: usize = 2 << 20;
-    let two_cores = arbor_core::two_cores();
-    let size = |m: &arbor_core::context::CtxMessage| doc.line(&doc.entries[m.entry()].line).len();
-    fn write_run<'d>(
-        c: &SessionContext,
-        d: &'d SessionDoc,
-        run: &[arbor_core::context::CtxMessage],
-        first: bool,
-        p: &mut Pieces<'d>,
-    ) {
-        for (k, m) in run.iter().enumerate() {
-            if k > 0 || !first {
-                p.buf().push(b',');
-            }
-            if let Some(kept) = c.write_message_or_keep(d, *m, p.buf()) {
-                p.keep(kept);
-            }
-        }
-    }
-    // Two sets of pieces, each filled again for every window: fresh buffers of a few MB per
-    // window cost more in page faults than writing the JSON into them.
-    let mine = std::cell::RefCell::new(Pieces::default());
-    let side = std::cell::RefCell::new(Pieces::default());
-    let mut out = Vec::new();
-    // The closure is handed `ctx` and `doc` again, for a lifetime local to the call; the
-    // kept slices need `doc`'s own.
-    let (c, d) = (ctx, doc);
-    ctx.write_json_with(doc, &mut out, &|_, _, o| {
-        // What the context's JSON starts with goes out first, with the first messages.
-        let mut mine = mine.borrow_mut();
-        mine.buf().append(o);
-        mine.buf().push(b'[');
-        let msgs = &c.messages[..];
-        let mut start = 0;
-        while start < msgs.len() {
-            // The next window: messages up to WINDOW bytes of lines (at least one).
-            let (mut end, mut bytes) = (start, 0);
-            while end < msgs.len() && (end == start || bytes < WINDOW) {
-                bytes += size(&msgs[end]);
-                end += 1;
-            }
-            let window = &msgs[start..end];
-            if two_cores && bytes >= WINDOW / 2 && window.len() > 1 {
-                // Split at half the bytes.
-                let (mut mid, mut acc) = (0, 0);
-                while mid < window.len() - 1 && acc < bytes / 2 {
-                    acc += size(&window[mid]);
-                    mid += 1;
-                }
-                let mid = mid.max(1);
-                let mut v = std::mem::take(&mut *side.borrow_mut());
-                let second = std::thread::scope(|sc| {
-                    let later = sc.spawn(move || {
-                        write_run(c, d, &window[mid..], false, &mut v);
-                        v
-                    });
-                    write_run(c, d, &window[..mid], start == 0, &mut mine);
-                    later.join().unwrap_or_else(|_| {
-                        let mut v = Pieces::default();
-                        write_run(c, d, &window[mid..], false, &mut v);
-                        v
-                    })
-                });
-                // The first half, then the second.
-                flush_pieces(&mut mine);
-                let mut s = second;
-                flush_pieces(&mut s);
-                *side.borrow_mut() = s;
-            } else {
-                write_run(c, d, window, start == 0, &mut mine);
-            }
-            if mine.len() >= CHUNK {
-                flush_pieces(&mut mine);
-            }
-            start = end;
-        }
-        o.push(b']');
-    });
-    // The last messages, then the rest of the JSON (written after them into `out`).
-    let mut last = mine.into_inner();
-    last.buf().append(&mut out);
-    last.buf().push(b'\n');
-    flush_pieces(&mut last);
-    let (mut w, err) = sink.into_inner();
-    if let Some(e) = err {
-        return Err(e.into());
-    }
-    w.flush()?;
+    arbor_core::context_stream::write_context_streaming(ctx, doc, &mut *fd)?;
+    fd.flush()?;
     drop(stdout);
     Ok(())
 }

@@ -15,7 +15,7 @@ enum Piece<'a> {
 /// slices go out. Cleared and filled again for each part of a large output, so the buffer
 /// stays small.
 #[derive(Default)]
-pub struct Pieces<'a> {
+pub(crate) struct Pieces<'a> {
     buf: Vec<u8>,
     pieces: Vec<Piece<'a>>,
     /// Start of the run of `buf` not yet in `pieces`.
@@ -29,12 +29,12 @@ const BATCH: usize = 512;
 
 impl<'a> Pieces<'a> {
     /// The buffer to append written bytes to.
-    pub fn buf(&mut self) -> &mut Vec<u8> {
+    pub(crate) fn buf(&mut self) -> &mut Vec<u8> {
         &mut self.buf
     }
 
     /// Appends bytes that are kept where they are.
-    pub fn keep(&mut self, bytes: &'a [u8]) {
+    pub(crate) fn keep(&mut self, bytes: &'a [u8]) {
         self.close();
         if !bytes.is_empty() {
             self.kept += bytes.len();
@@ -43,7 +43,7 @@ impl<'a> Pieces<'a> {
     }
 
     /// Bytes waiting, written and kept.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.buf.len() + self.kept
     }
 
@@ -55,7 +55,7 @@ impl<'a> Pieces<'a> {
     }
 
     /// Writes everything, in order, then empties `self` (its buffer's memory is kept).
-    pub fn write_to(&mut self, w: &mut dyn Write) -> io::Result<()> {
+    pub(crate) fn write_to(&mut self, w: &mut dyn Write) -> io::Result<()> {
         self.close();
         let mut batch = [IoSlice::new(&[]); BATCH];
         for group in self.pieces.chunks(BATCH) {
@@ -81,7 +81,7 @@ impl<'a> Pieces<'a> {
     }
 
     /// Forgets everything waiting.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.buf.clear();
         self.pieces.clear();
         self.open = 0;
