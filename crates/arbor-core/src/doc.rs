@@ -482,6 +482,25 @@ fn scan_lines(
 }
 
 impl SessionDoc {
+    /// Entry `i`'s `message` as a typed value (see [`crate::typed`]): `T` is usually
+    /// [`crate::typed::Message`], or any type of the caller's that serde can read it as.
+    /// The raw bytes stay as they are; this is a view.
+    pub fn message_as<T: serde::de::DeserializeOwned>(
+        &self,
+        i: usize,
+    ) -> Result<T, crate::typed::TypedError> {
+        let e = self
+            .entries
+            .get(i)
+            .ok_or(crate::typed::TypedError::NoMessage)?;
+        let line = self.line(&e.line);
+        let (raw, _) = e
+            .fields
+            .get(line, "message")
+            .ok_or(crate::typed::TypedError::NoMessage)?;
+        Ok(serde_json::from_slice(raw)?)
+    }
+
     /// Reads a session from its bytes. Returns [`NotASession`] when there is no header.
     pub fn parse(bytes: SharedBytes) -> Result<SessionDoc, NotASession> {
         Self::parse_with(bytes, None)

@@ -47,6 +47,7 @@ mod pieces;
 pub mod time;
 pub mod title;
 pub mod tree;
+pub mod typed;
 
 /// Whether more than one core is available to this process, asked once: the standard
 /// library's answer reads the cgroup's CPU quota files on every call, and a load asks for
