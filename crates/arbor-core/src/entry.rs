@@ -2,7 +2,7 @@
 //!
 //! Loading parses only what tree and context work need (`type`, `id`, `parentId`,
 //! `timestamp`, the message role) and remembers where every top-level member sits in the
-//! line, so any other field can be read later without keeping a DOM (DESIGN decision 1).
+//! line, so any other field can be read later without keeping a DOM (docs/design-notes.md, decision 1).
 use crate::json::{self, JsStr, JsValue, Member, ValueKind};
 use std::borrow::Cow;
 use std::ops::Range;

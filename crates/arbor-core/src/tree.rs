@@ -306,7 +306,7 @@ fn sort_like_v8(v: &mut [usize], ts: &[f64]) {
 }
 
 impl Tree {
-    /// Writes DESIGN's `arbor tree --json` object: `{"leaf", "roots", "nodes"}`, nodes in
+    /// Writes the `arbor tree --json` object (README): `{"leaf", "roots", "nodes"}`, nodes in
     /// depth-first pre-order, each `{"id","parentId","type","timestamp","label"?,"children"}`.
     pub fn write_json(&self, doc: &SessionDoc, out: &mut Vec<u8>) {
         use crate::json::write_str_escaped;

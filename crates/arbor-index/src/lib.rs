@@ -1,7 +1,7 @@
 //! arbor-index: a rebuildable SQLite catalog of pi / omp session files, full-text search
 //! across sessions, and omp's prompt history.
 //!
-//! The JSONL files stay the only truth (DESIGN decision 6): [`Catalog`] keeps one row per
+//! The JSONL files stay the only truth (docs/design-notes.md, decision 6): [`Catalog`] keeps one row per
 //! session file with a fingerprint of the indexed prefix (size, mtime, inode, a hash of the
 //! first 4 KB, the byte offset reached and a hash of the last indexed line), pi's
 //! `SessionInfo` fields, and what listing and resuming need (name or title, parent session,

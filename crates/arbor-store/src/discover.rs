@@ -234,7 +234,7 @@ pub fn has_valid_header(path: &Path) -> bool {
 }
 
 impl SessionInfo {
-    /// Writes the JSON object of DESIGN's `arbor ls --json` (pi's fields; dates as ISO-8601
+    /// Writes the JSON object of `arbor ls --json` (README) (pi's fields; dates as ISO-8601
     /// UTC with milliseconds, `null` for an invalid date; absent `id`, `name` and
     /// `parentSessionPath` omitted as pi's `JSON.stringify` omits `undefined`).
     /// `all_text` adds pi's `allMessagesText`.

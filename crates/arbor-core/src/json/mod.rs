@@ -5,7 +5,7 @@
 //! cut in the middle of a character). This module therefore has its own reader and writer:
 //!
 //! * [`scan`]: a validating, allocation-free scanner that finds the members of an object
-//!   (key and value byte ranges) without building a tree (DESIGN decision 1, envelope parse).
+//!   (key and value byte ranges) without building a tree (docs/design-notes.md, decision 1: envelope parse).
 //! * [`JsValue`]: a DOM with JS semantics, for the few places that need one.
 //! * [`write`](mod@write): `JSON.stringify` output: JS number formatting, JS string escapes, integer-like
 //!   keys first, and [`canonicalize`], which turns any raw JSON value into exactly the bytes
