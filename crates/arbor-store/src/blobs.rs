@@ -55,12 +55,6 @@ pub enum BlobError {
     },
 }
 
-impl From<BlobError> for StoreError {
-    fn from(e: BlobError) -> StoreError {
-        StoreError::Blob(e.to_string())
-    }
-}
-
 /// Whether `hay` contains `needle`.
 pub(crate) fn contains(hay: &[u8], needle: &[u8]) -> bool {
     memchr::memmem::find(hay, needle).is_some()
@@ -399,11 +393,11 @@ pub fn resolve_doc_blobs(
         let changed = match persist::resolve_blob_refs(&mut v, &mut resolve) {
             Ok(c) => c,
             Err(e) => {
-                let at = match &entry_id {
-                    Some(id) => format!("entry {id} (line {line_no})"),
-                    None => format!("line {line_no}"),
-                };
-                return Err(StoreError::Blob(format!("{at}: {e}")));
+                return Err(StoreError::BlobRef {
+                    line: line_no,
+                    entry_id: entry_id.clone(),
+                    source: e,
+                });
             }
         };
         if changed {

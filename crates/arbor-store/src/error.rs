@@ -45,9 +45,30 @@ pub enum StoreError {
     /// A built line did not parse back (a bug, or invalid raw JSON given to the API).
     #[error("invalid entry line: {0}")]
     Line(#[from] arbor_core::entry::LineError),
-    /// A blob is missing or does not match its name.
-    #[error("{0}")]
-    Blob(String),
+    /// A blob is missing, corrupt, malformed, or could not be read or written.
+    #[error(transparent)]
+    Blob(#[from] crate::blobs::BlobError),
+    /// A blob reference of a session entry could not be resolved.
+    #[error("{}: {source}", place(*.line, .entry_id.as_deref()))]
+    BlobRef {
+        /// 1-based line of the entry.
+        line: usize,
+        /// The entry's id.
+        entry_id: Option<String>,
+        /// What is wrong with the blob.
+        source: crate::blobs::BlobError,
+    },
+    /// omp's title slot could not be made (a title that cannot fit).
+    #[error("the title slot: {0}")]
+    TitleSlot(#[from] arbor_core::title::TitleSlotError),
+}
+
+/// "entry ID (line N)", or "line N" for an entry without an id.
+fn place(line: usize, entry_id: Option<&str>) -> String {
+    match entry_id {
+        Some(id) => format!("entry {id} (line {line})"),
+        None => format!("line {line}"),
+    }
 }
 
 /// Attaches a path to an I/O error.

@@ -958,8 +958,7 @@ impl SessionManager {
         };
         let parent = self.leaf_id().map(str::to_string);
         let id = self.append_at(&entry, parent.as_deref(), &ts)?;
-        let slot = serialize_title_slot(Some(&title), Some(TitleSource::User), &ts)
-            .map_err(|e| StoreError::Blob(e.to_string()))?;
+        let slot = serialize_title_slot(Some(&title), Some(TitleSource::User), &ts)?;
         if self.persist && self.header_on_disk {
             let path = match self.lock.as_ref() {
                 Some(l) => l.real_path().to_path_buf(),
