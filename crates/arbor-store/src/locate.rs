@@ -5,9 +5,20 @@ use crate::paths;
 use arbor_core::doc::Dialect;
 use std::path::{Path, PathBuf};
 
-/// Why a `SESSION` argument names no single session.
+/// Why a `SESSION` argument names no single session, or a scope no directories.
 #[derive(Debug, thiserror::Error)]
 pub enum LocateError {
+    /// A directory the user named is not one.
+    #[error("{0}: not a directory")]
+    NotADirectory(PathBuf),
+    /// A directory the user named cannot be used.
+    #[error("{path}: {source}")]
+    Io {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// No session file matches.
     #[error("no session found matching '{arg}' (searched {searched} session files)")]
     NotFound {
@@ -213,4 +224,104 @@ pub fn resolve_session(arg: &str, agent_dir: Option<&Path>) -> Result<PathBuf, L
             matches: hits.into_iter().take(10).collect(),
         }),
     }
+}
+
+/// Which project directories a command looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope<'a> {
+    /// One directory of session files.
+    Dir(&'a Path),
+    /// Every project directory of every agent directory.
+    All,
+    /// The current directory's session directories (pi's and omp's encodings).
+    Current,
+}
+
+impl Locator {
+    /// The project directories under the sessions roots of the agent directories: pi's
+    /// `listAll` (subdirectories of the root) and omp's (`*/*.jsonl`), sorted per root.
+    pub fn all_project_dirs(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut roots: Vec<PathBuf> = Vec::new();
+        for a in self.agent_dirs() {
+            let r = paths::sessions_root(&a);
+            if !roots.contains(&r) {
+                roots.push(r);
+            }
+        }
+        for root in roots {
+            let Ok(rd) = std::fs::read_dir(&root) else {
+                continue;
+            };
+            let mut dirs: Vec<PathBuf> = rd
+                .flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.path())
+                .collect();
+            dirs.sort();
+            out.extend(dirs);
+        }
+        out
+    }
+
+    /// The directories of a scope. A directory the user named must be one: a typo is an
+    /// error, not "no sessions". The current directory's scope holds only directories that
+    /// exist.
+    pub fn project_dirs(&self, scope: Scope<'_>) -> Result<Vec<PathBuf>, LocateError> {
+        Ok(match scope {
+            Scope::Dir(d) => {
+                match std::fs::metadata(d) {
+                    Ok(m) if m.is_dir() => {}
+                    Ok(_) => return Err(LocateError::NotADirectory(d.to_path_buf())),
+                    Err(source) => {
+                        return Err(LocateError::Io {
+                            path: d.to_path_buf(),
+                            source,
+                        })
+                    }
+                }
+                vec![d.to_path_buf()]
+            }
+            Scope::All => self.all_project_dirs(),
+            Scope::Current => {
+                let cwd = std::env::current_dir().map_err(|source| LocateError::Io {
+                    path: PathBuf::from("."),
+                    source,
+                })?;
+                let cwd = cwd.to_string_lossy().into_owned();
+                let mut v: Vec<PathBuf> = Vec::new();
+                for a in self.agent_dirs() {
+                    for d in [Dialect::Pi, Dialect::Omp] {
+                        let dir = paths::default_session_dir(d, &a, &cwd);
+                        if !v.contains(&dir) && dir.is_dir() {
+                            v.push(dir);
+                        }
+                    }
+                }
+                v
+            }
+        })
+    }
+}
+
+fn real(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Whether a session directory is omp's: under the sessions root of omp's agent directory
+/// (`$PI_CODING_AGENT_DIR`, else `~/<$PI_CONFIG_DIR or .omp>/agent` or its profile) or of
+/// omp's default one. When pi and omp share the agent directory (`$PI_CODING_AGENT_DIR`), a
+/// directory named in pi's encoding (`--…--`) is pi's.
+pub fn is_omp_dir(dir: &Path) -> bool {
+    let d = real(dir);
+    let under = |agent: PathBuf| d.starts_with(real(&paths::sessions_root(&agent)));
+    let omp = under(paths::agent_dir(Dialect::Omp)) || under(paths::omp_default_agent_dir());
+    if !omp {
+        return false;
+    }
+    if under(paths::agent_dir(Dialect::Pi)) {
+        let name = d.file_name().map(|n| n.to_string_lossy().into_owned());
+        return !name.is_some_and(|n| n.len() >= 4 && n.starts_with("--") && n.ends_with("--"));
+    }
+    true
 }

@@ -7,83 +7,17 @@ use arbor_index::{
     Catalog, IndexError, IndexKinds, Kind, Listed, Progress, RefreshOptions, RefreshStats,
     SearchQuery,
 };
-use arbor_store::locate::Locator;
+use arbor_store::locate::{Locator, Scope};
 use arbor_store::paths;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-/// Which directories a command looks at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope<'a> {
-    /// One directory of session files.
-    Dir(&'a Path),
-    /// Every project directory of every agent directory.
-    All,
-    /// The current directory's session directories (pi's and omp's encodings).
-    Current,
-}
 
 fn cwd_string() -> Result<String> {
     Ok(std::env::current_dir()
         .context("current directory")?
         .to_string_lossy()
         .into_owned())
-}
-
-/// The project directories under the sessions roots of the agent directories: pi's
-/// `listAll` (non-symlinked subdirectories of the root) and omp's (`*/*.jsonl`).
-pub fn all_project_dirs(loc: &Locator) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut roots: Vec<PathBuf> = Vec::new();
-    for a in loc.agent_dirs() {
-        let r = paths::sessions_root(&a);
-        if !roots.contains(&r) {
-            roots.push(r);
-        }
-    }
-    for root in roots {
-        let Ok(rd) = std::fs::read_dir(&root) else {
-            continue;
-        };
-        let mut dirs: Vec<PathBuf> = rd
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .map(|e| e.path())
-            .collect();
-        dirs.sort();
-        out.extend(dirs);
-    }
-    out
-}
-
-/// The directories of a scope.
-pub fn scope_dirs(scope: Scope<'_>, loc: &Locator) -> Result<Vec<PathBuf>> {
-    Ok(match scope {
-        Scope::Dir(d) => {
-            // A directory the user named must be one: a typo is an error, not "no sessions".
-            match std::fs::metadata(d) {
-                Ok(m) if m.is_dir() => {}
-                Ok(_) => bail!("{}: not a directory", d.display()),
-                Err(e) => return Err(anyhow::Error::new(e).context(d.display().to_string())),
-            }
-            vec![d.to_path_buf()]
-        }
-        Scope::All => all_project_dirs(loc),
-        Scope::Current => {
-            let cwd = cwd_string()?;
-            let mut v: Vec<PathBuf> = Vec::new();
-            for a in loc.agent_dirs() {
-                for d in [Dialect::Pi, Dialect::Omp] {
-                    let dir = paths::default_session_dir(d, &a, &cwd);
-                    if !v.contains(&dir) && dir.is_dir() {
-                        v.push(dir);
-                    }
-                }
-            }
-            v
-        }
-    })
 }
 
 /// Opens the catalog (`--catalog`, `$ARBOR_CATALOG`, else the XDG cache), in memory when the
@@ -287,28 +221,6 @@ fn home_short(p: &str) -> String {
     }
 }
 
-fn real(p: &Path) -> PathBuf {
-    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
-}
-
-/// Whether a session directory is omp's: under the sessions root of omp's agent directory
-/// (`$PI_CODING_AGENT_DIR`, else `~/<$PI_CONFIG_DIR or .omp>/agent` or its profile) or of
-/// omp's default one. When pi and omp share the agent directory (`$PI_CODING_AGENT_DIR`), a
-/// directory named in pi's encoding (`--…--`) is pi's.
-pub fn is_omp_dir(dir: &Path) -> bool {
-    let d = real(dir);
-    let under = |agent: PathBuf| d.starts_with(real(&paths::sessions_root(&agent)));
-    let omp = under(paths::agent_dir(Dialect::Omp)) || under(paths::omp_default_agent_dir());
-    if !omp {
-        return false;
-    }
-    if under(paths::agent_dir(Dialect::Pi)) {
-        let name = d.file_name().map(|n| n.to_string_lossy().into_owned());
-        return !name.is_some_and(|n| n.len() >= 4 && n.starts_with("--") && n.ends_with("--"));
-    }
-    true
-}
-
 /// `arbor ls --json` for omp directories: omp's `SessionManager.list()` of each (bounded reads,
 /// no catalog), pinned sessions of omp's agent directory first within each directory.
 fn omp_listing(dirs: &[PathBuf]) -> Vec<arbor_store::omp_info::OmpSessionInfo> {
@@ -338,14 +250,14 @@ pub fn ls(
         (None, true) => Scope::All,
         (None, false) => Scope::Current,
     };
-    let dirs = scope_dirs(scope, loc)?;
+    let dirs = loc.project_dirs(scope)?;
     if json {
         // Each directory with its own tool's rules: omp's listing is computed from two bounded
         // windows of each file, pi's through the catalog.
         let (omp_dirs, pi_dirs): (Vec<PathBuf>, Vec<PathBuf>) =
             dirs.iter().cloned().partition(|d| match rules {
                 Some(r) => r == Dialect::Omp,
-                None => is_omp_dir(d),
+                None => arbor_store::locate::is_omp_dir(d),
             });
         let omp = omp_listing(&omp_dirs);
         let mut items: Vec<(f64, Vec<u8>)> = Vec::with_capacity(omp.len());
@@ -450,7 +362,7 @@ pub fn index(
         with_recovery(&mut cat, |c| c.check_integrity())?;
     }
     with_recovery(&mut cat, |c| c.require_kinds(kinds))?;
-    let dirs = all_project_dirs(loc);
+    let dirs = loc.all_project_dirs();
     let (listed, stats) = refreshed_listing(&mut cat, &dirs, true)?;
     let swept = with_recovery(&mut cat, |c| c.sweep())?;
     let secs = t0.elapsed().as_secs_f64();
@@ -568,7 +480,7 @@ pub fn search(o: &SearchOpts<'_>, loc: &Locator, catalog: Option<&Path>) -> Resu
         (None, true) => Scope::All,
         (None, false) => Scope::Current,
     };
-    let dirs = scope_dirs(scope, loc)?;
+    let dirs = loc.project_dirs(scope)?;
     let since_ms = o.since.map(|s| s.at(arbor_store::ids::now_ms() as f64));
     let mut cat = open_catalog(catalog)?;
     if with_recovery(&mut cat, |c| c.require_kinds(need))? {
