@@ -109,6 +109,10 @@ impl Catalog {
     /// text index first ([`Catalog::check_text_index`]): damage there makes FTS5 silently
     /// find nothing, and "no match" must not be the answer of a damaged catalog. Damage is
     /// [`IndexError::Corrupt`] (the caller rebuilds the catalog and searches again).
+    ///
+    /// # Errors
+    /// [`IndexError::Query`] for a query with no word, [`IndexError::Corrupt`] when the catalog
+    /// (or its text index) is damaged, [`IndexError::Sqlite`] for any other SQLite failure.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<Hit>, IndexError> {
         let hits = self.search_unchecked(q)?;
         if hits.len() < q.limit {

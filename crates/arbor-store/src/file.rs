@@ -195,6 +195,11 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 /// assert_eq!(std::fs::read(&real).unwrap(), b"new\n");
 /// assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
 /// ```
+///
+/// # Errors
+/// Any I/O error of the temporary file, the fsyncs or the rename (the original is then
+/// untouched), and `InvalidInput` / `PermissionDenied` for a hard-linked file or an owner that
+/// cannot be kept.
 pub fn atomic_write(path: &Path, content: &[&[u8]]) -> io::Result<()> {
     use std::os::unix::fs::MetadataExt;
     let path = &crate::safe_fs::real_path_for_write(path)?;

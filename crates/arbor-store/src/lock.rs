@@ -204,6 +204,11 @@ impl WriterLock {
     /// assert!(matches!(WriterLock::acquire(&link, None), Err(LockError::Busy { .. })));
     /// drop(held);
     /// ```
+    ///
+    /// # Errors
+    /// [`LockError::Busy`] naming the holder when the lock is taken (after `wait`, if given);
+    /// [`LockError::Io`] for a session or lock file that cannot be used (not a regular file, a
+    /// planted symlink, a directory every user may write without the sticky bit).
     pub fn acquire(session: &Path, wait: Option<Duration>) -> Result<WriterLock, LockError> {
         let io_err = |source| LockError::Io {
             path: session.to_path_buf(),

@@ -135,6 +135,10 @@ fn unreachable_live() -> ! {
 ///
 /// Large files are memory-mapped ([`crate::map::FileBytes`]): when another process cuts the
 /// file short while it is being read, the load is retried, the last time from a copy.
+///
+/// # Errors
+/// [`StoreError::Io`] naming the file (missing, not a regular file, unreadable) and
+/// [`StoreError::NotASession`] for a file without a valid header.
 pub fn load_doc(path: &Path) -> Result<SessionDoc, StoreError> {
     for attempt in 0..3 {
         let bytes = if attempt < 2 {
@@ -315,6 +319,12 @@ impl SessionManager {
     /// becomes a new session at that path (as pi's `open`); a file that is not a session is
     /// an error and stays untouched. Writers lock the session, save a torn tail to a
     /// sidecar, and migrate v1/v2 files with an atomic rewrite.
+    ///
+    /// # Errors
+    /// [`StoreError::Lock`] when another writer holds the session (or the lock file is
+    /// unusable), [`StoreError::NotASession`] for a file without a valid header (left as it
+    /// is), [`StoreError::Io`] naming the file (not a regular file, no permission, a full
+    /// disk while a torn tail is saved or a migration written).
     pub fn open(path: &Path, opts: ManagerOptions) -> Result<SessionManager, StoreError> {
         let lock = if opts.read_only {
             None
