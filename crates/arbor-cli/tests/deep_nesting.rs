@@ -87,3 +87,43 @@ fn a_deep_last_line_without_newline_is_kept_and_read() {
     ok(arbor(&["check", "--repair", s], home));
     assert_eq!(std::fs::read(s).expect("read"), before);
 }
+
+/// JS `ToString` of a deep array (`String([[["x"]]])` is `"x"`): pi's `convertToLlm` applies it to
+/// a compaction summary and a `bashExecution` command, pi's listing to a text block's `text`.
+/// arbor computed it recursively and overflowed its stack (an abort) in `context --llm`, `ls`
+/// and `search`; it now reads the leaves out at any depth.
+#[test]
+fn deep_values_converted_to_text_are_read() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path();
+    let dir = home.join("s");
+    std::fs::create_dir(&dir).expect("dir");
+    let n = 100_000;
+    let deep = |leaf: &str| format!("{}\"{leaf}\"{}", "[".repeat(n), "]".repeat(n));
+    let lines = [
+        r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#.to_string(),
+        format!(
+            r#"{{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"user","content":[{{"type":"text","text":{}}}],"timestamp":1}}}}"#,
+            deep("firsttext")
+        ),
+        format!(
+            r#"{{"type":"compaction","id":"a2","parentId":"a1","timestamp":"2025-01-01T00:00:02.000Z","summary":{},"firstKeptEntryId":"a1","tokensBefore":1}}"#,
+            deep("summarytext")
+        ),
+        format!(
+            r#"{{"type":"message","id":"a3","parentId":"a2","timestamp":"2025-01-01T00:00:03.000Z","message":{{"role":"bashExecution","command":{},"output":{},"exitCode":0,"cancelled":false,"truncated":false,"timestamp":3}}}}"#,
+            deep("commandtext"),
+            deep("outputtext")
+        ),
+    ];
+    let file = dir.join("s.jsonl");
+    std::fs::write(&file, lines.join("\n") + "\n").expect("write");
+    let s = file.to_str().expect("utf8");
+    let llm = ok(arbor(&["context", s, "--llm"], home));
+    for text in ["summarytext", "Ran `commandtext`", "outputtext"] {
+        assert!(llm.contains(text), "{text} missing");
+    }
+    let d = dir.to_str().expect("utf8");
+    assert!(ok(arbor(&["ls", "--dir", d], home)).contains("firsttext"));
+    assert!(ok(arbor(&["search", "firsttext", "--dir", d], home)).contains("a1"));
+}

@@ -5,7 +5,7 @@
 use crate::context::{canon, write_entry_time, CtxMessage, SessionContext};
 use crate::doc::SessionDoc;
 use crate::entry::Role;
-use crate::json::{write_js_number, write_js_str, JsStr, JsValue};
+use crate::json::{write_js_str, JsStr, JsValue};
 
 /// pi's `COMPACTION_SUMMARY_PREFIX`.
 pub const COMPACTION_SUMMARY_PREFIX: &str =
@@ -18,33 +18,12 @@ pub const BRANCH_SUMMARY_PREFIX: &str =
 /// pi's `BRANCH_SUMMARY_SUFFIX` (no newline before the tag, as in pi).
 pub const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
 
-/// JS `String(value)` (template-literal and `+` conversion), as WTF-8.
+/// JS `String(value)` (template-literal and `+` conversion), as WTF-8; `None` is `undefined`.
+/// See [`JsValue::write_js_string`] (any nesting depth).
 pub fn js_to_string(v: Option<&JsValue>, out: &mut Vec<u8>) {
     match v {
         None => out.extend_from_slice(b"undefined"),
-        Some(JsValue::Null) => out.extend_from_slice(b"null"),
-        Some(JsValue::Bool(b)) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-        Some(JsValue::Number(n)) => {
-            if n.is_nan() {
-                out.extend_from_slice(b"NaN");
-            } else if n.is_infinite() {
-                out.extend_from_slice(if *n > 0.0 { b"Infinity" } else { b"-Infinity" });
-            } else {
-                write_js_number(*n, out);
-            }
-        }
-        Some(JsValue::String(s)) => out.extend_from_slice(&s.0),
-        Some(JsValue::Array(items)) => {
-            for (k, item) in items.iter().enumerate() {
-                if k > 0 {
-                    out.push(b',');
-                }
-                if !matches!(item, JsValue::Null) {
-                    js_to_string(Some(item), out);
-                }
-            }
-        }
-        Some(JsValue::Object(_)) => out.extend_from_slice(b"[object Object]"),
+        Some(v) => v.write_js_string(out),
     }
 }
 

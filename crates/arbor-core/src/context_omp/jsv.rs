@@ -2,7 +2,7 @@
 //! `new Date(v).getTime()`, `SameValueZero` equality, truthiness of raw JSON, JS whitespace,
 //! and UTF-16 views of strings (JS string indices and lengths count UTF-16 code units).
 use crate::blobref::utf16_units;
-use crate::json::{self, write_js_number, JsStr, JsValue, ValueKind};
+use crate::json::{self, JsStr, JsValue, ValueKind};
 
 /// A primitive JSON value (or a missing one) compared the way `===`, `Set` and `Map` compare
 /// primitives (`SameValueZero`: `0` equals `-0`). Objects and arrays have no key: two of them
@@ -105,45 +105,12 @@ pub(crate) fn raw_truthy(raw: Option<(&[u8], ValueKind)>) -> bool {
     }
 }
 
-/// JS `ToString` of a JSON value (template literals, property keys, `Array.prototype.join`).
+/// JS `ToString` of a JSON value (template literals, property keys, `Array.prototype.join`),
+/// at any nesting depth ([`JsValue::write_js_string`]).
 pub(crate) fn to_js_string(v: &JsValue) -> JsStr {
     let mut out = Vec::new();
-    push_js_string(v, &mut out, 0);
+    v.write_js_string(&mut out);
     JsStr(out)
-}
-
-/// Arrays nested deeper than this print as nothing (V8's `join` throws a RangeError long
-/// before; arbor must not overflow its stack instead).
-const MAX_JOIN_DEPTH: usize = 2_000;
-
-fn push_js_string(v: &JsValue, out: &mut Vec<u8>, depth: usize) {
-    match v {
-        JsValue::Null => out.extend_from_slice(b"null"),
-        JsValue::Bool(true) => out.extend_from_slice(b"true"),
-        JsValue::Bool(false) => out.extend_from_slice(b"false"),
-        JsValue::Number(n) => {
-            if n.is_nan() {
-                out.extend_from_slice(b"NaN");
-            } else if n.is_infinite() {
-                out.extend_from_slice(if *n > 0.0 { b"Infinity" } else { b"-Infinity" });
-            } else {
-                write_js_number(*n, out);
-            }
-        }
-        JsValue::String(s) => out.extend_from_slice(&s.0),
-        JsValue::Array(items) => {
-            // `join(",")`: null and undefined elements print as nothing.
-            for (k, item) in items.iter().enumerate() {
-                if k > 0 {
-                    out.push(b',');
-                }
-                if !matches!(item, JsValue::Null) && depth < MAX_JOIN_DEPTH {
-                    push_js_string(item, out, depth + 1);
-                }
-            }
-        }
-        JsValue::Object(_) => out.extend_from_slice(b"[object Object]"),
-    }
 }
 
 /// `ToString` of an optional value: a missing one is `"undefined"`.

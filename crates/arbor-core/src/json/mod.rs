@@ -16,6 +16,7 @@
 
 mod report;
 pub mod scan;
+mod to_string;
 pub mod value;
 pub mod write;
 
