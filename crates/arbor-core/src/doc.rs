@@ -467,10 +467,14 @@ fn scan_lines(
                     len: content_end - start,
                     error: e.to_string(),
                 };
+                // Torn: the last line, without newline, and not a complete JSON value. A
+                // complete value that is no entry (`42`, `"s"`) is only malformed, and the
+                // next entry written must start a line of its own.
                 if !has_newline && matches!(e, LineError::Json(_)) {
                     out.complete_len = Some(start);
                     out.torn_tail = Some(bad);
                 } else {
+                    out.missing_final_newline |= !has_newline;
                     out.malformed.push(bad);
                 }
             }

@@ -547,6 +547,37 @@ mod tests {
     }
 
     #[test]
+    fn deep_entries_on_a_small_stack() {
+        // The walks stop at MAX_WALK_DEPTH levels, within a test thread's 2 MB stack
+        // (unoptimized build); deeper levels are left as they are.
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(|| {
+                let n = 100_000;
+                let img = format!(
+                    r#"{{"type":"image","data":"{}","mimeType":"image/png"}}"#,
+                    "A".repeat(2048)
+                );
+                let src = format!(
+                    r#"{{"content":{}{}{}}}"#,
+                    r#"[{"content":"#.repeat(n),
+                    img,
+                    "}]".repeat(n)
+                );
+                let (out, blobs) = prep(&src);
+                assert_eq!(out, src);
+                assert!(blobs.is_empty());
+                let mut v = JsValue::parse(src.as_bytes()).expect("json");
+                let mut resolve =
+                    |_: &JsStr, _: ResolveAs| -> Result<Option<JsStr>, ()> { Ok(None) };
+                assert_eq!(resolve_blob_refs(&mut v, &mut resolve), Ok(false));
+            })
+            .expect("spawn")
+            .join()
+            .expect("no overflow");
+    }
+
+    #[test]
     fn long_strings_are_cut_to_exactly_the_limit() {
         let long = "a".repeat(MAX_PERSIST_CHARS + 1);
         let (out, _) = prep(&format!(
