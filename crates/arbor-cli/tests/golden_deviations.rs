@@ -154,3 +154,97 @@ fn a_null_message_is_answered_with_a_warning_and_reported_by_check() {
     );
     assert_eq!(f0["repairable"], false);
 }
+
+/// The same message entries in an omp file (goldens/omp/edge-message-not-object*, made by the
+/// real omp 18.2.3): omp's `SessionManager.open` throws on `"message": null`, and its
+/// `convertToLlm` on a string or number message (not on `[]`). arbor opens the session and
+/// answers, warns naming file, line, entry and what omp does, and `check` reports each.
+#[test]
+fn messages_omp_cannot_read_are_answered_with_a_warning_and_reported_by_check() {
+    let omp = goldens().join("../omp");
+    let open_err = std::fs::read_to_string(omp.join("edge-message-not-object.error.txt"))
+        .expect("omp's error");
+    assert!(
+        open_err.contains("SessionManager.open(copy): throw"),
+        "{open_err}"
+    );
+    let llm_err = std::fs::read_to_string(omp.join("edge-message-not-object-no-null.error.txt"))
+        .expect("omp's error");
+    assert!(llm_err.contains("convertToLlm(buildSessionContext(entries, \"n0000004\"): throw"));
+    assert!(!llm_err.contains("\"n0000003\""), "[] is read: {llm_err}");
+    // The inputs have no title slot (pi files to arbor); give them omp's, as omp writes it.
+    let slot = std::fs::read(omp.join("edge-title-slot.jsonl")).expect("slot");
+    let slot = &slot[..256];
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for (name, want) in [
+        (
+            "edge-message-not-object",
+            &[
+                (5, "n0000004", "message_not_object", "a number"),
+                (4, "n0000003", "message_not_object", "a string"),
+                (7, "n0000006", "message_null", "null"),
+            ][..],
+        ),
+        (
+            "edge-message-not-object-no-null",
+            &[
+                (5, "n0000004", "message_not_object", "a string"),
+                (7, "n0000006", "message_not_object", "a number"),
+            ][..],
+        ),
+    ] {
+        let mut bytes = slot.to_vec();
+        bytes.extend(std::fs::read(omp.join(format!("{name}.jsonl"))).expect("input"));
+        let file = tmp.path().join(format!("{name}.jsonl"));
+        std::fs::write(&file, &bytes).expect("write");
+        let s = file.to_str().expect("utf8");
+        for llm in [false, true] {
+            let mut args = vec!["context", s];
+            if llm {
+                args.push("--llm");
+            }
+            let o = run(&args, tmp.path());
+            assert!(
+                o.status.success(),
+                "{name}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+            let last = v["messages"].as_array().and_then(|m| m.last()).cloned();
+            assert_eq!(
+                last.as_ref().map(|m| m["role"].clone()),
+                Some("user".into())
+            );
+            let err = String::from_utf8_lossy(&o.stderr);
+            for (line, id, _, what) in want {
+                let line = line + 1; // the title slot
+                let warning =
+                    format!("{name}.jsonl:{line}: entry {id} has \"message\": {what}; omp cannot");
+                assert!(err.contains(&warning), "{name} {args:?}: {err}");
+            }
+            assert_eq!(err.lines().count(), want.len(), "{err}");
+        }
+        let o = run(&["check", "--json", s], tmp.path());
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        let mut found: Vec<(u64, String)> = v[0]["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .map(|f| {
+                assert_eq!(f["repairable"], false);
+                (
+                    f["line"].as_u64().expect("line"),
+                    f["kind"].as_str().expect("kind").to_string(),
+                )
+            })
+            .collect();
+        found.sort();
+        let mut expected: Vec<(u64, String)> = want
+            .iter()
+            .map(|(l, _, k, _)| (*l as u64 + 1, (*k).to_string()))
+            .collect();
+        expected.sort();
+        assert_eq!(found, expected, "{name}");
+    }
+}

@@ -394,13 +394,68 @@ fn message_payload<'d>(doc: &'d SessionDoc, i: usize, out: &mut Vec<u8>) -> Opti
 /// Whether entry `i` of `doc` is a message entry whose `message` is `null` (pi's
 /// `buildSessionContext` throws on it).
 pub fn message_is_null(doc: &SessionDoc, i: usize) -> bool {
+    message_kind(doc, i) == Some(ValueKind::Null)
+}
+
+/// The JSON kind of entry `i`'s `message` when it is a message entry whose `message` is not
+/// an object (`None` for an object, or when the entry is no message entry).
+fn message_kind(doc: &SessionDoc, i: usize) -> Option<ValueKind> {
     let e = &doc.entries[i];
-    e.etype == EntryType::Message
-        && e.message.is_none()
-        && matches!(
-            e.fields.value(doc.line(&e.line), "message"),
-            Some(json::JsValue::Null)
-        )
+    if e.etype != EntryType::Message || e.message.is_some() {
+        return None;
+    }
+    match e.fields.get(doc.line(&e.line), "message") {
+        Some((_, ValueKind::Object)) | None => None,
+        Some((_, kind)) => Some(kind),
+    }
+}
+
+/// A message entry the tool that owns the session cannot read, though arbor reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnreadableMessage {
+    /// Index of the entry in `doc.entries`.
+    pub entry: usize,
+    /// The JSON kind of its `message` (`null`, a string, a number, `true`/`false`).
+    pub kind: ValueKind,
+    /// What the peer does with it, in a few words (pi 0.73.1 and omp 18.2.3, goldens
+    /// `edge-message-not-object*`).
+    pub peer: &'static str,
+}
+
+impl UnreadableMessage {
+    /// How the `message` is spelled in a warning: `null`, `a string`, `a number`, `a boolean`.
+    pub fn what(&self) -> &'static str {
+        match self.kind {
+            ValueKind::Null => "null",
+            ValueKind::String => "a string",
+            ValueKind::Number => "a number",
+            ValueKind::Bool => "a boolean",
+            ValueKind::Array => "an array",
+            ValueKind::Object => "an object",
+        }
+    }
+}
+
+/// Whether the real pi or omp (by `doc`'s dialect) throws on entry `i`'s `message`:
+/// `null` makes pi's `buildSessionContext` throw on every leaf below the entry and omp's
+/// `SessionManager.open` throw; a string, number or boolean makes omp's `convertToLlm` throw
+/// (pi passes them through and leaves them out of `convertToLlm`, as arbor does). `[]` and
+/// objects are read by both.
+pub fn unreadable_message(doc: &SessionDoc, i: usize) -> Option<UnreadableMessage> {
+    let kind = message_kind(doc, i)?;
+    let peer = match (doc.dialect(), kind) {
+        (Dialect::Pi, ValueKind::Null) => "pi cannot build a context through it (it throws)",
+        (Dialect::Omp, ValueKind::Null) => "omp cannot open the session (it throws)",
+        (Dialect::Omp, ValueKind::String | ValueKind::Number | ValueKind::Bool) => {
+            "omp cannot convert a context through it for the model (convertToLlm throws)"
+        }
+        _ => return None,
+    };
+    Some(UnreadableMessage {
+        entry: i,
+        kind,
+        peer,
+    })
 }
 
 impl SessionContext {
@@ -410,14 +465,25 @@ impl SessionContext {
     /// (`null` in its place in `messages`, left out by `convertToLlm` as pi leaves out what
     /// it does not know) and callers should say so (`arbor context` warns on stderr).
     pub fn null_messages(&self, doc: &SessionDoc) -> Vec<usize> {
-        self.messages
-            .iter()
-            .filter_map(|m| match m {
-                CtxMessage::Message(i) => Some(*i),
-                _ => None,
-            })
+        self.message_entries()
             .filter(|&i| message_is_null(doc, i))
             .collect()
+    }
+
+    /// The message entries of this context that pi or omp cannot read
+    /// ([`unreadable_message`]): arbor keeps them in their place (`--llm` leaves them out)
+    /// and callers should say so (`arbor context` warns on stderr).
+    pub fn unreadable_messages(&self, doc: &SessionDoc) -> Vec<UnreadableMessage> {
+        self.message_entries()
+            .filter_map(|i| unreadable_message(doc, i))
+            .collect()
+    }
+
+    fn message_entries(&self) -> impl Iterator<Item = usize> + '_ {
+        self.messages.iter().filter_map(|m| match m {
+            CtxMessage::Message(i) => Some(*i),
+            _ => None,
+        })
     }
 
     /// [`SessionContext::write_message`], except that a message whose stored bytes are

@@ -123,13 +123,16 @@ pub fn context(
     if ctx.cycle {
         say_err!("arbor: warning: {}: the parentId chain of the leaf has a cycle; the path was cut where it repeats", path.display());
     }
-    for i in ctx.null_messages(&doc) {
-        let e = &doc.entries[i];
+    for u in ctx.unreadable_messages(&doc) {
+        let e = &doc.entries[u.entry];
         say_err!(
-            "arbor: warning: {}:{}: entry {} has \"message\": null; pi cannot build this context (it throws), arbor keeps the null in its place",
+            "arbor: warning: {}:{}: entry {} has \"message\": {}; {}; arbor keeps it in its place{}",
             path.display(),
             e.line_no,
-            e.id.as_deref().unwrap_or("(no id)")
+            e.id.as_deref().unwrap_or("(no id)"),
+            u.what(),
+            u.peer,
+            if llm { " (--llm leaves it out)" } else { "" }
         );
     }
     if !llm && ctx.omp.is_none() {

@@ -38,7 +38,7 @@ pub struct Finding {
     /// Stable machine name: `not_a_session`, `title_slot_invalid`, `title_slot_size`, `bom`,
     /// `malformed_line`, `torn_tail`, `missing_final_newline`, `duplicate_id`,
     /// `missing_parent`, `cycle`, `compaction_kept_missing`, `compaction_kept_off_path`,
-    /// `blob_ref_malformed`, `blob_missing`, `blob_corrupt`, `message_null`, `unreadable` (the path could not
+    /// `blob_ref_malformed`, `blob_missing`, `blob_corrupt`, `message_null`, `message_not_object`, `unreadable` (the path could not
     /// be checked at all: missing, not a regular file, no permission); notes: `crlf`, `blank_lines`,
     /// `extra_header`, `old_version`.
     pub kind: &'static str,
@@ -323,18 +323,25 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
             }
         }
     }
-    // Message entries pi cannot build a context through: `"message": null` makes pi's
-    // buildSessionContext throw on every leaf below the entry. Only a person can say what the
-    // message should have been, so it is reported, not repaired.
+    // Message entries pi or omp cannot read (`"message": null`: pi's buildSessionContext and
+    // omp's open throw; a string or number: omp's convertToLlm throws). Only a person can say
+    // what the message should have been, so it is reported, not repaired.
     for (i, e) in doc.entries.iter().enumerate() {
-        if arbor_core::context::message_is_null(doc, i) {
+        if let Some(u) = arbor_core::context::unreadable_message(doc, i) {
+            let code = if u.kind == arbor_core::json::ValueKind::Null {
+                "message_null"
+            } else {
+                "message_not_object"
+            };
             f.push(Finding::problem(
-                "message_null",
+                code,
                 Some(e.line_no),
                 e.id.as_deref(),
                 format!(
-                    "entry {} has \"message\": null; pi cannot build a context through it (it throws on every leaf below)",
-                    e.id.as_deref().unwrap_or("(no id)")
+                    "entry {} has \"message\": {}; {}",
+                    e.id.as_deref().unwrap_or("(no id)"),
+                    u.what(),
+                    u.peer
                 ),
                 false,
             ));
