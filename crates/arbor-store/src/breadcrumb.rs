@@ -104,16 +104,9 @@ pub fn parse_breadcrumb(content: &str) -> Option<Breadcrumb> {
 /// This terminal's breadcrumb under `agent_dir`, if any.
 pub fn read_breadcrumb(agent_dir: &Path) -> Option<Breadcrumb> {
     let id = terminal_id()?;
-    let mut content = Vec::new();
     // A breadcrumb is a few hundred bytes; a device or FIFO planted in its place is not one.
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(
-            crate::safe_fs::open_regular(&breadcrumb_path(agent_dir, &id)).ok()?,
-            1 << 20,
-        ),
-        &mut content,
-    )
-    .ok()?;
+    let content =
+        crate::safe_fs::read_regular_at_most(&breadcrumb_path(agent_dir, &id), 1 << 20).ok()?;
     parse_breadcrumb(&String::from_utf8_lossy(&content))
 }
 

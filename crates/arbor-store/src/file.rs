@@ -71,17 +71,14 @@ impl AppendFile {
     /// is a symlink (writers pass the session's real path, see
     /// [`crate::safe_fs::real_path_for_write`]).
     pub fn open(path: &Path, create: bool, durability: Durability) -> io::Result<AppendFile> {
-        let file = OpenOptions::new()
-            .append(true)
-            .create_new(create)
-            .mode(FILE_MODE)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-            .open(path)
-            .map_err(crate::safe_fs::symlink_refused)?;
-        let meta = file.metadata()?;
-        if !meta.is_file() {
-            return Err(crate::safe_fs::not_regular(&meta));
-        }
+        let (file, meta) = crate::safe_fs::open_checked(
+            OpenOptions::new()
+                .append(true)
+                .create_new(create)
+                .mode(FILE_MODE),
+            path,
+            true,
+        )?;
         let len = meta.len();
         Ok(AppendFile {
             file,

@@ -15,7 +15,7 @@
 //!   reference can be resolved through it. FIFOs and devices named `*.jsonl` are passed over
 //!   for the same reason (readers refuse them).
 use crate::blobs::{BlobStore, GcReport};
-use crate::error::StoreError;
+use crate::error::{IoContext, StoreError};
 use crate::file::sync_dir;
 use crate::safe_fs;
 use arbor_core::blobref;
@@ -24,13 +24,6 @@ use std::io::{self, Read};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
-
-fn io_at(path: &Path) -> impl Fn(io::Error) -> StoreError + '_ {
-    move |source| StoreError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
 
 /// The files under `roots` whose names hold `.jsonl`, symlinks followed, each real directory
 /// and each file (by device and inode) once.
@@ -59,7 +52,7 @@ impl Walk {
         let meta = match std::fs::metadata(root) {
             Ok(m) => m,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(io_at(root)(e)),
+            Err(e) => return Err(e).at(root),
         };
         if !meta.is_dir() {
             self.add_file(root.to_path_buf(), &meta);
@@ -70,14 +63,14 @@ impl Walk {
             if !self.dirs_seen.insert((meta.dev(), meta.ino())) {
                 continue;
             }
-            for entry in std::fs::read_dir(&dir).map_err(io_at(&dir))? {
-                let entry = entry.map_err(io_at(&dir))?;
+            for entry in std::fs::read_dir(&dir).at(&dir)? {
+                let entry = entry.at(&dir)?;
                 let path = entry.path();
                 // Follows symlinks: a linked project directory or session file counts.
                 let meta = match std::fs::metadata(&path) {
                     Ok(m) => m,
                     Err(e) if e.kind() == io::ErrorKind::NotFound => continue, // dangling
-                    Err(e) => return Err(io_at(&path)(e)),
+                    Err(e) => return Err(e).at(&path),
                 };
                 if meta.is_dir() {
                     stack.push((path, meta));
@@ -99,7 +92,7 @@ impl Walk {
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
             Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Ok(()),
-            Err(e) => Err(io_at(&path)(e)),
+            Err(e) => Err(e).at(&path),
         }
     }
 }
@@ -111,25 +104,23 @@ fn registry(dir: &Path) -> Result<Vec<String>, StoreError> {
     let rd = match std::fs::read_dir(dir) {
         Ok(rd) => rd,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(io_at(dir)(e)),
+        Err(e) => return Err(e).at(dir),
     };
     let mut paths = Vec::new();
     for e in rd {
-        paths.push(e.map_err(io_at(dir))?.path());
+        paths.push(e.at(dir)?.path());
     }
     paths.sort();
     let mut out = Vec::new();
     for p in paths {
-        let meta = std::fs::metadata(&p).map_err(io_at(&p))?;
+        let meta = std::fs::metadata(&p).at(&p)?;
         if !meta.is_file() {
             continue;
         }
-        let mut text = String::new();
-        safe_fs::open_regular(&p)
-            .map_err(io_at(&p))?
-            .take(1 << 20)
-            .read_to_string(&mut text)
-            .map_err(io_at(&p))?;
+        let bytes = safe_fs::read_regular_at_most(&p, 1 << 20).at(&p)?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+            .at(&p)?;
         out.push(text);
     }
     Ok(out)
@@ -204,7 +195,7 @@ pub fn register_session_file(store: &BlobStore, session: &Path) -> Result<(), St
     };
     let root = crate::paths::sessions_root(agent_dir);
     let root = std::fs::canonicalize(&root).unwrap_or(root);
-    let session = safe_fs::real_path_for_write(session).map_err(io_at(session))?;
+    let session = safe_fs::real_path_for_write(session).at(session)?;
     if session.starts_with(&root) {
         return Ok(());
     }
@@ -215,9 +206,9 @@ pub fn register_session_file(store: &BlobStore, session: &Path) -> Result<(), St
     if std::fs::read(&marker).is_ok_and(|b| b == text.as_bytes()) {
         return Ok(());
     }
-    crate::file::create_dir_private(&dir).map_err(io_at(&dir))?;
-    safe_fs::replace_file(&marker, text.as_bytes()).map_err(io_at(&marker))?;
-    sync_dir(&dir).map_err(io_at(&dir))
+    crate::file::create_dir_private(&dir).at(&dir)?;
+    safe_fs::replace_file(&marker, text.as_bytes()).at(&marker)?;
+    sync_dir(&dir).at(&dir)
 }
 
 /// `bytes` with JSON's `\uXXXX` escapes of ASCII characters decoded (an escaped backslash
@@ -308,11 +299,11 @@ pub fn gc(
         match read_maybe_gz(f) {
             Ok(bytes) => referenced.extend(referenced_hashes(&bytes)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io_at(f)(e)),
+            Err(e) => return Err(e).at(f),
         }
     }
     report.referenced = referenced.len();
-    let blobs = store.list().map_err(io_at(store.dir()))?;
+    let blobs = store.list().at(store.dir())?;
     report.candidates = blobs.len();
     let now = SystemTime::now();
     for b in blobs {

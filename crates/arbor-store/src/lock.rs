@@ -81,14 +81,8 @@ fn hostname() -> String {
 
 fn read_holder(lock: &Path) -> String {
     let mut s = String::new();
-    if let Ok(f) = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(lock)
-    {
-        if f.metadata().map(|m| m.is_file()).unwrap_or(false) {
-            let _ = f.take(4096).read_to_string(&mut s);
-        }
+    if let Ok((f, _)) = safe_fs::open_checked(OpenOptions::new().read(true), lock, true) {
+        let _ = f.take(4096).read_to_string(&mut s);
     }
     let mut it = s.split_whitespace();
     match (
@@ -143,28 +137,20 @@ fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
     a.ino() == b.ino() && a.dev() == b.dev()
 }
 
-fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() }
-}
-
 /// Opens (creating, 0600) the lock file without following a symlink, and checks that it is
 /// a regular file of the caller's (or, for root, of anyone's: root may lock a user's session).
 fn open_lock_file(lock_path: &Path) -> io::Result<File> {
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(lock_path)
-        .map_err(safe_fs::symlink_refused)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(safe_fs::not_regular(&meta));
-    }
-    let me = euid();
+    let (file, meta) = safe_fs::open_checked(
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600),
+        lock_path,
+        true,
+    )?;
+    let me = safe_fs::euid();
     if me != 0 && meta.uid() != me {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,

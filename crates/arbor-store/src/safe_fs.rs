@@ -65,6 +65,32 @@ fn clear_nonblock(file: &File) -> io::Result<()> {
     Ok(())
 }
 
+/// Opens `path` with `opts` only if it is a regular file: `O_NONBLOCK` while opening (a FIFO
+/// does not block the open; it is cleared again for a regular file), `O_CLOEXEC`, and with
+/// `nofollow` also `O_NOFOLLOW` (a symlink in the last component is refused, see
+/// [`symlink_refused`]). Returns the file and its metadata. Every open of arbor's that must
+/// not block on, read or write through something planted goes through here.
+pub fn open_checked(
+    opts: &mut OpenOptions,
+    path: &Path,
+    nofollow: bool,
+) -> io::Result<(File, Metadata)> {
+    let mut flags = libc::O_NONBLOCK | libc::O_CLOEXEC;
+    if nofollow {
+        flags |= libc::O_NOFOLLOW;
+    }
+    let file = opts
+        .custom_flags(flags)
+        .open(path)
+        .map_err(symlink_refused)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    clear_nonblock(&file)?;
+    Ok((file, meta))
+}
+
 /// Opens `path` for reading, following symlinks, only if it is a regular file. A FIFO is
 /// refused without waiting for a writer, a device or directory without reading it.
 ///
@@ -73,16 +99,7 @@ fn clear_nonblock(file: &File) -> io::Result<()> {
 /// assert_eq!(err.to_string(), "is a character device, not a regular file");
 /// ```
 pub fn open_regular(path: &Path) -> io::Result<File> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(not_regular(&meta));
-    }
-    clear_nonblock(&file)?;
-    Ok(file)
+    open_checked(OpenOptions::new().read(true), path, false).map(|(f, _)| f)
 }
 
 /// Reads a whole regular file (see [`open_regular`]).
@@ -94,21 +111,18 @@ pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
     Ok(v)
 }
 
+/// Reads at most `max` bytes of a small regular file (see [`open_regular`]): a registry entry
+/// or a breadcrumb, which a device planted in its place must not turn into an endless read.
+pub fn read_regular_at_most(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    let mut v = Vec::new();
+    open_regular(path)?.take(max).read_to_end(&mut v)?;
+    Ok(v)
+}
+
 /// Opens the regular file `path` for reading and writing without following a symlink in its
 /// last component (the path must be a real path, see [`real_path_for_write`]).
 pub fn open_rw_nofollow(path: &Path) -> io::Result<File> {
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(symlink_refused)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(not_regular(&meta));
-    }
-    clear_nonblock(&file)?;
-    Ok(file)
+    open_checked(OpenOptions::new().read(true).write(true), path, true).map(|(f, _)| f)
 }
 
 /// Creates the new file `path` with mode 0600: never through a symlink, never over an
@@ -194,7 +208,8 @@ pub fn replace_file(path: &Path, content: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
-fn euid() -> u32 {
+/// The effective user id of this process.
+pub(crate) fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() }
 }
