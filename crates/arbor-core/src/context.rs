@@ -391,12 +391,6 @@ fn message_payload<'d>(doc: &'d SessionDoc, i: usize, out: &mut Vec<u8>) -> Opti
     }
 }
 
-/// Whether entry `i` of `doc` is a message entry whose `message` is `null` (pi's
-/// `buildSessionContext` throws on it).
-pub fn message_is_null(doc: &SessionDoc, i: usize) -> bool {
-    message_kind(doc, i) == Some(ValueKind::Null)
-}
-
 /// The JSON kind of entry `i`'s `message` when it is a message entry whose `message` is not
 /// an object (`None` for an object, or when the entry is no message entry).
 fn message_kind(doc: &SessionDoc, i: usize) -> Option<ValueKind> {
@@ -459,17 +453,6 @@ pub fn unreadable_message(doc: &SessionDoc, i: usize) -> Option<UnreadableMessag
 }
 
 impl SessionContext {
-    /// The message entries of this context whose `message` is `null` (entry indices). pi's
-    /// `buildSessionContext` throws on such an entry ("Cannot read properties of null"), so
-    /// pi cannot open the session at a leaf below it; arbor answers with the context
-    /// (`null` in its place in `messages`, left out by `convertToLlm` as pi leaves out what
-    /// it does not know) and callers should say so (`arbor context` warns on stderr).
-    pub fn null_messages(&self, doc: &SessionDoc) -> Vec<usize> {
-        self.message_entries()
-            .filter(|&i| message_is_null(doc, i))
-            .collect()
-    }
-
     /// The message entries of this context that pi or omp cannot read
     /// ([`unreadable_message`]): arbor keeps them in their place (`--llm` leaves them out)
     /// and callers should say so (`arbor context` warns on stderr).
