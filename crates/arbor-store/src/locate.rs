@@ -73,7 +73,8 @@ impl Locator {
         all_session_files(self.over.as_deref())
     }
 
-    /// Resolves a `SESSION` argument (see [`resolve_session`]).
+    /// Resolves a `SESSION` argument: a path (anything with a `/`, ending in `.jsonl`, or an
+    /// existing file), else a session id or unique id prefix (see the function below).
     pub fn resolve_session(&self, arg: &str) -> Result<PathBuf, LocateError> {
         resolve_session(arg, self.over.as_deref())
     }
@@ -81,7 +82,7 @@ impl Locator {
 
 /// The agent directories searched: `--agent-dir`, else `$PI_CODING_AGENT_DIR`, else pi's
 /// and omp's defaults.
-pub fn agent_dirs(over: Option<&Path>) -> Vec<PathBuf> {
+fn agent_dirs(over: Option<&Path>) -> Vec<PathBuf> {
     if let Some(d) = over {
         return vec![d.to_path_buf()];
     }
@@ -96,7 +97,7 @@ pub fn agent_dirs(over: Option<&Path>) -> Vec<PathBuf> {
 
 /// Every `*.jsonl` below the sessions roots (project directories, and omp's nested
 /// sub-agent sessions).
-pub fn all_session_files(over: Option<&Path>) -> Vec<PathBuf> {
+fn all_session_files(over: Option<&Path>) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for a in agent_dirs(over) {
         let root = paths::sessions_root(&a);
@@ -181,7 +182,7 @@ fn local_dirs(agent_dir: Option<&Path>) -> Vec<PathBuf> {
 /// existing file), else a session id or unique id prefix (case-insensitive; the file name's
 /// part after its last `_`, the whole file name, or the header id). Sessions of the current
 /// directory are preferred, as pi and omp search the current project before all of them.
-pub fn resolve_session(arg: &str, agent_dir: Option<&Path>) -> Result<PathBuf, LocateError> {
+fn resolve_session(arg: &str, agent_dir: Option<&Path>) -> Result<PathBuf, LocateError> {
     let p = Path::new(arg);
     if p.exists() || arg.contains('/') || arg.ends_with(".jsonl") {
         return Ok(p.to_path_buf());
