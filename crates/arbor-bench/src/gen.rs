@@ -1072,7 +1072,7 @@ mod tests {
             assert!(names.contains(t), "missing {t}");
         }
         let ctx = build_session_context(&doc, LeafSel::Current);
-        assert!(ctx.messages.len() > 10);
+        assert!(ctx.message_count() > 10);
         let mut out = Vec::new();
         ctx.write_json(&doc, &mut out);
         assert!(out.starts_with(b"{\"messages\":[{\"role\":\"compactionSummary\""));

@@ -260,7 +260,7 @@ pub fn print_conversation(
     ctx: &SessionContext,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
-    for &m in &ctx.messages {
+    for &m in ctx.outline().iter() {
         let e = &doc.entries[m.entry()];
         let line = doc.line(&e.line);
         let (head, body) = match m {

@@ -350,6 +350,12 @@ impl Entry {
             .and_then(crate::time::parse_iso_ms)
     }
 
+    /// `new Date(entry.timestamp).getTime()` ([`crate::js::date_ms`]; NaN for an Invalid
+    /// Date), the time pi gives the messages it makes from an entry. `line` is the entry's line.
+    pub fn date_ms(&self, line: &[u8]) -> f64 {
+        crate::js::date_ms_raw(self.fields.get(line, "timestamp"))
+    }
+
     /// A string member of the message payload.
     pub fn message_str<'l>(&self, line: &'l [u8], key: &str) -> Option<Cow<'l, str>> {
         self.message.as_ref()?.str(line, key)

@@ -34,16 +34,13 @@
 
 pub mod blobref;
 pub mod context;
-pub mod context_omp;
-pub mod context_stream;
 pub mod doc;
 pub mod entry;
+pub mod js;
 pub mod json;
 pub mod live;
-pub mod llm;
 pub mod migrate;
 pub mod persist;
-mod pieces;
 pub mod time;
 pub mod title;
 pub mod tree;

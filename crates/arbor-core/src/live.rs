@@ -8,11 +8,11 @@
 //! messages they add are appended and the state (thinking level, model, models, TTSR rules,
 //! mode, service tier) is updated. Anything else (a branch, a compaction, a reused id, a
 //! `parentId` cycle, a replaced document) rebuilds from the path, so the result is always
-//! exactly [`build_session_context`]`(doc, LeafSel::Current)`. omp files are rebuilt every
-//! time for now (omp's context carries more state than the fold below updates).
-use crate::context::{
-    apply_entry, build_session_context, emit_entry, finish_default_model, LeafSel, SessionContext,
-};
+//! exactly [`build_session_context`]`(doc, LeafSel::Current)`. omp's context is rebuilt at
+//! every update: its post-processing passes (dangling tool calls, failed turns) look at the
+//! whole path.
+use crate::context::pi::{apply_entry, emit_entry, finish_default_model};
+use crate::context::{build_session_context, LeafSel, SessionContext};
 use crate::doc::{Dialect, SessionDoc};
 use crate::entry::EntryType;
 
@@ -93,18 +93,18 @@ impl ContextCache {
             .and_then(|e| e.id.clone());
         self.entries = doc.entries.len();
         self.ids = doc.index.id_count();
-        self.dialect = Some(ctx.dialect);
+        self.dialect = Some(ctx.dialect());
         self.base = base_of(doc);
         self.ctx = Some(ctx);
     }
 
     /// `None`: rebuild.
     fn try_extend(&mut self, doc: &SessionDoc) -> Option<ContextChange> {
-        let ctx = self.ctx.as_mut()?;
-        // omp files get omp's own context builder (its extra state is not folded here yet).
+        let Some(SessionContext::Pi(ctx)) = self.ctx.as_mut() else {
+            return None;
+        };
         if ctx.cycle
             || ctx.empty
-            || ctx.dialect == Dialect::Omp
             || self.dialect != Some(doc.dialect())
             || self.base != base_of(doc)
         {
@@ -204,8 +204,8 @@ mod tests {
         let full = build_session_context(doc, LeafSel::Current);
         let inc = cache.context().expect("context");
         assert_eq!(json(doc, inc), json(doc, &full));
-        assert_eq!(inc.path, full.path);
-        assert_eq!(inc.messages, full.messages);
+        assert_eq!(inc.path(), full.path());
+        assert_eq!(inc.outline(), full.outline());
         change
     }
 

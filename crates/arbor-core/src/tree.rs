@@ -213,7 +213,7 @@ impl TreeIndex {
             .iter()
             .map(|e| match e.timestamp {
                 Some(_) => e.timestamp_ms().unwrap_or(f64::NAN),
-                None => crate::context::entry_time_ms(doc, e),
+                None => e.date_ms(doc.line(&e.line)),
             })
             .collect();
         for c in children.iter_mut() {
@@ -321,7 +321,7 @@ impl Tree {
             }
             let e = &doc.entries[i];
             match e.fields.get(doc.line(&e.line), key) {
-                Some((raw, _)) => crate::context::canon(raw, out),
+                Some((raw, _)) => crate::json::write_canonical(raw, out),
                 None => out.extend_from_slice(b"null"),
             }
         };

@@ -7,7 +7,7 @@
 //! `buildSessionContext()` (store attached) and `__null__` the context of a `null` leaf.
 //! Every key omp's object has is compared as canonical JSON.
 use arbor_core::context::{build_session_context, LeafSel};
-use arbor_core::context_omp::{build_omp_context, FrameBlobs};
+use arbor_core::context::{FrameBlobs, OmpContext, SessionContext};
 use arbor_core::json::{JsStr, JsValue};
 use arbor_core::persist::{resolve_blob_refs, ResolveAs};
 use arbor_core::{Dialect, Entry, SessionDoc, SharedBytes};
@@ -139,7 +139,7 @@ fn check_dir(dir: &Path, blob_dir: &Path, force_omp: bool) -> (usize, Vec<String
             let ctx = if blobs.is_none() && !force_omp {
                 build_session_context(&doc, leaf)
             } else {
-                build_omp_context(&doc, leaf, blobs)
+                SessionContext::Omp(OmpContext::build(&doc, leaf, blobs))
             };
             let mut out = Vec::new();
             ctx.write_json(&doc, &mut out);
@@ -222,7 +222,7 @@ fn pi_files_keep_pi_contexts() {
     let doc = SessionDoc::parse(shared).expect("parse");
     assert_eq!(doc.dialect(), Dialect::Pi);
     let ctx = build_session_context(&doc, LeafSel::Current);
-    assert!(ctx.omp.is_none());
+    assert!(matches!(ctx, SessionContext::Pi(_)));
     let mut out = Vec::new();
     ctx.write_json(&doc, &mut out);
     let got = JsValue::parse(&out).expect("json");

@@ -170,9 +170,7 @@ fn golden(name: &str, ext: &str) -> Option<JsValue> {
 fn context_json(doc: &SessionDoc, ctx: &SessionContext, llm: bool) -> JsValue {
     let mut out = Vec::new();
     if llm {
-        ctx.write_json_with(doc, &mut out, &|c, d, o| {
-            arbor_core::llm::write_llm_messages(c, d, o)
-        });
+        ctx.write_llm_json(doc, &mut out);
     } else {
         ctx.write_json(doc, &mut out);
     }
@@ -290,10 +288,10 @@ fn check_contexts(kind: Kind) -> Tally {
                 "{name}: pi hung on {key} but no deviation says so"
             );
             let ctx = build_session_context(&doc, leaf_sel(&key));
-            assert!(ctx.cycle, "{name} {key}: the cycle is not reported");
+            assert!(ctx.cycle(), "{name} {key}: the cycle is not reported");
             let mut seen = std::collections::HashSet::new();
             assert!(
-                ctx.path.iter().all(|i| seen.insert(*i)),
+                ctx.path().iter().all(|i| seen.insert(*i)),
                 "{name} {key}: the cut path repeats an entry"
             );
             let leaf = match key.as_str() {
@@ -301,7 +299,7 @@ fn check_contexts(kind: Kind) -> Tally {
                 id => doc.index.get(id).expect("entry"),
             };
             assert_eq!(
-                ctx.path.last(),
+                ctx.path().last(),
                 Some(&leaf),
                 "{name} {key}: path must end at the leaf"
             );
@@ -505,7 +503,7 @@ fn own_answers(kind: Kind, t: &mut Tally) {
                     d.file
                 );
                 let ctx = build_session_context(&doc, LeafSel::Current);
-                assert!(!ctx.messages.is_empty(), "{}: the session is read", d.file);
+                assert!(ctx.message_count() > 0, "{}: the session is read", d.file);
                 t.own += 1;
             }
             _ => {}

@@ -69,11 +69,6 @@ impl HistoryEntry {
     }
 }
 
-/// JS `/\s/` (used by omp's `[^\S\n]`): ECMAScript white space and line terminators.
-fn is_js_space(c: char) -> bool {
-    arbor_store::info::is_js_space(c)
-}
-
 /// omp's `normalizePrompt`: `\r\n` and `\r` to `\n`, whitespace before each `\n` removed,
 /// then trimmed.
 pub fn normalize_prompt(prompt: &str) -> String {
@@ -84,13 +79,13 @@ pub fn normalize_prompt(prompt: &str) -> String {
     for (i, line) in lines.iter().enumerate() {
         if i < last {
             // `[^\S\n]+\n` → `\n`: whitespace right before each newline goes.
-            s.push_str(line.trim_end_matches(is_js_space));
+            s.push_str(line.trim_end_matches(arbor_core::js::is_whitespace));
             s.push('\n');
         } else {
             s.push_str(line);
         }
     }
-    s.trim_matches(is_js_space).to_string()
+    s.trim_matches(arbor_core::js::is_whitespace).to_string()
 }
 
 /// omp's `#tokenize`: lowercased, split on runs of characters that are neither letters nor

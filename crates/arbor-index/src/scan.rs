@@ -648,7 +648,7 @@ fn texts(
         }
         EntryType::SessionInfo => {
             if let Some(n) = text::entry_str(line, e, "name") {
-                doc(Kind::Name, id, arbor_store::info::js_trim(&n).to_string());
+                doc(Kind::Name, id, arbor_core::js::trim(&n).to_string());
             }
         }
         EntryType::TitleChange => {

@@ -86,7 +86,7 @@ pub struct BlobFile {
 
 /// The store as omp's context builder reads snapcompact frames from it (as omp's
 /// `SessionManager.buildSessionContext()` does): size by `stat`, bytes as they are on disk.
-impl arbor_core::context_omp::FrameBlobs for BlobStore {
+impl arbor_core::context::FrameBlobs for BlobStore {
     fn size(&self, hash: &str) -> Option<u64> {
         std::fs::metadata(self.path_of(hash).ok()?)
             .ok()

@@ -72,7 +72,7 @@ pub struct Breadcrumb {
 /// Reads a breadcrumb file as omp does: `None` for fewer than two lines, or when the session
 /// file is missing and the breadcrumb is not `fresh`.
 pub fn parse_breadcrumb(content: &str) -> Option<Breadcrumb> {
-    let lines: Vec<&str> = crate::info::js_trim(content).split('\n').collect();
+    let lines: Vec<&str> = arbor_core::js::trim(content).split('\n').collect();
     if lines.len() < 2 {
         return None;
     }

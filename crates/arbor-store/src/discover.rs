@@ -48,7 +48,7 @@ pub fn extract_text(content: &JsValue) -> Option<String> {
                         let mut t = Vec::new();
                         match b.get("text") {
                             None | Some(JsValue::Null) => {}
-                            v => crate::text::to_js_string(v, &mut t),
+                            v => arbor_core::js::to_string(v, &mut t),
                         }
                         parts.push(String::from_utf8_lossy(&t).into_owned());
                     }
@@ -98,7 +98,7 @@ fn extract_text_raw(raw: &[u8], kind: ValueKind) -> Result<Option<String>, ()> {
                                 }
                                 Some((v, _)) => {
                                     let dom = JsValue::parse(v).map_err(|_| ())?;
-                                    crate::text::to_js_string(Some(&dom), &mut t);
+                                    arbor_core::js::to_string(Some(&dom), &mut t);
                                 }
                             }
                             parts.push(String::from_utf8_lossy(&t).into_owned());
@@ -262,7 +262,7 @@ impl SessionInfo {
             None => out.extend_from_slice(b"null"),
         }
         out.extend_from_slice(b",\"modified\":");
-        match crate::info::time_clip(self.modified_ms) {
+        match arbor_core::js::valid_time(self.modified_ms) {
             Some(ms) => write_str_escaped(&iso(ms), out),
             None => out.extend_from_slice(b"null"),
         }

@@ -22,7 +22,7 @@
 //! hides such files; arbor lists omp sessions with pi's fields).
 use crate::discover::{extract_text_of_raw, SessionInfo};
 use arbor_core::entry::{Entry, EntryType, Fields, Role};
-use arbor_core::json::{JsValue, ValueKind};
+use arbor_core::json::ValueKind;
 use std::path::Path;
 
 /// How far the computation has come.
@@ -97,56 +97,6 @@ pub struct PushedText {
     pub role: TextRole,
     /// `extractTextContent(message)`.
     pub text: String,
-}
-
-/// ECMAScript `WhiteSpace` and `LineTerminator` (what `String.prototype.trim` removes).
-pub fn is_js_space(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200a}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202f}'
-                | '\u{205f}'
-                | '\u{3000}'
-                | '\u{feff}'
-    )
-}
-
-/// JS `s.trim()`.
-pub fn js_trim(s: &str) -> &str {
-    s.trim_matches(is_js_space)
-}
-
-/// `new Date(value).getTime()` for a JSON value (`None`: NaN, an Invalid Date).
-pub fn js_date_ms(v: &JsValue) -> Option<f64> {
-    let t = match v {
-        JsValue::String(s) => return arbor_core::time::parse_iso_ms(&s.to_string_lossy()),
-        JsValue::Number(n) => *n,
-        JsValue::Null => 0.0,
-        JsValue::Bool(b) => f64::from(u8::from(*b)),
-        // ToPrimitive of an array is its join: `[2020]` is "2020".
-        JsValue::Array(items) if items.len() == 1 => match &items[0] {
-            JsValue::String(_) | JsValue::Number(_) => {
-                let mut s = Vec::new();
-                crate::text::to_js_string(Some(&items[0]), &mut s);
-                return arbor_core::time::parse_iso_ms(&String::from_utf8_lossy(&s));
-            }
-            _ => return None,
-        },
-        _ => return None,
-    };
-    time_clip(t)
-}
-
-/// ECMAScript `TimeClip`: NaN beyond ±8.64e15 ms, else truncated toward zero.
-pub fn time_clip(t: f64) -> Option<f64> {
-    if !t.is_finite() || t.abs() > 8.64e15 {
-        None
-    } else {
-        Some(t.trunc() + 0.0)
-    }
 }
 
 fn canonical(raw: &[u8]) -> String {
@@ -255,7 +205,7 @@ impl InfoState {
                     Some((raw, ValueKind::String)) => {
                         let n =
                             arbor_core::entry::raw_str(raw, ValueKind::String).unwrap_or_default();
-                        let t = js_trim(&n);
+                        let t = arbor_core::js::trim(&n);
                         self.name = (!t.is_empty()).then(|| t.to_string());
                     }
                     Some(_) => {
@@ -279,7 +229,8 @@ impl InfoState {
             .map(|s| s.into_owned())
             .unwrap_or_default();
         self.parent_session_path = f.get(line, "parentSession").map(|(raw, _)| canonical(raw));
-        self.created_ms = f.value(line, "timestamp").and_then(|v| js_date_ms(&v));
+        self.created_ms =
+            arbor_core::js::valid_time(arbor_core::js::date_ms_raw(f.get(line, "timestamp")));
         self.header_ts_ms = f
             .str(line, "timestamp")
             .and_then(|t| arbor_core::time::parse_iso_ms(&t));
@@ -353,7 +304,7 @@ impl InfoState {
     /// file's mtime. `None` is an Invalid Date.
     pub fn modified_ms(&self, mtime_ms: f64) -> Option<f64> {
         match self.last_activity {
-            Some(t) if t > 0.0 => time_clip(t),
+            Some(t) if t > 0.0 => arbor_core::js::valid_time(t),
             _ => Some(self.header_ts_ms.unwrap_or(mtime_ms)),
         }
     }

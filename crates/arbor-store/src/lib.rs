@@ -60,7 +60,6 @@ pub mod paths;
 pub mod repair;
 pub mod safe_fs;
 pub mod stream;
-pub mod text;
 pub mod title;
 
 pub use build::NewEntry;

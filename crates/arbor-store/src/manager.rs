@@ -90,39 +90,16 @@ pub struct LiveContext<'a> {
 
 impl LiveContext<'_> {
     /// Writes the messages that are new since the previous call (after an extension), or
-    /// all of them (after a rebuild), as a JSON array.
-    /// The messages are the ones [`SessionContext::write_json`] writes: omp's for an omp
-    /// session (which is rebuilt at every update, so all of them are new).
+    /// all of them (after a rebuild), as a JSON array: the messages
+    /// [`SessionContext::write_json`] writes, in the session's dialect (an omp context is
+    /// rebuilt at every update, so all of its messages are new).
     pub fn write_new_messages(&self, out: &mut Vec<u8>) {
-        if let Some(o) = &self.context.omp {
-            let from = match self.change {
-                ContextChange::Extended { from, .. } => from,
-                ContextChange::Unchanged => o.messages.len(),
-                ContextChange::Rebuilt => 0,
-            };
-            out.push(b'[');
-            for (k, m) in o.messages.iter().skip(from).enumerate() {
-                if k > 0 {
-                    out.push(b',');
-                }
-                o.write_message(self.doc, m, out);
-            }
-            out.push(b']');
-            return;
-        }
         let from = match self.change {
             ContextChange::Extended { from, .. } => from,
-            ContextChange::Unchanged => self.context.messages.len(),
+            ContextChange::Unchanged => self.context.message_count(),
             ContextChange::Rebuilt => 0,
         };
-        out.push(b'[');
-        for (k, m) in self.context.messages.iter().skip(from).enumerate() {
-            if k > 0 {
-                out.push(b',');
-            }
-            self.context.write_message(self.doc, *m, out);
-        }
-        out.push(b']');
+        self.context.write_messages_from(self.doc, from, out);
     }
 }
 

@@ -14,7 +14,7 @@ use std::time::UNIX_EPOCH;
 
 use arbor_core::json::{write_str_escaped, JsValue};
 
-use crate::info::{js_trim, time_clip};
+use arbor_core::js;
 
 /// Bytes of the head window omp reads.
 pub const PREFIX_BYTES: u64 = 4096;
@@ -139,7 +139,7 @@ struct Header {
 /// `undefined` → None, blank → Some(None) (no title), else Some(Some(title)).
 fn normalize_title(t: Option<String>) -> Option<Option<String>> {
     t.map(|t| {
-        if js_trim(&t).is_empty() {
+        if js::trim(&t).is_empty() {
             None
         } else {
             Some(t)
@@ -206,7 +206,7 @@ fn parse_header(content: &str, entries: &[JsValue]) -> Option<Header> {
     let mut first_non_empty = true;
     for raw in content.split('\n') {
         let raw = raw.strip_suffix('\r').unwrap_or(raw);
-        let line = js_trim(raw);
+        let line = js::trim(raw);
         if line.is_empty() {
             continue;
         }
@@ -225,7 +225,7 @@ fn parse_header(content: &str, entries: &[JsValue]) -> Option<Header> {
 fn parse_lines(content: &str) -> Vec<JsValue> {
     content
         .split('\n')
-        .filter(|l| !js_trim(l).is_empty())
+        .filter(|l| !js::trim(l).is_empty())
         .filter_map(|l| JsValue::parse(l.as_bytes()).ok())
         .collect()
 }
@@ -358,7 +358,7 @@ pub fn omp_session_info(path: &Path) -> Option<OmpSessionInfo> {
         title: header.title.or(short_summary),
         parent_session_path: header.parent,
         created_ms: arbor_core::time::parse_iso_ms(header.timestamp.as_deref().unwrap_or(""))
-            .and_then(time_clip),
+            .and_then(js::valid_time),
         modified_ms,
         message_count,
         size: meta.len(),
@@ -445,7 +445,7 @@ impl OmpSessionInfo {
             None => out.extend_from_slice(b"null"),
         }
         out.extend_from_slice(b",\"modified\":");
-        match time_clip(self.modified_ms) {
+        match js::valid_time(self.modified_ms) {
             Some(ms) => write_str_escaped(&iso(ms), out),
             None => out.extend_from_slice(b"null"),
         }

@@ -20,7 +20,7 @@
 mod goldens_common;
 
 use arbor_core::context::{build_session_context, LeafSel, SessionContext};
-use arbor_core::context_omp::{build_omp_context, FrameBlobs};
+use arbor_core::context::{FrameBlobs, OmpContext};
 use arbor_core::json::JsValue;
 use arbor_core::{Dialect, SessionDoc};
 use arbor_store::blobs::{resolve_doc_blobs, BlobStore};
@@ -124,9 +124,7 @@ fn parse_printed(out: &[u8]) -> JsValue {
 fn context_json(doc: &SessionDoc, ctx: &SessionContext, llm: bool) -> JsValue {
     let mut out = Vec::new();
     if llm {
-        ctx.write_json_with(doc, &mut out, &|c, d, o| {
-            arbor_core::llm::write_llm_messages(c, d, o)
-        });
+        ctx.write_llm_json(doc, &mut out);
     } else {
         ctx.write_json(doc, &mut out);
     }
@@ -186,10 +184,14 @@ fn check_contexts(kind: Kind) -> Tally {
             // omp's rules (what arbor runs for omp files), with the blob store attached as
             // omp's SessionManager has it. Files without a title slot are pi files to arbor,
             // whose CLI answer is pi's (compared in pi_goldens.rs on the same bytes).
-            let ctx = build_omp_context(&doc, leaf_sel(&arbor_key), Some(&frames));
+            let ctx =
+                SessionContext::Omp(OmpContext::build(&doc, leaf_sel(&arbor_key), Some(&frames)));
             if doc.dialect() == Dialect::Omp {
                 let cli = build_session_context(&doc, leaf_sel(&arbor_key));
-                assert!(cli.omp.is_some(), "{name}: an omp file built by pi's rules");
+                assert!(
+                    matches!(cli, SessionContext::Omp(_)),
+                    "{name}: an omp file built by pi's rules"
+                );
             }
             let have = context_json(&doc, &ctx, kind == Kind::Llm);
             t.compared += 1;
@@ -317,7 +319,11 @@ fn own_answers(kind: Kind, t: &mut Tally) {
                         let want = golden(d.file, ext).expect("golden");
                         let want = want.get("j0000002").expect("key j0000002");
                         let frames = BlobStore::new(blob_dir());
-                        let ctx = build_omp_context(&doc, LeafSel::Current, Some(&frames));
+                        let ctx = SessionContext::Omp(OmpContext::build(
+                            &doc,
+                            LeafSel::Current,
+                            Some(&frames),
+                        ));
                         let have = context_json(&doc, &ctx, kind == Kind::Llm);
                         same_object(want, &have, OMP_CONTEXT_EXTRA)
                             .unwrap_or_else(|e| panic!("{} __open__: {e}", d.file));
@@ -501,7 +507,7 @@ fn omp_context_llm_goldens() {
             if let LeafSel::Id(id) = leaf {
                 assert!(doc.index.get(id).is_some(), "{name}: no entry {id}");
             }
-            let ctx = build_omp_context(&doc, leaf, store);
+            let ctx = SessionContext::Omp(OmpContext::build(&doc, leaf, store));
             let have = context_json(&doc, &ctx, true);
             let have = have.get("messages").expect("messages");
             if want.get("throws").is_some() {

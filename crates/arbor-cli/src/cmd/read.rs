@@ -1,7 +1,7 @@
 //! Commands that only read: context, tree, show.
 use crate::render;
 use anyhow::{Context as _, Result};
-use arbor_core::context::{build_session_context, LeafSel, SessionContext};
+use arbor_core::context::{build_session_context_with, FrameBlobs, LeafSel, SessionContext};
 use arbor_core::doc::SessionDoc;
 use arbor_store::locate::Locator;
 use std::io::Write;
@@ -81,15 +81,15 @@ fn load_resolved(
     Ok((path, doc))
 }
 
-/// The context of a leaf; omp files get omp's rules with the session's blob store attached.
+/// The context of a leaf, by the rules of the session's tool; omp files get their blob
+/// store for snapcompact frames kept as blob references.
 fn context_of(doc: &SessionDoc, leaf: LeafSel<'_>, path: &Path, loc: &Locator) -> SessionContext {
-    let agent = loc.agent_override();
-    if doc.dialect() != arbor_core::Dialect::Omp {
-        return build_session_context(doc, leaf);
-    }
-    let store =
-        arbor_store::blobs::BlobStore::new(arbor_store::blobs::blob_dir_for_session(path, agent));
-    arbor_core::context_omp::build_omp_context(doc, leaf, Some(&store))
+    let store = (doc.dialect() == arbor_core::Dialect::Omp).then(|| {
+        let dir = arbor_store::blobs::blob_dir_for_session(path, loc.agent_override());
+        arbor_store::blobs::BlobStore::new(dir)
+    });
+    let blobs = store.as_ref().map(|s| s as &dyn FrameBlobs);
+    build_session_context_with(doc, leaf, blobs)
 }
 
 fn leaf_sel(leaf: Option<&str>) -> LeafSel<'_> {
@@ -120,7 +120,7 @@ pub fn context(
         }
     }
     let ctx = context_of(&doc, leaf_sel(leaf), &path, loc);
-    if ctx.cycle {
+    if ctx.cycle() {
         say_err!("arbor: warning: {}: the parentId chain of the leaf has a cycle; the path was cut where it repeats", path.display());
     }
     for u in ctx.unreadable_messages(&doc) {
@@ -135,58 +135,38 @@ pub fn context(
             if llm { " (--llm leaves it out)" } else { "" }
         );
     }
-    if !llm && ctx.omp.is_none() {
-        // The lines before the first one the context reads are done with: their pages are
-        // released on a third thread while the context is written, instead of by the exit.
-        let first = context_lines(&ctx)
-            .filter_map(|i| match doc.entries[i].line {
-                arbor_core::entry::LineRef::Base { start, .. } => Some(start),
-                arbor_core::entry::LineRef::Owned(_) => None,
-            })
-            .min()
-            .unwrap_or(0);
-        let done = doc.base_bytes().get(..first).unwrap_or_default();
-        std::thread::scope(|s| {
-            if done.len() >= RELEASE_MIN_BYTES {
-                s.spawn(|| arbor_store::map::release_pages(done));
-            }
-            write_context_streaming(&ctx, &doc)
-        })?;
+    if llm {
+        let mut out = Vec::with_capacity(doc.base_bytes().len() / 2 + 64);
+        ctx.write_llm_json(&doc, &mut out);
+        out.push(b'\n');
+        stdout_all(&out)?;
         return exit_soon(&path, doc);
     }
-    let mut out = Vec::with_capacity(doc.base_bytes().len() / 2 + 64);
-    if llm {
-        ctx.write_json_with(&doc, &mut out, &|c, d, o| {
-            arbor_core::llm::write_llm_messages(c, d, o)
-        });
-    } else {
-        ctx.write_json(&doc, &mut out);
-    }
-    out.push(b'\n');
-    stdout_all(&out)?;
+    // The lines before the first one the context reads are done with: their pages are
+    // released on a third thread while the context is written, instead of by the exit.
+    let first = ctx
+        .entries_read()
+        .into_iter()
+        .filter_map(|i| match doc.entries[i].line {
+            arbor_core::entry::LineRef::Base { start, .. } => Some(start),
+            arbor_core::entry::LineRef::Owned(_) => None,
+        })
+        .min()
+        .unwrap_or(0);
+    let done = doc.base_bytes().get(..first).unwrap_or_default();
+    std::thread::scope(|s| {
+        if done.len() >= RELEASE_MIN_BYTES {
+            s.spawn(|| arbor_store::map::release_pages(done));
+        }
+        write_context_streaming(&ctx, &doc)
+    })?;
     exit_soon(&path, doc)
 }
 
 /// Mapped bytes worth releasing on another thread before the exit (see [`context`]).
 const RELEASE_MIN_BYTES: usize = 16 << 20;
 
-/// The entries whose lines writing a (pi) context reads.
-fn context_lines(ctx: &SessionContext) -> impl Iterator<Item = usize> + '_ {
-    let model = match ctx.model {
-        arbor_core::context::ModelSource::Change(i)
-        | arbor_core::context::ModelSource::Assistant(i) => Some(i),
-        arbor_core::context::ModelSource::None => None,
-    };
-    ctx.messages
-        .iter()
-        .map(|m| m.entry())
-        .chain(ctx.thinking_level)
-        .chain(model)
-        .chain(ctx.mode)
-        .chain(ctx.service_tier)
-}
-
-/// Writes a context to stdout ([`arbor_core::context_stream::write_context_streaming`]),
+/// Writes a context to stdout ([`SessionContext::write_streaming`]),
 /// straight to the file descriptor: `Stdout` is line-buffered, and searched every chunk for
 /// its last newline (the JSON has its only newline at the end).
 fn write_context_streaming(ctx: &SessionContext, doc: &SessionDoc) -> Result<()> {
@@ -195,7 +175,7 @@ fn write_context_streaming(ctx: &SessionContext, doc: &SessionDoc) -> Result<()>
         Ok(fd) => Box::new(std::fs::File::from(fd)),
         Err(_) => Box::new(std::io::stdout().lock()),
     };
-    arbor_core::context_stream::write_context_streaming(ctx, doc, &mut *fd)?;
+    ctx.write_streaming(doc, &mut *fd)?;
     fd.flush()?;
     drop(stdout);
     Ok(())

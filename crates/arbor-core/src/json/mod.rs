@@ -27,8 +27,8 @@ pub use scan::{
 };
 pub use value::{JsStr, JsValue};
 pub use write::{
-    canonicalize, canonicalize_or_keep, write_js_number, write_js_str, write_js_value,
-    write_str_escaped, Canonical,
+    canonical_or_keep, canonicalize, canonicalize_or_keep, write_canonical, write_js_number,
+    write_js_str, write_js_value, write_str_escaped, Canonical,
 };
 
 use thiserror::Error;

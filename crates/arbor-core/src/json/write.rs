@@ -4,7 +4,9 @@ use super::value::surrogate_at;
 use super::{JsStr, JsValue};
 
 mod canonical;
-pub use canonical::{canonicalize, canonicalize_or_keep, Canonical};
+pub use canonical::{
+    canonical_or_keep, canonicalize, canonicalize_or_keep, write_canonical, Canonical,
+};
 
 /// Appends `JSON.stringify(value)` to `out`: array-index keys (canonical decimal integers
 /// 0..=4294967294) first in ascending numeric order, then the others in insertion order.

@@ -206,6 +206,29 @@ pub fn canonicalize_or_keep(raw: &[u8], out: &mut Vec<u8>) -> Result<Canonical, 
     canonicalize_with(raw, out, true)
 }
 
+/// Writes a member value as `JSON.stringify(JSON.parse(raw))` would, for values taken from a
+/// line the scanner has already accepted: the canonical form, or `raw` itself when it is not
+/// valid JSON after all (nothing read from a file is ever dropped).
+pub fn write_canonical(raw: &[u8], out: &mut Vec<u8>) {
+    if let Some(kept) = canonical_or_keep(raw, out) {
+        out.extend_from_slice(kept);
+    }
+}
+
+/// [`write_canonical`], except that a value whose bytes are already its output (or that is
+/// not valid JSON, which is kept as it is) is returned instead of copied to `out`.
+pub fn canonical_or_keep<'r>(raw: &'r [u8], out: &mut Vec<u8>) -> Option<&'r [u8]> {
+    let mark = out.len();
+    match canonicalize_with(raw, out, true) {
+        Ok(Canonical::AsIs) => Some(raw),
+        Ok(Canonical::Written) => None,
+        Err(_) => {
+            out.truncate(mark);
+            Some(raw)
+        }
+    }
+}
+
 fn canonicalize_with(raw: &[u8], out: &mut Vec<u8>, keep: bool) -> Result<Canonical, JsonError> {
     let reused = CANON.try_with(|cell| {
         cell.try_borrow_mut().ok().map(|mut st| {

@@ -89,97 +89,6 @@ pub(crate) fn raw_is_str(raw: Option<(&[u8], ValueKind)>, s: &str) -> bool {
     raw_js_str(raw).is_some_and(|v| v.0 == s.as_bytes())
 }
 
-/// JS truthiness of a raw member (missing: `undefined`, falsy).
-pub(crate) fn raw_truthy(raw: Option<(&[u8], ValueKind)>) -> bool {
-    match raw {
-        None => false,
-        Some((_, ValueKind::Null)) => false,
-        Some((r, ValueKind::Bool)) => r.first() == Some(&b't'),
-        Some((r, ValueKind::Number)) => {
-            let n = parse_num(r);
-            n != 0.0 && !n.is_nan()
-        }
-        // `""` is the only empty string spelling: any escape decodes to a character.
-        Some((r, ValueKind::String)) => r.len() > 2,
-        Some((_, ValueKind::Array | ValueKind::Object)) => true,
-    }
-}
-
-/// JS `ToString` of a JSON value (template literals, property keys, `Array.prototype.join`),
-/// at any nesting depth ([`JsValue::write_js_string`]).
-pub(crate) fn to_js_string(v: &JsValue) -> JsStr {
-    let mut out = Vec::new();
-    v.write_js_string(&mut out);
-    JsStr(out)
-}
-
-/// `ToString` of an optional value: a missing one is `"undefined"`.
-pub(crate) fn to_js_string_opt(v: Option<&JsValue>) -> JsStr {
-    match v {
-        Some(v) => to_js_string(v),
-        None => JsStr::from("undefined"),
-    }
-}
-
-/// `new Date(v).getTime()` for a JSON value (`None`: `undefined`). NaN where JS gives NaN.
-pub(crate) fn date_ms(v: Option<&JsValue>) -> f64 {
-    match v {
-        None => f64::NAN,
-        Some(JsValue::Null) => 0.0,
-        Some(JsValue::Bool(b)) => f64::from(u8::from(*b)),
-        Some(JsValue::Number(n)) => time_clip(*n),
-        Some(JsValue::String(s)) => parse_date(s),
-        // Arrays become their `join` string; plain objects "[object Object]" (NaN).
-        Some(a @ JsValue::Array(_)) => parse_date(&to_js_string(a)),
-        Some(JsValue::Object(_)) => f64::NAN,
-    }
-}
-
-fn parse_date(s: &JsStr) -> f64 {
-    s.as_str()
-        .and_then(crate::time::parse_iso_ms)
-        .unwrap_or(f64::NAN)
-}
-
-/// ECMAScript `TimeClip`.
-pub(crate) fn time_clip(n: f64) -> f64 {
-    if !n.is_finite() || n.abs() > 8.64e15 {
-        f64::NAN
-    } else {
-        n.trunc() + 0.0
-    }
-}
-
-/// ECMAScript `WhiteSpace` or `LineTerminator` (what `trim` and `\s` strip), as a UTF-16 unit.
-pub(crate) fn is_js_ws(u: u16) -> bool {
-    matches!(
-        u,
-        0x09..=0x0D | 0x20 | 0xA0 | 0x1680 | 0x2000..=0x200A | 0x2028 | 0x2029 | 0x202F | 0x205F | 0x3000 | 0xFEFF
-    )
-}
-
-/// `s.trim()` on UTF-16 units.
-pub(crate) fn trim(s: &[u16]) -> &[u16] {
-    trim_start(trim_end(s))
-}
-
-/// `s.trimEnd()` on UTF-16 units.
-pub(crate) fn trim_end(s: &[u16]) -> &[u16] {
-    let end = s.iter().rposition(|&u| !is_js_ws(u)).map_or(0, |p| p + 1);
-    &s[..end]
-}
-
-/// `s.trimStart()` on UTF-16 units.
-pub(crate) fn trim_start(s: &[u16]) -> &[u16] {
-    let start = s.iter().position(|&u| !is_js_ws(u)).unwrap_or(s.len());
-    &s[start..]
-}
-
-/// Whether a JS string (WTF-8) has a character other than JS whitespace (`s.trim().length > 0`).
-pub(crate) fn has_non_ws(s: &JsStr) -> bool {
-    utf16_units(s).any(|u| !is_js_ws(u))
-}
-
 /// The UTF-16 code units of a string.
 pub(crate) fn units(s: &JsStr) -> Vec<u16> {
     utf16_units(s).collect()
@@ -365,11 +274,12 @@ mod tests {
     }
 
     #[test]
-    fn js_strings() {
+    fn js_strings_and_units() {
         let v = JsValue::parse(br#"[1,null,[2,"a"],{"x":1},true,1e21]"#).unwrap_or(JsValue::Null);
-        assert_eq!(to_js_string(&v).0, b"1,,2,a,[object Object],true,1e+21");
-        assert_eq!(date_ms(Some(&JsValue::Null)), 0.0);
-        assert!(date_ms(None).is_nan());
+        assert_eq!(
+            crate::js::to_js_str(Some(&v)).0,
+            b"1,,2,a,[object Object],true,1e+21"
+        );
         let s = JsStr::from("a\u{1F600}b");
         assert_eq!(from_units(&units(&s)), s);
         let lone = JsStr(vec![0xED, 0xA0, 0xBD]);

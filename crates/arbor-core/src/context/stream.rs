@@ -1,36 +1,20 @@
 //! Writing a context's JSON to any `io::Write` in bounded memory, the messages that are
 //! stored exactly as they are to be printed written from the session's bytes without a copy
 //! (what `arbor context` uses for pi sessions).
-use crate::context::{CtxMessage, SessionContext};
+use super::pieces::Pieces;
+use super::{CtxMessage, PiContext};
 use crate::doc::SessionDoc;
-use crate::pieces::Pieces;
 use std::io::{self, Write};
 
-/// Writes `ctx`'s JSON (as [`SessionContext::write_json`] writes it, then a newline) to `w`
+/// Writes `ctx`'s JSON (as [`PiContext::write_json`] writes it, then a newline) to `w`
 /// in chunks of about 1 MB, so the JSON of a large context is never held whole in memory (a
 /// session that was never compacted has a context as large as the file) and no large fresh
 /// buffer has to be faulted in. A message stored exactly as it is to be printed is not
 /// copied: it goes out as a slice of the session's bytes (`write_vectored`). On two cores,
 /// windows of about 2 MB are transcoded in two halves side by side, then written in order.
 /// `w` is not flushed.
-///
-/// ```
-/// use arbor_core::{build_session_context, LeafSel, SessionDoc};
-/// let jsonl = concat!(
-///     r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#, "\n",
-///     r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#, "\n",
-/// );
-/// let doc = SessionDoc::parse(std::sync::Arc::new(jsonl.as_bytes().to_vec())).unwrap();
-/// let ctx = build_session_context(&doc, LeafSel::Current);
-/// let mut out = Vec::new();
-/// arbor_core::context_stream::write_context_streaming(&ctx, &doc, &mut out).unwrap();
-/// let mut whole = Vec::new();
-/// ctx.write_json(&doc, &mut whole);
-/// whole.push(b'\n');
-/// assert_eq!(out, whole);
-/// ```
-pub fn write_context_streaming(
-    ctx: &SessionContext,
+pub(crate) fn write_context_streaming(
+    ctx: &PiContext,
     doc: &SessionDoc,
     w: &mut dyn Write,
 ) -> io::Result<()> {
@@ -52,7 +36,7 @@ pub fn write_context_streaming(
     let two_cores = crate::two_cores();
     let size = |m: &CtxMessage| doc.line(&doc.entries[m.entry()].line).len();
     fn write_run<'d>(
-        c: &SessionContext,
+        c: &PiContext,
         d: &'d SessionDoc,
         run: &[CtxMessage],
         first: bool,

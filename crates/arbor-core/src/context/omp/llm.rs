@@ -20,10 +20,11 @@
 //!
 //! Not replicated: the output notices omp renders from a bash/python message's `meta`
 //! (truncation, limits, LSP diagnostics); a message with a `meta` gets its text without them.
-use super::jsv::{has_non_ws, lit, to_js_string, units};
+use super::jsv::{lit, units};
 use super::notes::format_post_render;
 use super::OmpContext;
 use crate::doc::SessionDoc;
+use crate::js;
 use crate::json::{JsStr, JsValue};
 
 /// agent-core's `branch-summary-context.md`, split at its `{{summary}}`.
@@ -63,7 +64,7 @@ fn render(template: (&str, &str), value: Option<&JsValue>) -> JsStr {
     let mut text = lit(template.0);
     match value {
         None | Some(JsValue::Null) => {}
-        Some(v) => text.extend(units(&to_js_string(v))),
+        Some(v) => text.extend(units(&js::to_js_str(Some(v)))),
     }
     text.extend(lit(template.1));
     super::jsv::from_units(&format_post_render(&text))
@@ -174,7 +175,7 @@ fn strip_demoted_thinking(m: &JsValue) -> JsValue {
     };
     let blank_text = |b: &JsValue| {
         block_type(b) == Some(b"text")
-            && matches!(b.get("text"), Some(JsValue::String(t)) if !has_non_ws(t))
+            && matches!(b.get("text"), Some(JsValue::String(t)) if !js::has_non_whitespace(t))
     };
     let mut scan_end = content.len();
     while scan_end > 0 && blank_text(&content[scan_end - 1]) {
@@ -184,7 +185,7 @@ fn strip_demoted_thinking(m: &JsValue) -> JsValue {
     while run_start > 0 {
         let b = &content[run_start - 1];
         let open_thinking = block_type(b) == Some(b"thinking")
-            && matches!(b.get("thinking"), Some(JsValue::String(t)) if has_non_ws(t))
+            && matches!(b.get("thinking"), Some(JsValue::String(t)) if js::has_non_whitespace(t))
             && !truthy(b.get("thinkingSignature"));
         if !open_thinking {
             break;
@@ -207,7 +208,7 @@ fn pruned_tool_content(m: &JsValue) -> JsValue {
     let mut text = Vec::new();
     for b in blocks.iter().filter(|b| block_type(b) == Some(b"text")) {
         if let Some(t) = b.get("text") {
-            text.extend_from_slice(&to_js_string(t).0);
+            text.extend_from_slice(&js::to_js_str(Some(t)).0);
         }
     }
     if text.is_empty() {
@@ -258,9 +259,9 @@ fn convert_core(m: &JsValue) -> Option<JsValue> {
         b"compactionSummary" => {
             let content = match m.get("blocks") {
                 Some(blocks) => {
-                    let mut c = vec![text_block(to_js_string(
+                    let mut c = vec![text_block(js::to_js_str(Some(
                         m.get("summary").unwrap_or(&JsValue::Null),
-                    ))];
+                    )))];
                     if m.get("summary").is_none() {
                         c[0] = object(vec![("type", Some(s("text")))]);
                     }
@@ -313,7 +314,7 @@ fn convert_core(m: &JsValue) -> Option<JsValue> {
 /// `bashExecutionToText` / `pythonExecutionToText` (without `meta` notices).
 fn execution_text(m: &JsValue, python: bool) -> JsStr {
     let tpl = |v: Option<&JsValue>| match v {
-        Some(v) => to_js_string(v).0,
+        Some(v) => js::to_js_str(Some(v)).0,
         None => b"undefined".to_vec(),
     };
     let mut t = Vec::new();
@@ -353,7 +354,7 @@ fn execution_text(m: &JsValue, python: bool) -> JsStr {
                 } else {
                     b"\n\nCommand exited with code ".as_slice()
                 });
-                t.extend(to_js_string(code).0);
+                t.extend(js::to_js_str(Some(code)).0);
             }
         }
     }
@@ -391,7 +392,7 @@ fn split_image_custom(m: &JsValue) -> Option<Vec<JsValue>> {
     }
     let mut label = b"Images attached to ".to_vec();
     label.extend(match m.get("customType") {
-        Some(v) => to_js_string(v).0,
+        Some(v) => js::to_js_str(Some(v)).0,
         None => b"undefined".to_vec(),
     });
     label.push(b'.');
@@ -426,7 +427,7 @@ fn wrap_steering(m: &JsValue) -> JsValue {
                 .iter()
                 .filter(|b| block_type(b) == Some(b"text"))
                 .map(|b| match b.get("text") {
-                    Some(t) => to_js_string(t),
+                    Some(t) => js::to_js_str(Some(t)),
                     None => JsStr::from("undefined"),
                 })
                 .collect();
@@ -460,14 +461,14 @@ fn wrap_steering(m: &JsValue) -> JsValue {
 fn wrap_file(f: &JsValue) -> Vec<u8> {
     let mut t = b"<file path=\"".to_vec();
     t.extend(match f.get("path") {
-        Some(p) => to_js_string(p).0,
+        Some(p) => js::to_js_str(Some(p)).0,
         None => b"undefined".to_vec(),
     });
     t.extend_from_slice(b"\">");
     match f.get("content") {
         Some(c) if c.is_truthy() => {
             t.push(b'\n');
-            t.extend(to_js_string(c).0);
+            t.extend(js::to_js_str(Some(c)).0);
             t.push(b'\n');
         }
         _ => t.push(b'\n'),

@@ -1,8 +1,8 @@
 //! `convertToLlm`: turns context messages into the messages a model API receives, as pi's
 //! `convertToLlm` does (summaries wrapped in their prefix and suffix, `bashExecution` as a user
-//! message, custom messages as user messages, unknown roles dropped). A context built by omp's
-//! rules gets omp's own `convertToLlm` instead (`context_omp::llm`).
-use crate::context::{canon, write_entry_time, CtxMessage, SessionContext};
+//! message, custom messages as user messages, unknown roles dropped). omp's own is in
+//! `context::omp::llm`.
+use super::{CtxMessage, PiContext};
 use crate::doc::SessionDoc;
 use crate::entry::Role;
 use crate::json::{write_js_str, JsStr, JsValue};
@@ -18,17 +18,10 @@ pub const BRANCH_SUMMARY_PREFIX: &str =
 /// pi's `BRANCH_SUMMARY_SUFFIX` (no newline before the tag, as in pi).
 pub const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
 
-/// JS `String(value)` (template-literal and `+` conversion), as WTF-8; `None` is `undefined`.
-/// See [`JsValue::write_js_string`] (any nesting depth).
-pub fn js_to_string(v: Option<&JsValue>, out: &mut Vec<u8>) {
-    match v {
-        None => out.extend_from_slice(b"undefined"),
-        Some(v) => v.write_js_string(out),
-    }
-}
+use crate::js::to_string as js_to_string;
 
 /// pi's `bashExecutionToText`.
-pub fn bash_execution_text(m: &JsValue) -> JsStr {
+pub(crate) fn bash_execution_text(m: &JsValue) -> JsStr {
     let mut t = b"Ran `".to_vec();
     js_to_string(m.get("command"), &mut t);
     t.extend_from_slice(b"`\n");
@@ -89,12 +82,8 @@ fn summary_text(prefix: &str, summary: Option<&JsValue>, suffix: &str) -> JsStr 
     JsStr(t)
 }
 
-/// Writes the `convertToLlm(messages)` array for a context: pi's conversion, or omp's for a
-/// context built by omp's rules (see [`crate::context_omp`]).
-pub fn write_llm_messages(ctx: &SessionContext, doc: &SessionDoc, out: &mut Vec<u8>) {
-    if let Some(o) = &ctx.omp {
-        return crate::context_omp::llm::write_llm_messages(o, doc, out);
-    }
+/// Writes pi's `convertToLlm(messages)` array for a context.
+pub(crate) fn write_llm_messages(ctx: &PiContext, doc: &SessionDoc, out: &mut Vec<u8>) {
     out.push(b'[');
     let mut first = true;
     for &m in &ctx.messages {
@@ -122,7 +111,7 @@ fn write_llm_message(doc: &SessionDoc, m: CtxMessage, out: &mut Vec<u8>) -> bool
             };
             match &e.role {
                 Some(Role::User | Role::Assistant | Role::ToolResult) => {
-                    canon(raw, out);
+                    crate::json::write_canonical(raw, out);
                     true
                 }
                 Some(Role::BashExecution) => {
@@ -154,7 +143,7 @@ fn write_llm_message(doc: &SessionDoc, m: CtxMessage, out: &mut Vec<u8>) -> bool
             out.extend_from_slice(br#"{"role":"user""#);
             write_content(e.fields.value(line, "content").as_ref(), out);
             out.extend_from_slice(br#","timestamp":"#);
-            write_entry_time(doc, e, out);
+            crate::json::write_js_number(e.date_ms(line), out);
             out.push(b'}');
             true
         }
@@ -167,7 +156,7 @@ fn write_llm_message(doc: &SessionDoc, m: CtxMessage, out: &mut Vec<u8>) -> bool
             let summary = e.fields.value(line, "summary");
             write_text_user(&summary_text(p, summary.as_ref(), s), out);
             out.extend_from_slice(br#","timestamp":"#);
-            write_entry_time(doc, e, out);
+            crate::json::write_js_number(e.date_ms(line), out);
             out.push(b'}');
             true
         }
@@ -178,7 +167,7 @@ fn write_message_timestamp(v: &JsValue, out: &mut Vec<u8>) {
     if let Some(ts) = v.get("timestamp") {
         out.extend_from_slice(br#","timestamp":"#);
         let mut tmp = Vec::new();
-        canon(&ts.to_json(), &mut tmp);
+        crate::json::write_canonical(&ts.to_json(), &mut tmp);
         out.extend_from_slice(&tmp);
     }
 }

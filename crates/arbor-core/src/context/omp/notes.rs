@@ -1,7 +1,8 @@
 //! omp's experimental context notebook: the latest valid `experimental_context_notes` custom
 //! entry after the last `reset_boundary` becomes a hidden custom message at the head of the
 //! context, rendered through omp's prompt template and its post-render text formatter.
-use super::jsv::{is_js_ws, lit, trim, trim_end, trim_start, units};
+use super::jsv::{lit, units};
+use crate::js;
 use crate::json::{JsStr, JsValue};
 
 /// The custom type of notebook entries (and of the message they become).
@@ -44,7 +45,7 @@ pub(crate) fn render_notes(text: &JsStr) -> Vec<u16> {
     content.extend(units(text));
     content.extend(lit(TEMPLATE_TAIL));
     let formatted = format_post_render(&content);
-    trim(&formatted).to_vec()
+    js::trim_units(&formatted).to_vec()
 }
 
 /// omp's prompt formatter in its post-render phase (no symbol replacement, no RFC 2119
@@ -64,7 +65,7 @@ pub(crate) fn format_post_render(content: &[u16]) -> Vec<u16> {
     while i < lines.len() {
         let raw = lines[i];
         let mut line: Vec<u16> = match raw.last() {
-            Some(&last) if last <= 32 || last >= 128 => trim_end(raw).to_vec(),
+            Some(&last) if last <= 32 || last >= 128 => js::trim_end_units(raw).to_vec(),
             _ => raw.to_vec(),
         };
         let mut s = 0;
@@ -72,7 +73,7 @@ pub(crate) fn format_post_render(content: &[u16]) -> Vec<u16> {
             s += 1;
         }
         if line.get(s).is_some_and(|&c| c >= 128) {
-            s = line.len() - trim_start(&line).len();
+            s = line.len() - js::trim_start_units(&line).len();
         }
         let first = line.get(s).copied();
         let rest = &line[s.min(line.len())..];
@@ -111,7 +112,7 @@ pub(crate) fn format_post_render(content: &[u16]) -> Vec<u16> {
         }
         if s >= line.len() {
             let next = lines.get(i + 1);
-            let blank = |l: &&[u16]| l.is_empty() || l.iter().all(|&u| is_js_ws(u));
+            let blank = |l: &&[u16]| l.is_empty() || l.iter().all(|&u| js::is_whitespace_unit(u));
             if next.is_none_or(blank) {
                 pop_blanks(&mut result);
                 let mut j = i + 1;
@@ -161,7 +162,7 @@ fn is_table_sep(s: &[u16]) -> bool {
         && s[n - 1] == u16::from(b'|')
         && s[1..n - 1]
             .iter()
-            .all(|&u| matches!(u, 0x2D | 0x3A | 0x7C) || is_js_ws(u))
+            .all(|&u| matches!(u, 0x2D | 0x3A | 0x7C) || js::is_whitespace_unit(u))
 }
 
 /// `^\|.*\|$` (`.` is anything but a line terminator).
@@ -181,7 +182,7 @@ fn compact_table_row(s: &[u16]) -> Vec<u16> {
         if k > 0 {
             out.push(u16::from(b'|'));
         }
-        out.extend_from_slice(trim(cell));
+        out.extend_from_slice(js::trim_units(cell));
     }
     out
 }
@@ -190,12 +191,12 @@ fn compact_table_sep(s: &[u16]) -> Vec<u16> {
     let mut out = vec![u16::from(b'|')];
     let cells = s
         .split(|&u| u == u16::from(b'|'))
-        .filter(|c| !trim(c).is_empty());
+        .filter(|c| !js::trim_units(c).is_empty());
     for (k, cell) in cells.enumerate() {
         if k > 0 {
             out.push(u16::from(b'|'));
         }
-        let t = trim(cell);
+        let t = js::trim_units(cell);
         let left = t.first() == Some(&u16::from(b':'));
         let right = t.last() == Some(&u16::from(b':'));
         let norm = match (left, right) {
@@ -213,7 +214,7 @@ fn compact_table_sep(s: &[u16]) -> Vec<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context_omp::jsv::from_units;
+    use crate::context::omp::jsv::from_units;
 
     fn fmt(s: &str) -> String {
         from_units(&format_post_render(&lit(s)))

@@ -2,9 +2,10 @@
 //! the compacted history plus plain-text edges. Rebuilding a context re-attaches them to the
 //! compaction summary message as ordered `blocks` (text head, image frames within a byte
 //! budget, text tail) and `images`.
-use super::jsv::{from_units, is_js_ws, lit, locale_count, to_fixed_1, units};
+use super::jsv::{from_units, lit, locale_count, to_fixed_1, units};
 use super::FrameBlobs;
 use crate::blobref;
+use crate::js;
 use crate::json::{JsStr, JsValue};
 use crate::persist::TRUNCATION_NOTICE;
 
@@ -480,12 +481,12 @@ fn match_data_url(s: &[u16], at: usize) -> Option<UrlMatch> {
     let mime = m0..k;
     let p0 = k + 8;
     let mut p = run(s, p0, is_b64);
-    let ws = run(s, p, is_js_ws);
+    let ws = run(s, p, js::is_whitespace_unit);
     if let Some(me) = marker_end(s, ws, true) {
-        let ws2 = run(s, me, is_js_ws);
+        let ws2 = run(s, me, js::is_whitespace_unit);
         p = run(s, ws2, is_b64);
     }
-    let c = run(s, p, is_js_ws);
+    let c = run(s, p, js::is_whitespace_unit);
     let closer = (s.get(c) == Some(&u16::from(b')'))).then(|| p..c + 1);
     let end = closer.as_ref().map_or(p, |r| r.end);
     Some((mime, p0..p, closer, end))
@@ -503,7 +504,7 @@ impl AsciiU16 for u16 {
 /// Start of a Markdown `![label](` / `[label](` opener right before `data_at`, not before `cursor`.
 fn markdown_opener(s: &[u16], data_at: usize, cursor: usize) -> Option<usize> {
     let mut i = data_at;
-    while i > cursor && is_js_ws(s[i - 1]) {
+    while i > cursor && js::is_whitespace_unit(s[i - 1]) {
         i -= 1;
     }
     if i < cursor + 2 || s[i - 1] != u16::from(b'(') || s[i - 2] != u16::from(b']') {
@@ -550,8 +551,8 @@ pub(crate) fn elide_data_urls(s: &[u16]) -> Vec<u16> {
         let pay = &s[payload.clone()];
         // The marker search inside the payload is case-sensitive (no `i` flag there).
         let marker = (0..pay.len()).find_map(|st| {
-            let ws = run(pay, st, is_js_ws);
-            marker_end(pay, ws, false).map(|me| (st, run(pay, me, is_js_ws)))
+            let ws = run(pay, st, js::is_whitespace_unit);
+            marker_end(pay, ws, false).map(|me| (st, run(pay, me, js::is_whitespace_unit)))
         });
         let b64_chars = match marker {
             Some((ms, me)) => {

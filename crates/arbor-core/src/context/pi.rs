@@ -1,0 +1,397 @@
+//! pi's `buildSessionContext` (0.73.1): the messages, thinking level and model of a leaf of a
+//! pi session, and the JSON pi's `JSON.stringify` writes for them.
+use super::{leaf_index, write_member, write_model, CtxMessage, LeafSel, ModelSource};
+use crate::doc::SessionDoc;
+use crate::entry::{EntryType, Role};
+use crate::json::{self, write_canonical, write_str_escaped};
+use std::io;
+
+/// pi's context for a leaf ([`super::SessionContext::Pi`]): message and setting references
+/// into the document it was built from.
+#[derive(Debug, Clone, Default)]
+pub struct PiContext {
+    /// Messages in order.
+    pub(crate) messages: Vec<CtxMessage>,
+    /// The last `thinking_level_change` on the path (`None`: `"off"`).
+    pub(crate) thinking_level: Option<usize>,
+    /// Where the model comes from.
+    pub(crate) model: ModelSource,
+    /// The model map (role → `provider/modelId`), in first-set order.
+    pub(crate) models: Vec<(String, String)>,
+    /// Injected TTSR rules, first-seen order, de-duplicated.
+    pub(crate) injected_ttsr_rules: Vec<String>,
+    /// The last `mode_change` on the path.
+    pub(crate) mode: Option<usize>,
+    /// The path from the root to the leaf (entry indices).
+    pub(crate) path: Vec<usize>,
+    /// The path walk met a `parentId` cycle and was cut.
+    pub(crate) cycle: bool,
+    /// The explicit empty context (`null` leaf or no entries).
+    pub(crate) empty: bool,
+}
+
+impl PiContext {
+    /// The messages in order, by the entries they come from.
+    pub fn messages(&self) -> &[CtxMessage] {
+        &self.messages
+    }
+
+    /// The entries whose lines writing the context reads.
+    pub(crate) fn entries_read(&self) -> impl Iterator<Item = usize> + '_ {
+        let model = match self.model {
+            ModelSource::Change(i) | ModelSource::Assistant(i) => Some(i),
+            ModelSource::None => None,
+        };
+        self.messages
+            .iter()
+            .map(|m| m.entry())
+            .chain(self.thinking_level)
+            .chain(model)
+            .chain(self.mode)
+    }
+}
+
+impl PiContext {
+    /// Builds pi's context for `leaf`, as pi's `buildSessionContext(entries, leafId, byId)`,
+    /// whatever `doc`'s dialect ([`super::build_session_context`] picks the rules by the dialect).
+    pub fn build(doc: &SessionDoc, leaf: LeafSel<'_>) -> PiContext {
+        let mut ctx = PiContext {
+            empty: true,
+            ..PiContext::default()
+        };
+        let Some(leaf_idx) = leaf_index(doc, leaf) else {
+            return ctx;
+        };
+        ctx.empty = false;
+        let path = doc.index.path(doc, leaf_idx);
+        ctx.cycle = path.cycle;
+        let path = path.entries;
+        let mut compaction: Option<usize> = None;
+        let mut default_model: Option<usize> = None;
+        for &i in &path {
+            apply_entry(&mut ctx, doc, i, &mut compaction, &mut default_model);
+        }
+        finish_default_model(&mut ctx, doc, default_model);
+        let emit = |ctx: &mut PiContext, i: usize| emit_entry(ctx, doc, i);
+        match compaction {
+            Some(c) => {
+                ctx.messages.push(CtxMessage::CompactionSummary(c));
+                let ce = &doc.entries[c];
+                let cline = doc.line(&ce.line);
+                // pi: the first path entry of type compaction with the latest compaction's id.
+                let cpos = path
+                    .iter()
+                    .position(|&i| {
+                        doc.entries[i].etype == EntryType::Compaction && doc.entries[i].id == ce.id
+                    })
+                    .unwrap_or(0);
+                let first_kept = ce.fields.str(cline, "firstKeptEntryId");
+                let mut found = false;
+                for &i in &path[..cpos] {
+                    if let (Some(fk), Some(id)) =
+                        (first_kept.as_deref(), doc.entries[i].id.as_deref())
+                    {
+                        if fk == id {
+                            found = true;
+                        }
+                    }
+                    if found {
+                        emit(&mut ctx, i);
+                    }
+                }
+                for &i in &path[cpos + 1..] {
+                    emit(&mut ctx, i);
+                }
+            }
+            None => {
+                for &i in &path {
+                    emit(&mut ctx, i);
+                }
+            }
+        }
+        ctx.path = path;
+        ctx
+    }
+}
+
+fn set_model(models: &mut Vec<(String, String)>, role: &str, model: String) {
+    if let Some(slot) = models.iter_mut().find(|(r, _)| r == role) {
+        slot.1 = model;
+    } else {
+        models.push((role.to_string(), model));
+    }
+}
+
+/// Folds path entry `i` into the context's state (thinking level, model, models, TTSR rules,
+/// mode, service tier) and notes the latest compaction; messages are emitted separately.
+/// The `default` role of the model map is only placed here; its value comes from the last
+/// entry that sets it (`default_model`), read once by [`finish_default_model`] (reading the
+/// provider and model of every assistant message of a long path cost half of the build).
+pub(crate) fn apply_entry(
+    ctx: &mut PiContext,
+    doc: &SessionDoc,
+    i: usize,
+    compaction: &mut Option<usize>,
+    default_model: &mut Option<usize>,
+) {
+    let e = &doc.entries[i];
+    let line = doc.line(&e.line);
+    match e.etype {
+        EntryType::ThinkingLevelChange => ctx.thinking_level = Some(i),
+        EntryType::ModelChange => {
+            if let Some(m) = e.fields.str(line, "model").filter(|m| !m.is_empty()) {
+                let role = e
+                    .fields
+                    .str(line, "role")
+                    .map(|r| r.into_owned())
+                    .unwrap_or_else(|| "default".into());
+                if role == "default" {
+                    place_default(ctx);
+                    *default_model = Some(i);
+                } else {
+                    set_model(&mut ctx.models, &role, m.into_owned());
+                }
+            }
+            ctx.model = ModelSource::Change(i);
+        }
+        EntryType::Message if e.role == Some(Role::Assistant) => {
+            ctx.model = ModelSource::Assistant(i);
+            place_default(ctx);
+            *default_model = Some(i);
+        }
+        EntryType::Compaction => *compaction = Some(i),
+        EntryType::TtsrInjection => {
+            if let Some(json::JsValue::Array(rules)) =
+                e.fields.value(line, "injectedRules").as_ref()
+            {
+                for r in rules {
+                    if let Some(s) = r.as_str_lossy() {
+                        if !ctx.injected_ttsr_rules.iter().any(|x| x == s.as_ref()) {
+                            ctx.injected_ttsr_rules.push(s.into_owned());
+                        }
+                    }
+                }
+            }
+        }
+        EntryType::ModeChange => ctx.mode = Some(i),
+        _ => {}
+    }
+}
+
+/// Gives the model map's `default` role its place (first set, first listed), value to come.
+fn place_default(ctx: &mut PiContext) {
+    if !ctx.models.iter().any(|(r, _)| r == "default") {
+        ctx.models.push(("default".to_string(), String::new()));
+    }
+}
+
+/// Sets the `default` model from the last entry that set it: a `model_change`'s `model`, or
+/// an assistant message's `provider/model` (`undefined` for a missing one, as pi's template
+/// string writes it).
+pub(crate) fn finish_default_model(
+    ctx: &mut PiContext,
+    doc: &SessionDoc,
+    default_model: Option<usize>,
+) {
+    let Some(e) = default_model.and_then(|i| doc.entries.get(i)) else {
+        return;
+    };
+    let line = doc.line(&e.line);
+    let value = if e.etype == EntryType::ModelChange {
+        e.fields
+            .str(line, "model")
+            .map(|m| m.into_owned())
+            .unwrap_or_default()
+    } else {
+        let p = e.message_str(line, "provider");
+        let m = e.message_str(line, "model");
+        format!(
+            "{}/{}",
+            p.as_deref().unwrap_or("undefined"),
+            m.as_deref().unwrap_or("undefined")
+        )
+    };
+    set_model(&mut ctx.models, "default", value);
+}
+
+/// Appends the message path entry `i` contributes, if any.
+pub(crate) fn emit_entry(ctx: &mut PiContext, doc: &SessionDoc, i: usize) {
+    let e = &doc.entries[i];
+    match e.etype {
+        EntryType::Message => ctx.messages.push(CtxMessage::Message(i)),
+        EntryType::CustomMessage => ctx.messages.push(CtxMessage::Custom(i)),
+        EntryType::BranchSummary => {
+            let line = doc.line(&e.line);
+            if e.fields
+                .value(line, "summary")
+                .is_some_and(|v| v.is_truthy())
+            {
+                ctx.messages.push(CtxMessage::BranchSummary(i));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A `message` entry's payload as pi stringifies it: written to `out`, or returned when its
+/// stored bytes are already that (see [`json::canonical_or_keep`]); `null` when the entry has
+/// none.
+fn message_payload<'d>(doc: &'d SessionDoc, i: usize, out: &mut Vec<u8>) -> Option<&'d [u8]> {
+    let e = &doc.entries[i];
+    match e.fields.get(doc.line(&e.line), "message") {
+        Some((raw, _)) => json::canonical_or_keep(raw, out),
+        None => {
+            out.extend_from_slice(b"null");
+            None
+        }
+    }
+}
+
+/// Writes `,"timestamp":<new Date(entry.timestamp).getTime()>}`, the end of every message pi
+/// makes from an entry.
+fn write_time_and_close(doc: &SessionDoc, i: usize, out: &mut Vec<u8>) {
+    let e = &doc.entries[i];
+    out.extend_from_slice(br#","timestamp":"#);
+    json::write_js_number(e.date_ms(doc.line(&e.line)), out);
+    out.push(b'}');
+}
+
+/// The writer of a context's `messages` array, for substituting a conversion of them.
+pub(crate) type MessagesWriter<'a> = &'a dyn Fn(&PiContext, &SessionDoc, &mut Vec<u8>);
+
+impl PiContext {
+    /// [`PiContext::write_message`], except that a message whose stored bytes are already
+    /// what is to be written (a `message` entry's payload as `JSON.stringify` wrote it: nearly
+    /// all of them) is not copied: those bytes, a slice of the session's line, are returned
+    /// instead and nothing is written to `out`. A payload that is not valid JSON is also
+    /// returned as it is, as `write_message` copies it.
+    pub(crate) fn write_message_or_keep<'d>(
+        &self,
+        doc: &'d SessionDoc,
+        m: CtxMessage,
+        out: &mut Vec<u8>,
+    ) -> Option<&'d [u8]> {
+        match m {
+            CtxMessage::Message(i) => message_payload(doc, i, out),
+            _ => {
+                self.write_message(doc, m, out);
+                None
+            }
+        }
+    }
+
+    /// Writes one context message as pi's object would be stringified.
+    pub fn write_message(&self, doc: &SessionDoc, m: CtxMessage, out: &mut Vec<u8>) {
+        let e = &doc.entries[m.entry()];
+        match m {
+            CtxMessage::Message(i) => {
+                if let Some(kept) = message_payload(doc, i, out) {
+                    out.extend_from_slice(kept);
+                }
+            }
+            CtxMessage::Custom(i) => {
+                out.extend_from_slice(br#"{"role":"custom""#);
+                for key in ["customType", "content", "display", "details"] {
+                    write_member(doc, e, key, key, out);
+                }
+                write_time_and_close(doc, i, out);
+            }
+            CtxMessage::BranchSummary(i) => {
+                out.extend_from_slice(br#"{"role":"branchSummary""#);
+                write_member(doc, e, "summary", "summary", out);
+                write_member(doc, e, "fromId", "fromId", out);
+                write_time_and_close(doc, i, out);
+            }
+            CtxMessage::CompactionSummary(i) => {
+                out.extend_from_slice(br#"{"role":"compactionSummary""#);
+                write_member(doc, e, "summary", "summary", out);
+                write_member(doc, e, "tokensBefore", "tokensBefore", out);
+                write_time_and_close(doc, i, out);
+            }
+        }
+    }
+
+    /// Writes the context as one JSON object: `messages, thinkingLevel, model, models,
+    /// injectedTtsrRules, mode` and `modeData` (when set). `messages` is written by
+    /// `write_messages`, so callers can substitute a conversion.
+    pub(crate) fn write_json_with(
+        &self,
+        doc: &SessionDoc,
+        out: &mut Vec<u8>,
+        write_messages: MessagesWriter<'_>,
+    ) {
+        out.extend_from_slice(br#"{"messages":"#);
+        write_messages(self, doc, out);
+        // thinkingLevel: pi copies the entry's value as is (absent: key omitted).
+        match self.thinking_level {
+            None => out.extend_from_slice(br#","thinkingLevel":"off""#),
+            Some(i) => {
+                let e = &doc.entries[i];
+                if let Some((raw, _)) = e.fields.get(doc.line(&e.line), "thinkingLevel") {
+                    out.extend_from_slice(br#","thinkingLevel":"#);
+                    write_canonical(raw, out);
+                }
+            }
+        }
+        out.extend_from_slice(br#","model":"#);
+        write_model(doc, self.model, false, out);
+        out.extend_from_slice(br#","models":{"#);
+        for (k, (role, model)) in self.models.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            write_str_escaped(role, out);
+            out.push(b':');
+            write_str_escaped(model, out);
+        }
+        out.extend_from_slice(br#"},"injectedTtsrRules":["#);
+        for (k, r) in self.injected_ttsr_rules.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            write_str_escaped(r, out);
+        }
+        out.extend_from_slice(br#"],"mode":"#);
+        match self.mode {
+            Some(i) => {
+                let e = &doc.entries[i];
+                match e.fields.get(doc.line(&e.line), "mode") {
+                    Some((raw, _)) => write_canonical(raw, out),
+                    None => out.extend_from_slice(b"null"),
+                }
+                write_member(doc, e, "data", "modeData", out);
+            }
+            None => out.extend_from_slice(br#""none""#),
+        }
+        out.push(b'}');
+    }
+
+    /// Writes the context as JSON with the messages as stored.
+    pub fn write_json(&self, doc: &SessionDoc, out: &mut Vec<u8>) {
+        self.write_json_with(doc, out, &|ctx, doc, out| {
+            ctx.write_messages_from(doc, 0, out)
+        });
+    }
+
+    /// Writes the messages from the `from`-th on as a JSON array.
+    pub fn write_messages_from(&self, doc: &SessionDoc, from: usize, out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (k, m) in self.messages.iter().skip(from).enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            self.write_message(doc, *m, out);
+        }
+        out.push(b']');
+    }
+
+    /// Writes [`PiContext::write_json`]'s bytes and a newline to `w` in bounded memory
+    /// ([`super::stream`]).
+    pub(crate) fn write_streaming(
+        &self,
+        doc: &SessionDoc,
+        w: &mut dyn io::Write,
+    ) -> io::Result<()> {
+        super::stream::write_context_streaming(self, doc, w)
+    }
+}
