@@ -49,8 +49,8 @@ fn benches(c: &mut Criterion) {
         Err(e) => panic!("{e}"),
     };
     g.bench_function("rebuild_index", |b| b.iter(|| d2.rebuild_index()));
-    g.bench_function("get_tree", |b| b.iter(|| black_box(doc.index.tree(&doc))));
-    let tree = doc.index.tree(&doc);
+    g.bench_function("get_tree", |b| b.iter(|| black_box(doc.index().tree(&doc))));
+    let tree = doc.index().tree(&doc);
     let mut out = Vec::new();
     g.bench_function("tree_write_json", |b| {
         b.iter(|| {
@@ -58,9 +58,9 @@ fn benches(c: &mut Criterion) {
             tree.write_json(&doc, &mut out);
         })
     });
-    let leaf = doc.index.leaf.unwrap_or(0);
+    let leaf = doc.index().leaf.unwrap_or(0);
     g.bench_function("path_to_leaf", |b| {
-        b.iter(|| black_box(doc.index.path(&doc, leaf)))
+        b.iter(|| black_box(doc.index().path(&doc, leaf)))
     });
     g.finish();
 

@@ -77,15 +77,15 @@ fn main() {
     let mut out = Vec::new();
     ctx.write_json(&doc, &mut out);
     report("json");
-    let members: usize = doc.entries.iter().map(|e| e.fields.members.len()).sum();
+    let members: usize = doc.entries().iter().map(|e| e.fields.members.len()).sum();
     let message_members: usize = doc
-        .entries
+        .entries()
         .iter()
         .map(|e| e.message.as_ref().map_or(0, |m| m.members.len()))
         .sum();
     println!(
         "{} entries ({} bytes each), {members} line members and {message_members} message members ({} bytes each); context JSON {} bytes",
-        doc.entries.len(),
+        doc.entries().len(),
         std::mem::size_of::<arbor_core::entry::Entry>(),
         std::mem::size_of::<arbor_core::json::Member>(),
         out.len()

@@ -35,7 +35,7 @@ fn main() {
         let doc =
             SessionDoc::parse_prefetched(bytes.clone(), &move |r| fb.populate(r)).expect("session");
         let t2 = Instant::now();
-        let hits = doc.blob_ref_lines.len();
+        let hits = doc.blob_ref_lines().len();
         let t3 = Instant::now();
         let ctx = build_session_context(&doc, LeafSel::Current);
         let t4 = Instant::now();

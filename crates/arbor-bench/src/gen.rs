@@ -1049,15 +1049,18 @@ mod tests {
         cfg.branch_per_mille = 80;
         let (bytes, s) = generate_vec(&cfg);
         let doc = SessionDoc::parse(Arc::new(bytes)).expect("a session");
-        assert!(doc.report.is_clean(), "{:?}", doc.report);
-        assert_eq!(doc.entries.len() as u64, s.entries);
-        assert_eq!(doc.index.id_count() as u64, s.entries, "ids are unique");
-        let leaf = doc.index.leaf.expect("a leaf");
-        assert_eq!(doc.entries[leaf].id.as_deref(), Some(s.leaf_id.as_str()));
-        assert_eq!(doc.index.path(&doc, leaf).entries.len() as u64, s.path_len);
+        assert!(doc.report().is_clean(), "{:?}", doc.report());
+        assert_eq!(doc.entries().len() as u64, s.entries);
+        assert_eq!(doc.index().id_count() as u64, s.entries, "ids are unique");
+        let leaf = doc.index().leaf.expect("a leaf");
+        assert_eq!(doc.entries()[leaf].id.as_deref(), Some(s.leaf_id.as_str()));
+        assert_eq!(
+            doc.index().path(&doc, leaf).entries.len() as u64,
+            s.path_len
+        );
         assert!(s.compactions > 0 && s.branches > 0 && s.labels > 0, "{s:?}");
         let names: std::collections::HashSet<&str> =
-            doc.entries.iter().map(|e| e.type_name()).collect();
+            doc.entries().iter().map(|e| e.type_name()).collect();
         for t in [
             "message",
             "compaction",

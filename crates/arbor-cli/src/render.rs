@@ -178,7 +178,7 @@ pub fn content_text(v: Option<&JsValue>) -> String {
 
 /// A short description of an entry for the tree view.
 pub fn describe(doc: &SessionDoc, i: usize) -> String {
-    let e = &doc.entries[i];
+    let e = &doc.entries()[i];
     let line = doc.line(&e.line);
     let s = |k: &str| {
         e.fields
@@ -228,14 +228,14 @@ pub fn describe(doc: &SessionDoc, i: usize) -> String {
 
 /// Prints the tree: one entry per line, indented only where the tree branches.
 pub fn print_tree(doc: &SessionDoc, tree: &Tree, out: &mut impl Write) -> std::io::Result<()> {
-    let leaf = doc.index.leaf;
+    let leaf = doc.index().leaf;
     let mut stack: Vec<(usize, usize)> = tree.roots.iter().rev().map(|&r| (r, 0)).collect();
     while let Some((i, depth)) = stack.pop() {
-        let e = &doc.entries[i];
+        let e = &doc.entries()[i];
         let mark = if Some(i) == leaf { "*" } else { " " };
         let label =
             e.id.as_deref()
-                .and_then(|id| doc.index.labels.get(id))
+                .and_then(|id| doc.index().labels.get(id))
                 .map(|l| format!("  [{l}]"))
                 .unwrap_or_default();
         writeln!(
@@ -261,7 +261,7 @@ pub fn print_conversation(
     out: &mut impl Write,
 ) -> std::io::Result<()> {
     for &m in ctx.outline().iter() {
-        let e = &doc.entries[m.entry()];
+        let e = &doc.entries()[m.entry()];
         let line = doc.line(&e.line);
         let (head, body) = match m {
             CtxMessage::Message(_) => {

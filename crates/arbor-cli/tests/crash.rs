@@ -152,12 +152,12 @@ fn verify(t: &mut Tracked, store: &BlobStore, ctx: &str) -> bool {
         .unwrap_or_else(|e| panic!("{ctx}: {} is no longer a session: {e}", t.path.display()));
     if !t.injected {
         assert!(
-            doc.report.malformed.is_empty(),
+            doc.report().malformed.is_empty(),
             "{ctx}: malformed lines {:?}",
-            doc.report.malformed
+            doc.report().malformed
         );
     } else {
-        for m in &doc.report.malformed {
+        for m in &doc.report().malformed {
             let line = &doc.base_bytes()[m.offset..m.offset + m.len];
             assert!(
                 line.starts_with(b"garbage "),
@@ -168,13 +168,13 @@ fn verify(t: &mut Tracked, store: &BlobStore, ctx: &str) -> bool {
     }
     for id in &t.acked {
         assert!(
-            doc.index.get(id).is_some(),
+            doc.index().get(id).is_some(),
             "{ctx}: acknowledged id {id} is not in {}",
             t.path.display()
         );
     }
-    let mut now: HashMap<String, u64> = HashMap::with_capacity(doc.entries.len());
-    for (i, e) in doc.entries.iter().enumerate() {
+    let mut now: HashMap<String, u64> = HashMap::with_capacity(doc.entries().len());
+    for (i, e) in doc.entries().iter().enumerate() {
         if let Some(id) = &e.id {
             now.insert(id.to_string(), line_hash(doc.entry_line(i)));
         }
@@ -187,16 +187,13 @@ fn verify(t: &mut Tracked, store: &BlobStore, ctx: &str) -> bool {
         );
     }
     if t.omp {
-        let slot = doc
-            .title_slot
-            .as_ref()
-            .expect("omp file keeps its title slot");
+        let slot = doc.title_slot().expect("omp file keeps its title slot");
         assert_eq!(slot.physical_len, 256, "{ctx}: title slot size");
         assert!(
             arbor_core::title::parse_title_slot(doc.line(&slot.line)).is_some(),
             "{ctx}: title slot invalid"
         );
-        for (i, e) in doc.entries.iter().enumerate() {
+        for (i, e) in doc.entries().iter().enumerate() {
             if !now.contains_key(e.id.as_deref().unwrap_or(""))
                 || t.seen.contains_key(e.id.as_deref().unwrap_or(""))
             {
@@ -210,7 +207,7 @@ fn verify(t: &mut Tracked, store: &BlobStore, ctx: &str) -> bool {
         }
     }
     t.seen = now;
-    doc.report.torn_tail.is_some()
+    doc.report().torn_tail.is_some()
 }
 
 /// Runs `args` (stdin fed with `bodies`), kills it after `delay`; returns (printed ids, killed).
@@ -478,7 +475,7 @@ fn sigkill_at_random_moments_never_loses_an_acknowledged_entry() {
                     injected: false,
                 };
                 // Every template entry, as its migrated line, must survive.
-                for (i, e) in template_doc.entries.iter().enumerate() {
+                for (i, e) in template_doc.entries().iter().enumerate() {
                     if let Some(id) = &e.id {
                         t.seen
                             .insert(id.to_string(), line_hash(template_doc.entry_line(i)));

@@ -97,14 +97,14 @@ fn repaired_fixtures_open_in_pi() {
             continue;
         }
         let ids: Vec<serde_json::Value> = doc
-            .entries
+            .entries()
             .iter()
             .map(|e| {
                 e.id.as_deref()
                     .map_or(serde_json::Value::Null, |s| s.into())
             })
             .collect();
-        if doc.report.version < 3 {
+        if doc.report().version < 3 {
             // pi migrates (and rewrites) older files itself, assigning fresh ids to v1 entries.
             assert_eq!(
                 pi["ids"].as_array().map(Vec::len),
@@ -118,7 +118,10 @@ fn repaired_fixtures_open_in_pi() {
                 serde_json::Value::Array(ids),
                 "{name}: pi sees other entries than arbor"
             );
-            let leaf = doc.index.leaf.and_then(|i| doc.entries[i].id.as_deref());
+            let leaf = doc
+                .index()
+                .leaf
+                .and_then(|i| doc.entries()[i].id.as_deref());
             assert_eq!(
                 pi["leaf"],
                 leaf.map_or(serde_json::Value::Null, |s| s.into()),

@@ -120,24 +120,24 @@ pub struct SessionDoc {
     base: SharedBytes,
     owned: Vec<Box<[u8]>>,
     /// omp's title slot, when line 1 is one.
-    pub title_slot: Option<TitleSlot>,
+    pub(crate) title_slot: Option<TitleSlot>,
     /// The header.
-    pub header: Header,
+    pub(crate) header: Header,
     /// Entries in file order (header-typed lines excluded).
-    pub entries: Vec<Entry>,
+    pub(crate) entries: Vec<Entry>,
     /// What the loader noticed.
-    pub report: LoadReport,
+    pub(crate) report: LoadReport,
     /// The in-memory migration, when the file is older than v3.
-    pub migration: Option<Migration>,
+    pub(crate) migration: Option<Migration>,
     /// Tree index: ids, labels, leaf.
-    pub index: TreeIndex,
+    pub(crate) index: TreeIndex,
     /// Length in bytes of the input up to and including the last complete line.
-    pub complete_len: usize,
+    pub(crate) complete_len: usize,
     /// Start offsets (in the input) of the non-blank lines that may hold an omp blob reference,
     /// in order: compact message lines with a string value that starts with `blob:sha256:`
     /// (noted by the validation itself), any other line that contains `blob:sha256:` at all.
     /// Found during the load, instead of another pass over the whole file.
-    pub blob_ref_lines: Vec<usize>,
+    pub(crate) blob_ref_lines: Vec<usize>,
 }
 
 impl std::fmt::Debug for SessionDoc {
@@ -651,8 +651,106 @@ impl SessionDoc {
         (*self.base).as_ref()
     }
 
+    /// The entries in file order (header-typed lines excluded).
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// omp's title slot, when line 1 is one.
+    pub fn title_slot(&self) -> Option<&TitleSlot> {
+        self.title_slot.as_ref()
+    }
+
+    /// What the loader noticed (BOM, CRLF, blank, malformed and torn lines, version).
+    pub fn report(&self) -> &LoadReport {
+        &self.report
+    }
+
+    /// The in-memory migration, when the file is older than v3.
+    pub fn migration(&self) -> Option<&Migration> {
+        self.migration.as_ref()
+    }
+
+    /// The tree index: ids, labels, leaf.
+    pub fn index(&self) -> &TreeIndex {
+        &self.index
+    }
+
+    /// Length in bytes of the input up to and including the last complete line.
+    pub fn complete_len(&self) -> usize {
+        self.complete_len
+    }
+
+    /// Start offsets (in the input) of the non-blank lines that may hold an omp blob
+    /// reference, in order (found during the load; see the field's description in the source).
+    pub fn blob_ref_lines(&self) -> &[usize] {
+        &self.blob_ref_lines
+    }
+
+    /// Moves the leaf to the entry with `id` (pi's `branch`, in memory); `None` when there is
+    /// no such entry (the leaf is left where it was).
+    pub fn branch_to(&mut self, id: &str) -> Option<usize> {
+        let i = self.index.get(id)?;
+        self.index.leaf = Some(i);
+        Some(i)
+    }
+
+    /// Clears the leaf (pi's `resetLeaf`): the next entry starts a new root.
+    pub fn reset_leaf(&mut self) {
+        self.index.leaf = None;
+    }
+
+    /// Replaces the lines of the given entries (index, new line without its newline), for a
+    /// view of the session that differs from the file (omp's blob references resolved), and
+    /// rebuilds the tree index once. Nothing changes when any line is not an entry.
+    ///
+    /// # Errors
+    /// The first new line that is not a valid entry (line numbers stay the entries' own).
+    pub fn replace_entry_lines(&mut self, lines: Vec<(usize, Vec<u8>)>) -> Result<(), LineError> {
+        let mut parsed = Vec::with_capacity(lines.len());
+        for (i, bytes) in lines {
+            let Some(e) = self.entries.get(i) else {
+                continue;
+            };
+            let line_no = e.line_no;
+            let entry = Entry::parse(&bytes, LineRef::Owned(usize::MAX), line_no)?;
+            parsed.push((i, bytes, entry));
+        }
+        if parsed.is_empty() {
+            return Ok(());
+        }
+        for (i, bytes, mut entry) in parsed {
+            entry.line = self.store_line(bytes);
+            self.entries[i] = entry;
+        }
+        self.rebuild_index();
+        Ok(())
+    }
+
+    /// Gives the document omp's title slot from the slot's bytes (with its newline), as a
+    /// title write placed it on line 1.
+    ///
+    /// # Errors
+    /// When the slot (without its newline) is not a JSON object.
+    pub fn set_title_slot(&mut self, slot: &[u8]) -> Result<(), LineError> {
+        let body = slot.strip_suffix(b"\n").unwrap_or(slot);
+        let fields = crate::entry::parse_fields(body)?;
+        let line = self.store_line(body.to_vec());
+        self.title_slot = Some(TitleSlot {
+            fields,
+            line,
+            physical_len: slot.len(),
+        });
+        Ok(())
+    }
+
     /// Stores an owned line and returns its reference.
-    pub fn store_line(&mut self, bytes: Vec<u8>) -> LineRef {
+    pub(crate) fn store_line(&mut self, bytes: Vec<u8>) -> LineRef {
         self.owned.push(bytes.into_boxed_slice());
         LineRef::Owned(self.owned.len() - 1)
     }

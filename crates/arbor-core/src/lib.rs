@@ -17,10 +17,10 @@
 //!     r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hello"}],"timestamp":2}}"#, "\n",
 //! );
 //! let doc = SessionDoc::parse(Arc::new(jsonl.as_bytes().to_vec()))?;
-//! assert_eq!(doc.entries.len(), 2);
+//! assert_eq!(doc.entries().len(), 2);
 //!
 //! // The tree: roots and children in pi's getTree() order.
-//! let tree = doc.index.tree(&doc);
+//! let tree = doc.index().tree(&doc);
 //! assert_eq!(tree.roots.len(), 1);
 //!
 //! // The context for the leaf, written exactly as pi's JSON.stringify would write it.

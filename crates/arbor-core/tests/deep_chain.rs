@@ -47,12 +47,12 @@ fn a_100000_entry_chain_needs_no_deep_stack() {
     on_small_stack(|| {
         let bytes: SharedBytes = Arc::new(chain(false));
         let doc = SessionDoc::parse(bytes).expect("parse");
-        assert_eq!(doc.entries.len(), N);
+        assert_eq!(doc.entries().len(), N);
         let ctx = build_session_context(&doc, LeafSel::Current);
         assert_eq!(ctx.message_count(), N);
         assert_eq!(ctx.path().len(), N);
         assert!(!ctx.cycle());
-        let tree = doc.index.tree(&doc);
+        let tree = doc.index().tree(&doc);
         assert_eq!(tree.roots.len(), 1);
         assert_eq!(tree.preorder().len(), N);
         let mut out = Vec::new();
@@ -73,7 +73,7 @@ fn a_cycle_through_100000_entries_is_cut() {
         assert!(ctx.cycle(), "the cycle was not reported");
         // Each entry at most once.
         assert_eq!(ctx.path().len(), N);
-        let tree = doc.index.tree(&doc);
+        let tree = doc.index().tree(&doc);
         // Every entry is in the loop: pi's getTree() shows none of them.
         assert!(tree.roots.is_empty());
         assert_eq!(tree.unreachable.len(), N);

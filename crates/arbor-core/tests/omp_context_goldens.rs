@@ -10,7 +10,7 @@ use arbor_core::context::{build_session_context, LeafSel};
 use arbor_core::context::{FrameBlobs, OmpContext, SessionContext};
 use arbor_core::json::{JsStr, JsValue};
 use arbor_core::persist::{resolve_blob_refs, ResolveAs};
-use arbor_core::{Dialect, Entry, SessionDoc, SharedBytes};
+use arbor_core::{Dialect, SessionDoc, SharedBytes};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -38,8 +38,8 @@ fn load(path: &Path, blobs: &Path) -> Result<SessionDoc, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let shared: SharedBytes = Arc::new(bytes);
     let mut doc = SessionDoc::parse(shared).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut changed_any = false;
-    for i in 0..doc.entries.len() {
+    let mut replaced = Vec::new();
+    for i in 0..doc.entries().len() {
         let line = doc.entry_line(i);
         if !line.windows(12).any(|w| w == b"blob:sha256:") {
             continue;
@@ -58,16 +58,11 @@ fn load(path: &Path, blobs: &Path) -> Result<SessionDoc, String> {
             }))
         };
         if resolve_blob_refs(&mut v, &mut resolve)? {
-            let bytes = v.to_json();
-            let line_no = doc.entries[i].line_no;
-            let r = doc.store_line(bytes.clone());
-            doc.entries[i] = Entry::parse(&bytes, r, line_no).map_err(|e| e.to_string())?;
-            changed_any = true;
+            replaced.push((i, v.to_json()));
         }
     }
-    if changed_any {
-        doc.rebuild_index();
-    }
+    doc.replace_entry_lines(replaced)
+        .map_err(|e| e.to_string())?;
     Ok(doc)
 }
 
@@ -104,7 +99,7 @@ fn check_dir(dir: &Path, blob_dir: &Path, force_omp: bool) -> (usize, Vec<String
         // its leaf) but not to arbor's loader; that difference is the loader's, not the context's.
         if force_omp
             && doc
-                .report
+                .report()
                 .malformed
                 .iter()
                 .any(|b| b.error.contains("not a JSON object"))
@@ -132,7 +127,7 @@ fn check_dir(dir: &Path, blob_dir: &Path, force_omp: bool) -> (usize, Vec<String
             };
             // Other recordings of migrated v1 files carry ids omp made up on load.
             if let LeafSel::Id(id) = leaf {
-                if force_omp && doc.index.get(id).is_none() {
+                if force_omp && doc.index().get(id).is_none() {
                     continue;
                 }
             }

@@ -233,7 +233,7 @@ fn check_contexts(kind: Kind) -> Tally {
                 continue;
             }
             let arbor_key = map.id(&key);
-            if key != "__open__" && doc.index.get(&arbor_key).is_none() {
+            if key != "__open__" && doc.index().get(&arbor_key).is_none() {
                 t.bad.push(format!(
                     "{name} {key}: no entry {arbor_key} in arbor's view"
                 ));
@@ -295,8 +295,8 @@ fn check_contexts(kind: Kind) -> Tally {
                 "{name} {key}: the cut path repeats an entry"
             );
             let leaf = match key.as_str() {
-                "__open__" => doc.index.leaf.expect("leaf"),
-                id => doc.index.get(id).expect("entry"),
+                "__open__" => doc.index().leaf.expect("leaf"),
+                id => doc.index().get(id).expect("entry"),
             };
             assert_eq!(
                 ctx.path().last(),
@@ -342,7 +342,7 @@ fn pi_tree_goldens() {
         let map = id_map(&doc, &peer_entries(&dir(), &name, &path))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let mut out = Vec::new();
-        doc.index.tree(&doc).write_json(&doc, &mut out);
+        doc.index().tree(&doc).write_json(&doc, &mut out);
         let have = parse_printed(&out);
         t.compared += 1;
         if let Err(d) = same(&map.value(&want), &have) {
@@ -362,7 +362,10 @@ fn meta_of(doc: &SessionDoc) -> JsValue {
         ("sessionName".into(), opt(doc.session_name().as_deref())),
         (
             "leaf".into(),
-            opt(doc.index.leaf.and_then(|i| doc.entries[i].id.as_deref())),
+            opt(doc
+                .index()
+                .leaf
+                .and_then(|i| doc.entries()[i].id.as_deref())),
         ),
     ])
 }
@@ -426,14 +429,17 @@ fn own_answers(kind: Kind, t: &mut Tally) {
             ("edge-non-object-lines", _) => {
                 let doc = loaded.expect(d.file);
                 let skipped: Vec<usize> = doc
-                    .report
+                    .report()
                     .malformed
                     .iter()
                     .filter(|b| b.error == "not a JSON object")
                     .map(|b| b.line_no)
                     .collect();
                 assert_eq!(skipped, [3, 4, 5, 7], "{}: lines reported", d.file);
-                let leaf = doc.index.leaf.and_then(|i| doc.entries[i].id.as_deref());
+                let leaf = doc
+                    .index()
+                    .leaf
+                    .and_then(|i| doc.entries()[i].id.as_deref());
                 assert_eq!(leaf, Some("j0000002"), "{}", d.file);
                 match kind {
                     Kind::Context | Kind::Llm => {
@@ -461,7 +467,7 @@ fn own_answers(kind: Kind, t: &mut Tally) {
                             n.retain(|x| x.get("raw").is_none());
                         }
                         let mut out = Vec::new();
-                        doc.index.tree(&doc).write_json(&doc, &mut out);
+                        doc.index().tree(&doc).write_json(&doc, &mut out);
                         same(&want, &JsValue::parse(&out).expect("tree"))
                             .unwrap_or_else(|e| panic!("{} tree: {e}", d.file));
                     }
@@ -476,7 +482,7 @@ fn own_answers(kind: Kind, t: &mut Tally) {
             }
             ("edge-duplicate-ids", Kind::Tree) => {
                 let doc = loaded.expect(d.file);
-                let tree = doc.index.tree(&doc);
+                let tree = doc.index().tree(&doc);
                 let mut out = Vec::new();
                 tree.write_json(&doc, &mut out);
                 let want = JsValue::parse(DUPLICATE_IDS_TREE.as_bytes()).expect("literal");
@@ -495,7 +501,7 @@ fn own_answers(kind: Kind, t: &mut Tally) {
                 );
                 let doc = loaded.expect(d.file);
                 assert!(
-                    doc.report
+                    doc.report()
                         .malformed
                         .iter()
                         .any(|b| b.error == "not a JSON object"),

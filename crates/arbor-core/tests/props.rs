@@ -57,7 +57,7 @@ proptest! {
                 let mut out = Vec::new();
                 ctx.write_json(&doc, &mut out);
                 prop_assert!(arbor_core::json::JsValue::parse(&out).is_ok());
-                let _ = doc.index.tree(&doc);
+                let _ = doc.index().tree(&doc);
             }
         }
     }
@@ -74,9 +74,9 @@ proptest! {
             text.push_str(nl);
         }
         let doc = parse(text.clone().into_bytes()).expect("session");
-        prop_assert!(doc.migration.is_none());
+        prop_assert!(doc.migration().is_none());
         prop_assert_eq!(doc.rewritten_bytes(), text.into_bytes());
-        prop_assert_eq!(doc.entries.len(), spec.len());
+        prop_assert_eq!(doc.entries().len(), spec.len());
     }
 
     /// Tree invariants on arbitrary parent links (cycles, self-parents, orphans, reused ids).
@@ -89,19 +89,19 @@ proptest! {
             text.push('\n');
         }
         let doc = parse(text.into_bytes()).expect("session");
-        let n = doc.entries.len();
+        let n = doc.entries().len();
         // Paths terminate, run root first through real parent links, and never repeat.
         for i in 0..n {
-            let path = doc.index.path(&doc, i);
+            let path = doc.index().path(&doc, i);
             prop_assert_eq!(*path.entries.last().unwrap(), i);
             let uniq: HashSet<_> = path.entries.iter().collect();
             prop_assert_eq!(uniq.len(), path.entries.len());
             for w in path.entries.windows(2) {
-                prop_assert_eq!(doc.index.parent(&doc, w[1]), Some(w[0]));
+                prop_assert_eq!(doc.index().parent(&doc, w[1]), Some(w[0]));
             }
         }
         // Every entry is in the tree once, or reported unreachable.
-        let tree = doc.index.tree(&doc);
+        let tree = doc.index().tree(&doc);
         let pre = tree.preorder();
         let seen: HashSet<_> = pre.iter().copied().collect();
         prop_assert_eq!(seen.len(), pre.len());
@@ -111,13 +111,13 @@ proptest! {
         // Children are ordered by timestamp.
         for kids in &tree.children {
             for w in kids.windows(2) {
-                let (a, b) = (doc.entries[w[0]].timestamp_ms(), doc.entries[w[1]].timestamp_ms());
+                let (a, b) = (doc.entries()[w[0]].timestamp_ms(), doc.entries()[w[1]].timestamp_ms());
                 prop_assert!(a <= b);
             }
         }
         // Contexts can be built for every leaf and are valid JSON.
         for i in 0..n {
-            let id = doc.entries[i].id.clone().unwrap();
+            let id = doc.entries()[i].id.clone().unwrap();
             let ctx = build_session_context(&doc, LeafSel::Id(&id));
             let mut out = Vec::new();
             ctx.write_json(&doc, &mut out);
@@ -140,18 +140,18 @@ proptest! {
             text.push('\n');
         }
         let doc = parse(text.clone().into_bytes()).expect("session");
-        prop_assert!(doc.migration.is_some());
-        let ids: Vec<String> = doc.entries.iter().map(|e| e.id.clone().unwrap().into()).collect();
+        prop_assert!(doc.migration().is_some());
+        let ids: Vec<String> = doc.entries().iter().map(|e| e.id.clone().unwrap().into()).collect();
         let uniq: HashSet<_> = ids.iter().collect();
         prop_assert_eq!(uniq.len(), ids.len());
-        for (i, e) in doc.entries.iter().enumerate() {
+        for (i, e) in doc.entries().iter().enumerate() {
             prop_assert_eq!(e.id.as_ref().unwrap().len(), 8);
             let want = if i == 0 { None } else { Some(ids[i - 1].as_str()) };
             prop_assert_eq!(e.parent_id.as_deref(), want);
         }
         let rewritten = doc.rewritten_bytes();
         let again = parse(rewritten.clone()).expect("session");
-        prop_assert!(again.migration.is_none());
+        prop_assert!(again.migration().is_none());
         // Deterministic: a second reader computes the same migrated file.
         prop_assert_eq!(parse(text.into_bytes()).expect("session").rewritten_bytes(), rewritten.clone());
         let s = String::from_utf8(rewritten).unwrap();

@@ -27,7 +27,7 @@ fn every_message_of_real_sessions_reads_as_a_typed_message() {
     for f in &files {
         let bytes = std::fs::read(f).expect("read");
         let doc = SessionDoc::parse(Arc::new(bytes.clone())).expect("session");
-        for (i, e) in doc.entries.iter().enumerate() {
+        for (i, e) in doc.entries().iter().enumerate() {
             if e.etype != EntryType::Message {
                 continue;
             }

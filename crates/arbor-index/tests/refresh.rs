@@ -454,12 +454,12 @@ fn check(world: &World, inc: &mut Catalog, texts: bool) {
             continue;
         };
         let mut on: Vec<i64> = Vec::new();
-        if let Some(leaf) = doc.index.leaf {
-            let p = doc.index.path(&doc, leaf);
+        if let Some(leaf) = doc.index().leaf {
+            let p = doc.index().path(&doc, leaf);
             on = p
                 .entries
                 .iter()
-                .map(|&i| doc.entries[i].line_no as i64)
+                .map(|&i| doc.entries()[i].line_no as i64)
                 .collect();
             on.sort();
         }

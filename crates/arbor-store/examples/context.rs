@@ -18,10 +18,10 @@ fn main() -> ExitCode {
         }
     };
     let doc = sm.doc();
-    let tree = doc.index.tree(doc);
+    let tree = doc.index().tree(doc);
     println!(
         "{} entries, {} roots, leaf {}",
-        doc.entries.len(),
+        doc.entries().len(),
         tree.roots.len(),
         sm.leaf_id().unwrap_or("(none)")
     );

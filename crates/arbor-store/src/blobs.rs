@@ -11,7 +11,7 @@ use crate::error::StoreError;
 use crate::file::{create_dir_private, sync_dir, FILE_MODE};
 use arbor_core::blobref::{self, is_valid_hash, parse_blob_ref, to_hex, BLOB_PREFIX};
 use arbor_core::doc::SessionDoc;
-use arbor_core::entry::{Entry, LineRef};
+use arbor_core::entry::LineRef;
 use arbor_core::json::{JsStr, JsValue};
 use arbor_core::persist::{self, BlobPut, ResolveAs};
 use sha2::{Digest, Sha256};
@@ -347,14 +347,14 @@ pub fn resolve_doc_blobs(
     lenient: bool,
 ) -> Result<Vec<BlobIssue>, StoreError> {
     let mut issues = Vec::new();
-    let mut changed_any = false;
+    let mut replaced = Vec::new();
     // The loader noted which lines contain the prefix (`SessionDoc::blob_ref_lines`), while
     // each line was in cache: a separate search over the whole file cost more than the rest
     // of the blob work (docs/performance.md, "Figures behind code decisions").
-    let hits = doc.blob_ref_lines.clone();
-    for i in 0..doc.entries.len() {
+    let hits = doc.blob_ref_lines().to_vec();
+    for i in 0..doc.entries().len() {
         let line = doc.entry_line(i);
-        let candidate = match doc.entries[i].line {
+        let candidate = match doc.entries()[i].line {
             LineRef::Base { start, .. } => hits.binary_search(&start).is_ok(),
             LineRef::Owned(_) => contains(line, BLOB_PREFIX.as_bytes()),
         };
@@ -365,8 +365,8 @@ pub fn resolve_doc_blobs(
             continue;
         };
         let (line_no, entry_id) = (
-            doc.entries[i].line_no,
-            doc.entries[i].id.as_deref().map(str::to_string),
+            doc.entries()[i].line_no,
+            doc.entries()[i].id.as_deref().map(str::to_string),
         );
         let mut resolve = |r: &JsStr, how: ResolveAs| -> Result<Option<JsStr>, BlobError> {
             let got = match parse_blob_ref(&r.0) {
@@ -401,16 +401,10 @@ pub fn resolve_doc_blobs(
             }
         };
         if changed {
-            let bytes = v.to_json();
-            let r = doc.store_line(bytes.clone());
-            let e = Entry::parse(&bytes, r, line_no)?;
-            doc.entries[i] = e;
-            changed_any = true;
+            replaced.push((i, v.to_json()));
         }
     }
-    if changed_any {
-        doc.rebuild_index();
-    }
+    doc.replace_entry_lines(replaced)?;
     Ok(issues)
 }
 

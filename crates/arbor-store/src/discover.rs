@@ -124,9 +124,9 @@ fn extract_text_raw(raw: &[u8], kind: ValueKind) -> Result<Option<String>, ()> {
 /// [`crate::info::session_info_streaming`] for the exact, streaming version).
 pub fn session_info(path: &Path, doc: &SessionDoc, mtime_ms: f64) -> Option<SessionInfo> {
     let mut st = crate::info::InfoState::default();
-    st.feed_header(doc.header_line(), &doc.header.fields);
+    st.feed_header(doc.header_line(), &doc.header().fields);
     let mut all: Vec<String> = Vec::new();
-    for e in &doc.entries {
+    for e in doc.entries() {
         if let Some(p) = st.feed_entry(doc.line(&e.line), e) {
             all.push(p.text);
         }

@@ -344,14 +344,14 @@ impl SessionManager {
         let mut notes = Vec::new();
         if let Some(lock) = lock.as_mut() {
             let real = lock.real_path().to_path_buf();
-            if let Some(torn) = doc.report.torn_tail.clone() {
+            if let Some(torn) = doc.report().torn_tail.clone() {
                 let sidecar = crate::repair::save_torn_tail(&real, &doc, &torn)?;
                 notes.push(OpenNote::TornTailSaved {
                     sidecar,
                     bytes: torn.len,
                 });
             }
-            if let Some(m) = &doc.migration {
+            if let Some(m) = &doc.migration() {
                 let from_version = m.from_version;
                 let bytes = doc.rewritten_bytes();
                 atomic_write(&real, &[&bytes]).at(path)?;
@@ -364,8 +364,8 @@ impl SessionManager {
         }
         let cwd = doc.header_str("cwd").unwrap_or_else(process_cwd);
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let needs_newline = doc.report.missing_final_newline;
-        let entries = doc.entries.len();
+        let needs_newline = doc.report().missing_final_newline;
+        let entries = doc.entries().len();
         let mut sm = SessionManager::blank(doc, cwd, opts);
         sm.lock = lock;
         sm.session_dir = Some(dir);
@@ -451,7 +451,7 @@ impl SessionManager {
         };
         let title = src.session_name();
         let src_slot = src
-            .title_slot
+            .title_slot()
             .as_ref()
             .and_then(|s| arbor_core::title::parse_title_slot(src.line(&s.line)));
         let title_arg = title
@@ -464,7 +464,7 @@ impl SessionManager {
             title_arg,
         );
         bytes.push(b'\n');
-        for i in 0..src.entries.len() {
+        for i in 0..src.entries().len() {
             bytes.extend_from_slice(src.entry_line(i));
             bytes.push(b'\n');
         }
@@ -530,36 +530,36 @@ impl SessionManager {
     /// The leaf id (`None`: pi's `null` leaf).
     pub fn leaf_id(&self) -> Option<&str> {
         self.doc
-            .index
+            .index()
             .leaf
-            .and_then(|i| self.doc.entries[i].id.as_deref())
+            .and_then(|i| self.doc.entries()[i].id.as_deref())
     }
     /// The entry with `id`.
     pub fn entry(&self, id: &str) -> Option<&Entry> {
-        self.doc.index.get(id).map(|i| &self.doc.entries[i])
+        self.doc.index().get(id).map(|i| &self.doc.entries()[i])
     }
     /// The raw line of the entry with `id`.
     pub fn entry_line(&self, id: &str) -> Option<&[u8]> {
-        self.doc.index.get(id).map(|i| self.doc.entry_line(i))
+        self.doc.index().get(id).map(|i| self.doc.entry_line(i))
     }
     /// All entries in file order.
     pub fn entries(&self) -> &[Entry] {
-        &self.doc.entries
+        self.doc.entries()
     }
     /// The path root → `from` (default: the leaf), as pi's `getBranch`.
     pub fn branch_path(&self, from: Option<&str>) -> Vec<&Entry> {
         let start = match from {
-            Some(id) => self.doc.index.get(id),
-            None => self.doc.index.leaf,
+            Some(id) => self.doc.index().get(id),
+            None => self.doc.index().leaf,
         };
         match start {
             Some(i) => self
                 .doc
-                .index
+                .index()
                 .path(&self.doc, i)
                 .entries
                 .into_iter()
-                .map(|k| &self.doc.entries[k])
+                .map(|k| &self.doc.entries()[k])
                 .collect(),
             None => Vec::new(),
         }
@@ -567,18 +567,18 @@ impl SessionManager {
     /// Direct children of `id`, in file order (pi's `getChildren`).
     pub fn children(&self, id: &str) -> Vec<&Entry> {
         self.doc
-            .entries
+            .entries()
             .iter()
             .filter(|e| e.parent_id.as_deref() == Some(id))
             .collect()
     }
     /// The label of `id`.
     pub fn label(&self, id: &str) -> Option<&str> {
-        self.doc.index.labels.get(id)
+        self.doc.index().labels.get(id)
     }
     /// pi's `getTree()`.
     pub fn tree(&self) -> Tree {
-        self.doc.index.tree(&self.doc)
+        self.doc.index().tree(&self.doc)
     }
     /// The context for the current leaf.
     pub fn build_session_context(&self) -> SessionContext {
@@ -623,7 +623,7 @@ impl SessionManager {
 
     fn has_assistant(&self) -> bool {
         self.doc
-            .entries
+            .entries()
             .iter()
             .any(|e| e.etype == EntryType::Message && e.role == Some(Role::Assistant))
     }
@@ -639,14 +639,14 @@ impl SessionManager {
             bytes.push(b'\n');
         }
         if !self.header_on_disk {
-            if let Some(slot) = &self.doc.title_slot {
+            if let Some(slot) = &self.doc.title_slot() {
                 bytes.extend_from_slice(self.doc.line(&slot.line));
                 bytes.push(b'\n');
             }
             bytes.extend_from_slice(self.doc.header_line());
             bytes.push(b'\n');
         }
-        for i in self.on_disk..self.doc.entries.len() {
+        for i in self.on_disk..self.doc.entries().len() {
             bytes.extend_from_slice(self.doc.entry_line(i));
             bytes.push(b'\n');
         }
@@ -702,7 +702,7 @@ impl SessionManager {
         }
         self.needs_newline = false;
         self.header_on_disk = true;
-        self.on_disk = self.doc.entries.len();
+        self.on_disk = self.doc.entries().len();
         Ok(())
     }
 
@@ -714,13 +714,13 @@ impl SessionManager {
     ) -> Result<String, StoreError> {
         self.check_writable()?;
         if let NewEntry::Label { target_id, .. } = entry {
-            if self.doc.index.get(target_id).is_none() {
+            if self.doc.index().get(target_id).is_none() {
                 return Err(StoreError::NotFound(target_id.clone()));
             }
         }
         // Never a dangling parent: pi's writers only hang entries from entries they have.
         if let Some(p) = parent {
-            if self.doc.index.get(p).is_none() {
+            if self.doc.index().get(p).is_none() {
                 return Err(StoreError::NotFound(p.to_string()));
             }
         }
@@ -746,7 +746,7 @@ impl SessionManager {
         ts: &str,
     ) -> Result<String, StoreError> {
         let dialect = self.doc.dialect();
-        let id = new_entry_id(dialect, &|id| self.doc.index.get(id).is_some());
+        let id = new_entry_id(dialect, &|id| self.doc.index().get(id).is_some());
         let mut line = entry.to_line(
             dialect,
             &Base {
@@ -791,7 +791,7 @@ impl SessionManager {
         }
         self.doc.push_line(line)?;
         if write_now {
-            self.on_disk = self.doc.entries.len();
+            self.on_disk = self.doc.entries().len();
         }
         Ok(id)
     }
@@ -905,7 +905,7 @@ impl SessionManager {
 
     /// omp's title slot, when the file has a valid one.
     pub fn title_info(&self) -> Option<TitleSlotInfo> {
-        let slot = self.doc.title_slot.as_ref()?;
+        let slot = self.doc.title_slot()?;
         arbor_core::title::parse_title_slot(self.doc.line(&slot.line))
     }
 
@@ -962,39 +962,29 @@ impl SessionManager {
                 let leaf = self.leaf_id().map(str::to_string);
                 self.file = None;
                 self.doc = load_doc_copy(&path)?;
-                self.on_disk = self.doc.entries.len();
-                self.needs_newline = self.doc.report.missing_final_newline;
-                if let Some(l) = leaf.and_then(|l| self.doc.index.get(&l)) {
-                    self.doc.index.leaf = Some(l);
+                self.on_disk = self.doc.entries().len();
+                self.needs_newline = self.doc.report().missing_final_newline;
+                if let Some(l) = leaf {
+                    self.doc.branch_to(&l);
                 }
                 return Ok(id);
             }
         }
-        let body = &slot[..slot.len() - 1];
-        let fields = arbor_core::entry::parse_fields(body)?;
-        let line = self.doc.store_line(body.to_vec());
-        self.doc.title_slot = Some(arbor_core::doc::TitleSlot {
-            fields,
-            line,
-            physical_len: slot.len(),
-        });
+        self.doc.set_title_slot(&slot)?;
         Ok(id)
     }
 
     /// `branch(id)`: moves the leaf (in memory only, as pi).
     pub fn branch(&mut self, id: &str) -> Result<(), StoreError> {
-        let i = self
-            .doc
-            .index
-            .get(id)
+        self.doc
+            .branch_to(id)
             .ok_or_else(|| StoreError::NotFound(id.to_string()))?;
-        self.doc.index.leaf = Some(i);
         Ok(())
     }
 
     /// `resetLeaf()`: the next append starts a new root.
     pub fn reset_leaf(&mut self) {
-        self.doc.index.leaf = None;
+        self.doc.reset_leaf();
     }
 
     /// `branchWithSummary(fromId | null, summary, details?, fromHook?)`: appends a
@@ -1007,7 +997,7 @@ impl SessionManager {
         from_hook: Option<bool>,
     ) -> Result<String, StoreError> {
         if let Some(id) = from_id {
-            if self.doc.index.get(id).is_none() {
+            if self.doc.index().get(id).is_none() {
                 return Err(StoreError::NotFound(id.to_string()));
             }
         }
@@ -1028,10 +1018,10 @@ impl SessionManager {
     ) -> Result<Option<PathBuf>, StoreError> {
         let leaf = self
             .doc
-            .index
+            .index()
             .get(leaf_id)
             .ok_or_else(|| StoreError::NotFound(leaf_id.to_string()))?;
-        let path = self.doc.index.path(&self.doc, leaf).entries;
+        let path = self.doc.index().path(&self.doc, leaf).entries;
         let dialect = self.doc.dialect();
         let ts = now_iso();
         let id = new_session_id(dialect);
@@ -1053,7 +1043,7 @@ impl SessionManager {
         let mut last: Option<String> = None;
         let mut on_path = std::collections::HashSet::new();
         for &i in &path {
-            let e = &self.doc.entries[i];
+            let e = &self.doc.entries()[i];
             if let Some(eid) = &e.id {
                 taken.insert(eid.to_string());
                 on_path.insert(eid.to_string());
@@ -1067,7 +1057,7 @@ impl SessionManager {
         }
         let labels: Vec<(String, String)> = self
             .doc
-            .index
+            .index()
             .labels
             .iter()
             .filter(|(t, _)| on_path.contains(*t))
@@ -1104,7 +1094,7 @@ impl SessionManager {
         let new_path = paths::session_file_name(&dir, &ts, &id);
         let mut lock = WriterLock::acquire(&new_path, self.opts.wait)?;
         let has_assistant = new_doc
-            .entries
+            .entries()
             .iter()
             .any(|e| e.role == Some(Role::Assistant));
         let write_now = !self.opts.deferred || has_assistant;
@@ -1114,7 +1104,11 @@ impl SessionManager {
         }
         self.file = None;
         self.lock = Some(lock);
-        self.on_disk = if write_now { new_doc.entries.len() } else { 0 };
+        self.on_disk = if write_now {
+            new_doc.entries().len()
+        } else {
+            0
+        };
         self.header_on_disk = write_now;
         self.needs_newline = false;
         self.doc = new_doc;

@@ -95,8 +95,12 @@ fn full_disk_append_fails_loudly_and_changes_nothing() {
     let third = sm.append(&msg(&big)).expect("append after space was freed");
     sm.close().expect("close");
     let doc = arbor_store::load_doc(&path).expect("load");
-    assert!(doc.report.is_clean(), "{:?}", doc.report);
-    let ids: Vec<&str> = doc.entries.iter().filter_map(|e| e.id.as_deref()).collect();
+    assert!(doc.report().is_clean(), "{:?}", doc.report());
+    let ids: Vec<&str> = doc
+        .entries()
+        .iter()
+        .filter_map(|e| e.id.as_deref())
+        .collect();
     assert_eq!(ids, vec![first.as_str(), &second, &third]);
-    assert_eq!(doc.entries[2].parent_id.as_deref(), Some(second.as_str()));
+    assert_eq!(doc.entries()[2].parent_id.as_deref(), Some(second.as_str()));
 }

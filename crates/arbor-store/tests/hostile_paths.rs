@@ -76,7 +76,7 @@ fn a_second_writer_through_a_symlink_or_a_hard_link_is_refused() {
     drop(through_link);
     let doc = load_doc(&real).expect("load");
     assert!(
-        doc.index.get(&id).is_some(),
+        doc.index().get(&id).is_some(),
         "the printed id {id} is not in the file"
     );
 }
@@ -213,7 +213,7 @@ fn rewrites_through_a_symlink_replace_the_target_and_keep_the_link() {
         "the symlink was replaced by a regular file"
     );
     assert!(
-        load_doc(&real).expect("load").migration.is_none(),
+        load_doc(&real).expect("load").migration().is_none(),
         "the target was not migrated"
     );
 

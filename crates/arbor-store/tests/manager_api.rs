@@ -96,7 +96,7 @@ fn branching_labels_and_unknown_ids() {
         vec!["m1", "m2", "m4-branch"]
     );
     let tree = sm.tree();
-    let i2 = sm.doc().index.get(&m2).unwrap();
+    let i2 = sm.doc().index().get(&m2).unwrap();
     assert_eq!(tree.children[i2].len(), 2);
     assert!(
         matches!(sm.branch("nonexistent"), Err(StoreError::NotFound(ref id)) if id == "nonexistent")
@@ -346,10 +346,10 @@ fn a_last_line_without_newline_is_never_glued_to() {
     let id = sm.append_message(&assistant("y")).unwrap();
     drop(sm);
     let doc = arbor_store::load_doc(&p).unwrap();
-    assert!(doc.report.is_clean(), "{:?}", doc.report);
-    assert_eq!(doc.entries.len(), 2);
-    assert_eq!(doc.entries[1].id.as_deref(), Some(id.as_str()));
-    assert_eq!(doc.entries[1].parent_id.as_deref(), Some("aaaaaaaa"));
+    assert!(doc.report().is_clean(), "{:?}", doc.report());
+    assert_eq!(doc.entries().len(), 2);
+    assert_eq!(doc.entries()[1].id.as_deref(), Some(id.as_str()));
+    assert_eq!(doc.entries()[1].parent_id.as_deref(), Some("aaaaaaaa"));
 }
 
 #[test]

@@ -175,7 +175,7 @@ fn check_contexts(kind: Kind) -> Tally {
                 continue;
             }
             let arbor_key = map.id(&key);
-            if key != "__open__" && doc.index.get(&arbor_key).is_none() {
+            if key != "__open__" && doc.index().get(&arbor_key).is_none() {
                 t.bad.push(format!(
                     "{name} {key}: no entry {arbor_key} in arbor's view"
                 ));
@@ -234,7 +234,7 @@ fn omp_tree_goldens() {
         let map = id_map(&doc, &peer_entries(&dir(), &name, &path))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let mut out = Vec::new();
-        doc.index.tree(&doc).write_json(&doc, &mut out);
+        doc.index().tree(&doc).write_json(&doc, &mut out);
         t.compared += 1;
         if let Err(d) = same(&map.value(&want), &parse_printed(&out)) {
             t.bad.push(format!("{name}: {d}"));
@@ -253,7 +253,10 @@ fn meta_of(doc: &SessionDoc) -> JsValue {
         ("sessionName".into(), opt(doc.session_name().as_deref())),
         (
             "leaf".into(),
-            opt(doc.index.leaf.and_then(|i| doc.entries[i].id.as_deref())),
+            opt(doc
+                .index()
+                .leaf
+                .and_then(|i| doc.entries()[i].id.as_deref())),
         ),
     ])
 }
@@ -302,7 +305,7 @@ fn own_answers(kind: Kind, t: &mut Tally) {
             "edge-non-object-lines" => {
                 let doc = load(&path).expect(d.file);
                 let skipped = doc
-                    .report
+                    .report()
                     .malformed
                     .iter()
                     .filter(|b| b.error == "not a JSON object")
@@ -338,7 +341,7 @@ fn own_answers(kind: Kind, t: &mut Tally) {
                             n.retain(|x| x.get("raw").is_none());
                         }
                         let mut out = Vec::new();
-                        doc.index.tree(&doc).write_json(&doc, &mut out);
+                        doc.index().tree(&doc).write_json(&doc, &mut out);
                         same(&want, &parse_printed(&out))
                             .unwrap_or_else(|e| panic!("{} tree: {e}", d.file));
                     }
@@ -353,7 +356,7 @@ fn own_answers(kind: Kind, t: &mut Tally) {
             "edge-duplicate-ids" => {
                 let doc = load(&path).expect(d.file);
                 let mut out = Vec::new();
-                doc.index.tree(&doc).write_json(&doc, &mut out);
+                doc.index().tree(&doc).write_json(&doc, &mut out);
                 let want = JsValue::parse(DUPLICATE_IDS_TREE.as_bytes()).expect("literal");
                 same(&want, &parse_printed(&out))
                     .unwrap_or_else(|e| panic!("{} tree: {e}", d.file));
@@ -387,11 +390,11 @@ fn own_answers(kind: Kind, t: &mut Tally) {
         assert!(err.contains("not a session"), "edge-no-header: {err}");
         let doc = load(&dir().join("edge-null-line.jsonl")).expect("edge-null-line");
         assert!(doc
-            .report
+            .report()
             .malformed
             .iter()
             .any(|b| b.error == "not a JSON object"));
-        assert_eq!(doc.entries.len(), 2, "edge-null-line");
+        assert_eq!(doc.entries().len(), 2, "edge-null-line");
         t.own += 2;
     }
 }
@@ -505,7 +508,7 @@ fn omp_context_llm_goldens() {
                 },
             };
             if let LeafSel::Id(id) = leaf {
-                assert!(doc.index.get(id).is_some(), "{name}: no entry {id}");
+                assert!(doc.index().get(id).is_some(), "{name}: no entry {id}");
             }
             let ctx = SessionContext::Omp(OmpContext::build(&doc, leaf, store));
             let have = context_json(&doc, &ctx, true);

@@ -154,18 +154,18 @@ proptest! {
             let left: Vec<_> = check_doc(&fixed, None).into_iter().filter(|f| f.problem && f.repairable).collect();
             prop_assert!(left.is_empty(), "{:?}", left);
             // Every entry keeps its exact bytes, except a cut cycle link (now a root).
-            for (i, e) in doc.entries.iter().enumerate() {
+            for (i, e) in doc.entries().iter().enumerate() {
                 let Some(id) = e.id.as_deref() else { continue };
-                let k = fixed.index.get(id);
+                let k = fixed.index().get(id);
                 prop_assert!(k.is_some(), "entry {} lost", id);
                 let k = k.unwrap_or(0);
-                if doc.index.get(id) == Some(i) && doc.entry_line(i) != fixed.entry_line(k) {
-                    prop_assert!(e.parent_id.is_some() && fixed.entries[k].parent_id.is_none(), "entry {} changed", id);
+                if doc.index().get(id) == Some(i) && doc.entry_line(i) != fixed.entry_line(k) {
+                    prop_assert!(e.parent_id.is_some() && fixed.entries()[k].parent_id.is_none(), "entry {} changed", id);
                 }
             }
             // Only identical copies go (some become identical once a cycle link is cut).
-            prop_assert!(fixed.entries.len() <= doc.entries.len() - count_identical_duplicates(&doc));
-            prop_assert_eq!(fixed.index.id_count(), doc.index.id_count());
+            prop_assert!(fixed.entries().len() <= doc.entries().len() - count_identical_duplicates(&doc));
+            prop_assert_eq!(fixed.index().id_count(), doc.index().id_count());
         }
     }
 
@@ -219,7 +219,7 @@ proptest! {
 fn count_identical_duplicates(doc: &SessionDoc) -> usize {
     let mut seen: std::collections::HashMap<&str, usize> = Default::default();
     let mut n = 0;
-    for (i, e) in doc.entries.iter().enumerate() {
+    for (i, e) in doc.entries().iter().enumerate() {
         if let Some(id) = e.id.as_deref() {
             match seen.get(id) {
                 Some(&k) if doc.entry_line(k) == doc.entry_line(i) => n += 1,
@@ -257,12 +257,17 @@ fn a_repair_keeps_the_copy_pi_reads() {
     let doc = SessionDoc::parse(Arc::new(bytes)).expect("session");
     let (kept, removed) = repaired_bytes(&doc).expect("something to repair");
     let fixed = SessionDoc::parse(Arc::new(kept.clone())).expect("still a session");
-    let k = fixed.index.get("e0000001").expect("e0000001 kept");
+    let k = fixed.index().get("e0000001").expect("e0000001 kept");
     assert_eq!(
-        fixed.entries[k].parent_id, None,
+        fixed.entries()[k].parent_id,
+        None,
         "the id went to another entry"
     );
-    assert_eq!(fixed.entries[k].line_no, 5, "the last copy is the one kept");
+    assert_eq!(
+        fixed.entries()[k].line_no,
+        5,
+        "the last copy is the one kept"
+    );
     // The earlier identical copy and the original bytes of the cut line went to quarantine;
     // the different entry stayed.
     assert_eq!(

@@ -123,13 +123,13 @@ fn omp_files_get_blobs_and_truncation_pi_files_do_not() {
     let doc = arbor_store::load_doc(&omp_path).expect("load");
     assert_eq!(doc.dialect(), Dialect::Omp);
     let hash = arbor_store::blobs::sha256_hex(&raw);
-    let la = String::from_utf8_lossy(doc.entry_line(doc.index.get(&a).expect("a"))).into_owned();
+    let la = String::from_utf8_lossy(doc.entry_line(doc.index().get(&a).expect("a"))).into_owned();
     assert!(
         la.contains(&format!(r#""data":"blob:sha256:{hash}""#)),
         "{la}"
     );
     assert_eq!(BlobStore::new(&blobs).get(&hash).expect("blob"), raw);
-    let lb = String::from_utf8_lossy(doc.entry_line(doc.index.get(&b).expect("b"))).into_owned();
+    let lb = String::from_utf8_lossy(doc.entry_line(doc.index().get(&b).expect("b"))).into_owned();
     assert!(
         lb.contains("\\n\\n[Session persistence truncated large content]\"}]"),
         "cut with omp's notice"
@@ -152,11 +152,11 @@ fn omp_files_get_blobs_and_truncation_pi_files_do_not() {
     let doc = arbor_store::load_doc(&pi_path).expect("load");
     assert_eq!(doc.dialect(), Dialect::Pi);
     assert!(
-        String::from_utf8_lossy(doc.entry_line(doc.index.get(&a).expect("a"))).contains(&img),
+        String::from_utf8_lossy(doc.entry_line(doc.index().get(&a).expect("a"))).contains(&img),
         "pi keeps images inline"
     );
     assert!(
-        doc.entry_line(doc.index.get(&b).expect("b")).len() > 600_000,
+        doc.entry_line(doc.index().get(&b).expect("b")).len() > 600_000,
         "pi does not truncate"
     );
 }
@@ -235,7 +235,7 @@ fn omp_rename_rewrites_the_slot_in_place_and_appends_title_change() {
     assert_eq!(lines[1], header);
     let doc = arbor_store::load_doc(&old).expect("load");
     assert_eq!(doc.session_name().as_deref(), Some("Named"));
-    assert!(doc.report.is_clean());
+    assert!(doc.report().is_clean());
 }
 
 #[test]

@@ -18,7 +18,7 @@ fn load(session: &str, loc: &Locator) -> Result<(std::path::PathBuf, SessionDoc)
 
 /// Tells stderr what the loader skipped, so nothing is dropped silently.
 fn warn_report(path: &Path, doc: &SessionDoc) {
-    let r = &doc.report;
+    let r = &doc.report();
     for bad in r.malformed.iter().take(5) {
         say_err!(
             "arbor: warning: {}:{}: skipped: {}",
@@ -115,7 +115,7 @@ pub fn context(
 ) -> Result<ExitCode> {
     let (path, doc) = load_resolved(session, lenient, loc)?;
     if let Some(id) = leaf {
-        if doc.index.get(id).is_none() {
+        if doc.index().get(id).is_none() {
             anyhow::bail!("{}: no entry with id {id}", path.display());
         }
     }
@@ -124,7 +124,7 @@ pub fn context(
         say_err!("arbor: warning: {}: the parentId chain of the leaf has a cycle; the path was cut where it repeats", path.display());
     }
     for u in ctx.unreadable_messages(&doc) {
-        let e = &doc.entries[u.entry];
+        let e = &doc.entries()[u.entry];
         say_err!(
             "arbor: warning: {}:{}: entry {} has \"message\": {}; {}; arbor keeps it in its place{}",
             path.display(),
@@ -147,7 +147,7 @@ pub fn context(
     let first = ctx
         .entries_read()
         .into_iter()
-        .filter_map(|i| match doc.entries[i].line {
+        .filter_map(|i| match doc.entries()[i].line {
             arbor_core::entry::LineRef::Base { start, .. } => Some(start),
             arbor_core::entry::LineRef::Owned(_) => None,
         })
@@ -183,7 +183,7 @@ fn write_context_streaming(ctx: &SessionContext, doc: &SessionDoc) -> Result<()>
 
 pub fn tree(session: &str, json: bool, loc: &Locator) -> Result<ExitCode> {
     let (path, doc) = load(session, loc)?;
-    let tree = doc.index.tree(&doc);
+    let tree = doc.index().tree(&doc);
     if !tree.unreachable.is_empty() {
         say_err!(
             "arbor: warning: {}: {} entries are not reachable from a root (parentId cycles or reused ids)",
@@ -198,7 +198,7 @@ pub fn tree(session: &str, json: bool, loc: &Locator) -> Result<ExitCode> {
         drop(out);
         return exit_soon(&path, doc);
     }
-    let mut out = Vec::with_capacity(doc.entries.len() * 96);
+    let mut out = Vec::with_capacity(doc.entries().len() * 96);
     tree.write_json(&doc, &mut out);
     out.push(b'\n');
     stdout_all(&out)?;
@@ -232,7 +232,7 @@ fn exit_soon(path: &Path, doc: SessionDoc) -> Result<ExitCode> {
 pub fn show(session: &str, leaf: Option<&str>, lenient: bool, loc: &Locator) -> Result<ExitCode> {
     let (path, doc) = load_resolved(session, lenient, loc)?;
     if let Some(id) = leaf {
-        if doc.index.get(id).is_none() {
+        if doc.index().get(id).is_none() {
             anyhow::bail!("{}: no entry with id {id}", path.display());
         }
     }

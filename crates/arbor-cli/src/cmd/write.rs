@@ -181,8 +181,8 @@ pub fn migrate(
         let result = (|| -> Result<()> {
             let path = loc.resolve_session(s)?;
             let doc = arbor_store::load_doc(&path)?;
-            match &doc.migration {
-                None => say!("{}: already v{}", path.display(), doc.report.version),
+            match &doc.migration() {
+                None => say!("{}: already v{}", path.display(), doc.report().version),
                 Some(m) if dry_run => say!(
                     "{}: would migrate v{} → v3 ({} lines change, every other byte kept)",
                     path.display(),
@@ -196,7 +196,7 @@ pub fn migrate(
                     say!(
                         "{}: migrated v{} → v3 ({n} lines changed)",
                         path.display(),
-                        doc.report.version
+                        doc.report().version
                     );
                 }
             }

@@ -388,7 +388,7 @@ fn message_kind(doc: &SessionDoc, i: usize) -> Option<ValueKind> {
 /// A message entry the tool that owns the session cannot read, though arbor reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UnreadableMessage {
-    /// Index of the entry in `doc.entries`.
+    /// Index of the entry in [`SessionDoc::entries`].
     pub entry: usize,
     /// The JSON kind of its `message` (`null`, a string, a number, `true`/`false`).
     pub kind: ValueKind,

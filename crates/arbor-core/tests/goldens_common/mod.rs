@@ -181,17 +181,17 @@ pub fn peer_entries(dir: &Path, name: &str, input: &Path) -> Vec<JsValue> {
 /// the k-th entry of the peer's migrated entries is the k-th entry of arbor's view.
 pub fn id_map(doc: &SessionDoc, peer: &[JsValue]) -> Result<IdMap, String> {
     let mut map = IdMap::default();
-    if doc.migration.is_none() {
+    if doc.migration().is_none() {
         return Ok(map);
     }
-    if peer.len() != doc.entries.len() {
+    if peer.len() != doc.entries().len() {
         return Err(format!(
             "migrated entries: the peer has {}, arbor {}",
             peer.len(),
-            doc.entries.len()
+            doc.entries().len()
         ));
     }
-    for (k, (p, e)) in peer.iter().zip(&doc.entries).enumerate() {
+    for (k, (p, e)) in peer.iter().zip(doc.entries()).enumerate() {
         let pid = p.get("id").and_then(JsValue::as_str_lossy);
         match (pid, e.id.as_deref()) {
             (Some(p), Some(a)) => {

@@ -217,8 +217,8 @@ fn check_bytes(path: &Path, bytes: Vec<u8>, opts: &CheckOptions) -> CheckReport 
     let store = (!opts.skip_blobs).then(|| opts.store_for(path));
     CheckReport {
         path: path.to_path_buf(),
-        entries: doc.entries.len(),
-        version: Some(doc.report.version),
+        entries: doc.entries().len(),
+        version: Some(doc.report().version),
         dialect: Some(doc.dialect()),
         findings: check_doc(&doc, store.as_ref()),
     }
@@ -227,8 +227,8 @@ fn check_bytes(path: &Path, bytes: Vec<u8>, opts: &CheckOptions) -> CheckReport 
 /// The findings for a loaded document (blobs are checked when a store is given).
 pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
     let mut f = Vec::new();
-    let r = &doc.report;
-    if let Some(slot) = &doc.title_slot {
+    let r = &doc.report();
+    if let Some(slot) = &doc.title_slot() {
         let line = doc.line(&slot.line);
         match parse_title_slot(line) {
             None => f.push(Finding::problem(
@@ -296,7 +296,7 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
     }
     // Duplicate ids.
     let mut first_by_id: HashMap<&str, usize> = HashMap::new();
-    for (i, e) in doc.entries.iter().enumerate() {
+    for (i, e) in doc.entries().iter().enumerate() {
         let Some(id) = e.id.as_deref() else { continue };
         match first_by_id.get(id) {
             None => {
@@ -311,7 +311,7 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
                     format!(
                         "id {id} on line {} was already used on line {}{}",
                         e.line_no,
-                        doc.entries[k].line_no,
+                        doc.entries()[k].line_no,
                         if same {
                             " (an identical copy)"
                         } else {
@@ -326,7 +326,7 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
     // Message entries pi or omp cannot read (`"message": null`: pi's buildSessionContext and
     // omp's open throw; a string or number: omp's convertToLlm throws). Only a person can say
     // what the message should have been, so it is reported, not repaired.
-    for (i, e) in doc.entries.iter().enumerate() {
+    for (i, e) in doc.entries().iter().enumerate() {
         if let Some(u) = arbor_core::context::unreadable_message(doc, i) {
             let code = if u.kind == arbor_core::json::ValueKind::Null {
                 "message_null"
@@ -348,9 +348,9 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
         }
     }
     // Parents that do not exist; cycles.
-    for e in &doc.entries {
+    for e in doc.entries() {
         if let Some(p) = e.parent_id.as_deref() {
-            if doc.index.get(p).is_none() {
+            if doc.index().get(p).is_none() {
                 f.push(Finding::problem(
                     "missing_parent",
                     Some(e.line_no),
@@ -366,7 +366,7 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
     }
     f.extend(cycles(doc));
     // Compactions whose kept entry is not on their path.
-    for (i, e) in doc.entries.iter().enumerate() {
+    for (i, e) in doc.entries().iter().enumerate() {
         if e.etype != EntryType::Compaction {
             continue;
         }
@@ -374,7 +374,7 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
         let Some(kept) = e.fields.str(line, "firstKeptEntryId") else {
             continue;
         };
-        match doc.index.get(&kept) {
+        match doc.index().get(&kept) {
             None => f.push(Finding::problem(
                 "compaction_kept_missing",
                 Some(e.line_no),
@@ -386,7 +386,7 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
                 false,
             )),
             Some(k) => {
-                if !doc.index.path(doc, i).entries.contains(&k) {
+                if !doc.index().path(doc, i).entries.contains(&k) {
                     f.push(Finding::problem(
                         "compaction_kept_off_path",
                         Some(e.line_no),
@@ -440,7 +440,7 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
 pub fn find_cycles(doc: &SessionDoc) -> Vec<Vec<usize>> {
     let mut out = Vec::new();
     let mut done: HashSet<usize> = HashSet::new();
-    for start in 0..doc.entries.len() {
+    for start in 0..doc.entries().len() {
         if done.contains(&start) {
             continue;
         }
@@ -457,10 +457,10 @@ pub fn find_cycles(doc: &SessionDoc) -> Vec<Vec<usize>> {
             }
             pos.insert(i, order.len());
             order.push(i);
-            let e = &doc.entries[i];
+            let e = &doc.entries()[i];
             cur = match e.parent_id.as_deref() {
                 // The entry pi's index holds for this id (the last one with it).
-                Some(p) => doc.index.get(p),
+                Some(p) => doc.index().get(p),
                 None => None,
             };
         }
@@ -476,13 +476,16 @@ fn cycle_cut(doc: &SessionDoc, members: &[usize]) -> Option<usize> {
     let mut sorted = members.to_vec();
     sorted.sort_unstable();
     sorted.into_iter().find(|&m| {
-        let p = doc.entries[m]
+        let p = doc.entries()[m]
             .parent_id
             .as_deref()
-            .and_then(|p| doc.index.get(p));
+            .and_then(|p| doc.index().get(p));
         p.is_some_and(|p| p >= m)
-            && matches!(doc.entries[m].line, arbor_core::entry::LineRef::Base { .. })
-            && doc.entries[m].line_no > 0
+            && matches!(
+                doc.entries()[m].line,
+                arbor_core::entry::LineRef::Base { .. }
+            )
+            && doc.entries()[m].line_no > 0
     })
 }
 
@@ -491,22 +494,22 @@ fn cycles(doc: &SessionDoc) -> Vec<Finding> {
     for members in find_cycles(doc) {
         let ids: Vec<&str> = members
             .iter()
-            .map(|&m| doc.entries[m].id.as_deref().unwrap_or("?"))
+            .map(|&m| doc.entries()[m].id.as_deref().unwrap_or("?"))
             .collect();
         let first = members.iter().copied().min().unwrap_or(0);
         let cut = cycle_cut(doc, &members);
         let at = cut.unwrap_or(first);
         out.push(Finding::problem(
             "cycle",
-            Some(doc.entries[at].line_no),
-            doc.entries[at].id.as_deref(),
+            Some(doc.entries()[at].line_no),
+            doc.entries()[at].id.as_deref(),
             format!(
                 "parentId cycle through {} (pi hangs building the context of these entries){}",
                 ids.join(" → "),
                 match cut {
                     Some(c) => format!(
                         "; a repair makes {} a root (parentId null)",
-                        doc.entries[c].id.as_deref().unwrap_or("?")
+                        doc.entries()[c].id.as_deref().unwrap_or("?")
                     ),
                     None => String::new(),
                 }
@@ -534,7 +537,7 @@ fn collect_refs(v: &JsValue, out: &mut Vec<Vec<u8>>) {
 fn check_blobs(doc: &SessionDoc, store: &BlobStore) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut verified: HashMap<String, Result<(), BlobError>> = HashMap::new();
-    for (i, e) in doc.entries.iter().enumerate() {
+    for (i, e) in doc.entries().iter().enumerate() {
         let line = doc.entry_line(i);
         if !crate::blobs::contains(line, arbor_core::blobref::BLOB_PREFIX.as_bytes()) {
             continue;

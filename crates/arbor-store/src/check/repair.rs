@@ -62,13 +62,13 @@ pub fn repaired_bytes(doc: &SessionDoc) -> Option<(Vec<u8>, Vec<u8>)> {
 
 fn repaired_once(doc: &SessionDoc) -> Option<(Vec<u8>, Vec<u8>)> {
     let data = doc.base_bytes();
-    let r = &doc.report;
+    let r = &doc.report();
     let mut drop_lines: HashSet<usize> = r.malformed.iter().map(|b| b.line_no).collect();
     // Byte-identical duplicates: keep the last copy, the one pi's `byId` (last wins) reads
     // when no different entry with the id comes later; removing the last copy instead would
     // hand the id to a different entry between the copies and change the session.
     let mut later: HashMap<(&str, &[u8]), usize> = HashMap::new();
-    for (i, e) in doc.entries.iter().enumerate().rev() {
+    for (i, e) in doc.entries().iter().enumerate().rev() {
         if let Some(id) = e.id.as_deref() {
             match later.get(&(id, doc.entry_line(i))) {
                 Some(_) if e.line_no > 0 => {
@@ -83,7 +83,7 @@ fn repaired_once(doc: &SessionDoc) -> Option<(Vec<u8>, Vec<u8>)> {
     }
     // The title slot: replace one omp refuses or cannot update in place.
     let mut new_slot: Option<Vec<u8>> = None;
-    if let Some(slot) = &doc.title_slot {
+    if let Some(slot) = &doc.title_slot() {
         let line = doc.line(&slot.line);
         let parsed = parse_title_slot(line);
         let bad = match &parsed {
@@ -123,7 +123,7 @@ fn repaired_once(doc: &SessionDoc) -> Option<(Vec<u8>, Vec<u8>)> {
         let Some(c) = cycle_cut(doc, &members) else {
             continue;
         };
-        let e = &doc.entries[c];
+        let e = &doc.entries()[c];
         let line = doc.entry_line(c);
         if let Some(range) = e.fields.range(line, "parentId") {
             let mut new = Vec::with_capacity(line.len());
@@ -132,7 +132,7 @@ fn repaired_once(doc: &SessionDoc) -> Option<(Vec<u8>, Vec<u8>)> {
             new.extend_from_slice(&line[range.end..]);
             // An identical later copy survives the removal of this one: cut that copy.
             let target = match e.id.as_deref().and_then(|id| later.get(&(id, line))) {
-                Some(&k) if drop_lines.contains(&e.line_no) => doc.entries[k].line_no,
+                Some(&k) if drop_lines.contains(&e.line_no) => doc.entries()[k].line_no,
                 _ => e.line_no,
             };
             replace.insert(target, new);
