@@ -371,12 +371,14 @@ fn scan_lines(
         // A compact message line (nearly every line pi and omp write): read without searching
         // for its end first; the parse finds it (see `parse_message_line_compact`).
         if !(at_start && line_no == 1) && data_to.get(start) == Some(&b'{') {
-            let mut has_blob = false;
+            // The lines that may hold an omp blob reference (always a whole string value
+            // starting with the prefix) are noted while they are validated.
+            let mut note = crate::json::PrefixNote::new(crate::blobref::BLOB_PREFIX.as_bytes());
             if let Some((entry, len)) = parse_message_line_compact_with(
                 &data_to[start..],
                 start,
                 line_no,
-                &mut has_blob,
+                &mut note,
                 &mut scratch,
             ) {
                 let end = start + len;
@@ -395,7 +397,7 @@ fn scan_lines(
                         out.missing_final_newline = true;
                     }
                     out.any_nonblank = true;
-                    if has_blob {
+                    if note.seen {
                         out.blob_lines.push(start);
                     }
                     records.push((line_no, entry));

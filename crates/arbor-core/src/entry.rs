@@ -451,7 +451,7 @@ pub fn parse_message_line_compact(
         src,
         base,
         line_no,
-        &mut false,
+        &mut json::PrefixNote::new(b""),
         &mut CompactScratch::default(),
     )
 }
@@ -465,15 +465,15 @@ pub struct CompactScratch {
     message: Vec<Member>,
 }
 
-/// [`parse_message_line_compact`] with buffers reused across lines, that also sets `*blob`
-/// when a string value of the line starts with `blob:sha256:`: the only lines that can hold
-/// an omp blob reference, noted while the line is validated instead of by another search
+/// [`parse_message_line_compact`] with buffers reused across lines, that also sets
+/// `note.seen` when a string value of the line starts with `note.prefix` (see
+/// [`json::PrefixNote`]), noted while the line is validated instead of by another search
 /// over its bytes.
 pub fn parse_message_line_compact_with(
     src: &[u8],
     base: usize,
     line_no: usize,
-    blob: &mut bool,
+    note: &mut json::PrefixNote<'_>,
     scratch: &mut CompactScratch,
 ) -> Option<(Entry, usize)> {
     if src.first() != Some(&b'{') {
@@ -494,7 +494,7 @@ pub fn parse_message_line_compact_with(
         let v = key_end + 1;
         let kind = ValueKind::from_first_byte(*src.get(v)?)?;
         if kind == ValueKind::Object && src.get(key.clone()) == Some(b"message".as_slice()) {
-            let span = json::scan_object_compact_into(src, v, blob, &mut scratch.message).ok()?;
+            let span = json::scan_object_compact_into(src, v, note, &mut scratch.message).ok()?;
             let e = span.end;
             // The message object is the last member: the line's closing brace follows.
             if src.get(e) != Some(&b'}') {
@@ -522,7 +522,7 @@ pub fn parse_message_line_compact_with(
             );
             return Some((entry, len));
         }
-        let end = json::value_end_compact_noting(src, v, blob).ok()?;
+        let end = json::value_end_compact_noting(src, v, note).ok()?;
         members.push(Member {
             key,
             value: v..end,

@@ -41,27 +41,28 @@
 #![deny(missing_docs)]
 
 pub mod blobs;
-pub mod body;
+mod body;
 pub mod breadcrumb;
-pub mod build;
+mod build;
 pub mod check;
 pub mod discover;
-pub mod error;
+mod error;
 pub mod file;
 pub mod gc;
 pub mod ids;
 pub mod info;
 pub mod locate;
 pub mod lock;
-pub mod manager;
+mod manager;
 pub mod map;
 pub mod omp_info;
 pub mod paths;
-pub mod repair;
+mod repair;
 pub mod safe_fs;
 pub mod stream;
-pub mod title;
+mod title;
 
+pub use body::BodyError;
 pub use build::NewEntry;
 pub use error::StoreError;
 pub use file::Durability;

@@ -1,6 +1,6 @@
 //! `SessionManager::live_context`: the incrementally maintained context equals a full
 //! `build_session_context` after appends, branches, compactions and reopen.
-use arbor_core::live::ContextChange;
+use arbor_core::ContextChange;
 use arbor_store::{Durability, ManagerOptions, SessionManager};
 
 fn full_json(sm: &SessionManager) -> Vec<u8> {

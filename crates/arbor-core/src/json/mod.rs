@@ -23,7 +23,8 @@ pub mod write;
 pub use report::{JsonArray, JsonObject};
 pub use scan::{
     decode_string, scan_object, scan_object_compact_at, scan_object_compact_into, skip_ws,
-    value_end, value_end_compact, value_end_compact_noting, Member, ObjectScan, ValueKind,
+    value_end, value_end_compact, value_end_compact_noting, Member, ObjectScan, PrefixNote,
+    ValueKind,
 };
 pub use value::{JsStr, JsValue};
 pub use write::{

@@ -550,19 +550,41 @@ fn skip_key_colon<const WS: bool>(src: &[u8], i: usize) -> Result<usize, JsonErr
     Ok(ws::<WS>(src, j + 1))
 }
 
-/// What string values start with, for the loader to note the lines that may hold an omp blob
-/// reference (`blob:sha256:<hex>`, always a whole string value) while it validates them.
-const BLOB_REF_START: &[u8] = crate::blobref::BLOB_PREFIX.as_bytes();
+/// What the `_noting` scans look for while they validate: whether any string value (not a
+/// key) starts with `prefix` exactly as written (no escape in the prefix). A caller that
+/// needs the lines holding some kind of string finds them during the one validating pass,
+/// instead of by another search of every line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrefixNote<'p> {
+    /// The bytes a string value's content starts with.
+    pub prefix: &'p [u8],
+    /// Set when a string value starting with `prefix` was seen.
+    pub seen: bool,
+}
+
+impl<'p> PrefixNote<'p> {
+    /// A note for `prefix`, nothing seen yet.
+    pub const fn new(prefix: &'p [u8]) -> PrefixNote<'p> {
+        PrefixNote {
+            prefix,
+            seen: false,
+        }
+    }
+}
+
+/// The note of the scans that note nothing.
+fn no_note() -> PrefixNote<'static> {
+    PrefixNote::new(b"")
+}
 
 /// Validates the value at `pos` (after optional whitespace), allowing `max_depth` levels of
 /// nesting; returns the index just past it. Iterative: no recursion at any depth. With
-/// `NOTE`, sets `*blob` when a string value (not a key) starts with `blob:sha256:` as
-/// written (no escape in the prefix).
+/// `NOTE`, sets `note.seen` when a string value (not a key) starts with `note.prefix`.
 fn validate<const WS: bool, const NOTE: bool>(
     src: &[u8],
     pos: usize,
     max_depth: usize,
-    blob: &mut bool,
+    note: &mut PrefixNote<'_>,
 ) -> Result<usize, JsonError> {
     let mut stack = KindStack::new();
     let mut i = ws::<WS>(src, pos);
@@ -586,8 +608,8 @@ fn validate<const WS: bool, const NOTE: bool>(
                 }
             }
             Some(b'"') => {
-                if NOTE && src.get(i + 1..i + 1 + BLOB_REF_START.len()) == Some(BLOB_REF_START) {
-                    *blob = true;
+                if NOTE && src.get(i + 1..i + 1 + note.prefix.len()) == Some(note.prefix) {
+                    note.seen = true;
                 }
                 i = skip_string(src, i + 1)?
             }
@@ -632,24 +654,24 @@ fn validate<const WS: bool, const NOTE: bool>(
 /// just past it. Lone surrogate escapes are accepted, as `JSON.parse` accepts them. Nesting
 /// depth is limited (to 10 000) so hostile input cannot overflow the stack.
 pub fn value_end(src: &[u8], pos: usize) -> Result<usize, JsonError> {
-    validate::<true, false>(src, pos, MAX_DEPTH, &mut false)
+    validate::<true, false>(src, pos, MAX_DEPTH, &mut no_note())
 }
 
 /// [`value_end`] in compact mode: the value must start at `pos` and hold no whitespace between
 /// its tokens (what `JSON.stringify` writes). An `Err` only says "not compact valid JSON":
 /// callers then use [`value_end`], which gives the exact error.
 pub fn value_end_compact(src: &[u8], pos: usize) -> Result<usize, JsonError> {
-    validate::<false, false>(src, pos, MAX_DEPTH, &mut false)
+    validate::<false, false>(src, pos, MAX_DEPTH, &mut no_note())
 }
 
-/// [`value_end_compact`] that also sets `*blob` when a string value in it starts with
-/// `blob:sha256:` (an omp blob reference can only be such a value).
+/// [`value_end_compact`] that also sets `note.seen` when a string value in it starts with
+/// `note.prefix` (see [`PrefixNote`]).
 pub fn value_end_compact_noting(
     src: &[u8],
     pos: usize,
-    blob: &mut bool,
+    note: &mut PrefixNote<'_>,
 ) -> Result<usize, JsonError> {
-    validate::<false, true>(src, pos, MAX_DEPTH, blob)
+    validate::<false, true>(src, pos, MAX_DEPTH, note)
 }
 
 /// Scans `src` as one JSON object (surrounding JSON whitespace allowed, nothing else after it)
@@ -658,7 +680,7 @@ pub fn value_end_compact_noting(
 pub fn scan_object(src: &[u8]) -> Result<ObjectScan, JsonError> {
     let start = skip_ws(src, 0);
     let mut members = Vec::new();
-    let span = scan_object_from::<true, false>(src, start, &mut false, &mut members)?;
+    let span = scan_object_from::<true, false>(src, start, &mut no_note(), &mut members)?;
     let scan = ObjectScan { members, span };
     let i = scan.span.end;
     if skip_ws(src, i) != src.len() {
@@ -675,27 +697,27 @@ pub fn scan_object(src: &[u8]) -> Result<ObjectScan, JsonError> {
 /// then use [`scan_object`], which gives the exact error.
 pub fn scan_object_compact_at(src: &[u8], start: usize) -> Result<ObjectScan, JsonError> {
     let mut members = Vec::new();
-    let span = scan_object_from::<false, false>(src, start, &mut false, &mut members)?;
+    let span = scan_object_from::<false, false>(src, start, &mut no_note(), &mut members)?;
     Ok(ObjectScan { members, span })
 }
 
-/// [`scan_object_compact_at`] that also sets `*blob` when a string value in the object starts
-/// with `blob:sha256:` (see [`value_end_compact_noting`]), and puts the members into `members`
+/// [`scan_object_compact_at`] that also sets `note.seen` when a string value in the object
+/// starts with `note.prefix` (see [`PrefixNote`]), and puts the members into `members`
 /// (cleared first; a buffer the caller reuses) instead of a new vector. Returns the span.
 pub fn scan_object_compact_into(
     src: &[u8],
     start: usize,
-    blob: &mut bool,
+    note: &mut PrefixNote<'_>,
     members: &mut Vec<Member>,
 ) -> Result<Range<usize>, JsonError> {
     members.clear();
-    scan_object_from::<false, true>(src, start, blob, members)
+    scan_object_from::<false, true>(src, start, note, members)
 }
 
 fn scan_object_from<const WS: bool, const NOTE: bool>(
     src: &[u8],
     start: usize,
-    blob: &mut bool,
+    note: &mut PrefixNote<'_>,
     members: &mut Vec<Member>,
 ) -> Result<Range<usize>, JsonError> {
     match src.get(start) {
@@ -724,7 +746,7 @@ fn scan_object_from<const WS: bool, const NOTE: bool>(
                 }
                 None => return Err(err(v, "unexpected end of input")),
             };
-            let v_end = validate::<WS, NOTE>(src, v, MAX_DEPTH - 1, blob)?;
+            let v_end = validate::<WS, NOTE>(src, v, MAX_DEPTH - 1, note)?;
             members.push(Member {
                 key,
                 value: v..v_end,
