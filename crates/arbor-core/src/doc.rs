@@ -3,7 +3,7 @@
 //! [`SessionDoc::parse`] is as lenient as pi's loader (blank and malformed lines are skipped
 //! in memory, a BOM, CRLF line ends, a last line without newline and a torn last line all
 //! load) but reports every such line, and never changes the bytes it was given. Files in
-//! format v1 or v2 are migrated *in memory* (see [`crate::migrate`]); the store decides
+//! format v1 or v2 are migrated *in memory* (see [`crate::Migration`]); the store decides
 //! whether to write the migrated lines back.
 use crate::entry::{
     parse_fields, parse_message_line, parse_message_line_compact_with, CompactScratch, Entry,
