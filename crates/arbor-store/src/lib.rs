@@ -2,7 +2,7 @@
 //!
 //! [`SessionManager`] is pi's session API in Rust on a crash-safe write path: one writer per
 //! session ([`lock`]), one `write` per line with truncation back on failure and a durability
-//! policy ([`file`](mod@file)), atomic rewrites, torn-tail repair into sidecars ([`repair`]), and
+//! policy ([`file`](mod@file)), atomic rewrites, torn-tail repair into sidecars ([`check`]), and
 //! discovery of sessions as pi and omp lay them out ([`paths`], [`discover`]).
 //!
 //! Create a session where pi would, append to it, read it back, fork it:
