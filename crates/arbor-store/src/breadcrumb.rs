@@ -12,8 +12,7 @@ use std::path::{Path, PathBuf};
 /// `$TMUX_PANE`, `$CMUX_SURFACE_ID`, `$KITTY_WINDOW_ID`, `$WEZTERM_PANE`, `$TERM_SESSION_ID`,
 /// `$WT_SESSION`; `None` when no terminal can be named.
 pub fn terminal_id() -> Option<String> {
-    // SAFETY: isatty only inspects the descriptor.
-    if unsafe { libc::isatty(0) } == 1 {
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         if let Ok(p) = std::fs::read_link("/proc/self/fd/0") {
             let s = p.to_string_lossy();
             if let Some(rest) = s.strip_prefix("/dev/") {

@@ -10,7 +10,6 @@ use crate::safe_fs;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -106,8 +105,8 @@ fn inode_holder(meta: &std::fs::Metadata) -> Option<u32> {
     let dev = meta.dev();
     let want = format!(
         "{:02x}:{:02x}:{}",
-        libc::major(dev),
-        libc::minor(dev),
+        rustix::fs::major(dev),
+        rustix::fs::minor(dev),
         meta.ino()
     );
     locks.lines().find_map(|l| {
@@ -119,18 +118,20 @@ fn inode_holder(meta: &std::fs::Metadata) -> Option<u32> {
     })
 }
 
-/// `flock(LOCK_EX | LOCK_NB)`: `Ok(true)` taken, `Ok(false)` held by someone else.
+/// `flock(LOCK_EX | LOCK_NB)`: `Ok(true)` taken, `Ok(false)` held by someone else. (rustix,
+/// not `File::try_lock`: that needs Rust 1.89, above the crate's `rust-version`.)
 fn try_flock(file: &File) -> io::Result<bool> {
-    // SAFETY: flock on a descriptor we own; no memory is involved.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-        return Ok(true);
+    match rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
+        Err(e) => Err(e.into()),
     }
-    let err = io::Error::last_os_error();
-    if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-        Ok(false)
-    } else {
-        Err(err)
-    }
+}
+
+/// Releases an `flock` of ours (closing the descriptor would too; this is for the lock
+/// file, which is removed while still locked).
+fn unflock(file: &File) {
+    let _ = rustix::fs::flock(file, rustix::fs::FlockOperation::Unlock);
 }
 
 fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
@@ -366,17 +367,11 @@ pub fn remove_stale_rewrites(session: &Path) -> usize {
 impl Drop for WriterLock {
     fn drop(&mut self) {
         if let Some(f) = &self.session {
-            // SAFETY: unlocking our own descriptor.
-            unsafe {
-                libc::flock(f.as_raw_fd(), libc::LOCK_UN);
-            }
+            unflock(f);
         }
         // Remove while still holding the lock; takers re-check the inode.
         let _ = std::fs::remove_file(&self.lock_path);
-        // SAFETY: unlocking our own descriptor.
-        unsafe {
-            libc::flock(self.file.as_raw_fd(), libc::LOCK_UN);
-        }
+        unflock(&self.file);
     }
 }
 
