@@ -105,8 +105,8 @@ fn inode_holder(meta: &std::fs::Metadata) -> Option<u32> {
     let dev = meta.dev();
     let want = format!(
         "{:02x}:{:02x}:{}",
-        rustix::fs::major(dev),
-        rustix::fs::minor(dev),
+        libc::major(dev),
+        libc::minor(dev),
         meta.ino()
     );
     locks.lines().find_map(|l| {
@@ -118,20 +118,20 @@ fn inode_holder(meta: &std::fs::Metadata) -> Option<u32> {
     })
 }
 
-/// `flock(LOCK_EX | LOCK_NB)`: `Ok(true)` taken, `Ok(false)` held by someone else. (rustix,
-/// not `File::try_lock`: that needs Rust 1.89, above the crate's `rust-version`.)
+/// `flock(LOCK_EX | LOCK_NB)` (std's `File::try_lock` on Linux): `Ok(true)` taken,
+/// `Ok(false)` held by someone else.
 fn try_flock(file: &File) -> io::Result<bool> {
-    match rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+    match file.try_lock() {
         Ok(()) => Ok(true),
-        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
-        Err(e) => Err(e.into()),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(false),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
     }
 }
 
 /// Releases an `flock` of ours (closing the descriptor would too; this is for the lock
 /// file, which is removed while still locked).
 fn unflock(file: &File) {
-    let _ = rustix::fs::flock(file, rustix::fs::FlockOperation::Unlock);
+    let _ = file.unlock();
 }
 
 fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
