@@ -5,9 +5,11 @@
 //! sidecar instead of having the next entry glued to it; rewrites are atomic and keep every
 //! byte a migration does not change; the tree advances only after the line is on disk;
 //! deferred persistence writes the header once (pi can write it twice); `fork_from` migrates.
+mod writer;
+
 use crate::build::{Base, NewEntry};
 use crate::error::{IoContext, StoreError};
-use crate::file::{atomic_write, create_dir_private, write_new, AppendFile, Durability};
+use crate::file::{atomic_write, create_dir_private, write_new, Durability};
 use crate::ids::{new_entry_id, new_session_id, now_iso};
 use crate::lock::WriterLock;
 use crate::map::FileBytes;
@@ -22,6 +24,7 @@ use arbor_core::{ContextCache, ContextChange};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+use writer::Writer;
 
 /// How a manager opens and writes.
 #[derive(Debug, Clone, Default)]
@@ -66,12 +69,7 @@ pub struct SessionManager {
     path: Option<PathBuf>,
     persist: bool,
     opts: ManagerOptions,
-    lock: Option<WriterLock>,
-    file: Option<AppendFile>,
-    header_on_disk: bool,
-    on_disk: usize,
-    needs_newline: bool,
-    latched: Option<String>,
+    w: Writer,
     notes: Vec<OpenNote>,
     live: ContextCache,
 }
@@ -219,12 +217,7 @@ impl SessionManager {
             path: None,
             persist: false,
             opts,
-            lock: None,
-            file: None,
-            header_on_disk: false,
-            on_disk: 0,
-            needs_newline: false,
-            latched: None,
+            w: Writer::default(),
             notes: Vec::new(),
             live: ContextCache::new(),
         }
@@ -330,7 +323,7 @@ impl SessionManager {
             ));
             let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
             let mut sm = SessionManager::blank(doc, cwd, opts);
-            sm.lock = lock;
+            sm.w.lock = lock;
             sm.session_dir = Some(dir);
             sm.path = Some(path.to_path_buf());
             sm.persist = true;
@@ -367,13 +360,13 @@ impl SessionManager {
         let needs_newline = doc.report().missing_final_newline;
         let entries = doc.entries().len();
         let mut sm = SessionManager::blank(doc, cwd, opts);
-        sm.lock = lock;
+        sm.w.lock = lock;
         sm.session_dir = Some(dir);
         sm.path = Some(path.to_path_buf());
         sm.persist = !sm.opts.read_only;
-        sm.header_on_disk = true;
-        sm.on_disk = entries;
-        sm.needs_newline = needs_newline;
+        sm.w.header_on_disk = true;
+        sm.w.on_disk = entries;
+        sm.w.needs_newline = needs_newline;
         sm.notes = notes;
         Ok(sm)
     }
@@ -479,7 +472,7 @@ impl SessionManager {
             },
         )?;
         sm.opts = opts;
-        sm.lock = Some(lock);
+        sm.w.lock = Some(lock);
         sm.persist = true;
         sm.cwd = target_cwd.to_string();
         Ok(sm)
@@ -612,13 +605,7 @@ impl SessionManager {
         if self.opts.read_only {
             return Err(StoreError::ReadOnly);
         }
-        if let Some(reason) = &self.latched {
-            return Err(StoreError::Latched {
-                path: self.path.clone().unwrap_or_default(),
-                reason: reason.clone(),
-            });
-        }
-        Ok(())
+        self.w.check(self.path.as_deref())
     }
 
     fn has_assistant(&self) -> bool {
@@ -634,76 +621,7 @@ impl SessionManager {
         let Some(path) = self.path.clone() else {
             return Ok(());
         };
-        let mut bytes = Vec::new();
-        if self.needs_newline {
-            bytes.push(b'\n');
-        }
-        if !self.header_on_disk {
-            if let Some(slot) = &self.doc.title_slot() {
-                bytes.extend_from_slice(self.doc.line(&slot.line));
-                bytes.push(b'\n');
-            }
-            bytes.extend_from_slice(self.doc.header_line());
-            bytes.push(b'\n');
-        }
-        for i in self.on_disk..self.doc.entries().len() {
-            bytes.extend_from_slice(self.doc.entry_line(i));
-            bytes.push(b'\n');
-        }
-        if let Some(l) = line {
-            bytes.extend_from_slice(l);
-            bytes.push(b'\n');
-        }
-        if bytes.is_empty() {
-            return Ok(());
-        }
-        if self.lock.is_none() {
-            if let Some(dir) = path.parent() {
-                if !dir.as_os_str().is_empty() && !dir.exists() {
-                    create_dir_private(dir).at(dir)?;
-                }
-            }
-            self.lock = Some(WriterLock::acquire(&path, self.opts.wait)?);
-        }
-        if self.file.is_none() {
-            let lock = match self.lock.as_mut() {
-                Some(l) => l,
-                None => return Err(StoreError::ReadOnly),
-            };
-            // Write where the lock says the session really is (symlinks resolved once, at
-            // locking), never following a link planted since.
-            let real = lock.real_path().to_path_buf();
-            let f =
-                AppendFile::open(&real, !self.header_on_disk, self.opts.durability).at(&path)?;
-            if !self.header_on_disk {
-                lock.follow_file()?;
-            }
-            self.file = Some(f);
-        }
-        let result = match self.file.as_mut() {
-            Some(f) => f.append(&bytes),
-            None => Ok(()),
-        };
-        if let Err(e) = result {
-            self.latched = Some(e.to_string());
-            return Err(StoreError::Io { path, source: e });
-        }
-        if !self.header_on_disk && self.opts.durability != Durability::None {
-            // A new file: its directory entry must survive a crash too.
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                if let Err(e) = crate::file::sync_dir(dir) {
-                    self.latched = Some(e.to_string());
-                    return Err(StoreError::Io {
-                        path: dir.to_path_buf(),
-                        source: e,
-                    });
-                }
-            }
-        }
-        self.needs_newline = false;
-        self.header_on_disk = true;
-        self.on_disk = self.doc.entries().len();
-        Ok(())
+        self.w.write_pending(&self.doc, &path, &self.opts, line)
     }
 
     /// Appends `entry` as a child of `parent` (pi: always the leaf); the leaf moves to it.
@@ -767,7 +685,7 @@ impl SessionManager {
                     // (omp's custom-session-files) before its first blob reference is
                     // written.
                     if crate::blobs::contains(&new, arbor_core::blobref::BLOB_PREFIX.as_bytes()) {
-                        if let Some(lock) = &self.lock {
+                        if let Some(lock) = &self.w.lock {
                             crate::gc::register_session_file(&store, lock.real_path())?;
                         } else if let Some(p) = &self.path {
                             crate::gc::register_session_file(&store, p)?;
@@ -778,7 +696,7 @@ impl SessionManager {
                 Ok(None) => {}
                 Err(e) => {
                     if matches!(e, StoreError::Blob(_)) {
-                        self.latched = Some(e.to_string());
+                        self.w.latched = Some(e.to_string());
                     }
                     return Err(e);
                 }
@@ -791,7 +709,7 @@ impl SessionManager {
         }
         self.doc.push_line(line)?;
         if write_now {
-            self.on_disk = self.doc.entries().len();
+            self.w.on_disk = self.doc.entries().len();
         }
         Ok(id)
     }
@@ -946,8 +864,8 @@ impl SessionManager {
         let parent = self.leaf_id().map(str::to_string);
         let id = self.append_at(&entry, parent.as_deref(), &ts)?;
         let slot = serialize_title_slot(Some(&title), Some(TitleSource::User), &ts)?;
-        if self.persist && self.header_on_disk {
-            let path = match self.lock.as_ref() {
+        if self.persist && self.w.header_on_disk {
+            let path = match self.w.lock.as_ref() {
                 Some(l) => l.real_path().to_path_buf(),
                 None => return Err(StoreError::ReadOnly),
             };
@@ -956,14 +874,14 @@ impl SessionManager {
                 // No fixed slot to overwrite: give the file one (atomic rewrite, every other
                 // byte kept), then continue on the new file.
                 crate::title::rewrite_with_slot(&path, &slot)?;
-                if let Some(l) = self.lock.as_mut() {
+                if let Some(l) = self.w.lock.as_mut() {
                     l.follow_file()?;
                 }
                 let leaf = self.leaf_id().map(str::to_string);
-                self.file = None;
+                self.w.file = None;
                 self.doc = load_doc_copy(&path)?;
-                self.on_disk = self.doc.entries().len();
-                self.needs_newline = self.doc.report().missing_final_newline;
+                self.w.on_disk = self.doc.entries().len();
+                self.w.needs_newline = self.doc.report().missing_final_newline;
                 if let Some(l) = leaf {
                     self.doc.branch_to(&l);
                 }
@@ -1102,15 +1020,15 @@ impl SessionManager {
             write_new(lock.real_path(), &bytes).at(&new_path)?;
             lock.follow_file()?;
         }
-        self.file = None;
-        self.lock = Some(lock);
-        self.on_disk = if write_now {
+        self.w.file = None;
+        self.w.lock = Some(lock);
+        self.w.on_disk = if write_now {
             new_doc.entries().len()
         } else {
             0
         };
-        self.header_on_disk = write_now;
-        self.needs_newline = false;
+        self.w.header_on_disk = write_now;
+        self.w.needs_newline = false;
         self.doc = new_doc;
         self.path = Some(new_path.clone());
         Ok(Some(new_path))
@@ -1118,10 +1036,10 @@ impl SessionManager {
 
     /// Forces appended entries to stable storage (per the durability policy).
     pub fn flush(&mut self) -> Result<(), StoreError> {
-        if let (Some(f), Some(p)) = (self.file.as_mut(), self.path.as_ref()) {
-            f.flush().at(p)?;
+        match &self.path {
+            Some(p) => self.w.flush(p),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Flushes and releases the writer lock.
