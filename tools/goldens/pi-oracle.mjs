@@ -14,6 +14,7 @@ import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { bashMessage, customRoleMessage, assistantMessage, makeOps, pick, toolResultMessage, userMessage } from "./ops.mjs";
 
+// PI_PKG: the module to import (default: 0.73.1's index.js; tools/goldens/pi15/make.sh points it at pi 1.5.2's shim).
 const PKG = process.env.PI_PKG ?? "/tmp/peers/pi/node_modules/@mariozechner/pi-coding-agent/dist/index.js";
 const SELF = fileURLToPath(import.meta.url);
 const pi = () => import(PKG);
@@ -197,7 +198,7 @@ function expectOuter(file, prefix, args) {
 		break; // open/tree failures: nothing further can be produced
 	}
 	if (errors.length) {
-		writeFileSync(`${prefix}.error.txt`, `pi 0.73.1 on ${basename(file)}\n` + errors.join("\n") + "\n" +
+		writeFileSync(`${prefix}.error.txt`, `pi ${process.env.PI_LABEL ?? "0.73.1"} on ${basename(file)}\n` + errors.join("\n") + "\n" +
 			(skip.length ? `context keys left out of context.json/llm.json: ${skip.join(", ")}\n` : ""));
 	}
 }

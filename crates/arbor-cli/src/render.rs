@@ -260,40 +260,62 @@ pub fn print_conversation(
     ctx: &SessionContext,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
-    for &m in ctx.outline().iter() {
+    for (m, json) in ctx.outline_json(doc) {
         let e = &doc.entries()[m.entry()];
         let line = doc.line(&e.line);
-        let (head, body) = match m {
-            CtxMessage::Message(_) => {
-                let msg = e.fields.value(line, "message").unwrap_or(JsValue::Null);
-                let role = msg
-                    .get("role")
-                    .and_then(|r| r.as_str_lossy())
-                    .unwrap_or_default()
-                    .into_owned();
+        // The message as the model sees it (after pi 1.5's context edits and null contents).
+        let msg = JsValue::parse(&json).unwrap_or(JsValue::Null);
+        let text = |k: &str| {
+            msg.get(k)
+                .and_then(|v| v.as_str_lossy())
+                .unwrap_or_default()
+                .into_owned()
+        };
+        let (mut head, body) = match m {
+            CtxMessage::Message(_) | CtxMessage::CompactionSystem(_) => {
+                let role = text("role");
                 let mut body = content_text(msg.get("content"));
                 if role == "bashExecution" {
-                    let g = |k: &str| {
-                        msg.get(k)
-                            .and_then(|v| v.as_str_lossy())
-                            .unwrap_or_default()
-                            .into_owned()
-                    };
-                    body = format!("$ {}\n{}", g("command"), g("output"));
+                    body = format!("$ {}\n{}", text("command"), text("output"));
+                }
+                if role == "system" {
+                    let mut extra = Vec::new();
+                    if let Some(JsValue::Object(sections)) = msg.get("sections") {
+                        for (name, v) in sections {
+                            extra.push(format!(
+                                "[section {}]\n{}",
+                                name.to_string_lossy(),
+                                content_text(Some(v))
+                            ));
+                        }
+                    }
+                    for (key, word) in [
+                        ("toolsAdded", "tools added"),
+                        ("toolsRemoved", "tools removed"),
+                    ] {
+                        if let Some(JsValue::Array(tools)) = msg.get(key) {
+                            let names: Vec<String> = tools
+                                .iter()
+                                .map(|t| {
+                                    t.get("name")
+                                        .and_then(|n| n.as_str_lossy())
+                                        .unwrap_or_default()
+                                        .into_owned()
+                                })
+                                .collect();
+                            extra.push(format!("[{word}: {}]", names.join(", ")));
+                        }
+                    }
+                    if !extra.is_empty() {
+                        body = [body, extra.join("\n")].join("\n").trim().to_string();
+                    }
                 }
                 let extra = match role.as_str() {
-                    "assistant" => format!(
-                        " ({})",
-                        msg.get("model")
-                            .and_then(|v| v.as_str_lossy())
-                            .unwrap_or_default()
-                    ),
-                    "toolResult" => format!(
-                        " ({})",
-                        msg.get("toolName")
-                            .and_then(|v| v.as_str_lossy())
-                            .unwrap_or_default()
-                    ),
+                    "assistant" => format!(" ({})", text("model")),
+                    "toolResult" => format!(" ({})", text("toolName")),
+                    "system" if matches!(m, CtxMessage::CompactionSystem(_)) => {
+                        " (as of the compaction)".to_string()
+                    }
                     _ => String::new(),
                 };
                 (format!("{role}{extra}"), body)
@@ -303,23 +325,15 @@ pub fn print_conversation(
                     "custom {}",
                     e.fields.str(line, "customType").unwrap_or_default()
                 ),
-                content_text(e.fields.value(line, "content").as_ref()),
+                content_text(msg.get("content")),
             ),
-            CtxMessage::BranchSummary(_) => (
-                "branch summary".into(),
-                e.fields
-                    .str(line, "summary")
-                    .unwrap_or_default()
-                    .into_owned(),
-            ),
-            CtxMessage::CompactionSummary(_) => (
-                "compaction summary".into(),
-                e.fields
-                    .str(line, "summary")
-                    .unwrap_or_default()
-                    .into_owned(),
-            ),
+            CtxMessage::BranchSummary(_) => ("branch summary".into(), text("summary")),
+            CtxMessage::CompactionSummary(_) => ("compaction summary".into(), text("summary")),
         };
+        if let Some(edit) = ctx.edited_by(m) {
+            let by = doc.entries()[edit].id.as_deref().unwrap_or("");
+            head.push_str(&format!(" · edited by {by}"));
+        }
         writeln!(
             out,
             "── {head} · {} · {}",

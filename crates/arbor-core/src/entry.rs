@@ -46,6 +46,11 @@ pub enum EntryType {
     CredentialPin,
     /// `reset_boundary` (omp 18)
     ResetBoundary,
+    /// `context_edit` (pi 1.5): a branch-local replacement (or removal, `null`) of an earlier
+    /// entry's model-visible content.
+    ContextEdit,
+    /// `usage` (pi 1.5): model-attributed token usage outside the context.
+    Usage,
     /// Any other type name, kept and written back unchanged.
     Other(Box<str>),
 }
@@ -72,6 +77,8 @@ impl EntryType {
             "model_usage" => EntryType::ModelUsage,
             "credential_pin" => EntryType::CredentialPin,
             "reset_boundary" => EntryType::ResetBoundary,
+            "context_edit" => EntryType::ContextEdit,
+            "usage" => EntryType::Usage,
             other => EntryType::Other(other.into()),
         }
     }
@@ -97,6 +104,8 @@ impl EntryType {
             EntryType::ModelUsage => "model_usage",
             EntryType::CredentialPin => "credential_pin",
             EntryType::ResetBoundary => "reset_boundary",
+            EntryType::ContextEdit => "context_edit",
+            EntryType::Usage => "usage",
             EntryType::Other(s) => s,
         }
     }
@@ -117,6 +126,8 @@ pub enum Role {
     Custom,
     /// `hookMessage` (v2; migrated to `custom`)
     HookMessage,
+    /// `system` (pi 1.5): the system prompt and tool set, carried in the transcript.
+    System,
     /// Any other role string (`developer`, `pythonExecution`, `fileMention`, ...).
     Other(Box<str>),
 }
@@ -131,6 +142,7 @@ impl Role {
             "bashExecution" => Role::BashExecution,
             "custom" => Role::Custom,
             "hookMessage" => Role::HookMessage,
+            "system" => Role::System,
             other => Role::Other(other.into()),
         }
     }
@@ -143,6 +155,7 @@ impl Role {
             Role::BashExecution => "bashExecution",
             Role::Custom => "custom",
             Role::HookMessage => "hookMessage",
+            Role::System => "system",
             Role::Other(s) => s,
         }
     }

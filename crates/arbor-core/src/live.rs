@@ -135,9 +135,15 @@ impl ContextCache {
             suffix.push(cur);
             cur = doc.index.parent(doc, cur)?;
         }
-        if suffix
-            .iter()
-            .any(|&i| doc.entries[i].etype == EntryType::Compaction)
+        // A compaction restarts the context; a context edit (pi 1.5) changes an earlier
+        // message, and so may a message an earlier edit already names.
+        if ctx.has_edits
+            || suffix.iter().any(|&i| {
+                matches!(
+                    doc.entries[i].etype,
+                    EntryType::Compaction | EntryType::ContextEdit
+                )
+            })
         {
             return None;
         }

@@ -93,7 +93,7 @@ fn live_messages_equal_the_whole_context_on_every_golden() {
     use arbor_core::json::JsValue;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens");
     let (mut compared, mut omp) = (0, 0);
-    for dir in ["pi", "omp", "omp-context", "readback"] {
+    for dir in ["pi", "pi15", "omp", "omp-context", "readback"] {
         let Ok(rd) = std::fs::read_dir(root.join(dir)) else {
             continue;
         };

@@ -65,6 +65,9 @@ pub enum CtxMessage {
     BranchSummary(usize),
     /// The latest compaction on the path, as a `compactionSummary` message.
     CompactionSummary(usize),
+    /// The latest compaction's `systemMessage` (pi 1.5: the system message folded when it was
+    /// made), before its summary.
+    CompactionSystem(usize),
 }
 
 impl CtxMessage {
@@ -74,7 +77,8 @@ impl CtxMessage {
             CtxMessage::Message(i)
             | CtxMessage::Custom(i)
             | CtxMessage::BranchSummary(i)
-            | CtxMessage::CompactionSummary(i) => i,
+            | CtxMessage::CompactionSummary(i)
+            | CtxMessage::CompactionSystem(i) => i,
         }
     }
 }
@@ -195,6 +199,33 @@ impl SessionContext {
         match self {
             SessionContext::Pi(c) => Cow::Borrowed(&c.messages),
             SessionContext::Omp(c) => Cow::Owned(c.outline().collect()),
+        }
+    }
+
+    /// [`outline`](Self::outline) with each message's JSON as the context holds it (after
+    /// pi 1.5's context edits and `null` contents, omp's rewrites).
+    pub fn outline_json(&self, doc: &SessionDoc) -> Vec<(CtxMessage, Vec<u8>)> {
+        match self {
+            SessionContext::Pi(c) => c
+                .messages
+                .iter()
+                .map(|&m| {
+                    let mut json = Vec::new();
+                    c.write_message(doc, m, &mut json);
+                    (m, json)
+                })
+                .collect(),
+            SessionContext::Omp(c) => c.outline_json(doc),
+        }
+    }
+
+    /// The `context_edit` entry whose replacement message `m` shows (pi 1.5), if any.
+    pub fn edited_by(&self, m: CtxMessage) -> Option<usize> {
+        match (self, m) {
+            (SessionContext::Pi(c), CtxMessage::Message(i) | CtxMessage::Custom(i)) => {
+                c.edited.get(&i).copied()
+            }
+            _ => None,
         }
     }
 

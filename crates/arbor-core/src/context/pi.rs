@@ -1,9 +1,18 @@
-//! pi's `buildSessionContext` (0.73.1): the messages, thinking level and model of a leaf of a
-//! pi session, and the JSON pi's `JSON.stringify` writes for them.
+//! pi's `buildSessionContext` (1.5.2, `buildSessionProjection`): the messages, thinking level
+//! and model of a leaf of a pi session, and the JSON pi's `JSON.stringify` writes for them.
+//!
+//! pi 1.5 reads every file as 0.73.1 did except where the new features appear: `system`
+//! messages (kept in place; those before a compaction's first kept entry dropped), a
+//! compaction's `systemMessage` (emitted before its summary), `context_edit` entries (the last
+//! edit of an entry in the context replaces its content, `null` removes its messages), and
+//! `null` contents read as `[]` (`""` for system messages; a custom message's missing content
+//! too). `docs/pi-versions.md` lists the rules and the goldens behind them.
 use super::{leaf_index, write_member, write_model, CtxMessage, LeafSel, ModelSource};
 use crate::doc::SessionDoc;
 use crate::entry::{EntryType, Role};
-use crate::json::{self, write_canonical, write_str_escaped};
+use crate::json::JsValue;
+use crate::json::{self, write_canonical, write_str_escaped, ValueKind};
+use std::collections::HashMap;
 use std::io;
 
 /// pi's context for a leaf ([`super::SessionContext::Pi`]): message and setting references
@@ -28,12 +37,34 @@ pub struct PiContext {
     pub(crate) cycle: bool,
     /// The explicit empty context (`null` leaf or no entries).
     pub(crate) empty: bool,
+    /// `Message` and `Custom` messages whose JSON is not what their entry alone gives (a
+    /// `null` content read as pi 1.5 reads it, a context edit's replacement), by entry index:
+    /// the whole message as pi stringifies it.
+    pub(crate) rewritten: HashMap<usize, Vec<u8>>,
+    /// A `context_edit` entry is in the context (appending may change earlier messages).
+    pub(crate) has_edits: bool,
+    /// The entries whose content a context edit replaced, with the edit's entry index.
+    pub(crate) edited: HashMap<usize, usize>,
 }
 
 impl PiContext {
     /// The messages in order, by the entries they come from.
     pub fn messages(&self) -> &[CtxMessage] {
         &self.messages
+    }
+
+    /// The JSON of message `m` when it is not its entry's stored payload (a `null` content
+    /// read as pi 1.5 reads it, a context edit's replacement).
+    pub(crate) fn rewritten(&self, m: CtxMessage) -> Option<&[u8]> {
+        if self.rewritten.is_empty() {
+            return None;
+        }
+        match m {
+            CtxMessage::Message(i) | CtxMessage::Custom(i) => {
+                self.rewritten.get(&i).map(Vec::as_slice)
+            }
+            _ => None,
+        }
     }
 
     /// The entries whose lines writing the context reads.
@@ -72,21 +103,22 @@ impl PiContext {
             apply_entry(&mut ctx, doc, i, &mut compaction, &mut default_model);
         }
         finish_default_model(&mut ctx, doc, default_model);
-        let emit = |ctx: &mut PiContext, i: usize| emit_entry(ctx, doc, i);
-        match compaction {
+        // pi 1.5's buildContextEntries: the latest compaction, then the entries it kept (from
+        // `firstKeptEntryId`, system messages left out: the compaction's `systemMessage` stands
+        // for them), then everything after it. Only the first (the latest compaction) makes
+        // messages.
+        let context_entries: Vec<usize> = match compaction {
             Some(c) => {
-                ctx.messages.push(CtxMessage::CompactionSummary(c));
                 let ce = &doc.entries[c];
                 let cline = doc.line(&ce.line);
-                // pi: the first path entry of type compaction with the latest compaction's id.
+                // The first path entry with the compaction's id (1.5 no longer checks its type).
                 let cpos = path
                     .iter()
-                    .position(|&i| {
-                        doc.entries[i].etype == EntryType::Compaction && doc.entries[i].id == ce.id
-                    })
+                    .position(|&i| doc.entries[i].id == ce.id)
                     .unwrap_or(0);
                 let first_kept = ce.fields.str(cline, "firstKeptEntryId");
                 let mut found = false;
+                let mut kept = vec![c];
                 for &i in &path[..cpos] {
                     if let (Some(fk), Some(id)) =
                         (first_kept.as_deref(), doc.entries[i].id.as_deref())
@@ -95,18 +127,38 @@ impl PiContext {
                             found = true;
                         }
                     }
-                    if found {
-                        emit(&mut ctx, i);
+                    if found && doc.entries[i].role != Some(Role::System) {
+                        kept.push(i);
                     }
                 }
-                for &i in &path[cpos + 1..] {
-                    emit(&mut ctx, i);
+                kept.extend_from_slice(&path[cpos + 1..]);
+                kept
+            }
+            None => path.clone(),
+        };
+        // The latest edit of each entry among them.
+        let mut edits: HashMap<String, usize> = HashMap::new();
+        for &i in &context_entries {
+            let e = &doc.entries[i];
+            if e.etype == EntryType::ContextEdit {
+                if let Some(target) = e.fields.str(doc.line(&e.line), "targetId") {
+                    edits.insert(target.into_owned(), i);
                 }
             }
-            None => {
-                for &i in &path {
-                    emit(&mut ctx, i);
+        }
+        ctx.has_edits = !edits.is_empty();
+        for (k, &i) in context_entries.iter().enumerate() {
+            let from = ctx.messages.len();
+            if doc.entries[i].etype == EntryType::Compaction {
+                if k == 0 {
+                    emit_compaction(&mut ctx, doc, i);
                 }
+            } else {
+                emit_entry(&mut ctx, doc, i);
+            }
+            let edit = doc.entries[i].id.as_deref().and_then(|id| edits.get(id));
+            if let Some(&edit) = edit {
+                apply_edit(&mut ctx, doc, from, edit);
             }
         }
         ctx.path = path;
@@ -218,7 +270,12 @@ pub(crate) fn finish_default_model(
 pub(crate) fn emit_entry(ctx: &mut PiContext, doc: &SessionDoc, i: usize) {
     let e = &doc.entries[i];
     match e.etype {
-        EntryType::Message => ctx.messages.push(CtxMessage::Message(i)),
+        EntryType::Message => {
+            ctx.messages.push(CtxMessage::Message(i));
+            if let Some(v) = null_content_read(doc, i) {
+                ctx.rewritten.insert(i, v.to_json());
+            }
+        }
         EntryType::CustomMessage => ctx.messages.push(CtxMessage::Custom(i)),
         EntryType::BranchSummary => {
             let line = doc.line(&e.line);
@@ -230,6 +287,99 @@ pub(crate) fn emit_entry(ctx: &mut PiContext, doc: &SessionDoc, i: usize) {
             }
         }
         _ => {}
+    }
+}
+
+/// The latest compaction's messages: its `systemMessage` when truthy, then its summary.
+fn emit_compaction(ctx: &mut PiContext, doc: &SessionDoc, c: usize) {
+    let e = &doc.entries[c];
+    if crate::js::truthy_raw(e.fields.get(doc.line(&e.line), "systemMessage")) {
+        ctx.messages.push(CtxMessage::CompactionSystem(c));
+    }
+    ctx.messages.push(CtxMessage::CompactionSummary(c));
+}
+
+/// pi 1.5 reads a `null` or missing `content` of a system message as `""` and of a user,
+/// assistant or tool result message as `[]` (`{...message, content}`: in place, or last when
+/// missing). The message as it is then, or `None` when it is read as stored.
+fn null_content_read(doc: &SessionDoc, i: usize) -> Option<JsValue> {
+    let e = &doc.entries[i];
+    let f = e.message.as_ref()?;
+    let line = doc.line(&e.line);
+    let empty = match e.role {
+        Some(Role::System) => JsValue::String(json::JsStr::from("")),
+        Some(Role::User | Role::Assistant | Role::ToolResult) => JsValue::Array(Vec::new()),
+        _ => return None,
+    };
+    if !matches!(f.get(line, "content"), None | Some((_, ValueKind::Null))) {
+        return None;
+    }
+    let mut v = e.fields.value(line, "message")?;
+    v.set("content", empty);
+    Some(v)
+}
+
+/// Applies context edit `edit` to the messages its target made (`ctx.messages[from..]`), as
+/// pi 1.5's `projectContextEntry`: a `null` replacement removes them; otherwise the content
+/// of a user, assistant, tool result or custom message becomes `replacement.content` (a
+/// string as one text block for assistant and tool result messages; `undefined`, from a
+/// replacement without content, leaves the key unwritten). An edit without `replacement`
+/// makes pi throw; arbor leaves the messages as they are.
+fn apply_edit(ctx: &mut PiContext, doc: &SessionDoc, from: usize, edit: usize) {
+    let e = &doc.entries[edit];
+    let line = doc.line(&e.line);
+    let Some((raw, kind)) = e.fields.get(line, "replacement") else {
+        return;
+    };
+    if kind == ValueKind::Null {
+        for m in ctx.messages.drain(from..) {
+            if let CtxMessage::Message(i) | CtxMessage::Custom(i) = m {
+                ctx.rewritten.remove(&i);
+            }
+        }
+        return;
+    }
+    let content = match JsValue::parse(raw) {
+        Ok(v @ JsValue::Object(_)) => v.get("content").cloned(),
+        _ => None,
+    };
+    for k in from..ctx.messages.len() {
+        let m = ctx.messages[k];
+        let i = match m {
+            CtxMessage::Message(i) | CtxMessage::Custom(i) => i,
+            _ => continue,
+        };
+        let mut current = Vec::new();
+        ctx.write_message(doc, m, &mut current);
+        let Ok(mut v) = JsValue::parse(&current) else {
+            continue;
+        };
+        let role = v
+            .get("role")
+            .and_then(JsValue::as_js_str)
+            .map(|r| r.0.clone());
+        let content = match (role.as_deref(), &content) {
+            (Some(b"assistant" | b"toolResult"), Some(JsValue::String(s))) => {
+                Some(JsValue::Array(vec![JsValue::Object(vec![
+                    (
+                        json::JsStr::from("type"),
+                        JsValue::String(json::JsStr::from("text")),
+                    ),
+                    (json::JsStr::from("text"), JsValue::String(s.clone())),
+                ])]))
+            }
+            (Some(b"user" | b"assistant" | b"toolResult" | b"custom"), c) => c.clone(),
+            _ => continue,
+        };
+        match content {
+            Some(c) => v.set("content", c),
+            None => {
+                // `{...message, content: undefined}`: the key keeps its place, unwritten.
+                v.remove("content");
+            }
+        }
+        ctx.rewritten.insert(i, v.to_json());
+        ctx.edited.insert(i, edit);
     }
 }
 
@@ -272,7 +422,11 @@ impl PiContext {
         out: &mut Vec<u8>,
     ) -> Option<&'d [u8]> {
         match m {
-            CtxMessage::Message(i) => message_payload(doc, i, out),
+            CtxMessage::Message(i)
+                if self.rewritten.is_empty() || !self.rewritten.contains_key(&i) =>
+            {
+                message_payload(doc, i, out)
+            }
             _ => {
                 self.write_message(doc, m, out);
                 None
@@ -282,8 +436,18 @@ impl PiContext {
 
     /// Writes one context message as pi's object would be stringified.
     pub fn write_message(&self, doc: &SessionDoc, m: CtxMessage, out: &mut Vec<u8>) {
+        if let Some(r) = self.rewritten(m) {
+            out.extend_from_slice(r);
+            return;
+        }
         let e = &doc.entries[m.entry()];
         match m {
+            CtxMessage::CompactionSystem(_) => {
+                match e.fields.get(doc.line(&e.line), "systemMessage") {
+                    Some((raw, _)) => write_canonical(raw, out),
+                    None => out.extend_from_slice(b"null"),
+                }
+            }
             CtxMessage::Message(i) => {
                 if let Some(kept) = message_payload(doc, i, out) {
                     out.extend_from_slice(kept);
@@ -291,9 +455,14 @@ impl PiContext {
             }
             CtxMessage::Custom(i) => {
                 out.extend_from_slice(br#"{"role":"custom""#);
-                for key in ["customType", "content", "display", "details"] {
-                    write_member(doc, e, key, key, out);
+                write_member(doc, e, "customType", "customType", out);
+                // pi 1.5: `entry.content ?? []`.
+                match e.fields.get(doc.line(&e.line), "content") {
+                    None | Some((_, ValueKind::Null)) => out.extend_from_slice(br#","content":[]"#),
+                    Some(_) => write_member(doc, e, "content", "content", out),
                 }
+                write_member(doc, e, "display", "display", out);
+                write_member(doc, e, "details", "details", out);
                 write_time_and_close(doc, i, out);
             }
             CtxMessage::BranchSummary(i) => {

@@ -91,7 +91,7 @@ pub(crate) fn write_llm_messages(ctx: &PiContext, doc: &SessionDoc, out: &mut Ve
         if !first {
             out.push(b',');
         }
-        if write_llm_message(doc, m, out) {
+        if write_llm_message(ctx, doc, m, out) {
             first = false;
         } else {
             out.truncate(mark);
@@ -101,16 +101,25 @@ pub(crate) fn write_llm_messages(ctx: &PiContext, doc: &SessionDoc, out: &mut Ve
 }
 
 /// Writes one converted message; returns false (writing nothing useful) when pi drops it.
-fn write_llm_message(doc: &SessionDoc, m: CtxMessage, out: &mut Vec<u8>) -> bool {
+fn write_llm_message(ctx: &PiContext, doc: &SessionDoc, m: CtxMessage, out: &mut Vec<u8>) -> bool {
     let e = &doc.entries[m.entry()];
     let line = doc.line(&e.line);
+    if let Some(rewritten) = ctx.rewritten(m) {
+        // A message pi 1.5 changed on the way (null content, a context edit): converted from
+        // what the context holds.
+        return write_llm_value(rewritten, out);
+    }
     match m {
+        CtxMessage::CompactionSystem(_) => match e.fields.get(line, "systemMessage") {
+            Some((raw, _)) => write_llm_value(raw, out),
+            None => false,
+        },
         CtxMessage::Message(_) => {
             let Some((raw, _)) = e.fields.get(line, "message") else {
                 return false;
             };
             match &e.role {
-                Some(Role::User | Role::Assistant | Role::ToolResult) => {
+                Some(Role::User | Role::Assistant | Role::ToolResult | Role::System) => {
                     crate::json::write_canonical(raw, out);
                     true
                 }
@@ -141,7 +150,12 @@ fn write_llm_message(doc: &SessionDoc, m: CtxMessage, out: &mut Vec<u8>) -> bool
         }
         CtxMessage::Custom(_) => {
             out.extend_from_slice(br#"{"role":"user""#);
-            write_content(e.fields.value(line, "content").as_ref(), out);
+            // pi 1.5 builds the custom message with `entry.content ?? []`.
+            let content = match e.fields.value(line, "content") {
+                None | Some(JsValue::Null) => JsValue::Array(Vec::new()),
+                Some(v) => v,
+            };
+            write_content(Some(&content), out);
             out.extend_from_slice(br#","timestamp":"#);
             crate::json::write_js_number(e.date_ms(line), out);
             out.push(b'}');
@@ -160,6 +174,42 @@ fn write_llm_message(doc: &SessionDoc, m: CtxMessage, out: &mut Vec<u8>) -> bool
             out.push(b'}');
             true
         }
+    }
+}
+
+/// `convertToLlm` of one message given as JSON (a rewritten message, or a compaction's
+/// `systemMessage`): `system`, `user`, `assistant` and `toolResult` pass as they are; a
+/// `custom` message becomes a user message; `bashExecution` its text; other roles are dropped.
+fn write_llm_value(raw: &[u8], out: &mut Vec<u8>) -> bool {
+    let Ok(v) = JsValue::parse(raw) else {
+        return false;
+    };
+    let role = v
+        .get("role")
+        .and_then(JsValue::as_js_str)
+        .map(|r| r.0.clone());
+    match role.as_deref() {
+        Some(b"system" | b"user" | b"assistant" | b"toolResult") => {
+            crate::json::write_canonical(raw, out);
+            true
+        }
+        Some(b"custom") => {
+            out.extend_from_slice(br#"{"role":"user""#);
+            write_content(v.get("content"), out);
+            write_message_timestamp(&v, out);
+            out.push(b'}');
+            true
+        }
+        Some(b"bashExecution") => {
+            if v.get("excludeFromContext").is_some_and(JsValue::is_truthy) {
+                return false;
+            }
+            write_text_user(&bash_execution_text(&v), out);
+            write_message_timestamp(&v, out);
+            out.push(b'}');
+            true
+        }
+        _ => false,
     }
 }
 

@@ -152,13 +152,33 @@ impl OmpContext {
     /// The messages by the entries they come from (the context notebook, which comes from no
     /// message-like entry, left out).
     pub(crate) fn outline(&self) -> impl Iterator<Item = CtxMessage> + '_ {
-        self.messages.iter().filter_map(|m| match m {
+        self.messages.iter().filter_map(outline_of)
+    }
+
+    /// [`OmpContext::outline`] with each message's JSON.
+    pub(crate) fn outline_json(&self, doc: &SessionDoc) -> Vec<(CtxMessage, Vec<u8>)> {
+        self.messages
+            .iter()
+            .filter_map(|m| {
+                let o = outline_of(m)?;
+                let mut json = Vec::new();
+                self.write_message(doc, m, &mut json);
+                Some((o, json))
+            })
+            .collect()
+    }
+}
+
+/// The outline entry of an omp message (`None` for the context notebook).
+fn outline_of(m: &OmpMessage) -> Option<CtxMessage> {
+    {
+        match m {
             OmpMessage::Stored(i) | OmpMessage::Rewritten(i, _) => Some(CtxMessage::Message(*i)),
             OmpMessage::Custom(i) => Some(CtxMessage::Custom(*i)),
             OmpMessage::BranchSummary(i) => Some(CtxMessage::BranchSummary(*i)),
             OmpMessage::CompactionSummary(c) => Some(CtxMessage::CompactionSummary(c.entry)),
             OmpMessage::ContextNotes { .. } => None,
-        })
+        }
     }
 }
 
