@@ -131,3 +131,44 @@ fn pi15_live_context_follows_every_append() {
     }
     assert!(lines_checked > 50, "{lines_checked}");
 }
+
+/// pi 1.5.2's `appendCompaction` stores `getCurrentSystemMessage` of the context at the
+/// compaction's parent; arbor's fold of the same context gives the same object (its
+/// `timestamp` is the compaction's time, set by the writer).
+#[test]
+fn pi15_compaction_system_message_is_pis_fold() {
+    let mut checked = 0;
+    for (name, _) in inputs(&dir()) {
+        if name.starts_with("edge-") {
+            continue; // hand-made: their systemMessage is not a fold
+        }
+        let doc = load(&name);
+        for e in doc.entries() {
+            let line = doc.line(&e.line);
+            let Some(mut stored) = e.fields.value(line, "systemMessage") else {
+                continue;
+            };
+            let Some(parent) = e.parent_id.as_deref() else {
+                continue;
+            };
+            let arbor_core::context::SessionContext::Pi(ctx) =
+                build_session_context(&doc, LeafSel::Id(parent))
+            else {
+                panic!("{name}: not a pi context");
+            };
+            let mut folded = ctx
+                .current_system_message(&doc)
+                .unwrap_or_else(|| panic!("{name}: no system message folded before {:?}", e.id));
+            stored.set("timestamp", JsValue::Number(0.0));
+            folded.set("timestamp", JsValue::Number(0.0));
+            assert_eq!(
+                String::from_utf8_lossy(&folded.to_json()),
+                String::from_utf8_lossy(&stored.to_json()),
+                "{name} {:?}",
+                e.id
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3, "{checked} compactions checked");
+}

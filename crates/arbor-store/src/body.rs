@@ -122,7 +122,13 @@ impl NewEntry {
             "compaction" => NewEntry::Compaction {
                 summary: field(body, t, "summary", "a string")?.to_json(),
                 short_summary: opt_raw(body, "shortSummary"),
-                first_kept_entry_id: field(body, t, "firstKeptEntryId", "an entry id")?.to_json(),
+                // pi 1.5 defaults it to the compaction's own id; omp requires it.
+                first_kept_entry_id: match dialect {
+                    Dialect::Pi => opt_raw(body, "firstKeptEntryId"),
+                    Dialect::Omp => {
+                        Some(field(body, t, "firstKeptEntryId", "an entry id")?.to_json())
+                    }
+                },
                 tokens_before: field(body, t, "tokensBefore", "a number")?.to_json(),
                 details: opt_raw(body, "details"),
                 from_hook: opt_raw(
@@ -136,6 +142,25 @@ impl NewEntry {
                 .or_else(|| opt_raw(body, "fromHook"))
                 .or_else(|| opt_raw(body, "fromExtension")),
                 preserve_data: opt_raw(body, "preserveData"),
+                usage: opt_raw(body, "usage"),
+                system_message: opt_raw(body, "systemMessage"),
+            },
+            "context_edit" => NewEntry::ContextEdit {
+                target_id: string(body, t, "targetId")?,
+                replacement: match field(body, t, "replacement", "null or {\"content\": ...}")? {
+                    JsValue::Null => None,
+                    v => Some(v.to_json()),
+                },
+            },
+            "usage" => NewEntry::Usage {
+                kind: field(body, t, "kind", "a string")?.to_json(),
+                provider: field(body, t, "provider", "a string")?.to_json(),
+                model: field(body, t, "model", "a string")?.to_json(),
+                usage: field(body, t, "usage", "token counts")?.to_json(),
+                note: body
+                    .get("note")
+                    .filter(|n| n.is_truthy())
+                    .map(JsValue::to_json),
             },
             "branch_summary" => NewEntry::BranchSummary {
                 from_id: match body.get("fromId") {

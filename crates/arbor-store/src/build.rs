@@ -115,8 +115,8 @@ pub enum NewEntry {
         summary: Vec<u8>,
         /// omp's short summary.
         short_summary: Option<Vec<u8>>,
-        /// First kept entry id (raw JSON).
-        first_kept_entry_id: Vec<u8>,
+        /// First kept entry id (raw JSON; `None`: the compaction's own id, as pi 1.5 writes).
+        first_kept_entry_id: Option<Vec<u8>>,
         /// Tokens before (raw JSON number).
         tokens_before: Vec<u8>,
         /// Details.
@@ -125,6 +125,30 @@ pub enum NewEntry {
         from_hook: Option<Vec<u8>>,
         /// omp `preserveData`.
         preserve_data: Option<Vec<u8>>,
+        /// pi 1.5 `usage` of the summarization call.
+        usage: Option<Vec<u8>>,
+        /// pi 1.5 `systemMessage`: the system message folded when the compaction was made.
+        system_message: Option<Vec<u8>>,
+    },
+    /// pi 1.5 `appendContextEdit(targetId, replacement)`, already checked and normalized.
+    ContextEdit {
+        /// The edited entry.
+        target_id: String,
+        /// `{content}` (raw JSON), or `None` for `null` (the target's messages removed).
+        replacement: Option<Vec<u8>>,
+    },
+    /// pi 1.5 `appendUsage(kind, provider, model, usage, note?)`: raw JSON values.
+    Usage {
+        /// What the usage was for.
+        kind: Vec<u8>,
+        /// Provider.
+        provider: Vec<u8>,
+        /// Model.
+        model: Vec<u8>,
+        /// Token and cost counts.
+        usage: Vec<u8>,
+        /// A note (written only when truthy, as pi).
+        note: Option<Vec<u8>>,
     },
     /// `branchWithSummary(fromId, summary, details?, fromHook?)` (the parent is set by the caller).
     BranchSummary {
@@ -247,8 +271,12 @@ impl NewEntry {
                 details,
                 from_hook,
                 preserve_data,
+                usage,
+                system_message,
             } => {
                 let l = l.str("type", "compaction").base(b).raw("summary", summary);
+                let own_id = arbor_core::json::JsValue::String(b.id.into()).to_json();
+                let first_kept_entry_id = first_kept_entry_id.as_deref().unwrap_or(&own_id);
                 let l = if omp {
                     l.opt("shortSummary", short_summary.as_deref())
                 } else {
@@ -263,9 +291,37 @@ impl NewEntry {
                         .opt("preserveData", preserve_data.as_deref())
                         .finish()
                 } else {
-                    l.opt("fromHook", from_hook.as_deref()).finish()
+                    // pi 1.5's order: details, usage, fromHook, systemMessage.
+                    l.opt("usage", usage.as_deref())
+                        .opt("fromHook", from_hook.as_deref())
+                        .opt("systemMessage", system_message.as_deref())
+                        .finish()
                 }
             }
+            NewEntry::ContextEdit {
+                target_id,
+                replacement,
+            } => l
+                .str("type", "context_edit")
+                .base(b)
+                .str("targetId", target_id)
+                .raw("replacement", replacement.as_deref().unwrap_or(b"null"))
+                .finish(),
+            NewEntry::Usage {
+                kind,
+                provider,
+                model,
+                usage,
+                note,
+            } => l
+                .str("type", "usage")
+                .base(b)
+                .raw("kind", kind)
+                .raw("provider", provider)
+                .raw("model", model)
+                .raw("usage", usage)
+                .opt("note", note.as_deref())
+                .finish(),
             NewEntry::BranchSummary {
                 from_id,
                 summary,

@@ -40,6 +40,11 @@ pub enum StoreError {
         reason: String,
     },
     /// The session was opened read-only.
+    /// pi 1.5 refuses this context edit (its message: not on the active branch, not
+    /// editable, a replacement that is neither `null` nor `{content: string | array}`).
+    #[error("{0}")]
+    ContextEdit(String),
+    /// The session was opened read-only.
     #[error("the session was opened read-only")]
     ReadOnly,
     /// A built line did not parse back (a bug, or invalid raw JSON given to the API).

@@ -67,6 +67,120 @@ impl PiContext {
         }
     }
 
+    /// pi-ai's `getCurrentSystemMessage` over this context's messages (what pi 1.5's
+    /// `appendCompaction` stores as `systemMessage`): every system message replayed into one,
+    /// later `content` appended to the base prompt (`\n\n` between non-empty texts),
+    /// `sections` patched by name (`null` deletes), tools resolved (`toolsRemoved` then
+    /// `toolsAdded`, by name), the first system message's `timestamp`. `None` when the
+    /// context has no system message and no tools.
+    pub fn current_system_message(&self, doc: &SessionDoc) -> Option<JsValue> {
+        let mut content: Vec<String> = Vec::new();
+        let mut sections: Vec<(json::JsStr, JsValue)> = Vec::new();
+        let mut tools: Vec<(json::JsStr, JsValue)> = Vec::new();
+        let mut timestamp: Option<JsValue> = None;
+        for &m in &self.messages {
+            let mut raw = Vec::new();
+            self.write_message(doc, m, &mut raw);
+            let Ok(v) = JsValue::parse(&raw) else {
+                continue;
+            };
+            if v.get("role")
+                .and_then(JsValue::as_js_str)
+                .map(|r| r.0.as_slice())
+                != Some(b"system")
+            {
+                continue;
+            }
+            // `timestamp ??= message.timestamp`
+            if timestamp.is_none() {
+                timestamp = v.get("timestamp").filter(|t| **t != JsValue::Null).cloned();
+            }
+            let text = match v.get("content") {
+                Some(JsValue::String(s)) => s.to_string_lossy().into_owned(),
+                Some(JsValue::Array(blocks)) => blocks
+                    .iter()
+                    .filter(|b| {
+                        b.get("type")
+                            .and_then(JsValue::as_js_str)
+                            .map(|t| t.0.as_slice())
+                            == Some(b"text")
+                    })
+                    .map(|b| match b.get("text") {
+                        // `Array.prototype.join` writes `undefined` and `null` as "".
+                        None | Some(JsValue::Null) => String::new(),
+                        t => {
+                            let mut out = Vec::new();
+                            crate::js::to_string(t, &mut out);
+                            String::from_utf8_lossy(&out).into_owned()
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                _ => String::new(),
+            };
+            if !text.is_empty() {
+                content.push(text);
+            }
+            if let Some(JsValue::Object(patch)) = v.get("sections") {
+                // A Map: `set` keeps an existing key's place, `delete` then `set` moves it last.
+                for (name, value) in patch {
+                    let at = sections.iter().position(|(n, _)| n == name);
+                    match (at, value) {
+                        (Some(k), JsValue::Null) => {
+                            sections.remove(k);
+                        }
+                        (None, JsValue::Null) => {}
+                        (Some(k), v) => sections[k].1 = v.clone(),
+                        (None, v) => sections.push((name.clone(), v.clone())),
+                    }
+                }
+            }
+            for (key, add) in [("toolsRemoved", false), ("toolsAdded", true)] {
+                if let Some(JsValue::Array(list)) = v.get(key) {
+                    for t in list {
+                        let name = t.get("name").map(|n| crate::js::to_js_str(Some(n)));
+                        let Some(name) = name else { continue };
+                        if add {
+                            match tools.iter_mut().find(|(n, _)| *n == name) {
+                                Some(slot) => slot.1 = t.clone(),
+                                None => tools.push((name, t.clone())),
+                            }
+                        } else {
+                            tools.retain(|(n, _)| *n != name);
+                        }
+                    }
+                }
+            }
+        }
+        if timestamp.is_none() && tools.is_empty() {
+            return None;
+        }
+        let mut out = vec![
+            (
+                json::JsStr::from("role"),
+                JsValue::String(json::JsStr::from("system")),
+            ),
+            (
+                json::JsStr::from("content"),
+                JsValue::String(json::JsStr::from(content.join("\n\n").as_str())),
+            ),
+        ];
+        if !sections.is_empty() {
+            out.push((json::JsStr::from("sections"), JsValue::Object(sections)));
+        }
+        if !tools.is_empty() {
+            out.push((
+                json::JsStr::from("toolsAdded"),
+                JsValue::Array(tools.into_iter().map(|(_, t)| t).collect()),
+            ));
+        }
+        out.push((
+            json::JsStr::from("timestamp"),
+            timestamp.unwrap_or(JsValue::Number(0.0)),
+        ));
+        Some(JsValue::Object(out))
+    }
+
     /// The entries whose lines writing the context reads.
     pub(crate) fn entries_read(&self) -> impl Iterator<Item = usize> + '_ {
         let model = match self.model {

@@ -643,7 +643,131 @@ impl SessionManager {
             }
         }
         let ts = now_iso();
+        let prepared;
+        let entry = match self.prepare_pi15(entry, parent, &ts)? {
+            Some(e) => {
+                prepared = e;
+                &prepared
+            }
+            None => entry,
+        };
         self.append_at(entry, parent, &ts)
+    }
+
+    /// pi 1.5's work before writing its new entries: a context edit checked and normalized
+    /// as `appendContextEdit` does (same refusals, same messages), a pi compaction given the
+    /// system message folded from the current context (`getCurrentSystemMessage`, timestamped
+    /// with the compaction's time). `None`: the entry is written as given.
+    fn prepare_pi15(
+        &self,
+        entry: &NewEntry,
+        parent: Option<&str>,
+        ts: &str,
+    ) -> Result<Option<NewEntry>, StoreError> {
+        match entry {
+            NewEntry::ContextEdit {
+                target_id,
+                replacement,
+            } => {
+                let replacement = match replacement {
+                    None => None,
+                    Some(raw) => {
+                        let v = JsValue::parse(raw).unwrap_or(JsValue::Null);
+                        let content = v.get("content");
+                        if !matches!(v, JsValue::Object(_))
+                            || !matches!(content, Some(JsValue::String(_) | JsValue::Array(_)))
+                        {
+                            return Err(StoreError::ContextEdit(
+                                "Context edit replacement must be null or contain string/array content"
+                                    .into(),
+                            ));
+                        }
+                        Some(v)
+                    }
+                };
+                let Some(t) = self.doc.index().get(target_id) else {
+                    return Err(StoreError::NotFound(target_id.clone()));
+                };
+                // pi: on `getBranch()`, the path the new entry hangs from.
+                let on_branch = parent.is_some_and(|p| {
+                    self.branch_path(Some(p))
+                        .iter()
+                        .any(|e| e.id.as_deref() == Some(target_id.as_str()))
+                });
+                if !on_branch {
+                    return Err(StoreError::ContextEdit(format!(
+                        "Entry {target_id} is not on the active branch"
+                    )));
+                }
+                let target = &self.doc.entries()[t];
+                let role = match (&target.etype, &target.role) {
+                    (EntryType::CustomMessage, _) => Some(Role::Custom),
+                    (
+                        EntryType::Message,
+                        Some(r @ (Role::User | Role::Assistant | Role::ToolResult)),
+                    ) => Some(r.clone()),
+                    _ => None,
+                };
+                let Some(role) = role else {
+                    return Err(StoreError::ContextEdit(format!(
+                        "Entry {target_id} does not contribute editable model content"
+                    )));
+                };
+                let replacement = replacement.map(|v| match (&role, v.get("content")) {
+                    (Role::Assistant | Role::ToolResult, Some(JsValue::String(s))) => {
+                        JsValue::Object(vec![(
+                            "content".into(),
+                            JsValue::Array(vec![JsValue::Object(vec![
+                                ("type".into(), JsValue::String("text".into())),
+                                ("text".into(), JsValue::String(s.clone())),
+                            ])]),
+                        )])
+                        .to_json()
+                    }
+                    _ => v.to_json(),
+                });
+                Ok(Some(NewEntry::ContextEdit {
+                    target_id: target_id.clone(),
+                    replacement,
+                }))
+            }
+            NewEntry::Compaction {
+                system_message: None,
+                short_summary,
+                summary,
+                first_kept_entry_id,
+                tokens_before,
+                details,
+                from_hook,
+                preserve_data,
+                usage,
+            } if self.doc.dialect() == Dialect::Pi => {
+                let leaf = match parent {
+                    Some(p) => LeafSel::Id(p),
+                    None => LeafSel::Null,
+                };
+                let SessionContext::Pi(ctx) = self.build_context_for(leaf) else {
+                    return Ok(None);
+                };
+                let Some(mut sys) = ctx.current_system_message(&self.doc) else {
+                    return Ok(None);
+                };
+                let ms = arbor_core::time::parse_iso_ms(ts).unwrap_or(0.0);
+                sys.set("timestamp", JsValue::Number(ms));
+                Ok(Some(NewEntry::Compaction {
+                    summary: summary.clone(),
+                    short_summary: short_summary.clone(),
+                    first_kept_entry_id: first_kept_entry_id.clone(),
+                    tokens_before: tokens_before.clone(),
+                    details: details.clone(),
+                    from_hook: from_hook.clone(),
+                    preserve_data: preserve_data.clone(),
+                    usage: usage.clone(),
+                    system_message: Some(sys.to_json()),
+                }))
+            }
+            _ => Ok(None),
+        }
     }
 
     fn blob_store(&self) -> crate::blobs::BlobStore {
@@ -766,11 +890,74 @@ impl SessionManager {
         self.append(&NewEntry::Compaction {
             summary: s(summary),
             short_summary: None,
-            first_kept_entry_id: s(first_kept_entry_id),
+            first_kept_entry_id: Some(s(first_kept_entry_id)),
             tokens_before: JsValue::Number(tokens_before).to_json(),
             details: details.map(JsValue::to_json),
             from_hook: from_hook.map(|b| JsValue::Bool(b).to_json()),
             preserve_data: None,
+            usage: None,
+            system_message: None,
+        })
+    }
+
+    /// pi 1.5 `appendCompaction(summary, firstKeptEntryId?, tokensBefore, details?, fromHook?,
+    /// usage?)`: `firstKeptEntryId` defaults to the compaction's own id; the system message of
+    /// the current context is folded into `systemMessage` (see [`NewEntry::Compaction`]).
+    pub fn append_compaction_with_usage(
+        &mut self,
+        summary: &str,
+        first_kept_entry_id: Option<&str>,
+        tokens_before: f64,
+        details: Option<&JsValue>,
+        from_hook: Option<bool>,
+        usage: Option<&JsValue>,
+    ) -> Result<String, StoreError> {
+        let s = |v: &str| JsValue::String(v.into()).to_json();
+        self.append(&NewEntry::Compaction {
+            summary: s(summary),
+            short_summary: None,
+            first_kept_entry_id: first_kept_entry_id.map(s),
+            tokens_before: JsValue::Number(tokens_before).to_json(),
+            details: details.map(JsValue::to_json),
+            from_hook: from_hook.map(|b| JsValue::Bool(b).to_json()),
+            preserve_data: None,
+            usage: usage.map(JsValue::to_json),
+            system_message: None,
+        })
+    }
+
+    /// pi 1.5 `appendContextEdit(targetId, replacement)`: `None` removes the target's messages
+    /// from the context, `Some({content})` replaces their content (a string becomes one text
+    /// block for an assistant message or a tool result). Refused as pi refuses it
+    /// ([`StoreError::NotFound`], [`StoreError::ContextEdit`]).
+    pub fn append_context_edit(
+        &mut self,
+        target_id: &str,
+        replacement: Option<&JsValue>,
+    ) -> Result<String, StoreError> {
+        self.append(&NewEntry::ContextEdit {
+            target_id: target_id.to_string(),
+            replacement: replacement.map(JsValue::to_json),
+        })
+    }
+
+    /// pi 1.5 `appendUsage(kind, provider, model, usage, note?)`: usage outside the context
+    /// (a title, a summary); `note` written only when non-empty.
+    pub fn append_usage(
+        &mut self,
+        kind: &str,
+        provider: &str,
+        model: &str,
+        usage: &JsValue,
+        note: Option<&str>,
+    ) -> Result<String, StoreError> {
+        let s = |v: &str| JsValue::String(v.into()).to_json();
+        self.append(&NewEntry::Usage {
+            kind: s(kind),
+            provider: s(provider),
+            model: s(model),
+            usage: usage.to_json(),
+            note: note.filter(|n| !n.is_empty()).map(s),
         })
     }
 
