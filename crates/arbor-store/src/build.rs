@@ -201,16 +201,19 @@ pub enum NewEntry {
 }
 
 impl NewEntry {
-    /// Whether this is an assistant message (pi's deferred persistence waits for one).
-    pub fn is_assistant_message(&self) -> bool {
-        match self {
-            NewEntry::Message(raw) => arbor_core::json::JsValue::parse(raw)
-                .ok()
-                .and_then(|v| {
-                    v.get("role")
-                        .and_then(|r| r.as_str_lossy().map(|s| s == "assistant"))
-                })
-                .unwrap_or(false),
+    /// Whether this entry starts the conversation deferred persistence waits for: a user or
+    /// assistant message in pi 1.5 (`_hasConversation`), an assistant message in omp.
+    pub fn starts_conversation(&self, dialect: Dialect) -> bool {
+        let NewEntry::Message(raw) = self else {
+            return false;
+        };
+        let role = arbor_core::json::JsValue::parse(raw).ok().and_then(|v| {
+            v.get("role")
+                .and_then(|r| r.as_str_lossy().map(|s| s.into_owned()))
+        });
+        match role.as_deref() {
+            Some("assistant") => true,
+            Some("user") => dialect == Dialect::Pi,
             _ => false,
         }
     }

@@ -304,7 +304,10 @@ fn pi_key_orders_for_every_append_method() {
 }
 
 #[test]
-fn deferred_persistence_writes_once_at_the_first_assistant() {
+fn deferred_persistence_writes_once_the_conversation_starts() {
+    // pi 1.5's `_hasConversation`: setup entries (a model, a system prompt) stay in memory;
+    // the first user or assistant message writes everything (0.73.1 waited for an assistant
+    // message, so a first prompt whose turn never completed was lost).
     let tmp = tempfile::tempdir().unwrap();
     let opts = ManagerOptions {
         deferred: true,
@@ -313,15 +316,15 @@ fn deferred_persistence_writes_once_at_the_first_assistant() {
     let mut sm = SessionManager::create("/p", Some(tmp.path()), opts.clone()).unwrap();
     let path = sm.session_file().unwrap().to_path_buf();
     sm.append_model_change("p", "m").unwrap();
+    sm.append_message(br#"{"role":"system","content":"be brief","timestamp":1}"#)
+        .unwrap();
+    assert!(!path.exists(), "nothing on disk before the conversation");
     sm.append_message(&user("hi")).unwrap();
-    assert!(
-        !path.exists(),
-        "nothing on disk before an assistant message"
-    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 4);
     sm.append_message(&assistant("hello")).unwrap();
     sm.append_message(&user("more")).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(text.lines().count(), 5);
+    assert_eq!(text.lines().count(), 6);
     assert_eq!(text.matches(r#""type":"session""#).count(), 1);
     drop(sm);
     // A header-only file opened and continued (pi writes the header twice here).

@@ -33,7 +33,8 @@ pub struct ManagerOptions {
     pub durability: Durability,
     /// Wait this long for another writer to finish (default: refuse at once).
     pub wait: Option<Duration>,
-    /// pi's deferred persistence: nothing is written before the first assistant message.
+    /// pi's deferred persistence: nothing is written before the conversation starts (pi 1.5:
+    /// the first user or assistant message; omp: the first assistant message).
     pub deferred: bool,
     /// Dialect of new sessions (default pi; opened files keep their own).
     pub dialect: Option<Dialect>,
@@ -99,6 +100,21 @@ impl LiveContext<'_> {
         };
         self.context.write_messages_from(self.doc, from, out);
     }
+}
+
+/// Whether deferred persistence writes the file now: pi 1.5 (`_hasConversation`) once a
+/// user or assistant message is in it (setup entries alone, a system prompt, a model, stay in
+/// memory); omp once an assistant message is.
+fn has_conversation(doc: &SessionDoc) -> bool {
+    let omp = doc.dialect() == Dialect::Omp;
+    doc.entries().iter().any(|e| {
+        e.etype == EntryType::Message
+            && match e.role {
+                Some(Role::Assistant) => true,
+                Some(Role::User) => !omp,
+                _ => false,
+            }
+    })
 }
 
 #[cold]
@@ -608,11 +624,8 @@ impl SessionManager {
         self.w.check(self.path.as_deref())
     }
 
-    fn has_assistant(&self) -> bool {
-        self.doc
-            .entries()
-            .iter()
-            .any(|e| e.etype == EntryType::Message && e.role == Some(Role::Assistant))
+    fn has_conversation(&self) -> bool {
+        has_conversation(&self.doc)
     }
 
     /// Writes everything not yet on disk (header, deferred entries) plus `line`, in one
@@ -827,7 +840,9 @@ impl SessionManager {
             }
         }
         let write_now = self.persist
-            && (!self.opts.deferred || self.has_assistant() || entry.is_assistant_message());
+            && (!self.opts.deferred
+                || self.has_conversation()
+                || entry.starts_conversation(self.doc.dialect()));
         if write_now {
             self.write_pending(Some(&line))?;
         }
@@ -1198,11 +1213,7 @@ impl SessionManager {
         let dir = self.session_dir.clone().unwrap_or_default();
         let new_path = paths::session_file_name(&dir, &ts, &id);
         let mut lock = WriterLock::acquire(&new_path, self.opts.wait)?;
-        let has_assistant = new_doc
-            .entries()
-            .iter()
-            .any(|e| e.role == Some(Role::Assistant));
-        let write_now = !self.opts.deferred || has_assistant;
+        let write_now = !self.opts.deferred || has_conversation(&new_doc);
         if write_now {
             write_new(lock.real_path(), &bytes).at(&new_path)?;
             lock.follow_file()?;
