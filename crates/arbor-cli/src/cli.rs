@@ -166,6 +166,10 @@ pub enum Command {
         /// Write in omp's dialect (UUIDv7 session id, omp key orders).
         #[arg(long)]
         omp: bool,
+        /// The session id (pi 1.5's `--session-id`; default: a new UUIDv7). Letters, digits,
+        /// `.`, `_` and `-`, starting and ending with a letter or digit.
+        #[arg(long)]
+        id: Option<String>,
         #[command(flatten)]
         write: WriteOpts,
     },

@@ -182,3 +182,35 @@ fn context_edits_usage_and_compactions_are_written_as_pi_1_5_writes_them() {
         .collect();
     assert_eq!(roles, ["system", "compactionSummary"]);
 }
+
+#[test]
+fn new_takes_an_id_pi_1_5_accepts_and_refuses_the_others() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path();
+    let dir = home.join("s");
+    let dir = dir.to_str().expect("utf-8");
+    let file = ok(
+        home,
+        &[
+            "new",
+            "--dir",
+            dir,
+            "--cwd",
+            "/w",
+            "--id",
+            "review-2026.11_a",
+        ],
+    );
+    assert!(file.ends_with("_review-2026.11_a.jsonl"), "{file}");
+    assert_eq!(lines(&file)[0]["id"], "review-2026.11_a");
+    for bad in ["", "-x", "x-", "a/b", "../up", "ünï", "a b", ".hidden"] {
+        let flag = format!("--id={bad}");
+        refused(
+            home,
+            &["new", "--dir", dir, &flag],
+            "Session id must be non-empty, contain only alphanumeric characters",
+        );
+    }
+    let made = std::fs::read_dir(home.join("s")).expect("dir").count();
+    assert_eq!(made, 1, "a refused id left a file");
+}

@@ -39,6 +39,9 @@ pub enum StoreError {
         /// The first failure.
         reason: String,
     },
+    /// A session id pi 1.5 refuses (`assertValidSessionId`).
+    #[error("{0:?}: Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character")]
+    SessionId(String),
     /// The session was opened read-only.
     /// pi 1.5 refuses this context edit (its message: not on the active branch, not
     /// editable, a replacement that is neither `null` nor `{content: string | array}`).

@@ -26,6 +26,23 @@ pub fn new_session_id(_dialect: Dialect) -> String {
     uuid::Uuid::now_v7().to_string()
 }
 
+/// pi 1.5's `assertValidSessionId`: letters and digits, `.`, `_` and `-` inside, a letter or
+/// digit at both ends (so the id is safe in a file name).
+///
+/// # Errors
+/// [`StoreError::SessionId`](crate::StoreError::SessionId) with pi's message.
+pub fn check_session_id(id: &str) -> Result<&str, crate::StoreError> {
+    let b = id.as_bytes();
+    let edge = |c: &u8| c.is_ascii_alphanumeric();
+    let inner = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-');
+    let ok = b.first().is_some_and(edge) && b.last().is_some_and(edge) && b.iter().all(inner);
+    if ok {
+        Ok(id)
+    } else {
+        Err(crate::StoreError::SessionId(id.to_string()))
+    }
+}
+
 /// A new entry id not in `taken`: 8 random hex characters (pi: the first 8 of a UUIDv4,
 /// omp: the last 8), up to 100 tries, then pi's fallback (a whole UUID) or omp's (16 hex).
 pub fn new_entry_id(dialect: Dialect, taken: &dyn Fn(&str) -> bool) -> String {

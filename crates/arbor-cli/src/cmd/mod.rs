@@ -100,8 +100,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             dir,
             cwd,
             omp,
+            id,
             write,
-        } => write::new(dir.as_deref(), cwd, omp, &write, &loc),
+        } => write::new(dir.as_deref(), cwd, omp, id, &write, &loc),
         Command::Append {
             session,
             parent,

@@ -36,6 +36,7 @@ pub fn new(
     dir: Option<&Path>,
     cwd: Option<String>,
     omp: bool,
+    id: Option<String>,
     w: &WriteOpts,
     loc: &Locator,
 ) -> Result<ExitCode> {
@@ -62,6 +63,7 @@ pub fn new(
         dir.as_deref(),
         ManagerOptions {
             dialect: Some(dialect),
+            session_id: id,
             ..options(w)
         },
     )?;

@@ -42,6 +42,9 @@ pub struct ManagerOptions {
     pub read_only: bool,
     /// Blob directory for omp sessions (default: see [`crate::blobs::blob_dir_for_session`]).
     pub blob_dir: Option<PathBuf>,
+    /// The id of a new session (pi 1.5 `NewSessionOptions.id`, checked as its
+    /// `assertValidSessionId`); default: a new UUIDv7.
+    pub session_id: Option<String>,
 }
 
 /// What happened while opening, for the caller to report.
@@ -271,8 +274,11 @@ impl SessionManager {
             Some(d) => d.to_path_buf(),
             None => paths::default_session_dir(dialect, &paths::agent_dir(dialect), cwd),
         };
+        let id = match &opts.session_id {
+            Some(id) => crate::ids::check_session_id(id)?.to_string(),
+            None => new_session_id(dialect),
+        };
         create_dir_private(&dir).at(&dir)?;
-        let id = new_session_id(dialect);
         let ts = now_iso();
         let path = paths::session_file_name(&dir, &ts, &id);
         let doc = doc_from_header(initial_lines(
