@@ -19,6 +19,12 @@ fn load(session: &str, loc: &Locator) -> Result<(std::path::PathBuf, SessionDoc)
 /// Tells stderr what the loader skipped, so nothing is dropped silently.
 fn warn_report(path: &Path, doc: &SessionDoc) {
     let r = &doc.report();
+    if r.bom && doc.dialect() == arbor_core::Dialect::Pi {
+        say_err!(
+            "arbor: warning: {}:1: the file starts with a byte order mark; pi 1.5 refuses to open it (\"not a valid pi session\"), arbor reads it as pi 0.73 did (`arbor check --repair` removes the mark)",
+            path.display()
+        );
+    }
     for bad in r.malformed.iter().take(5) {
         say_err!(
             "arbor: warning: {}:{}: skipped: {}",

@@ -257,7 +257,7 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
             "bom",
             Some(1),
             None,
-            "the file starts with a UTF-8 byte order mark".into(),
+            "the file starts with a UTF-8 byte order mark (pi 1.5 refuses to open it: \"not a valid pi session\"; 0.73 read it)".into(),
             true,
         ));
     }
