@@ -156,6 +156,44 @@ pub fn has_non_whitespace(s: &JsStr) -> bool {
     crate::blobref::utf16_units(s).any(|u| !is_whitespace_unit(u))
 }
 
+/// Printable ASCII in the order of `String.prototype.localeCompare` (ICU's root collation, as
+/// node 22 sorts it): spaces and punctuation, symbols, digits, then letters with each
+/// lowercase letter just before its capital.
+const ASCII_COLLATION: &[u8] =
+    b" _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789aAbBcCdDeEfFgGhHiIjJkKlLmMnNoOpPqQrRsStTuUvVwWxXyYzZ";
+
+/// `a.localeCompare(b)` for the names arbor sorts as pi does (session file names): printable
+/// ASCII compared as ICU's root collation does (first by letter regardless of case and by
+/// the punctuation, digit, letter order of [`ASCII_COLLATION`], then lowercase before
+/// uppercase); other characters after them by code point. Exact for printable ASCII, an
+/// approximation beyond it (arbor does not carry ICU's tables).
+pub fn locale_compare(a: &str, b: &str) -> std::cmp::Ordering {
+    fn primary(c: char) -> u32 {
+        match u8::try_from(c)
+            .ok()
+            .and_then(|b| ASCII_COLLATION.iter().position(|&x| x == b))
+        {
+            // Letters share a rank with their capital.
+            Some(p) if p >= 43 => 43 + (p as u32 - 43) / 2,
+            Some(p) => p as u32,
+            None => 1000 + u32::from(c),
+        }
+    }
+    let key = |s: &str| s.chars().map(primary).collect::<Vec<_>>();
+    key(a)
+        .cmp(&key(b))
+        .then_with(|| {
+            // Tertiary: at the first difference in case, lowercase first.
+            let case = |s: &str| {
+                s.chars()
+                    .map(|c| c.is_ascii_uppercase())
+                    .collect::<Vec<_>>()
+            };
+            case(a).cmp(&case(b))
+        })
+        .then_with(|| a.cmp(b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,6 +239,20 @@ mod tests {
             assert!(a == b || (a.is_nan() && b.is_nan()), "{raw}");
         }
         assert!(date_ms_raw(None).is_nan());
+    }
+
+    #[test]
+    fn locale_compare_sorts_as_node() {
+        // node -e: [...].sort((x, y) => x.localeCompare(y))
+        let mut v = [
+            "a_b", "a-b", "a.b", "aB", "ab", "Ab", "a1", "a9", "a_1", "A_1", "a~b", "a b", "a0b",
+            "aa", "a+b",
+        ];
+        v.sort_by(|x, y| locale_compare(x, y));
+        assert_eq!(
+            v.join(" | "),
+            "a b | a_1 | A_1 | a_b | a-b | a.b | a+b | a~b | a0b | a1 | a9 | aa | ab | aB | Ab"
+        );
     }
 
     #[test]

@@ -197,6 +197,44 @@ pub struct Listed {
     pub session_id: Option<String>,
     /// Format version.
     pub version: i64,
+    /// The file's modification time in ms.
+    pub mtime_ms: f64,
+}
+
+/// Orders listed sessions as pi 1.5.2 does: newest `modified` first, ties as pi meets them.
+/// pi's `list` (one directory) reads the names sorted by `localeCompare`, descending;
+/// `listAll` (`all`: every project) orders files by modification time, newest first, then
+/// by name descending; both then sort stably by `modified`.
+///
+/// ```
+/// # use arbor_index::catalog::sort_like_pi;
+/// let mut v: Vec<arbor_index::Listed> = Vec::new();
+/// sort_like_pi(&mut v, false);
+/// assert!(v.is_empty());
+/// ```
+pub fn sort_like_pi(listed: &mut [Listed], all: bool) {
+    let name = |l: &Listed| {
+        l.file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    if all {
+        listed.sort_by(|a, b| {
+            b.mtime_ms
+                .partial_cmp(&a.mtime_ms)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then_with(|| arbor_core::js::locale_compare(&name(b), &name(a)))
+        });
+    } else {
+        listed.sort_by(|a, b| arbor_core::js::locale_compare(&name(b), &name(a)));
+    }
+    listed.sort_by(|a, b| {
+        b.info
+            .modified_ms
+            .partial_cmp(&a.info.modified_ms)
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
 }
 
 impl Listed {
@@ -321,6 +359,7 @@ impl FileRow {
             omp: s.meta.omp,
             session_id: s.meta.session_id.clone(),
             version: s.meta.version,
+            mtime_ms: s.fp.stat.mtime_ms(),
         })
     }
 }

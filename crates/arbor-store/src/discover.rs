@@ -155,19 +155,20 @@ fn mtime_ms(path: &Path) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// The `*.jsonl` files of `dir` in directory order (as `readdir` gives them).
+/// The `*.jsonl` files of `dir` in the order pi 1.5's `list` reads them: names sorted by
+/// `localeCompare`, descending ([`arbor_core::js::locale_compare`]), so that sessions with the
+/// same `modified` come out as in pi.
 pub fn session_files(dir: &Path) -> Vec<PathBuf> {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
-    rd.filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.ends_with(".jsonl"))
-        })
-        .collect()
+    let mut files: Vec<(String, PathBuf)> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .filter(|(n, _)| n.ends_with(".jsonl"))
+        .collect();
+    files.sort_by(|a, b| arbor_core::js::locale_compare(&b.0, &a.0));
+    files.into_iter().map(|(_, p)| p).collect()
 }
 
 /// pi's `SessionManager.list(cwd, dir)`: every session of `dir`, newest `modified` first.

@@ -148,10 +148,7 @@ fn refresh(
     bar.finish();
     let (mut listed, stats) = r?;
     warn_failed(&stats);
-    listed.sort_by(|a, b| {
-        let (x, y) = (a.info.modified_ms, b.info.modified_ms);
-        y.partial_cmp(&x).unwrap_or(std::cmp::Ordering::Equal)
-    });
+    arbor_index::catalog::sort_like_pi(&mut listed, dirs.len() > 1);
     Ok((listed, stats))
 }
 
