@@ -164,7 +164,7 @@ const ASCII_COLLATION: &[u8] =
 
 /// `a.localeCompare(b)` for the names arbor sorts as pi does (session file names): printable
 /// ASCII compared as ICU's root collation does (first by letter regardless of case and by
-/// the punctuation, digit, letter order of [`ASCII_COLLATION`], then lowercase before
+/// the punctuation, digit, letter order of the table below, then lowercase before
 /// uppercase); other characters after them by code point. Exact for printable ASCII, an
 /// approximation beyond it (arbor does not carry ICU's tables).
 pub fn locale_compare(a: &str, b: &str) -> std::cmp::Ordering {
