@@ -201,7 +201,71 @@ pub fn describe(doc: &SessionDoc, i: usize) -> String {
             } else {
                 text
             };
-            format!("{role}: {}", one_line(&text, 70))
+            let mut out = format!("{role}: {}", one_line(&text, 70))
+                .trim_end()
+                .to_string();
+            if e.role == Some(Role::System) {
+                // What else a system message changes: sections and tools.
+                let m = e.fields.value(line, "message").unwrap_or(JsValue::Null);
+                let names = |k: &str| match m.get(k) {
+                    Some(JsValue::Array(t)) => t
+                        .iter()
+                        .filter_map(|t| t.get("name").and_then(|n| n.as_str_lossy()))
+                        .map(|n| n.into_owned())
+                        .collect::<Vec<_>>(),
+                    _ => Vec::new(),
+                };
+                if let Some(JsValue::Object(sec)) = m.get("sections") {
+                    let list: Vec<String> = sec
+                        .iter()
+                        .map(|(k, v)| {
+                            let sign = if *v == JsValue::Null { "-" } else { "" };
+                            format!("{sign}{}", k.to_string_lossy())
+                        })
+                        .collect();
+                    out.push_str(&format!(" [sections {}]", list.join(", ")));
+                }
+                for (k, sign) in [("toolsAdded", "+"), ("toolsRemoved", "-")] {
+                    let n = names(k);
+                    if !n.is_empty() {
+                        out.push_str(&format!(" [tools {sign}{}]", n.join(&format!(", {sign}"))));
+                    }
+                }
+            }
+            out
+        }
+        EntryType::ContextEdit => {
+            let target = s("targetId");
+            match e.fields.get(line, "replacement") {
+                Some((_, arbor_core::json::ValueKind::Null)) => {
+                    format!("context edit: removes {target} from the context")
+                }
+                _ => {
+                    let content = e
+                        .fields
+                        .value(line, "replacement")
+                        .and_then(|r| r.get("content").cloned());
+                    format!(
+                        "context edit: {target} now reads {:?}",
+                        one_line(&content_text(content.as_ref()), 50)
+                    )
+                }
+            }
+        }
+        EntryType::Usage => {
+            let u = e.fields.value(line, "usage").unwrap_or(JsValue::Null);
+            let tokens = |k: &str| match u.get(k) {
+                Some(v @ JsValue::Number(_)) => String::from_utf8_lossy(&v.to_json()).into_owned(),
+                _ => "?".to_string(),
+            };
+            format!(
+                "usage {}: {}/{} {} in, {} out",
+                s("kind"),
+                s("provider"),
+                s("model"),
+                tokens("input"),
+                tokens("output")
+            )
         }
         EntryType::ThinkingLevelChange => format!("thinking level → {}", s("thinkingLevel")),
         EntryType::ModelChange => {

@@ -214,3 +214,27 @@ fn new_takes_an_id_pi_1_5_accepts_and_refuses_the_others() {
     let made = std::fs::read_dir(home.join("s")).expect("dir").count();
     assert_eq!(made, 1, "a refused id left a file");
 }
+
+#[test]
+fn tree_and_show_say_what_pi_1_5_entries_do() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/pi15/arbor-written.jsonl");
+    let f = f.to_str().expect("utf-8");
+    let tree = ok(tmp.path(), &["tree", f]);
+    for want in [
+        "system: You are arbor's test agent. [tools +bash]",
+        "system: [sections style] [tools +read] [tools -bash]",
+        "usage title: anthropic/claude-haiku-4-5 10 in, 2 out",
+        "context edit: removes 9633f384 from the context",
+        "context edit: 63270fc1 now reads \"answer, edited\"",
+    ] {
+        assert!(tree.contains(want), "tree lacks {want:?}:\n{tree}");
+    }
+    let show = ok(tmp.path(), &["show", f, "--leaf", "6c65b787"]);
+    assert!(show.contains("a.txt"), "before the edits the tool result is there:\n{show}");
+    let show = ok(tmp.path(), &["show", f, "--leaf", "060583ac"]);
+    for want in ["edited by 613863aa", "answer, edited", "edited by 060583ac", "shorter note"] {
+        assert!(show.contains(want), "show lacks {want:?}:\n{show}");
+    }
+    assert!(!show.contains("a.txt"), "the removed tool result is shown:\n{show}");
+}
