@@ -13,7 +13,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SCRATCH=${ARBOR_BENCH_DIR:-/tmp/arbor-bench}
-PI_VERSION=${PI_VERSION:-0.73.1}
+PI_VERSION=${PI_VERSION:-1.5.2}
 RUNS=${RUNS:-7}
 PI_RUNS=${PI_RUNS:-3}
 SIZE=${SIZE:-100MB}
@@ -44,15 +44,27 @@ command -v npm >/dev/null 2>&1 || apt_install npm
 command -v cargo >/dev/null 2>&1 || { say "compare.sh: cargo is needed"; exit 1; }
 
 # --- the real pi, from npm, into the scratch directory --------------------------------
+# Today's pi (1.x, @earendil-works/pi-coding-agent) by default: its session code through the
+# team's setup script (a plain npm install of it fails here, see that script); PI_VERSION=0.x
+# times the last @mariozechner/pi-coding-agent instead.
 PI_DIR="$SCRATCH/pi-$PI_VERSION"
-PI_JS="$PI_DIR/node_modules/@mariozechner/pi-coding-agent/dist/index.js"
-if [[ ! -f $PI_JS ]]; then
-	say "installing @mariozechner/pi-coding-agent@$PI_VERSION into $PI_DIR"
-	mkdir -p "$PI_DIR"
-	(cd "$PI_DIR" && { [[ -f package.json ]] || npm init -y >/dev/null; } &&
-		npm install --no-fund --no-audit --loglevel=error "@mariozechner/pi-coding-agent@$PI_VERSION" >/dev/null)
+if [[ $PI_VERSION == 0.* ]]; then
+	PKG=@mariozechner/pi-coding-agent
+	PI_JS="$PI_DIR/node_modules/$PKG/dist/index.js"
+	if [[ ! -f $PI_JS ]]; then
+		say "installing $PKG@$PI_VERSION into $PI_DIR"
+		mkdir -p "$PI_DIR"
+		(cd "$PI_DIR" && { [[ -f package.json ]] || npm init -y >/dev/null; } &&
+			npm install --no-fund --no-audit --loglevel=error "$PKG@$PI_VERSION" >/dev/null)
+	fi
+else
+	PKG=@earendil-works/pi-coding-agent
+	SETUP=${PI_SETUP:-$ROOT/../shared/reference/setup-pi-current.sh}
+	[[ -f $SETUP ]] || { say "compare.sh: $SETUP (installs pi $PI_VERSION's session code) is missing; set PI_SETUP or PI_VERSION=0.73.1"; exit 1; }
+	say "installing $PKG@$PI_VERSION's session code into $PI_DIR"
+	PI_JS=$(PI_VERSION=$PI_VERSION bash "$SETUP" "$PI_DIR" | tail -1)
 fi
-PI_GOT=$(node -e 'console.log(require(process.argv[1]).version)' "$PI_DIR/node_modules/@mariozechner/pi-coding-agent/package.json")
+PI_GOT=$(node -e 'console.log(require(process.argv[1]).version)' "$PI_DIR/node_modules/$PKG/package.json")
 
 # --- arbor ------------------------------------------------------------------------------
 say "building arbor (release)"
