@@ -231,10 +231,21 @@ fn tree_and_show_say_what_pi_1_5_entries_do() {
         assert!(tree.contains(want), "tree lacks {want:?}:\n{tree}");
     }
     let show = ok(tmp.path(), &["show", f, "--leaf", "6c65b787"]);
-    assert!(show.contains("a.txt"), "before the edits the tool result is there:\n{show}");
+    assert!(
+        show.contains("a.txt"),
+        "before the edits the tool result is there:\n{show}"
+    );
     let show = ok(tmp.path(), &["show", f, "--leaf", "060583ac"]);
-    for want in ["edited by 613863aa", "answer, edited", "edited by 060583ac", "shorter note"] {
+    for want in [
+        "edited by 613863aa",
+        "answer, edited",
+        "edited by 060583ac",
+        "shorter note",
+    ] {
         assert!(show.contains(want), "show lacks {want:?}:\n{show}");
     }
-    assert!(!show.contains("a.txt"), "the removed tool result is shown:\n{show}");
+    assert!(
+        !show.contains("a.txt"),
+        "the removed tool result is shown:\n{show}"
+    );
 }

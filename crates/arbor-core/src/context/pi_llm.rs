@@ -123,29 +123,8 @@ fn write_llm_message(ctx: &PiContext, doc: &SessionDoc, m: CtxMessage, out: &mut
                     crate::json::write_canonical(raw, out);
                     true
                 }
-                Some(Role::BashExecution) => {
-                    let Ok(v) = JsValue::parse(raw) else {
-                        return false;
-                    };
-                    if v.get("excludeFromContext").is_some_and(JsValue::is_truthy) {
-                        return false;
-                    }
-                    write_text_user(&bash_execution_text(&v), out);
-                    write_message_timestamp(&v, out);
-                    out.push(b'}');
-                    true
-                }
-                Some(Role::Custom) => {
-                    let Ok(v) = JsValue::parse(raw) else {
-                        return false;
-                    };
-                    out.extend_from_slice(br#"{"role":"user""#);
-                    write_content(v.get("content"), out);
-                    write_message_timestamp(&v, out);
-                    out.push(b'}');
-                    true
-                }
-                _ => false,
+                // bashExecution and custom messages are converted; other roles dropped.
+                _ => write_llm_value(raw, out),
             }
         }
         CtxMessage::Custom(_) => {

@@ -907,18 +907,14 @@ impl SessionManager {
         details: Option<&JsValue>,
         from_hook: Option<bool>,
     ) -> Result<String, StoreError> {
-        let s = |v: &str| JsValue::String(v.into()).to_json();
-        self.append(&NewEntry::Compaction {
-            summary: s(summary),
-            short_summary: None,
-            first_kept_entry_id: Some(s(first_kept_entry_id)),
-            tokens_before: JsValue::Number(tokens_before).to_json(),
-            details: details.map(JsValue::to_json),
-            from_hook: from_hook.map(|b| JsValue::Bool(b).to_json()),
-            preserve_data: None,
-            usage: None,
-            system_message: None,
-        })
+        self.append_compaction_with_usage(
+            summary,
+            Some(first_kept_entry_id),
+            tokens_before,
+            details,
+            from_hook,
+            None,
+        )
     }
 
     /// pi 1.5 `appendCompaction(summary, firstKeptEntryId?, tokensBefore, details?, fromHook?,
