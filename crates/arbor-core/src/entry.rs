@@ -258,6 +258,10 @@ pub struct Entry {
     pub role: Option<Role>,
     /// For `message` entries: the payload's members, ranges relative to the line.
     pub message: Option<Fields>,
+    /// For `message` entries: the JSON kind of the payload's `content` (`None`: absent), so
+    /// that pi 1.5's reading of a `null` content is known without another look at the
+    /// payload's members when the message is written.
+    pub content: Option<ValueKind>,
 }
 
 /// Where a line's bytes are kept: a range of the loaded file, or an owned buffer for lines
@@ -315,10 +319,11 @@ impl Entry {
         let id = fields.str(line, "id").map(|s| s.into());
         let parent_id = fields.str(line, "parentId").map(|s| s.into());
         let timestamp = fields.str(line, "timestamp").map(|s| s.into());
-        let (mut role, mut message) = (None, None);
+        let (mut role, mut message, mut content) = (None, None, None);
         if let (EntryType::Message, Some(members)) = (&etype, message_members) {
             let f = Fields { members };
             role = f.str(line, "role").map(|s| Role::from_name(&s));
+            content = f.get(line, "content").map(|(_, k)| k);
             message = Some(f);
         } else if etype == EntryType::Message {
             if let Some(r) = fields.range(line, "message") {
@@ -334,6 +339,7 @@ impl Entry {
                         .collect();
                     let f = Fields { members };
                     role = f.str(line, "role").map(|s| Role::from_name(&s));
+                    content = f.get(line, "content").map(|(_, k)| k);
                     message = Some(f);
                 }
             }
@@ -348,6 +354,7 @@ impl Entry {
             timestamp,
             role,
             message,
+            content,
         }
     }
 

@@ -213,7 +213,9 @@ impl PiContext {
         let path = path.entries;
         let mut compaction: Option<usize> = None;
         let mut default_model: Option<usize> = None;
+        let mut saw_edit = false;
         for &i in &path {
+            saw_edit |= doc.entries[i].etype == EntryType::ContextEdit;
             apply_entry(&mut ctx, doc, i, &mut compaction, &mut default_model);
         }
         finish_default_model(&mut ctx, doc, default_model);
@@ -221,7 +223,8 @@ impl PiContext {
         // `firstKeptEntryId`, system messages left out: the compaction's `systemMessage` stands
         // for them), then everything after it. Only the first (the latest compaction) makes
         // messages.
-        let context_entries: Vec<usize> = match compaction {
+        let kept: Vec<usize>;
+        let context_entries: &[usize] = match compaction {
             Some(c) => {
                 let ce = &doc.entries[c];
                 let cline = doc.line(&ce.line);
@@ -232,7 +235,7 @@ impl PiContext {
                     .unwrap_or(0);
                 let first_kept = ce.fields.str(cline, "firstKeptEntryId");
                 let mut found = false;
-                let mut kept = vec![c];
+                let mut v = vec![c];
                 for &i in &path[..cpos] {
                     if let (Some(fk), Some(id)) =
                         (first_kept.as_deref(), doc.entries[i].id.as_deref())
@@ -242,21 +245,24 @@ impl PiContext {
                         }
                     }
                     if found && doc.entries[i].role != Some(Role::System) {
-                        kept.push(i);
+                        v.push(i);
                     }
                 }
-                kept.extend_from_slice(&path[cpos + 1..]);
-                kept
+                v.extend_from_slice(&path[cpos + 1..]);
+                kept = v;
+                &kept
             }
-            None => path.clone(),
+            None => &path,
         };
-        // The latest edit of each entry among them.
+        // The latest edit of each entry among them (looked up only when there is one).
         let mut edits: HashMap<String, usize> = HashMap::new();
-        for &i in &context_entries {
-            let e = &doc.entries[i];
-            if e.etype == EntryType::ContextEdit {
-                if let Some(target) = e.fields.str(doc.line(&e.line), "targetId") {
-                    edits.insert(target.into_owned(), i);
+        if saw_edit {
+            for &i in context_entries {
+                let e = &doc.entries[i];
+                if e.etype == EntryType::ContextEdit {
+                    if let Some(target) = e.fields.str(doc.line(&e.line), "targetId") {
+                        edits.insert(target.into_owned(), i);
+                    }
                 }
             }
         }
@@ -270,9 +276,11 @@ impl PiContext {
             } else {
                 emit_entry(&mut ctx, doc, i);
             }
-            let edit = doc.entries[i].id.as_deref().and_then(|id| edits.get(id));
-            if let Some(&edit) = edit {
-                apply_edit(&mut ctx, doc, from, edit);
+            if ctx.has_edits {
+                let edit = doc.entries[i].id.as_deref().and_then(|id| edits.get(id));
+                if let Some(&edit) = edit {
+                    apply_edit(&mut ctx, doc, from, edit);
+                }
             }
         }
         ctx.path = path;
@@ -385,10 +393,9 @@ pub(crate) fn emit_entry(ctx: &mut PiContext, doc: &SessionDoc, i: usize) {
     let e = &doc.entries[i];
     match e.etype {
         EntryType::Message => {
+            // A `null` content is read as pi 1.5 reads it when the message is written
+            // (`null_content_read`): checking every message here cost a quarter of a build.
             ctx.messages.push(CtxMessage::Message(i));
-            if let Some(v) = null_content_read(doc, i) {
-                ctx.rewritten.insert(i, v.to_json());
-            }
         }
         EntryType::CustomMessage => ctx.messages.push(CtxMessage::Custom(i)),
         EntryType::BranchSummary => {
@@ -416,19 +423,17 @@ fn emit_compaction(ctx: &mut PiContext, doc: &SessionDoc, c: usize) {
 /// pi 1.5 reads a `null` or missing `content` of a system message as `""` and of a user,
 /// assistant or tool result message as `[]` (`{...message, content}`: in place, or last when
 /// missing). The message as it is then, or `None` when it is read as stored.
-fn null_content_read(doc: &SessionDoc, i: usize) -> Option<JsValue> {
+pub(super) fn null_content_read(doc: &SessionDoc, i: usize) -> Option<JsValue> {
     let e = &doc.entries[i];
-    let f = e.message.as_ref()?;
-    let line = doc.line(&e.line);
+    if !matches!(e.content, None | Some(ValueKind::Null)) || e.message.is_none() {
+        return None;
+    }
     let empty = match e.role {
         Some(Role::System) => JsValue::String(json::JsStr::from("")),
         Some(Role::User | Role::Assistant | Role::ToolResult) => JsValue::Array(Vec::new()),
         _ => return None,
     };
-    if !matches!(f.get(line, "content"), None | Some((_, ValueKind::Null))) {
-        return None;
-    }
-    let mut v = e.fields.value(line, "message")?;
+    let mut v = e.fields.value(doc.line(&e.line), "message")?;
     v.set("content", empty);
     Some(v)
 }
@@ -539,7 +544,13 @@ impl PiContext {
             CtxMessage::Message(i)
                 if self.rewritten.is_empty() || !self.rewritten.contains_key(&i) =>
             {
-                message_payload(doc, i, out)
+                match null_content_read(doc, i) {
+                    Some(v) => {
+                        out.extend_from_slice(&v.to_json());
+                        None
+                    }
+                    None => message_payload(doc, i, out),
+                }
             }
             _ => {
                 self.write_message(doc, m, out);
@@ -562,11 +573,14 @@ impl PiContext {
                     None => out.extend_from_slice(b"null"),
                 }
             }
-            CtxMessage::Message(i) => {
-                if let Some(kept) = message_payload(doc, i, out) {
-                    out.extend_from_slice(kept);
+            CtxMessage::Message(i) => match null_content_read(doc, i) {
+                Some(v) => out.extend_from_slice(&v.to_json()),
+                None => {
+                    if let Some(kept) = message_payload(doc, i, out) {
+                        out.extend_from_slice(kept);
+                    }
                 }
-            }
+            },
             CtxMessage::Custom(i) => {
                 out.extend_from_slice(br#"{"role":"custom""#);
                 write_member(doc, e, "customType", "customType", out);

@@ -120,7 +120,10 @@ fn write_llm_message(ctx: &PiContext, doc: &SessionDoc, m: CtxMessage, out: &mut
             };
             match &e.role {
                 Some(Role::User | Role::Assistant | Role::ToolResult | Role::System) => {
-                    crate::json::write_canonical(raw, out);
+                    match super::pi::null_content_read(doc, m.entry()) {
+                        Some(v) => out.extend_from_slice(&v.to_json()),
+                        None => crate::json::write_canonical(raw, out),
+                    }
                     true
                 }
                 // bashExecution and custom messages are converted; other roles dropped.
