@@ -270,7 +270,9 @@ impl InfoState {
             Some((raw, ValueKind::Number)) => std::str::from_utf8(raw)
                 .ok()
                 .and_then(|s| s.parse::<f64>().ok()),
-            _ => e.timestamp_ms(),
+            // pi 1.5: `new Date(entry.timestamp).getTime()` whatever its type (0.73.1 read
+            // only a string).
+            _ => Some(e.date_ms(line)).filter(|t| !t.is_nan()),
         };
         if let Some(t) = t {
             self.last_activity = Some(self.last_activity.unwrap_or(0.0).max(t));
