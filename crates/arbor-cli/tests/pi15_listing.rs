@@ -2,7 +2,19 @@
 //! `SessionManager.list` does: it reads the names sorted by `localeCompare`, descending, and
 //! sorts stably by `modified` (arbor took the raw directory order before). The expected order
 //! was recorded from pi 1.5.2 on these files (`SessionManager.list("/p", dir)`).
-use std::process::Command;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn ls_json(home: &Path, dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_arbor"))
+        .args(["ls", "--json", "--dir"])
+        .arg(dir)
+        .env("HOME", home)
+        .env("ARBOR_CATALOG", home.join("catalog.db"))
+        .env_remove("PI_CODING_AGENT_DIR")
+        .output()
+        .expect("run arbor")
+}
 
 #[test]
 fn sessions_with_the_same_modified_are_listed_in_pis_order() {
@@ -16,14 +28,7 @@ fn sessions_with_the_same_modified_are_listed_in_pis_order() {
         );
         std::fs::write(dir.join(format!("{id}.jsonl")), body).expect("write");
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_arbor"))
-        .args(["ls", "--json", "--dir"])
-        .arg(&dir)
-        .env("HOME", tmp.path())
-        .env("ARBOR_CATALOG", tmp.path().join("catalog.db"))
-        .env_remove("PI_CODING_AGENT_DIR")
-        .output()
-        .expect("run arbor");
+    let out = ls_json(tmp.path(), &dir);
     assert!(
         out.status.success(),
         "{}",
@@ -53,14 +58,7 @@ fn a_numeric_entry_timestamp_counts_as_activity() {
          {\"type\":\"message\",\"id\":\"m1\",\"parentId\":null,\"timestamp\":1800000000000,\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
     )
     .expect("write");
-    let out = Command::new(env!("CARGO_BIN_EXE_arbor"))
-        .args(["ls", "--json", "--dir"])
-        .arg(&dir)
-        .env("HOME", tmp.path())
-        .env("ARBOR_CATALOG", tmp.path().join("catalog.db"))
-        .env_remove("PI_CODING_AGENT_DIR")
-        .output()
-        .expect("run arbor");
+    let out = ls_json(tmp.path(), &dir);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(v[0]["modified"], "2027-01-15T08:00:00.000Z");
 }

@@ -752,14 +752,7 @@ impl SessionManager {
             }
             NewEntry::Compaction {
                 system_message: None,
-                short_summary,
-                summary,
-                first_kept_entry_id,
-                tokens_before,
-                details,
-                from_hook,
-                preserve_data,
-                usage,
+                ..
             } if self.doc.dialect() == Dialect::Pi => {
                 let leaf = match parent {
                     Some(p) => LeafSel::Id(p),
@@ -773,17 +766,11 @@ impl SessionManager {
                 };
                 let ms = arbor_core::time::parse_iso_ms(ts).unwrap_or(0.0);
                 sys.set("timestamp", JsValue::Number(ms));
-                Ok(Some(NewEntry::Compaction {
-                    summary: summary.clone(),
-                    short_summary: short_summary.clone(),
-                    first_kept_entry_id: first_kept_entry_id.clone(),
-                    tokens_before: tokens_before.clone(),
-                    details: details.clone(),
-                    from_hook: from_hook.clone(),
-                    preserve_data: preserve_data.clone(),
-                    usage: usage.clone(),
-                    system_message: Some(sys.to_json()),
-                }))
+                let mut with_system = entry.clone();
+                if let NewEntry::Compaction { system_message, .. } = &mut with_system {
+                    *system_message = Some(sys.to_json());
+                }
+                Ok(Some(with_system))
             }
             _ => Ok(None),
         }
