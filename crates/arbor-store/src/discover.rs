@@ -1,6 +1,6 @@
 //! Session discovery: listing a directory as pi's `SessionManager.list`, the most recent
 //! session, and pi's `SessionInfo`.
-use arbor_core::doc::SessionDoc;
+use arbor_core::doc::{Dialect, SessionDoc};
 use arbor_core::entry::Fields;
 use arbor_core::json::{scan_object, skip_ws, value_end, write_str_escaped, JsValue, ValueKind};
 use std::path::{Path, PathBuf};
@@ -169,6 +169,40 @@ pub fn session_files(dir: &Path) -> Vec<PathBuf> {
         .collect();
     files.sort_by(|a, b| arbor_core::js::locale_compare(&b.0, &a.0));
     files.into_iter().map(|(_, p)| p).collect()
+}
+
+/// pi 1.5's `SessionManager.list(cwd, sessionDir)`: the sessions of `session_dir` (default:
+/// `cwd`'s directory under `agent_dir`), newest `modified` first. A directory that is not
+/// `cwd`'s default keeps only the sessions whose header `cwd` is `cwd` (both resolved as
+/// `path.resolve` does after `~` is expanded; an empty or missing `cwd` never matches).
+///
+/// ```
+/// let agent = tempfile::tempdir()?;
+/// let shared = agent.path().join("shared");
+/// std::fs::create_dir(&shared)?;
+/// for (name, cwd) in [("a.jsonl", "/work/a"), ("b.jsonl", "/work/b")] {
+///     std::fs::write(shared.join(name), format!(
+///         "{{\"type\":\"session\",\"version\":3,\"id\":\"{name}\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"{cwd}\"}}\n"))?;
+/// }
+/// let mine = arbor_store::discover::list("/work/a", Some(&shared), agent.path());
+/// assert_eq!(mine.len(), 1);
+/// assert_eq!(mine[0].cwd, "/work/a");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn list(cwd: &str, session_dir: Option<&Path>, agent_dir: &Path) -> Vec<SessionInfo> {
+    let default = crate::paths::default_session_dir(Dialect::Pi, agent_dir, cwd);
+    let dir = match session_dir {
+        Some(d) => crate::paths::expand_tilde(&d.to_string_lossy()),
+        None => default.clone(),
+    };
+    let resolve = |p: &Path| crate::paths::resolve_lexical(&p.to_string_lossy());
+    let filter = session_dir.is_some() && resolve(&dir) != resolve(&default);
+    let want = resolve(&crate::paths::expand_tilde(cwd));
+    let mut out = list_dir(&dir);
+    if filter {
+        out.retain(|s| !s.cwd.is_empty() && resolve(&crate::paths::expand_tilde(&s.cwd)) == want);
+    }
+    out
 }
 
 /// pi's `SessionManager.list(cwd, dir)`: every session of `dir`, newest `modified` first.
