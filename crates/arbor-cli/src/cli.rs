@@ -112,7 +112,8 @@ pub enum Command {
         #[arg(long)]
         dir: Option<PathBuf>,
         /// Only these kinds of text: user, assistant, thinking, toolResult, bashExecution, tool,
-        /// compaction, branchSummary, summary, name, label (repeatable or comma-separated).
+        /// compaction, branchSummary, summary, name, label, system, contextEdit (repeatable or
+        /// comma-separated).
         #[arg(long, value_name = "ROLE")]
         role: Vec<String>,
         /// Only entries since a date (2025-01-31), a date-time, or a span back (30m, 12h, 7d, 2w).

@@ -249,3 +249,33 @@ fn tree_and_show_say_what_pi_1_5_entries_do() {
         "the removed tool result is shown:\n{show}"
     );
 }
+
+#[test]
+fn search_finds_system_messages_and_context_edit_replacements() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path();
+    let dir = home.join("s");
+    std::fs::create_dir(&dir).expect("mkdir");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/pi15");
+    for f in ["sys-basic.jsonl", "edit-basic.jsonl"] {
+        std::fs::copy(root.join(f), dir.join(f)).expect("copy");
+    }
+    let d = dir.to_str().expect("utf-8");
+    let hits = |q: &str, role: &str| -> Vec<Value> {
+        let out = ok(home, &["search", "--dir", d, "--json", "--role", role, q]);
+        serde_json::from_str(&out).expect("JSON")
+    };
+    let sys = hits("careful", "system");
+    assert_eq!(sys.len(), 1, "{sys:?}");
+    assert_eq!(sys[0]["role"], "system");
+    assert_eq!(
+        hits("terse", "system").len(),
+        1,
+        "a section's text is searchable"
+    );
+    let edits = hits("rephrased", "contextEdit");
+    assert_eq!(edits.len(), 2, "{edits:?}");
+    assert!(edits.iter().all(|h| h["role"] == "contextEdit"));
+    // What an edit replaced stays searchable where it was written.
+    assert_eq!(hits("secret", "assistant").len(), 1);
+}

@@ -633,7 +633,17 @@ fn texts(
                 Some(Role::BashExecution) if kinds.tools => {
                     doc(Kind::BashExecution, id, text::bash_text(line, msg))
                 }
+                Some(Role::System) => {
+                    if let Some(t) = text::system_text(line, msg) {
+                        doc(Kind::System, id, t);
+                    }
+                }
                 _ => {}
+            }
+        }
+        EntryType::ContextEdit => {
+            if let Some(t) = text::context_edit_text(line, e) {
+                doc(Kind::ContextEdit, id, t);
             }
         }
         EntryType::Compaction => {

@@ -23,11 +23,15 @@ pub enum Kind {
     Name,
     /// A label (the hit points at the labelled entry).
     Label,
+    /// A pi 1.5 system message: its text and its sections.
+    System,
+    /// A pi 1.5 context edit: the replacement content (the hit points at the edit).
+    ContextEdit,
 }
 
 impl Kind {
     /// Every kind, in code order.
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 11] = [
         Kind::User,
         Kind::Assistant,
         Kind::Thinking,
@@ -37,6 +41,8 @@ impl Kind {
         Kind::BranchSummary,
         Kind::Name,
         Kind::Label,
+        Kind::System,
+        Kind::ContextEdit,
     ];
 
     /// Storage code.
@@ -51,6 +57,8 @@ impl Kind {
             Kind::BranchSummary => 7,
             Kind::Name => 8,
             Kind::Label => 9,
+            Kind::System => 10,
+            Kind::ContextEdit => 11,
         }
     }
 
@@ -71,6 +79,8 @@ impl Kind {
             Kind::BranchSummary => "branchSummary",
             Kind::Name => "name",
             Kind::Label => "label",
+            Kind::System => "system",
+            Kind::ContextEdit => "contextEdit",
         }
     }
 
@@ -91,6 +101,8 @@ impl Kind {
             "summary" | "summaries" => Some(vec![Kind::Compaction, Kind::BranchSummary]),
             "name" | "title" => one(Kind::Name),
             "label" => one(Kind::Label),
+            "system" => one(Kind::System),
+            "contextedit" | "context_edit" | "edit" => one(Kind::ContextEdit),
             _ => None,
         }
     }
@@ -215,6 +227,26 @@ pub fn message_text(line: &[u8], msg: &Fields) -> Option<String> {
         return None;
     }
     arbor_store::discover::extract_text(&content_of(line, msg)).filter(|t| !t.is_empty())
+}
+
+/// A system message's searchable text: its content, then each section's text.
+pub fn system_text(line: &[u8], msg: &Fields) -> Option<String> {
+    let mut parts: Vec<String> = message_text(line, msg).into_iter().collect();
+    if let Some(JsValue::Object(sections)) = msg.value(line, "sections").as_ref() {
+        for (_, v) in sections {
+            if let Some(t) = arbor_store::discover::extract_text(v).filter(|t| !t.is_empty()) {
+                parts.push(t);
+            }
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
+
+/// A context edit's searchable text: its replacement's content (nothing for a removal).
+pub fn context_edit_text(line: &[u8], e: &arbor_core::Entry) -> Option<String> {
+    let r = e.fields.value(line, "replacement")?;
+    let c = r.get("content")?;
+    arbor_store::discover::extract_text(c).filter(|t| !t.is_empty())
 }
 
 /// Token and cost totals.
