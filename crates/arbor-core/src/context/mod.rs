@@ -31,7 +31,7 @@ mod pieces;
 mod stream;
 
 pub use omp::{CompactionSummary, FrameBlobs, OmpContext, OmpMessage};
-pub use pi::PiContext;
+pub use pi::{edited_content, PiContext};
 pub use pi_llm::{
     BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_SUFFIX,

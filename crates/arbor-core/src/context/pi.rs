@@ -473,24 +473,17 @@ fn apply_edit(ctx: &mut PiContext, doc: &SessionDoc, from: usize, edit: usize) {
         let Ok(mut v) = JsValue::parse(&current) else {
             continue;
         };
-        let role = v
-            .get("role")
-            .and_then(JsValue::as_js_str)
-            .map(|r| r.0.clone());
-        let content = match (role.as_deref(), &content) {
-            (Some(b"assistant" | b"toolResult"), Some(JsValue::String(s))) => {
-                Some(JsValue::Array(vec![JsValue::Object(vec![
-                    (
-                        json::JsStr::from("type"),
-                        JsValue::String(json::JsStr::from("text")),
-                    ),
-                    (json::JsStr::from("text"), JsValue::String(s.clone())),
-                ])]))
-            }
-            (Some(b"user" | b"assistant" | b"toolResult" | b"custom"), c) => c.clone(),
-            _ => continue,
+        let role = match v.get("role").and_then(JsValue::as_str_lossy) {
+            Some(r) => Role::from_name(&r),
+            None => continue,
         };
-        match content {
+        if !matches!(
+            role,
+            Role::User | Role::Assistant | Role::ToolResult | Role::Custom
+        ) {
+            continue;
+        }
+        match edited_content(&role, content.as_ref()) {
             Some(c) => v.set("content", c),
             None => {
                 // `{...message, content: undefined}`: the key keeps its place, unwritten.
@@ -499,6 +492,24 @@ fn apply_edit(ctx: &mut PiContext, doc: &SessionDoc, from: usize, edit: usize) {
         }
         ctx.rewritten.insert(i, v.to_json());
         ctx.edited.insert(i, edit);
+    }
+}
+
+/// pi 1.5's content of a message a context edit replaced, from the replacement's `content`:
+/// a string becomes one text block for an assistant message or a tool result
+/// (`projectContextEntry`, and `appendContextEdit` stores it so); anything else is kept.
+pub fn edited_content(role: &Role, content: Option<&JsValue>) -> Option<JsValue> {
+    match (role, content) {
+        (Role::Assistant | Role::ToolResult, Some(JsValue::String(s))) => {
+            Some(JsValue::Array(vec![JsValue::Object(vec![
+                (
+                    json::JsStr::from("type"),
+                    JsValue::String(json::JsStr::from("text")),
+                ),
+                (json::JsStr::from("text"), JsValue::String(s.clone())),
+            ])]))
+        }
+        (_, c) => c.cloned(),
     }
 }
 

@@ -732,18 +732,16 @@ impl SessionManager {
                         "Entry {target_id} does not contribute editable model content"
                     )));
                 };
-                let replacement = replacement.map(|v| match (&role, v.get("content")) {
-                    (Role::Assistant | Role::ToolResult, Some(JsValue::String(s))) => {
-                        JsValue::Object(vec![(
-                            "content".into(),
-                            JsValue::Array(vec![JsValue::Object(vec![
-                                ("type".into(), JsValue::String("text".into())),
-                                ("text".into(), JsValue::String(s.clone())),
-                            ])]),
-                        )])
-                        .to_json()
+                // pi stores `{content: [text block]}` for a string on an assistant message
+                // or tool result (other members dropped), the replacement as given otherwise.
+                let replacement = replacement.map(|v| {
+                    let content = v.get("content");
+                    match arbor_core::context::edited_content(&role, content) {
+                        Some(c) if Some(&c) != content => {
+                            JsValue::Object(vec![("content".into(), c)]).to_json()
+                        }
+                        _ => v.to_json(),
                     }
-                    _ => v.to_json(),
                 });
                 Ok(Some(NewEntry::ContextEdit {
                     target_id: target_id.clone(),

@@ -31,7 +31,7 @@ impl Prim {
         Some(match kind {
             ValueKind::Null => Prim::Null,
             ValueKind::Bool => Prim::Bool(raw.first() == Some(&b't')),
-            ValueKind::Number => Prim::Num(num_bits(parse_num(raw))),
+            ValueKind::Number => Prim::Num(num_bits(crate::js::number(raw))),
             ValueKind::String => Prim::Str(decode_raw_str(raw)?),
             ValueKind::Array | ValueKind::Object => return None,
         })
@@ -60,14 +60,6 @@ fn num_bits(n: f64) -> u64 {
     } else {
         n.to_bits()
     }
-}
-
-/// The value of a raw number token (already validated JSON).
-pub(crate) fn parse_num(raw: &[u8]) -> f64 {
-    std::str::from_utf8(raw)
-        .ok()
-        .and_then(|s| s.parse::<f64>().ok())
-        .unwrap_or(f64::NAN)
 }
 
 /// Decodes a raw JSON string (with its quotes).
