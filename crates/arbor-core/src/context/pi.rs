@@ -79,6 +79,16 @@ impl PiContext {
         let mut tools: Vec<(json::JsStr, JsValue)> = Vec::new();
         let mut timestamp: Option<JsValue> = None;
         for &m in &self.messages {
+            // Only system messages fold (edits never change a role): the others are not
+            // written and parsed, which on a long session would be all of it.
+            let system = match m {
+                CtxMessage::Message(i) => doc.entries[i].role == Some(Role::System),
+                CtxMessage::CompactionSystem(_) => true,
+                _ => false,
+            };
+            if !system {
+                continue;
+            }
             let mut raw = Vec::new();
             self.write_message(doc, m, &mut raw);
             let Ok(v) = JsValue::parse(&raw) else {
