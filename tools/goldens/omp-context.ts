@@ -326,6 +326,42 @@ function rawEntries(kind: string): any[] {
 		{ type: "message", message: { role: "user", content: "after reset", timestamp: 1 } },
 		{ type: "custom", customType: "experimental_context_notes", data: { version: 1, text: "fresh" } },
 	];
+	// omp 18.3.4's retained range for Anthropic replay compactions (firstKeptEntryId "" with
+	// providerReplayThroughEntryId) and where its `historyRewriteAt` comes from.
+	if (kind === "replay-snapshots") {
+		const anthropic = { anthropicCompaction: { provider: "anthropic", content: "native" } };
+		const u = (content: string) => ({ type: "message", message: { role: "user", content, timestamp: 1 } });
+		return [
+			{ ...u("turn 1"), id: "snap0001" },
+			u("turn 2 (retained after the snapshot)"),
+			u("turn 3 (retained after the snapshot)"),
+			{ type: "compaction", summary: "through snap0001", firstKeptEntryId: "", providerReplayThroughEntryId: "snap0001", tokensBefore: 10, preserveData: anthropic },
+			u("after 1"),
+			{ ...u("turn 4"), id: "snap0002" },
+			{ type: "compaction", summary: "through the entry just before", firstKeptEntryId: "", providerReplayThroughEntryId: "snap0002", tokensBefore: 11, preserveData: anthropic },
+			u("after 2"),
+			{ type: "compaction", summary: "through a missing id", firstKeptEntryId: "", providerReplayThroughEntryId: "missing0", tokensBefore: 12, preserveData: anthropic },
+			u("after 3"),
+			{ type: "compaction", summary: "empty first kept, no snapshot", firstKeptEntryId: "", tokensBefore: 13, preserveData: anthropic },
+			u("after 4"),
+			{ ...u("turn 5"), id: "snap0003" },
+			u("turn 6"),
+			{ type: "compaction", summary: "no firstKeptEntryId key", providerReplayThroughEntryId: "snap0003", tokensBefore: 14, preserveData: anthropic },
+			u("after 5"),
+			{ ...u("turn 7"), id: "snap0004" },
+			u("turn 8"),
+			{ type: "compaction", summary: "not anthropic", firstKeptEntryId: "", providerReplayThroughEntryId: "snap0004", tokensBefore: 15 },
+			u("after 6"),
+			{ ...u("turn 9"), id: "snap0005" },
+			u("turn 10"),
+			{ type: "compaction", summary: "both kept and snapshot", firstKeptEntryId: "snap0005", providerReplayThroughEntryId: "snap0005", tokensBefore: 16, preserveData: anthropic, warning: "w" },
+			u("after 7"),
+			{ ...u("turn 11"), id: "snap0006" },
+			{ ...u("turn 12"), timestamp: "not a date" },
+			{ type: "compaction", summary: "retained entry without a date", firstKeptEntryId: "", providerReplayThroughEntryId: "snap0006", tokensBefore: 17, preserveData: anthropic },
+			{ type: "compaction", summary: "last, nothing after", firstKeptEntryId: "", providerReplayThroughEntryId: "snap0001", tokensBefore: 18, preserveData: anthropic, tokensAfter: 3, method: "remote" },
+		];
+	}
 	throw new Error("unknown raw kind " + kind);
 }
 

@@ -45,6 +45,9 @@ pub enum Command {
         /// Leave a missing or corrupt blob reference in place (reported on stderr) instead of failing.
         #[arg(long)]
         lenient: bool,
+        /// For omp sessions: follow omp VERSION's rules (18.3, the default, or 18.2).
+        #[arg(long, value_name = "VERSION", default_value = "18.3")]
+        omp_version: arbor_core::context::OmpVersion,
     },
     /// Print the session tree with labels, the leaf marked.
     Tree {
@@ -64,6 +67,9 @@ pub enum Command {
         /// Leave a missing or corrupt blob reference in place (reported on stderr) instead of failing.
         #[arg(long)]
         lenient: bool,
+        /// For omp sessions: follow omp VERSION's rules (18.3, the default, or 18.2).
+        #[arg(long, value_name = "VERSION", default_value = "18.3")]
+        omp_version: arbor_core::context::OmpVersion,
     },
     /// List sessions, newest first (through the session catalog).
     Ls {

@@ -136,29 +136,33 @@ fn ls_json_equals_pi_list() {
     assert!(got[0].get("allMessagesText").is_none());
 }
 
-/// The real omp's `SessionManager.list()` on `goldens/omp/list` (see goldens/README.md):
-/// `--omp` on any directory, and an omp directory (under `~/.omp/agent/sessions`) by itself,
-/// give omp's JSON exactly; `--pi` gives pi's objects for the same files.
+/// omp 18.3.4's `SessionManager.list()` on `goldens/omp/list` and `goldens/omp183/list-extra`
+/// (goldens/omp183/list.json, see tools/goldens/omp183/make.sh): `--omp` on any directory, and
+/// an omp directory (under `~/.omp/agent/sessions`) by itself, give omp's JSON exactly; `--pi`
+/// gives pi's objects for the same files.
 #[test]
 fn ls_json_equals_omp_list() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/omp");
-    let src = root.join("list");
+    let goldens = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens");
     let want: Value =
-        serde_json::from_str(&std::fs::read_to_string(root.join("list.json")).unwrap()).unwrap();
-    let mtimes: Value =
-        serde_json::from_str(&std::fs::read_to_string(src.join("mtimes.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(goldens.join("omp183/list.json")).unwrap())
+            .unwrap();
     let e = Env::new();
     let plain = e.home().join("list");
     std::fs::create_dir_all(&plain).unwrap();
     let omp = e.omp_dir("-list");
-    for dir in [&plain, &omp] {
-        for f in std::fs::read_dir(&src).unwrap().flatten() {
-            let name = f.file_name().to_string_lossy().into_owned();
-            if name == "mtimes.json" {
-                continue;
+    for src in [goldens.join("omp/list"), goldens.join("omp183/list-extra")] {
+        let mtimes: Value =
+            serde_json::from_str(&std::fs::read_to_string(src.join("mtimes.json")).unwrap())
+                .unwrap();
+        for dir in [&plain, &omp] {
+            for f in std::fs::read_dir(&src).unwrap().flatten() {
+                let name = f.file_name().to_string_lossy().into_owned();
+                if name == "mtimes.json" {
+                    continue;
+                }
+                std::fs::copy(f.path(), dir.join(&name)).unwrap();
+                set_mtime(&dir.join(&name), mtimes[&name].as_str().unwrap());
             }
-            std::fs::copy(f.path(), dir.join(&name)).unwrap();
-            set_mtime(&dir.join(&name), mtimes[&name].as_str().unwrap());
         }
     }
     let rel = |mut got: Value, dir: &Path| {
@@ -181,6 +185,7 @@ fn ls_json_equals_omp_list() {
         "\"created\"",
         "\"modified\"",
         "\"messageCount\"",
+        "\"assistantTurns\"",
         "\"size\"",
         "\"firstMessage\"",
         "\"allMessagesText\"",

@@ -1,5 +1,8 @@
-//! omp files: arbor's context equals what oh-my-pi 18.2.3's `buildSessionContext` answered
-//! (goldens/omp-context/, made by tools/goldens/omp-context.sh with the real omp under bun).
+//! omp files: arbor's context equals what oh-my-pi's `buildSessionContext` answered:
+//! 18.2.3's (goldens/omp-context/, made by tools/goldens/omp-context.sh with the real omp under
+//! bun) with [`OmpVersion::V18_2`], and 18.3.4's for the same sessions (goldens/omp183/context/,
+//! made by tools/goldens/omp183/make.sh from omp 18.2.3 carrying 18.3.4's changed session
+//! code, since 18.3.4 cannot run here) with the default rules.
 //!
 //! Answer keys: `<id>` is `buildSessionContext(entries, id)` (no blob store: snapcompact frames
 //! kept as blob references are unavailable), `store:<id>` the same with frames resolved from
@@ -7,7 +10,7 @@
 //! `buildSessionContext()` (store attached) and `__null__` the context of a `null` leaf.
 //! Every key omp's object has is compared as canonical JSON.
 use arbor_core::context::{build_session_context, LeafSel};
-use arbor_core::context::{FrameBlobs, OmpContext, SessionContext};
+use arbor_core::context::{FrameBlobs, OmpContext, OmpVersion, SessionContext};
 use arbor_core::json::{JsStr, JsValue};
 use arbor_core::persist::{resolve_blob_refs, ResolveAs};
 use arbor_core::{Dialect, SessionDoc, SharedBytes};
@@ -76,14 +79,22 @@ fn members(mut v: JsValue) -> Vec<(String, JsValue)> {
     }
 }
 
-/// Compares every golden under `dir`; returns (contexts compared, mismatches described).
-fn check_dir(dir: &Path, blob_dir: &Path, force_omp: bool) -> (usize, Vec<String>) {
+/// Compares every session under `dir` with its answers under `answers` (`NAME.context.json`),
+/// built by `version`'s rules; returns (contexts compared, mismatches described).
+fn check_dir(
+    dir: &Path,
+    answers: &Path,
+    blob_dir: &Path,
+    force_omp: bool,
+    version: OmpVersion,
+) -> (usize, Vec<String>) {
     let store = Dir(blob_dir.to_path_buf());
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
-            p.extension().is_some_and(|x| x == "jsonl") && p.with_extension("context.json").exists()
+            p.extension().is_some_and(|x| x == "jsonl")
+                && answers_of(answers, p).is_some_and(|a| a.exists())
         })
         .collect();
     files.sort();
@@ -114,9 +125,10 @@ fn check_dir(dir: &Path, blob_dir: &Path, force_omp: bool) -> (usize, Vec<String
                 file.display()
             );
         }
-        let answers = std::fs::read(file.with_extension("context.json")).expect("answers");
-        let answers = members(JsValue::parse(&answers).expect("answers parse"));
-        for (key, expected) in answers {
+        let answer_file = answers_of(answers, &file).expect("answers file");
+        let answer_bytes = std::fs::read(answer_file).expect("answers");
+        let answer_set = members(JsValue::parse(&answer_bytes).expect("answers parse"));
+        for (key, expected) in answer_set {
             let (leaf, blobs): (LeafSel<'_>, Option<&dyn FrameBlobs>) = match key.as_str() {
                 "__open__" => (LeafSel::Current, Some(&store)),
                 "__null__" => (LeafSel::Null, None),
@@ -131,10 +143,10 @@ fn check_dir(dir: &Path, blob_dir: &Path, force_omp: bool) -> (usize, Vec<String
                     continue;
                 }
             }
-            let ctx = if blobs.is_none() && !force_omp {
+            let ctx = if blobs.is_none() && !force_omp && version == OmpVersion::default() {
                 build_session_context(&doc, leaf)
             } else {
-                SessionContext::Omp(OmpContext::build(&doc, leaf, blobs))
+                SessionContext::Omp(OmpContext::build_for(&doc, leaf, blobs, version))
             };
             let mut out = Vec::new();
             ctx.write_json(&doc, &mut out);
@@ -168,20 +180,53 @@ fn check_dir(dir: &Path, blob_dir: &Path, force_omp: bool) -> (usize, Vec<String
     (compared, bad)
 }
 
-#[test]
-fn omp_contexts_match_omp() {
+/// `answers/NAME.context.json` for `answers/../NAME.jsonl` style pairs.
+fn answers_of(answers: &Path, session: &Path) -> Option<PathBuf> {
+    let stem = session.file_stem()?.to_str()?;
+    Some(answers.join(format!("{stem}.context.json")))
+}
+
+fn check_version(answers: &Path, version: OmpVersion) {
     let dir = goldens();
-    let (compared, bad) = check_dir(&dir, &dir.join("agent/blobs"), false);
+    let (compared, bad) = check_dir(&dir, answers, &dir.join("agent/blobs"), false, version);
     assert!(
-        compared > 500,
+        compared > 700,
         "only {compared} contexts found under {}",
-        dir.display()
+        answers.display()
     );
     assert!(
         bad.is_empty(),
-        "{} mismatches of {compared} contexts:\n{}",
+        "{version:?}: {} mismatches of {compared} contexts:\n{}",
         bad.len(),
         bad[..bad.len().min(8)].join("\n")
+    );
+}
+
+#[test]
+fn omp_contexts_match_omp_18_2() {
+    check_version(&goldens(), OmpVersion::V18_2);
+}
+
+#[test]
+fn omp_contexts_match_omp_18_3() {
+    check_version(&goldens().join("../omp183/context"), OmpVersion::V18_3);
+}
+
+/// The two versions' answers differ exactly where the rules changed: Anthropic replay
+/// compactions. Each set of goldens is what its own version answered, so a rule applied to the
+/// wrong version fails one of the two tests above; this one shows the sets do differ.
+#[test]
+fn omp_versions_differ_on_anthropic_replay() {
+    let a = goldens().join("raw-replay-snapshots.context.json");
+    let b = goldens().join("../omp183/context/raw-replay-snapshots.context.json");
+    let (a, b) = (
+        std::fs::read(a).expect("18.2"),
+        std::fs::read(b).expect("18.3"),
+    );
+    assert_ne!(a, b);
+    assert!(
+        b.windows(18).any(|w| w == b"\"historyRewriteAt\"")
+            && !a.windows(18).any(|w| w == b"\"historyRewriteAt\"")
     );
 }
 
@@ -192,7 +237,13 @@ fn omp_contexts_match_other_recordings() {
     let Some(dir) = std::env::var_os("OMP_CONTEXT_DIR").map(PathBuf::from) else {
         return;
     };
-    let (compared, bad) = check_dir(&dir, &dir.join("agent/blobs"), true);
+    let (compared, bad) = check_dir(
+        &dir,
+        &dir,
+        &dir.join("agent/blobs"),
+        true,
+        OmpVersion::V18_2,
+    );
     assert!(
         bad.is_empty(),
         "{} mismatches of {compared} contexts:\n{}",

@@ -1,6 +1,7 @@
-//! omp 18's session listing (`SessionManager.list` of `@oh-my-pi/pi-coding-agent`): each file
-//! is judged from two bounded windows only, its first 4 KB (title slot, header, first
-//! messages) and its last 32 KB (the lifecycle status), never the whole file.
+//! omp 18's session listing (`SessionManager.list` of `@oh-my-pi/pi-coding-agent` 18.3.4): each
+//! file is judged from two bounded windows, its first 4 KB (title slot, header, first
+//! messages) and its last 32 KB (the lifecycle status, assistant turns); the whole file is
+//! read only when neither window shows an assistant turn (omp 18.3's `hasAssistantTurn`).
 //!
 //! Reimplemented from omp's behaviour: the header is taken from the parsed lines of the
 //! prefix, else by scanning the first line's text for string properties; `messageCount` is
@@ -40,6 +41,10 @@ pub struct OmpSessionInfo {
     pub modified_ms: f64,
     /// Messages (parsed or counted by marker in the prefix).
     pub message_count: u64,
+    /// Assistant turns (omp 18.3): the larger of the assistant messages parsed in the prefix
+    /// and the `"role":"assistant"` markers of either window; when all are 0, 1 if any line
+    /// of the file is an assistant message, else 0.
+    pub assistant_turns: u64,
     /// File size in bytes.
     pub size: u64,
     /// First user text (or omp's fallback), `"(no messages)"` when none.
@@ -92,22 +97,77 @@ fn string_prop(src: &str, name: &str, start: usize) -> Option<String> {
     Some(decode_fragment(&src[vs..]))
 }
 
-fn count_markers(content: &str) -> u64 {
+/// How many times `"<key>": "<want>"` occurs in `content`, counted as omp counts its markers
+/// (each `"<key>"` followed by a colon, its string value decoded, even inside other strings).
+fn count_markers(content: &str, key: &str, want: &str) -> u64 {
+    let quoted = format!("\"{key}\"");
     let mut n = 0;
     let mut idx = 0;
     while idx < content.len() {
-        let Some(t) = content[idx..].find("\"type\"").map(|p| p + idx) else {
+        let Some(t) = content[idx..].find(&quoted).map(|p| p + idx) else {
             break;
         };
-        let Some(colon) = content[t + 6..].find(':').map(|p| p + t + 6) else {
+        let after = t + quoted.len();
+        let Some(colon) = content[after..].find(':').map(|p| p + after) else {
             break;
         };
-        if string_prop(content, "type", t).as_deref() == Some("message") {
+        if string_prop(content, key, t).as_deref() == Some(want) {
             n += 1;
         }
         idx = colon + 1;
     }
     n
+}
+
+/// omp 18.3's `FileSessionStorage.hasAssistantTurn`: whether any line of the file (split as
+/// Node's `readLines` splits: `\n`, `\r\n`, `\r`) starts with `{` and parses as a `message`
+/// entry whose message has the role `assistant`. Read as a stream; only lines that could
+/// name the role are parsed.
+fn has_assistant_turn(path: &Path) -> std::io::Result<bool> {
+    use std::io::BufRead;
+    let mut r = std::io::BufReader::new(crate::safe_fs::open_regular(path)?);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        if r.read_until(b'\n', &mut buf)? == 0 {
+            return Ok(false);
+        }
+        let chunk = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        for line in chunk.split(|&b| b == b'\r') {
+            if line.first() != Some(&b'{')
+                || !(memchr::memmem::find(line, b"assistant").is_some()
+                    || memchr::memmem::find(line, b"\\u").is_some())
+            {
+                continue;
+            }
+            let text = String::from_utf8_lossy(line);
+            let Ok(e) = JsValue::parse(text.as_bytes()) else {
+                continue;
+            };
+            if str_of(e.get("type")).as_deref() == Some("message")
+                && e.get("message")
+                    .and_then(|m| str_of(m.get("role")))
+                    .as_deref()
+                    == Some("assistant")
+            {
+                return Ok(true);
+            }
+        }
+    }
+}
+
+/// omp's `sanitizeSessionName`: the first line, control characters removed, trimmed; `None`
+/// when nothing is left.
+fn sanitize_name(v: Option<&str>) -> Option<String> {
+    let v = v.filter(|v| !v.is_empty())?;
+    let first = v.split('\n').next().unwrap_or("");
+    let first = first.strip_suffix('\r').unwrap_or(first);
+    let kept: String = first
+        .chars()
+        .filter(|&c| !(c <= '\u{1f}' || c == '\u{7f}'))
+        .collect();
+    let t = js::trim(&kept);
+    (!t.is_empty()).then(|| t.to_string())
 }
 
 fn first_display_message(content: &str) -> Option<String> {
@@ -306,6 +366,7 @@ pub fn omp_session_info(path: &Path) -> Option<OmpSessionInfo> {
     let entries = parse_lines(&content);
     let header = parse_header(&content, &entries)?;
     let mut parsed = 0u64;
+    let mut assistant_turns = 0u64;
     let mut first_message = String::new();
     let mut all: Vec<String> = Vec::new();
     let mut short_summary = None;
@@ -324,6 +385,9 @@ pub fn omp_session_info(path: &Path) -> Option<OmpSessionInfo> {
         };
         parsed += 1;
         let role = str_of(m.get("role"));
+        if role.as_deref() == Some("assistant") {
+            assistant_turns += 1;
+        }
         if matches!(role.as_deref(), Some("user" | "assistant")) {
             // omp's extraction throws on content that is neither a string nor an array (or
             // on a null block), and the whole file is then left out of the list.
@@ -339,7 +403,17 @@ pub fn omp_session_info(path: &Path) -> Option<OmpSessionInfo> {
     if first_message.is_empty() {
         first_message = first_display_message(&content).unwrap_or_default();
     }
-    let message_count = parsed.max(count_markers(&content));
+    let message_count = parsed.max(count_markers(&content, "type", "message"));
+    // Either window may hold the only assistant record, or neither (a long middle): with no
+    // evidence in both, the whole file is scanned (an unreadable file keeps the windows' 0).
+    let assistant_turns = assistant_turns
+        .max(count_markers(&content, "role", "assistant"))
+        .max(count_markers(&suffix, "role", "assistant"));
+    let assistant_turns = if assistant_turns == 0 && has_assistant_turn(path).unwrap_or(false) {
+        1
+    } else {
+        assistant_turns
+    };
     let all_messages_text = if all.is_empty() {
         first_message.clone()
     } else {
@@ -361,6 +435,7 @@ pub fn omp_session_info(path: &Path) -> Option<OmpSessionInfo> {
             .and_then(js::valid_time),
         modified_ms,
         message_count,
+        assistant_turns,
         size: meta.len(),
         first_message: if first_message.is_empty() {
             "(no messages)".to_string()
@@ -420,8 +495,20 @@ pub fn sort_omp(v: &mut [OmpSessionInfo]) {
 }
 
 impl OmpSessionInfo {
+    /// omp 18.3's `isEmptySession`: a session with no assistant turn (status `pending` or
+    /// `unknown`), no title and no first prompt worth showing (after `sanitizeSessionName`).
+    /// omp's session picker and `--continue` skip these (pinned sessions stay in the picker);
+    /// its `SessionManager.list` and everything else keep them.
+    pub fn is_empty_session(&self) -> bool {
+        if !matches!(self.status, "pending" | "unknown") || self.assistant_turns > 0 {
+            return false;
+        }
+        let first = (self.first_message != "(no messages)").then_some(self.first_message.as_str());
+        sanitize_name(self.title.as_deref()).is_none() && sanitize_name(first).is_none()
+    }
+
     /// Writes omp's object as `JSON.stringify` writes it: `path, id, cwd, title?,
-    /// parentSessionPath?, created, modified, messageCount, size, firstMessage,
+    /// parentSessionPath?, created, modified, messageCount, assistantTurns, size, firstMessage,
     /// allMessagesText, status`; dates as ISO strings (`null` for an Invalid Date).
     pub fn write_json(&self, out: &mut Vec<u8>) {
         let iso = |ms: f64| arbor_core::time::format_iso_ms(ms as i64);
@@ -451,8 +538,8 @@ impl OmpSessionInfo {
         }
         out.extend_from_slice(
             format!(
-                ",\"messageCount\":{},\"size\":{}",
-                self.message_count, self.size
+                ",\"messageCount\":{},\"assistantTurns\":{},\"size\":{}",
+                self.message_count, self.assistant_turns, self.size
             )
             .as_bytes(),
         );

@@ -20,13 +20,15 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             leaf,
             llm,
             lenient,
-        } => read::context(&session, leaf.as_deref(), llm, lenient, &loc),
+            omp_version,
+        } => read::context(&session, leaf.as_deref(), llm, lenient, omp_version, &loc),
         Command::Tree { session, json } => read::tree(&session, json, &loc),
         Command::Show {
             session,
             leaf,
             lenient,
-        } => read::show(&session, leaf.as_deref(), lenient, &loc),
+            omp_version,
+        } => read::show(&session, leaf.as_deref(), lenient, omp_version, &loc),
         Command::Ls {
             dir,
             all,

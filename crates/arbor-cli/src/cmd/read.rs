@@ -1,7 +1,9 @@
 //! Commands that only read: context, tree, show.
 use crate::render;
 use anyhow::{Context as _, Result};
-use arbor_core::context::{build_session_context_with, FrameBlobs, LeafSel, SessionContext};
+use arbor_core::context::{
+    build_session_context_with, FrameBlobs, LeafSel, OmpContext, OmpVersion, SessionContext,
+};
 use arbor_core::doc::SessionDoc;
 use arbor_store::locate::Locator;
 use std::io::Write;
@@ -88,14 +90,25 @@ fn load_resolved(
 }
 
 /// The context of a leaf, by the rules of the session's tool; omp files get their blob
-/// store for snapcompact frames kept as blob references.
-fn context_of(doc: &SessionDoc, leaf: LeafSel<'_>, path: &Path, loc: &Locator) -> SessionContext {
+/// store for snapcompact frames kept as blob references, and `omp`'s rules.
+fn context_of(
+    doc: &SessionDoc,
+    leaf: LeafSel<'_>,
+    path: &Path,
+    omp: OmpVersion,
+    loc: &Locator,
+) -> SessionContext {
     let store = (doc.dialect() == arbor_core::Dialect::Omp).then(|| {
         let dir = arbor_store::blobs::blob_dir_for_session(path, loc.agent_override());
         arbor_store::blobs::BlobStore::new(dir)
     });
     let blobs = store.as_ref().map(|s| s as &dyn FrameBlobs);
-    build_session_context_with(doc, leaf, blobs)
+    match doc.dialect() {
+        arbor_core::Dialect::Omp => {
+            SessionContext::Omp(OmpContext::build_for(doc, leaf, blobs, omp))
+        }
+        arbor_core::Dialect::Pi => build_session_context_with(doc, leaf, blobs),
+    }
 }
 
 fn leaf_sel(leaf: Option<&str>) -> LeafSel<'_> {
@@ -117,6 +130,7 @@ pub fn context(
     leaf: Option<&str>,
     llm: bool,
     lenient: bool,
+    omp: OmpVersion,
     loc: &Locator,
 ) -> Result<ExitCode> {
     let (path, doc) = load_resolved(session, lenient, loc)?;
@@ -125,7 +139,7 @@ pub fn context(
             anyhow::bail!("{}: no entry with id {id}", path.display());
         }
     }
-    let ctx = context_of(&doc, leaf_sel(leaf), &path, loc);
+    let ctx = context_of(&doc, leaf_sel(leaf), &path, omp, loc);
     if ctx.cycle() {
         say_err!("arbor: warning: {}: the parentId chain of the leaf has a cycle; the path was cut where it repeats", path.display());
     }
@@ -235,14 +249,20 @@ fn exit_soon(path: &Path, doc: SessionDoc) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn show(session: &str, leaf: Option<&str>, lenient: bool, loc: &Locator) -> Result<ExitCode> {
+pub fn show(
+    session: &str,
+    leaf: Option<&str>,
+    lenient: bool,
+    omp: OmpVersion,
+    loc: &Locator,
+) -> Result<ExitCode> {
     let (path, doc) = load_resolved(session, lenient, loc)?;
     if let Some(id) = leaf {
         if doc.index().get(id).is_none() {
             anyhow::bail!("{}: no entry with id {id}", path.display());
         }
     }
-    let ctx = context_of(&doc, leaf_sel(leaf), &path, loc);
+    let ctx = context_of(&doc, leaf_sel(leaf), &path, omp, loc);
     let mut out = render::Human::new(std::io::BufWriter::new(std::io::stdout().lock()));
     if let Some(name) = doc.session_name() {
         writeln!(out, "# {name}\n")?;

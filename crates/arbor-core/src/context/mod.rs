@@ -30,7 +30,7 @@ mod pi_llm;
 mod pieces;
 mod stream;
 
-pub use omp::{CompactionSummary, FrameBlobs, OmpContext, OmpMessage};
+pub use omp::{CompactionSummary, FrameBlobs, OmpContext, OmpMessage, OmpVersion};
 pub use pi::{edited_content, PiContext};
 pub use pi_llm::{
     BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,

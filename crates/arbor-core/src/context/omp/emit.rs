@@ -2,7 +2,7 @@
 //! the latest reset boundary or compaction (with its summary message, provider replay payload
 //! and snapcompact archive), and what each message entry tells the post-processing passes.
 use super::jsv::{self, raw_is_str, raw_js_str, strict_eq, Prim};
-use super::{notes, snapcompact, CompactionSummary, FrameBlobs, OmpMessage};
+use super::{notes, snapcompact, CompactionSummary, FrameBlobs, OmpMessage, OmpVersion};
 use crate::doc::SessionDoc;
 use crate::entry::{EntryType, Fields};
 use crate::js;
@@ -59,6 +59,7 @@ pub(super) fn emit(
     path: &[usize],
     compaction: Option<usize>,
     blobs: Option<&dyn FrameBlobs>,
+    version: OmpVersion,
 ) -> Vec<Item> {
     let pos_of = |pred: &dyn Fn(usize, usize) -> bool| -> isize {
         path.iter()
@@ -93,15 +94,38 @@ pub(super) fn emit(
             let e = &doc.entries[i];
             e.date_ms(doc.line(&e.line))
         };
+        // 18.3: an Anthropic replay compaction whose `firstKeptEntryId` is "" retains what
+        // follows its `providerReplayThroughEntryId` (the position of that entry, -1 if none).
+        let snapshot = if version >= OmpVersion::V18_3
+            && raw_js_str(ce.fields.get(cline, "firstKeptEntryId")).is_some_and(|s| s.0.is_empty())
+        {
+            let through = ce.fields.get(cline, "providerReplayThroughEntryId");
+            if js::truthy_raw(through) {
+                let key = Prim::of_raw(through);
+                pos_of(&|_, i| strict_eq(&id_key(doc, i), &key))
+            } else {
+                -1
+            }
+        } else {
+            -1
+        };
         let mut timestamp = entry_ms(c);
+        let mut history_rewrite_at = None;
         if anthropic.is_some() {
+            // The first retained entry's time less 1 ms: 18.2 dates the summary with it, 18.3
+            // keeps the compaction's time and passes it as `historyRewriteAt`.
             let first_retained = if fk_any >= 0 && fk_any < cpos {
                 Some(path[fk_any as usize])
+            } else if snapshot >= 0 && snapshot < cpos - 1 {
+                Some(path[(snapshot + 1) as usize])
             } else {
                 path.get((cpos + 1) as usize).copied()
             };
             if let Some(t) = first_retained.map(entry_ms).filter(|t| t.is_finite()) {
-                timestamp = t - 1.0;
+                match version {
+                    OmpVersion::V18_2 => timestamp = t - 1.0,
+                    OmpVersion::V18_3 => history_rewrite_at = Some(t - 1.0),
+                }
             }
         }
         let blocks = pd
@@ -122,6 +146,7 @@ pub(super) fn emit(
         let summary = CompactionSummary {
             entry: c,
             timestamp,
+            history_rewrite_at,
             provider_payload: remote.as_ref().or(anthropic.as_ref()).map(JsValue::to_json),
             blocks: blocks.map(|b| JsValue::Array(b).to_json()),
             images: images.map(|b| JsValue::Array(b).to_json()),
@@ -148,8 +173,13 @@ pub(super) fn emit(
         }
         if remote.is_none() {
             let fk = pos_of(&|p, i| (p as isize) < cpos && strict_eq(&id_key(doc, i), &fk_key));
-            if fk >= 0 {
-                for &i in &path[fk as usize..cpos as usize] {
+            let start = match () {
+                _ if fk >= 0 => fk,
+                _ if anthropic.is_some() && snapshot >= 0 => snapshot + 1,
+                _ => -1,
+            };
+            if start >= 0 && start < cpos {
+                for &i in &path[start as usize..cpos as usize] {
                     append(doc, i, &mut items);
                 }
             }

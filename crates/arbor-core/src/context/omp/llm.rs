@@ -283,7 +283,14 @@ fn convert_core(m: &JsValue) -> Option<JsValue> {
                 ("role", Some(s("user"))),
                 ("content", Some(JsValue::Array(content))),
                 ("attribution", Some(s("agent"))),
-                ("historyRewriteAt", ts()),
+                // `message.historyRewriteAt ?? message.timestamp` (18.3; 18.2 never sets it).
+                (
+                    "historyRewriteAt",
+                    m.get("historyRewriteAt")
+                        .filter(|v| !matches!(v, JsValue::Null))
+                        .cloned()
+                        .or_else(ts),
+                ),
                 ("providerPayload", m.get("providerPayload").cloned()),
                 ("timestamp", ts()),
             ]))

@@ -1,5 +1,5 @@
-//! omp's `buildSessionContext` (oh-my-pi 18.2.3, LLM-context mode): the context an omp agent
-//! sends to the model for a leaf of an omp session.
+//! omp's `buildSessionContext` (oh-my-pi 18.3.4, LLM-context mode; 18.2.3's on request, see
+//! [`OmpVersion`]): the context an omp agent sends to the model for a leaf of an omp session.
 //!
 //! It differs from pi's in many small ways, all reproduced here:
 //!
@@ -10,7 +10,7 @@
 //! * emission: the latest `reset_boundary` after the latest compaction starts the context
 //!   afresh; a compaction's summary message carries `shortSummary`, `tokensAfter`, `method`,
 //!   `warning`, a provider replay payload (OpenAI remote compaction replaces the kept entries;
-//!   Anthropic's predates the summary to just before the first retained entry) and the
+//!   Anthropic's marks the history rewrite just before the first retained entry) and the
 //!   snapcompact archive as `blocks`/`images`; a context-rollover compaction re-adds the last
 //!   user request it dropped; custom messages are normalized (type, display, attribution) and
 //!   two transient types are left out; failed assistant turns (empty errors, retry recoveries)
@@ -54,6 +54,44 @@ pub trait FrameBlobs {
     fn size(&self, hash: &str) -> Option<u64>;
     /// The blob's bytes in base64 (Node's encoding), `None` when it cannot be read.
     fn base64(&self, hash: &str) -> Option<String>;
+}
+
+/// Which omp's rules [`OmpContext::build_for`] follows. They differ only for compactions with an
+/// Anthropic replay payload (`preserveData.anthropicCompaction`):
+///
+/// * 18.2 (omp 18.2.3) dates the summary message 1 ms before the first retained entry;
+/// * 18.3 (omp 18.3.4, the default) keeps the compaction's own time on the summary and passes
+///   the earlier time as `historyRewriteAt` (written just before `timestamp`; convertToLlm
+///   uses it for the user message's `historyRewriteAt`), and a `firstKeptEntryId` of `""`
+///   retains the entries after `providerReplayThroughEntryId`.
+///
+/// ```
+/// use arbor_core::context::OmpVersion;
+/// assert_eq!(OmpVersion::default(), OmpVersion::V18_3);
+/// assert_eq!("18.2".parse::<OmpVersion>(), Ok(OmpVersion::V18_2));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum OmpVersion {
+    /// omp 18.2.x (checked against the running 18.2.3).
+    V18_2,
+    /// omp 18.3.x (checked against 18.3.4's source; see `docs/pi-versions.md`).
+    #[default]
+    V18_3,
+}
+
+impl std::str::FromStr for OmpVersion {
+    type Err = String;
+    /// `18.2`, `18.3`, or a full version of either (`18.2.3`, `18.3.4`).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let mut parts = s.trim().trim_start_matches('v').split('.');
+        match (parts.next(), parts.next()) {
+            (Some("18"), Some("2")) => Ok(OmpVersion::V18_2),
+            (Some("18"), Some("3")) => Ok(OmpVersion::V18_3),
+            _ => Err(format!(
+                "unknown omp version {s:?} (arbor follows 18.3 and, on request, 18.2)"
+            )),
+        }
+    }
 }
 
 /// One message of an omp context, by the entry it comes from.
@@ -100,6 +138,8 @@ pub struct CompactionSummary {
     pub entry: usize,
     /// `timestamp` in ms (NaN prints `null`).
     pub timestamp: f64,
+    /// `historyRewriteAt` in ms (omp 18.3, Anthropic replay only).
+    pub history_rewrite_at: Option<f64>,
     /// `providerPayload` as JSON.
     pub provider_payload: Option<Vec<u8>>,
     /// `blocks` (snapcompact archive) as JSON.
@@ -204,6 +244,16 @@ impl OmpContext {
         leaf: LeafSel<'_>,
         blobs: Option<&dyn FrameBlobs>,
     ) -> OmpContext {
+        OmpContext::build_for(doc, leaf, blobs, OmpVersion::default())
+    }
+
+    /// [`build`](Self::build) with the rules of an older omp.
+    pub fn build_for(
+        doc: &SessionDoc,
+        leaf: LeafSel<'_>,
+        blobs: Option<&dyn FrameBlobs>,
+        version: OmpVersion,
+    ) -> OmpContext {
         let mut o = OmpContext::empty();
         let Some(leaf_idx) = leaf_index(doc, leaf) else {
             return o;
@@ -213,7 +263,7 @@ impl OmpContext {
         o.cycle = walked.cycle;
         let path = walked.entries;
         let compaction = settings::fold(doc, &path, &mut o);
-        let mut items = emit::emit(doc, &path, compaction, blobs);
+        let mut items = emit::emit(doc, &path, compaction, blobs, version);
         post::finish(doc, &path, &mut items);
         o.messages = items.into_iter().map(|it| it.msg).collect();
         o.path = path;
@@ -299,6 +349,10 @@ impl OmpContext {
                     }
                 }
                 member("warning", out);
+                if let Some(t) = c.history_rewrite_at {
+                    out.extend_from_slice(br#","historyRewriteAt":"#);
+                    write_js_number(t, out);
+                }
                 out.extend_from_slice(br#","timestamp":"#);
                 write_js_number(c.timestamp, out);
                 out.push(b'}');
