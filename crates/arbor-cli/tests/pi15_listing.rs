@@ -62,3 +62,81 @@ fn a_numeric_entry_timestamp_counts_as_activity() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(v[0]["modified"], "2027-01-15T08:00:00.000Z");
 }
+
+/// A lone UTF-16 surrogate in a message text: pi keeps it in `firstMessage` and
+/// `allMessagesText` (JSON.stringify writes it as `\ud83d`), and so does arbor, through the
+/// catalog (texts stored as WTF-8), cold and after an append. The expected strings are what
+/// pi 1.5.2's `SessionManager.list("/p", dir)` returned for this file, as JSON.stringify wrote
+/// them (serde_json cannot hold a lone surrogate, so the bytes are compared).
+#[test]
+fn lone_surrogates_are_kept_in_the_listing_texts() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("s");
+    std::fs::create_dir(&dir).expect("mkdir");
+    let file = dir.join("sur.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"type":"session","version":3,"id":"0199a000-0000-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#,
+            "\n",
+            r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"lone \ud83d high and \udc00 low, pair \ud83d\ude00","timestamp":1767225601000}}"#,
+            "\n",
+            r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"end \ud83d"},{"type":"text","text":"\ude00 start"}],"timestamp":1767225602000}}"#,
+            "\n",
+        ),
+    )
+    .expect("write");
+    let ls = |all_text: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_arbor"));
+        c.args(["ls", "--json", "--dir"]).arg(&dir);
+        if all_text {
+            c.arg("--all-text");
+        }
+        let out = c
+            .env("HOME", tmp.path())
+            .env("ARBOR_CATALOG", tmp.path().join("catalog.db"))
+            .env_remove("PI_CODING_AGENT_DIR")
+            .output()
+            .expect("run arbor");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("UTF-8 output")
+    };
+    let first = "\"firstMessage\":\"lone \\ud83d high and \\udc00 low, pair \u{1F600}\"";
+    let all = "\"allMessagesText\":\"lone \\ud83d high and \\udc00 low, pair \u{1F600} end \\ud83d \\ude00 start\"";
+    let cold = ls(true);
+    assert!(cold.contains(first) && cold.contains(all), "{cold}");
+    assert!(ls(false).contains(first));
+    // Appended text is read from where the catalog stopped.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .expect("open");
+    std::io::Write::write_all(
+        &mut f,
+        concat!(
+            r#"{"type":"message","id":"a3","parentId":"a2","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"more \udfff","timestamp":1767225603000}}"#,
+            "\n"
+        )
+        .as_bytes(),
+    )
+    .expect("append");
+    drop(f);
+    let warm = ls(true);
+    assert!(warm.contains(first), "{warm}");
+    assert!(warm.contains(" start more \\udfff\""), "{warm}");
+    // The table and a search show the surrogate as U+FFFD.
+    let search = Command::new(env!("CARGO_BIN_EXE_arbor"))
+        .args(["search", "high", "--dir"])
+        .arg(&dir)
+        .env("HOME", tmp.path())
+        .env("ARBOR_CATALOG", tmp.path().join("catalog.db"))
+        .env_remove("PI_CODING_AGENT_DIR")
+        .output()
+        .expect("run arbor");
+    let text = String::from_utf8(search.stdout).expect("UTF-8");
+    assert!(text.contains("lone \u{FFFD} **high**"), "{text}");
+}

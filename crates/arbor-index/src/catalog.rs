@@ -3,13 +3,15 @@
 use crate::error::{IndexError, IoContext, SqlContext};
 use crate::scan::{Fingerprint, Meta, Stat, Stored};
 use crate::text::{IndexKinds, Usage};
+use arbor_core::json::JsStr;
 use arbor_store::discover::SessionInfo;
 use arbor_store::info::{InfoState, Phase};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use std::path::{Path, PathBuf};
 
-/// Version of the schema below; a catalog with another version is rebuilt.
-pub const SCHEMA_VERSION: i64 = 4;
+/// Version of the schema below; a catalog with another version is rebuilt. 5: the listing's
+/// texts (`first_message`, the user/assistant `docs`) are stored as WTF-8, lone surrogates kept.
+pub const SCHEMA_VERSION: i64 = 5;
 
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -238,13 +240,18 @@ pub fn sort_like_pi(listed: &mut [Listed], all: bool) {
 }
 
 impl Listed {
-    /// What a table shows: the name, omp's title, or the first message.
-    pub fn display_title(&self) -> &str {
-        self.title
+    /// What a table shows: the name, omp's title, or the first message (a lone surrogate
+    /// shown as U+FFFD).
+    pub fn display_title(&self) -> std::borrow::Cow<'_, str> {
+        match self
+            .title
             .as_deref()
             .filter(|t| !t.is_empty())
             .or(self.info.name.as_deref())
-            .unwrap_or(&self.info.first_message)
+        {
+            Some(t) => std::borrow::Cow::Borrowed(t),
+            None => self.info.first_message.to_string_lossy(),
+        }
     }
 }
 
@@ -293,7 +300,7 @@ pub(crate) fn read_file_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
         header_ts_ms: r.get(19)?,
         name: r.get(20)?,
         message_count: r.get::<_, i64>(21)? as u64,
-        first_message: r.get(22)?,
+        first_message: wtf8_opt(r, 22)?,
         last_activity: r.get(23)?,
     };
     let meta = Meta {
@@ -334,7 +341,9 @@ impl FileRow {
     /// The listing of this row, shown at `shown` (`None` when pi hides the file).
     pub(crate) fn listed(&self, shown: PathBuf) -> Option<Listed> {
         let s = &self.stored;
-        let info = s.info.finish(&shown, s.fp.stat.mtime_ms(), String::new())?;
+        let info = s
+            .info
+            .finish(&shown, s.fp.stat.mtime_ms(), JsStr(Vec::new()))?;
         let title = s
             .meta
             .slot_title
@@ -755,20 +764,21 @@ impl Catalog {
             .db(&self.path)
     }
 
-    /// `allMessagesText` of a file: its user and assistant texts in file order, joined.
-    pub fn all_messages_text(&self, file: &Path) -> Result<String, IndexError> {
+    /// `allMessagesText` of a file: its user and assistant texts in file order, joined (WTF-8:
+    /// lone surrogates kept).
+    pub fn all_messages_text(&self, file: &Path) -> Result<JsStr, IndexError> {
         let mut st = self
             .conn
             .prepare_cached(
                 "SELECT d.text FROM docs d JOIN files f ON f.fid = d.fid WHERE f.path = ?1 AND d.kind IN (1, 2) ORDER BY d.seq, d.id",
             )
             .db(&self.path)?;
-        let texts: Vec<String> = st
-            .query_map([file.to_string_lossy()], |r| r.get(0))
+        let texts: Vec<Vec<u8>> = st
+            .query_map([file.to_string_lossy()], |r| Ok(wtf8(r, 0)?.0))
             .db(&self.path)?
             .collect::<Result<_, _>>()
             .db(&self.path)?;
-        Ok(texts.join(" "))
+        Ok(JsStr(texts.join(&b' ')))
     }
 
     /// The files of the catalog whose session id starts with `prefix` (case-insensitive).
@@ -789,4 +799,27 @@ impl Catalog {
             .map(|(p, _)| PathBuf::from(p))
             .collect())
     }
+}
+
+/// A JS string stored by [`wtf8_param`]: the column's bytes as they are (TEXT holding WTF-8,
+/// which is UTF-8 except for lone surrogates).
+pub(crate) fn wtf8(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<JsStr> {
+    Ok(JsStr(r.get_ref(i)?.as_bytes()?.to_vec()))
+}
+
+/// [`wtf8`] of a column that may be NULL.
+pub(crate) fn wtf8_opt(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<JsStr>> {
+    let v = r.get_ref(i)?;
+    if v == rusqlite::types::ValueRef::Null {
+        return Ok(None);
+    }
+    Ok(Some(JsStr(v.as_bytes()?.to_vec())))
+}
+
+/// A JS string as a TEXT parameter, its WTF-8 bytes unchanged (SQLite stores TEXT without
+/// checking it; FTS5's tokenizer reads a surrogate as a separator). Used for the listing's
+/// texts so that a lone surrogate survives as pi keeps it (`rusqlite`'s `&str` parameters
+/// would need valid UTF-8).
+pub(crate) fn wtf8_param(s: &JsStr) -> rusqlite::types::ToSqlOutput<'_> {
+    rusqlite::types::ToSqlOutput::Borrowed(rusqlite::types::ValueRef::Text(&s.0))
 }

@@ -32,7 +32,7 @@
 //!     RefreshOptions::with_texts(),
 //!     &mut |_progress| {},
 //! )?;
-//! assert_eq!(listed[0].info.first_message, "where is the walrus");
+//! assert_eq!(listed[0].info.first_message.as_str(), Some("where is the walrus"));
 //!
 //! let hits = catalog.search(&SearchQuery::new("walrus"))?;
 //! assert_eq!(hits[0].entry_id.as_deref(), Some("a1"));

@@ -316,9 +316,12 @@ fn apply_chunk(conn: &Connection, st: &mut JobState, chunk: &Chunk) -> rusqlite:
                 d.kind.code(),
                 d.ts,
                 d.ts_ms,
-                d.text
+                crate::catalog::wtf8_param(&d.text)
             ])?;
-            fts.execute(params![conn.last_insert_rowid(), d.text])?;
+            fts.execute(params![
+                conn.last_insert_rowid(),
+                crate::catalog::wtf8_param(&d.text)
+            ])?;
         }
     }
     // Labels.
@@ -377,7 +380,7 @@ fn apply_chunk(conn: &Connection, st: &mut JobState, chunk: &Chunk) -> rusqlite:
         i.header_ts_ms,
         i.name,
         i.message_count as i64,
-        i.first_message,
+        i.first_message.as_ref().map(crate::catalog::wtf8_param),
         i.last_activity,
         m.version,
         i64::from(m.omp),

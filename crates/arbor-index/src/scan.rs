@@ -3,7 +3,7 @@
 //! database.
 use crate::text::{self, IndexKinds, Kind, Usage};
 use arbor_core::entry::{Entry, EntryType, LineError, Role};
-use arbor_core::json::ValueKind;
+use arbor_core::json::{JsStr, ValueKind};
 use arbor_core::LineRef;
 use arbor_store::info::{InfoState, Phase};
 use arbor_store::stream::LineStream;
@@ -116,8 +116,9 @@ pub struct DocIn {
     pub ts: Option<String>,
     /// The same in ms.
     pub ts_ms: Option<f64>,
-    /// The text.
-    pub text: String,
+    /// The text (WTF-8: a user or assistant text keeps its lone surrogates for
+    /// `allMessagesText`).
+    pub text: JsStr,
 }
 
 /// A batch of rows for one file, in file order.
@@ -509,7 +510,7 @@ fn header(line: &[u8], e: &Entry, seq: i64, with_docs: bool, meta: &mut Meta, ch
             kind: Kind::Name,
             ts: e.timestamp.as_deref().map(str::to_string),
             ts_ms: e.timestamp_ms(),
-            text: t.clone(),
+            text: t.clone().into(),
         });
     }
 }
@@ -590,7 +591,7 @@ fn texts(
     kinds: IndexKinds,
     chunk: &mut Chunk,
 ) {
-    let mut doc = |kind: Kind, eid: Option<&str>, text: String| {
+    let mut doc = |kind: Kind, eid: Option<&str>, text: JsStr| {
         if !text.is_empty() && kinds.includes(kind) {
             chunk.docs.push(DocIn {
                 seq,
@@ -617,25 +618,29 @@ fn texts(
                         Some(p) => Some(p.text),
                         // pi hides this session (or the listing saw this line before): its
                         // texts are still searchable.
-                        None if phase == Phase::Hidden => text::message_text(line, msg),
+                        None if phase == Phase::Hidden => {
+                            text::message_text(line, msg).map(JsStr::from)
+                        }
                         None => None,
                     };
                     if let Some(t) = text {
                         doc(kind, id, t);
                     }
                     if e.role == Some(Role::Assistant) && kinds.thinking {
-                        doc(Kind::Thinking, id, text::thinking_text(line, msg));
+                        doc(Kind::Thinking, id, text::thinking_text(line, msg).into());
                     }
                 }
-                Some(Role::ToolResult) if kinds.tools => {
-                    doc(Kind::ToolResult, id, text::tool_result_text(line, msg))
-                }
+                Some(Role::ToolResult) if kinds.tools => doc(
+                    Kind::ToolResult,
+                    id,
+                    text::tool_result_text(line, msg).into(),
+                ),
                 Some(Role::BashExecution) if kinds.tools => {
-                    doc(Kind::BashExecution, id, text::bash_text(line, msg))
+                    doc(Kind::BashExecution, id, text::bash_text(line, msg).into())
                 }
                 Some(Role::System) => {
                     if let Some(t) = text::system_text(line, msg) {
-                        doc(Kind::System, id, t);
+                        doc(Kind::System, id, t.into());
                     }
                 }
                 _ => {}
@@ -643,27 +648,27 @@ fn texts(
         }
         EntryType::ContextEdit => {
             if let Some(t) = text::context_edit_text(line, e) {
-                doc(Kind::ContextEdit, id, t);
+                doc(Kind::ContextEdit, id, t.into());
             }
         }
         EntryType::Compaction => {
             if let Some(s) = text::entry_str(line, e, "summary") {
-                doc(Kind::Compaction, id, s);
+                doc(Kind::Compaction, id, s.into());
             }
         }
         EntryType::BranchSummary => {
             if let Some(s) = text::entry_str(line, e, "summary") {
-                doc(Kind::BranchSummary, id, s);
+                doc(Kind::BranchSummary, id, s.into());
             }
         }
         EntryType::SessionInfo => {
             if let Some(n) = text::entry_str(line, e, "name") {
-                doc(Kind::Name, id, arbor_core::js::trim(&n).to_string());
+                doc(Kind::Name, id, arbor_core::js::trim(&n).into());
             }
         }
         EntryType::TitleChange => {
             if let Some(n) = text::entry_str(line, e, "title") {
-                doc(Kind::Name, id, n);
+                doc(Kind::Name, id, n.into());
             }
         }
         EntryType::Label => {
@@ -671,7 +676,7 @@ fn texts(
                 e.fields.str(line, "targetId"),
                 text::entry_str(line, e, "label"),
             ) {
-                doc(Kind::Label, Some(&target), l);
+                doc(Kind::Label, Some(&target), l.into());
             }
         }
         _ => {}

@@ -222,7 +222,10 @@ impl Catalog {
                     r.get(2)?,
                     r.get(3)?,
                     r.get(4)?,
-                    r.get(5)?,
+                    // The texts are WTF-8 (a lone surrogate kept for pi's listing): shown lossily.
+                    arbor_core::json::JsStr(r.get_ref(5)?.as_bytes()?.to_vec())
+                        .to_string_lossy()
+                        .into_owned(),
                     r.get(6)?,
                 ))
             })

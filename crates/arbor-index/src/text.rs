@@ -226,7 +226,9 @@ pub fn message_text(line: &[u8], msg: &Fields) -> Option<String> {
     if !msg.has(line, "content") {
         return None;
     }
-    arbor_store::discover::extract_text(&content_of(line, msg)).filter(|t| !t.is_empty())
+    arbor_store::discover::extract_text(&content_of(line, msg))
+        .filter(|t| !t.is_empty())
+        .map(|t| t.to_string_lossy().into_owned())
 }
 
 /// A system message's searchable text: its content, then each section's text.
@@ -235,7 +237,7 @@ pub fn system_text(line: &[u8], msg: &Fields) -> Option<String> {
     if let Some(JsValue::Object(sections)) = msg.value(line, "sections").as_ref() {
         for (_, v) in sections {
             if let Some(t) = arbor_store::discover::extract_text(v).filter(|t| !t.is_empty()) {
-                parts.push(t);
+                parts.push(t.to_string_lossy().into_owned());
             }
         }
     }
@@ -246,7 +248,9 @@ pub fn system_text(line: &[u8], msg: &Fields) -> Option<String> {
 pub fn context_edit_text(line: &[u8], e: &arbor_core::Entry) -> Option<String> {
     let r = e.fields.value(line, "replacement")?;
     let c = r.get("content")?;
-    arbor_store::discover::extract_text(c).filter(|t| !t.is_empty())
+    arbor_store::discover::extract_text(c)
+        .filter(|t| !t.is_empty())
+        .map(|t| t.to_string_lossy().into_owned())
 }
 
 /// Token and cost totals.

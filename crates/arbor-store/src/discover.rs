@@ -2,7 +2,9 @@
 //! session, and pi's `SessionInfo`.
 use arbor_core::doc::{Dialect, SessionDoc};
 use arbor_core::entry::Fields;
-use arbor_core::json::{scan_object, skip_ws, value_end, write_str_escaped, JsValue, ValueKind};
+use arbor_core::json::{
+    scan_object, skip_ws, value_end, write_js_str, write_str_escaped, JsStr, JsValue, ValueKind,
+};
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -25,19 +27,20 @@ pub struct SessionInfo {
     pub modified_ms: f64,
     /// Number of `message` entries (all roles, all branches).
     pub message_count: usize,
-    /// First user text, or `(no messages)`.
-    pub first_message: String,
-    /// All user/assistant texts joined with spaces.
-    pub all_messages_text: String,
+    /// First user text, or `(no messages)`. A JS string: WTF-8, so that a lone UTF-16
+    /// surrogate is kept and written back as pi writes it (`\ud83d`).
+    pub first_message: JsStr,
+    /// All user/assistant texts joined with spaces (WTF-8, like `first_message`).
+    pub all_messages_text: JsStr,
 }
 
 /// The text of a message's content as pi's `extractTextContent`: the string itself, or the
 /// `text` of the `type: "text"` blocks joined with spaces. `None` when pi would throw.
-pub fn extract_text(content: &JsValue) -> Option<String> {
+pub fn extract_text(content: &JsValue) -> Option<JsStr> {
     match content {
-        JsValue::String(s) => Some(s.to_string_lossy().into_owned()),
+        JsValue::String(s) => Some(s.clone()),
         JsValue::Array(blocks) => {
-            let mut parts = Vec::new();
+            let mut parts: Vec<Vec<u8>> = Vec::new();
             for b in blocks {
                 match b {
                     JsValue::Null => return None,
@@ -50,12 +53,12 @@ pub fn extract_text(content: &JsValue) -> Option<String> {
                             None | Some(JsValue::Null) => {}
                             v => arbor_core::js::to_string(v, &mut t),
                         }
-                        parts.push(String::from_utf8_lossy(&t).into_owned());
+                        parts.push(t);
                     }
                     _ => {}
                 }
             }
-            Some(parts.join(" "))
+            Some(JsStr(parts.join(&b' ')))
         }
         _ => None,
     }
@@ -65,18 +68,18 @@ pub fn extract_text(content: &JsValue) -> Option<String> {
 /// `text` of `type: "text"` blocks is decoded (a listing reads every user and assistant
 /// message of every session; thinking blocks, tool arguments and images are skipped).
 /// `Ok(None)` where pi would throw; `Err(())` when the bytes are not valid JSON.
-fn extract_text_raw(raw: &[u8], kind: ValueKind) -> Result<Option<String>, ()> {
+fn extract_text_raw(raw: &[u8], kind: ValueKind) -> Result<Option<JsStr>, ()> {
     match kind {
         ValueKind::String => {
             let inner = raw.get(1..raw.len().saturating_sub(1)).ok_or(())?;
             let s = arbor_core::json::decode_string(inner).map_err(|_| ())?;
-            Ok(Some(s.to_string_lossy().into_owned()))
+            Ok(Some(s))
         }
         ValueKind::Array => {
-            let mut parts: Vec<String> = Vec::new();
+            let mut parts: Vec<Vec<u8>> = Vec::new();
             let mut i = skip_ws(raw, 1);
             if raw.get(i) == Some(&b']') {
-                return Ok(Some(String::new()));
+                return Ok(Some(JsStr(Vec::new())));
             }
             loop {
                 let end = value_end(raw, i).map_err(|_| ())?;
@@ -101,7 +104,7 @@ fn extract_text_raw(raw: &[u8], kind: ValueKind) -> Result<Option<String>, ()> {
                                     arbor_core::js::to_string(Some(&dom), &mut t);
                                 }
                             }
-                            parts.push(String::from_utf8_lossy(&t).into_owned());
+                            parts.push(t);
                         }
                     }
                     _ => {}
@@ -109,7 +112,7 @@ fn extract_text_raw(raw: &[u8], kind: ValueKind) -> Result<Option<String>, ()> {
                 i = skip_ws(raw, end);
                 match raw.get(i) {
                     Some(b',') => i = skip_ws(raw, i + 1),
-                    Some(b']') => return Ok(Some(parts.join(" "))),
+                    Some(b']') => return Ok(Some(JsStr(parts.join(&b' ')))),
                     _ => return Err(()),
                 }
             }
@@ -125,21 +128,21 @@ fn extract_text_raw(raw: &[u8], kind: ValueKind) -> Result<Option<String>, ()> {
 pub fn session_info(path: &Path, doc: &SessionDoc, mtime_ms: f64) -> Option<SessionInfo> {
     let mut st = crate::info::InfoState::default();
     st.feed_header(doc.header_line(), &doc.header().fields);
-    let mut all: Vec<String> = Vec::new();
+    let mut all: Vec<Vec<u8>> = Vec::new();
     for e in doc.entries() {
         if let Some(p) = st.feed_entry(doc.line(&e.line), e) {
-            all.push(p.text);
+            all.push(p.text.0);
         }
         if st.phase == crate::info::Phase::Hidden {
             return None;
         }
     }
-    st.finish(path, mtime_ms, all.join(" "))
+    st.finish(path, mtime_ms, JsStr(all.join(&b' ')))
 }
 
 /// The text of a message's raw `content` value as pi's `extractTextContent` (see
 /// [`extract_text`]), without a DOM when the bytes are valid JSON. `None` where pi throws.
-pub fn extract_text_of_raw(raw: &[u8], kind: ValueKind) -> Option<String> {
+pub fn extract_text_of_raw(raw: &[u8], kind: ValueKind) -> Option<JsStr> {
     match extract_text_raw(raw, kind) {
         Ok(t) => t,
         Err(()) => extract_text(&JsValue::parse(raw).unwrap_or(JsValue::Null)),
@@ -303,10 +306,10 @@ impl SessionInfo {
         }
         out.extend_from_slice(format!(",\"messageCount\":{}", self.message_count).as_bytes());
         out.extend_from_slice(b",\"firstMessage\":");
-        write_str_escaped(&self.first_message, out);
+        write_js_str(&self.first_message, out);
         if all_text {
             out.extend_from_slice(b",\"allMessagesText\":");
-            write_str_escaped(&self.all_messages_text, out);
+            write_js_str(&self.all_messages_text, out);
         }
         out.push(b'}');
     }

@@ -22,7 +22,7 @@
 //! hides such files; arbor lists omp sessions with pi's fields).
 use crate::discover::{extract_text_of_raw, SessionInfo};
 use arbor_core::entry::{Entry, EntryType, Fields, Role};
-use arbor_core::json::ValueKind;
+use arbor_core::json::{JsStr, ValueKind};
 use std::path::Path;
 
 /// How far the computation has come.
@@ -75,8 +75,8 @@ pub struct InfoState {
     pub name: Option<String>,
     /// `message` entries so far.
     pub message_count: u64,
-    /// The first non-empty user text.
-    pub first_message: Option<String>,
+    /// The first non-empty user text (WTF-8: lone surrogates kept).
+    pub first_message: Option<JsStr>,
     /// Last user/assistant activity (ms), pi's running `Math.max`.
     pub last_activity: Option<f64>,
 }
@@ -95,8 +95,8 @@ pub enum TextRole {
 pub struct PushedText {
     /// The message's role.
     pub role: TextRole,
-    /// `extractTextContent(message)`.
-    pub text: String,
+    /// `extractTextContent(message)` (WTF-8: lone surrogates kept).
+    pub text: JsStr,
 }
 
 fn canonical(raw: &[u8]) -> String {
@@ -259,7 +259,7 @@ impl InfoState {
         let need_text = texts || (role == TextRole::User && self.first_message.is_none());
         let text = match msg.get(line, "content") {
             Some((raw, kind)) if need_text => extract_text_of_raw(raw, kind),
-            Some((raw, kind)) => (!content_throws(raw, kind)).then(String::new),
+            Some((raw, kind)) => (!content_throws(raw, kind)).then(|| JsStr(Vec::new())),
             None => None,
         };
         let Some(text) = text else {
@@ -277,7 +277,7 @@ impl InfoState {
         if let Some(t) = t {
             self.last_activity = Some(self.last_activity.unwrap_or(0.0).max(t));
         }
-        if text.is_empty() || !need_text {
+        if text.0.is_empty() || !need_text {
             return None;
         }
         if role == TextRole::User && self.first_message.is_none() {
@@ -316,7 +316,7 @@ impl InfoState {
         &self,
         path: &Path,
         mtime_ms: f64,
-        all_messages_text: String,
+        all_messages_text: JsStr,
     ) -> Option<SessionInfo> {
         if self.phase != Phase::Listed {
             return None;
@@ -344,7 +344,7 @@ impl InfoState {
 pub fn session_info_streaming(path: &Path, mtime_ms: f64) -> std::io::Result<Option<SessionInfo>> {
     let mut s = crate::stream::LineStream::open(path, 0, None)?;
     let mut st = InfoState::default();
-    let mut all = String::new();
+    let mut all: Vec<u8> = Vec::new();
     let mut n = 0;
     while let Some(l) = s.next_line()? {
         n += 1;
@@ -356,15 +356,15 @@ pub fn session_info_streaming(path: &Path, mtime_ms: f64) -> std::io::Result<Opt
         }
         if let Some(p) = st.feed_line(bytes, n) {
             if !all.is_empty() {
-                all.push(' ');
+                all.push(b' ');
             }
-            all.push_str(&p.text);
+            all.extend_from_slice(&p.text.0);
         }
         if st.phase == Phase::Hidden {
             return Ok(None);
         }
     }
-    Ok(st.finish(path, mtime_ms, all))
+    Ok(st.finish(path, mtime_ms, JsStr(all)))
 }
 
 #[cfg(test)]
@@ -385,7 +385,7 @@ mod tests {
         let i = info(&format!("{H}\n")).unwrap();
         assert_eq!(
             (i.message_count, i.first_message.as_str(), i.modified_ms),
-            (0, "(no messages)", 1735689600000.0)
+            (0, Some("(no messages)"), 1735689600000.0)
         );
         // junk first line, then a header: listed
         assert!(info(&format!("garbage\n{H}\n")).is_some());
@@ -428,8 +428,8 @@ mod tests {
             r#"{"type":"message","message":{"role":"toolResult","content":"tool","timestamp":9999999999999}}"#
         );
         let i = info(&s).unwrap();
-        assert_eq!(i.all_messages_text, "a1 a2 u1");
-        assert_eq!(i.first_message, "u1");
+        assert_eq!(i.all_messages_text, JsStr::from("a1 a2 u1"));
+        assert_eq!(i.first_message, JsStr::from("u1"));
         assert_eq!(i.modified_ms, 1735776000000.0);
         assert_eq!(i.message_count, 3);
         // created: Invalid Date for garbage, a number is a time value

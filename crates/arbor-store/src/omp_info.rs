@@ -391,7 +391,10 @@ pub fn omp_session_info(path: &Path) -> Option<OmpSessionInfo> {
         if matches!(role.as_deref(), Some("user" | "assistant")) {
             // omp's extraction throws on content that is neither a string nor an array (or
             // on a null block), and the whole file is then left out of the list.
-            let text = crate::discover::extract_text(m.get("content").unwrap_or(&JsValue::Null))?;
+            // A lone surrogate becomes U+FFFD here (omp keeps it; see docs/pi-versions.md).
+            let text = crate::discover::extract_text(m.get("content").unwrap_or(&JsValue::Null))?
+                .to_string_lossy()
+                .into_owned();
             if !text.is_empty() {
                 if first_message.is_empty() && role.as_deref() == Some("user") {
                     first_message = text.clone();

@@ -328,11 +328,11 @@ pub fn ls(
             l.info.message_count,
             human_size(l.size),
             l.branches,
-            render::one_line(l.display_title(), width)
+            render::one_line(&l.display_title(), width)
         );
         if all {
             let pad =
-                width.saturating_sub(render::one_line(l.display_title(), width).chars().count());
+                width.saturating_sub(render::one_line(&l.display_title(), width).chars().count());
             line.push_str(&" ".repeat(pad + 2));
             line.push_str(&home_short(&l.info.cwd));
         }

@@ -12,6 +12,10 @@ use std::collections::HashMap;
 pub struct JsStr(pub Vec<u8>);
 
 impl JsStr {
+    /// Whether the string is empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
     /// The text as `&str` when it holds no surrogate code point.
     pub fn as_str(&self) -> Option<&str> {
         std::str::from_utf8(&self.0).ok()
