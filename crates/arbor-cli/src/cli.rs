@@ -3,21 +3,49 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
 
+const TOUR: &str = "\
+Examples:
+  arbor ls                       sessions of the current project, newest first
+  arbor show 01a2f3              the conversation of a session (id prefix from ls)
+  arbor tree 01a2f3              its branches
+  arbor fork 01a2f3 --at e4b1    a new session ending at entry e4b1
+  arbor search 'walrus NOT test' full-text search
+  arbor rm 01a2f3                move a session to the trash
+
+SESSION is a path, or a session id or unique id prefix under the agent directories.";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "arbor",
     version,
-    about = "Read, write, repair, index and search pi / oh-my-pi session files"
+    about = "Read, write, repair, index and search pi / oh-my-pi session files",
+    after_help = TOUR
 )]
 pub struct Cli {
     /// Agent directory (default: $PI_CODING_AGENT_DIR, else ~/.pi/agent and ~/.omp/agent).
     #[arg(long, global = true, value_name = "DIR")]
     pub agent_dir: Option<PathBuf>,
-    /// Session catalog database (default: $ARBOR_CATALOG, else $XDG_CACHE_HOME/arbor/catalog.db).
-    #[arg(long, global = true, value_name = "PATH")]
-    pub catalog: Option<PathBuf>,
+    /// Colour: auto (a terminal, unless NO_COLOR is set or TERM=dumb), always, never.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub color: crate::term::ColorWhen,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// `--catalog`, on the commands that use the catalog.
+#[derive(Args, Debug, Clone)]
+pub struct CatalogOpt {
+    /// Session catalog database (default: $ARBOR_CATALOG, else $XDG_CACHE_HOME/arbor/catalog.db).
+    #[arg(long, value_name = "PATH")]
+    pub catalog: Option<PathBuf>,
+}
+
+/// `--wait`, on the commands that take the writer lock.
+#[derive(Args, Debug, Clone)]
+pub struct WaitOpt {
+    /// Wait for another writer instead of failing at once: 30 s, or `--wait=SECONDS`.
+    #[arg(long, value_name = "SECONDS", num_args = 0..=1, require_equals = true, default_missing_value = "30", value_parser = crate::args::seconds)]
+    pub wait: Option<Duration>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -25,14 +53,39 @@ pub struct WriteOpts {
     /// When appended entries reach the disk: none, flush (default), strict (fdatasync per entry).
     #[arg(long, default_value = "flush", value_name = "POLICY")]
     pub durability: arbor_store::Durability,
-    /// Wait up to SECONDS for another writer instead of failing at once (default 30 with no value).
-    #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "30", value_parser = crate::args::seconds)]
-    pub wait: Option<Duration>,
+    #[command(flatten)]
+    pub wait: WaitOpt,
+}
+
+/// How `show` prints.
+#[derive(Args, Debug, Clone)]
+pub struct ShowOpts {
+    /// Only what the model sees (the context), not the whole path.
+    #[arg(long)]
+    pub context: bool,
+    /// Print tool output and thinking in full (default: folded to a few lines).
+    #[arg(long)]
+    pub full: bool,
+    /// Leave tool calls, tool results and bash output out.
+    #[arg(long)]
+    pub no_tools: bool,
+    /// Leave thinking out.
+    #[arg(long)]
+    pub no_thinking: bool,
+    /// JSON output: the entries of the path (or, with --context, the context's messages).
+    #[arg(long)]
+    pub json: bool,
+    /// Never start a pager ($PAGER, else less) even when the output is taller than the screen.
+    #[arg(long)]
+    pub no_pager: bool,
 }
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Print the context pi builds for a leaf (pi's buildSessionContext), as JSON.
+    #[command(
+        after_help = "Examples:\n  arbor context 01a2f3\n  arbor context 01a2f3 --leaf e4b1 --llm"
+    )]
     Context {
         /// Session file path, or session id / unique id prefix.
         session: String,
@@ -49,21 +102,35 @@ pub enum Command {
         #[arg(long, value_name = "VERSION", default_value = "18.3")]
         omp_version: arbor_core::context::OmpVersion,
     },
-    /// Print the session tree with labels, the leaf marked.
+    /// Print the session tree: branches, labels, the current path and the leaf.
+    #[command(
+        after_help = "Entries between user messages are folded into one line unless --full.\n\nExamples:\n  arbor tree 01a2f3\n  arbor tree 01a2f3 --full --color=always | less -R"
+    )]
     Tree {
         /// Session file path, or session id / unique id prefix.
         session: String,
+        /// Every entry on its own line (default: runs of entries between user messages folded).
+        #[arg(long)]
+        full: bool,
         /// JSON output: {leaf, roots, nodes} in depth-first order.
         #[arg(long)]
         json: bool,
+        /// Never start a pager.
+        #[arg(long)]
+        no_pager: bool,
     },
     /// Print the conversation on the path to the leaf, readable.
+    #[command(
+        after_help = "Examples:\n  arbor show 01a2f3\n  arbor show 01a2f3 --context --no-tools\n  arbor show 01a2f3 --leaf e4b1 --full"
+    )]
     Show {
         /// Session file path, or session id / unique id prefix.
         session: String,
         /// Leaf entry id (default: the session's leaf).
         #[arg(long)]
         leaf: Option<String>,
+        #[command(flatten)]
+        opts: ShowOpts,
         /// Leave a missing or corrupt blob reference in place (reported on stderr) instead of failing.
         #[arg(long)]
         lenient: bool,
@@ -71,7 +138,10 @@ pub enum Command {
         #[arg(long, value_name = "VERSION", default_value = "18.3")]
         omp_version: arbor_core::context::OmpVersion,
     },
-    /// List sessions, newest first (through the session catalog).
+    /// List sessions, newest first.
+    #[command(
+        after_help = "Each row starts with the session's shortest unique id prefix, which show, tree,\ncontext, fork and rm take.\n\nExamples:\n  arbor ls\n  arbor ls --all --long\n  arbor ls --dir ~/.pi/agent/sessions/--home-me-app-- --json"
+    )]
     Ls {
         /// Session directory to list (default: the current directory's sessions of pi and omp).
         #[arg(long, conflicts_with = "all")]
@@ -79,18 +149,23 @@ pub enum Command {
         /// Every project of every agent directory (pi's and omp's).
         #[arg(long)]
         all: bool,
+        /// Also show each session's project (cwd) and file.
+        #[arg(long)]
+        long: bool,
         /// JSON output: an array of SessionInfo objects (omp's for omp directories, else pi's).
         #[arg(long)]
         json: bool,
         /// Include pi's allMessagesText in JSON output.
         #[arg(long)]
         all_text: bool,
-        /// List with omp's rules (omp's SessionInfo), whatever the directory.
+        /// List with omp's rules (order, age, JSON objects), whatever the directory.
         #[arg(long, conflicts_with = "pi")]
         omp: bool,
-        /// List with pi's rules (pi's SessionInfo), whatever the directory.
+        /// List with pi's rules (order, age, JSON objects), whatever the directory.
         #[arg(long)]
         pi: bool,
+        #[command(flatten)]
+        catalog: CatalogOpt,
     },
     /// Bring the session catalog up to date with every session of the agent directories.
     Index {
@@ -106,8 +181,13 @@ pub enum Command {
         /// JSON output: what was done.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        catalog: CatalogOpt,
     },
     /// Full-text search across sessions (FTS5: words, "phrases", prefix*, AND/OR/NOT, NEAR).
+    #[command(
+        after_help = "Exit status: 0 with matches, 1 with none (like grep), 2 for a query or flag arbor\ncannot use.\n\nExamples:\n  arbor search walrus\n  arbor search '\"exact phrase\" OR pref*' --all --role user --since 7d\n  arbor search timeout --tools --json"
+    )]
     Search {
         /// The query.
         query: String,
@@ -138,9 +218,12 @@ pub enum Command {
         /// newest 2,000).
         #[arg(long)]
         rank_all: bool,
-        /// JSON output: [{path, sessionId, entryId, role, timestamp, onCurrentBranch, snippet, sessionName}].
+        /// JSON output: {hits: [{path, sessionId, entryId, role, timestamp, onCurrentBranch,
+        /// snippet, highlights, sessionName}], more}.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        catalog: CatalogOpt,
     },
     /// Prompt history from omp's history.db (newest first), or prompts matching QUERY.
     History {
@@ -163,6 +246,9 @@ pub enum Command {
         json: bool,
     },
     /// Create a new session and print its path.
+    #[command(
+        after_help = "Examples:\n  arbor new --cwd ~/app\n  arbor new --omp --id my-session"
+    )]
     New {
         /// Directory for the session file (default: the cwd's directory under the agent dir).
         #[arg(long)]
@@ -177,10 +263,11 @@ pub enum Command {
         /// `.`, `_` and `-`, starting and ending with a letter or digit.
         #[arg(long)]
         id: Option<String>,
-        #[command(flatten)]
-        write: WriteOpts,
     },
     /// Append entries as pi's SessionManager would (id, parentId, timestamp assigned); prints new ids.
+    #[command(
+        after_help = "A body pi would not read back (an unknown type, a message with an unknown role or\nwithout a timestamp) is refused unless --raw.\n\nExamples:\n  arbor append 01a2f3 '{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1767225600000}}'\n  jq -c '.[]' bodies.json | arbor append 01a2f3 -"
+    )]
     Append {
         /// Session file path, or session id / unique id prefix.
         session: String,
@@ -192,12 +279,18 @@ pub enum Command {
         root: bool,
         /// The entry body as JSON ({"type": ..., ...}), or - to read one body per stdin line.
         body: String,
+        /// Write bodies arbor does not recognise as pi entries too (unknown types or roles).
+        #[arg(long)]
+        raw: bool,
         #[command(flatten)]
         write: WriteOpts,
     },
     /// Upgrade sessions to format v3 (atomic rewrite; unchanged lines stay byte-identical).
+    #[command(
+        after_help = "Examples:\n  arbor migrate 01a2f3 --dry-run\n  arbor migrate ~/.pi/agent/sessions/*/*.jsonl"
+    )]
     Migrate {
-        /// Session files.
+        /// Sessions (paths, ids or id prefixes).
         #[arg(required = true)]
         sessions: Vec<String>,
         /// Only report what would change.
@@ -208,18 +301,24 @@ pub enum Command {
     },
     /// Name a session: pi files get a session_info entry; omp files a title_change entry and their
     /// 256-byte title slot rewritten in place. Prints the new entry's id.
+    #[command(
+        after_help = "A name that is empty or only whitespace is refused (pi keeps the name trimmed and\nnever stores an empty one).\n\nExample:\n  arbor name 01a2f3 'walrus migration'"
+    )]
     Name {
         /// Session file path, or session id / unique id prefix.
         session: String,
-        /// The new name.
+        /// The new name (not empty).
         name: String,
         #[command(flatten)]
         write: WriteOpts,
     },
     /// Verify sessions: header, malformed lines, torn tail, duplicate ids, missing parents, cycles,
     /// compactions off path, blobs. Exit status 1 when problems remain.
+    #[command(
+        after_help = "Examples:\n  arbor check 01a2f3\n  arbor check --repair --wait=10 ~/.pi/agent/sessions/*/*.jsonl"
+    )]
     Check {
-        /// Session files (paths, ids or id prefixes).
+        /// Sessions (paths, ids or id prefixes).
         #[arg(required = true)]
         sessions: Vec<String>,
         /// Fix what can be fixed without losing a byte (removed bytes go to a quarantine sidecar).
@@ -231,11 +330,13 @@ pub enum Command {
         /// Do not read blobs.
         #[arg(long)]
         no_blobs: bool,
-        /// Wait up to SECONDS for another writer before repairing (default 30 with no value).
-        #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "30", value_parser = crate::args::seconds)]
-        wait: Option<Duration>,
+        #[command(flatten)]
+        wait: WaitOpt,
     },
     /// Remove blobs no session refers to (a dry run unless --yes).
+    #[command(
+        after_help = "Example:\n  arbor gc --blobs          (report)\n  arbor gc --blobs --yes    (remove)"
+    )]
     Gc {
         /// Collect unreferenced blobs of the agent directory's blob store.
         #[arg(long, required = true)]
@@ -252,5 +353,83 @@ pub enum Command {
         /// JSON output.
         #[arg(long)]
         json: bool,
+    },
+    /// Copy a session into a new one (pi's --fork), or only the path to an entry (pi's /fork);
+    /// prints the new session's path and id.
+    #[command(
+        after_help = "The new session's parentSession names the source. Without --at the whole tree is\ncopied; with --at ID the new session holds the path from the root to ID (labels of\nthose entries kept), and continues from ID.\n\nExamples:\n  arbor fork 01a2f3\n  arbor fork 01a2f3 --at e4b1 --cwd ~/other-project"
+    )]
+    Fork {
+        /// Session file path, or session id / unique id prefix.
+        session: String,
+        /// The entry the new session ends at (default: copy every entry).
+        #[arg(long, value_name = "ID")]
+        at: Option<String>,
+        /// The new session's working directory and project (default: the source's own).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<String>,
+        /// JSON output: {path, id, parentSession}.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        wait: WaitOpt,
+    },
+    /// Move sessions (with their lock, repair sidecars and omp artifact directory) to the trash.
+    #[command(
+        after_help = "Nothing is deleted: `arbor trash restore` brings a session back. --force removes\nthe files for good instead.\n\nExamples:\n  arbor rm 01a2f3\n  arbor trash list"
+    )]
+    Rm {
+        /// Sessions (paths, ids or id prefixes).
+        #[arg(required = true)]
+        sessions: Vec<String>,
+        /// Delete for good instead of moving to the trash.
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        wait: WaitOpt,
+    },
+    /// The sessions `arbor rm` moved to the trash: list, restore, empty.
+    #[command(subcommand)]
+    Trash(TrashCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(
+        after_help = "Examples:\n  arbor completions bash > ~/.local/share/bash-completion/completions/arbor\n  arbor completions zsh > ~/.zfunc/_arbor\n  arbor completions fish > ~/.config/fish/completions/arbor.fish"
+    )]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), or write one page per command into a directory.
+    #[command(
+        after_help = "Examples:\n  arbor man | man -l -\n  arbor man --dir ~/.local/share/man/man1"
+    )]
+    Man {
+        /// Write arbor.1 and arbor-COMMAND.1 here instead of printing arbor.1.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+}
+
+/// `arbor trash`.
+#[derive(Subcommand, Debug)]
+pub enum TrashCommand {
+    /// List the sessions in the trash (newest first).
+    List {
+        /// JSON output: [{id, path, deletedAt, items}].
+        #[arg(long)]
+        json: bool,
+    },
+    /// Put sessions back where they were (refused when something now stands there).
+    Restore {
+        /// Trashed sessions: their trash id (from `arbor trash list`), session id prefix or
+        /// original path.
+        #[arg(required = true)]
+        sessions: Vec<String>,
+    },
+    /// Delete the trashed sessions for good (a report unless --force).
+    Empty {
+        /// Really delete.
+        #[arg(long)]
+        force: bool,
     },
 }

@@ -7,6 +7,10 @@ mod cli;
 mod report;
 mod cmd;
 mod render;
+mod show_view;
+mod snippet;
+mod term;
+mod tree_view;
 
 use clap::Parser;
 use std::io::Write;
@@ -34,10 +38,11 @@ fn main() -> ExitCode {
             say_err!("arbor: {}", crate::report::error_text(&e));
             // A search query arbor cannot use is the user's to fix: a usage error.
             let usage = e.chain().any(|c| {
-                matches!(
-                    c.downcast_ref::<arbor_index::IndexError>(),
-                    Some(arbor_index::IndexError::Query(_))
-                )
+                c.downcast_ref::<report::Usage>().is_some()
+                    || matches!(
+                        c.downcast_ref::<arbor_index::IndexError>(),
+                        Some(arbor_index::IndexError::Query(_))
+                    )
             });
             ExitCode::from(if usage { 2 } else { 1 })
         }

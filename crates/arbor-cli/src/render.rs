@@ -1,9 +1,7 @@
 //! Human-readable output: the tree and the conversation.
-use arbor_core::context::{CtxMessage, SessionContext};
 use arbor_core::doc::SessionDoc;
 use arbor_core::entry::{EntryType, Role};
 use arbor_core::json::JsValue;
-use arbor_core::tree::Tree;
 use std::io::Write;
 
 /// How a character that would drive the terminal is shown instead: C0 controls as their
@@ -189,10 +187,12 @@ pub fn describe(doc: &SessionDoc, i: usize) -> String {
     match &e.etype {
         EntryType::Message => {
             let role = e.role.as_ref().map(Role::name).unwrap_or("?").to_string();
+            // From the raw bytes: a huge tool output costs a scan, not a parse.
             let text = e
                 .message
                 .as_ref()
-                .map(|m| content_text(m.value(line, "content").as_ref()))
+                .and_then(|m| m.get(line, "content"))
+                .map(|(raw, kind)| crate::snippet::content(raw, kind, 200))
                 .unwrap_or_default();
             let text = if text.is_empty() {
                 e.message_str(line, "command")
@@ -201,7 +201,7 @@ pub fn describe(doc: &SessionDoc, i: usize) -> String {
             } else {
                 text
             };
-            let mut out = format!("{role}: {}", one_line(&text, 70))
+            let mut out = format!("{role}: {}", one_line(&text, 200))
                 .trim_end()
                 .to_string();
             if e.role == Some(Role::System) {
@@ -288,125 +288,6 @@ pub fn describe(doc: &SessionDoc, i: usize) -> String {
         EntryType::SessionInfo => format!("name: {}", s("name")),
         other => other.name().to_string(),
     }
-}
-
-/// Prints the tree: one entry per line, indented only where the tree branches.
-pub fn print_tree(doc: &SessionDoc, tree: &Tree, out: &mut impl Write) -> std::io::Result<()> {
-    let leaf = doc.index().leaf;
-    let mut stack: Vec<(usize, usize)> = tree.roots.iter().rev().map(|&r| (r, 0)).collect();
-    while let Some((i, depth)) = stack.pop() {
-        let e = &doc.entries()[i];
-        let mark = if Some(i) == leaf { "*" } else { " " };
-        let label =
-            e.id.as_deref()
-                .and_then(|id| doc.index().labels.get(id))
-                .map(|l| format!("  [{l}]"))
-                .unwrap_or_default();
-        writeln!(
-            out,
-            "{}{mark} {} {}{label}",
-            "  ".repeat(depth),
-            e.id.as_deref().unwrap_or("(no id)"),
-            describe(doc, i)
-        )?;
-        let kids = &tree.children[i];
-        let child_depth = if kids.len() > 1 { depth + 1 } else { depth };
-        for &k in kids.iter().rev() {
-            stack.push((k, child_depth));
-        }
-    }
-    Ok(())
-}
-
-/// Prints the conversation of a context.
-pub fn print_conversation(
-    doc: &SessionDoc,
-    ctx: &SessionContext,
-    out: &mut impl Write,
-) -> std::io::Result<()> {
-    for (m, json) in ctx.outline_json(doc) {
-        let e = &doc.entries()[m.entry()];
-        let line = doc.line(&e.line);
-        // The message as the model sees it (after pi 1.5's context edits and null contents).
-        let msg = JsValue::parse(&json).unwrap_or(JsValue::Null);
-        let text = |k: &str| {
-            msg.get(k)
-                .and_then(|v| v.as_str_lossy())
-                .unwrap_or_default()
-                .into_owned()
-        };
-        let (mut head, body) = match m {
-            CtxMessage::Message(_) | CtxMessage::CompactionSystem(_) => {
-                let role = text("role");
-                let mut body = content_text(msg.get("content"));
-                if role == "bashExecution" {
-                    body = format!("$ {}\n{}", text("command"), text("output"));
-                }
-                if role == "system" {
-                    let mut extra = Vec::new();
-                    if let Some(JsValue::Object(sections)) = msg.get("sections") {
-                        for (name, v) in sections {
-                            extra.push(format!(
-                                "[section {}]\n{}",
-                                name.to_string_lossy(),
-                                content_text(Some(v))
-                            ));
-                        }
-                    }
-                    for (key, word) in [
-                        ("toolsAdded", "tools added"),
-                        ("toolsRemoved", "tools removed"),
-                    ] {
-                        if let Some(JsValue::Array(tools)) = msg.get(key) {
-                            let names: Vec<String> = tools
-                                .iter()
-                                .map(|t| {
-                                    t.get("name")
-                                        .and_then(|n| n.as_str_lossy())
-                                        .unwrap_or_default()
-                                        .into_owned()
-                                })
-                                .collect();
-                            extra.push(format!("[{word}: {}]", names.join(", ")));
-                        }
-                    }
-                    if !extra.is_empty() {
-                        body = [body, extra.join("\n")].join("\n").trim().to_string();
-                    }
-                }
-                let extra = match role.as_str() {
-                    "assistant" => format!(" ({})", text("model")),
-                    "toolResult" => format!(" ({})", text("toolName")),
-                    "system" if matches!(m, CtxMessage::CompactionSystem(_)) => {
-                        " (as of the compaction)".to_string()
-                    }
-                    _ => String::new(),
-                };
-                (format!("{role}{extra}"), body)
-            }
-            CtxMessage::Custom(_) => (
-                format!(
-                    "custom {}",
-                    e.fields.str(line, "customType").unwrap_or_default()
-                ),
-                content_text(msg.get("content")),
-            ),
-            CtxMessage::BranchSummary(_) => ("branch summary".into(), text("summary")),
-            CtxMessage::CompactionSummary(_) => ("compaction summary".into(), text("summary")),
-        };
-        if let Some(edit) = ctx.edited_by(m) {
-            let by = doc.entries()[edit].id.as_deref().unwrap_or("");
-            head.push_str(&format!(" · edited by {by}"));
-        }
-        writeln!(
-            out,
-            "── {head} · {} · {}",
-            e.id.as_deref().unwrap_or(""),
-            e.timestamp.as_deref().unwrap_or("")
-        )?;
-        writeln!(out, "{}\n", body.trim_end())?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

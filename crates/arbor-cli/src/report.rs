@@ -17,6 +17,18 @@ macro_rules! say {
     };
 }
 
+/// A mistake in how arbor was called (exit status 2, like clap's own usage errors).
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
 /// The error and its chain of causes as one line. The library errors name their cause in
 /// their own message (so that they read whole on their own, through any caller), and anyhow's
 /// chain holds the same cause again: a cause whose text is already in the message is not

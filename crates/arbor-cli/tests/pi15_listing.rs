@@ -138,5 +138,5 @@ fn lone_surrogates_are_kept_in_the_listing_texts() {
         .output()
         .expect("run arbor");
     let text = String::from_utf8(search.stdout).expect("UTF-8");
-    assert!(text.contains("lone \u{FFFD} **high**"), "{text}");
+    assert!(text.contains("lone \u{FFFD} high"), "{text}");
 }

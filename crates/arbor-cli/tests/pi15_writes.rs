@@ -220,7 +220,7 @@ fn tree_and_show_say_what_pi_1_5_entries_do() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/pi15/arbor-written.jsonl");
     let f = f.to_str().expect("utf-8");
-    let tree = ok(tmp.path(), &["tree", f]);
+    let tree = ok(tmp.path(), &["tree", "--full", f]);
     for want in [
         "system: You are arbor's test agent. [tools +bash]",
         "system: [sections style] [tools +read] [tools -bash]",
@@ -263,7 +263,8 @@ fn search_finds_system_messages_and_context_edit_replacements() {
     let d = dir.to_str().expect("utf-8");
     let hits = |q: &str, role: &str| -> Vec<Value> {
         let out = ok(home, &["search", "--dir", d, "--json", "--role", role, q]);
-        serde_json::from_str(&out).expect("JSON")
+        let v: Value = serde_json::from_str(&out).expect("JSON");
+        v["hits"].as_array().cloned().expect("hits")
     };
     let sys = hits("careful", "system");
     assert_eq!(sys.len(), 1, "{sys:?}");

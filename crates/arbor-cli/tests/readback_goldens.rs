@@ -196,7 +196,7 @@ fn replay(ops_file: &str, omp: bool, home: &Path) -> Vec<u8> {
             Some(JsValue::Number(n)) => Some(ids[*n as usize].clone()),
             _ => None,
         };
-        let mut args: Vec<&[u8]> = vec![b"append", p];
+        let mut args: Vec<&[u8]> = vec![b"append", b"--raw", p];
         match (op.get("parent"), &parent) {
             (Some(JsValue::String(_)), _) => args.push(b"--root"),
             (_, Some(id)) => args.extend([&b"--parent"[..], id.as_bytes()]),

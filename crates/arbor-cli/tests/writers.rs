@@ -96,7 +96,7 @@ fn second_writer_is_refused_then_waits_and_never_interleaves() {
 
     // --wait: C waits for A, then appends after A's last entry.
     let mut c = arbor()
-        .args(["append", sp, &body("c"), "--wait", "30"])
+        .args(["append", sp, &body("c"), "--wait=30"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -133,7 +133,7 @@ fn concurrent_waiting_writers_serialize_whole_sessions() {
     let sp = s.to_str().expect("utf8").to_string();
     let spawn = |tag: &str| {
         let mut c = arbor()
-            .args(["append", &sp, "-", "--wait", "60"])
+            .args(["append", &sp, "-", "--wait=60"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -257,8 +257,7 @@ fn repair_through_another_name_waits_for_the_writer_and_loses_no_printed_id() {
         .args([
             "check",
             "--repair",
-            "--wait",
-            "30",
+            "--wait=30",
             real.to_str().expect("utf8"),
         ])
         .stdout(Stdio::piped())

@@ -114,14 +114,23 @@ impl Catalog {
     /// [`IndexError::Query`] for a query with no word, [`IndexError::Corrupt`] when the catalog
     /// (or its text index) is damaged, [`IndexError::Sqlite`] for any other SQLite failure.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<Hit>, IndexError> {
-        let hits = self.search_unchecked(q)?;
+        self.search_with_total(q).map(|(hits, _)| hits)
+    }
+
+    /// [`search`](Self::search), with the number of texts that match in all (more than the
+    /// hits when the limit cut the list; counted only then).
+    ///
+    /// # Errors
+    /// As [`search`](Self::search).
+    pub fn search_with_total(&self, q: &SearchQuery) -> Result<(Vec<Hit>, u64), IndexError> {
+        let (hits, total) = self.search_unchecked(q)?;
         if hits.len() < q.limit {
             self.check_text_index()?;
         }
-        Ok(hits)
+        Ok((hits, total))
     }
 
-    fn search_unchecked(&self, q: &SearchQuery) -> Result<Vec<Hit>, IndexError> {
+    fn search_unchecked(&self, q: &SearchQuery) -> Result<(Vec<Hit>, u64), IndexError> {
         if q.query.trim().is_empty() {
             return Err(IndexError::Query("empty query".into()));
         }
@@ -145,7 +154,7 @@ impl Catalog {
         }
     }
 
-    fn search_expr(&self, q: &SearchQuery, expr: &str) -> Result<Vec<Hit>, IndexError> {
+    fn search_expr(&self, q: &SearchQuery, expr: &str) -> Result<(Vec<Hit>, u64), IndexError> {
         // The filters, shared by the window query and the ranked query (arguments from ?2).
         let mut filters = String::new();
         let mut fargs: Vec<Value> = vec![Value::Text(expr.to_string())];
@@ -166,7 +175,7 @@ impl Catalog {
         }
         if let Some(dirs) = &q.dirs {
             if dirs.is_empty() {
-                return Ok(Vec::new());
+                return Ok((Vec::new(), 0));
             }
             let mut ph = Vec::new();
             for d in dirs {
@@ -207,6 +216,7 @@ impl Catalog {
             n + 3,
             n + 4
         );
+        let count_args = fargs.clone();
         let mut args = fargs;
         args.push(Value::Text(q.marks.0.clone()));
         args.push(Value::Text(q.marks.1.clone()));
@@ -280,7 +290,21 @@ impl Catalog {
                 rank,
             });
         }
-        Ok(hits)
+        let total = if hits.len() >= q.limit {
+            let sql = format!(
+                "SELECT count(*) FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ?1{filters}"
+            );
+            let n: i64 = self
+                .conn
+                .prepare(&sql)
+                .db(&self.path)?
+                .query_row(rusqlite::params_from_iter(count_args.iter()), |r| r.get(0))
+                .db(&self.path)?;
+            (n.max(0) as u64).max(hits.len() as u64)
+        } else {
+            hits.len() as u64
+        };
+        Ok((hits, total))
     }
 }
 

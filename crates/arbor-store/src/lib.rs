@@ -57,6 +57,7 @@ mod manager;
 pub mod map;
 pub mod omp_info;
 pub mod paths;
+pub mod readable;
 mod repair;
 pub mod safe_fs;
 pub mod stream;

@@ -289,19 +289,23 @@ impl Locator {
                     path: PathBuf::from("."),
                     source,
                 })?;
-                let cwd = cwd.to_string_lossy().into_owned();
-                let mut v: Vec<PathBuf> = Vec::new();
-                for a in self.agent_dirs() {
-                    for d in [Dialect::Pi, Dialect::Omp] {
-                        let dir = paths::default_session_dir(d, &a, &cwd);
-                        if !v.contains(&dir) && dir.is_dir() {
-                            v.push(dir);
-                        }
-                    }
-                }
-                v
+                self.project_dirs_for_cwd(&cwd.to_string_lossy())
             }
         })
+    }
+
+    /// The existing session directories of pi and omp for the working directory `cwd`.
+    pub fn project_dirs_for_cwd(&self, cwd: &str) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = Vec::new();
+        for a in self.agent_dirs() {
+            for d in [Dialect::Pi, Dialect::Omp] {
+                let dir = paths::default_session_dir(d, &a, cwd);
+                if !v.contains(&dir) && dir.is_dir() {
+                    v.push(dir);
+                }
+            }
+        }
+        v
     }
 }
 

@@ -1,5 +1,5 @@
 //! `arbor check [--repair]` and `arbor gc --blobs`.
-use crate::render::Human;
+use crate::term::{Out, Paint, Term};
 use anyhow::Result;
 use arbor_core::json::JsonArray;
 use arbor_store::blobs::{self, BlobStore};
@@ -10,31 +10,35 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-fn print_report(r: &CheckReport, out: &mut impl Write) -> std::io::Result<()> {
+fn print_report(r: &CheckReport, out: &mut Out) {
     let problems = r.problems();
+    out.put(&format!("{}: ", r.path.display()));
     if problems == 0 {
-        writeln!(out, "{}: ok ({} entries)", r.path.display(), r.entries)?;
+        out.paint(Paint::Leaf, "ok")
+            .put(&format!(" ({} entries)", r.entries));
     } else {
-        writeln!(
-            out,
-            "{}: {} problem{}",
-            r.path.display(),
-            problems,
-            if problems == 1 { "" } else { "s" }
-        )?;
+        out.paint(
+            Paint::Error,
+            &format!(
+                "{} problem{}",
+                problems,
+                if problems == 1 { "" } else { "s" }
+            ),
+        );
     }
+    out.nl();
     for f in &r.findings {
-        let tag = match (f.problem, f.repairable) {
-            (false, _) => "note",
-            (true, true) => "repairable",
-            (true, false) => "problem",
+        let (tag, paint) = match (f.problem, f.repairable) {
+            (false, _) => ("note", Paint::Dim),
+            (true, true) => ("repairable", Paint::Warn),
+            (true, false) => ("problem", Paint::Error),
         };
-        match f.line {
-            Some(l) => writeln!(out, "  line {l}: {tag}: {}", f.message)?,
-            None => writeln!(out, "  {tag}: {}", f.message)?,
+        out.put("  ");
+        if let Some(l) = f.line {
+            out.put(&format!("line {l}: "));
         }
+        out.paint(paint, tag).put(&format!(": {}", f.message)).nl();
     }
-    Ok(())
 }
 
 pub fn check(
@@ -43,6 +47,7 @@ pub fn check(
     json: bool,
     no_blobs: bool,
     wait: Option<Duration>,
+    term: &Term,
     loc: &Locator,
 ) -> Result<ExitCode> {
     let agent = loc.agent_override();
@@ -54,7 +59,7 @@ pub fn check(
     let mut remaining = false;
     // One object per SESSION argument, written into the array at the end.
     let mut reports: Vec<Vec<u8>> = Vec::new();
-    let mut out = Human::new(std::io::stdout().lock());
+    let mut out = Out::new(term);
     for s in sessions {
         let checked = loc
             .resolve_session(s)
@@ -107,9 +112,8 @@ pub fn check(
         } else {
             if let Some(o) = &outcome {
                 if o.rewritten {
-                    writeln!(
-                        out,
-                        "{}: repaired {} problem{}{}",
+                    out.put(&format!(
+                        "{}: repaired {} problem{}{}\n",
                         path.display(),
                         o.before.repairable(),
                         if o.before.repairable() == 1 { "" } else { "s" },
@@ -117,13 +121,15 @@ pub fn check(
                             .as_ref()
                             .map(|q| format!(" (removed bytes kept in {})", q.display()))
                             .unwrap_or_default()
-                    )?;
+                    ));
                 }
             }
-            print_report(&report, &mut out)?;
+            print_report(&report, &mut out);
         }
     }
-    out.flush()?;
+    if !json {
+        out.print(term, false)?;
+    }
     if json {
         let mut json_out = Vec::new();
         let mut array = JsonArray::new(&mut json_out);
@@ -164,7 +170,7 @@ pub fn gc(
     loc: &Locator,
 ) -> Result<ExitCode> {
     let mut failed = false;
-    let mut out = Human::new(std::io::stdout().lock());
+    let mut out = crate::render::Human::new(std::io::stdout().lock());
     let mut json_out = Vec::new();
     let mut reports = JsonArray::new(&mut json_out);
     for a in agent_for_gc(loc).iter() {

@@ -1,6 +1,6 @@
 //! Commands on the session catalog: ls, index, search; and the prompt history.
 use crate::render;
-use anyhow::{bail, Context as _, Result};
+use anyhow::{Context as _, Result};
 use arbor_core::Dialect;
 use arbor_index::history::{History, HistoryEntry};
 use arbor_index::{
@@ -206,7 +206,8 @@ pub fn human_size(n: u64) -> String {
     }
 }
 
-fn home_short(p: &str) -> String {
+/// A path with the home directory as `~`.
+pub fn home_short(p: &str) -> String {
     let home = paths::home_dir().to_string_lossy().into_owned();
     match p.strip_prefix(&home) {
         Some(rest)
@@ -216,131 +217,6 @@ fn home_short(p: &str) -> String {
         }
         _ => p.to_string(),
     }
-}
-
-/// `arbor ls --json` for omp directories: omp's `SessionManager.list()` of each (bounded reads,
-/// no catalog), pinned sessions of omp's agent directory first within each directory.
-fn omp_listing(dirs: &[PathBuf]) -> Vec<arbor_store::omp_info::OmpSessionInfo> {
-    let pins = arbor_store::omp_info::pinned_ids(&paths::agent_dir(Dialect::Omp));
-    let mut out = Vec::new();
-    for d in dirs {
-        out.extend(arbor_store::omp_info::list_dir_omp(d, &pins));
-    }
-    if dirs.len() > 1 {
-        arbor_store::omp_info::sort_omp(&mut out);
-    }
-    out
-}
-
-/// `arbor ls`. `rules`: `--omp` / `--pi` (else each directory's own tool decides).
-pub fn ls(
-    dir: Option<&Path>,
-    all: bool,
-    json: bool,
-    all_text: bool,
-    rules: Option<Dialect>,
-    loc: &Locator,
-    catalog: Option<&Path>,
-) -> Result<ExitCode> {
-    let scope = match (dir, all) {
-        (Some(d), _) => Scope::Dir(d),
-        (None, true) => Scope::All,
-        (None, false) => Scope::Current,
-    };
-    let dirs = loc.project_dirs(scope)?;
-    if json {
-        // Each directory with its own tool's rules: omp's listing is computed from two bounded
-        // windows of each file, pi's through the catalog.
-        let (omp_dirs, pi_dirs): (Vec<PathBuf>, Vec<PathBuf>) =
-            dirs.iter().cloned().partition(|d| match rules {
-                Some(r) => r == Dialect::Omp,
-                None => arbor_store::locate::is_omp_dir(d),
-            });
-        let omp = omp_listing(&omp_dirs);
-        let mut items: Vec<(f64, Vec<u8>)> = Vec::with_capacity(omp.len());
-        for i in &omp {
-            let mut o = Vec::with_capacity(256);
-            i.write_json(&mut o);
-            items.push((i.modified_ms, o));
-        }
-        if !pi_dirs.is_empty() {
-            let mut cat = open_catalog(catalog)?;
-            let (listed, _) = refreshed_listing(&mut cat, &pi_dirs, all_text)?;
-            let mut pi_items = Vec::with_capacity(listed.len());
-            for l in &listed {
-                let mut o = Vec::with_capacity(256);
-                if all_text {
-                    let mut info = l.info.clone();
-                    info.all_messages_text = cat.all_messages_text(&l.file)?;
-                    info.write_json(&mut o, true);
-                } else {
-                    l.info.write_json(&mut o, false);
-                }
-                pi_items.push((l.info.modified_ms, o));
-            }
-            if items.is_empty() {
-                items = pi_items;
-            } else {
-                // Both kinds: merged newest `modified` first (each object's own `modified`).
-                items.extend(pi_items);
-                items.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
-            }
-        }
-        let mut out = Vec::with_capacity(items.len() * 256 + 3);
-        out.push(b'[');
-        for (k, (_, o)) in items.iter().enumerate() {
-            if k > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(o);
-        }
-        out.extend_from_slice(b"]\n");
-        return stdout_all(&out).map(|_| ExitCode::SUCCESS);
-    }
-    let mut cat = open_catalog(catalog)?;
-    let (listed, _) = refreshed_listing(&mut cat, &dirs, all_text)?;
-    let mut out = Vec::with_capacity(listed.len() * 256);
-    if listed.is_empty() {
-        match scope {
-            Scope::Dir(d) => say_err!("arbor: no sessions in {}", d.display()),
-            Scope::All => say_err!("arbor: no sessions under the agent directories"),
-            Scope::Current => say_err!("arbor: no sessions for this directory (try --all)"),
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    let now = arbor_store::ids::now_ms() as f64;
-    let width = if all { 50 } else { 70 };
-    out.extend_from_slice(
-        format!(
-            "{:<5} {:>6} {:>6} {:>3}  {}\n",
-            "AGE",
-            "MSGS",
-            "SIZE",
-            "BR",
-            if all { "TITLE / PROJECT" } else { "TITLE" }
-        )
-        .as_bytes(),
-    );
-    for l in &listed {
-        let mut line = format!(
-            "{:<5} {:>6} {:>6} {:>3}  {}",
-            age(now - l.info.modified_ms),
-            l.info.message_count,
-            human_size(l.size),
-            l.branches,
-            render::one_line(&l.display_title(), width)
-        );
-        if all {
-            let pad =
-                width.saturating_sub(render::one_line(&l.display_title(), width).chars().count());
-            line.push_str(&" ".repeat(pad + 2));
-            line.push_str(&home_short(&l.info.cwd));
-        }
-        line.push('\n');
-        out.extend_from_slice(line.as_bytes());
-    }
-    human_all(&out)?;
-    Ok(ExitCode::SUCCESS)
 }
 
 /// `arbor index`.
@@ -438,8 +314,13 @@ pub struct SearchOpts<'a> {
     pub rank_all: bool,
 }
 
-/// `arbor search`.
-pub fn search(o: &SearchOpts<'_>, loc: &Locator, catalog: Option<&Path>) -> Result<ExitCode> {
+/// `arbor search`. Exit status 1 when nothing matches (as grep).
+pub fn search(
+    o: &SearchOpts<'_>,
+    term: &crate::term::Term,
+    loc: &Locator,
+    catalog: Option<&Path>,
+) -> Result<ExitCode> {
     let mut kinds: Option<Vec<Kind>> = None;
     if !o.roles.is_empty() {
         let mut v = Vec::new();
@@ -447,9 +328,12 @@ pub fn search(o: &SearchOpts<'_>, loc: &Locator, catalog: Option<&Path>) -> Resu
             for part in r.split(',') {
                 match Kind::parse_role(part) {
                     Some(ks) => v.extend(ks),
-                    None => bail!(
-                        "--role: unknown role '{part}' (user, assistant, thinking, toolResult, bashExecution, tool, compaction, branchSummary, summary, name, label)"
-                    ),
+                    None => {
+                        return Err(crate::report::Usage(format!(
+                            "--role: unknown role '{part}' (user, assistant, thinking, toolResult, bashExecution, tool, compaction, branchSummary, summary, name, label, system, contextEdit)"
+                        ))
+                        .into())
+                    }
                 }
             }
         }
@@ -492,16 +376,12 @@ pub fn search(o: &SearchOpts<'_>, loc: &Locator, catalog: Option<&Path>) -> Resu
             }
         );
     }
-    refresh(
-        &mut cat,
-        &dirs,
-        RefreshOptions {
-            texts: true,
-            listing: false,
-            ..RefreshOptions::default()
-        },
-    )?;
-    let color = !o.json && std::io::stdout().is_terminal();
+    let texts_only = RefreshOptions {
+        texts: true,
+        listing: false,
+        ..RefreshOptions::default()
+    };
+    refresh(&mut cat, &dirs, texts_only)?;
     let mut q = SearchQuery::new(o.query);
     q.kinds = kinds;
     q.since_ms = since_ms;
@@ -510,33 +390,30 @@ pub fn search(o: &SearchOpts<'_>, loc: &Locator, catalog: Option<&Path>) -> Resu
     if o.rank_all {
         q.rank_window = 0;
     }
-    if !o.json {
-        q.marks = (MARK_ON.into(), MARK_OFF.into());
-    }
-    let (mark_on, mark_off) = if color {
-        ("\x1b[1;31m", "\x1b[0m")
-    } else {
-        ("**", "**")
-    };
-    let hits = with_rebuild(&mut cat, |c, rebuilt| {
+    // Matched words are marked with private-use characters, which no sanitizer touches and
+    // no session text is likely to hold: replaced by colour, or turned into offsets for JSON.
+    q.marks = (MARK_ON.into(), MARK_OFF.into());
+    let (hits, total) = with_rebuild(&mut cat, |c, rebuilt| {
         if rebuilt {
             c.require_kinds(need)?;
-            c.refresh_dirs(
-                &dirs,
-                RefreshOptions {
-                    texts: true,
-                    listing: false,
-                    ..RefreshOptions::default()
-                },
-                &mut |_| {},
-            )?;
+            c.refresh_dirs(&dirs, texts_only, &mut |_| {})?;
         }
-        c.search(&q)
+        c.search_with_total(&q)
     })?;
-    let mut out = Vec::new();
+    let more = total.saturating_sub(hits.len() as u64);
     if o.json {
-        let mut array = arbor_core::json::JsonArray::new(&mut out);
+        let mut out = Vec::new();
+        let mut env = arbor_core::json::JsonObject::new(&mut out);
+        let mut list = Vec::new();
+        let mut array = arbor_core::json::JsonArray::new(&mut list);
         for h in &hits {
+            let (plain, spans) = unmark(&h.snippet);
+            let mut hl = Vec::new();
+            let mut ha = arbor_core::json::JsonArray::new(&mut hl);
+            for (a, b) in &spans {
+                ha.raw(format!("[{a},{b}]").as_bytes());
+            }
+            ha.finish();
             array.object(|j| {
                 j.str("path", &h.path.to_string_lossy())
                     .opt_str("sessionId", h.session_id.as_deref())
@@ -544,56 +421,94 @@ pub fn search(o: &SearchOpts<'_>, loc: &Locator, catalog: Option<&Path>) -> Resu
                     .str("role", h.kind.name())
                     .opt_str("timestamp", h.timestamp.as_deref())
                     .bool("onCurrentBranch", h.on_current_branch)
-                    .str("snippet", &h.snippet)
+                    .str("snippet", &plain)
+                    .raw("highlights", &hl)
                     .opt_str("sessionName", h.session_name.as_deref());
             });
         }
         array.finish();
+        env.raw("hits", &list).uint("more", more);
+        env.finish();
         out.push(b'\n');
         stdout_all(&out)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if hits.is_empty() {
+    } else if hits.is_empty() {
         say_err!("arbor: no match in {} session directories", dirs.len());
-        return Ok(ExitCode::SUCCESS);
+    } else {
+        let mut out = crate::term::Out::new(term);
+        for h in &hits {
+            print_hit(h, &mut out);
+        }
+        out.print(term, false)?;
     }
-    for h in &hits {
-        let ts = h
-            .timestamp
-            .as_deref()
-            .map(|t| t.get(..16).unwrap_or(t).replace('T', " "))
-            .unwrap_or_default();
-        let branch = if h.on_current_branch {
-            ""
-        } else {
-            "  (other branch)"
-        };
-        let title = h
-            .session_name
-            .as_deref()
-            .map(|n| format!("  {}", render::one_line(n, 40)))
-            .unwrap_or_default();
-        let (dim, reset) = if color {
-            ("\x1b[2m", "\x1b[0m")
-        } else {
-            ("", "")
-        };
-        // Everything from the files (path, timestamp, id, snippet) is sanitized before the
-        // highlight and the dimming, arbor's own escapes, are put in.
-        let place = render::sanitize_line(&home_short(&h.path.to_string_lossy()));
-        let what = render::sanitize_line(&format!(
-            "{} {ts} {}{branch}{title}",
-            h.kind.name(),
-            h.entry_id.as_deref().unwrap_or("-"),
-        ));
-        let snippet =
-            render::sanitize_line(&h.snippet.split_whitespace().collect::<Vec<_>>().join(" "))
-                .replace(MARK_ON, mark_on)
-                .replace(MARK_OFF, mark_off);
-        out.extend_from_slice(format!("{dim}{place}{reset}  {what}\n    {snippet}\n").as_bytes());
+    if more > 0 {
+        say_err!(
+            "arbor: {more} more match{} (--limit {} shown; raise --limit to see them)",
+            if more == 1 { "" } else { "es" },
+            hits.len()
+        );
     }
-    stdout_all(&out)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(if hits.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// A snippet without its marks, and the marked spans as character offsets into it.
+fn unmark(s: &str) -> (String, Vec<(usize, usize)>) {
+    let mut plain = String::with_capacity(s.len());
+    let mut spans = Vec::new();
+    let mut n = 0;
+    let mut open = None;
+    for c in s.chars() {
+        match c {
+            '\u{e000}' => open = Some(n),
+            '\u{e001}' => {
+                if let Some(a) = open.take() {
+                    spans.push((a, n));
+                }
+            }
+            c => {
+                plain.push(c);
+                n += 1;
+            }
+        }
+    }
+    (plain, spans)
+}
+
+fn print_hit(h: &arbor_index::Hit, out: &mut crate::term::Out) {
+    use crate::term::Paint;
+    let ts = h
+        .timestamp
+        .as_deref()
+        .map(|t| t.get(..16).unwrap_or(t).replace('T', " "))
+        .unwrap_or_default();
+    out.paint(Paint::Dim, &home_short(&h.path.to_string_lossy()))
+        .put("  ")
+        .put(h.kind.name())
+        .put(" ")
+        .paint(Paint::Dim, &ts)
+        .put(" ")
+        .paint(Paint::Id, h.entry_id.as_deref().unwrap_or("-"));
+    if !h.on_current_branch {
+        out.paint(Paint::Dim, "  (other branch)");
+    }
+    if let Some(n) = &h.session_name {
+        out.put("  ").put(&render::one_line(n, 40));
+    }
+    out.nl().put("    ");
+    let snippet = h.snippet.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Alternate plain and marked pieces.
+    let mut rest = snippet.as_str();
+    while let Some(a) = rest.find(MARK_ON) {
+        out.put(&render::sanitize_line(&rest[..a]));
+        let after = &rest[a + MARK_ON.len()..];
+        let b = after.find(MARK_OFF).unwrap_or(after.len());
+        out.paint(Paint::Hit, &render::sanitize_line(&after[..b]));
+        rest = after.get(b + MARK_OFF.len()..).unwrap_or("");
+    }
+    out.put(&render::sanitize_line(rest)).nl();
 }
 
 /// `arbor history`.

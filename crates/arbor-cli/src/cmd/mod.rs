@@ -1,7 +1,10 @@
 //! Command implementations.
 mod check;
+mod fork;
 pub mod index;
+mod ls;
 mod read;
+mod trash;
 mod write;
 
 use crate::cli::{Cli, Command};
@@ -13,7 +16,7 @@ use std::process::ExitCode;
 pub fn run(cli: Cli) -> Result<ExitCode> {
     // Where sessions are looked for, built once for the whole command.
     let loc = arbor_store::locate::Locator::new(cli.agent_dir.clone());
-    let catalog = cli.catalog.as_deref();
+    let term = crate::term::Term::detect(cli.color);
     match cli.command {
         Command::Context {
             session,
@@ -22,39 +25,68 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             lenient,
             omp_version,
         } => read::context(&session, leaf.as_deref(), llm, lenient, omp_version, &loc),
-        Command::Tree { session, json } => read::tree(&session, json, &loc),
+        Command::Tree {
+            session,
+            full,
+            json,
+            no_pager,
+        } => read::tree(&session, full, json, !no_pager, &term, &loc),
         Command::Show {
             session,
             leaf,
+            opts,
             lenient,
             omp_version,
-        } => read::show(&session, leaf.as_deref(), lenient, omp_version, &loc),
+        } => read::show(
+            &session,
+            leaf.as_deref(),
+            &opts,
+            lenient,
+            omp_version,
+            &term,
+            &loc,
+        ),
         Command::Ls {
             dir,
             all,
+            long,
             json,
             all_text,
             omp,
             pi,
+            catalog,
         } => {
             let rules = match (omp, pi) {
                 (true, _) => Some(Dialect::Omp),
                 (_, true) => Some(Dialect::Pi),
                 _ => None,
             };
-            index::ls(dir.as_deref(), all, json, all_text, rules, &loc, catalog)
+            ls::ls(
+                &ls::LsOpts {
+                    dir: dir.as_deref(),
+                    all,
+                    long,
+                    json,
+                    all_text,
+                    rules,
+                },
+                &term,
+                &loc,
+                catalog.catalog.as_deref(),
+            )
         }
         Command::Index {
             rebuild,
             thinking,
             tools,
             json,
+            catalog,
         } => index::index(
             rebuild,
             arbor_index::IndexKinds { thinking, tools },
             json,
             &loc,
-            catalog,
+            catalog.catalog.as_deref(),
         ),
         Command::Search {
             query,
@@ -67,6 +99,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             limit,
             rank_all,
             json,
+            catalog,
         } => index::search(
             &index::SearchOpts {
                 query: &query,
@@ -79,8 +112,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 kinds: arbor_index::IndexKinds { thinking, tools },
                 rank_all,
             },
+            &term,
             &loc,
-            catalog,
+            catalog.catalog.as_deref(),
         ),
         Command::History {
             query,
@@ -98,20 +132,15 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             session.as_deref(),
             &loc,
         ),
-        Command::New {
-            dir,
-            cwd,
-            omp,
-            id,
-            write,
-        } => write::new(dir.as_deref(), cwd, omp, id, &write, &loc),
+        Command::New { dir, cwd, omp, id } => write::new(dir.as_deref(), cwd, omp, id, &loc),
         Command::Append {
             session,
             parent,
             root,
             body,
+            raw,
             write,
-        } => write::append(&session, parent.as_deref(), root, &body, &write, &loc),
+        } => write::append(&session, parent.as_deref(), root, &body, raw, &write, &loc),
         Command::Migrate {
             sessions,
             dry_run,
@@ -128,7 +157,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             json,
             no_blobs,
             wait,
-        } => check::check(&sessions, repair, json, no_blobs, wait, &loc),
+        } => check::check(&sessions, repair, json, no_blobs, wait.wait, &term, &loc),
         Command::Gc {
             blobs: _,
             yes,
@@ -136,5 +165,70 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             sessions_dir,
             json,
         } => check::gc(yes, min_age, &sessions_dir, json, &loc),
+        Command::Fork {
+            session,
+            at,
+            cwd,
+            json,
+            wait,
+        } => fork::fork(
+            &session,
+            at.as_deref(),
+            cwd.as_deref(),
+            json,
+            wait.wait,
+            &loc,
+        ),
+        Command::Rm {
+            sessions,
+            force,
+            wait,
+        } => trash::rm(&sessions, force, wait.wait, &loc),
+        Command::Trash(t) => trash::trash(t, &term, &loc),
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "arbor", &mut out);
+            std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man { dir } => man(dir.as_deref()),
     }
+}
+
+/// Fails with the one wording arbor uses for an id that is not in a session.
+pub fn require_entry(doc: &arbor_core::SessionDoc, path: &std::path::Path, id: &str) -> Result<()> {
+    if doc.index().get(id).is_none() {
+        anyhow::bail!("{}: no entry with id {id}", path.display());
+    }
+    Ok(())
+}
+
+/// `arbor man`: the roff page of arbor (stdout), or one page per command written to `dir`.
+fn man(dir: Option<&std::path::Path>) -> Result<ExitCode> {
+    let cmd = <Cli as clap::CommandFactory>::command();
+    match dir {
+        None => {
+            let mut out = Vec::new();
+            clap_mangen::Man::new(cmd).render(&mut out)?;
+            std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
+        }
+        Some(d) => {
+            std::fs::create_dir_all(d).map_err(|e| anyhow::anyhow!("{}: {e}", d.display()))?;
+            let mut pages = vec![("arbor".to_string(), cmd.clone())];
+            for sub in cmd.get_subcommands() {
+                let name = format!("arbor-{}", sub.get_name());
+                pages.push((name.clone(), sub.clone().name(name)));
+            }
+            for (name, page) in pages {
+                let path = d.join(format!("{name}.1"));
+                let mut out = Vec::new();
+                clap_mangen::Man::new(page).render(&mut out)?;
+                std::fs::write(&path, out)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                say!("{}", path.display());
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

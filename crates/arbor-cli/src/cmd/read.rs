@@ -1,5 +1,6 @@
 //! Commands that only read: context, tree, show.
-use crate::render;
+use crate::cli::ShowOpts;
+use crate::term::{Out, Term};
 use anyhow::{Context as _, Result};
 use arbor_core::context::{
     build_session_context_with, FrameBlobs, LeafSel, OmpContext, OmpVersion, SessionContext,
@@ -201,7 +202,14 @@ fn write_context_streaming(ctx: &SessionContext, doc: &SessionDoc) -> Result<()>
     Ok(())
 }
 
-pub fn tree(session: &str, json: bool, loc: &Locator) -> Result<ExitCode> {
+pub fn tree(
+    session: &str,
+    full: bool,
+    json: bool,
+    pager: bool,
+    term: &Term,
+    loc: &Locator,
+) -> Result<ExitCode> {
     let (path, doc) = load(session, loc)?;
     let tree = doc.index().tree(&doc);
     if !tree.unreachable.is_empty() {
@@ -212,10 +220,9 @@ pub fn tree(session: &str, json: bool, loc: &Locator) -> Result<ExitCode> {
         );
     }
     if !json {
-        let mut out = render::Human::new(std::io::BufWriter::new(std::io::stdout().lock()));
-        render::print_tree(&doc, &tree, &mut out)?;
-        out.flush()?;
-        drop(out);
+        let mut out = Out::new(term);
+        crate::tree_view::render_tree(&doc, &tree, full, term, &mut out);
+        out.print(term, pager)?;
         return exit_soon(&path, doc);
     }
     let mut out = Vec::with_capacity(doc.entries().len() * 96);
@@ -252,23 +259,96 @@ fn exit_soon(path: &Path, doc: SessionDoc) -> Result<ExitCode> {
 pub fn show(
     session: &str,
     leaf: Option<&str>,
+    opts: &ShowOpts,
     lenient: bool,
     omp: OmpVersion,
+    term: &Term,
     loc: &Locator,
 ) -> Result<ExitCode> {
     let (path, doc) = load_resolved(session, lenient, loc)?;
     if let Some(id) = leaf {
-        if doc.index().get(id).is_none() {
-            anyhow::bail!("{}: no entry with id {id}", path.display());
-        }
+        super::require_entry(&doc, &path, id)?;
     }
     let ctx = context_of(&doc, leaf_sel(leaf), &path, omp, loc);
-    let mut out = render::Human::new(std::io::BufWriter::new(std::io::stdout().lock()));
-    if let Some(name) = doc.session_name() {
-        writeln!(out, "# {name}\n")?;
+    let leaf_idx = match leaf {
+        Some(id) => doc.index().get(id),
+        None => doc.index().leaf,
+    };
+    let entries = leaf_idx
+        .map(|l| doc.index().path(&doc, l).entries)
+        .unwrap_or_default();
+    if opts.json {
+        let mut out = Vec::new();
+        if opts.context {
+            ctx.write_json(&doc, &mut out);
+        } else {
+            let in_ctx: std::collections::HashSet<usize> =
+                ctx.outline().iter().map(|m| m.entry()).collect();
+            let edits: std::collections::HashMap<usize, usize> = ctx
+                .outline()
+                .iter()
+                .filter_map(|&m| ctx.edited_by(m).map(|e| (m.entry(), e)))
+                .collect();
+            let mut o = arbor_core::json::JsonObject::new(&mut out);
+            o.str("path", &path.to_string_lossy()).opt_str(
+                "leaf",
+                leaf_idx.and_then(|l| doc.entries()[l].id.as_deref()),
+            );
+            let mut list = Vec::new();
+            list.push(b'[');
+            for (k, &i) in entries.iter().enumerate() {
+                if k > 0 {
+                    list.push(b',');
+                }
+                let mut raw_entry = Vec::new();
+                arbor_core::json::canonical_or_keep(doc.entry_line(i), &mut raw_entry);
+                let mut item = arbor_core::json::JsonObject::new(&mut list);
+                item.raw("entry", &raw_entry)
+                    .bool("inContext", in_ctx.contains(&i))
+                    .opt_str(
+                        "editedBy",
+                        edits.get(&i).and_then(|&e| doc.entries()[e].id.as_deref()),
+                    );
+                item.finish();
+            }
+            list.push(b']');
+            o.raw("entries", &list);
+            o.finish();
+        }
+        out.push(b'\n');
+        stdout_all(&out)?;
+        return exit_soon(&path, doc);
     }
-    render::print_conversation(&doc, &ctx, &mut out)?;
-    out.flush()?;
-    drop(out);
+    let mut out = Out::new(term);
+    if let Some(name) = doc.session_name() {
+        out.paint(crate::term::Paint::Header, &format!("# {name}"))
+            .nl();
+    }
+    let what = if opts.context {
+        "what the model sees".to_string()
+    } else {
+        format!("{} entries from the root to the leaf", entries.len())
+    };
+    out.paint(
+        crate::term::Paint::Dim,
+        &format!(
+            "{} · {} · {} · {what}",
+            doc.session_id().unwrap_or_default(),
+            if doc.dialect() == arbor_core::Dialect::Omp {
+                "omp"
+            } else {
+                "pi"
+            },
+            doc.header_str("cwd").unwrap_or_default(),
+        ),
+    )
+    .nl()
+    .nl();
+    if opts.context {
+        crate::show_view::render_context(&doc, &ctx, opts, term, &mut out);
+    } else {
+        crate::show_view::render_path(&doc, &entries, &ctx, opts, term, &mut out);
+    }
+    out.print(term, !opts.no_pager)?;
     exit_soon(&path, doc)
 }

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 fn options(w: &WriteOpts) -> ManagerOptions {
     ManagerOptions {
         durability: w.durability,
-        wait: w.wait,
+        wait: w.wait.wait,
         ..Default::default()
     }
 }
@@ -37,7 +37,6 @@ pub fn new(
     cwd: Option<String>,
     omp: bool,
     id: Option<String>,
-    w: &WriteOpts,
     loc: &Locator,
 ) -> Result<ExitCode> {
     let agent = loc.agent_override();
@@ -64,7 +63,7 @@ pub fn new(
         ManagerOptions {
             dialect: Some(dialect),
             session_id: id,
-            ..options(w)
+            ..Default::default()
         },
     )?;
     let path = sm.session_file().map(Path::to_path_buf).unwrap_or_default();
@@ -79,10 +78,16 @@ fn append_one(
     sm: &mut SessionManager,
     text: &str,
     explicit: Option<&str>,
+    raw: bool,
     out: &mut impl Write,
 ) -> Result<()> {
     let body = JsValue::parse(text.as_bytes())
         .map_err(|e| anyhow::anyhow!("the entry body is not valid JSON: {e}"))?;
+    if !raw {
+        if let Some(why) = arbor_store::readable::unreadable_reason(&body, sm.dialect()) {
+            bail!("refused: {why} (--raw writes it anyway)");
+        }
+    }
     let parent = sm.leaf_id().map(str::to_string);
     let entry = NewEntry::from_body(&body, sm.dialect(), parent.as_deref())?;
     let id = match &entry {
@@ -107,6 +112,7 @@ pub fn append(
     parent: Option<&str>,
     root: bool,
     body: &str,
+    raw: bool,
     w: &WriteOpts,
     loc: &Locator,
 ) -> Result<ExitCode> {
@@ -130,15 +136,16 @@ pub fn append(
     if root {
         sm.reset_leaf();
     } else if let Some(p) = parent {
+        super::require_entry(sm.doc(), &path, p)?;
         sm.branch(p)
             .with_context(|| format!("{}", path.display()))?;
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let result = if body == "-" {
-        append_stdin(&mut sm, parent, &mut out)
+        append_stdin(&mut sm, parent, raw, &mut out)
     } else {
-        append_one(&mut sm, body, parent, &mut out)
+        append_one(&mut sm, body, parent, raw, &mut out)
     };
     // What was appended before a bad line stays, flushed as the durability says, and its
     // ids were printed: close first, then report the bad line.
@@ -151,7 +158,12 @@ pub fn append(
 /// `append -`: one body per stdin line, each id printed as soon as its line is written. A
 /// line that is not UTF-8 is an error naming the line and the byte, not a bare "stream did
 /// not contain valid UTF-8".
-fn append_stdin(sm: &mut SessionManager, parent: Option<&str>, out: &mut impl Write) -> Result<()> {
+fn append_stdin(
+    sm: &mut SessionManager,
+    parent: Option<&str>,
+    raw: bool,
+    out: &mut impl Write,
+) -> Result<()> {
     let stdin = std::io::stdin();
     for (n, line) in stdin.lock().split(b'\n').enumerate() {
         let line = line.context("reading stdin")?;
@@ -167,7 +179,8 @@ fn append_stdin(sm: &mut SessionManager, parent: Option<&str>, out: &mut impl Wr
             continue;
         }
         let explicit = if n == 0 { parent } else { None };
-        append_one(sm, line, explicit, out).with_context(|| format!("stdin line {}", n + 1))?;
+        append_one(sm, line, explicit, raw, out)
+            .with_context(|| format!("stdin line {}", n + 1))?;
     }
     Ok(())
 }
@@ -217,6 +230,14 @@ pub fn migrate(
 }
 
 pub fn name(session: &str, name: &str, w: &WriteOpts, loc: &Locator) -> Result<ExitCode> {
+    // pi stores the name trimmed and shows no name for an empty one: an empty name would be
+    // an entry that names nothing.
+    if name
+        .trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
+        .is_empty()
+    {
+        bail!("the name is empty (give the session a name with at least one visible character)");
+    }
     let path = loc.resolve_session(session)?;
     if !path.exists() {
         bail!("{}: no such session file", path.display());

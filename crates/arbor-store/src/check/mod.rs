@@ -40,7 +40,8 @@ pub struct Finding {
     /// `missing_parent`, `cycle`, `compaction_kept_missing`, `compaction_kept_off_path`,
     /// `blob_ref_malformed`, `blob_missing`, `blob_corrupt`, `message_null`, `message_not_object`, `unreadable` (the path could not
     /// be checked at all: missing, not a regular file, no permission); notes: `crlf`, `blank_lines`,
-    /// `extra_header`, `old_version`.
+    /// `extra_header`, `old_version`, `not_read_back` (an entry pi or omp keeps but does not
+    /// read as meant: an unknown type or role, no timestamp, content of the wrong kind).
     pub kind: &'static str,
     /// 1-based physical line number, when the finding is about one line.
     pub line: Option<usize>,
@@ -425,6 +426,14 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
             Some(l),
             format!("line {l} is a second session header (pi and omp skip it)"),
         ));
+    }
+    for i in 0..doc.entries().len() {
+        if let Some(why) = crate::readable::unreadable_entry(doc, i) {
+            let e = &doc.entries()[i];
+            let mut n = Finding::note("not_read_back", Some(e.line_no), why);
+            n.entry_id = e.id.as_deref().map(str::to_string);
+            f.push(n);
+        }
     }
     if r.version < 3 {
         f.push(Finding::note(

@@ -500,6 +500,48 @@ impl SessionManager {
         Ok(sm)
     }
 
+    /// `arbor fork`: a new session from `source`. Without `at`, every entry ([`fork_from`]);
+    /// with `at`, the path from the root to that entry ([`create_branched_session`]: labels
+    /// of its entries re-created, the new session continues from `at`). `target_cwd` (default:
+    /// the source's `cwd`) is the new header's `cwd`, and its default session directory holds
+    /// the file (the source's own directory when the cwd is the source's). The new file is
+    /// written at once, and its `parentSession` names the source.
+    ///
+    /// [`fork_from`]: SessionManager::fork_from
+    /// [`create_branched_session`]: SessionManager::create_branched_session
+    pub fn fork(
+        source: &Path,
+        at: Option<&str>,
+        target_cwd: Option<&str>,
+        opts: ManagerOptions,
+    ) -> Result<SessionManager, StoreError> {
+        let mut sm = SessionManager::open_read_only(source)?;
+        let dialect = sm.doc.dialect();
+        let cwd = target_cwd.map_or_else(|| sm.cwd.clone(), str::to_string);
+        let dir = match (target_cwd, sm.session_dir.clone()) {
+            (None, Some(d)) => d,
+            _ => paths::default_session_dir(dialect, &paths::agent_dir(dialect), &cwd),
+        };
+        let Some(at) = at else {
+            drop(sm);
+            return SessionManager::fork_from(source, &cwd, Some(&dir), opts);
+        };
+        if sm.doc.index().get(at).is_none() {
+            return Err(StoreError::NotFound(at.to_string()));
+        }
+        create_dir_private(&dir).at(&dir)?;
+        sm.cwd = cwd;
+        sm.session_dir = Some(dir);
+        sm.persist = true;
+        sm.opts = ManagerOptions {
+            read_only: false,
+            deferred: false,
+            ..opts
+        };
+        sm.create_branched_session(at)?;
+        Ok(sm)
+    }
+
     // ----- accessors -------------------------------------------------------------------
 
     /// The loaded document.

@@ -1,0 +1,63 @@
+//! `arbor fork`.
+use anyhow::Result;
+use arbor_store::locate::Locator;
+use arbor_store::{ManagerOptions, SessionManager};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// `arbor fork SESSION [--at ID] [--cwd DIR]`: prints the new session's path and id.
+pub fn fork(
+    session: &str,
+    at: Option<&str>,
+    cwd: Option<&str>,
+    json: bool,
+    wait: Option<Duration>,
+    loc: &Locator,
+) -> Result<ExitCode> {
+    let path = loc.resolve_session(session)?;
+    if let Some(id) = at {
+        let doc = arbor_store::load_doc(&path)?;
+        super::require_entry(&doc, &path, id)?;
+    }
+    // `--cwd` as a path the user typed: made absolute, as pi records the cwd.
+    let cwd = match cwd {
+        Some(c) => Some(
+            std::path::absolute(arbor_store::paths::expand_tilde(c))
+                .map_err(|e| anyhow::anyhow!("--cwd {c}: {e}"))?
+                .to_string_lossy()
+                .into_owned(),
+        ),
+        None => None,
+    };
+    let opts = ManagerOptions {
+        wait,
+        ..Default::default()
+    };
+    let sm = SessionManager::fork(&path, at, cwd.as_deref(), opts)?;
+    let new_path = sm
+        .session_file()
+        .map(|p| p.to_path_buf())
+        .unwrap_or_default();
+    let id = sm.session_id();
+    let parent = arbor_core::json::JsValue::parse(sm.header())
+        .ok()
+        .and_then(|h| {
+            h.get("parentSession")
+                .and_then(|p| p.as_str_lossy())
+                .map(|p| p.into_owned())
+        });
+    sm.close()?;
+    if json {
+        let mut out = Vec::new();
+        let mut o = arbor_core::json::JsonObject::new(&mut out);
+        o.str("path", &new_path.to_string_lossy())
+            .str("id", &id)
+            .opt_str("parentSession", parent.as_deref());
+        o.finish();
+        out.push(b'\n');
+        std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
+    } else {
+        say!("{}\n{id}", new_path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

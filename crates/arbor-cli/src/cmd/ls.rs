@@ -1,0 +1,381 @@
+//! `arbor ls`: the table and the JSON listing, from one list of rows so that both agree on
+//! order and age.
+use super::index::{age, home_short, human_size, open_catalog, refreshed_listing};
+use crate::term::{self, Out, Paint, Term};
+use anyhow::Result;
+use arbor_core::Dialect;
+use arbor_index::Listed;
+use arbor_store::locate::{Locator, Scope};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Options of `arbor ls`.
+pub struct LsOpts<'a> {
+    /// `--dir`.
+    pub dir: Option<&'a Path>,
+    /// `--all`.
+    pub all: bool,
+    /// `--long`.
+    pub long: bool,
+    /// `--json`.
+    pub json: bool,
+    /// `--all-text`.
+    pub all_text: bool,
+    /// `--omp` / `--pi`: one tool's rules for every directory.
+    pub rules: Option<Dialect>,
+}
+
+/// One listed session, under the rules of its directory.
+struct Row {
+    /// The file.
+    file: PathBuf,
+    /// `modified` by the directory's rules (omp: the file's mtime; pi: the last activity).
+    modified: f64,
+    /// The object `--json` prints.
+    json: Vec<u8>,
+    /// omp's own numbers, for a file pi's rules would not list.
+    omp: Option<arbor_store::omp_info::OmpSessionInfo>,
+}
+
+/// `arbor ls`.
+pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) -> Result<ExitCode> {
+    let scope = match (o.dir, o.all) {
+        (Some(d), _) => Scope::Dir(d),
+        (None, true) => Scope::All,
+        (None, false) => Scope::Current,
+    };
+    let dirs = loc.project_dirs(scope)?;
+    let (omp_dirs, pi_dirs): (Vec<PathBuf>, Vec<PathBuf>) =
+        dirs.iter().cloned().partition(|d| match o.rules {
+            Some(r) => r == Dialect::Omp,
+            None => arbor_store::locate::is_omp_dir(d),
+        });
+    // The catalog holds pi's listing, and what the table shows of every session.
+    let mut cat = open_catalog(catalog)?;
+    let (mut listed, _) = refreshed_listing(&mut cat, &pi_dirs, o.all_text && o.json)?;
+    let pi_count = listed.len();
+    if !o.json && !omp_dirs.is_empty() {
+        listed.extend(refreshed_listing(&mut cat, &omp_dirs, false)?.0);
+    }
+
+    let mut rows: Vec<Row> = Vec::new();
+    for info in omp_listing(&omp_dirs, omp_dirs.len() > 1) {
+        let mut json = Vec::with_capacity(256);
+        info.write_json(&mut json);
+        rows.push(Row {
+            file: info.path.clone(),
+            modified: info.modified_ms,
+            json,
+            omp: Some(info),
+        });
+    }
+    let mut pi_rows = Vec::new();
+    for l in &listed[..pi_count] {
+        let mut json = Vec::with_capacity(256);
+        if o.all_text && o.json {
+            let mut info = l.info.clone();
+            info.all_messages_text = cat.all_messages_text(&l.file)?;
+            info.write_json(&mut json, true);
+        } else {
+            l.info.write_json(&mut json, false);
+        }
+        pi_rows.push(Row {
+            file: l.file.clone(),
+            modified: l.info.modified_ms,
+            json,
+            omp: None,
+        });
+    }
+    if rows.is_empty() {
+        rows = pi_rows;
+    } else if !pi_rows.is_empty() {
+        // Both kinds: merged newest `modified` first (each row by its own rules; stable).
+        rows.extend(pi_rows);
+        rows.sort_by(|a, b| {
+            b.modified
+                .partial_cmp(&a.modified)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+    }
+
+    if o.json {
+        let mut out = Vec::with_capacity(rows.len() * 256 + 3);
+        out.push(b'[');
+        for (k, r) in rows.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(&r.json);
+        }
+        out.extend_from_slice(b"]\n");
+        std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if rows.is_empty() {
+        match scope {
+            Scope::Dir(d) => say_err!("arbor: no sessions in {}", d.display()),
+            Scope::All => say_err!("arbor: no sessions under the agent directories"),
+            Scope::Current => no_sessions_here(loc),
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let by_file: HashMap<&Path, &Listed> = listed.iter().map(|l| (l.file.as_path(), l)).collect();
+    let ids = ShortIds::new(loc, rows.iter().map(|r| r.file.as_path()));
+    print_table(o, term, &rows, &by_file, &ids)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// omp's `SessionManager.list()` of each directory (bounded reads, no catalog), pinned sessions
+/// of omp's agent directory first within each directory.
+fn omp_listing(dirs: &[PathBuf], merge: bool) -> Vec<arbor_store::omp_info::OmpSessionInfo> {
+    let pins = arbor_store::omp_info::pinned_ids(&arbor_store::paths::agent_dir(Dialect::Omp));
+    let mut out = Vec::new();
+    for d in dirs {
+        out.extend(arbor_store::omp_info::list_dir_omp(d, &pins));
+    }
+    if merge {
+        arbor_store::omp_info::sort_omp(&mut out);
+    }
+    out
+}
+
+/// The cells of one table row.
+struct Cells {
+    id: String,
+    tool: &'static str,
+    age: String,
+    msgs: String,
+    size: String,
+    branches: String,
+    title: String,
+    project: String,
+    path: String,
+}
+
+fn print_table(
+    o: &LsOpts<'_>,
+    term: &Term,
+    rows: &[Row],
+    by_file: &HashMap<&Path, &Listed>,
+    ids: &ShortIds,
+) -> Result<()> {
+    let now = arbor_store::ids::now_ms() as f64;
+    let cells: Vec<Cells> = rows
+        .iter()
+        .map(|r| {
+            let l = by_file.get(r.file.as_path());
+            let (msgs, size, branches, title, cwd, omp) = match (l, &r.omp) {
+                (Some(l), _) => (
+                    l.info.message_count.to_string(),
+                    human_size(l.size),
+                    l.branches.to_string(),
+                    l.display_title().into_owned(),
+                    l.info.cwd.clone(),
+                    l.omp,
+                ),
+                (None, Some(i)) => (
+                    i.message_count.to_string(),
+                    human_size(i.size),
+                    "-".to_string(),
+                    i.title.clone().unwrap_or_else(|| i.first_message.clone()),
+                    i.cwd.clone(),
+                    true,
+                ),
+                (None, None) => Default::default(),
+            };
+            Cells {
+                id: ids.of(&r.file),
+                tool: if omp { "omp" } else { "pi" },
+                age: age(now - r.modified),
+                msgs,
+                size,
+                branches,
+                title: crate::render::one_line(&title, 500),
+                project: home_short(&cwd),
+                path: home_short(&r.file.to_string_lossy()),
+            }
+        })
+        .collect();
+    let idw = cells
+        .iter()
+        .map(|c| term::width(&c.id))
+        .max()
+        .unwrap_or(2)
+        .max(2);
+    let show_project = o.long || o.all;
+    // Fixed columns: ID TOOL AGE MSGS SIZE BR, then the title, then (all/long) the project.
+    let fixed = idw + 1 + 4 + 1 + 5 + 1 + 6 + 1 + 6 + 1 + 3 + 2;
+    let room = term.width.saturating_sub(fixed).max(20);
+    let (title_w, proj_w) = if show_project {
+        let proj_max = cells
+            .iter()
+            .map(|c| term::width(&c.project))
+            .max()
+            .unwrap_or(0);
+        let proj = proj_max.min(room / 2).max(7);
+        (room.saturating_sub(proj + 2).max(10), proj)
+    } else {
+        (room, 0)
+    };
+    let mut out = Out::new(term);
+    let mut head = format!(
+        "{} {} {} {} {} {}  {}",
+        term::pad("ID", idw),
+        term::pad("TOOL", 4),
+        term::pad("AGE", 5),
+        term::pad_left("MSGS", 6),
+        term::pad_left("SIZE", 6),
+        term::pad_left("BR", 3),
+        if show_project {
+            term::pad("TITLE", title_w)
+        } else {
+            "TITLE".to_string()
+        }
+    );
+    if show_project {
+        head.push_str("  PROJECT");
+    }
+    out.paint(crate::term::Paint::Header, head.trim_end()).nl();
+    for c in &cells {
+        out.paint(Paint::Id, &term::pad(&c.id, idw)).put(" ");
+        out.put(&term::pad(c.tool, 4)).put(" ");
+        out.paint(Paint::Dim, &term::pad(&c.age, 5)).put(" ");
+        out.put(&term::pad_left(&c.msgs, 6)).put(" ");
+        out.put(&term::pad_left(&c.size, 6)).put(" ");
+        out.put(&term::pad_left(&c.branches, 3)).put("  ");
+        if show_project {
+            out.put(&term::pad(&c.title, title_w)).put("  ");
+            out.paint(Paint::Dim, &term::fit(&c.project, proj_w));
+        } else {
+            out.put(&term::fit(&c.title, title_w));
+        }
+        out.nl();
+        if o.long {
+            out.put(&" ".repeat(idw + 1))
+                .paint(Paint::Dim, &c.path)
+                .nl();
+        }
+    }
+    out.print(term, false)?;
+    Ok(())
+}
+
+/// Says there are no sessions for the current directory, and which parent directory has some
+/// (`cd app/src; arbor ls` names `app`).
+fn no_sessions_here(loc: &Locator) {
+    let Ok(cwd) = std::env::current_dir() else {
+        say_err!("arbor: no sessions for this directory (try --all)");
+        return;
+    };
+    for anc in cwd.ancestors().skip(1) {
+        let dirs = loc.project_dirs_for_cwd(&anc.to_string_lossy());
+        let n: usize = dirs
+            .iter()
+            .map(|d| arbor_store::discover::session_files(d).len())
+            .sum();
+        if n > 0 {
+            say_err!(
+                "arbor: no sessions for {}; its parent {} has {n} (arbor ls --dir {}, or run arbor ls there)",
+                cwd.display(),
+                anc.display(),
+                dirs[0].display()
+            );
+            return;
+        }
+    }
+    say_err!(
+        "arbor: no sessions for {} (arbor ls --all lists every project)",
+        cwd.display()
+    );
+}
+
+/// The shortest unique prefix of each session's id, among every session the resolver can find
+/// (the agent directories) and the listed ones: what `show`, `tree`, `context`, `fork` and
+/// `rm` take. At least 6 characters (fewer only for a shorter id); the id is the part of the
+/// file name after its last `_`, as the resolver reads it.
+pub struct ShortIds {
+    /// Every key the resolver matches a prefix against (ids and whole base names, lowercase),
+    /// sorted, with the file each belongs to.
+    keys: Vec<(String, usize)>,
+    files: HashMap<PathBuf, usize>,
+}
+
+const MIN_SHORT_ID: usize = 6;
+
+impl ShortIds {
+    /// Collects the keys of every session file under the agent directories and of `listed`.
+    pub fn new<'a>(loc: &Locator, listed: impl Iterator<Item = &'a Path>) -> ShortIds {
+        let mut files: HashMap<PathBuf, usize> = HashMap::new();
+        let mut keys = Vec::new();
+        let all = loc.all_session_files();
+        let listed: Vec<PathBuf> = listed.map(Path::to_path_buf).collect();
+        for p in all.iter().chain(listed.iter()).map(PathBuf::as_path) {
+            let canon = canonical(p);
+            if files.contains_key(&canon) {
+                continue;
+            }
+            let n = files.len();
+            files.insert(canon, n);
+            let stem = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_lowercase())
+                .unwrap_or_default();
+            let id = stem
+                .rsplit_once('_')
+                .map(|(_, id)| id.to_string())
+                .unwrap_or_else(|| stem.clone());
+            if id != stem {
+                keys.push((stem, n));
+            }
+            keys.push((id, n));
+        }
+        keys.sort();
+        ShortIds { keys, files }
+    }
+
+    /// The short id of `file`.
+    pub fn of(&self, file: &Path) -> String {
+        let stem = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let id = stem
+            .rsplit_once('_')
+            .map(|(_, id)| id.to_string())
+            .unwrap_or_else(|| stem.clone());
+        let Some(&me) = self.files.get(&canonical(file)) else {
+            return id;
+        };
+        let lower = id.to_lowercase();
+        let at = self
+            .keys
+            .partition_point(|(k, _)| k.as_str() < lower.as_str());
+        let common = |k: &str| {
+            k.chars()
+                .zip(lower.chars())
+                .take_while(|(a, b)| a == b)
+                .count()
+        };
+        let mut need = 0;
+        // The longest common prefix with another file's key is found next to `lower` in
+        // sorted order: walk outwards past this file's own keys.
+        for dir in [-1isize, 1] {
+            let mut i = at as isize + if dir < 0 { -1 } else { 0 };
+            while i >= 0 && (i as usize) < self.keys.len() {
+                let (k, f) = &self.keys[i as usize];
+                if *f != me {
+                    need = need.max(common(k) + 1);
+                    break;
+                }
+                i += dir;
+            }
+        }
+        let len = need.max(MIN_SHORT_ID).min(id.chars().count());
+        id.chars().take(len).collect()
+    }
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
