@@ -17,7 +17,7 @@ use crate::paths;
 use arbor_core::context::{build_session_context, LeafSel, SessionContext};
 use arbor_core::doc::{Dialect, SessionDoc};
 use arbor_core::entry::{Entry, EntryType, Role};
-use arbor_core::json::JsValue;
+use arbor_core::json::{JsStr, JsValue};
 use arbor_core::title::{clean_title, serialize_title_slot, TitleSlotInfo, TitleSource};
 use arbor_core::tree::Tree;
 use arbor_core::{ContextCache, ContextChange};
@@ -1191,18 +1191,81 @@ impl SessionManager {
         let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
         let mut last: Option<String> = None;
         let mut on_path = std::collections::HashSet::new();
+        // pi 1.5 re-chains the path around the label entries it leaves out (each kept entry's
+        // parentId becomes the previous kept entry, a compaction's firstKeptEntryId naming a
+        // left-out label moves to the entry after it) and re-serializes every entry; omp and
+        // pi 0.73 copy the entries as they are (an entry whose parent was a label is then an
+        // orphan in the new file).
+        let rechain = dialect == Dialect::Pi;
+        let mut pending_labels: Vec<String> = Vec::new();
+        let mut label_moved_to: std::collections::HashMap<String, String> =
+            std::collections::HashMap::new();
         for &i in &path {
             let e = &self.doc.entries()[i];
             if let Some(eid) = &e.id {
                 taken.insert(eid.to_string());
-                on_path.insert(eid.to_string());
             }
             if e.etype == EntryType::Label {
+                if let Some(eid) = &e.id {
+                    pending_labels.push(eid.to_string());
+                }
                 continue;
             }
-            bytes.extend_from_slice(self.doc.entry_line(i));
+            if let Some(eid) = &e.id {
+                on_path.insert(eid.to_string());
+                for l in pending_labels.drain(..) {
+                    label_moved_to.insert(l, eid.to_string());
+                }
+            }
+            // Entry lines parsed when the document was loaded: a failure here cannot happen,
+            // and would copy the line unchanged.
+            let parsed = if rechain {
+                JsValue::parse(self.doc.entry_line(i)).ok()
+            } else {
+                None
+            };
+            if let Some(mut v) = parsed {
+                v.set(
+                    "parentId",
+                    last.as_deref()
+                        .map_or(JsValue::Null, |p| JsValue::String(p.into())),
+                );
+                if e.etype == EntryType::Compaction {
+                    let fk = v.get("firstKeptEntryId").and_then(|f| f.as_str_lossy());
+                    let moved = fk
+                        .filter(|f| Some(f.as_ref()) != e.id.as_deref())
+                        .and_then(|f| label_moved_to.get(f.as_ref()).cloned());
+                    if let Some(m) = moved {
+                        v.set("firstKeptEntryId", JsValue::String(m.as_str().into()));
+                    }
+                }
+                bytes.extend_from_slice(&v.to_json());
+            } else {
+                bytes.extend_from_slice(self.doc.entry_line(i));
+            }
             bytes.push(b'\n');
             last = e.id.as_deref().map(str::to_string);
+        }
+        // pi 1.5 gives a re-created label the time of the label entry it comes from.
+        let mut label_times: std::collections::HashMap<String, Option<JsValue>> =
+            std::collections::HashMap::new();
+        if rechain {
+            for e in self.doc.entries() {
+                if e.etype != EntryType::Label {
+                    continue;
+                }
+                let line = self.doc.line(&e.line);
+                let Some(target) = e.fields.str(line, "targetId") else {
+                    continue;
+                };
+                let set = e.fields.value(line, "label").is_some_and(|l| l.is_truthy());
+                if set {
+                    let t = e.fields.value(line, "timestamp");
+                    label_times.insert(target.into_owned(), t);
+                } else {
+                    label_times.remove(target.as_ref());
+                }
+            }
         }
         let labels: Vec<(String, String)> = self
             .doc
@@ -1215,6 +1278,29 @@ impl SessionManager {
         for (target, label) in labels {
             let lid = new_entry_id(dialect, &|x| taken.contains(x));
             taken.insert(lid.clone());
+            if let Some(t) = label_times.get(&target) {
+                let mut members = vec![
+                    (JsStr::from("type"), JsValue::String("label".into())),
+                    (JsStr::from("id"), JsValue::String(lid.as_str().into())),
+                    (
+                        JsStr::from("parentId"),
+                        last.as_deref()
+                            .map_or(JsValue::Null, |p| JsValue::String(p.into())),
+                    ),
+                ];
+                if let Some(t) = t {
+                    members.push((JsStr::from("timestamp"), t.clone()));
+                }
+                members.push((
+                    JsStr::from("targetId"),
+                    JsValue::String(target.as_str().into()),
+                ));
+                members.push((JsStr::from("label"), JsValue::String(label.as_str().into())));
+                bytes.extend_from_slice(&JsValue::Object(members).to_json());
+                bytes.push(b'\n');
+                last = Some(lid);
+                continue;
+            }
             let line = crate::build::LineBuilder::new()
                 .str("type", "label")
                 .base(&Base {
