@@ -301,7 +301,7 @@ pub fn show(
                     list.push(b',');
                 }
                 let mut raw_entry = Vec::new();
-                arbor_core::json::canonical_or_keep(doc.entry_line(i), &mut raw_entry);
+                arbor_core::json::write_canonical(doc.entry_line(i), &mut raw_entry);
                 let mut item = arbor_core::json::JsonObject::new(&mut list);
                 item.raw("entry", &raw_entry)
                     .bool("inContext", in_ctx.contains(&i))
