@@ -532,3 +532,47 @@ fn ls_all_orders_omp_and_pi_sessions_the_same_in_the_table_and_the_json() {
         "{table}"
     );
 }
+
+/// The README's command reference names every command and every flag `--help` shows.
+#[test]
+fn readme_reference_matches_help() {
+    let env = Env::new();
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .expect("README");
+    let top = env.ok(&["--help"]);
+    let commands: Vec<String> = top
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|c| c != "help")
+        .collect();
+    assert!(commands.len() >= 18, "{commands:?}");
+    let mut missing = Vec::new();
+    for c in &commands {
+        if !readme.contains(&format!("arbor {c}")) {
+            missing.push(format!("arbor {c}"));
+        }
+        let help = env.ok(&[c, "--help"]);
+        for word in help.split(|ch: char| ch.is_whitespace() || ch == ',' || ch == '[' || ch == ']')
+        {
+            let flag = word
+                .split('=')
+                .next()
+                .unwrap_or(word)
+                .trim_end_matches(['.', ')', ':']);
+            if flag.starts_with("--")
+                && flag.len() > 2
+                && !["--help", "--agent-dir", "--color"].contains(&flag)
+                && !readme.contains(flag)
+            {
+                missing.push(format!("arbor {c} {flag}"));
+            }
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    assert!(missing.is_empty(), "not in the README: {missing:?}");
+}
