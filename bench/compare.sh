@@ -126,6 +126,11 @@ say "timing wc -l, arbor and pi on $(bytes "$S100") bytes ($RUNS runs, pi $PI_RU
 WC=$(timeit wc "$RUNS" 1 wc -l "$S100")
 CTX=$(timeit arbor_context "$RUNS" 1 "$ARBOR" context "$S100")
 TREE=$(timeit arbor_tree "$RUNS" 1 "$ARBOR" tree --json "$S100")
+# The human views (what a person reads; output to /dev/null as timeit does): the folded tree,
+# every entry, and the whole path of show, all without colour.
+TREE_TXT=$(timeit arbor_tree_text "$RUNS" 1 "$ARBOR" tree --color=never "$S100")
+TREE_FULL=$(timeit arbor_tree_full "$RUNS" 1 "$ARBOR" tree --full --color=never "$S100")
+SHOW=$(timeit arbor_show "$RUNS" 1 "$ARBOR" show --color=never "$S100")
 # `arbor ls` reads through a session catalog (SQLite): cold = a new catalog every run (the
 # session is read and indexed), warm = the catalog is up to date.
 CAT="$SCRATCH/catalog.db"
@@ -190,6 +195,9 @@ printf '%-52s %12s %12s\n' "arbor context (open + context, JSON to stdout)" "$(f
 printf '%-52s %12s %12s\n' "pi SessionManager.open + buildSessionContext" "$(f3 "$PI_S") s" "$(MB "$PI_KB")"
 printf '%-52s %12s %12s\n' "  (pi's whole node process)" "$(f3 "$PI_WALL_S") s" ""
 printf '%-52s %12s %12s\n' "arbor tree --json" "$(f3 "$TREE_S") s" "$(MB "$(field "$TREE" rss_kb)")"
+printf '%-52s %12s %12s\n' "arbor tree (folded text)" "$(f3 "$(field "$TREE_TXT" median_s)") s" "$(MB "$(field "$TREE_TXT" rss_kb)")"
+printf '%-52s %12s %12s\n' "arbor tree --full" "$(f3 "$(field "$TREE_FULL" median_s)") s" "$(MB "$(field "$TREE_FULL" rss_kb)")"
+printf '%-52s %12s %12s\n' "arbor show (whole path, folded)" "$(f3 "$(field "$SHOW" median_s)") s" "$(MB "$(field "$SHOW" rss_kb)")"
 printf '%-52s %12s %12s\n' "arbor ls --json, new catalog (reads the session)" "$(f3 "$LS_S") s" "$(MB "$(field "$LS" rss_kb)")"
 printf '%-52s %12s %12s\n' "arbor ls --json, catalog up to date" "$(f3 "$(field "$LS_WARM" median_s)") s" "$(MB "$(field "$LS_WARM" rss_kb)")"
 if [[ -n $SBIG ]]; then
