@@ -168,6 +168,7 @@ pub enum Command {
         catalog: CatalogOpt,
     },
     /// Bring the session catalog up to date with every session of the agent directories.
+    #[command(after_help = "Examples:\n  arbor index\n  arbor index --rebuild --thinking --tools")]
     Index {
         /// Start from an empty catalog.
         #[arg(long)]
@@ -226,6 +227,9 @@ pub enum Command {
         catalog: CatalogOpt,
     },
     /// Prompt history from omp's history.db (newest first), or prompts matching QUERY.
+    #[command(
+        after_help = "Examples:\n  arbor history\n  arbor history 'migrate walrus' --limit 5\n  arbor history --add 'run the tests' --cwd ~/app"
+    )]
     History {
         /// Words that must all appear (as word prefixes or anywhere in the prompt).
         query: Option<String>,

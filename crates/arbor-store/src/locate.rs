@@ -120,7 +120,10 @@ fn all_session_files(over: Option<&Path>) -> Vec<PathBuf> {
     out
 }
 
-fn id_of_file_name(p: &Path) -> Option<String> {
+/// The session id a file's name carries: the part of its stem after the last `_` (pi and omp
+/// name sessions `<time>_<id>.jsonl`), else the whole stem. This is what [`Locator::resolve_session`]
+/// matches an id prefix against.
+pub fn id_of_file_name(p: &Path) -> Option<String> {
     let stem = p.file_stem()?.to_string_lossy().into_owned();
     Some(
         stem.rsplit_once('_')

@@ -5,7 +5,7 @@ use crate::term::{self, Out, Paint, Term};
 use anyhow::Result;
 use arbor_core::Dialect;
 use arbor_index::Listed;
-use arbor_store::locate::{Locator, Scope};
+use arbor_store::locate::{id_of_file_name, Locator, Scope};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -321,10 +321,7 @@ impl ShortIds {
                 .file_stem()
                 .map(|s| s.to_string_lossy().to_lowercase())
                 .unwrap_or_default();
-            let id = stem
-                .rsplit_once('_')
-                .map(|(_, id)| id.to_string())
-                .unwrap_or_else(|| stem.clone());
+            let id = id_of_file_name(p).unwrap_or_default().to_lowercase();
             if id != stem {
                 keys.push((stem, n));
             }
@@ -336,14 +333,7 @@ impl ShortIds {
 
     /// The short id of `file`.
     pub fn of(&self, file: &Path) -> String {
-        let stem = file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let id = stem
-            .rsplit_once('_')
-            .map(|(_, id)| id.to_string())
-            .unwrap_or_else(|| stem.clone());
+        let id = id_of_file_name(file).unwrap_or_default();
         let Some(&me) = self.files.get(&canonical(file)) else {
             return id;
         };

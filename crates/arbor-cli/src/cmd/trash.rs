@@ -110,14 +110,7 @@ impl Trashed {
         self.session.original_path()
     }
     fn id(&self) -> String {
-        let stem = self
-            .path()
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        stem.rsplit_once('_')
-            .map(|(_, id)| id.to_string())
-            .unwrap_or(stem)
+        arbor_store::locate::id_of_file_name(&self.path()).unwrap_or_default()
     }
     fn items(self) -> Vec<trash::TrashItem> {
         let mut v = vec![self.session];
