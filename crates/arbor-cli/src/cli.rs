@@ -29,7 +29,7 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
     pub color: crate::term::ColorWhen,
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 /// `--catalog`, on the commands that use the catalog.
@@ -82,6 +82,21 @@ pub struct ShowOpts {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// The full-screen browser: pick a session (type to search every word said), open its
+    /// tree, resume it in pi or omp, continue from an entry or fork at a message. `arbor` alone
+    /// on a terminal opens it too.
+    #[command(
+        after_help = "Picker: type to search (fuzzy titles and first messages, full text: words, \"phrases\",\nprefix*, re:regex), ↑↓ move, Enter tree, ^R resume, Tab this project / all, ^S sort\n(recent, created, threaded, relevance), ^E rename, ^D delete to the trash, ^Y copy path,\n^T copy id, Esc clear / quit.\nTree: ↑↓ move, ←→ fold, / search, f or 1-5 filter, L label, Enter continue from here, r\nresume, F fork at a user message, Esc back.\nResume runs `pi --session PATH` (omp files: `omp --session PATH`); $ARBOR_PI and $ARBOR_OMP\nreplace those commands.\n\nExamples:\n  arbor\n  arbor browse --all walrus"
+    )]
+    Browse {
+        /// Start with every project (Tab switches).
+        #[arg(long)]
+        all: bool,
+        /// Start searching for this.
+        query: Option<String>,
+        #[command(flatten)]
+        catalog: CatalogOpt,
+    },
     /// Print the context pi builds for a leaf (pi's buildSessionContext), as JSON.
     #[command(
         after_help = "Examples:\n  arbor context 01a2f3\n  arbor context 01a2f3 --leaf e4b1 --llm"
@@ -375,6 +390,9 @@ pub enum Command {
         /// JSON output: {path, id, parentSession}.
         #[arg(long)]
         json: bool,
+        /// Then resume the new session in its agent (pi --session PATH, omp --session PATH).
+        #[arg(long, conflicts_with = "json")]
+        resume: bool,
         #[command(flatten)]
         wait: WaitOpt,
     },

@@ -5,6 +5,7 @@ mod args;
 mod cli;
 #[macro_use]
 mod report;
+mod browse;
 mod cmd;
 mod render;
 mod show_view;

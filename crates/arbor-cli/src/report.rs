@@ -66,6 +66,16 @@ mod tests {
             ("cmd/write.rs", include_str!("cmd/write.rs")),
             ("render.rs", include_str!("render.rs")),
             ("args.rs", include_str!("args.rs")),
+            ("browse/mod.rs", include_str!("browse/mod.rs")),
+            ("browse/handoff.rs", include_str!("browse/handoff.rs")),
+            ("browse/picker.rs", include_str!("browse/picker.rs")),
+            ("browse/navigator.rs", include_str!("browse/navigator.rs")),
+            ("browse/ui.rs", include_str!("browse/ui.rs")),
+            ("cmd/ls.rs", include_str!("cmd/ls.rs")),
+            ("cmd/fork.rs", include_str!("cmd/fork.rs")),
+            ("cmd/trash.rs", include_str!("cmd/trash.rs")),
+            ("show_view.rs", include_str!("show_view.rs")),
+            ("tree_view.rs", include_str!("tree_view.rs")),
         ];
         for (name, src) in sources {
             for (n, line) in src.lines().enumerate() {

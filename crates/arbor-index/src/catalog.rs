@@ -781,6 +781,97 @@ impl Catalog {
         Ok(JsStr(texts.join(&b' ')))
     }
 
+    /// Indexed texts of `file` with `seq` from `from` to `to` (inclusive), in file order, at
+    /// most `limit`: what a preview shows around a search hit. Texts are WTF-8 read lossily.
+    pub fn texts_near(
+        &self,
+        file: &Path,
+        from: i64,
+        to: i64,
+        limit: usize,
+    ) -> Result<Vec<IndexedText>, IndexError> {
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT d.seq, d.eid, d.kind, d.ts, d.text FROM docs d JOIN files f ON f.fid = d.fid \
+                 WHERE f.path = ?1 AND d.seq BETWEEN ?2 AND ?3 ORDER BY d.seq, d.id LIMIT ?4",
+            )
+            .db(&self.path)?;
+        let rows = st
+            .query_map(
+                rusqlite::params![file.to_string_lossy(), from, to, limit as i64],
+                indexed_text,
+            )
+            .db(&self.path)?;
+        rows.filter_map(|r| r.transpose())
+            .collect::<Result<_, _>>()
+            .db(&self.path)
+    }
+
+    /// Every indexed text of the files in the directories `dirs` (as [`crate::dir_key`] gives
+    /// them), file by file in file order, until `f` returns `false`: for searches FTS5 cannot
+    /// express (a regular expression).
+    pub fn scan_texts(
+        &self,
+        dirs: &[String],
+        f: &mut dyn FnMut(&Path, &IndexedText) -> bool,
+    ) -> Result<(), IndexError> {
+        if dirs.is_empty() {
+            return Ok(());
+        }
+        let marks: Vec<String> = (1..=dirs.len()).map(|i| format!("?{i}")).collect();
+        let sql = format!(
+            "SELECT f.path, d.seq, d.eid, d.kind, d.ts, d.text FROM docs d JOIN files f ON f.fid = d.fid \
+             WHERE f.dir IN ({}) ORDER BY d.fid, d.seq, d.id",
+            marks.join(",")
+        );
+        let mut st = self.conn.prepare(&sql).db(&self.path)?;
+        let mut rows = st
+            .query(rusqlite::params_from_iter(dirs.iter()))
+            .db(&self.path)?;
+        while let Some(r) = rows.next().db(&self.path)? {
+            let path: String = r.get(0).db(&self.path)?;
+            let Some(kind) = crate::text::Kind::from_code(r.get(3).db(&self.path)?) else {
+                continue;
+            };
+            let t = IndexedText {
+                seq: r.get(1).db(&self.path)?,
+                entry_id: r.get(2).db(&self.path)?,
+                kind,
+                timestamp: r.get(4).db(&self.path)?,
+                text: wtf8(r, 5).db(&self.path)?.to_string_lossy().into_owned(),
+            };
+            if !f(Path::new(&path), &t) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The last `n` indexed texts of `file` (user and assistant text, summaries, names), in
+    /// file order: a session's last turns, read from the catalog without opening the file.
+    pub fn last_texts(&self, file: &Path, n: usize) -> Result<Vec<IndexedText>, IndexError> {
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT d.seq, d.eid, d.kind, d.ts, d.text FROM docs d JOIN files f ON f.fid = d.fid \
+                 WHERE f.path = ?1 AND d.kind IN (1, 2, 6, 7) ORDER BY d.seq DESC, d.id DESC LIMIT ?2",
+            )
+            .db(&self.path)?;
+        let rows = st
+            .query_map(
+                rusqlite::params![file.to_string_lossy(), n as i64],
+                indexed_text,
+            )
+            .db(&self.path)?;
+        let mut v: Vec<IndexedText> = rows
+            .filter_map(|r| r.transpose())
+            .collect::<Result<_, _>>()
+            .db(&self.path)?;
+        v.reverse();
+        Ok(v)
+    }
+
     /// The files of the catalog whose session id starts with `prefix` (case-insensitive).
     pub fn files_with_id_prefix(&self, prefix: &str) -> Result<Vec<PathBuf>, IndexError> {
         let lower = prefix.to_lowercase();
@@ -822,4 +913,33 @@ pub(crate) fn wtf8_opt(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Opti
 /// would need valid UTF-8).
 pub(crate) fn wtf8_param(s: &JsStr) -> rusqlite::types::ToSqlOutput<'_> {
     rusqlite::types::ToSqlOutput::Borrowed(rusqlite::types::ValueRef::Text(&s.0))
+}
+
+/// A text of the catalog's search index, by where it comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexedText {
+    /// Position in the file (entries in file order).
+    pub seq: i64,
+    /// The entry it belongs to.
+    pub entry_id: Option<String>,
+    /// What kind of text.
+    pub kind: crate::text::Kind,
+    /// The entry's timestamp.
+    pub timestamp: Option<String>,
+    /// The text (a lone surrogate shown as U+FFFD).
+    pub text: String,
+}
+
+/// One row of `seq, eid, kind, ts, text`; `None` for a kind this version does not know.
+fn indexed_text(r: &Row<'_>) -> rusqlite::Result<Option<IndexedText>> {
+    let Some(kind) = crate::text::Kind::from_code(r.get(2)?) else {
+        return Ok(None);
+    };
+    Ok(Some(IndexedText {
+        seq: r.get(0)?,
+        entry_id: r.get(1)?,
+        kind,
+        timestamp: r.get(3)?,
+        text: wtf8(r, 4)?.to_string_lossy().into_owned(),
+    }))
 }

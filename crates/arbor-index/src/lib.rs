@@ -51,7 +51,7 @@ pub mod text;
 pub mod tree;
 
 pub use catalog::{
-    cache_catalog_path, default_catalog_path, Catalog, Listed, OpenReport, Recovery,
+    cache_catalog_path, default_catalog_path, Catalog, IndexedText, Listed, OpenReport, Recovery,
 };
 pub use error::IndexError;
 pub use refresh::{

@@ -71,6 +71,8 @@ pub struct Hit {
     pub snippet: String,
     /// FTS5's bm25 rank (lower is better).
     pub rank: f64,
+    /// The text's position in its file (entries in file order; see [`Catalog::texts_near`]).
+    pub seq: i64,
 }
 
 /// Turns free text into an FTS5 query of required quoted words.
@@ -288,6 +290,7 @@ impl Catalog {
                 on_current_branch,
                 snippet,
                 rank,
+                seq,
             });
         }
         let total = if hits.len() >= q.limit {

@@ -11,6 +11,7 @@ pub fn fork(
     at: Option<&str>,
     cwd: Option<&str>,
     json: bool,
+    resume: bool,
     wait: Option<Duration>,
     loc: &Locator,
 ) -> Result<ExitCode> {
@@ -58,6 +59,13 @@ pub fn fork(
         std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
     } else {
         say!("{}\n{id}", new_path.display());
+    }
+    if resume {
+        let tool = arbor_store::load_doc(&new_path)?.dialect();
+        let code = crate::browse::resume(tool, &new_path)?;
+        return Ok(ExitCode::from(
+            u8::try_from(code.clamp(0, 255)).unwrap_or(1),
+        ));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,7 +4,7 @@ mod fork;
 pub mod index;
 mod ls;
 mod read;
-mod trash;
+pub(crate) mod trash;
 mod write;
 
 use crate::cli::{Cli, Command};
@@ -17,7 +17,28 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     // Where sessions are looked for, built once for the whole command.
     let loc = arbor_store::locate::Locator::new(cli.agent_dir.clone());
     let term = crate::term::Term::detect(cli.color);
-    match cli.command {
+    let Some(command) = cli.command else {
+        // `arbor` alone: the browser on a terminal, the help otherwise.
+        use std::io::IsTerminal;
+        if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+            return crate::browse::browse(false, None, &term, loc, None);
+        }
+        let mut cmd = <Cli as clap::CommandFactory>::command();
+        cmd.print_help()?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    match command {
+        Command::Browse {
+            all,
+            query,
+            catalog,
+        } => crate::browse::browse(
+            all,
+            query.as_deref(),
+            &term,
+            loc,
+            catalog.catalog.as_deref(),
+        ),
         Command::Context {
             session,
             leaf,
@@ -170,12 +191,14 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             at,
             cwd,
             json,
+            resume,
             wait,
         } => fork::fork(
             &session,
             at.as_deref(),
             cwd.as_deref(),
             json,
+            resume,
             wait.wait,
             &loc,
         ),

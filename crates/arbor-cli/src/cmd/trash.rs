@@ -12,7 +12,7 @@ use std::time::Duration;
 /// What belongs to a session file: its writer lock file, the sidecars arbor's repairs wrote
 /// beside it (`<file>.<what>-<time>`), and omp's artifact directory (the path without
 /// `.jsonl`). Only names that exist; symlinks are taken as links (never followed).
-fn belongings(session: &Path) -> Vec<PathBuf> {
+pub(crate) fn belongings(session: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let Some(dir) = session.parent() else {
         return out;

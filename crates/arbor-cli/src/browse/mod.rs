@@ -1,0 +1,820 @@
+//! `arbor` / `arbor browse`: the full-screen session browser (ratatui over crossterm; fuzzy
+//! matching by nucleo-matcher, full-text search by the catalog's FTS5).
+//!
+//! The picker lists the sessions of this project or of all projects; typing filters titles
+//! and first messages (fuzzy) and searches every text of every session (hits shown under their
+//! session, with the entry, its role and whether it is on the current branch); a preview shows
+//! the turns around the hit, or the session's last turns, from the catalog. Enter opens the
+//! tree navigator on the session (on the hit's entry). From there, a session is resumed in its
+//! own agent, continued from an earlier entry in a new branched session, or forked at a user
+//! message (the new session ends at the message's parent; the message is handed over).
+//!
+//! All state changes go through [`App::key`] and [`App::mouse`], which return what the event
+//! loop must do ([`Effect`]); drawing is [`ui::draw`]. Tests drive both without a terminal.
+mod handoff;
+mod navigator;
+mod picker;
+#[cfg(test)]
+mod tests;
+mod ui;
+
+pub use handoff::resume;
+
+use crate::term::Term;
+use anyhow::Result;
+use arbor_core::Dialect;
+use arbor_index::{Catalog, IndexedText};
+use arbor_store::locate::{Locator, Scope as LocScope};
+use crossterm::event::{
+    self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent,
+    MouseEventKind,
+};
+use navigator::{Filter, Navigator};
+use picker::{Picker, Scope};
+use ratatui::layout::Rect;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// What the browser needs from the command line.
+pub struct Ctx {
+    /// Where sessions are.
+    pub loc: Locator,
+    /// `--catalog`.
+    pub catalog: Option<PathBuf>,
+    /// "Now" for ages (fixed in tests).
+    pub now_ms: f64,
+}
+
+/// Which screen is shown.
+pub enum Mode {
+    /// The session list.
+    Picker,
+    /// One session's tree.
+    Tree(Box<Navigator>),
+}
+
+/// A question over the screen.
+pub enum Dialog {
+    /// Move a session to the trash?
+    ConfirmDelete {
+        /// The session.
+        file: PathBuf,
+        /// Its title.
+        title: String,
+    },
+    /// Yes or no before an action.
+    Confirm {
+        /// The question.
+        question: String,
+        /// What yes does.
+        then: Pending,
+    },
+    /// A line of text (a name, a label).
+    Input {
+        /// What is asked.
+        prompt: String,
+        /// The text so far.
+        value: String,
+        /// What Enter does with it.
+        then: Pending,
+    },
+}
+
+/// An action waiting for a dialog's answer.
+#[derive(Debug, Clone)]
+pub enum Pending {
+    /// Rename the session.
+    Rename(PathBuf),
+    /// Set (or clear, when empty) the label of an entry.
+    Label(String),
+    /// Continue from an entry in a new branched session.
+    ContinueFrom(String),
+}
+
+/// How the browser ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Back to the shell.
+    Quit,
+    /// Run the session's agent on it; `handover` is the text of a forked message.
+    Resume {
+        /// The session.
+        path: PathBuf,
+        /// Its tool.
+        tool: Dialect,
+        /// The message text `/fork` hands over.
+        handover: Option<String>,
+    },
+}
+
+/// A preview's session and hit.
+type PreviewKey = (PathBuf, Option<i64>);
+
+/// What the event loop does after an event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Draw again.
+    Redraw,
+    /// Put text on the clipboard (OSC 52).
+    Copy(String),
+    /// Leave with this outcome.
+    Exit(Outcome),
+}
+
+/// The browser's state.
+pub struct App {
+    /// Where sessions are, and "now".
+    pub ctx: Ctx,
+    cat: Catalog,
+    /// The session list.
+    pub picker: Picker,
+    /// The screen.
+    pub mode: Mode,
+    /// The dialog over it.
+    pub dialog: Option<Dialog>,
+    /// The message on the last line.
+    pub status: String,
+    /// Colour on.
+    pub color: bool,
+    /// Where the list was last drawn, and the view position of each of its lines (mouse).
+    pub list_area: Rect,
+    /// See `list_area`.
+    pub row_at: Vec<usize>,
+    preview: Option<(PreviewKey, Vec<IndexedText>)>,
+    last_click: Option<(Instant, usize)>,
+}
+
+impl App {
+    /// Opens the catalog, brings it up to date for `scope`, and shows the picker (searching
+    /// for `query` when given).
+    pub fn new(ctx: Ctx, scope: Scope, query: Option<&str>, color: bool) -> Result<App> {
+        let mut cat = crate::cmd::index::open_catalog(ctx.catalog.as_deref())?;
+        let (listed, dirs) = load(&ctx.loc, &mut cat, scope)?;
+        let picker = Picker::new(scope, &listed, &dirs);
+        let mut app = App {
+            ctx,
+            cat,
+            picker,
+            mode: Mode::Picker,
+            dialog: None,
+            status: String::new(),
+            color,
+            list_area: Rect::default(),
+            row_at: Vec::new(),
+            preview: None,
+            last_click: None,
+        };
+        if let Some(q) = query.filter(|q| !q.trim().is_empty()) {
+            app.picker.query = q.to_string();
+            app.picker.search(Some(&app.cat));
+        }
+        Ok(app)
+    }
+
+    /// The preview's texts for the selected session: around its hit, else its last turns.
+    pub fn preview(&mut self) -> Vec<IndexedText> {
+        let Some(file) = self.picker.selected_file().map(Path::to_path_buf) else {
+            return Vec::new();
+        };
+        let seq = self
+            .picker
+            .selected_view()
+            .and_then(|v| v.hit.as_ref().map(|h| h.seq));
+        let key = (file.clone(), seq);
+        if let Some((k, v)) = &self.preview {
+            if *k == key {
+                return v.clone();
+            }
+        }
+        let texts = match seq {
+            Some(s) => self.cat.texts_near(&file, s - 4, s + 4, 12),
+            None => self.cat.last_texts(&file, 8),
+        }
+        .unwrap_or_default();
+        self.preview = Some((key, texts.clone()));
+        texts
+    }
+
+    /// Reloads the picker's sessions from the catalog (after a write, or on a timer).
+    pub fn reload(&mut self) -> Result<()> {
+        let (listed, dirs) = load(&self.ctx.loc, &mut self.cat, self.picker.scope)?;
+        self.picker.load(self.picker.scope, &listed, &dirs);
+        if !self.picker.query.trim().is_empty() {
+            let keep = self.picker.selected;
+            self.picker.search(Some(&self.cat));
+            self.picker.select(keep);
+        }
+        self.preview = None;
+        Ok(())
+    }
+
+    /// Handles a key.
+    pub fn key(&mut self, k: KeyEvent) -> Effect {
+        if k.kind == KeyEventKind::Release {
+            return Effect::Redraw;
+        }
+        let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && matches!(k.code, KeyCode::Char('c')) {
+            return Effect::Exit(Outcome::Quit);
+        }
+        if self.dialog.is_some() {
+            return self.dialog_key(k);
+        }
+        self.status.clear();
+        match self.mode {
+            Mode::Picker => self.picker_key(k, ctrl),
+            Mode::Tree(_) => self.tree_key(k, ctrl),
+        }
+    }
+
+    fn page(&self) -> isize {
+        (self.list_area.height.max(2) as isize) - 1
+    }
+
+    fn picker_key(&mut self, k: KeyEvent, ctrl: bool) -> Effect {
+        match (k.code, ctrl) {
+            (KeyCode::Esc, _) => {
+                if self.picker.query.is_empty() {
+                    return Effect::Exit(Outcome::Quit);
+                }
+                self.picker.query.clear();
+                self.picker.search(Some(&self.cat));
+            }
+            (KeyCode::Char('q'), true) => return Effect::Exit(Outcome::Quit),
+            (KeyCode::Up, _) | (KeyCode::Char('p' | 'k'), true) => self.picker.move_by(-1),
+            (KeyCode::Down, _) | (KeyCode::Char('n' | 'j'), true) => self.picker.move_by(1),
+            (KeyCode::PageUp, _) => self.picker.move_by(-self.page()),
+            (KeyCode::PageDown, _) => self.picker.move_by(self.page()),
+            (KeyCode::Home, _) => self.picker.select(0),
+            (KeyCode::End, _) => self.picker.select(usize::MAX),
+            (KeyCode::Tab | KeyCode::BackTab, _) => {
+                let scope = match self.picker.scope {
+                    Scope::Project => Scope::All,
+                    Scope::All => Scope::Project,
+                };
+                match load(&self.ctx.loc, &mut self.cat, scope) {
+                    Ok((listed, dirs)) => {
+                        self.picker.load(scope, &listed, &dirs);
+                        self.picker.search(Some(&self.cat));
+                        self.preview = None;
+                    }
+                    Err(e) => {
+                        self.status = format!("cannot list: {}", crate::report::error_text(&e))
+                    }
+                }
+            }
+            (KeyCode::Char('s'), true) => self.picker.cycle_sort(),
+            (KeyCode::Enter, _) => return self.open_tree(),
+            (KeyCode::Char('r'), true) => {
+                if let Some(r) = self.picker.selected_row() {
+                    return Effect::Exit(Outcome::Resume {
+                        path: r.file.clone(),
+                        tool: r.tool,
+                        handover: None,
+                    });
+                }
+            }
+            (KeyCode::Char('d'), true) | (KeyCode::Delete, _) => {
+                if let Some(r) = self.picker.selected_row() {
+                    self.dialog = Some(Dialog::ConfirmDelete {
+                        file: r.file.clone(),
+                        title: r.title.clone(),
+                    });
+                }
+            }
+            (KeyCode::Char('e'), true) | (KeyCode::F(2), _) => {
+                if let Some(r) = self.picker.selected_row() {
+                    self.dialog = Some(Dialog::Input {
+                        prompt: "Name of the session:".into(),
+                        value: r.title.clone(),
+                        then: Pending::Rename(r.file.clone()),
+                    });
+                }
+            }
+            (KeyCode::Char('y'), true) => {
+                if let Some(r) = self.picker.selected_row() {
+                    let p = r.file.to_string_lossy().into_owned();
+                    self.status = format!("copied {p}");
+                    return Effect::Copy(p);
+                }
+            }
+            (KeyCode::Char('t'), true) => {
+                if let Some(id) = self
+                    .picker
+                    .selected_row()
+                    .and_then(|r| r.session_id.clone())
+                {
+                    self.status = format!("copied {id}");
+                    return Effect::Copy(id);
+                }
+            }
+            (KeyCode::Char('u'), true) => {
+                self.picker.query.clear();
+                self.picker.search(Some(&self.cat));
+            }
+            (KeyCode::Backspace, _) if self.picker.query.pop().is_some() => {
+                self.picker.search(Some(&self.cat));
+            }
+            (KeyCode::Char(c), false) => {
+                self.picker.query.push(c);
+                self.picker.search(Some(&self.cat));
+            }
+            _ => {}
+        }
+        Effect::Redraw
+    }
+
+    fn open_tree(&mut self) -> Effect {
+        let Some(r) = self.picker.selected_row() else {
+            return Effect::Redraw;
+        };
+        let at = self
+            .picker
+            .selected_view()
+            .and_then(|v| v.hit.as_ref())
+            .and_then(|h| h.entry_id.clone());
+        let title = r.title.clone();
+        match Navigator::open(&r.file, at.as_deref()) {
+            Ok(mut n) => {
+                if n.title.is_empty() {
+                    n.title = title;
+                }
+                self.mode = Mode::Tree(Box::new(n));
+            }
+            Err(e) => self.status = crate::report::error_text(&e),
+        }
+        Effect::Redraw
+    }
+
+    fn tree_key(&mut self, k: KeyEvent, ctrl: bool) -> Effect {
+        let page = self.page();
+        let Mode::Tree(nav) = &mut self.mode else {
+            return Effect::Redraw;
+        };
+        if nav.searching {
+            match k.code {
+                KeyCode::Esc => {
+                    nav.searching = false;
+                    nav.search.clear();
+                    nav.apply_search();
+                }
+                KeyCode::Enter => nav.searching = false,
+                KeyCode::Backspace => {
+                    nav.search.pop();
+                    nav.apply_search();
+                }
+                KeyCode::Up => nav.move_by(-1),
+                KeyCode::Down => nav.move_by(1),
+                KeyCode::Char(c) if !ctrl => {
+                    nav.search.push(c);
+                    nav.apply_search();
+                }
+                _ => {}
+            }
+            return Effect::Redraw;
+        }
+        match k.code {
+            KeyCode::Esc | KeyCode::Char('q') => {
+                if !nav.search.is_empty() {
+                    nav.search.clear();
+                    nav.apply_search();
+                } else {
+                    self.mode = Mode::Picker;
+                }
+            }
+            KeyCode::Up | KeyCode::Char('k') => nav.move_by(-1),
+            KeyCode::Down | KeyCode::Char('j') => nav.move_by(1),
+            KeyCode::PageUp => nav.move_by(-page),
+            KeyCode::PageDown => nav.move_by(page),
+            KeyCode::Home | KeyCode::Char('g') => nav.selected = 0,
+            KeyCode::End | KeyCode::Char('G') => nav.move_by(isize::MAX / 2),
+            KeyCode::Left | KeyCode::Char('h') => nav.fold_or_up(),
+            KeyCode::Right => nav.unfold_or_down(),
+            KeyCode::Char(' ') => nav.toggle_fold(),
+            KeyCode::Char('/') => nav.searching = true,
+            KeyCode::Char('f') => nav.set_filter(nav.filter.next()),
+            KeyCode::Char(c @ '1'..='5') => nav.set_filter(match c {
+                '1' => Filter::Default,
+                '2' => Filter::NoTools,
+                '3' => Filter::UserOnly,
+                '4' => Filter::Labeled,
+                _ => Filter::All,
+            }),
+            KeyCode::Char('L') => {
+                if let Some(i) = nav.selected_entry() {
+                    if let Some(id) = nav.doc.entries()[i].id.clone() {
+                        let current = nav.doc.index().labels.get(&id).unwrap_or("").to_string();
+                        self.dialog = Some(Dialog::Input {
+                            prompt: format!("Label of {id} (empty removes it):"),
+                            value: current,
+                            then: Pending::Label(id.to_string()),
+                        });
+                    }
+                }
+            }
+            KeyCode::Char('r') => {
+                return Effect::Exit(Outcome::Resume {
+                    path: nav.path.clone(),
+                    tool: nav.doc.dialect(),
+                    handover: None,
+                })
+            }
+            KeyCode::Enter | KeyCode::Char('c') => {
+                let Some(i) = nav.selected_entry() else {
+                    return Effect::Redraw;
+                };
+                if Some(i) == nav.doc.index().leaf {
+                    return Effect::Exit(Outcome::Resume {
+                        path: nav.path.clone(),
+                        tool: nav.doc.dialect(),
+                        handover: None,
+                    });
+                }
+                if let Some(id) = nav.doc.entries()[i].id.clone() {
+                    self.dialog = Some(Dialog::Confirm {
+                        question: format!(
+                            "Continue from {id} in a new session (the path up to it, labels kept) and resume it?"
+                        ),
+                        then: Pending::ContinueFrom(id.to_string()),
+                    });
+                }
+            }
+            KeyCode::Char('F') => return self.fork_at_message(),
+            _ => {}
+        }
+        Effect::Redraw
+    }
+
+    /// `/fork`: a new session ending at the selected user message's parent, resumed, with the
+    /// message's text handed over.
+    fn fork_at_message(&mut self) -> Effect {
+        let Mode::Tree(nav) = &self.mode else {
+            return Effect::Redraw;
+        };
+        let Some(i) = nav.selected_entry() else {
+            return Effect::Redraw;
+        };
+        let Some(text) = nav.user_text(i) else {
+            self.status = "fork works on a user message: select one".into();
+            return Effect::Redraw;
+        };
+        let parent = nav.doc.entries()[i]
+            .parent_id
+            .as_deref()
+            .map(str::to_string);
+        let path = nav.path.clone();
+        let tool = nav.doc.dialect();
+        let made = match parent {
+            Some(p) => arbor_store::SessionManager::fork(
+                &path,
+                Some(&p),
+                None,
+                arbor_store::ManagerOptions::default(),
+            ),
+            // A root message: an empty session in the same project (pi's /fork of a root).
+            None => new_empty_like(&nav.doc, &path),
+        };
+        match made.and_then(|sm| {
+            let p = sm.session_file().map(Path::to_path_buf).unwrap_or_default();
+            sm.close().map(|()| p)
+        }) {
+            Ok(new_path) => Effect::Exit(Outcome::Resume {
+                path: new_path,
+                tool,
+                handover: Some(text),
+            }),
+            Err(e) => {
+                self.status = format!("fork failed: {e}");
+                Effect::Redraw
+            }
+        }
+    }
+
+    fn dialog_key(&mut self, k: KeyEvent) -> Effect {
+        let Some(d) = self.dialog.take() else {
+            return Effect::Redraw;
+        };
+        match d {
+            Dialog::ConfirmDelete { file, title } => match k.code {
+                KeyCode::Char('y' | 'Y') => match trash_session(&file) {
+                    Ok(()) => {
+                        self.status = format!("moved to the trash: {title} (arbor trash restore)");
+                        if let Err(e) = self.reload() {
+                            self.status = crate::report::error_text(&e);
+                        }
+                    }
+                    Err(e) => {
+                        self.status = format!("not deleted: {}", crate::report::error_text(&e))
+                    }
+                },
+                KeyCode::Char('n' | 'N') | KeyCode::Esc => {}
+                _ => self.dialog = Some(Dialog::ConfirmDelete { file, title }),
+            },
+            Dialog::Confirm { question, then } => match k.code {
+                KeyCode::Char('y' | 'Y') | KeyCode::Enter => {
+                    return self.run_pending(then, String::new())
+                }
+                KeyCode::Char('n' | 'N') | KeyCode::Esc => {}
+                _ => self.dialog = Some(Dialog::Confirm { question, then }),
+            },
+            Dialog::Input {
+                prompt,
+                mut value,
+                then,
+            } => match k.code {
+                KeyCode::Esc => {}
+                KeyCode::Enter => return self.run_pending(then, value),
+                KeyCode::Backspace => {
+                    value.pop();
+                    self.dialog = Some(Dialog::Input {
+                        prompt,
+                        value,
+                        then,
+                    });
+                }
+                KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
+                    value.push(c);
+                    self.dialog = Some(Dialog::Input {
+                        prompt,
+                        value,
+                        then,
+                    });
+                }
+                _ => {
+                    self.dialog = Some(Dialog::Input {
+                        prompt,
+                        value,
+                        then,
+                    })
+                }
+            },
+        }
+        Effect::Redraw
+    }
+
+    fn run_pending(&mut self, p: Pending, value: String) -> Effect {
+        let result: Result<Option<Effect>> = (|| match p {
+            Pending::Rename(file) => {
+                let name = value.trim();
+                if name.is_empty() {
+                    anyhow::bail!("a name cannot be empty");
+                }
+                let mut sm = arbor_store::SessionManager::open(&file, Default::default())?;
+                sm.set_session_name(name)?;
+                sm.close()?;
+                self.reload()?;
+                self.status = format!("named \"{name}\"");
+                Ok(None)
+            }
+            Pending::Label(target) => {
+                let Mode::Tree(nav) = &mut self.mode else {
+                    return Ok(None);
+                };
+                let mut sm = arbor_store::SessionManager::open(&nav.path, Default::default())?;
+                let label = value.trim();
+                sm.append_label_change(&target, (!label.is_empty()).then_some(label))?;
+                sm.close()?;
+                nav.refresh()?;
+                self.status = if label.is_empty() {
+                    format!("label of {target} removed")
+                } else {
+                    format!("labelled {target} [{label}]")
+                };
+                Ok(None)
+            }
+            Pending::ContinueFrom(id) => {
+                let Mode::Tree(nav) = &self.mode else {
+                    return Ok(None);
+                };
+                let sm = arbor_store::SessionManager::fork(
+                    &nav.path,
+                    Some(&id),
+                    None,
+                    arbor_store::ManagerOptions::default(),
+                )?;
+                let path = sm.session_file().map(Path::to_path_buf).unwrap_or_default();
+                sm.close()?;
+                Ok(Some(Effect::Exit(Outcome::Resume {
+                    path,
+                    tool: nav.doc.dialect(),
+                    handover: None,
+                })))
+            }
+        })();
+        match result {
+            Ok(Some(e)) => e,
+            Ok(None) => Effect::Redraw,
+            Err(e) => {
+                let busy = e.chain().any(|c| {
+                    c.downcast_ref::<arbor_store::lock::LockError>().is_some()
+                        || matches!(
+                            c.downcast_ref::<arbor_store::StoreError>(),
+                            Some(arbor_store::StoreError::Lock(_))
+                        )
+                });
+                self.status = if busy {
+                    "busy: another arbor writer holds this session; nothing was written".into()
+                } else {
+                    format!("not written: {}", crate::report::error_text(&e))
+                };
+                Effect::Redraw
+            }
+        }
+    }
+
+    /// Handles the mouse: the wheel scrolls, a click selects, a second click opens.
+    pub fn mouse(&mut self, m: MouseEvent) -> Effect {
+        if self.dialog.is_some() {
+            return Effect::Redraw;
+        }
+        let step = match m.kind {
+            MouseEventKind::ScrollUp => -3,
+            MouseEventKind::ScrollDown => 3,
+            MouseEventKind::Down(MouseButton::Left) => 0,
+            _ => return Effect::Redraw,
+        };
+        if step != 0 {
+            match &mut self.mode {
+                Mode::Picker => self.picker.move_by(step),
+                Mode::Tree(n) => n.move_by(step),
+            }
+            return Effect::Redraw;
+        }
+        let a = self.list_area;
+        if m.column < a.x || m.column >= a.x + a.width || m.row < a.y || m.row >= a.y + a.height {
+            return Effect::Redraw;
+        }
+        let Some(&pos) = self.row_at.get((m.row - a.y) as usize) else {
+            return Effect::Redraw;
+        };
+        let double = self
+            .last_click
+            .is_some_and(|(t, p)| p == pos && t.elapsed() < Duration::from_millis(400));
+        self.last_click = Some((Instant::now(), pos));
+        match &mut self.mode {
+            Mode::Picker => {
+                self.picker.select(pos);
+                if double {
+                    return self.open_tree();
+                }
+            }
+            Mode::Tree(n) => {
+                n.selected = pos;
+                if double {
+                    n.toggle_fold();
+                }
+            }
+        }
+        Effect::Redraw
+    }
+
+    /// Picks up what changed on disk: the picker re-reads the catalog (one `stat` per file,
+    /// appended bytes only); the tree reads appended lines.
+    pub fn tick(&mut self) {
+        match &mut self.mode {
+            Mode::Picker => {
+                let _ = self.reload();
+            }
+            Mode::Tree(n) => {
+                if let Ok(true) = n.refresh() {
+                    self.status = "the session grew; new entries shown".into();
+                }
+            }
+        }
+    }
+}
+
+/// The catalog listing of a scope, brought up to date (texts included, for the search).
+fn load(
+    loc: &Locator,
+    cat: &mut Catalog,
+    scope: Scope,
+) -> Result<(Vec<arbor_index::Listed>, Vec<PathBuf>)> {
+    let dirs = loc.project_dirs(match scope {
+        Scope::Project => LocScope::Current,
+        Scope::All => LocScope::All,
+    })?;
+    let (listed, _) = crate::cmd::index::refreshed_listing(cat, &dirs, true)?;
+    Ok((listed, dirs))
+}
+
+/// Moves a session and what belongs to it to the trash, when no arbor writer holds it.
+fn trash_session(file: &Path) -> Result<()> {
+    drop(arbor_store::lock::WriterLock::acquire(file, None)?);
+    let mut items = vec![file.to_path_buf()];
+    items.extend(crate::cmd::trash::belongings(file));
+    trash::delete_all(&items).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))
+}
+
+/// A new empty session in the same directory and project as `doc` (its header written now).
+fn new_empty_like(
+    doc: &arbor_core::SessionDoc,
+    path: &Path,
+) -> std::result::Result<arbor_store::SessionManager, arbor_store::StoreError> {
+    let cwd = doc.header_str("cwd").unwrap_or_default();
+    arbor_store::SessionManager::create(
+        &cwd,
+        path.parent(),
+        arbor_store::ManagerOptions {
+            dialect: Some(doc.dialect()),
+            ..Default::default()
+        },
+    )
+}
+
+/// `arbor browse` (and `arbor` alone on a terminal).
+pub fn browse(
+    all: bool,
+    query: Option<&str>,
+    term: &Term,
+    loc: Locator,
+    catalog: Option<&Path>,
+) -> Result<ExitCode> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        anyhow::bail!(
+            "the browser needs a terminal (for a list: arbor ls; for a search: arbor search)"
+        );
+    }
+    let ctx = Ctx {
+        loc,
+        catalog: catalog.map(Path::to_path_buf),
+        now_ms: arbor_store::ids::now_ms() as f64,
+    };
+    let scope = if all { Scope::All } else { Scope::Project };
+    let mut app = App::new(ctx, scope, query, term.color)?;
+    // A project with no sessions starts on all projects.
+    if !all && app.picker.rows.is_empty() && query.is_none() {
+        app.key(KeyEvent::from(KeyCode::Tab));
+    }
+    let outcome = run_terminal(&mut app)?;
+    match outcome {
+        Outcome::Quit => Ok(ExitCode::SUCCESS),
+        Outcome::Resume {
+            path,
+            tool,
+            handover,
+        } => {
+            if let Some(text) = &handover {
+                handoff::copy_to_clipboard(text);
+                say!("The forked message (also on the clipboard where the terminal allows):\n\n{text}\n");
+            }
+            let code = handoff::resume(tool, &path)?;
+            Ok(ExitCode::from(
+                u8::try_from(code.clamp(0, 255)).unwrap_or(1),
+            ))
+        }
+    }
+}
+
+/// Runs the event loop on the real terminal (alternate screen, raw mode, mouse), restoring the
+/// terminal whatever happens.
+fn run_terminal(app: &mut App) -> Result<Outcome> {
+    use crossterm::{execute, terminal};
+    terminal::enable_raw_mode()?;
+    let mut out = std::io::stdout();
+    let setup = execute!(
+        out,
+        terminal::EnterAlternateScreen,
+        event::EnableMouseCapture
+    );
+    let restore = || {
+        let _ = execute!(
+            std::io::stdout(),
+            event::DisableMouseCapture,
+            terminal::LeaveAlternateScreen
+        );
+        let _ = terminal::disable_raw_mode();
+    };
+    if let Err(e) = setup {
+        restore();
+        return Err(e.into());
+    }
+    let result = (|| -> Result<Outcome> {
+        let backend = ratatui::backend::CrosstermBackend::new(std::io::stdout());
+        let mut terminal = ratatui::Terminal::new(backend)?;
+        let mut last_tick = Instant::now();
+        loop {
+            terminal.draw(|f| ui::draw(f, app))?;
+            if event::poll(Duration::from_millis(250))? {
+                let effect = match event::read()? {
+                    Event::Key(k) => app.key(k),
+                    Event::Mouse(m) => app.mouse(m),
+                    _ => Effect::Redraw,
+                };
+                match effect {
+                    Effect::Exit(o) => return Ok(o),
+                    Effect::Copy(text) => handoff::copy_to_clipboard(&text),
+                    Effect::Redraw => {}
+                }
+            }
+            if last_tick.elapsed() >= Duration::from_secs(2) {
+                app.tick();
+                last_tick = Instant::now();
+            }
+        }
+    })();
+    restore();
+    result
+}

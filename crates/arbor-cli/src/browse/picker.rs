@@ -1,0 +1,555 @@
+//! The session picker: rows from the catalog, the scope (this project or all), the sort, the
+//! fuzzy filter over titles and first messages, the full-text hits, and the preview.
+use arbor_core::Dialect;
+use arbor_index::{Catalog, IndexedText, Listed, SearchQuery};
+use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
+use nucleo_matcher::{Config, Matcher, Utf32Str};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Which sessions the picker shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// The current directory's sessions (pi's and omp's).
+    Project,
+    /// Every project of every agent directory.
+    All,
+}
+
+/// The order of the rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sort {
+    /// Newest `modified` first.
+    Recent,
+    /// Newest creation first.
+    Created,
+    /// Forks under the sessions they were forked from.
+    Threaded,
+    /// Best match first (while searching).
+    Relevance,
+}
+
+impl Sort {
+    /// Its name on screen.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sort::Recent => "recent",
+            Sort::Created => "created",
+            Sort::Threaded => "threaded",
+            Sort::Relevance => "relevance",
+        }
+    }
+}
+
+/// One session.
+#[derive(Debug, Clone)]
+pub struct SessionRow {
+    /// The file.
+    pub file: PathBuf,
+    /// The tool that writes it.
+    pub tool: Dialect,
+    /// Name, omp title or first message.
+    pub title: String,
+    /// The first user message.
+    pub first: String,
+    /// The project (header `cwd`).
+    pub cwd: String,
+    /// `modified` (pi's rule), ms.
+    pub modified: f64,
+    /// `created`, ms.
+    pub created: f64,
+    /// Messages.
+    pub messages: usize,
+    /// File size.
+    pub size: u64,
+    /// Tips of the tree.
+    pub branches: u64,
+    /// `parentSession` (a path for pi, a session id for omp).
+    pub parent: Option<String>,
+    /// Header id.
+    pub session_id: Option<String>,
+    /// What fuzzy matching reads.
+    haystack: String,
+}
+
+impl SessionRow {
+    fn from_listed(l: &Listed) -> SessionRow {
+        let title = crate::render::one_line(&l.display_title(), 300);
+        let first = crate::render::one_line(&l.info.first_message.to_string_lossy(), 300);
+        let haystack = if title == first {
+            title.clone()
+        } else {
+            format!("{title} {first}")
+        };
+        SessionRow {
+            file: l.file.clone(),
+            tool: if l.omp { Dialect::Omp } else { Dialect::Pi },
+            title,
+            first,
+            cwd: l.info.cwd.clone(),
+            modified: l.info.modified_ms,
+            created: l.info.created_ms.unwrap_or(l.info.modified_ms),
+            messages: l.info.message_count,
+            size: l.size,
+            branches: l.branches,
+            // Kept as its raw JSON; a string is what forks write.
+            parent: l.info.parent_session_path.as_deref().and_then(|raw| {
+                arbor_core::json::JsValue::parse(raw.as_bytes())
+                    .ok()
+                    .and_then(|v| v.as_str_lossy().map(|s| s.into_owned()))
+            }),
+            session_id: l.session_id.clone(),
+            haystack,
+        }
+    }
+}
+
+/// A full-text hit shown under its session.
+#[derive(Debug, Clone)]
+pub struct HitLine {
+    /// The entry.
+    pub entry_id: Option<String>,
+    /// What kind of text (`user`, `assistant`, ...).
+    pub role: &'static str,
+    /// The text around the match, the match between U+E000 and U+E001.
+    pub snippet: String,
+    /// On the path the session resumes.
+    pub on_branch: bool,
+    /// Position in the file.
+    pub seq: i64,
+}
+
+/// A row on screen: a session, how deep under its parent (threaded), its best hit.
+#[derive(Debug, Clone)]
+pub struct ViewRow {
+    /// Index into the session rows.
+    pub row: usize,
+    /// Depth under its parent (threaded sort).
+    pub depth: usize,
+    /// The best full-text hit, while searching.
+    pub hit: Option<HitLine>,
+    /// How many texts of the session matched.
+    pub hits: usize,
+}
+
+/// The picker's state.
+pub struct Picker {
+    /// Scope.
+    pub scope: Scope,
+    /// Sort when not searching.
+    pub sort: Sort,
+    /// The query typed.
+    pub query: String,
+    /// Every session of the scope.
+    pub rows: Vec<SessionRow>,
+    /// What is shown, in order.
+    pub view: Vec<ViewRow>,
+    /// Selected position in `view`.
+    pub selected: usize,
+    /// First visible position.
+    pub offset: usize,
+    /// The directories of the scope (catalog keys).
+    pub dir_keys: Vec<String>,
+    /// The last search's error (a query FTS5 cannot read is searched as words; a bad regex).
+    pub search_note: Option<String>,
+    matcher: Matcher,
+}
+
+impl Picker {
+    /// A picker over `listed`.
+    pub fn new(scope: Scope, listed: &[Listed], dirs: &[PathBuf]) -> Picker {
+        let mut p = Picker {
+            scope,
+            sort: Sort::Recent,
+            query: String::new(),
+            rows: Vec::new(),
+            view: Vec::new(),
+            selected: 0,
+            offset: 0,
+            dir_keys: Vec::new(),
+            search_note: None,
+            matcher: Matcher::new(Config::DEFAULT),
+        };
+        p.load(scope, listed, dirs);
+        p
+    }
+
+    /// Replaces the sessions (a scope switch or a refresh), keeping the selection on the
+    /// same file when it is still there.
+    pub fn load(&mut self, scope: Scope, listed: &[Listed], dirs: &[PathBuf]) {
+        let keep = self.selected_file().map(Path::to_path_buf);
+        self.scope = scope;
+        self.rows = listed.iter().map(SessionRow::from_listed).collect();
+        self.dir_keys = dirs.iter().map(|d| arbor_index::dir_key(d)).collect();
+        self.rebuild_view(None);
+        if let Some(f) = keep {
+            if let Some(pos) = self.view.iter().position(|v| self.rows[v.row].file == f) {
+                self.selected = pos;
+            }
+        }
+        self.clamp();
+    }
+
+    /// The session under the cursor.
+    pub fn selected_row(&self) -> Option<&SessionRow> {
+        self.view.get(self.selected).map(|v| &self.rows[v.row])
+    }
+
+    /// Its file.
+    pub fn selected_file(&self) -> Option<&Path> {
+        self.selected_row().map(|r| r.file.as_path())
+    }
+
+    /// The selected view row.
+    pub fn selected_view(&self) -> Option<&ViewRow> {
+        self.view.get(self.selected)
+    }
+
+    /// Moves the cursor by `d` rows.
+    pub fn move_by(&mut self, d: isize) {
+        if self.view.is_empty() {
+            return;
+        }
+        let n = self.view.len() as isize;
+        self.selected = (self.selected as isize + d).clamp(0, n - 1) as usize;
+    }
+
+    /// Puts the cursor on `pos`.
+    pub fn select(&mut self, pos: usize) {
+        self.selected = pos;
+        self.clamp();
+    }
+
+    fn clamp(&mut self) {
+        if self.selected >= self.view.len() {
+            self.selected = self.view.len().saturating_sub(1);
+        }
+    }
+
+    /// The next sort (relevance only while searching).
+    pub fn cycle_sort(&mut self) {
+        self.sort = match self.sort {
+            Sort::Recent => Sort::Created,
+            Sort::Created => Sort::Threaded,
+            Sort::Threaded if !self.query.trim().is_empty() => Sort::Relevance,
+            _ => Sort::Recent,
+        };
+        self.rebuild_view(None);
+    }
+
+    /// Re-filters with the current query, searching the catalog's texts (`cat`) too.
+    pub fn search(&mut self, cat: Option<&Catalog>) {
+        self.selected = 0;
+        self.offset = 0;
+        self.rebuild_view(cat);
+    }
+
+    /// Builds `view` from the rows, the query and the sort.
+    fn rebuild_view(&mut self, cat: Option<&Catalog>) {
+        self.search_note = None;
+        let q = self.query.trim().to_string();
+        if q.is_empty() {
+            if self.sort == Sort::Relevance {
+                self.sort = Sort::Recent;
+            }
+            self.view = self.ordered((0..self.rows.len()).collect());
+            return;
+        }
+        // Fuzzy over titles and first messages.
+        let mut scored: HashMap<usize, u32> = HashMap::new();
+        let regex = q.strip_prefix("re:").map(str::trim);
+        if regex.is_none() {
+            let pattern = Pattern::parse(&q, CaseMatching::Ignore, Normalization::Smart);
+            let mut buf = Vec::new();
+            for (i, r) in self.rows.iter().enumerate() {
+                if let Some(s) =
+                    pattern.score(Utf32Str::new(&r.haystack, &mut buf), &mut self.matcher)
+                {
+                    scored.insert(i, s);
+                }
+            }
+        }
+        // Full-text hits, grouped by session.
+        let mut hits: HashMap<PathBuf, (HitLine, usize, usize)> = HashMap::new(); // hit, count, rank order
+        if let Some(cat) = cat {
+            match regex {
+                Some(re) => self.regex_hits(cat, re, &mut hits, &mut scored),
+                None => self.fts_hits(cat, &q, &mut hits),
+            }
+        }
+        let by_file: HashMap<&Path, usize> = self
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.file.as_path(), i))
+            .collect();
+        let mut rows: Vec<(usize, Option<HitLine>, usize, u32, usize)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (file, (hit, count, order)) in &hits {
+            if let Some(&i) = by_file.get(file.as_path()) {
+                seen.insert(i);
+                let fuzzy = scored.get(&i).copied().unwrap_or(0);
+                rows.push((i, Some(hit.clone()), *count, fuzzy, *order));
+            }
+        }
+        for (&i, &s) in &scored {
+            if !seen.contains(&i) {
+                rows.push((i, None, 0, s, usize::MAX));
+            }
+        }
+        // Relevance: the query as it is in a title first, then sessions whose texts match
+        // (best FTS5 rank first), then looser fuzzy matches of titles (by score).
+        let lower = q.to_lowercase();
+        let in_title: Vec<bool> = self
+            .rows
+            .iter()
+            .map(|r| r.haystack.to_lowercase().contains(&lower))
+            .collect();
+        let relevance = |a: &(usize, Option<HitLine>, usize, u32, usize),
+                         b: &(usize, Option<HitLine>, usize, u32, usize)| {
+            in_title[b.0]
+                .cmp(&in_title[a.0])
+                .then(a.4.cmp(&b.4))
+                .then(b.3.cmp(&a.3))
+                .then(a.0.cmp(&b.0))
+        };
+        if self.sort == Sort::Recent || self.sort == Sort::Relevance {
+            self.sort = Sort::Relevance;
+            rows.sort_by(relevance);
+            self.view = rows
+                .into_iter()
+                .map(|(row, hit, hits, _, _)| ViewRow {
+                    row,
+                    depth: 0,
+                    hit,
+                    hits,
+                })
+                .collect();
+        } else {
+            let mut info: HashMap<usize, (Option<HitLine>, usize)> = HashMap::new();
+            for (i, h, c, _, _) in rows {
+                info.insert(i, (h, c));
+            }
+            let mut v = self.ordered(info.keys().copied().collect());
+            for vr in &mut v {
+                if let Some((h, c)) = info.remove(&vr.row) {
+                    vr.hit = h;
+                    vr.hits = c;
+                }
+            }
+            self.view = v;
+        }
+    }
+
+    fn fts_hits(
+        &mut self,
+        cat: &Catalog,
+        q: &str,
+        hits: &mut HashMap<PathBuf, (HitLine, usize, usize)>,
+    ) {
+        let mut sq = SearchQuery::new(q);
+        sq.dirs = Some(self.dir_keys.clone());
+        sq.limit = 500;
+        sq.marks = ("\u{e000}".into(), "\u{e001}".into());
+        sq.snippet_words = 12;
+        match cat.search(&sq) {
+            Ok(list) => {
+                for (order, h) in list.into_iter().enumerate() {
+                    let e = hits.entry(h.path.clone()).or_insert_with(|| {
+                        (
+                            HitLine {
+                                entry_id: h.entry_id.clone(),
+                                role: h.kind.name(),
+                                snippet: h.snippet.clone(),
+                                on_branch: h.on_current_branch,
+                                seq: h.seq,
+                            },
+                            0,
+                            order,
+                        )
+                    });
+                    e.1 += 1;
+                }
+            }
+            Err(e) => self.search_note = Some(e.to_string()),
+        }
+    }
+
+    fn regex_hits(
+        &mut self,
+        cat: &Catalog,
+        re: &str,
+        hits: &mut HashMap<PathBuf, (HitLine, usize, usize)>,
+        scored: &mut HashMap<usize, u32>,
+    ) {
+        let rx = match regex::RegexBuilder::new(re)
+            .case_insensitive(true)
+            .size_limit(1 << 20)
+            .build()
+        {
+            Ok(r) => r,
+            Err(e) => {
+                self.search_note = Some(format!("re: {e}"));
+                return;
+            }
+        };
+        for (i, r) in self.rows.iter().enumerate() {
+            if rx.is_match(&r.haystack) {
+                scored.insert(i, 1);
+            }
+        }
+        let mut order = 0;
+        let mut found = 0usize;
+        let r = cat.scan_texts(&self.dir_keys, &mut |path: &Path, t: &IndexedText| {
+            if let Some(m) = rx.find(&t.text) {
+                order += 1;
+                let e = hits.entry(path.to_path_buf()).or_insert_with(|| {
+                    (
+                        HitLine {
+                            entry_id: t.entry_id.clone(),
+                            role: t.kind.name(),
+                            snippet: regex_snippet(&t.text, m.start(), m.end()),
+                            on_branch: true,
+                            seq: t.seq,
+                        },
+                        0,
+                        order,
+                    )
+                });
+                e.1 += 1;
+                found += 1;
+            }
+            found < 5000
+        });
+        if let Err(e) = r {
+            self.search_note = Some(e.to_string());
+        }
+    }
+
+    /// `rows` in the current sort (not relevance).
+    fn ordered(&self, mut rows: Vec<usize>) -> Vec<ViewRow> {
+        let plain = |rows: Vec<usize>| {
+            rows.into_iter()
+                .map(|row| ViewRow {
+                    row,
+                    depth: 0,
+                    hit: None,
+                    hits: 0,
+                })
+                .collect()
+        };
+        match self.sort {
+            Sort::Recent | Sort::Relevance => {
+                rows.sort_by(|&a, &b| {
+                    self.rows[b]
+                        .modified
+                        .partial_cmp(&self.rows[a].modified)
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                        .then(a.cmp(&b))
+                });
+                plain(rows)
+            }
+            Sort::Created => {
+                rows.sort_by(|&a, &b| {
+                    self.rows[b]
+                        .created
+                        .partial_cmp(&self.rows[a].created)
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                        .then(a.cmp(&b))
+                });
+                plain(rows)
+            }
+            Sort::Threaded => self.threaded(rows),
+        }
+    }
+
+    /// Forks under their parents (pi: `parentSession` is the parent's path; omp: its id),
+    /// newest first at each level.
+    fn threaded(&self, mut rows: Vec<usize>) -> Vec<ViewRow> {
+        rows.sort_by(|&a, &b| {
+            self.rows[b]
+                .modified
+                .partial_cmp(&self.rows[a].modified)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        let present: std::collections::HashSet<usize> = rows.iter().copied().collect();
+        let mut by_key: HashMap<String, usize> = HashMap::new();
+        for &i in &rows {
+            let r = &self.rows[i];
+            by_key.insert(r.file.to_string_lossy().into_owned(), i);
+            if let Some(id) = &r.session_id {
+                by_key.insert(id.clone(), i);
+            }
+        }
+        let parent_of = |i: usize| -> Option<usize> {
+            let p = self.rows[i].parent.as_deref()?;
+            let canon = std::fs::canonicalize(p)
+                .map(|c| c.to_string_lossy().into_owned())
+                .unwrap_or_else(|_| p.to_string());
+            by_key
+                .get(p)
+                .or_else(|| by_key.get(&canon))
+                .copied()
+                .filter(|&q| q != i && present.contains(&q))
+        };
+        let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut roots = Vec::new();
+        for &i in &rows {
+            match parent_of(i) {
+                Some(p) => children.entry(p).or_default().push(i),
+                None => roots.push(i),
+            }
+        }
+        let mut out = Vec::with_capacity(rows.len());
+        let mut seen = std::collections::HashSet::new();
+        let mut stack: Vec<(usize, usize)> = roots.into_iter().rev().map(|r| (r, 0)).collect();
+        while let Some((i, d)) = stack.pop() {
+            if !seen.insert(i) {
+                continue;
+            }
+            out.push(ViewRow {
+                row: i,
+                depth: d,
+                hit: None,
+                hits: 0,
+            });
+            if let Some(kids) = children.get(&i) {
+                for &k in kids.iter().rev() {
+                    stack.push((k, d + 1));
+                }
+            }
+        }
+        // Sessions in a parent cycle (never roots) still appear.
+        for &i in &rows {
+            if !seen.contains(&i) {
+                out.push(ViewRow {
+                    row: i,
+                    depth: 0,
+                    hit: None,
+                    hits: 0,
+                });
+            }
+        }
+        out
+    }
+}
+
+/// About 80 characters around a regex match, the match marked as FTS5 marks it.
+fn regex_snippet(text: &str, start: usize, end: usize) -> String {
+    let mut a = start.saturating_sub(40);
+    while !text.is_char_boundary(a) {
+        a -= 1;
+    }
+    let mut b = (end + 40).min(text.len());
+    while !text.is_char_boundary(b) {
+        b += 1;
+    }
+    format!(
+        "{}{}\u{e000}{}\u{e001}{}{}",
+        if a > 0 { "…" } else { "" },
+        &text[a..start],
+        &text[start..end],
+        &text[end..b],
+        if b < text.len() { "…" } else { "" }
+    )
+}

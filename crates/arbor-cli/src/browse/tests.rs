@@ -1,0 +1,457 @@
+//! The browser driven without a terminal: key sequences through `App::key`, screens drawn on
+//! ratatui's test backend and compared with snapshots (insta) at 80×24 and 200×50.
+use super::*;
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+
+const DAY: f64 = 86_400_000.0;
+/// "Now" for ages: 2026-03-01.
+const NOW: f64 = 1_772_323_200_000.0;
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    agent: PathBuf,
+    catalog: PathBuf,
+}
+
+fn line(v: &str) -> String {
+    format!("{v}\n")
+}
+
+fn msg(id: &str, parent: Option<&str>, day: u32, role: &str, text: &str) -> String {
+    let p = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+    let ts = format!("2026-02-{day:02}T10:00:00.000Z");
+    let ms = 1_769_940_000_000.0 + f64::from(day) * DAY;
+    let content = if role == "assistant" {
+        format!(r#"[{{"type":"text","text":"{text}"}}],"model":"claude-x","stopReason":"stop""#)
+    } else {
+        format!(r#""{text}""#)
+    };
+    line(&format!(
+        r#"{{"type":"message","id":"{id}","parentId":{p},"timestamp":"{ts}","message":{{"role":"{role}","content":{content},"timestamp":{ms}}}}}"#
+    ))
+}
+
+fn header(id: &str, cwd: &str, parent: Option<&str>) -> String {
+    let parent = parent.map_or(String::new(), |p| format!(r#","parentSession":"{p}""#));
+    line(&format!(
+        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-02-01T09:00:00.000Z","cwd":"{cwd}"{parent}}}"#
+    ))
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let agent = tmp.path().join("agent");
+    let d = agent.join("sessions/--work-walrus--");
+    std::fs::create_dir_all(&d).expect("mkdir");
+    let a = d.join("2026-02-01T09-00-00-000Z_0199a000-0000-7000-8000-00000000000a.jsonl");
+    let mut s = header("0199a000-0000-7000-8000-00000000000a", "/work/walrus", None);
+    s += &msg("u1", None, 2, "user", "migrate the walrus database");
+    s += &msg(
+        "a1",
+        Some("u1"),
+        2,
+        "assistant",
+        "I will look at the schema first",
+    );
+    s += &msg("u2", Some("a1"), 3, "user", "use postgres please");
+    s += &msg(
+        "a2",
+        Some("u2"),
+        3,
+        "assistant",
+        "switched the driver to postgres",
+    );
+    s += &msg("b2", Some("a1"), 4, "user", "actually keep sqlite");
+    s += &msg(
+        "b3",
+        Some("b2"),
+        4,
+        "assistant",
+        "kept sqlite and added an index",
+    );
+    std::fs::write(&a, s).expect("write");
+    let b = d.join("2026-02-05T09-00-00-000Z_0199a000-0000-7000-8000-00000000000b.jsonl");
+    let mut s = header(
+        "0199a000-0000-7000-8000-00000000000b",
+        "/work/walrus",
+        Some(&a.to_string_lossy()),
+    );
+    s += &msg("c1", None, 6, "user", "fix the flaky timer test");
+    s += &msg(
+        "c2",
+        Some("c1"),
+        6,
+        "assistant",
+        "mocked the monotonic clock",
+    );
+    std::fs::write(&b, s).expect("write");
+    let d2 = agent.join("sessions/--work-other--");
+    std::fs::create_dir_all(&d2).expect("mkdir");
+    let c = d2.join("2026-02-07T09-00-00-000Z_0199a000-0000-7000-8000-00000000000c.jsonl");
+    let mut s = header("0199a000-0000-7000-8000-00000000000c", "/work/other", None);
+    s += &msg("d1", None, 8, "user", "write release notes 日本語");
+    std::fs::write(&c, s).expect("write");
+    Fixture {
+        catalog: tmp.path().join("catalog.db"),
+        agent,
+        _tmp: tmp,
+    }
+}
+
+fn app(f: &Fixture) -> App {
+    let ctx = Ctx {
+        loc: Locator::new(Some(f.agent.clone())),
+        catalog: Some(f.catalog.clone()),
+        now_ms: NOW,
+    };
+    App::new(ctx, Scope::All, None, false).expect("app")
+}
+
+fn screen(app: &mut App, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+    t.draw(|f| ui::draw(f, app)).expect("draw");
+    let buf = t.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..h {
+        let mut l = String::new();
+        let mut skip = 0;
+        for x in 0..w {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            let sym = buf[(x, y)].symbol();
+            skip = crate::term::width(sym).saturating_sub(1);
+            l.push_str(sym);
+        }
+        out.push_str(l.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn keys(app: &mut App, s: &str) -> Effect {
+    let mut last = Effect::Redraw;
+    for c in s.chars() {
+        last = app.key(KeyEvent::from(KeyCode::Char(c)));
+    }
+    last
+}
+
+fn press(app: &mut App, code: KeyCode) -> Effect {
+    app.key(KeyEvent::from(code))
+}
+
+fn ctrl(app: &mut App, c: char) -> Effect {
+    app.key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+}
+
+#[test]
+fn picker_screens_at_80x24_and_200x50() {
+    let f = fixture();
+    let mut a = app(&f);
+    insta::assert_snapshot!("picker_80x24", screen(&mut a, 80, 24));
+    insta::assert_snapshot!("picker_200x50", screen(&mut a, 200, 50));
+}
+
+#[test]
+fn typing_searches_titles_and_every_text_with_the_hit_shown() {
+    let f = fixture();
+    let mut a = app(&f);
+    keys(&mut a, "postgres");
+    let s = screen(&mut a, 80, 24);
+    insta::assert_snapshot!("search_postgres_80x24", s);
+    assert_eq!(a.picker.view.len(), 1);
+    let hit = a.picker.view[0].hit.as_ref().expect("hit");
+    assert!(!hit.on_branch, "the postgres turn is on the other branch");
+    // A phrase; a regex; no match.
+    ctrl(&mut a, 'u');
+    keys(&mut a, "\"monotonic clock\"");
+    assert_eq!(a.picker.view.len(), 1);
+    ctrl(&mut a, 'u');
+    keys(&mut a, "re:sq.ite");
+    assert_eq!(a.picker.view.len(), 1);
+    ctrl(&mut a, 'u');
+    keys(&mut a, "zzzqqq");
+    assert!(a.picker.view.is_empty());
+    assert!(screen(&mut a, 80, 24).contains("nothing matches"));
+    // Esc clears, a second Esc quits.
+    assert_eq!(press(&mut a, KeyCode::Esc), Effect::Redraw);
+    assert_eq!(a.picker.view.len(), 3);
+    assert_eq!(press(&mut a, KeyCode::Esc), Effect::Exit(Outcome::Quit));
+}
+
+#[test]
+fn sorts_and_threaded_forks() {
+    let f = fixture();
+    let mut a = app(&f);
+    let order = |a: &App| -> Vec<String> {
+        a.picker
+            .view
+            .iter()
+            .map(|v| format!("{}{}", "  ".repeat(v.depth), a.picker.rows[v.row].title))
+            .collect()
+    };
+    assert_eq!(order(&a)[0], "write release notes 日本語");
+    ctrl(&mut a, 's'); // created
+    ctrl(&mut a, 's'); // threaded
+    assert_eq!(a.picker.sort.name(), "threaded");
+    let t = order(&a);
+    let parent = t
+        .iter()
+        .position(|x| x == "migrate the walrus database")
+        .expect("parent");
+    assert_eq!(t[parent + 1], "  fix the flaky timer test", "{t:?}");
+}
+
+#[test]
+fn enter_opens_the_tree_on_the_hit_and_filters_fold_and_label() {
+    let f = fixture();
+    let mut a = app(&f);
+    keys(&mut a, "postgres");
+    press(&mut a, KeyCode::Enter);
+    let Mode::Tree(nav) = &a.mode else {
+        panic!("no tree")
+    };
+    let sel = nav.selected_entry().expect("selected");
+    assert_eq!(
+        nav.doc.entries()[sel].id.as_deref(),
+        Some("u2"),
+        "lands on the hit"
+    );
+    insta::assert_snapshot!("tree_80x24", screen(&mut a, 80, 24));
+    insta::assert_snapshot!("tree_200x50", screen(&mut a, 200, 50));
+    // Filters: user only keeps three lines.
+    keys(&mut a, "3");
+    let Mode::Tree(nav) = &a.mode else { panic!() };
+    assert_eq!(nav.lines.len(), 3);
+    keys(&mut a, "1");
+    // Fold the branch point (a1) and unfold it.
+    let Mode::Tree(nav) = &mut a.mode else {
+        panic!()
+    };
+    let a1 = nav.doc.index().get("a1").expect("a1");
+    nav.reveal(a1);
+    let before = nav.lines.len();
+    press(&mut a, KeyCode::Char(' '));
+    let Mode::Tree(nav) = &a.mode else { panic!() };
+    assert_eq!(nav.lines.len(), before - 4);
+    press(&mut a, KeyCode::Char(' '));
+    let Mode::Tree(nav) = &a.mode else { panic!() };
+    assert_eq!(nav.lines.len(), before);
+    // Search within the session.
+    keys(&mut a, "/sqlite");
+    press(&mut a, KeyCode::Enter);
+    let Mode::Tree(nav) = &a.mode else { panic!() };
+    assert_eq!(nav.lines.len(), 2, "two entries mention sqlite");
+    press(&mut a, KeyCode::Esc);
+    // Label the selected entry: written as pi's label entry, shown at once.
+    keys(&mut a, "L");
+    keys(&mut a, "keep");
+    press(&mut a, KeyCode::Enter);
+    assert!(a.status.contains("labelled"), "{}", a.status);
+    let Mode::Tree(nav) = &a.mode else { panic!() };
+    assert_eq!(nav.doc.index().labels.iter().count(), 1);
+    let text = std::fs::read_to_string(&nav.path).expect("read");
+    assert!(text
+        .lines()
+        .last()
+        .expect("line")
+        .contains(r#""type":"label""#));
+    // Back to the picker.
+    press(&mut a, KeyCode::Esc);
+    press(&mut a, KeyCode::Esc);
+    assert!(matches!(a.mode, Mode::Picker));
+}
+
+#[test]
+fn continue_from_here_and_fork_at_a_message_make_sessions_and_resume_them() {
+    let f = fixture();
+    let mut a = app(&f);
+    keys(&mut a, "walrus database");
+    press(&mut a, KeyCode::Enter);
+    // Continue from a1 (not the leaf): asks, then a new session ending at a1.
+    let Mode::Tree(nav) = &mut a.mode else {
+        panic!()
+    };
+    let src = nav.path.clone();
+    let a1 = nav.doc.index().get("a1").expect("a1");
+    nav.reveal(a1);
+    press(&mut a, KeyCode::Enter);
+    assert!(matches!(a.dialog, Some(Dialog::Confirm { .. })));
+    let Effect::Exit(Outcome::Resume {
+        path,
+        tool,
+        handover,
+    }) = keys(&mut a, "y")
+    else {
+        panic!("no resume")
+    };
+    assert_eq!(tool, Dialect::Pi);
+    assert_eq!(handover, None);
+    let text = std::fs::read_to_string(&path).expect("new session");
+    assert!(
+        text.contains(&*src.to_string_lossy()),
+        "parentSession names the source"
+    );
+    let ids: Vec<String> = text
+        .lines()
+        .skip(1)
+        .map(|l| {
+            l.split("\"id\":\"")
+                .nth(1)
+                .unwrap_or("")
+                .split('"')
+                .next()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    assert_eq!(ids, ["u1", "a1"]);
+    // Fork at u2: ends at its parent a1, hands u2's text over.
+    let mut a = app(&f);
+    keys(&mut a, "walrus database");
+    press(&mut a, KeyCode::Enter);
+    let Mode::Tree(nav) = &mut a.mode else {
+        panic!()
+    };
+    let u2 = nav.doc.index().get("u2").expect("u2");
+    nav.reveal(u2);
+    let Effect::Exit(Outcome::Resume { path, handover, .. }) = keys(&mut a, "F") else {
+        panic!("no fork")
+    };
+    assert_eq!(handover.as_deref(), Some("use postgres please"));
+    let text = std::fs::read_to_string(&path).expect("fork");
+    assert!(!text.contains("use postgres please"));
+    assert!(text.contains("I will look at the schema first"));
+    // Resume at the leaf: Enter on the leaf resumes the session itself.
+    let mut a = app(&f);
+    keys(&mut a, "walrus database");
+    press(&mut a, KeyCode::Enter);
+    let Mode::Tree(nav) = &mut a.mode else {
+        panic!()
+    };
+    let p = nav.path.clone();
+    let leaf = nav.doc.index().leaf.expect("leaf");
+    nav.reveal(leaf);
+    assert_eq!(
+        press(&mut a, KeyCode::Enter),
+        Effect::Exit(Outcome::Resume {
+            path: p,
+            tool: Dialect::Pi,
+            handover: None
+        })
+    );
+}
+
+#[test]
+fn rename_delete_restore_and_scope() {
+    let f = fixture();
+    let mut a = app(&f);
+    // Tab: this project (the test's cwd has none), Tab again: all.
+    press(&mut a, KeyCode::Tab);
+    assert_eq!(a.picker.scope, Scope::Project);
+    press(&mut a, KeyCode::Tab);
+    assert_eq!(a.picker.scope, Scope::All);
+    assert_eq!(a.picker.rows.len(), 3);
+    // Rename the first row.
+    ctrl(&mut a, 'e');
+    for _ in 0..40 {
+        press(&mut a, KeyCode::Backspace);
+    }
+    keys(&mut a, "Release notes");
+    press(&mut a, KeyCode::Enter);
+    assert!(a.status.contains("named"), "{}", a.status);
+    assert!(a.picker.rows.iter().any(|r| r.title == "Release notes"));
+    // Copy the path.
+    let Effect::Copy(p) = ctrl(&mut a, 'y') else {
+        panic!("no copy")
+    };
+    assert!(p.ends_with(".jsonl"));
+    // Delete asks; n keeps it.
+    let file = PathBuf::from(&p);
+    ctrl(&mut a, 'd');
+    keys(&mut a, "n");
+    assert!(file.exists());
+    // A writer holding the session makes the browser refuse to write.
+    let lock = arbor_store::lock::WriterLock::acquire(&file, None).expect("lock");
+    ctrl(&mut a, 'e');
+    keys(&mut a, "!");
+    press(&mut a, KeyCode::Enter);
+    assert!(a.status.contains("busy"), "{}", a.status);
+    drop(lock);
+    // y moves it to the trash (in a private XDG data home).
+    std::env::set_var("XDG_DATA_HOME", f.agent.parent().expect("tmp").join("data"));
+    ctrl(&mut a, 'd');
+    keys(&mut a, "y");
+    assert!(!file.exists(), "{}", a.status);
+    assert_eq!(a.picker.rows.len(), 2);
+    let trashed = trash::os_limited::list().expect("trash");
+    assert!(trashed.iter().any(|i| i.original_path() == file));
+}
+
+#[test]
+fn a_session_that_grows_while_shown_is_read_from_where_it_stopped() {
+    let f = fixture();
+    let mut a = app(&f);
+    keys(&mut a, "flaky");
+    press(&mut a, KeyCode::Enter);
+    let Mode::Tree(nav) = &a.mode else { panic!() };
+    let path = nav.path.clone();
+    let n = nav.doc.entries().len();
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .expect("open");
+    std::io::Write::write_all(
+        &mut file,
+        msg("c3", Some("c2"), 7, "user", "and the other test").as_bytes(),
+    )
+    .expect("append");
+    std::io::Write::write_all(&mut file, b"{\"type\":\"message\",\"id\":\"c4\"").expect("torn");
+    a.tick();
+    let Mode::Tree(nav) = &a.mode else { panic!() };
+    assert_eq!(nav.doc.entries().len(), n + 1, "the complete line only");
+    assert!(a.status.contains("grew"));
+}
+
+#[test]
+fn mouse_selects_scrolls_and_opens() {
+    let f = fixture();
+    let mut a = app(&f);
+    screen(&mut a, 80, 24);
+    let at = |row: u16, kind| MouseEvent {
+        kind,
+        column: 10,
+        row,
+        modifiers: KeyModifiers::NONE,
+    };
+    let y = a.list_area.y + 1;
+    a.mouse(at(y, MouseEventKind::Down(MouseButton::Left)));
+    assert_eq!(a.picker.selected, 1);
+    a.mouse(at(y, MouseEventKind::ScrollDown));
+    assert_eq!(a.picker.selected, 2);
+    a.picker.select(1);
+    a.mouse(at(y, MouseEventKind::Down(MouseButton::Left)));
+    a.mouse(at(y, MouseEventKind::Down(MouseButton::Left)));
+    assert!(matches!(a.mode, Mode::Tree(_)), "double click opens");
+}
+
+#[test]
+fn agent_commands_follow_the_environment() {
+    let p = Path::new("/s/x.jsonl");
+    std::env::remove_var("ARBOR_PI");
+    assert_eq!(agent_cmd(Dialect::Pi, p), ["pi", "--session", "/s/x.jsonl"]);
+    assert_eq!(agent_cmd(Dialect::Omp, p)[0], "omp");
+    std::env::set_var("ARBOR_OMP", "/opt/omp --yolo");
+    assert_eq!(
+        agent_cmd(Dialect::Omp, p),
+        ["/opt/omp", "--yolo", "/s/x.jsonl"]
+    );
+    std::env::remove_var("ARBOR_OMP");
+}
+
+fn agent_cmd(d: Dialect, p: &Path) -> Vec<String> {
+    handoff::agent_command(d, p)
+}

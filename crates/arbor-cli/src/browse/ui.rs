@@ -1,0 +1,551 @@
+//! Drawing the browser with ratatui. Only the terminal's own foreground and background are
+//! used for text, colours only as accents and the selection as reversed video, so that light
+//! and dark backgrounds both read; without colour (`NO_COLOR`, `--color never`) only bold,
+//! dim and reverse remain.
+use super::navigator::{Navigator, ReaderKind};
+use super::picker::{Scope, Sort};
+use super::{App, Dialog, Mode};
+use crate::term::{fit, width};
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::Frame;
+
+/// The styles, with or without colour.
+#[derive(Clone, Copy)]
+pub struct Theme {
+    color: bool,
+}
+
+impl Theme {
+    fn fg(&self, c: Color) -> Style {
+        if self.color {
+            Style::default().fg(c)
+        } else {
+            Style::default()
+        }
+    }
+    fn dim(&self) -> Style {
+        Style::default().add_modifier(Modifier::DIM)
+    }
+    fn bold(&self) -> Style {
+        Style::default().add_modifier(Modifier::BOLD)
+    }
+    fn accent(&self) -> Style {
+        self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
+    }
+    fn id(&self) -> Style {
+        self.fg(Color::Yellow)
+    }
+    fn error(&self) -> Style {
+        self.fg(Color::Red).add_modifier(Modifier::BOLD)
+    }
+    fn hit(&self) -> Style {
+        self.fg(Color::Red)
+            .add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
+    }
+    fn user(&self) -> Style {
+        self.fg(Color::Green)
+    }
+    fn assistant(&self) -> Style {
+        self.fg(Color::Blue)
+    }
+    fn selected(&self) -> Style {
+        Style::default().add_modifier(Modifier::REVERSED)
+    }
+}
+
+/// Draws the whole screen.
+pub fn draw(f: &mut Frame<'_>, app: &mut App) {
+    let theme = Theme { color: app.color };
+    let area = f.area();
+    match &mut app.mode {
+        Mode::Picker => draw_picker(f, app, area, theme),
+        Mode::Tree(_) => draw_tree(f, app, area, theme),
+    }
+    if let Some(d) = &app.dialog {
+        draw_dialog(f, d, area, theme);
+    }
+}
+
+/// Splits the body into the list and the preview: side by side when wide, stacked otherwise.
+fn split_body(body: Rect) -> (Rect, Rect) {
+    if body.width >= 110 {
+        let c = Layout::default()
+            .direction(Direction::Horizontal)
+            .constraints([Constraint::Percentage(58), Constraint::Percentage(42)])
+            .split(body);
+        (c[0], c[1])
+    } else {
+        let preview = (body.height / 3).clamp(3, 10);
+        let c = Layout::default()
+            .direction(Direction::Vertical)
+            .constraints([Constraint::Min(3), Constraint::Length(preview)])
+            .split(body);
+        (c[0], c[1])
+    }
+}
+
+fn frame_rows(area: Rect) -> (Rect, Rect, Rect, Rect) {
+    let c = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([
+            Constraint::Length(1),
+            Constraint::Length(1),
+            Constraint::Min(3),
+            Constraint::Length(1),
+        ])
+        .split(area);
+    (c[0], c[1], c[2], c[3])
+}
+
+fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
+    let (head, input, body, help) = frame_rows(area);
+    let p = &app.picker;
+    let scope = match p.scope {
+        Scope::Project => "this project",
+        Scope::All => "all projects",
+    };
+    let sort = if p.query.trim().is_empty() && p.sort == Sort::Relevance {
+        Sort::Recent
+    } else {
+        p.sort
+    };
+    let header = Line::from(vec![
+        Span::styled(" arbor ", t.accent()),
+        Span::raw(format!(
+            "· {scope} · {} of {} sessions · sort: {}",
+            p.view.len(),
+            p.rows.len(),
+            sort.name()
+        )),
+        Span::styled(
+            format!(
+                "  Tab: {}",
+                if p.scope == Scope::Project {
+                    "all projects"
+                } else {
+                    "this project"
+                }
+            ),
+            t.dim(),
+        ),
+    ]);
+    f.render_widget(Paragraph::new(header), head);
+    let mut spans = vec![
+        Span::styled(" search ", t.bold()),
+        Span::raw(p.query.clone()),
+        Span::styled("█", t.dim()),
+    ];
+    if let Some(n) = &p.search_note {
+        spans.push(Span::styled(format!("  {}", fit(n, 60)), t.error()));
+    } else if p.query.is_empty() {
+        spans.push(Span::styled(
+            "  type to search titles and every word said (\"phrase\", prefix*, re:regex)",
+            t.dim(),
+        ));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), input);
+
+    let (list, preview) = split_body(body);
+    app.list_area = list;
+    let h = list.height as usize;
+    // Rows with a hit take two lines: scroll by rows until the cursor's row fits.
+    let p = &mut app.picker;
+    if p.selected < p.offset {
+        p.offset = p.selected;
+    }
+    let rows_h = |v: &super::picker::ViewRow| 1 + usize::from(v.hit.is_some());
+    while p.offset < p.selected
+        && p.view[p.offset..=p.selected]
+            .iter()
+            .map(rows_h)
+            .sum::<usize>()
+            > h
+    {
+        p.offset += 1;
+    }
+    let w = list.width as usize;
+    let mut lines: Vec<Line<'_>> = Vec::new();
+    app.row_at.clear();
+    let now = app.ctx.now_ms;
+    for (pos, v) in p.view.iter().enumerate().skip(p.offset) {
+        if lines.len() >= h {
+            break;
+        }
+        let r = &p.rows[v.row];
+        let sel = pos == p.selected;
+        let base = if sel { t.selected() } else { Style::default() };
+        let tool = match r.tool {
+            arbor_core::Dialect::Pi => "pi ",
+            arbor_core::Dialect::Omp => "omp",
+        };
+        let age = crate::cmd::index::age(now - r.modified);
+        let indent = if v.depth > 0 {
+            format!("{}↳ ", "  ".repeat(v.depth.min(8) - 1))
+        } else {
+            String::new()
+        };
+        let left = format!(" {tool} {age:>4} {:>5}  {indent}", r.messages);
+        let project = crate::cmd::index::home_short(&r.cwd);
+        let show_project = p.scope == Scope::All && w >= 70;
+        let proj_w = if show_project {
+            (w / 4).min(width(&project) + 2)
+        } else {
+            0
+        };
+        let title_w = w.saturating_sub(width(&left) + proj_w + 1);
+        let mut title = fit(&r.title, title_w);
+        title.push_str(&" ".repeat(title_w.saturating_sub(width(&title))));
+        let mut spans = vec![
+            Span::styled(
+                left,
+                base.patch(if sel { Style::default() } else { t.dim() }),
+            ),
+            Span::styled(title, base),
+        ];
+        if show_project {
+            spans.push(Span::styled(
+                format!(" {}", fit(&project, proj_w.saturating_sub(1))),
+                base.patch(t.dim()),
+            ));
+        }
+        lines.push(Line::from(spans));
+        app.row_at.push(pos);
+        if let Some(hit) = &v.hit {
+            if lines.len() >= h {
+                break;
+            }
+            let mut spans = vec![Span::styled(
+                format!(
+                    "      ↳ {}{} ",
+                    hit.role,
+                    if v.hits > 1 {
+                        format!(" (+{})", v.hits - 1)
+                    } else {
+                        String::new()
+                    }
+                ),
+                t.dim(),
+            )];
+            spans.extend(snippet_spans(&hit.snippet, w.saturating_sub(30), t));
+            if !hit.on_branch {
+                spans.push(Span::styled("  other branch", t.dim()));
+            }
+            lines.push(Line::from(spans));
+            app.row_at.push(pos);
+        }
+    }
+    if p.view.is_empty() {
+        lines.push(Line::styled(
+            if p.rows.is_empty() {
+                "  no sessions here (Tab: all projects)"
+            } else {
+                "  nothing matches"
+            },
+            t.dim(),
+        ));
+    }
+    f.render_widget(Paragraph::new(lines), list);
+
+    // Preview.
+    let block = Block::default()
+        .borders(Borders::TOP | Borders::LEFT)
+        .title(Span::styled(" preview ", t.dim()));
+    let inner = block.inner(preview);
+    f.render_widget(block, preview);
+    let mut pl: Vec<Line<'_>> = Vec::new();
+    if let Some(r) = app.picker.selected_row() {
+        pl.push(Line::from(vec![Span::styled(
+            fit(&r.title, inner.width as usize),
+            t.bold(),
+        )]));
+        pl.push(Line::styled(
+            fit(
+                &format!(
+                    "{} · {} branches · {} · {}",
+                    crate::cmd::index::home_short(&r.cwd),
+                    r.branches,
+                    crate::cmd::index::human_size(r.size),
+                    r.file
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default()
+                ),
+                inner.width as usize,
+            ),
+            t.dim(),
+        ));
+        if r.first != r.title && !r.first.is_empty() {
+            pl.push(Line::styled(
+                fit(&format!("first: {}", r.first), inner.width as usize),
+                t.dim(),
+            ));
+        }
+        let hit_seq = app
+            .picker
+            .selected_view()
+            .and_then(|v| v.hit.as_ref().map(|h| h.seq));
+        for x in app.preview() {
+            let style = match x.kind.name() {
+                "user" => t.user(),
+                "assistant" => t.assistant(),
+                _ => t.dim(),
+            };
+            let mark = if Some(x.seq) == hit_seq { "▶ " } else { "" };
+            pl.push(Line::from(vec![
+                Span::styled(
+                    format!("{mark}{}: ", x.kind.name()),
+                    style.add_modifier(Modifier::BOLD),
+                ),
+                Span::raw(crate::render::one_line(&x.text, 600)),
+            ]));
+        }
+    }
+    f.render_widget(Paragraph::new(pl).wrap(Wrap { trim: true }), inner);
+    let status = if app.status.is_empty() {
+        "↑↓ move · Enter tree · ^R resume · Tab scope · ^S sort · ^E rename · ^D delete · ^Y copy path · Esc quit".to_string()
+    } else {
+        app.status.clone()
+    };
+    f.render_widget(
+        Paragraph::new(Line::styled(
+            format!(" {}", fit(&status, help.width as usize - 1)),
+            t.dim(),
+        )),
+        help,
+    );
+}
+
+/// A snippet with its match (between U+E000 and U+E001) highlighted, cut to `max` columns.
+fn snippet_spans(s: &str, max: usize, t: Theme) -> Vec<Span<'static>> {
+    let flat = crate::render::one_line(s, 2000);
+    let mut out = Vec::new();
+    let mut used = 0;
+    let mut rest = flat.as_str();
+    let mut hot = false;
+    while !rest.is_empty() && used < max {
+        let (part, next, toggle) = match rest.find(['\u{e000}', '\u{e001}']) {
+            Some(i) => (&rest[..i], &rest[i + '\u{e000}'.len_utf8()..], true),
+            None => (rest, "", false),
+        };
+        let piece = fit(part, max - used);
+        used += width(&piece);
+        out.push(Span::styled(
+            piece,
+            if hot { t.hit() } else { Style::default() },
+        ));
+        rest = next;
+        if toggle {
+            hot = !hot;
+        }
+    }
+    out
+}
+
+fn draw_tree(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
+    let (head, input, body, help) = frame_rows(area);
+    let Mode::Tree(nav) = &mut app.mode else {
+        return;
+    };
+    let title = nav.title.clone();
+    let tool = if nav.doc.dialect() == arbor_core::Dialect::Omp {
+        "omp"
+    } else {
+        "pi"
+    };
+    f.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled(" tree ", t.accent()),
+            Span::raw(fit(
+                &format!(
+                    "· {} · {tool} · {} entries, {} shown · filter: {}",
+                    crate::render::one_line(&title, 60),
+                    nav.doc.entries().len(),
+                    nav.lines.len(),
+                    nav.filter.name()
+                ),
+                head.width as usize - 6,
+            )),
+        ])),
+        head,
+    );
+    let search = if nav.searching || !nav.search.is_empty() {
+        Line::from(vec![
+            Span::styled(" search ", t.bold()),
+            Span::raw(nav.search.clone()),
+            Span::styled(if nav.searching { "█" } else { "" }, t.dim()),
+        ])
+    } else {
+        Line::styled(
+            " / search · f or 1-5 filter (default, no tools, user, labelled, all)",
+            t.dim(),
+        )
+    };
+    f.render_widget(Paragraph::new(search), input);
+    let (list, reader) = split_body(body);
+    app.list_area = list;
+    let h = list.height as usize;
+    nav.scroll_to_cursor(h);
+    let w = list.width as usize;
+    let leaf = nav.doc.index().leaf;
+    let mut lines = Vec::with_capacity(h);
+    app.row_at.clear();
+    for (pos, l) in nav.lines.iter().enumerate().skip(nav.offset).take(h) {
+        let e = &nav.doc.entries()[l.entry];
+        let on = nav.on_path(l.entry);
+        let sel = pos == nav.selected;
+        let base = if sel { t.selected() } else { Style::default() };
+        let mark = if nav.folded.contains(&l.entry) {
+            "⊞ "
+        } else if on {
+            "● "
+        } else {
+            "○ "
+        };
+        let id = e.id.as_deref().unwrap_or("(no id)");
+        let label =
+            e.id.as_deref()
+                .and_then(|i| nav.doc.index().labels.get(i))
+                .map(|x| format!(" [{}]", crate::render::one_line(x, 30)))
+                .unwrap_or_default();
+        let leaf_mark = if Some(l.entry) == leaf {
+            " ◀ leaf"
+        } else {
+            ""
+        };
+        let prefix = if width(&l.prefix) > w / 2 {
+            format!("↳{} ", l.prefix.matches(['├', '└']).count())
+        } else {
+            l.prefix.clone()
+        };
+        let room =
+            w.saturating_sub(width(&prefix) + 2 + width(id) + 1 + width(&label) + width(leaf_mark));
+        let desc = fit(
+            &crate::render::one_line(&crate::render::describe(&nav.doc, l.entry), 400),
+            room,
+        );
+        let style = match e.role.as_ref() {
+            Some(arbor_core::entry::Role::User) => t.user(),
+            Some(arbor_core::entry::Role::Assistant) => t.assistant(),
+            _ => Style::default(),
+        };
+        let style = if on {
+            style.add_modifier(Modifier::BOLD)
+        } else {
+            style.add_modifier(Modifier::DIM)
+        };
+        lines.push(Line::from(vec![
+            Span::styled(prefix, base.patch(t.dim())),
+            Span::styled(mark, base),
+            Span::styled(id.to_string(), base.patch(t.id())),
+            Span::styled(" ", base),
+            Span::styled(desc, base.patch(style)),
+            Span::styled(label, base.patch(t.accent())),
+            Span::styled(leaf_mark, base.patch(t.accent())),
+        ]));
+        app.row_at.push(pos);
+    }
+    if nav.lines.is_empty() {
+        lines.push(Line::styled("  nothing matches this filter", t.dim()));
+    }
+    f.render_widget(Paragraph::new(lines), list);
+    let block = Block::default()
+        .borders(Borders::TOP | Borders::LEFT)
+        .title(Span::styled(" entry ", t.dim()));
+    let inner = block.inner(reader);
+    f.render_widget(block, reader);
+    let rl: Vec<Line<'_>> = nav
+        .selected_entry()
+        .map(|i| reader_lines(nav, i, t))
+        .unwrap_or_default();
+    f.render_widget(Paragraph::new(rl).wrap(Wrap { trim: false }), inner);
+    let status = if app.status.is_empty() {
+        "↑↓ move · ←→ fold · Enter continue here · r resume · F fork at message · L label · Esc back".to_string()
+    } else {
+        app.status.clone()
+    };
+    f.render_widget(
+        Paragraph::new(Line::styled(
+            format!(" {}", fit(&status, help.width as usize - 1)),
+            t.dim(),
+        )),
+        help,
+    );
+}
+
+fn reader_lines(nav: &Navigator, i: usize, t: Theme) -> Vec<Line<'static>> {
+    nav.reader(i)
+        .into_iter()
+        .map(|(k, s)| {
+            let style = match k {
+                ReaderKind::Head => t.bold(),
+                ReaderKind::Text => Style::default(),
+                ReaderKind::Tool => t.fg(Color::Magenta),
+                ReaderKind::Dim => t.dim(),
+                ReaderKind::Error => t.error(),
+                ReaderKind::Label => t.accent(),
+            };
+            Line::styled(crate::render::sanitize_line(&s), style)
+        })
+        .collect()
+}
+
+fn draw_dialog(f: &mut Frame<'_>, d: &Dialog, area: Rect, t: Theme) {
+    let (title, body): (&str, Vec<Line<'_>>) = match d {
+        Dialog::ConfirmDelete { title, .. } => (
+            " delete ",
+            vec![
+                Line::raw(format!("Move \"{}\" to the trash?", fit(title, 50))),
+                Line::styled("(arbor trash restore brings it back)", t.dim()),
+                Line::raw(""),
+                Line::from(vec![
+                    Span::styled("y", t.bold()),
+                    Span::raw(" yes   "),
+                    Span::styled("n", t.bold()),
+                    Span::raw("/Esc no"),
+                ]),
+            ],
+        ),
+        Dialog::Confirm { question, .. } => (
+            " confirm ",
+            vec![
+                Line::raw(question.clone()),
+                Line::raw(""),
+                Line::from(vec![
+                    Span::styled("y", t.bold()),
+                    Span::raw(" yes   "),
+                    Span::styled("n", t.bold()),
+                    Span::raw("/Esc no"),
+                ]),
+            ],
+        ),
+        Dialog::Input { prompt, value, .. } => (
+            " edit ",
+            vec![
+                Line::raw(prompt.clone()),
+                Line::from(vec![Span::raw(value.clone()), Span::styled("█", t.dim())]),
+                Line::raw(""),
+                Line::styled("Enter save · Esc cancel", t.dim()),
+            ],
+        ),
+    };
+    let w = area.width.saturating_sub(4).min(64);
+    let h = (body.len() as u16 + 2).min(area.height);
+    let r = Rect {
+        x: area.x + (area.width.saturating_sub(w)) / 2,
+        y: area.y + (area.height.saturating_sub(h)) / 2,
+        width: w,
+        height: h,
+    };
+    f.render_widget(Clear, r);
+    f.render_widget(
+        Paragraph::new(body).wrap(Wrap { trim: true }).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(Span::styled(title, t.accent())),
+        ),
+        r,
+    );
+}
