@@ -96,6 +96,12 @@ pub enum Command {
         query: Option<String>,
         #[command(flatten)]
         catalog: CatalogOpt,
+        /// Benchmark: time the browser typing this query, without a terminal (JSON).
+        #[arg(long, hide = true, value_name = "QUERY")]
+        measure: Option<String>,
+        /// Benchmark: also time opening, scrolling and folding this session's tree.
+        #[arg(long, hide = true, value_name = "SESSION", requires = "measure")]
+        measure_tree: Option<PathBuf>,
     },
     /// Print the context pi builds for a leaf (pi's buildSessionContext), as JSON.
     #[command(

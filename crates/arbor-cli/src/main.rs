@@ -23,7 +23,11 @@ use std::process::ExitCode;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// When the process started (for the browser's first-frame measurement).
+pub static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
 fn main() -> ExitCode {
+    let _ = STARTED.set(std::time::Instant::now());
     let cli = cli::Cli::parse();
     match cmd::run(cli) {
         Ok(code) => code,

@@ -78,10 +78,17 @@ fn find_a_session_by_a_word_open_its_tree_and_resume_it_in_pi() {
     let stub = tmp.path().join("stub-pi");
     std::fs::write(
         &stub,
-        format!("#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}'\n", record.display()),
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}'\n",
+            record.display()
+        ),
     )
     .expect("stub");
-    Command::new("chmod").arg("755").arg(&stub).status().expect("chmod");
+    Command::new("chmod")
+        .arg("755")
+        .arg(&stub)
+        .status()
+        .expect("chmod");
 
     let name = format!("arbor-e2e-{}", std::process::id());
     let cmd = format!(
@@ -91,7 +98,17 @@ fn find_a_session_by_a_word_open_its_tree_and_resume_it_in_pi() {
         stub.display(),
         env!("CARGO_BIN_EXE_arbor")
     );
-    tmux(&["new-session", "-d", "-s", &name, "-x", "100", "-y", "30", &cmd]);
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &name,
+        "-x",
+        "100",
+        "-y",
+        "30",
+        &cmd,
+    ]);
     let kill = || {
         tmux(&["kill-session", "-t", &name]);
     };
@@ -108,24 +125,38 @@ fn find_a_session_by_a_word_open_its_tree_and_resume_it_in_pi() {
         tmux(&["send-keys", "-t", &name, "-l", "zeppelin"]);
         let screen = wait_for(&name, "1 of 2 sessions");
         assert!(screen.contains("migrate the walrus database"), "{screen}");
-        assert!(screen.contains("      ↳ ") && screen.contains("zeppelin"), "{screen}");
+        assert!(
+            screen.contains("      ↳ ") && screen.contains("zeppelin"),
+            "{screen}"
+        );
         shoot("picker.ansi");
         tmux(&["send-keys", "-t", &name, "Enter"]);
         let screen = wait_for(&name, "tree ·");
-        assert!(screen.contains("u2 user: use the zeppelin driver"), "{screen}");
+        assert!(
+            screen.contains("u2 user: use the zeppelin driver"),
+            "{screen}"
+        );
         assert!(screen.contains("◀ leaf"), "{screen}");
         shoot("tree.ansi");
         tmux(&["send-keys", "-t", &name, "r"]);
         let t0 = Instant::now();
         while !record.exists() {
-            assert!(t0.elapsed() < Duration::from_secs(20), "the agent was not started");
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "the agent was not started"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
         std::thread::sleep(Duration::from_millis(200));
         let args = std::fs::read_to_string(&record).expect("args");
         assert_eq!(
             args.lines().collect::<Vec<_>>(),
-            ["--session", &*std::fs::canonicalize(&target).expect("canon").to_string_lossy()]
+            [
+                "--session",
+                &*std::fs::canonicalize(&target)
+                    .expect("canon")
+                    .to_string_lossy()
+            ]
         );
     });
     kill();

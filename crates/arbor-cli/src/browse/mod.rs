@@ -818,3 +818,121 @@ fn run_terminal(app: &mut App) -> Result<Outcome> {
     restore();
     result
 }
+
+/// `arbor browse --measure QUERY [--measure-tree SESSION]` (hidden; `bench/browse.sh` runs it):
+/// the browser without a terminal, drawn on ratatui's test backend at 200×50, timed: the
+/// first frame from process start, each keystroke of QUERY (the fuzzy filter alone, then with
+/// the full-text search, then the frame), opening a session's tree, a page of scrolling and a
+/// fold in it, and the peak memory. Prints one JSON object.
+pub fn measure(
+    query: &str,
+    tree: Option<&Path>,
+    loc: Locator,
+    catalog: Option<&Path>,
+    started: Instant,
+) -> Result<ExitCode> {
+    use ratatui::backend::TestBackend;
+    let mut term = ratatui::Terminal::new(TestBackend::new(200, 50))?;
+    let ctx = Ctx {
+        loc,
+        catalog: catalog.map(Path::to_path_buf),
+        now_ms: arbor_store::ids::now_ms() as f64,
+    };
+    let mut app = App::new(ctx, Scope::All, None, true)?;
+    term.draw(|f| ui::draw(f, &mut app))?;
+    let first_frame = started.elapsed().as_secs_f64() * 1e3;
+    let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
+    let mut keys = Vec::new();
+    for (i, _) in query.char_indices().skip(1).chain([(query.len(), ' ')]) {
+        app.picker.query = query[..i].to_string();
+        let t = Instant::now();
+        app.picker.search(None);
+        let fuzzy = ms(t);
+        let t = Instant::now();
+        app.picker.search(Some(&app.cat));
+        let full = ms(t);
+        let t = Instant::now();
+        term.draw(|f| ui::draw(f, &mut app))?;
+        keys.push((
+            query[..i].to_string(),
+            fuzzy,
+            full,
+            ms(t),
+            app.picker.view.len(),
+        ));
+    }
+    let p95 = |mut v: Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+        v.get(((v.len() as f64 * 0.95).ceil() as usize).saturating_sub(1))
+            .copied()
+            .unwrap_or(0.0)
+    };
+    let mut out = Vec::new();
+    let mut o = arbor_core::json::JsonObject::new(&mut out);
+    o.uint("sessions", app.picker.rows.len() as u64)
+        .raw("firstFrameMs", format!("{first_frame:.2}").as_bytes())
+        .raw(
+            "p95FuzzyMs",
+            format!("{:.3}", p95(keys.iter().map(|k| k.1).collect())).as_bytes(),
+        )
+        .raw(
+            "p95FullTextMs",
+            format!("{:.3}", p95(keys.iter().map(|k| k.2).collect())).as_bytes(),
+        )
+        .raw(
+            "p95FrameMs",
+            format!("{:.3}", p95(keys.iter().map(|k| k.3).collect())).as_bytes(),
+        )
+        .uint("matches", keys.last().map_or(0, |k| k.4) as u64);
+    if let Some(path) = tree {
+        let t = Instant::now();
+        let nav = Navigator::open(path, None)?;
+        app.mode = Mode::Tree(Box::new(nav));
+        term.draw(|f| ui::draw(f, &mut app))?;
+        let open = ms(t);
+        // Scrolling: 200 pages down, a frame each.
+        let mut pages = Vec::new();
+        for _ in 0..200 {
+            let t = Instant::now();
+            app.key(KeyEvent::from(KeyCode::PageDown));
+            term.draw(|f| ui::draw(f, &mut app))?;
+            pages.push(ms(t));
+        }
+        // Folding: the first branch point, folded and unfolded, a frame each.
+        let mut folds = Vec::new();
+        if let Mode::Tree(n) = &mut app.mode {
+            if let Some(pos) = n.lines.iter().position(|l| l.foldable) {
+                n.selected = pos;
+            }
+        }
+        for _ in 0..20 {
+            let t = Instant::now();
+            app.key(KeyEvent::from(KeyCode::Char(' ')));
+            term.draw(|f| ui::draw(f, &mut app))?;
+            folds.push(ms(t));
+        }
+        let entries = match &app.mode {
+            Mode::Tree(n) => n.doc.entries().len(),
+            Mode::Picker => 0,
+        };
+        o.uint("treeEntries", entries as u64)
+            .raw("treeOpenMs", format!("{open:.2}").as_bytes())
+            .raw("p95PageMs", format!("{:.3}", p95(pages)).as_bytes())
+            .raw("p95FoldMs", format!("{:.3}", p95(folds)).as_bytes());
+    }
+    let hwm = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|v| v.parse::<u64>().ok())
+            })
+        })
+        .unwrap_or(0);
+    o.uint("peakRssKb", hwm);
+    o.finish();
+    out.push(b'\n');
+    std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
+    Ok(ExitCode::SUCCESS)
+}

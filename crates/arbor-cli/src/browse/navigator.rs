@@ -58,6 +58,31 @@ pub struct TreeLine {
     pub prefix: String,
     /// It has visible children (a fold can hide them).
     pub foldable: bool,
+    /// Its index in the unfolded layout.
+    at: usize,
+    /// One past the last line of its subtree in the unfolded layout.
+    end: usize,
+}
+
+/// The lines of `full[from..to]` that folds leave visible.
+fn unfolded_run(
+    full: &[TreeLine],
+    from: usize,
+    to: usize,
+    folded: &HashSet<usize>,
+) -> Vec<TreeLine> {
+    let mut out = Vec::new();
+    let mut k = from;
+    while k < to {
+        let l = &full[k];
+        out.push(l.clone());
+        k = if folded.contains(&l.entry) {
+            l.end
+        } else {
+            k + 1
+        };
+    }
+    out
 }
 
 /// The navigator's state.
@@ -71,6 +96,8 @@ pub struct Navigator {
     tree: Tree,
     /// The visible lines.
     pub lines: Vec<TreeLine>,
+    /// Every line, no fold applied.
+    full: Vec<TreeLine>,
     /// Selected line.
     pub selected: usize,
     /// First visible line.
@@ -99,6 +126,7 @@ impl Navigator {
             tree: doc.index().tree(&doc),
             doc,
             lines: Vec::new(),
+            full: Vec::new(),
             selected: 0,
             offset: 0,
             filter: Filter::Default,
@@ -160,21 +188,26 @@ impl Navigator {
         }
     }
 
-    /// Folds or unfolds the selected entry.
+    /// Folds or unfolds the selected entry. Costs what it shows or hides, not the size of
+    /// the tree: the subtree's run of lines is removed, or put back (inner folds kept).
     pub fn toggle_fold(&mut self) {
         let Some(line) = self.lines.get(self.selected) else {
             return;
         };
-        if !line.foldable && !self.folded.contains(&line.entry) {
+        if !line.foldable {
             return;
         }
-        let e = line.entry;
-        if !self.folded.remove(&e) {
+        let (e, fi, end, pos) = (line.entry, line.at, line.end, self.selected);
+        if self.folded.remove(&e) {
+            let run = unfolded_run(&self.full, fi + 1, end, &self.folded);
+            self.lines.splice(pos + 1..pos + 1, run);
+        } else {
             self.folded.insert(e);
-        }
-        self.relayout();
-        if let Some(p) = self.lines.iter().position(|l| l.entry == e) {
-            self.selected = p;
+            let mut q = pos + 1;
+            while q < self.lines.len() && self.lines[q].at < end {
+                q += 1;
+            }
+            self.lines.drain(pos + 1..q);
         }
     }
 
@@ -343,9 +376,12 @@ impl Navigator {
                 None => roots.push(i),
             }
         }
-        // Lines: chains at one column, connectors at branch points; folded subtrees skipped.
-        let mut lines = Vec::new();
-        let mut st: Vec<(usize, String, String)> = Vec::new();
+        // Lines: chains at one column, connectors at branch points. `full` is every visible
+        // entry with the end of its subtree (pre-order, so a subtree is one run of lines);
+        // `lines` is `full` without what folds hide. A fold then removes or inserts one run.
+        let mut full: Vec<TreeLine> = Vec::new();
+        let mut parent_line: Vec<Option<usize>> = Vec::new();
+        let mut st: Vec<(usize, String, String, Option<usize>)> = Vec::new();
         let many_roots = roots.len() > 1;
         for (k, &r) in roots.iter().enumerate().rev() {
             let (f, rest) = if many_roots {
@@ -353,30 +389,37 @@ impl Navigator {
             } else {
                 (String::new(), String::new())
             };
-            st.push((r, f, rest));
+            st.push((r, f, rest, None));
         }
-        while let Some((i, first, rest)) = st.pop() {
+        while let Some((i, first, rest, parent)) = st.pop() {
             let ks = &kids[i];
-            lines.push(TreeLine {
+            let me = full.len();
+            full.push(TreeLine {
                 entry: i,
                 prefix: first,
                 foldable: !ks.is_empty(),
+                at: me,
+                end: me + 1,
             });
-            if self.folded.contains(&i) {
-                continue;
-            }
+            parent_line.push(parent);
             match ks.len() {
                 0 => {}
-                1 => st.push((ks[0], rest.clone(), rest)),
+                1 => st.push((ks[0], rest.clone(), rest, Some(me))),
                 _ => {
                     for (k, &c) in ks.iter().enumerate().rev() {
                         let (f, r) = connectors(&rest, k + 1 == ks.len());
-                        st.push((c, f, r));
+                        st.push((c, f, r, Some(me)));
                     }
                 }
             }
         }
-        self.lines = lines;
+        for k in (0..full.len()).rev() {
+            if let Some(p) = parent_line[k] {
+                full[p].end = full[p].end.max(full[k].end);
+            }
+        }
+        self.lines = unfolded_run(&full, 0, full.len(), &self.folded);
+        self.full = full;
         if self.selected >= self.lines.len() {
             self.selected = self.lines.len().saturating_sub(1);
         }

@@ -32,13 +32,27 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             all,
             query,
             catalog,
-        } => crate::browse::browse(
-            all,
-            query.as_deref(),
-            &term,
-            loc,
-            catalog.catalog.as_deref(),
-        ),
+            measure,
+            measure_tree,
+        } => match measure {
+            Some(q) => crate::browse::measure(
+                &q,
+                measure_tree.as_deref(),
+                loc,
+                catalog.catalog.as_deref(),
+                crate::STARTED
+                    .get()
+                    .copied()
+                    .unwrap_or_else(std::time::Instant::now),
+            ),
+            None => crate::browse::browse(
+                all,
+                query.as_deref(),
+                &term,
+                loc,
+                catalog.catalog.as_deref(),
+            ),
+        },
         Command::Context {
             session,
             leaf,
