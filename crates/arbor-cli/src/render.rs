@@ -116,23 +116,30 @@ impl<W: Write> Drop for Human<W> {
 
 /// One line of text, control characters folded to spaces, cut to `max` characters.
 pub fn one_line(s: &str, max: usize) -> String {
-    let folded: String = s
-        .chars()
-        .map(|c| {
-            if c.is_control() || visible(c).is_some() {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect();
-    let t = folded.split_whitespace().collect::<Vec<_>>().join(" ");
-    if t.chars().count() > max {
-        let cut: String = t.chars().take(max.saturating_sub(1)).collect();
-        format!("{cut}…")
-    } else {
-        t
+    // One pass: runs of whitespace and control characters become one space, the ends
+    // trimmed; the reading stops one character past `max` (enough to know it was cut).
+    let mut out: Vec<char> = Vec::with_capacity(max.min(s.len()) + 1);
+    let mut space = false;
+    for c in s.chars() {
+        if c.is_whitespace() || c.is_control() || visible(c).is_some() {
+            space = !out.is_empty();
+            continue;
+        }
+        if space {
+            out.push(' ');
+            space = false;
+        }
+        out.push(c);
+        if out.len() > max {
+            break;
+        }
     }
+    if out.len() > max {
+        let mut cut: String = out[..max.saturating_sub(1)].iter().collect();
+        cut.push('…');
+        return cut;
+    }
+    out.into_iter().collect()
 }
 
 /// The text of message content: a string, or the text blocks joined.

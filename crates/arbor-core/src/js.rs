@@ -168,30 +168,52 @@ const ASCII_COLLATION: &[u8] =
 /// uppercase); other characters after them by code point. Exact for printable ASCII, an
 /// approximation beyond it (arbor does not carry ICU's tables).
 pub fn locale_compare(a: &str, b: &str) -> std::cmp::Ordering {
-    fn primary(c: char) -> u32 {
-        match u8::try_from(c)
-            .ok()
-            .and_then(|b| ASCII_COLLATION.iter().position(|&x| x == b))
-        {
-            // Letters share a rank with their capital.
-            Some(p) if p >= 43 => 43 + (p as u32 - 43) / 2,
-            Some(p) => p as u32,
-            None => 1000 + u32::from(c),
-        }
+    locale_key(a).cmp(&locale_key(b))
+}
+
+/// The sort key of [`locale_compare`]: keys compare as their strings do (for sorting many
+/// names, each key made once: `sort_by_cached_key`).
+///
+/// ```
+/// use arbor_core::js::{locale_compare, locale_key};
+/// assert_eq!(locale_key("a_2").cmp(&locale_key("a-2")), locale_compare("a_2", "a-2"));
+/// ```
+pub fn locale_key(s: &str) -> LocaleKey {
+    LocaleKey {
+        primary: s.chars().map(primary_rank).collect(),
+        upper: s.chars().map(|c| c.is_ascii_uppercase()).collect(),
+        text: s.to_string(),
     }
-    let key = |s: &str| s.chars().map(primary).collect::<Vec<_>>();
-    key(a)
-        .cmp(&key(b))
-        .then_with(|| {
-            // Tertiary: at the first difference in case, lowercase first.
-            let case = |s: &str| {
-                s.chars()
-                    .map(|c| c.is_ascii_uppercase())
-                    .collect::<Vec<_>>()
+}
+
+/// See [`locale_key`]: primary ranks (letters regardless of case), then case at the first
+/// difference (lowercase first), then code points.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LocaleKey {
+    primary: Vec<u32>,
+    upper: Vec<bool>,
+    text: String,
+}
+
+/// Ranks of printable ASCII in [`ASCII_COLLATION`] order (letters share a rank with their
+/// capital), made once.
+fn primary_rank(c: char) -> u32 {
+    static RANKS: std::sync::OnceLock<[u32; 128]> = std::sync::OnceLock::new();
+    let ranks = RANKS.get_or_init(|| {
+        let mut r = [u32::MAX; 128];
+        for (p, &b) in ASCII_COLLATION.iter().enumerate() {
+            r[usize::from(b)] = if p >= 43 {
+                43 + (p as u32 - 43) / 2
+            } else {
+                p as u32
             };
-            case(a).cmp(&case(b))
-        })
-        .then_with(|| a.cmp(b))
+        }
+        r
+    });
+    match ranks.get(c as usize) {
+        Some(&r) if r != u32::MAX => r,
+        _ => 1000 + u32::from(c),
+    }
 }
 
 #[cfg(test)]

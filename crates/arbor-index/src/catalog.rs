@@ -222,14 +222,18 @@ pub fn sort_like_pi(listed: &mut [Listed], all: bool) {
             .unwrap_or_default()
     };
     if all {
-        listed.sort_by(|a, b| {
-            b.mtime_ms
-                .partial_cmp(&a.mtime_ms)
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then_with(|| arbor_core::js::locale_compare(&name(b), &name(a)))
+        // Newest file first, then names descending; each key made once (a name's collation
+        // key allocates).
+        listed.sort_by_cached_key(|l| {
+            let micros = if l.mtime_ms.is_finite() {
+                (l.mtime_ms * 1000.0) as i64
+            } else {
+                0
+            };
+            std::cmp::Reverse((micros, arbor_core::js::locale_key(&name(l))))
         });
     } else {
-        listed.sort_by(|a, b| arbor_core::js::locale_compare(&name(b), &name(a)));
+        listed.sort_by_cached_key(|l| std::cmp::Reverse(arbor_core::js::locale_key(&name(l))));
     }
     listed.sort_by(|a, b| {
         b.info
@@ -870,6 +874,23 @@ impl Catalog {
             .db(&self.path)?;
         v.reverse();
         Ok(v)
+    }
+
+    /// The listing of `dirs` as the catalog holds it, without looking at the files (what an
+    /// interactive view shows at once, while [`Catalog::refresh_dirs`] runs elsewhere), in
+    /// pi's order.
+    pub fn listed_as_stored(&self, dirs: &[PathBuf]) -> Result<Vec<Listed>, IndexError> {
+        let mut out = Vec::new();
+        for d in dirs {
+            let key = crate::dir_key(d);
+            for row in self.rows_of_dir(&key)? {
+                if let Some(l) = row.listed(crate::refresh::node_join(d, &row.name)) {
+                    out.push(l);
+                }
+            }
+        }
+        sort_like_pi(&mut out, dirs.len() > 1);
+        Ok(out)
     }
 
     /// The files of the catalog whose session id starts with `prefix` (case-insensitive).

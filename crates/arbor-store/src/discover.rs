@@ -170,7 +170,7 @@ pub fn session_files(dir: &Path) -> Vec<PathBuf> {
         .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
         .filter(|(n, _)| n.ends_with(".jsonl"))
         .collect();
-    files.sort_by(|a, b| arbor_core::js::locale_compare(&b.0, &a.0));
+    files.sort_by_cached_key(|f| std::cmp::Reverse(arbor_core::js::locale_key(&f.0)));
     files.into_iter().map(|(_, p)| p).collect()
 }
 

@@ -3,7 +3,7 @@
 use arbor_core::Dialect;
 use arbor_index::{Catalog, IndexedText, Listed, SearchQuery};
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
-use nucleo_matcher::{Config, Matcher, Utf32Str};
+use nucleo_matcher::{Config, Matcher};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -68,19 +68,45 @@ pub struct SessionRow {
     pub parent: Option<String>,
     /// Header id.
     pub session_id: Option<String>,
-    /// What fuzzy matching reads.
-    haystack: String,
+    /// What fuzzy matching reads, in nucleo's form, and lowercased: made once, at the first
+    /// search ([`Picker::prepare`]), not before the first frame.
+    haystack: Option<(nucleo_matcher::Utf32String, String)>,
 }
 
 impl SessionRow {
-    fn from_listed(l: &Listed) -> SessionRow {
-        let title = crate::render::one_line(&l.display_title(), 300);
-        let first = crate::render::one_line(&l.info.first_message.to_string_lossy(), 300);
-        let haystack = if title == first {
-            title.clone()
+    /// Makes the fuzzy haystack (the first 120 characters of the title and of the first
+    /// message: matching costs grow with the length).
+    fn prepare(&mut self) {
+        if self.haystack.is_some() {
+            return;
+        }
+        let short = |s: &str| s.chars().take(120).collect::<String>();
+        let h = if self.title == self.first {
+            short(&self.title)
         } else {
-            format!("{title} {first}")
+            format!("{} {}", short(&self.title), short(&self.first))
         };
+        self.haystack = Some((
+            nucleo_matcher::Utf32String::from(h.as_str()),
+            h.to_lowercase(),
+        ));
+    }
+
+    fn hay(&self) -> (nucleo_matcher::Utf32Str<'_>, &str) {
+        match &self.haystack {
+            Some((u, l)) => (u.slice(..), l.as_str()),
+            None => (nucleo_matcher::Utf32Str::Ascii(b""), ""),
+        }
+    }
+
+    fn from_listed(l: &Listed) -> SessionRow {
+        // A first message can be a pasted file: only its start is ever shown or matched.
+        let line = |s: &str| {
+            let head: String = s.chars().take(400).collect();
+            crate::render::one_line(&head, 300)
+        };
+        let title = line(&l.display_title());
+        let first = line(&l.info.first_message.to_string_lossy());
         SessionRow {
             file: l.file.clone(),
             tool: if l.omp { Dialect::Omp } else { Dialect::Pi },
@@ -93,13 +119,13 @@ impl SessionRow {
             size: l.size,
             branches: l.branches,
             // Kept as its raw JSON; a string is what forks write.
+            haystack: None,
             parent: l.info.parent_session_path.as_deref().and_then(|raw| {
                 arbor_core::json::JsValue::parse(raw.as_bytes())
                     .ok()
                     .and_then(|v| v.as_str_lossy().map(|s| s.into_owned()))
             }),
             session_id: l.session_id.clone(),
-            haystack,
         }
     }
 }
@@ -153,6 +179,11 @@ pub struct Picker {
     /// The last search's error (a query FTS5 cannot read is searched as words; a bad regex).
     pub search_note: Option<String>,
     matcher: Matcher,
+    /// The last fuzzy query and the rows it matched: a query that extends it (typing on)
+    /// can only match among those.
+    last_fuzzy: Option<(String, Vec<usize>)>,
+    /// Row of each file.
+    by_file: HashMap<PathBuf, usize>,
 }
 
 impl Picker {
@@ -169,6 +200,8 @@ impl Picker {
             dir_keys: Vec::new(),
             search_note: None,
             matcher: Matcher::new(Config::DEFAULT),
+            last_fuzzy: None,
+            by_file: HashMap::new(),
         };
         p.load(scope, listed, dirs);
         p
@@ -180,6 +213,13 @@ impl Picker {
         let keep = self.selected_file().map(Path::to_path_buf);
         self.scope = scope;
         self.rows = listed.iter().map(SessionRow::from_listed).collect();
+        self.last_fuzzy = None;
+        self.by_file = self
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.file.clone(), i))
+            .collect();
         self.dir_keys = dirs.iter().map(|d| arbor_index::dir_key(d)).collect();
         self.rebuild_view(None);
         if let Some(f) = keep {
@@ -244,10 +284,21 @@ impl Picker {
         self.rebuild_view(cat);
     }
 
+    /// Makes every row's fuzzy haystack (done once; the event loop does it while the first
+    /// frame is on screen, a search would otherwise).
+    pub fn prepare(&mut self) {
+        for r in &mut self.rows {
+            r.prepare();
+        }
+    }
+
     /// Builds `view` from the rows, the query and the sort.
     fn rebuild_view(&mut self, cat: Option<&Catalog>) {
         self.search_note = None;
         let q = self.query.trim().to_string();
+        if !q.is_empty() {
+            self.prepare();
+        }
         if q.is_empty() {
             if self.sort == Sort::Relevance {
                 self.sort = Sort::Recent;
@@ -260,14 +311,33 @@ impl Picker {
         let regex = q.strip_prefix("re:").map(str::trim);
         if regex.is_none() {
             let pattern = Pattern::parse(&q, CaseMatching::Ignore, Normalization::Smart);
-            let mut buf = Vec::new();
-            for (i, r) in self.rows.iter().enumerate() {
-                if let Some(s) =
-                    pattern.score(Utf32Str::new(&r.haystack, &mut buf), &mut self.matcher)
-                {
-                    scored.insert(i, s);
+            // Typing on (the query extends the last one, no operator in it) can only keep
+            // rows the last query matched.
+            let plain = !q.contains(['!', '^', '$', '\'', '\\']);
+            let candidates: Vec<usize> = match &self.last_fuzzy {
+                Some((prev, rows)) if plain && q.starts_with(prev.as_str()) => rows.clone(),
+                _ => (0..self.rows.len()).collect(),
+            };
+            let mut matched = Vec::new();
+            if q.chars().count() < 2 {
+                // One character: a plain (case-insensitive) search, earlier is better; fuzzy
+                // scoring of every row would say no more.
+                let c = q.to_lowercase();
+                for i in candidates {
+                    if let Some(at) = self.rows[i].hay().1.find(c.as_str()) {
+                        scored.insert(i, 1000u32.saturating_sub(at as u32));
+                        matched.push(i);
+                    }
+                }
+            } else {
+                for i in candidates {
+                    if let Some(s) = pattern.score(self.rows[i].hay().0, &mut self.matcher) {
+                        scored.insert(i, s);
+                        matched.push(i);
+                    }
                 }
             }
+            self.last_fuzzy = plain.then(|| (q.clone(), matched));
         }
         // Full-text hits, grouped by session.
         let mut hits: HashMap<PathBuf, (HitLine, usize, usize)> = HashMap::new(); // hit, count, rank order
@@ -277,16 +347,11 @@ impl Picker {
                 None => self.fts_hits(cat, &q, &mut hits),
             }
         }
-        let by_file: HashMap<&Path, usize> = self
-            .rows
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (r.file.as_path(), i))
-            .collect();
         let mut rows: Vec<(usize, Option<HitLine>, usize, u32, usize)> = Vec::new();
+        let by_file = &self.by_file;
         let mut seen = std::collections::HashSet::new();
         for (file, (hit, count, order)) in &hits {
-            if let Some(&i) = by_file.get(file.as_path()) {
+            if let Some(&i) = by_file.get(file) {
                 seen.insert(i);
                 let fuzzy = scored.get(&i).copied().unwrap_or(0);
                 rows.push((i, Some(hit.clone()), *count, fuzzy, *order));
@@ -300,15 +365,14 @@ impl Picker {
         // Relevance: the query as it is in a title first, then sessions whose texts match
         // (best FTS5 rank first), then looser fuzzy matches of titles (by score).
         let lower = q.to_lowercase();
-        let in_title: Vec<bool> = self
-            .rows
+        let in_title: HashMap<usize, bool> = rows
             .iter()
-            .map(|r| r.haystack.to_lowercase().contains(&lower))
+            .map(|r| (r.0, self.rows[r.0].hay().1.contains(&lower)))
             .collect();
         let relevance = |a: &(usize, Option<HitLine>, usize, u32, usize),
                          b: &(usize, Option<HitLine>, usize, u32, usize)| {
-            in_title[b.0]
-                .cmp(&in_title[a.0])
+            in_title[&b.0]
+                .cmp(&in_title[&a.0])
                 .then(a.4.cmp(&b.4))
                 .then(b.3.cmp(&a.3))
                 .then(a.0.cmp(&b.0))
@@ -349,9 +413,14 @@ impl Picker {
     ) {
         let mut sq = SearchQuery::new(q);
         sq.dirs = Some(self.dir_keys.clone());
-        sq.limit = 500;
+        // What a screen of sessions needs; no index check and no total at every keystroke
+        // (the catalog is checked when it is opened and by `arbor search`).
+        sq.limit = 60;
+        sq.rank_window = 1000;
         sq.marks = ("\u{e000}".into(), "\u{e001}".into());
         sq.snippet_words = 12;
+        sq.check_index = false;
+        sq.count_total = false;
         match cat.search(&sq) {
             Ok(list) => {
                 for (order, h) in list.into_iter().enumerate() {
@@ -394,7 +463,7 @@ impl Picker {
             }
         };
         for (i, r) in self.rows.iter().enumerate() {
-            if rx.is_match(&r.haystack) {
+            if rx.is_match(r.hay().1) {
                 scored.insert(i, 1);
             }
         }
