@@ -265,26 +265,25 @@ impl App {
     fn reload_stored(&mut self) -> Result<()> {
         let dirs = scope_dirs(&self.ctx.loc, self.picker.scope)?;
         let listed = self.cat.listed_as_stored(&dirs)?;
-        self.picker.load(self.picker.scope, &listed, &dirs);
+        self.show_listing(&listed, &dirs);
+        Ok(())
+    }
+
+    /// Puts a new listing in the picker, the search and the cursor kept.
+    fn show_listing(&mut self, listed: &[arbor_index::Listed], dirs: &[PathBuf]) {
+        self.picker.load(self.picker.scope, listed, dirs);
         if !self.picker.query.trim().is_empty() {
             let keep = self.picker.selected;
             self.picker.search(Some(&self.cat));
             self.picker.select(keep);
         }
         self.preview = None;
-        Ok(())
     }
 
     /// Reloads the picker's sessions from the catalog, brought up to date now (after a write).
     pub fn reload(&mut self) -> Result<()> {
         let (listed, dirs) = load(&self.ctx.loc, &mut self.cat, self.picker.scope)?;
-        self.picker.load(self.picker.scope, &listed, &dirs);
-        if !self.picker.query.trim().is_empty() {
-            let keep = self.picker.selected;
-            self.picker.search(Some(&self.cat));
-            self.picker.select(keep);
-        }
-        self.preview = None;
+        self.show_listing(&listed, &dirs);
         Ok(())
     }
 
@@ -1002,7 +1001,8 @@ pub fn measure(
         // Folding: the first branch point, folded and unfolded, a frame each.
         let mut folds = Vec::new();
         if let Mode::Tree(n) = &mut app.mode {
-            if let Some(pos) = n.lines.iter().position(|l| l.foldable) {
+            let first = n.iter_lines().position(|l| l.foldable);
+            if let Some(pos) = first {
                 n.selected = pos;
             }
         }

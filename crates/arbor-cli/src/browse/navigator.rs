@@ -65,17 +65,12 @@ pub struct TreeLine {
 }
 
 /// The lines of `full[from..to]` that folds leave visible.
-fn unfolded_run(
-    full: &[TreeLine],
-    from: usize,
-    to: usize,
-    folded: &HashSet<usize>,
-) -> Vec<TreeLine> {
+fn unfolded_run(full: &[TreeLine], from: usize, to: usize, folded: &HashSet<usize>) -> Vec<u32> {
     let mut out = Vec::new();
     let mut k = from;
     while k < to {
         let l = &full[k];
-        out.push(l.clone());
+        out.push(k as u32);
         k = if folded.contains(&l.entry) {
             l.end
         } else {
@@ -94,8 +89,8 @@ pub struct Navigator {
     /// The session.
     pub doc: SessionDoc,
     tree: Tree,
-    /// The visible lines.
-    pub lines: Vec<TreeLine>,
+    /// The visible lines, as indices into `full` (a fold moves indices, not lines).
+    shown: Vec<u32>,
     /// Every line, no fold applied.
     full: Vec<TreeLine>,
     /// Selected line.
@@ -125,7 +120,7 @@ impl Navigator {
             title,
             tree: doc.index().tree(&doc),
             doc,
-            lines: Vec::new(),
+            shown: Vec::new(),
             full: Vec::new(),
             selected: 0,
             offset: 0,
@@ -146,9 +141,31 @@ impl Navigator {
         Ok(n)
     }
 
+    /// The visible line at `pos`.
+    pub fn line(&self, pos: usize) -> Option<&TreeLine> {
+        self.shown.get(pos).map(|&k| &self.full[k as usize])
+    }
+
+    /// The visible lines, in order.
+    pub fn iter_lines(&self) -> impl Iterator<Item = &TreeLine> + '_ {
+        self.shown.iter().map(|&k| &self.full[k as usize])
+    }
+
+    /// The visible position of entry `i`.
+    pub fn position_of(&self, i: usize) -> Option<usize> {
+        self.shown
+            .iter()
+            .position(|&k| self.full[k as usize].entry == i)
+    }
+
+    /// How many lines are visible.
+    pub fn line_count(&self) -> usize {
+        self.shown.len()
+    }
+
     /// The selected entry.
     pub fn selected_entry(&self) -> Option<usize> {
-        self.lines.get(self.selected).map(|l| l.entry)
+        self.line(self.selected).map(|l| l.entry)
     }
 
     /// Whether `i` is on the path from the root to the leaf.
@@ -158,10 +175,10 @@ impl Navigator {
 
     /// Moves the cursor by `d` lines.
     pub fn move_by(&mut self, d: isize) {
-        if self.lines.is_empty() {
+        if self.shown.is_empty() {
             return;
         }
-        let n = self.lines.len() as isize;
+        let n = self.shown.len() as isize;
         self.selected = (self.selected as isize + d).clamp(0, n - 1) as usize;
     }
 
@@ -191,7 +208,7 @@ impl Navigator {
     /// Folds or unfolds the selected entry. Costs what it shows or hides, not the size of
     /// the tree: the subtree's run of lines is removed, or put back (inner folds kept).
     pub fn toggle_fold(&mut self) {
-        let Some(line) = self.lines.get(self.selected) else {
+        let Some(line) = self.line(self.selected) else {
             return;
         };
         if !line.foldable {
@@ -200,28 +217,29 @@ impl Navigator {
         let (e, fi, end, pos) = (line.entry, line.at, line.end, self.selected);
         if self.folded.remove(&e) {
             let run = unfolded_run(&self.full, fi + 1, end, &self.folded);
-            self.lines.splice(pos + 1..pos + 1, run);
+            self.shown.splice(pos + 1..pos + 1, run);
         } else {
             self.folded.insert(e);
             let mut q = pos + 1;
-            while q < self.lines.len() && self.lines[q].at < end {
+            while q < self.shown.len() && (self.shown[q] as usize) < end {
                 q += 1;
             }
-            self.lines.drain(pos + 1..q);
+            self.shown.drain(pos + 1..q);
         }
     }
 
     /// Left: fold the selected entry, or go to its parent line.
     pub fn fold_or_up(&mut self) {
-        match self.lines.get(self.selected) {
+        match self.line(self.selected) {
             Some(l) if l.foldable && !self.folded.contains(&l.entry) => self.toggle_fold(),
             Some(l) => {
-                let mut p = self.doc.entries()[l.entry]
+                let entry = l.entry;
+                let mut p = self.doc.entries()[entry]
                     .parent_id
                     .as_deref()
                     .and_then(|pid| self.doc.index().get(pid));
                 while let Some(pi) = p {
-                    if let Some(pos) = self.lines.iter().position(|x| x.entry == pi) {
+                    if let Some(pos) = self.position_of(pi) {
                         self.selected = pos;
                         return;
                     }
@@ -237,7 +255,7 @@ impl Navigator {
 
     /// Right: unfold the selected entry, or go down a line.
     pub fn unfold_or_down(&mut self) {
-        match self.lines.get(self.selected) {
+        match self.line(self.selected) {
             Some(l) if self.folded.contains(&l.entry) => self.toggle_fold(),
             Some(_) => self.move_by(1),
             None => {}
@@ -250,18 +268,18 @@ impl Navigator {
         self.folded.clear();
         self.relayout();
         if let Some(k) = keep {
-            if let Some(p) = self.lines.iter().position(|l| l.entry == k) {
+            if let Some(p) = self.position_of(k) {
                 self.selected = p;
             }
         }
-        if self.selected >= self.lines.len() {
+        if self.selected >= self.shown.len() {
             self.selected = 0;
         }
     }
 
     /// Puts the cursor on entry `i`, unfolding what hides it.
     pub fn reveal(&mut self, i: usize) {
-        if !self.lines.iter().any(|l| l.entry == i) {
+        if !self.iter_lines().any(|l| l.entry == i) {
             // Unfold its ancestors; with a filter that hides it, show everything.
             let mut p = Some(i);
             let mut changed = false;
@@ -275,13 +293,13 @@ impl Navigator {
             if changed {
                 self.relayout();
             }
-            if !self.lines.iter().any(|l| l.entry == i) && self.filter != Filter::All {
+            if !self.iter_lines().any(|l| l.entry == i) && self.filter != Filter::All {
                 self.filter = Filter::All;
                 self.search.clear();
                 self.relayout();
             }
         }
-        if let Some(pos) = self.lines.iter().position(|l| l.entry == i) {
+        if let Some(pos) = self.position_of(i) {
             self.selected = pos;
         }
     }
@@ -418,10 +436,10 @@ impl Navigator {
                 full[p].end = full[p].end.max(full[k].end);
             }
         }
-        self.lines = unfolded_run(&full, 0, full.len(), &self.folded);
+        self.shown = unfolded_run(&full, 0, full.len(), &self.folded);
         self.full = full;
-        if self.selected >= self.lines.len() {
-            self.selected = self.lines.len().saturating_sub(1);
+        if self.selected >= self.shown.len() {
+            self.selected = self.shown.len().saturating_sub(1);
         }
     }
 
@@ -456,7 +474,7 @@ impl Navigator {
             self.tree = self.doc.index().tree(&self.doc);
             self.relayout();
             if let Some(k) = keep {
-                if let Some(p) = self.lines.iter().position(|l| l.entry == k) {
+                if let Some(p) = self.position_of(k) {
                     self.selected = p;
                 }
             }

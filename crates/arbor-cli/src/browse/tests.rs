@@ -225,7 +225,7 @@ fn enter_opens_the_tree_on_the_hit_and_filters_fold_and_label() {
     // Filters: user only keeps three lines.
     keys(&mut a, "3");
     let Mode::Tree(nav) = &a.mode else { panic!() };
-    assert_eq!(nav.lines.len(), 3);
+    assert_eq!(nav.line_count(), 3);
     keys(&mut a, "1");
     // Fold the branch point (a1) and unfold it.
     let Mode::Tree(nav) = &mut a.mode else {
@@ -233,18 +233,18 @@ fn enter_opens_the_tree_on_the_hit_and_filters_fold_and_label() {
     };
     let a1 = nav.doc.index().get("a1").expect("a1");
     nav.reveal(a1);
-    let before = nav.lines.len();
+    let before = nav.line_count();
     press(&mut a, KeyCode::Char(' '));
     let Mode::Tree(nav) = &a.mode else { panic!() };
-    assert_eq!(nav.lines.len(), before - 4);
+    assert_eq!(nav.line_count(), before - 4);
     press(&mut a, KeyCode::Char(' '));
     let Mode::Tree(nav) = &a.mode else { panic!() };
-    assert_eq!(nav.lines.len(), before);
+    assert_eq!(nav.line_count(), before);
     // Search within the session.
     keys(&mut a, "/sqlite");
     press(&mut a, KeyCode::Enter);
     let Mode::Tree(nav) = &a.mode else { panic!() };
-    assert_eq!(nav.lines.len(), 2, "two entries mention sqlite");
+    assert_eq!(nav.line_count(), 2, "two entries mention sqlite");
     press(&mut a, KeyCode::Esc);
     // Label the selected entry: written as pi's label entry, shown at once.
     keys(&mut a, "L");

@@ -304,17 +304,24 @@ fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
         }
     }
     f.render_widget(Paragraph::new(pl).wrap(Wrap { trim: true }), inner);
-    let status = if app.status.is_empty() {
-        "↑↓ move · Enter tree · ^R resume · Tab scope · ^S sort · ^E rename · ^D delete · ^Y copy path · Esc quit".to_string()
-    } else {
-        app.status.clone()
-    };
+    draw_status(
+        f,
+        &app.status,
+        "↑↓ move · Enter tree · ^R resume · Tab scope · ^S sort · ^E rename · ^D delete · ^Y copy path · Esc quit",
+        help,
+        t,
+    );
+}
+
+/// The last line: the status message, else the keys.
+fn draw_status(f: &mut Frame<'_>, status: &str, keys: &str, area: Rect, t: Theme) {
+    let text = if status.is_empty() { keys } else { status };
     f.render_widget(
         Paragraph::new(Line::styled(
-            format!(" {}", fit(&status, help.width as usize - 1)),
+            format!(" {}", fit(text, (area.width as usize).saturating_sub(1))),
             t.dim(),
         )),
-        help,
+        area,
     );
 }
 
@@ -363,7 +370,7 @@ fn draw_tree(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
                     "· {} · {tool} · {} entries, {} shown · filter: {}",
                     crate::render::one_line(&title, 60),
                     nav.doc.entries().len(),
-                    nav.lines.len(),
+                    nav.line_count(),
                     nav.filter.name()
                 ),
                 head.width as usize - 6,
@@ -392,7 +399,7 @@ fn draw_tree(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
     let leaf = nav.doc.index().leaf;
     let mut lines = Vec::with_capacity(h);
     app.row_at.clear();
-    for (pos, l) in nav.lines.iter().enumerate().skip(nav.offset).take(h) {
+    for (pos, l) in nav.iter_lines().enumerate().skip(nav.offset).take(h) {
         let e = &nav.doc.entries()[l.entry];
         let on = nav.on_path(l.entry);
         let sel = pos == nav.selected;
@@ -447,7 +454,7 @@ fn draw_tree(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
         ]));
         app.row_at.push(pos);
     }
-    if nav.lines.is_empty() {
+    if nav.line_count() == 0 {
         lines.push(Line::styled("  nothing matches this filter", t.dim()));
     }
     f.render_widget(Paragraph::new(lines), list);
@@ -461,17 +468,12 @@ fn draw_tree(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
         .map(|i| reader_lines(nav, i, t))
         .unwrap_or_default();
     f.render_widget(Paragraph::new(rl).wrap(Wrap { trim: false }), inner);
-    let status = if app.status.is_empty() {
-        "↑↓ move · ←→ fold · Enter continue here · r resume · F fork at message · L label · Esc back".to_string()
-    } else {
-        app.status.clone()
-    };
-    f.render_widget(
-        Paragraph::new(Line::styled(
-            format!(" {}", fit(&status, help.width as usize - 1)),
-            t.dim(),
-        )),
+    draw_status(
+        f,
+        &app.status,
+        "↑↓ move · ←→ fold · Enter continue here · r resume · F fork at message · L label · Esc back",
         help,
+        t,
     );
 }
 
