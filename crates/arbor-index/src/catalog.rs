@@ -878,13 +878,70 @@ impl Catalog {
 
     /// The listing of `dirs` as the catalog holds it, without looking at the files (what an
     /// interactive view shows at once, while [`Catalog::refresh_dirs`] runs elsewhere), in
-    /// pi's order.
+    /// pi's order. Only what a list shows is read: `entries`, `labels`, `models` and `usage`
+    /// are left empty.
     pub fn listed_as_stored(&self, dirs: &[PathBuf]) -> Result<Vec<Listed>, IndexError> {
         let mut out = Vec::new();
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT phase, id_json, cwd, parent_json, created_ms, header_ts_ms, sname, message_count, \
+                 first_message, last_activity, omp, session_id, slot_title, header_title, name, branches, \
+                 path, size, mtime_ns, version FROM files WHERE dir=?1",
+            )
+            .db(&self.path)?;
         for d in dirs {
             let key = crate::dir_key(d);
-            for row in self.rows_of_dir(&key)? {
-                if let Some(l) = row.listed(crate::refresh::node_join(d, &row.name)) {
+            let rows = st
+                .query_map([key], |r| {
+                    let info = InfoState {
+                        phase: Phase::from_code(r.get(0)?),
+                        id: r.get(1)?,
+                        cwd: r.get(2)?,
+                        parent_session_path: r.get(3)?,
+                        created_ms: r.get(4)?,
+                        header_ts_ms: r.get(5)?,
+                        name: r.get(6)?,
+                        message_count: r.get::<_, i64>(7)? as u64,
+                        first_message: wtf8_opt(r, 8)?,
+                        last_activity: r.get(9)?,
+                    };
+                    let name: String = r.get(14)?;
+                    let mtime_ms = Stat {
+                        size: 0,
+                        mtime_ns: r.get(18)?,
+                        ino: 0,
+                        dev: 0,
+                    }
+                    .mtime_ms();
+                    let Some(info) = info.finish(
+                        &crate::refresh::node_join(d, &name),
+                        mtime_ms,
+                        JsStr(Vec::new()),
+                    ) else {
+                        return Ok(None);
+                    };
+                    let slot: Option<String> = r.get(12)?;
+                    let header: Option<String> = r.get(13)?;
+                    Ok(Some(Listed {
+                        info,
+                        file: PathBuf::from(r.get::<_, String>(16)?),
+                        size: r.get::<_, i64>(17)?.max(0) as u64,
+                        branches: r.get::<_, i64>(15)?.max(0) as u64,
+                        entries: 0,
+                        labels: 0,
+                        models: Vec::new(),
+                        usage: Usage::default(),
+                        title: slot.filter(|t| !t.is_empty()).or(header),
+                        omp: r.get::<_, i64>(10)? != 0,
+                        session_id: r.get(11)?,
+                        version: r.get(19)?,
+                        mtime_ms,
+                    }))
+                })
+                .db(&self.path)?;
+            for row in rows {
+                if let Some(l) = row.db(&self.path)? {
                     out.push(l);
                 }
             }

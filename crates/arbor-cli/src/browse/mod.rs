@@ -272,6 +272,8 @@ impl App {
     /// Puts a new listing in the picker, the search and the cursor kept.
     fn show_listing(&mut self, listed: &[arbor_index::Listed], dirs: &[PathBuf]) {
         self.picker.load(self.picker.scope, listed, dirs);
+        // Haystacks are made between keystrokes, not at the next one.
+        self.picker.prepare();
         if !self.picker.query.trim().is_empty() {
             let keep = self.picker.selected;
             self.picker.search(Some(&self.cat));

@@ -74,13 +74,13 @@ pub struct SessionRow {
 }
 
 impl SessionRow {
-    /// Makes the fuzzy haystack (the first 120 characters of the title and of the first
+    /// Makes the fuzzy haystack (the first 64 characters of the title and of the first
     /// message: matching costs grow with the length).
     fn prepare(&mut self) {
         if self.haystack.is_some() {
             return;
         }
-        let short = |s: &str| s.chars().take(120).collect::<String>();
+        let short = |s: &str| s.chars().take(64).collect::<String>();
         let h = if self.title == self.first {
             short(&self.title)
         } else {
@@ -214,12 +214,7 @@ impl Picker {
         self.scope = scope;
         self.rows = listed.iter().map(SessionRow::from_listed).collect();
         self.last_fuzzy = None;
-        self.by_file = self
-            .rows
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (r.file.clone(), i))
-            .collect();
+        self.by_file.clear();
         self.dir_keys = dirs.iter().map(|d| arbor_index::dir_key(d)).collect();
         self.rebuild_view(None);
         if let Some(f) = keep {
@@ -284,11 +279,19 @@ impl Picker {
         self.rebuild_view(cat);
     }
 
-    /// Makes every row's fuzzy haystack (done once; the event loop does it while the first
-    /// frame is on screen, a search would otherwise).
+    /// Makes every row's fuzzy haystack and the file index (done once; the event loop does
+    /// it while the first frame is on screen, a search would otherwise).
     pub fn prepare(&mut self) {
         for r in &mut self.rows {
             r.prepare();
+        }
+        if self.by_file.len() != self.rows.len() {
+            self.by_file = self
+                .rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (r.file.clone(), i))
+                .collect();
         }
     }
 
@@ -307,7 +310,7 @@ impl Picker {
             return;
         }
         // Fuzzy over titles and first messages.
-        let mut scored: HashMap<usize, u32> = HashMap::new();
+        let mut scored: HashMap<usize, u32> = HashMap::with_capacity(self.rows.len());
         let regex = q.strip_prefix("re:").map(str::trim);
         if regex.is_none() {
             let pattern = Pattern::parse(&q, CaseMatching::Ignore, Normalization::Smart);
@@ -347,39 +350,37 @@ impl Picker {
                 None => self.fts_hits(cat, &q, &mut hits),
             }
         }
-        let mut rows: Vec<(usize, Option<HitLine>, usize, u32, usize)> = Vec::new();
-        let by_file = &self.by_file;
-        let mut seen = std::collections::HashSet::new();
+        // One entry per session found: (row, hit, text hits, fuzzy score, best hit's order).
+        let mut rows: Vec<(usize, Option<HitLine>, usize, u32, usize)> =
+            Vec::with_capacity(scored.len() + hits.len());
+        let mut with_hit = vec![false; self.rows.len()];
         for (file, (hit, count, order)) in &hits {
-            if let Some(&i) = by_file.get(file) {
-                seen.insert(i);
+            if let Some(&i) = self.by_file.get(file) {
+                with_hit[i] = true;
                 let fuzzy = scored.get(&i).copied().unwrap_or(0);
                 rows.push((i, Some(hit.clone()), *count, fuzzy, *order));
             }
         }
         for (&i, &s) in &scored {
-            if !seen.contains(&i) {
+            if !with_hit[i] {
                 rows.push((i, None, 0, s, usize::MAX));
             }
         }
         // Relevance: the query as it is in a title first, then sessions whose texts match
-        // (best FTS5 rank first), then looser fuzzy matches of titles (by score).
+        // (best FTS5 rank first), then looser fuzzy matches of titles (by score); each key
+        // made once.
         let lower = q.to_lowercase();
-        let in_title: HashMap<usize, bool> = rows
-            .iter()
-            .map(|r| (r.0, self.rows[r.0].hay().1.contains(&lower)))
-            .collect();
-        let relevance = |a: &(usize, Option<HitLine>, usize, u32, usize),
-                         b: &(usize, Option<HitLine>, usize, u32, usize)| {
-            in_title[&b.0]
-                .cmp(&in_title[&a.0])
-                .then(a.4.cmp(&b.4))
-                .then(b.3.cmp(&a.3))
-                .then(a.0.cmp(&b.0))
+        let key = |r: &(usize, Option<HitLine>, usize, u32, usize)| {
+            (
+                !self.rows[r.0].hay().1.contains(&lower),
+                r.4,
+                std::cmp::Reverse(r.3),
+                r.0,
+            )
         };
         if self.sort == Sort::Recent || self.sort == Sort::Relevance {
             self.sort = Sort::Relevance;
-            rows.sort_by(relevance);
+            rows.sort_by_cached_key(key);
             self.view = rows
                 .into_iter()
                 .map(|(row, hit, hits, _, _)| ViewRow {
@@ -416,7 +417,7 @@ impl Picker {
         // What a screen of sessions needs; no index check and no total at every keystroke
         // (the catalog is checked when it is opened and by `arbor search`).
         sq.limit = 60;
-        sq.rank_window = 1000;
+        sq.rank_window = 300;
         sq.marks = ("\u{e000}".into(), "\u{e001}".into());
         sq.snippet_words = 12;
         sq.check_index = false;
