@@ -1023,16 +1023,22 @@ pub fn measure(
             .raw("p95PageMs", format!("{:.3}", p95(pages)).as_bytes())
             .raw("p95FoldMs", format!("{:.3}", p95(folds)).as_bytes());
     }
-    let hwm = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
+    // Peak RSS counts the mapped session and catalog pages (the page cache's, given back under
+    // pressure); RssAnon is the memory the process itself holds.
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| {
                 l.split_whitespace()
                     .nth(1)
                     .and_then(|v| v.parse::<u64>().ok())
             })
-        })
-        .unwrap_or(0);
+            .unwrap_or(0)
+    };
+    let hwm = field("VmHWM:");
+    o.uint("anonRssKb", field("RssAnon:"));
     o.uint("peakRssKb", hwm);
     o.finish();
     out.push(b'\n');
