@@ -419,6 +419,21 @@ pub enum Command {
     /// The sessions `arbor rm` moved to the trash: list, restore, empty.
     #[command(subcommand)]
     Trash(TrashCommand),
+    /// List the secrets sessions hold (API keys and tokens, private keys, JWTs, passwords):
+    /// file, line, entry, field and kind, never the secret itself.
+    #[command(
+        after_help = "Exit status: 0 when none is found, 1 when some are (as a linter), 2 for a usage error.\nExports redact them by default.\n\nExamples:\n  arbor secrets 01a2f3\n  arbor secrets --all --json"
+    )]
+    Secrets {
+        /// Sessions (paths, ids or id prefixes).
+        sessions: Vec<String>,
+        /// Every session under the agent directories.
+        #[arg(long)]
+        all: bool,
+        /// JSON output: [{path, line, entryId, field, kind, chars}].
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
         after_help = "Examples:\n  arbor completions bash > ~/.local/share/bash-completion/completions/arbor\n  arbor completions zsh > ~/.zfunc/_arbor\n  arbor completions fish > ~/.config/fish/completions/arbor.fish"

@@ -60,6 +60,7 @@ pub mod paths;
 pub mod readable;
 mod repair;
 pub mod safe_fs;
+pub mod secrets;
 pub mod stream;
 mod title;
 

@@ -4,6 +4,7 @@ mod fork;
 pub mod index;
 mod ls;
 mod read;
+mod secrets;
 pub(crate) mod trash;
 mod write;
 
@@ -222,6 +223,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             wait,
         } => trash::rm(&sessions, force, wait.wait, &loc),
         Command::Trash(t) => trash::trash(t, &term, &loc),
+        Command::Secrets {
+            sessions,
+            all,
+            json,
+        } => secrets::secrets(&sessions, all, json, &term, &loc),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             let mut out = Vec::new();
