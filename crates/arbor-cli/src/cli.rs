@@ -419,6 +419,30 @@ pub enum Command {
     /// The sessions `arbor rm` moved to the trash: list, restore, empty.
     #[command(subcommand)]
     Trash(TrashCommand),
+    /// Export a session as Markdown (stable, for git and bug reports) or as arbor's JSON, with
+    /// secrets redacted.
+    #[command(
+        after_help = "Markdown: the path to the leaf (every branch with --tree, each under its own heading),\ntool calls and results as fenced blocks, thinking in <details>, images written once to\nFILE.assets/ and linked (placeholders on stdout). JSON: {format: \"arbor-export/1\",\nsessionId, file, cwd, name, tool, redacted, entries: [{id, parentId, type, timestamp, role,\nmodel, toolName, stopReason, text, thinking, toolCalls, isError, usage}]}.\nSecrets become [REDACTED:kind] unless --no-redact; the session file is never changed.\n\nExamples:\n  arbor export 01a2f3 -o walrus.md\n  arbor export 01a2f3 --tree --format json -o walrus.json"
+    )]
+    Export {
+        /// Session file path, or session id / unique id prefix.
+        session: String,
+        /// Export the path to this entry (default: the session's leaf).
+        #[arg(long, conflicts_with = "tree")]
+        leaf: Option<String>,
+        /// Every branch, not only the path to the leaf.
+        #[arg(long)]
+        tree: bool,
+        /// md or json.
+        #[arg(long, value_name = "FORMAT", default_value = "md")]
+        format: crate::export::Format,
+        /// Write to FILE (images next to it in FILE.assets/) instead of stdout.
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Keep secrets as they are.
+        #[arg(long)]
+        no_redact: bool,
+    },
     /// List the secrets sessions hold (API keys and tokens, private keys, JWTs, passwords):
     /// file, line, entry, field and kind, never the secret itself.
     #[command(

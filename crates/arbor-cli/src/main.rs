@@ -7,6 +7,7 @@ mod cli;
 mod report;
 mod browse;
 mod cmd;
+mod export;
 mod render;
 mod show_view;
 mod snippet;

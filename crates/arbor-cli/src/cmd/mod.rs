@@ -223,6 +223,22 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             wait,
         } => trash::rm(&sessions, force, wait.wait, &loc),
         Command::Trash(t) => trash::trash(t, &term, &loc),
+        Command::Export {
+            session,
+            leaf,
+            tree,
+            format,
+            output,
+            no_redact,
+        } => read::export(
+            &session,
+            leaf.as_deref(),
+            tree,
+            format,
+            output.as_deref(),
+            !no_redact,
+            &loc,
+        ),
         Command::Secrets {
             sessions,
             all,

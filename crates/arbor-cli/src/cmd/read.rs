@@ -352,3 +352,99 @@ pub fn show(
     out.print(term, !opts.no_pager)?;
     exit_soon(&path, doc)
 }
+
+/// `arbor export`.
+pub fn export(
+    session: &str,
+    leaf: Option<&str>,
+    tree: bool,
+    format: crate::export::Format,
+    output: Option<&Path>,
+    redact: bool,
+    loc: &Locator,
+) -> Result<ExitCode> {
+    let (path, doc) = load_resolved(session, false, loc)?;
+    if let Some(id) = leaf {
+        super::require_entry(&doc, &path, id)?;
+    }
+    let paths: Vec<Vec<usize>> = if tree {
+        let t = doc.index().tree(&doc);
+        let leaves: Vec<usize> = t
+            .preorder()
+            .into_iter()
+            .filter(|&i| t.children[i].is_empty())
+            .collect();
+        leaves
+            .into_iter()
+            .map(|l| doc.index().path(&doc, l).entries)
+            .collect()
+    } else {
+        let l = match leaf {
+            Some(id) => doc.index().get(id),
+            None => doc.index().leaf,
+        };
+        vec![l
+            .map(|l| doc.index().path(&doc, l).entries)
+            .unwrap_or_default()]
+    };
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let assets = output.map(crate::export::assets_of);
+    let opts = crate::export::Options {
+        redact,
+        assets: assets.as_ref().map(|(d, n)| (d.as_path(), n.clone())),
+    };
+    let report = match output {
+        Some(o) => {
+            // Written beside, then renamed: a failed export leaves no half file.
+            let tmp = o.with_file_name(format!(
+                ".{}.arbor-tmp",
+                o.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            ));
+            let f = std::fs::File::create(&tmp).with_context(|| tmp.display().to_string())?;
+            let w = std::io::BufWriter::new(f);
+            let r = match format {
+                crate::export::Format::Md => {
+                    crate::export::markdown(&doc, &file_name, &paths, &opts, w)
+                }
+                crate::export::Format::Json => crate::export::json(&doc, &path, &paths, &opts, w),
+            };
+            let r = r.with_context(|| o.display().to_string());
+            if r.is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            let r = r?;
+            std::fs::rename(&tmp, o).with_context(|| o.display().to_string())?;
+            r
+        }
+        None => {
+            let w = std::io::BufWriter::new(std::io::stdout().lock());
+            match format {
+                crate::export::Format::Md => {
+                    crate::export::markdown(&doc, &file_name, &paths, &opts, w)?
+                }
+                crate::export::Format::Json => crate::export::json(&doc, &path, &paths, &opts, w)?,
+            }
+        }
+    };
+    if report.redacted > 0 {
+        say_err!(
+            "arbor: {} secret{} redacted (--no-redact keeps them)",
+            report.redacted,
+            if report.redacted == 1 { "" } else { "s" }
+        );
+    }
+    if let (Some(o), true) = (output, report.images > 0) {
+        say_err!(
+            "arbor: {} image{} in {}",
+            report.images,
+            if report.images == 1 { "" } else { "s" },
+            crate::export::assets_of(o).0.display()
+        );
+    }
+    exit_soon(&path, doc)
+}

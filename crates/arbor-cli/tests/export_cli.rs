@@ -1,0 +1,122 @@
+//! `arbor export`: Markdown snapshots of the demo sessions (the path, and every branch), the
+//! same bytes on every run, secrets redacted, images written once, the JSON schema.
+//! `ARBOR_UPDATE_GOLDENS=1` rewrites goldens/export/ after a deliberate change.
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn export(args: &[&str]) -> (Vec<u8>, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_arbor"))
+        .args(["export"])
+        .args(args)
+        .env_remove("PI_CODING_AGENT_DIR")
+        .output()
+        .expect("run arbor");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    (o.stdout, String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+#[test]
+fn markdown_of_the_demo_sessions_is_stable_and_matches_its_goldens() {
+    let goldens = root().join("goldens/export");
+    let update = std::env::var_os("ARBOR_UPDATE_GOLDENS").is_some();
+    let mut demo: Vec<PathBuf> = std::fs::read_dir(root().join("demo/sessions"))
+        .expect("demo")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    demo.sort();
+    assert_eq!(demo.len(), 4);
+    let mut compared = 0;
+    for (n, s) in demo.iter().enumerate() {
+        for (mode, extra) in [("path", None), ("tree", Some("--tree"))] {
+            let mut args = vec![s.to_str().expect("utf-8")];
+            args.extend(extra);
+            let (a, _) = export(&args);
+            let (b, _) = export(&args);
+            assert_eq!(a, b, "the same session gives the same bytes");
+            let g = goldens.join(format!("demo{n}-{mode}.md"));
+            if update {
+                std::fs::create_dir_all(&goldens).expect("mkdir");
+                std::fs::write(&g, &a).expect("write golden");
+            }
+            let want = std::fs::read(&g).unwrap_or_else(|e| panic!("{}: {e}", g.display()));
+            assert!(a == want, "{} differs from the export", g.display());
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 8);
+}
+
+#[test]
+fn secrets_are_redacted_images_written_once_and_json_follows_its_schema() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let f = tmp.path().join("s.jsonl");
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    let lines = [
+        r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#.to_string(),
+        r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"deploy with AKIAQWERTYUIOPASDFGH please </details><script>x</script>","timestamp":1}}"#.to_string(),
+        format!(r#"{{"type":"message","id":"t1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"toolResult","toolCallId":"c","toolName":"screenshot","content":[{{"type":"image","data":"{png}","mimeType":"image/png"}},{{"type":"image","data":"{png}","mimeType":"image/png"}}],"isError":false,"timestamp":2}}}}"#),
+        r#"{"type":"message","id":"a1","parentId":"t1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"assistant","content":[{"type":"text","text":"token ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5 used"},{"type":"toolCall","id":"c2","name":"bash","arguments":{"command":"curl -H 'Authorization: Bearer sk-proj-aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5zA7bC9'"}}],"model":"m","usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"cost":{"total":0.25}},"stopReason":"stop","timestamp":3}}"#.to_string(),
+    ];
+    std::fs::write(&f, lines.join("\n") + "\n").expect("write");
+    let before = std::fs::read(&f).expect("read");
+    let out = tmp.path().join("out.md");
+    let (_, err) = export(&[
+        f.to_str().expect("utf-8"),
+        "-o",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert!(
+        err.contains("secrets redacted") && err.contains("1 image"),
+        "{err}"
+    );
+    let md = std::fs::read_to_string(&out).expect("md");
+    for secret in ["AKIAQWERTYUIOPASDFGH", "ghp_aB3d", "sk-proj-aB3d"] {
+        assert!(!md.contains(secret), "{secret} in the export");
+    }
+    assert!(md.contains("[REDACTED:aws-access-key]") && md.contains("[REDACTED:github-token]"));
+    assert!(
+        md.contains("&lt;/details>&lt;script>"),
+        "session HTML stays text: {md}"
+    );
+    assert!(md.contains("- Tokens: 10 in, 5 out, 0 cache read, 0 cache write; cost $0.2500"));
+    let assets: Vec<_> = std::fs::read_dir(tmp.path().join("out.md.assets"))
+        .expect("assets")
+        .flatten()
+        .collect();
+    assert_eq!(assets.len(), 1, "the same image is written once");
+    assert_eq!(
+        md.matches("](out.md.assets/").count(),
+        2,
+        "and linked twice"
+    );
+    assert_eq!(
+        std::fs::read(&f).expect("read"),
+        before,
+        "the session is never changed"
+    );
+    // --no-redact keeps them.
+    let (raw, _) = export(&[f.to_str().expect("utf-8"), "--no-redact"]);
+    assert!(String::from_utf8_lossy(&raw).contains("AKIAQWERTYUIOPASDFGH"));
+    // JSON.
+    let (j, _) = export(&[f.to_str().expect("utf-8"), "--format", "json"]);
+    let v: Value = serde_json::from_slice(&j).expect("json");
+    assert_eq!(v["format"], "arbor-export/1");
+    assert_eq!(v["redacted"], true);
+    let e = v["entries"].as_array().expect("entries");
+    assert_eq!(e.len(), 3);
+    assert_eq!(e[2]["role"], "assistant");
+    assert_eq!(e[2]["usage"]["input"], 10);
+    assert_eq!(e[2]["toolCalls"][0]["name"], "bash");
+    assert!(e[2]["text"]
+        .as_str()
+        .expect("text")
+        .contains("[REDACTED:github-token]"));
+    assert!(!String::from_utf8_lossy(&j).contains("sk-proj-aB3d"));
+}
