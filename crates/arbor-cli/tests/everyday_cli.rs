@@ -562,7 +562,7 @@ fn readme_reference_matches_help() {
                 .split('=')
                 .next()
                 .unwrap_or(word)
-                .trim_end_matches(['.', ')', ':']);
+                .trim_end_matches(['.', ')', ':', ';']);
             if flag.starts_with("--")
                 && flag.len() > 2
                 && !["--help", "--agent-dir", "--color"].contains(&flag)
