@@ -399,6 +399,9 @@ pub enum Command {
         /// Then resume the new session in its agent (pi --session PATH, omp --session PATH).
         #[arg(long, conflicts_with = "json")]
         resume: bool,
+        /// Redact secrets in the copy (a session to hand to someone; pi and omp open it).
+        #[arg(long)]
+        redact: bool,
         #[command(flatten)]
         wait: WaitOpt,
     },

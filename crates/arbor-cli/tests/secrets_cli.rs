@@ -85,3 +85,41 @@ fn every_planted_secret_is_found_and_none_is_printed() {
         String::from_utf8_lossy(&o.stdout)
     );
 }
+
+#[test]
+fn fork_redact_writes_a_copy_without_secrets_that_still_reads() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let f = tmp.path().join("s.jsonl");
+    let text = concat!(
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n",
+        "{\"type\":\"message\",\"id\":\"u1\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"use AKIAQWERTYUIOPASDFGH\",\"timestamp\":1}}\n",
+        "{\"type\":\"message\",\"id\":\"a1\",\"parentId\":\"u1\",\"timestamp\":\"2026-01-01T00:00:02.000Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],\"stopReason\":\"stop\",\"timestamp\":2}}\n",
+    );
+    std::fs::write(&f, text).expect("write");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_arbor"))
+            .args(args)
+            .env("HOME", tmp.path())
+            .env_remove("PI_CODING_AGENT_DIR")
+            .output()
+            .expect("run")
+    };
+    let o = run(&["fork", f.to_str().expect("utf-8"), "--redact", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("1 secret redacted"));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let copy = v["path"].as_str().expect("path");
+    let bytes = std::fs::read_to_string(copy).expect("copy");
+    assert!(!bytes.contains("AKIAQWERTYUIOPASDFGH") && bytes.contains("[REDACTED:aws-access-key]"));
+    // The line without a secret is byte for byte the source's.
+    assert!(bytes.contains(text.lines().nth(2).expect("line")));
+    assert_eq!(run(&["secrets", copy]).status.code(), Some(0));
+    let ctx = run(&["context", copy]);
+    assert!(ctx.status.success());
+    assert!(String::from_utf8_lossy(&ctx.stdout).contains("use [REDACTED:aws-access-key]"));
+    assert_eq!(
+        std::fs::read_to_string(&f).expect("src"),
+        text,
+        "the source is untouched"
+    );
+}

@@ -363,3 +363,51 @@ pub fn scan_doc(doc: &arbor_core::SessionDoc) -> Vec<Located> {
     }
     out
 }
+
+/// Redacts every string of `v` in place (keys are left alone); returns how many secrets.
+pub fn redact_value(v: &mut arbor_core::json::JsValue) -> usize {
+    use arbor_core::json::{JsStr, JsValue};
+    match v {
+        JsValue::String(s) => {
+            let text = s.to_string_lossy();
+            let found = find(&text).len();
+            if found > 0 {
+                let r = redact(&text).into_owned();
+                *s = JsStr::from(r);
+            }
+            found
+        }
+        JsValue::Array(items) => items.iter_mut().map(redact_value).sum(),
+        JsValue::Object(members) => members.iter_mut().map(|(_, x)| redact_value(x)).sum(),
+        _ => 0,
+    }
+}
+
+/// `bytes` of a session file with the secrets of every entry line redacted: lines without
+/// one stay byte for byte, a line with one is written again as `JSON.stringify` writes it;
+/// the first line (header or omp's title slot) and lines that are not JSON objects are kept.
+/// Returns the new bytes and how many secrets.
+pub fn redact_session_bytes(bytes: &[u8]) -> (Vec<u8>, usize) {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut total = 0;
+    for (n, line) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        let text = String::from_utf8_lossy(body);
+        let is_header = n == 0 || text.contains("\"type\":\"session\"");
+        if is_header || !text.starts_with('{') || find(&text).is_empty() {
+            out.extend_from_slice(line);
+            continue;
+        }
+        match arbor_core::json::JsValue::parse(body) {
+            Ok(mut v) => {
+                total += redact_value(&mut v);
+                out.extend_from_slice(&v.to_json());
+                if line.ends_with(b"\n") {
+                    out.push(b'\n');
+                }
+            }
+            Err(_) => out.extend_from_slice(line),
+        }
+    }
+    (out, total)
+}

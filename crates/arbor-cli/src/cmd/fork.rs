@@ -1,5 +1,5 @@
 //! `arbor fork`.
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use arbor_store::locate::Locator;
 use arbor_store::{ManagerOptions, SessionManager};
 use std::process::ExitCode;
@@ -12,6 +12,7 @@ pub fn fork(
     cwd: Option<&str>,
     json: bool,
     resume: bool,
+    redact: bool,
     wait: Option<Duration>,
     loc: &Locator,
 ) -> Result<ExitCode> {
@@ -48,6 +49,21 @@ pub fn fork(
                 .map(|p| p.into_owned())
         });
     sm.close()?;
+    if redact {
+        // The copy is new and ours; rewritten whole, atomically, under its writer lock.
+        let lock = arbor_store::lock::WriterLock::acquire(&new_path, wait)?;
+        let bytes = std::fs::read(&new_path).with_context(|| new_path.display().to_string())?;
+        let (clean, n) = arbor_store::secrets::redact_session_bytes(&bytes);
+        if n > 0 {
+            arbor_store::file::atomic_write(&new_path, &[&clean])
+                .with_context(|| new_path.display().to_string())?;
+        }
+        drop(lock);
+        say_err!(
+            "arbor: {n} secret{} redacted in the copy",
+            if n == 1 { "" } else { "s" }
+        );
+    }
     if json {
         let mut out = Vec::new();
         let mut o = arbor_core::json::JsonObject::new(&mut out);

@@ -207,6 +207,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             cwd,
             json,
             resume,
+            redact,
             wait,
         } => fork::fork(
             &session,
@@ -214,6 +215,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             cwd.as_deref(),
             json,
             resume,
+            redact,
             wait.wait,
             &loc,
         ),
