@@ -5,24 +5,32 @@ use arbor_store::{ManagerOptions, SessionManager};
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// What `arbor fork` was asked for.
+pub struct ForkOpts<'a> {
+    /// `--at`.
+    pub at: Option<&'a str>,
+    /// `--cwd`.
+    pub cwd: Option<&'a str>,
+    /// `--json`.
+    pub json: bool,
+    /// `--resume`.
+    pub resume: bool,
+    /// `--redact`.
+    pub redact: bool,
+    /// `--wait`.
+    pub wait: Option<Duration>,
+}
+
 /// `arbor fork SESSION [--at ID] [--cwd DIR]`: prints the new session's path and id.
-pub fn fork(
-    session: &str,
-    at: Option<&str>,
-    cwd: Option<&str>,
-    json: bool,
-    resume: bool,
-    redact: bool,
-    wait: Option<Duration>,
-    loc: &Locator,
-) -> Result<ExitCode> {
+pub fn fork(session: &str, o: &ForkOpts<'_>, loc: &Locator) -> Result<ExitCode> {
     let path = loc.resolve_session(session)?;
+    let (at, json, resume, redact, wait) = (o.at, o.json, o.resume, o.redact, o.wait);
     if let Some(id) = at {
         let doc = arbor_store::load_doc(&path)?;
         super::require_entry(&doc, &path, id)?;
     }
     // `--cwd` as a path the user typed: made absolute, as pi records the cwd.
-    let cwd = match cwd {
+    let cwd = match o.cwd {
         Some(c) => Some(
             std::path::absolute(arbor_store::paths::expand_tilde(c))
                 .map_err(|e| anyhow::anyhow!("--cwd {c}: {e}"))?

@@ -211,12 +211,14 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             wait,
         } => fork::fork(
             &session,
-            at.as_deref(),
-            cwd.as_deref(),
-            json,
-            resume,
-            redact,
-            wait.wait,
+            &fork::ForkOpts {
+                at: at.as_deref(),
+                cwd: cwd.as_deref(),
+                json,
+                resume,
+                redact,
+                wait: wait.wait,
+            },
             &loc,
         ),
         Command::Rm {
