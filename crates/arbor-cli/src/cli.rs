@@ -446,6 +446,31 @@ pub enum Command {
         #[arg(long)]
         no_redact: bool,
     },
+    /// Tokens and cost: the path each session resumes apart from the branches it left, pi 1.5's
+    /// usage entries (summaries) apart, a fork's copies of its parent's turns counted once.
+    #[command(
+        after_help = "Without SESSION, --dir or --all: the current project's sessions. COST PATH is the\ncurrent path and the summaries; BRANCHES what went into branches that were left.\n\nExamples:\n  arbor stats\n  arbor stats --all --by month\n  arbor stats 01a2f3 --json"
+    )]
+    Stats {
+        /// Sessions (paths, ids or id prefixes).
+        sessions: Vec<String>,
+        /// The sessions of this directory.
+        #[arg(long, conflicts_with = "all")]
+        dir: Option<PathBuf>,
+        /// Every project of every agent directory.
+        #[arg(long)]
+        all: bool,
+        /// Group by session, day, week, month, model or project.
+        #[arg(long, value_name = "WHAT", default_value = "session")]
+        by: crate::cmd::stats::By,
+        /// Only turns since a date (2025-01-31), a date-time, or a span back (30m, 12h, 7d, 2w).
+        #[arg(long, value_name = "DATE", value_parser = crate::args::since)]
+        since: Option<crate::args::Since>,
+        /// JSON output: {by, sessions, forkCopiesSkipped, rows: [{group, turns, currentPath,
+        /// otherBranches, summaries}], total}.
+        #[arg(long)]
+        json: bool,
+    },
     /// List the secrets sessions hold (API keys and tokens, private keys, JWTs, passwords):
     /// file, line, entry, field and kind, never the secret itself.
     #[command(

@@ -63,6 +63,7 @@ pub mod safe_fs;
 pub mod secrets;
 pub mod stream;
 mod title;
+pub mod usage;
 
 pub use body::BodyError;
 pub use build::NewEntry;

@@ -5,6 +5,7 @@ pub mod index;
 mod ls;
 mod read;
 mod secrets;
+pub mod stats;
 pub(crate) mod trash;
 mod write;
 
@@ -241,6 +242,25 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             format,
             output.as_deref(),
             !no_redact,
+            &loc,
+        ),
+        Command::Stats {
+            sessions,
+            dir,
+            all,
+            by,
+            since,
+            json,
+        } => stats::stats(
+            &stats::StatsOpts {
+                sessions: &sessions,
+                dir: dir.as_deref(),
+                all,
+                by,
+                since_ms: since.map(|s| s.at(arbor_store::ids::now_ms() as f64)),
+                json,
+            },
+            &term,
             &loc,
         ),
         Command::Secrets {
