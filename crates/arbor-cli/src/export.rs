@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 /// What `export` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
+    /// One self-contained HTML page (the whole tree).
+    Html,
     /// Markdown.
     Md,
     /// arbor's JSON export schema (`arbor-export/1`).
@@ -537,4 +539,287 @@ pub fn assets_of(file: &Path) -> (PathBuf, String) {
             .unwrap_or_default()
     );
     (file.with_file_name(&name), name)
+}
+
+/// HTML text.
+fn esc(t: &str) -> String {
+    t.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+const HTML_STYLE: &str = r#"
+:root{--bg:#fff;--fg:#1d1f21;--dim:#6a737d;--line:#e1e4e8;--user:#0b6b3a;--asst:#0550ae;--tool:#6f42c1;--err:#b31d28;--code:#f6f8fa;--cur:#fff8c5}
+@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--dim:#8b949e;--line:#30363d;--user:#3fb950;--asst:#58a6ff;--tool:#d2a8ff;--err:#f85149;--code:#161b22;--cur:#3b2e00}}
+*{box-sizing:border-box}body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;display:grid;grid-template-columns:minmax(220px,300px) 1fr;grid-template-rows:auto 1fr}
+header{grid-column:1/3;padding:12px 20px;border-bottom:1px solid var(--line)}header h1{margin:0 0 4px;font-size:20px}header p{margin:0;color:var(--dim);font-size:13px}
+nav{padding:10px;border-right:1px solid var(--line);overflow:auto;max-height:calc(100vh - 70px);position:sticky;top:0;font-size:13px}
+nav ul{list-style:none;margin:0;padding-left:12px}nav>ul{padding-left:0}nav li{margin:2px 0}nav a{color:var(--fg);text-decoration:none}nav a.cur{font-weight:600}nav .leaf{cursor:pointer;color:var(--asst);border:0;background:none;padding:0;font:inherit}
+main{padding:10px 24px;max-width:980px}section{border-bottom:1px solid var(--line);padding:8px 0}section:target{background:var(--cur)}
+section h3{margin:0 0 6px;font-size:13px;color:var(--dim);font-weight:500}section h3 b{font-size:14px}.r-user h3 b{color:var(--user)}.r-assistant h3 b{color:var(--asst)}.r-toolResult h3 b,.r-bashExecution h3 b{color:var(--tool)}
+.off h3::after{content:" · other branch";color:var(--dim)}.js .off.hidden{display:none}
+.text{white-space:pre-wrap;word-wrap:break-word}.err{color:var(--err);font-weight:600}
+pre{background:var(--code);padding:8px;overflow:auto;font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wrap}
+details summary{cursor:pointer;color:var(--dim)}img{max-width:100%}.note{color:var(--dim);font-style:italic}
+@media print{body{display:block}nav{display:none}section{break-inside:avoid}.js .off.hidden{display:none}}
+"#;
+
+const HTML_SCRIPT: &str = r#"
+document.body.classList.add('js');
+var parent={};document.querySelectorAll('main section').forEach(function(s){parent[s.id]=s.dataset.parent||''});
+function show(leaf){var on={},p=leaf;while(p){on[p]=1;p=parent[p]}
+document.querySelectorAll('main section').forEach(function(s){s.classList.toggle('hidden',!on[s.id]);s.classList.toggle('off',!on[s.id])});
+document.querySelectorAll('nav a').forEach(function(a){a.classList.toggle('cur',!!on[a.getAttribute('href').slice(1)])});}
+document.querySelectorAll('nav .leaf').forEach(function(b){b.addEventListener('click',function(){show(b.dataset.leaf)})});
+function fromHash(){var id=decodeURIComponent(location.hash.slice(1));if(!id||!(id in parent)){show(document.body.dataset.leaf);return}
+var leaf=id,kids={};for(var k in parent){if(parent[k])(kids[parent[k]]=kids[parent[k]]||[]).push(k)}
+while(kids[leaf]&&kids[leaf].length)leaf=kids[leaf][0];show(leaf);var el=document.getElementById(id);if(el)el.scrollIntoView()}
+window.addEventListener('hashchange',fromHash);fromHash();
+"#;
+
+/// Writes the whole tree of `doc` as one self-contained HTML page: the conversation in the
+/// HTML itself (readable without scripts: the current path, other branches marked), a tree
+/// sidebar whose leaves show their branch, `#id` deep links, thinking and tool output in
+/// `<details>`, images inline, light and dark themes, a print stylesheet. No request leaves
+/// the page (its Content-Security-Policy allows none).
+pub fn html(
+    doc: &SessionDoc,
+    file_name: &str,
+    opts: &Options<'_>,
+    out: impl Write,
+) -> std::io::Result<Report> {
+    let mut w = Writer {
+        out,
+        opts,
+        report: Report::default(),
+        images: HashMap::new(),
+    };
+    let tree = doc.index().tree(doc);
+    let order = tree.preorder();
+    let leaf = doc.index().leaf;
+    let mut on_path = vec![false; doc.entries().len()];
+    if let Some(l) = leaf {
+        for i in doc.index().path(doc, l).entries {
+            on_path[i] = true;
+        }
+    }
+    let t = totals(doc, &order);
+    let title = doc.session_name().unwrap_or_else(|| file_name.to_string());
+    let title = esc(&w.clean(&title));
+    let id_of = |i: usize| doc.entries()[i].id.as_deref().unwrap_or("").to_string();
+    write!(
+        w.out,
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\
+<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{title}</title><style>{HTML_STYLE}</style></head>\n\
+<body data-leaf=\"{}\"><header><h1>{title}</h1><p>{} · {} · {} · {} entries · {:.0} tokens in, {:.0} out · ${:.4}</p></header>\n<nav><ul>",
+        esc(&leaf.map(id_of).unwrap_or_default()),
+        esc(&doc.session_id().unwrap_or_default()),
+        esc(&doc.header_str("cwd").unwrap_or_default()),
+        if doc.dialect() == arbor_core::Dialect::Omp { "omp" } else { "pi" },
+        doc.entries().len(),
+        t[0],
+        t[1],
+        t[4]
+    )?;
+    // The sidebar: the conversation's turns, nested where the tree branches; each leaf a button.
+    let mut stack: Vec<(usize, usize)> = tree.roots.iter().rev().map(|&r| (r, 0)).collect();
+    let mut depth = 0usize;
+    while let Some((i, d)) = stack.pop() {
+        while depth < d {
+            write!(w.out, "<li><ul>")?;
+            depth += 1;
+        }
+        while depth > d {
+            write!(w.out, "</ul></li>")?;
+            depth -= 1;
+        }
+        let e = &doc.entries()[i];
+        let kids = &tree.children[i];
+        let shown = e.etype == EntryType::Message || kids.len() != 1 || kids.is_empty();
+        if shown {
+            let label = crate::render::one_line(&crate::render::describe(doc, i), 60);
+            let label = esc(&w.clean(&label));
+            let id = esc(&id_of(i));
+            let cur = if on_path[i] { " class=\"cur\"" } else { "" };
+            write!(w.out, "<li><a href=\"#{id}\"{cur}>{label}</a>")?;
+            if kids.is_empty() {
+                write!(
+                    w.out,
+                    " <button class=\"leaf\" data-leaf=\"{id}\">▸ branch</button>"
+                )?;
+            }
+            write!(w.out, "</li>")?;
+        }
+        let child_depth = if kids.len() > 1 { d + 1 } else { d };
+        for &k in kids.iter().rev() {
+            stack.push((k, child_depth));
+        }
+    }
+    while depth > 0 {
+        write!(w.out, "</ul></li>")?;
+        depth -= 1;
+    }
+    writeln!(w.out, "</ul></nav>\n<main>")?;
+    for &i in &order {
+        html_entry(doc, i, on_path[i], &mut w)?;
+    }
+    writeln!(
+        w.out,
+        "</main>\n<script>{HTML_SCRIPT}</script></body></html>"
+    )?;
+    w.out.flush()?;
+    Ok(w.report)
+}
+
+fn html_entry<W: Write>(
+    doc: &SessionDoc,
+    i: usize,
+    cur: bool,
+    w: &mut Writer<'_, W>,
+) -> std::io::Result<()> {
+    let e = &doc.entries()[i];
+    let line = doc.line(&e.line);
+    let id = esc(e.id.as_deref().unwrap_or(""));
+    let parent = esc(e.parent_id.as_deref().unwrap_or(""));
+    let ts = esc(&when(e.timestamp.as_deref()));
+    let m = e.fields.value(line, "message");
+    let s = |k: &str| {
+        m.as_ref()
+            .and_then(|m| m.get(k))
+            .and_then(|v| v.as_str_lossy())
+            .map(|v| v.into_owned())
+            .unwrap_or_default()
+    };
+    let role = match e.etype {
+        EntryType::Message => s("role"),
+        ref t => t.name().to_string(),
+    };
+    let head = match role.as_str() {
+        "user" => "User".to_string(),
+        "assistant" => format!("Assistant {}", s("model")),
+        "toolResult" => format!("Tool result {}", s("toolName")),
+        "bashExecution" => "Bash".into(),
+        "compaction" => "Compaction summary".into(),
+        "branch_summary" => "Branch summary".into(),
+        r => r.to_string(),
+    };
+    write!(
+        w.out,
+        "<section id=\"{id}\" data-parent=\"{parent}\" class=\"r-{}{}\"><h3><b>{}</b> · <a href=\"#{id}\">{id}</a> · {ts}</h3>",
+        esc(&role),
+        if cur { "" } else { " off" },
+        esc(head.trim())
+    )?;
+    let body = |w: &mut Writer<'_, W>, text: &str, class: &str| -> std::io::Result<()> {
+        let t = esc(&w.clean(text));
+        if !t.trim().is_empty() {
+            write!(w.out, "<div class=\"{class}\">{}</div>", t.trim_end())?;
+        }
+        Ok(())
+    };
+    match e.etype {
+        EntryType::Message => {
+            let m = m.clone().unwrap_or(JsValue::Null);
+            let stop = s("stopReason");
+            if matches!(stop.as_str(), "error" | "aborted") {
+                body(w, &format!("✗ {stop}: {}", s("errorMessage")), "err")?;
+            }
+            if matches!(m.get("isError"), Some(JsValue::Bool(true))) {
+                body(w, "✗ error", "err")?;
+            }
+            match role.as_str() {
+                "toolResult" | "bashExecution" => {
+                    let text = if role == "bashExecution" {
+                        format!("$ {}\n{}", s("command"), s("output"))
+                    } else {
+                        crate::render::content_text(m.get("content"))
+                    };
+                    let t = esc(&w.clean(&text));
+                    let lines = t.lines().count();
+                    write!(
+                        w.out,
+                        "<details{}><summary>{lines} lines</summary><pre>{t}</pre></details>",
+                        if lines <= 8 { " open" } else { "" }
+                    )?;
+                    html_images(m.get("content"), w)?;
+                }
+                _ => match m.get("content") {
+                    Some(JsValue::String(t)) => body(w, &t.to_string_lossy(), "text")?,
+                    Some(JsValue::Array(blocks)) => {
+                        for b in blocks {
+                            let bs = |k: &str| {
+                                b.get(k)
+                                    .and_then(|v| v.as_str_lossy())
+                                    .map(|v| v.into_owned())
+                                    .unwrap_or_default()
+                            };
+                            match b.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
+                                Some("text") => body(w, &bs("text"), "text")?,
+                                Some("thinking") if !bs("thinking").trim().is_empty() => {
+                                    let t = esc(&w.clean(&bs("thinking")));
+                                    write!(w.out, "<details><summary>Thinking</summary><div class=\"text\">{t}</div></details>")?;
+                                }
+                                Some("toolCall") => {
+                                    let args = b
+                                        .get("arguments")
+                                        .map(|a| String::from_utf8_lossy(&a.to_json()).into_owned())
+                                        .unwrap_or_default();
+                                    let a = esc(&w.clean(&args));
+                                    write!(w.out, "<details><summary>Tool call {}</summary><pre>{a}</pre></details>", esc(&bs("name")))?;
+                                }
+                                _ => {}
+                            }
+                        }
+                        html_images(m.get("content"), w)?;
+                    }
+                    _ => {}
+                },
+            }
+        }
+        EntryType::Compaction | EntryType::BranchSummary => {
+            body(
+                w,
+                &e.fields.str(line, "summary").unwrap_or_default(),
+                "text",
+            )?;
+        }
+        _ => {
+            let d = crate::render::one_line(&crate::render::describe(doc, i), 300);
+            body(w, &d, "note")?;
+        }
+    }
+    writeln!(w.out, "</section>")
+}
+
+fn html_images<W: Write>(content: Option<&JsValue>, w: &mut Writer<'_, W>) -> std::io::Result<()> {
+    if let Some(JsValue::Array(blocks)) = content {
+        for b in blocks {
+            if b.get("type").and_then(|t| t.as_str_lossy()).as_deref() == Some("image") {
+                let data = b
+                    .get("data")
+                    .and_then(|v| v.as_str_lossy())
+                    .unwrap_or_default();
+                let mime = b
+                    .get("mimeType")
+                    .and_then(|v| v.as_str_lossy())
+                    .unwrap_or_default();
+                // Only base64 characters reach the attribute.
+                if data
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'='))
+                    && mime.starts_with("image/")
+                    && !mime.contains('"')
+                {
+                    write!(
+                        w.out,
+                        "<img alt=\"image\" src=\"data:{mime};base64,{data}\">"
+                    )?;
+                    w.report.images += 1;
+                }
+            }
+        }
+    }
+    Ok(())
 }

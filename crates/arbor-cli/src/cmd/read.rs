@@ -408,6 +408,7 @@ pub fn export(
             let f = std::fs::File::create(&tmp).with_context(|| tmp.display().to_string())?;
             let w = std::io::BufWriter::new(f);
             let r = match format {
+                crate::export::Format::Html => crate::export::html(&doc, &file_name, &opts, w),
                 crate::export::Format::Md => {
                     crate::export::markdown(&doc, &file_name, &paths, &opts, w)
                 }
@@ -424,6 +425,7 @@ pub fn export(
         None => {
             let w = std::io::BufWriter::new(std::io::stdout().lock());
             match format {
+                crate::export::Format::Html => crate::export::html(&doc, &file_name, &opts, w)?,
                 crate::export::Format::Md => {
                     crate::export::markdown(&doc, &file_name, &paths, &opts, w)?
                 }
