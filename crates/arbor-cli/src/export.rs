@@ -42,6 +42,34 @@ struct Writer<'a, W: Write> {
     opts: &'a Options<'a>,
     report: Report,
     images: HashMap<String, String>,
+    resident: Resident<'a>,
+}
+
+/// Keeps the resident part of a mapped session bounded while an export reads it: after every
+/// [`arbor_store::LEAN_WINDOW`] bytes of lines read, the map's pages are released (they come
+/// back from the page cache if read again). A 1 GB session then exports in a fraction of its
+/// size in memory.
+struct Resident<'a> {
+    bytes: &'a [u8],
+    read: usize,
+}
+
+impl<'a> Resident<'a> {
+    fn new(doc: &'a SessionDoc) -> Self {
+        Resident {
+            bytes: doc.base_bytes(),
+            read: 0,
+        }
+    }
+
+    /// Entry `i`'s line was read.
+    fn read(&mut self, doc: &SessionDoc, i: usize) {
+        self.read += doc.entry_line(i).len();
+        if self.read >= arbor_store::LEAN_WINDOW {
+            arbor_store::map::release_pages(self.bytes);
+            self.read = 0;
+        }
+    }
 }
 
 impl<W: Write> Writer<'_, W> {
@@ -160,10 +188,11 @@ fn escape_html(t: &str) -> String {
 }
 
 /// The session's token and cost totals over `entries` (assistant messages' `usage`).
-fn totals(doc: &SessionDoc, entries: &[usize]) -> [f64; 5] {
+fn totals(doc: &SessionDoc, entries: &[usize], resident: &mut Resident<'_>) -> [f64; 5] {
     let mut t = [0.0; 5];
     for &i in entries {
         let e = &doc.entries()[i];
+        resident.read(doc, i);
         if e.etype != EntryType::Message || e.role != Some(arbor_core::entry::Role::Assistant) {
             continue;
         }
@@ -205,6 +234,7 @@ pub fn markdown(
         opts,
         report: Report::default(),
         images: HashMap::new(),
+        resident: Resident::new(doc),
     };
     let all: Vec<usize> = {
         let mut v: Vec<usize> = paths.iter().flatten().copied().collect();
@@ -237,6 +267,7 @@ pub fn markdown(
     for &i in &all {
         let e = &doc.entries()[i];
         if e.role == Some(arbor_core::entry::Role::Assistant) {
+            w.resident.read(doc, i);
             if let Some(m) = e.message_str(doc.line(&e.line), "model") {
                 if !models.iter().any(|x| x == m.as_ref()) {
                     models.push(m.into_owned());
@@ -244,7 +275,7 @@ pub fn markdown(
             }
         }
     }
-    let t = totals(doc, &all);
+    let t = totals(doc, &all, &mut w.resident);
     writeln!(
         w.out,
         "- Session: `{}` ({file_name})",
@@ -293,6 +324,7 @@ pub fn markdown(
                 continue;
             }
             entry(doc, i, &mut w)?;
+            w.resident.read(doc, i);
         }
     }
     w.out.flush()?;
@@ -434,10 +466,12 @@ pub fn json(
     out.write_all(&head)?;
     let mut seen = std::collections::HashSet::new();
     let mut first = true;
+    let mut resident = Resident::new(doc);
     for &i in paths.iter().flatten() {
         if !seen.insert(i) {
             continue;
         }
+        resident.read(doc, i);
         let e = &doc.entries()[i];
         let line = doc.line(&e.line);
         let mut b = Vec::new();
@@ -594,6 +628,7 @@ pub fn html(
         opts,
         report: Report::default(),
         images: HashMap::new(),
+        resident: Resident::new(doc),
     };
     let tree = doc.index().tree(doc);
     let order = tree.preorder();
@@ -604,7 +639,7 @@ pub fn html(
             on_path[i] = true;
         }
     }
-    let t = totals(doc, &order);
+    let t = totals(doc, &order, &mut w.resident);
     let title = doc.session_name().unwrap_or_else(|| file_name.to_string());
     let title = esc(&w.clean(&title));
     let id_of = |i: usize| doc.entries()[i].id.as_deref().unwrap_or("").to_string();
@@ -636,6 +671,7 @@ pub fn html(
             depth -= 1;
         }
         let e = &doc.entries()[i];
+        w.resident.read(doc, i);
         let kids = &tree.children[i];
         let shown = e.etype == EntryType::Message || kids.len() != 1 || kids.is_empty();
         if shown {
@@ -664,6 +700,7 @@ pub fn html(
     writeln!(w.out, "</ul></nav>\n<main>")?;
     for &i in &order {
         html_entry(doc, i, on_path[i], &mut w)?;
+        w.resident.read(doc, i);
     }
     writeln!(
         w.out,

@@ -120,3 +120,37 @@ fn secrets_are_redacted_images_written_once_and_json_follows_its_schema() {
         .contains("[REDACTED:github-token]"));
     assert!(!String::from_utf8_lossy(&j).contains("sk-proj-aB3d"));
 }
+
+#[test]
+fn a_symlink_planted_at_the_temporary_name_is_not_followed() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let victim = tmp.path().join("victim.txt");
+    std::fs::write(&victim, "keep me").expect("victim");
+    let out = tmp.path().join("out.md");
+    std::os::unix::fs::symlink(&victim, tmp.path().join(".out.md.arbor-tmp")).expect("plant");
+    let demo = first_demo();
+    for format in ["md", "html", "json"] {
+        let (_, _) = export(&[
+            "--format",
+            format,
+            "-o",
+            out.to_str().expect("utf-8"),
+            demo.to_str().expect("utf-8"),
+        ]);
+        assert_eq!(std::fs::read_to_string(&victim).expect("victim"), "keep me");
+        let written = std::fs::read_to_string(&out).expect("out");
+        assert!(written.len() > 1000, "{format}");
+        assert!(!std::fs::symlink_metadata(&out).expect("out").file_type().is_symlink());
+    }
+}
+
+fn first_demo() -> PathBuf {
+    let mut demo: Vec<PathBuf> = std::fs::read_dir(root().join("demo/sessions"))
+        .expect("demo")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    demo.sort();
+    demo.remove(0)
+}

@@ -69,4 +69,7 @@ pub use body::BodyError;
 pub use build::NewEntry;
 pub use error::StoreError;
 pub use file::Durability;
-pub use manager::{load_doc, load_doc_copy, LiveContext, ManagerOptions, OpenNote, SessionManager};
+pub use manager::{
+    load_doc, load_doc_copy, load_doc_lean, LiveContext, ManagerOptions, OpenNote, SessionManager,
+    LEAN_WINDOW,
+};

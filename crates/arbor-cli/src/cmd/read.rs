@@ -13,8 +13,18 @@ use std::path::Path;
 use std::process::ExitCode;
 
 fn load(session: &str, loc: &Locator) -> Result<(std::path::PathBuf, SessionDoc)> {
+    load_as(session, loc, false)
+}
+
+/// [`load`]; `lean`: the map's pages are released behind the parse (an export reads the file
+/// once, and keeps its memory bounded: `arbor_store::load_doc_lean`).
+fn load_as(session: &str, loc: &Locator, lean: bool) -> Result<(std::path::PathBuf, SessionDoc)> {
     let path = loc.resolve_session(session)?;
-    let doc = arbor_store::load_doc(&path)?;
+    let doc = if lean {
+        arbor_store::load_doc_lean(&path)?
+    } else {
+        arbor_store::load_doc(&path)?
+    };
     warn_report(&path, &doc);
     Ok((path, doc))
 }
@@ -61,8 +71,18 @@ fn load_resolved(
     lenient: bool,
     loc: &Locator,
 ) -> Result<(std::path::PathBuf, SessionDoc)> {
+    load_resolved_as(session, lenient, loc, false)
+}
+
+/// [`load_resolved`], lean or not (see [`load_as`]).
+fn load_resolved_as(
+    session: &str,
+    lenient: bool,
+    loc: &Locator,
+    lean: bool,
+) -> Result<(std::path::PathBuf, SessionDoc)> {
     let agent = loc.agent_override();
-    let (path, mut doc) = load(session, loc)?;
+    let (path, mut doc) = load_as(session, loc, lean)?;
     let store =
         arbor_store::blobs::BlobStore::new(arbor_store::blobs::blob_dir_for_session(&path, agent));
     let issues =
@@ -182,6 +202,14 @@ pub fn context(
         write_context_streaming(&ctx, &doc)
     })?;
     exit_soon(&path, doc)
+}
+
+/// Creates `path`, failing when anything (a file, a symlink) is there already.
+fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
 }
 
 /// Mapped bytes worth releasing on another thread before the exit (see [`context`]).
@@ -363,7 +391,7 @@ pub fn export(
     redact: bool,
     loc: &Locator,
 ) -> Result<ExitCode> {
-    let (path, doc) = load_resolved(session, false, loc)?;
+    let (path, doc) = load_resolved_as(session, false, loc, true)?;
     if let Some(id) = leaf {
         super::require_entry(&doc, &path, id)?;
     }
@@ -391,7 +419,10 @@ pub fn export(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let assets = output.map(crate::export::assets_of);
+    // HTML holds its images itself; Markdown links them from FILE.assets/.
+    let assets = output
+        .filter(|_| format == crate::export::Format::Md)
+        .map(crate::export::assets_of);
     let opts = crate::export::Options {
         redact,
         assets: assets.as_ref().map(|(d, n)| (d.as_path(), n.clone())),
@@ -405,7 +436,16 @@ pub fn export(
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default()
             ));
-            let f = std::fs::File::create(&tmp).with_context(|| tmp.display().to_string())?;
+            // A new file, never one already there: a symlink planted under the temporary name
+            // is not followed (O_EXCL), a stale one from a crashed export is replaced.
+            let f = match create_new(&tmp) {
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    std::fs::remove_file(&tmp).with_context(|| tmp.display().to_string())?;
+                    create_new(&tmp)
+                }
+                r => r,
+            }
+            .with_context(|| tmp.display().to_string())?;
             let w = std::io::BufWriter::new(f);
             let r = match format {
                 crate::export::Format::Html => crate::export::html(&doc, &file_name, &opts, w),
@@ -440,7 +480,7 @@ pub fn export(
             if report.redacted == 1 { "" } else { "s" }
         );
     }
-    if let (Some(o), true) = (output, report.images > 0) {
+    if let (Some(o), true, crate::export::Format::Md) = (output, report.images > 0, format) {
         say_err!(
             "arbor: {} image{} in {}",
             report.images,

@@ -160,6 +160,50 @@ pub fn load_doc(path: &Path) -> Result<SessionDoc, StoreError> {
     load_doc_copy(path)
 }
 
+/// [`load_doc`] for a reader that goes through a large file once (an export): the pages of
+/// the map the parse has passed are released as it goes, so that the resident part of the
+/// file stays near [`LEAN_WINDOW`] instead of growing to the file's size. The document is the
+/// same; reading its lines again faults their pages back in from the page cache (release them
+/// again with [`crate::map::release_pages`]).
+///
+/// # Errors
+/// As [`load_doc`].
+pub fn load_doc_lean(path: &Path) -> Result<SessionDoc, StoreError> {
+    for _ in 0..2 {
+        let bytes = Arc::new(FileBytes::open_unpopulated(path).at(path)?);
+        let doc = if bytes.is_mapped() {
+            let fb = bytes.clone();
+            let released = std::sync::atomic::AtomicUsize::new(0);
+            SessionDoc::parse_prefetched(bytes.clone(), &move |r| {
+                fb.populate(r.clone());
+                let upto = r.start.saturating_sub(LEAN_WINDOW);
+                let from = released.fetch_max(upto, std::sync::atomic::Ordering::AcqRel);
+                if upto > from {
+                    crate::map::release_pages(
+                        fb.as_ref().as_ref().get(from..upto).unwrap_or_default(),
+                    );
+                }
+            })
+        } else {
+            SessionDoc::parse(bytes.clone())
+        }
+        .map_err(|reason| StoreError::NotASession {
+            path: path.to_path_buf(),
+            reason,
+        });
+        if bytes.is_intact() {
+            if let Ok(d) = &doc {
+                crate::map::release_pages(d.base_bytes());
+            }
+            return doc;
+        }
+    }
+    load_doc_copy(path)
+}
+
+/// How far behind the parse [`load_doc_lean`] keeps a map's pages.
+pub const LEAN_WINDOW: usize = 32 << 20;
+
 /// Reads a session file into memory (never mapped), for a [`SessionManager`] that keeps the
 /// document for a long time: a map would show zeros if another process truncated the file.
 pub fn load_doc_copy(path: &Path) -> Result<SessionDoc, StoreError> {
