@@ -140,7 +140,10 @@ fn a_symlink_planted_at_the_temporary_name_is_not_followed() {
         assert_eq!(std::fs::read_to_string(&victim).expect("victim"), "keep me");
         let written = std::fs::read_to_string(&out).expect("out");
         assert!(written.len() > 1000, "{format}");
-        assert!(!std::fs::symlink_metadata(&out).expect("out").file_type().is_symlink());
+        assert!(!std::fs::symlink_metadata(&out)
+            .expect("out")
+            .file_type()
+            .is_symlink());
     }
 }
 
@@ -153,4 +156,66 @@ fn first_demo() -> PathBuf {
         .collect();
     demo.sort();
     demo.remove(0)
+}
+
+#[test]
+fn images_are_not_written_through_a_planted_symlink() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).expect("dir");
+    let src = root()
+        .join("demo/sessions/2026-11-22T11-55-39-946Z_01a2031c-aa28-755e-9ecf-bfbc78024ba4.jsonl");
+    // The assets directory itself is a link: refused, nothing written there.
+    let out = tmp.path().join("a.md");
+    std::os::unix::fs::symlink(&elsewhere, tmp.path().join("a.md.assets")).expect("plant");
+    let o = Command::new(env!("CARGO_BIN_EXE_arbor"))
+        .args(["export", "--tree", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .output()
+        .expect("run arbor");
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("symlink"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(std::fs::read_dir(&elsewhere).expect("dir").count(), 0);
+    assert!(!out.exists(), "no half export");
+    // A link planted at an image's name is replaced, not followed.
+    let out = tmp.path().join("b.md");
+    let (_, err) = export(&[
+        "--tree",
+        "-o",
+        out.to_str().expect("utf-8"),
+        src.to_str().expect("utf-8"),
+    ]);
+    assert!(err.contains("image"), "{err}");
+    let assets = tmp.path().join("b.md.assets");
+    let names: Vec<PathBuf> = std::fs::read_dir(&assets)
+        .expect("assets")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(!names.is_empty());
+    let victim = elsewhere.join("victim.png");
+    std::fs::write(&victim, "keep").expect("victim");
+    for n in &names {
+        std::fs::remove_file(n).expect("rm");
+        std::os::unix::fs::symlink(&victim, n).expect("plant");
+    }
+    export(&[
+        "--tree",
+        "-o",
+        out.to_str().expect("utf-8"),
+        src.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(std::fs::read_to_string(&victim).expect("victim"), "keep");
+    for n in &names {
+        assert!(
+            std::fs::symlink_metadata(n).expect("image").is_file(),
+            "{}",
+            n.display()
+        );
+    }
 }

@@ -1,41 +1,345 @@
-//! `arbor export --format html` in a real headless Chromium (installed by `.ci/run`): the page
-//! needs nothing from the network, shows the current path with its script and follows a deep
-//! link to an entry of another branch; without the script every message is in the HTML.
-use std::path::Path;
-use std::process::Command;
+//! `arbor export --format html` in a real headless Chromium driven through WebDriver
+//! (`chromium` and `chromium-driver`, installed by `.ci/run`): the page loads with no console
+//! error and no request but its own file, shows the current path's messages in order, switches
+//! branch from the sidebar, follows a deep link into another branch, and still shows the whole
+//! conversation with JavaScript turned off.
+//!
+//! The WebDriver client is a few lines of HTTP/1.1 over a loopback `TcpStream` to chromedriver
+//! (test code only; no HTTP client crate is among the project's dependencies).
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
-fn chromium_dom(url: &str, profile: &Path) -> String {
-    let o = Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(["--dump-dom", url])
-        .output()
-        .expect("chromium is needed (.ci/run installs it: apt-get install chromium)");
-    String::from_utf8_lossy(&o.stdout).into_owned()
+struct Driver {
+    child: Child,
+    port: u16,
 }
 
-/// The `<section ...>` opening tags of a page, in order.
-fn sections(dom: &str) -> Vec<String> {
-    dom.match_indices("<section ")
-        .map(|(i, _)| dom[i..].split('>').next().unwrap_or("").to_string())
+impl Driver {
+    fn start() -> Driver {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let child = Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect(
+                "chromedriver is needed (.ci/run installs it: apt-get install chromium-driver)",
+            );
+        let d = Driver { child, port };
+        let t0 = Instant::now();
+        while d.try_req("GET", "/status", None).is_err() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "chromedriver did not start"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        d
+    }
+
+    fn try_req(&self, method: &str, path: &str, body: Option<&Value>) -> std::io::Result<Value> {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port))?;
+        s.set_read_timeout(Some(Duration::from_secs(60)))?;
+        let body = body.map(|b| b.to_string()).unwrap_or_default();
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.port,
+            body.len()
+        )?;
+        // chromedriver may keep the connection open: read the head, then Content-Length
+        // bytes (or chunks up to the last one).
+        let mut raw = Vec::new();
+        let mut buf = [0u8; 65536];
+        let head_end = loop {
+            let n = s.read(&mut buf)?;
+            if n == 0 {
+                return Err(std::io::Error::other("connection closed before the head"));
+            }
+            raw.extend_from_slice(&buf[..n]);
+            if let Some(i) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i + 4;
+            }
+        };
+        let head = String::from_utf8_lossy(&raw[..head_end]).to_ascii_lowercase();
+        let length = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse::<usize>().ok());
+        let chunked = head.contains("transfer-encoding: chunked");
+        loop {
+            let have = raw.len() - head_end;
+            let done = match length {
+                Some(n) => have >= n,
+                None if chunked => raw.ends_with(b"0\r\n\r\n"),
+                None => false,
+            };
+            if done {
+                break;
+            }
+            let n = s.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            raw.extend_from_slice(&buf[..n]);
+        }
+        let rest = String::from_utf8_lossy(&raw[head_end..]).into_owned();
+        let body = if chunked { dechunk(&rest) } else { rest };
+        serde_json::from_str(&body).map_err(std::io::Error::other)
+    }
+
+    fn req(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let v = self
+            .try_req(method, path, body.as_ref())
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+        assert!(
+            v["value"].get("error").is_none(),
+            "{method} {path}: {}",
+            v["value"]
+        );
+        v["value"].clone()
+    }
+
+    fn session(&self, js: bool, profile: &Path) -> Session<'_> {
+        let mut opts = json!({
+            "binary": "/usr/bin/chromium",
+            "args": ["--headless", "--no-sandbox", "--disable-gpu", "--window-size=1280,900",
+                     format!("--user-data-dir={}", profile.display())],
+        });
+        if !js {
+            opts["prefs"] = json!({"profile.managed_default_content_settings.javascript": 2});
+        }
+        let v = self.req(
+            "POST",
+            "/session",
+            Some(json!({"capabilities": {"alwaysMatch": {
+                "browserName": "chrome",
+                "goog:chromeOptions": opts,
+                "goog:loggingPrefs": {"browser": "ALL", "performance": "ALL"},
+            }}})),
+        );
+        Session {
+            d: self,
+            id: v["sessionId"].as_str().expect("session id").to_string(),
+        }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn dechunk(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some((len, after)) = rest.split_once("\r\n") {
+        let n = usize::from_str_radix(len.trim(), 16).unwrap_or(0);
+        if n == 0 || after.len() < n {
+            break;
+        }
+        out.push_str(&after[..n]);
+        rest = after[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+struct Session<'a> {
+    d: &'a Driver,
+    id: String,
+}
+
+impl Session<'_> {
+    fn go(&self, url: &str) {
+        self.d.req(
+            "POST",
+            &format!("/session/{}/url", self.id),
+            Some(json!({ "url": url })),
+        );
+    }
+
+    fn js(&self, script: &str) -> Value {
+        self.d.req(
+            "POST",
+            &format!("/session/{}/execute/sync", self.id),
+            Some(json!({"script": script, "args": []})),
+        )
+    }
+
+    fn log(&self, kind: &str) -> Vec<Value> {
+        let v = self.d.req(
+            "POST",
+            &format!("/session/{}/se/log", self.id),
+            Some(json!({ "type": kind })),
+        );
+        v.as_array().cloned().unwrap_or_default()
+    }
+
+    fn element(&self, css: &str) -> String {
+        let v = self.d.req(
+            "POST",
+            &format!("/session/{}/element", self.id),
+            Some(json!({"using": "css selector", "value": css})),
+        );
+        v.as_object()
+            .and_then(|o| o.values().next())
+            .and_then(|x| x.as_str())
+            .expect("element id")
+            .to_string()
+    }
+
+    fn elements(&self, css: &str) -> Vec<String> {
+        let v = self.d.req(
+            "POST",
+            &format!("/session/{}/elements", self.id),
+            Some(json!({"using": "css selector", "value": css})),
+        );
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.as_object()?.values().next()?.as_str().map(String::from))
+            .collect()
+    }
+
+    fn click(&self, element: &str) {
+        self.d.req(
+            "POST",
+            &format!("/session/{}/element/{element}/click", self.id),
+            Some(json!({})),
+        );
+    }
+
+    fn element_get(&self, element: &str, what: &str) -> Value {
+        self.d.req(
+            "GET",
+            &format!("/session/{}/element/{element}/{what}", self.id),
+            None,
+        )
+    }
+
+    /// The ids of the sections a person sees, in page order.
+    fn shown(&self) -> Vec<String> {
+        let v = self.js(
+            "return Array.from(document.querySelectorAll('main section')).filter(function(s){return s.getClientRects().length>0}).map(function(s){return s.id})",
+        );
+        serde_json::from_value(v).expect("ids")
+    }
+
+    fn screenshot(&self, to: &Path) {
+        let v = self
+            .d
+            .req("GET", &format!("/session/{}/screenshot", self.id), None);
+        let png = decode_base64(v.as_str().expect("base64"));
+        std::fs::write(to, png).expect("screenshot");
+    }
+}
+
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
+        let _ = self
+            .d
+            .try_req("DELETE", &format!("/session/{}", self.id), None);
+    }
+}
+
+fn decode_base64(s: &str) -> Vec<u8> {
+    let val = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let bits: Vec<u8> = s.bytes().filter_map(val).collect();
+    bits.chunks(4)
+        .flat_map(|c| {
+            let n = c.iter().fold(0u32, |a, &v| (a << 6) | u32::from(v)) << (6 * (4 - c.len()));
+            let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+            bytes[..c.len().saturating_sub(1)].to_vec()
+        })
         .collect()
 }
 
+/// What the static HTML says: each section's id and parent, in page order, and which are on
+/// the current path.
+struct Page {
+    sections: Vec<(String, String, bool)>,
+}
+
+impl Page {
+    fn read(html: &str) -> Page {
+        let attr = |tag: &str, name: &str| {
+            tag.split(&format!(" {name}=\""))
+                .nth(1)
+                .and_then(|s| s.split('"').next())
+                .unwrap_or("")
+                .to_string()
+        };
+        let sections = html
+            .match_indices("<section ")
+            .map(|(i, _)| html[i..].split('>').next().unwrap_or(""))
+            .map(|tag| {
+                let class = attr(tag, "class");
+                (
+                    attr(tag, "id"),
+                    attr(tag, "data-parent"),
+                    !class.split(' ').any(|c| c == "off"),
+                )
+            })
+            .collect();
+        Page { sections }
+    }
+
+    fn on_path(&self) -> Vec<String> {
+        self.sections
+            .iter()
+            .filter(|s| s.2)
+            .map(|s| s.0.clone())
+            .collect()
+    }
+
+    /// The root-to-`leaf` ids, in order.
+    fn path_to(&self, leaf: &str) -> Vec<String> {
+        let mut out = vec![leaf.to_string()];
+        let mut cur = leaf.to_string();
+        while let Some(p) = self
+            .sections
+            .iter()
+            .find(|s| s.0 == cur)
+            .map(|s| s.1.clone())
+            .filter(|p| !p.is_empty())
+        {
+            out.push(p.clone());
+            cur = p;
+        }
+        out.reverse();
+        out
+    }
+
+    fn is_leaf(&self, id: &str) -> bool {
+        !self.sections.iter().any(|s| s.1 == id)
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
 #[test]
-fn the_html_export_opens_in_chromium_with_and_without_scripts() {
+fn the_html_export_in_chromium() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(
-        "../../demo/sessions/2026-11-22T11-55-38-569Z_01a2031c-a4c8-72e3-9ce7-b742438e02ad.jsonl",
-    );
+    let src = root()
+        .join("demo/sessions/2026-11-22T11-55-38-569Z_01a2031c-a4c8-72e3-9ce7-b742438e02ad.jsonl");
     let out = tmp.path().join("s.html");
     let o = Command::new(env!("CARGO_BIN_EXE_arbor"))
         .args(["export", "--format", "html", "-o"])
@@ -45,51 +349,137 @@ fn the_html_export_opens_in_chromium_with_and_without_scripts() {
         .expect("run arbor");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let html = std::fs::read_to_string(&out).expect("html");
-    // Nothing from the network: a policy that allows no request, and no URL but data: and #.
+    // Nothing from the network: a policy that allows no request, and no URL to fetch.
     assert!(html.contains("default-src 'none'"));
     for bad in ["src=\"http", "href=\"http", "url(http", "@import"] {
         assert!(!html.contains(bad), "{bad}");
     }
-    // Without scripts: every entry is a section with its text in the HTML itself; the current
-    // path's are not marked `off`.
-    let static_sections = sections(&html);
-    assert_eq!(static_sections.len(), 59, "every entry of the tree");
-    assert!(html.contains(
-        "quote&quot;s emoji😀 fix beta refactor session beta new\nline gamma manager tests"
-    ));
-    let on_path = static_sections
-        .iter()
-        .filter(|s| !s.contains(" off"))
-        .count();
-    assert!(on_path > 3 && on_path < 59, "{on_path}");
-    // With scripts (Chromium): the other branches are hidden, the path shown in order.
-    let url = format!("file://{}", out.display());
-    let dom = chromium_dom(&url, &tmp.path().join("p1"));
-    let body = dom
-        .split("<body")
-        .nth(1)
-        .and_then(|b| b.split('>').next())
-        .unwrap_or("");
-    assert!(
-        body.contains("class=\"js\""),
-        "the script ran: <body{body}>"
+    let page = Page::read(&html);
+    assert_eq!(page.sections.len(), 59, "every entry of the tree");
+    let path = page.on_path();
+    assert!(path.len() > 3 && path.len() < 59, "{}", path.len());
+    let leaf = path.last().expect("a leaf").clone();
+    assert_eq!(
+        page.path_to(&leaf),
+        path,
+        "the marked sections are the path, in order"
     );
-    let live = sections(&dom);
-    assert_eq!(live.len(), 59);
-    let shown: Vec<&String> = live.iter().filter(|s| !s.contains("hidden")).collect();
-    assert_eq!(shown.len(), on_path, "the current path, and only it");
-    // A deep link to an entry of another branch shows that branch.
-    let off_id = static_sections
-        .iter()
-        .find(|s| s.contains(" off"))
-        .and_then(|s| s.split("id=\"").nth(1))
-        .and_then(|s| s.split('"').next())
-        .expect("an entry off the path")
-        .to_string();
-    let dom = chromium_dom(&format!("{url}#{off_id}"), &tmp.path().join("p2"));
-    let target = sections(&dom)
-        .into_iter()
-        .find(|s| s.contains(&format!("id=\"{off_id}\"")))
-        .expect("the linked section");
-    assert!(!target.contains("hidden"), "{target}");
+
+    let driver = Driver::start();
+    let url = format!("file://{}", out.display());
+    {
+        let s = driver.session(true, &tmp.path().join("p1"));
+        s.go(&url);
+        // No console error, no request but the page itself.
+        let errors: Vec<Value> = s
+            .log("browser")
+            .into_iter()
+            .filter(|e| e["level"] == "SEVERE" || e["level"] == "WARNING")
+            .collect();
+        assert!(errors.is_empty(), "console: {errors:?}");
+        let requests: Vec<String> = s
+            .log("performance")
+            .into_iter()
+            .filter_map(|e| serde_json::from_str::<Value>(e["message"].as_str()?).ok())
+            .filter(|m| m["message"]["method"] == "Network.requestWillBeSent")
+            .filter_map(|m| {
+                m["message"]["params"]["request"]["url"]
+                    .as_str()
+                    .map(String::from)
+            })
+            // The browser's own start page loads before the navigation: from the page on.
+            .skip_while(|u| *u != url)
+            .filter(|u| !u.starts_with("data:"))
+            .collect();
+        assert_eq!(requests, std::slice::from_ref(&url), "requests");
+        // The current path, in order, and nothing else.
+        assert_eq!(s.shown(), path);
+        // Another branch, from the sidebar's button on its leaf.
+        let other = page
+            .sections
+            .iter()
+            .find(|x| !x.2 && page.is_leaf(&x.0))
+            .map(|x| x.0.clone())
+            .expect("a leaf off the path");
+        let button = s.element(&format!("nav button.leaf[data-leaf=\"{other}\"]"));
+        s.click(&button);
+        let want = page.path_to(&other);
+        assert_eq!(s.shown(), want, "after choosing the branch of {other}");
+        assert_ne!(want, path);
+        // The sidebar marks the branch shown.
+        let marked: Vec<String> = serde_json::from_value(s.js(
+            "return Array.from(document.querySelectorAll('nav a.cur')).map(function(a){return a.getAttribute('href').slice(1)})",
+        ))
+        .expect("ids");
+        assert!(
+            marked.iter().all(|m| want.contains(m)) && marked.contains(&other),
+            "{marked:?}"
+        );
+        // A deep link to an entry inside another branch (not its leaf) shows that branch,
+        // with the entry in view.
+        let mid = page
+            .sections
+            .iter()
+            .find(|x| !x.2 && !page.is_leaf(&x.0))
+            .map(|x| x.0.clone())
+            .expect("an inner entry off the path");
+        s.go(&format!("{url}#{mid}"));
+        let shown = s.shown();
+        assert!(shown.contains(&mid), "{mid} not shown: {shown:?}");
+        assert!(shown.starts_with(&page.path_to(&mid)), "{shown:?}");
+        let top = s.js(&format!(
+            "return document.getElementById('{mid}').getBoundingClientRect().top"
+        ));
+        let top = top.as_f64().expect("top");
+        assert!(
+            (0.0..900.0).contains(&top),
+            "the linked entry is in view: top {top}"
+        );
+        if std::env::var_os("ARBOR_UPDATE_SCREENSHOTS").is_some() {
+            s.go(&url);
+            s.screenshot(&root().join("docs/img/export-html.png"));
+            // And the recorded session's highlighted code, through a deep link.
+            let real = tmp.path().join("real.html");
+            let o = Command::new(env!("CARGO_BIN_EXE_arbor"))
+                .args(["export", "--format", "html", "-o"])
+                .arg(&real)
+                .arg(root().join("demo/sessions/2025-11-20T23-33-01-550Z_pi-real-v1-fixture.jsonl"))
+                .output()
+                .expect("run arbor");
+            assert!(o.status.success());
+            s.go(&format!("file://{}#afe9cbb6", real.display()));
+            s.js("window.scrollBy(0, 520)");
+            s.screenshot(&root().join("docs/img/export-html-code.png"));
+        }
+    }
+    {
+        // Scripts off: every entry is there to read.
+        let s = driver.session(false, &tmp.path().join("p2"));
+        s.go(&url);
+        assert_eq!(
+            s.js("return document.body.className"),
+            "",
+            "the page's script did not run"
+        );
+        let sections = s.elements("main section");
+        assert_eq!(sections.len(), 59);
+        for e in &sections {
+            assert_eq!(s.element_get(e, "displayed"), true);
+        }
+        let texts: Vec<String> = sections
+            .iter()
+            .map(|e| s.element_get(e, "text").as_str().unwrap_or("").to_string())
+            .collect();
+        let all = texts.join("\n");
+        // Off-path entries say so (the style sheet's `::after`, no script needed).
+        let marks = s.js(
+            "return Array.from(document.querySelectorAll('main section h3')).filter(function(h){return getComputedStyle(h,'::after').content.indexOf('other branch')>=0}).length",
+        );
+        assert_eq!(marks, json!(59 - path.len()), "branches are marked");
+        assert!(
+            all.contains("quote\"s emoji😀 fix beta"),
+            "{}",
+            &all[..all.len().min(500)]
+        );
+    }
 }

@@ -50,7 +50,10 @@ fn lean_load_reads_what_load_reads() {
     for i in (0..4000).step_by(97) {
         let id = format!("e{i:05}");
         assert_eq!(b.index().labels.get(&id), a.index().labels.get(&id));
-        assert_eq!(b.index().labels.get(&id).map(|s| s.to_string()), Some(format!("mark {i}")));
+        assert_eq!(
+            b.index().labels.get(&id).map(|s| s.to_string()),
+            Some(format!("mark {i}"))
+        );
     }
     // Reading the released pages again gives the same bytes.
     arbor_store::map::release_pages(b.base_bytes());

@@ -202,7 +202,7 @@ pub fn load_doc_lean(path: &Path) -> Result<SessionDoc, StoreError> {
 }
 
 /// How far behind the parse [`load_doc_lean`] keeps a map's pages.
-pub const LEAN_WINDOW: usize = 32 << 20;
+pub const LEAN_WINDOW: usize = 8 << 20;
 
 /// Reads a session file into memory (never mapped), for a [`SessionManager`] that keeps the
 /// document for a long time: a map would show zeros if another process truncated the file.

@@ -122,11 +122,7 @@ impl<W: Write> Writer<'_, W> {
                 let hash = arbor_store::blobs::sha256_hex(&bytes);
                 let name = format!("{}.{ext}", &hash[..16]);
                 if !self.images.contains_key(&hash) {
-                    std::fs::create_dir_all(dir)?;
-                    let p = dir.join(&name);
-                    if !p.exists() {
-                        std::fs::write(&p, &bytes)?;
-                    }
+                    write_asset(dir, &name, &bytes)?;
                     self.report.images += 1;
                     self.images.insert(hash, name.clone());
                 }
@@ -216,6 +212,68 @@ fn totals(doc: &SessionDoc, entries: &[usize], resident: &mut Resident<'_>) -> [
     t
 }
 
+/// Writes an image into the assets directory: to a new temporary file (O_EXCL: a planted
+/// symlink is not followed) renamed over the name (a symlink there is replaced, not followed).
+fn write_asset(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    if std::fs::symlink_metadata(dir)?.file_type().is_symlink() {
+        return Err(std::io::Error::other(format!(
+            "{}: a symlink, not a directory: not written through",
+            dir.display()
+        )));
+    }
+    let target = dir.join(name);
+    if std::fs::symlink_metadata(&target)
+        .is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64)
+        && std::fs::read(&target).is_ok_and(|b| b == bytes)
+    {
+        return Ok(());
+    }
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)?;
+    f.write_all(bytes)?;
+    drop(f);
+    std::fs::rename(&tmp, &target)
+}
+
+/// The session's name, or else its first user message on one line (80 columns).
+fn title_of(doc: &SessionDoc, path: &[usize]) -> String {
+    doc.session_name().unwrap_or_else(|| {
+        let first_user = path
+            .iter()
+            .find_map(|&i| {
+                let e = &doc.entries()[i];
+                (e.role == Some(arbor_core::entry::Role::User))
+                    .then(|| e.fields.value(doc.line(&e.line), "message"))
+                    .flatten()
+                    .map(|m| crate::render::content_text(m.get("content")))
+            })
+            .unwrap_or_default();
+        crate::render::one_line(&first_user, 80)
+    })
+}
+
+/// The models of the assistant messages among `entries`, in order of first use.
+fn models(doc: &SessionDoc, entries: &[usize], resident: &mut Resident<'_>) -> Vec<String> {
+    let mut models: Vec<String> = Vec::new();
+    for &i in entries {
+        let e = &doc.entries()[i];
+        if e.role == Some(arbor_core::entry::Role::Assistant) {
+            resident.read(doc, i);
+            if let Some(m) = e.message_str(doc.line(&e.line), "model") {
+                if !models.iter().any(|x| x == m.as_ref()) {
+                    models.push(m.into_owned());
+                }
+            }
+        }
+    }
+    models
+}
+
 fn when(ts: Option<&str>) -> String {
     ts.map(|t| t.get(..19).unwrap_or(t).replace('T', " "))
         .unwrap_or_default()
@@ -242,39 +300,14 @@ pub fn markdown(
         v.dedup();
         v
     };
-    let first_user = paths
-        .first()
-        .and_then(|p| {
-            p.iter().find_map(|&i| {
-                let e = &doc.entries()[i];
-                (e.role == Some(arbor_core::entry::Role::User))
-                    .then(|| e.fields.value(doc.line(&e.line), "message"))
-                    .flatten()
-                    .map(|m| crate::render::content_text(m.get("content")))
-            })
-        })
-        .unwrap_or_default();
-    let title = doc
-        .session_name()
-        .unwrap_or_else(|| crate::render::one_line(&first_user, 80));
+    let title = title_of(doc, paths.first().map(Vec::as_slice).unwrap_or_default());
     let title = escape_html(&w.clean(&title));
     writeln!(
         w.out,
         "# {}\n",
         if title.is_empty() { file_name } else { &title }
     )?;
-    let mut models: Vec<String> = Vec::new();
-    for &i in &all {
-        let e = &doc.entries()[i];
-        if e.role == Some(arbor_core::entry::Role::Assistant) {
-            w.resident.read(doc, i);
-            if let Some(m) = e.message_str(doc.line(&e.line), "model") {
-                if !models.iter().any(|x| x == m.as_ref()) {
-                    models.push(m.into_owned());
-                }
-            }
-        }
-    }
+    let models = models(doc, &all, &mut w.resident);
     let t = totals(doc, &all, &mut w.resident);
     writeln!(
         w.out,
@@ -575,288 +608,6 @@ pub fn assets_of(file: &Path) -> (PathBuf, String) {
     (file.with_file_name(&name), name)
 }
 
-/// HTML text.
-fn esc(t: &str) -> String {
-    t.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-const HTML_STYLE: &str = r#"
-:root{--bg:#fff;--fg:#1d1f21;--dim:#6a737d;--line:#e1e4e8;--user:#0b6b3a;--asst:#0550ae;--tool:#6f42c1;--err:#b31d28;--code:#f6f8fa;--cur:#fff8c5}
-@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--dim:#8b949e;--line:#30363d;--user:#3fb950;--asst:#58a6ff;--tool:#d2a8ff;--err:#f85149;--code:#161b22;--cur:#3b2e00}}
-*{box-sizing:border-box}body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;display:grid;grid-template-columns:minmax(220px,300px) 1fr;grid-template-rows:auto 1fr}
-header{grid-column:1/3;padding:12px 20px;border-bottom:1px solid var(--line)}header h1{margin:0 0 4px;font-size:20px}header p{margin:0;color:var(--dim);font-size:13px}
-nav{padding:10px;border-right:1px solid var(--line);overflow:auto;max-height:calc(100vh - 70px);position:sticky;top:0;font-size:13px}
-nav ul{list-style:none;margin:0;padding-left:12px}nav>ul{padding-left:0}nav li{margin:2px 0}nav a{color:var(--fg);text-decoration:none}nav a.cur{font-weight:600}nav .leaf{cursor:pointer;color:var(--asst);border:0;background:none;padding:0;font:inherit}
-main{padding:10px 24px;max-width:980px}section{border-bottom:1px solid var(--line);padding:8px 0}section:target{background:var(--cur)}
-section h3{margin:0 0 6px;font-size:13px;color:var(--dim);font-weight:500}section h3 b{font-size:14px}.r-user h3 b{color:var(--user)}.r-assistant h3 b{color:var(--asst)}.r-toolResult h3 b,.r-bashExecution h3 b{color:var(--tool)}
-.off h3::after{content:" · other branch";color:var(--dim)}.js .off.hidden{display:none}
-.text{white-space:pre-wrap;word-wrap:break-word}.err{color:var(--err);font-weight:600}
-pre{background:var(--code);padding:8px;overflow:auto;font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wrap}
-details summary{cursor:pointer;color:var(--dim)}img{max-width:100%}.note{color:var(--dim);font-style:italic}
-@media print{body{display:block}nav{display:none}section{break-inside:avoid}.js .off.hidden{display:none}}
-"#;
-
-const HTML_SCRIPT: &str = r#"
-document.body.classList.add('js');
-var parent={};document.querySelectorAll('main section').forEach(function(s){parent[s.id]=s.dataset.parent||''});
-function show(leaf){var on={},p=leaf;while(p){on[p]=1;p=parent[p]}
-document.querySelectorAll('main section').forEach(function(s){s.classList.toggle('hidden',!on[s.id]);s.classList.toggle('off',!on[s.id])});
-document.querySelectorAll('nav a').forEach(function(a){a.classList.toggle('cur',!!on[a.getAttribute('href').slice(1)])});}
-document.querySelectorAll('nav .leaf').forEach(function(b){b.addEventListener('click',function(){show(b.dataset.leaf)})});
-function fromHash(){var id=decodeURIComponent(location.hash.slice(1));if(!id||!(id in parent)){show(document.body.dataset.leaf);return}
-var leaf=id,kids={};for(var k in parent){if(parent[k])(kids[parent[k]]=kids[parent[k]]||[]).push(k)}
-while(kids[leaf]&&kids[leaf].length)leaf=kids[leaf][0];show(leaf);var el=document.getElementById(id);if(el)el.scrollIntoView()}
-window.addEventListener('hashchange',fromHash);fromHash();
-"#;
-
-/// Writes the whole tree of `doc` as one self-contained HTML page: the conversation in the
-/// HTML itself (readable without scripts: the current path, other branches marked), a tree
-/// sidebar whose leaves show their branch, `#id` deep links, thinking and tool output in
-/// `<details>`, images inline, light and dark themes, a print stylesheet. No request leaves
-/// the page (its Content-Security-Policy allows none).
-pub fn html(
-    doc: &SessionDoc,
-    file_name: &str,
-    opts: &Options<'_>,
-    out: impl Write,
-) -> std::io::Result<Report> {
-    let mut w = Writer {
-        out,
-        opts,
-        report: Report::default(),
-        images: HashMap::new(),
-        resident: Resident::new(doc),
-    };
-    let tree = doc.index().tree(doc);
-    let order = tree.preorder();
-    let leaf = doc.index().leaf;
-    let mut on_path = vec![false; doc.entries().len()];
-    if let Some(l) = leaf {
-        for i in doc.index().path(doc, l).entries {
-            on_path[i] = true;
-        }
-    }
-    let t = totals(doc, &order, &mut w.resident);
-    let title = doc.session_name().unwrap_or_else(|| file_name.to_string());
-    let title = esc(&w.clean(&title));
-    let id_of = |i: usize| doc.entries()[i].id.as_deref().unwrap_or("").to_string();
-    write!(
-        w.out,
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\
-<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{title}</title><style>{HTML_STYLE}</style></head>\n\
-<body data-leaf=\"{}\"><header><h1>{title}</h1><p>{} · {} · {} · {} entries · {:.0} tokens in, {:.0} out · ${:.4}</p></header>\n<nav><ul>",
-        esc(&leaf.map(id_of).unwrap_or_default()),
-        esc(&doc.session_id().unwrap_or_default()),
-        esc(&doc.header_str("cwd").unwrap_or_default()),
-        if doc.dialect() == arbor_core::Dialect::Omp { "omp" } else { "pi" },
-        doc.entries().len(),
-        t[0],
-        t[1],
-        t[4]
-    )?;
-    // The sidebar: the conversation's turns, nested where the tree branches; each leaf a button.
-    let mut stack: Vec<(usize, usize)> = tree.roots.iter().rev().map(|&r| (r, 0)).collect();
-    let mut depth = 0usize;
-    while let Some((i, d)) = stack.pop() {
-        while depth < d {
-            write!(w.out, "<li><ul>")?;
-            depth += 1;
-        }
-        while depth > d {
-            write!(w.out, "</ul></li>")?;
-            depth -= 1;
-        }
-        let e = &doc.entries()[i];
-        w.resident.read(doc, i);
-        let kids = &tree.children[i];
-        let shown = e.etype == EntryType::Message || kids.len() != 1 || kids.is_empty();
-        if shown {
-            let label = crate::render::one_line(&crate::render::describe(doc, i), 60);
-            let label = esc(&w.clean(&label));
-            let id = esc(&id_of(i));
-            let cur = if on_path[i] { " class=\"cur\"" } else { "" };
-            write!(w.out, "<li><a href=\"#{id}\"{cur}>{label}</a>")?;
-            if kids.is_empty() {
-                write!(
-                    w.out,
-                    " <button class=\"leaf\" data-leaf=\"{id}\">▸ branch</button>"
-                )?;
-            }
-            write!(w.out, "</li>")?;
-        }
-        let child_depth = if kids.len() > 1 { d + 1 } else { d };
-        for &k in kids.iter().rev() {
-            stack.push((k, child_depth));
-        }
-    }
-    while depth > 0 {
-        write!(w.out, "</ul></li>")?;
-        depth -= 1;
-    }
-    writeln!(w.out, "</ul></nav>\n<main>")?;
-    for &i in &order {
-        html_entry(doc, i, on_path[i], &mut w)?;
-        w.resident.read(doc, i);
-    }
-    writeln!(
-        w.out,
-        "</main>\n<script>{HTML_SCRIPT}</script></body></html>"
-    )?;
-    w.out.flush()?;
-    Ok(w.report)
-}
-
-fn html_entry<W: Write>(
-    doc: &SessionDoc,
-    i: usize,
-    cur: bool,
-    w: &mut Writer<'_, W>,
-) -> std::io::Result<()> {
-    let e = &doc.entries()[i];
-    let line = doc.line(&e.line);
-    let id = esc(e.id.as_deref().unwrap_or(""));
-    let parent = esc(e.parent_id.as_deref().unwrap_or(""));
-    let ts = esc(&when(e.timestamp.as_deref()));
-    let m = e.fields.value(line, "message");
-    let s = |k: &str| {
-        m.as_ref()
-            .and_then(|m| m.get(k))
-            .and_then(|v| v.as_str_lossy())
-            .map(|v| v.into_owned())
-            .unwrap_or_default()
-    };
-    let role = match e.etype {
-        EntryType::Message => s("role"),
-        ref t => t.name().to_string(),
-    };
-    let head = match role.as_str() {
-        "user" => "User".to_string(),
-        "assistant" => format!("Assistant {}", s("model")),
-        "toolResult" => format!("Tool result {}", s("toolName")),
-        "bashExecution" => "Bash".into(),
-        "compaction" => "Compaction summary".into(),
-        "branch_summary" => "Branch summary".into(),
-        r => r.to_string(),
-    };
-    write!(
-        w.out,
-        "<section id=\"{id}\" data-parent=\"{parent}\" class=\"r-{}{}\"><h3><b>{}</b> · <a href=\"#{id}\">{id}</a> · {ts}</h3>",
-        esc(&role),
-        if cur { "" } else { " off" },
-        esc(head.trim())
-    )?;
-    let body = |w: &mut Writer<'_, W>, text: &str, class: &str| -> std::io::Result<()> {
-        let t = esc(&w.clean(text));
-        if !t.trim().is_empty() {
-            write!(w.out, "<div class=\"{class}\">{}</div>", t.trim_end())?;
-        }
-        Ok(())
-    };
-    match e.etype {
-        EntryType::Message => {
-            let m = m.clone().unwrap_or(JsValue::Null);
-            let stop = s("stopReason");
-            if matches!(stop.as_str(), "error" | "aborted") {
-                body(w, &format!("✗ {stop}: {}", s("errorMessage")), "err")?;
-            }
-            if matches!(m.get("isError"), Some(JsValue::Bool(true))) {
-                body(w, "✗ error", "err")?;
-            }
-            match role.as_str() {
-                "toolResult" | "bashExecution" => {
-                    let text = if role == "bashExecution" {
-                        format!("$ {}\n{}", s("command"), s("output"))
-                    } else {
-                        crate::render::content_text(m.get("content"))
-                    };
-                    let t = esc(&w.clean(&text));
-                    let lines = t.lines().count();
-                    write!(
-                        w.out,
-                        "<details{}><summary>{lines} lines</summary><pre>{t}</pre></details>",
-                        if lines <= 8 { " open" } else { "" }
-                    )?;
-                    html_images(m.get("content"), w)?;
-                }
-                _ => match m.get("content") {
-                    Some(JsValue::String(t)) => body(w, &t.to_string_lossy(), "text")?,
-                    Some(JsValue::Array(blocks)) => {
-                        for b in blocks {
-                            let bs = |k: &str| {
-                                b.get(k)
-                                    .and_then(|v| v.as_str_lossy())
-                                    .map(|v| v.into_owned())
-                                    .unwrap_or_default()
-                            };
-                            match b.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
-                                Some("text") => body(w, &bs("text"), "text")?,
-                                Some("thinking") if !bs("thinking").trim().is_empty() => {
-                                    let t = esc(&w.clean(&bs("thinking")));
-                                    write!(w.out, "<details><summary>Thinking</summary><div class=\"text\">{t}</div></details>")?;
-                                }
-                                Some("toolCall") => {
-                                    let args = b
-                                        .get("arguments")
-                                        .map(|a| String::from_utf8_lossy(&a.to_json()).into_owned())
-                                        .unwrap_or_default();
-                                    let a = esc(&w.clean(&args));
-                                    write!(w.out, "<details><summary>Tool call {}</summary><pre>{a}</pre></details>", esc(&bs("name")))?;
-                                }
-                                _ => {}
-                            }
-                        }
-                        html_images(m.get("content"), w)?;
-                    }
-                    _ => {}
-                },
-            }
-        }
-        EntryType::Compaction | EntryType::BranchSummary => {
-            body(
-                w,
-                &e.fields.str(line, "summary").unwrap_or_default(),
-                "text",
-            )?;
-        }
-        _ => {
-            let d = crate::render::one_line(&crate::render::describe(doc, i), 300);
-            body(w, &d, "note")?;
-        }
-    }
-    writeln!(w.out, "</section>")
-}
-
-fn html_images<W: Write>(content: Option<&JsValue>, w: &mut Writer<'_, W>) -> std::io::Result<()> {
-    if let Some(JsValue::Array(blocks)) = content {
-        for b in blocks {
-            if b.get("type").and_then(|t| t.as_str_lossy()).as_deref() == Some("image") {
-                let data = b
-                    .get("data")
-                    .and_then(|v| v.as_str_lossy())
-                    .unwrap_or_default();
-                let mime = b
-                    .get("mimeType")
-                    .and_then(|v| v.as_str_lossy())
-                    .unwrap_or_default();
-                // Only base64 characters reach the attribute.
-                if data
-                    .bytes()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'='))
-                    && mime.starts_with("image/")
-                    && !mime.contains('"')
-                {
-                    write!(
-                        w.out,
-                        "<img alt=\"image\" src=\"data:{mime};base64,{data}\">"
-                    )?;
-                    w.report.images += 1;
-                }
-            }
-        }
-    }
-    Ok(())
-}
+mod highlight;
+mod html;
+pub use html::html;

@@ -1,0 +1,492 @@
+//! The HTML export: one self-contained page of the whole tree.
+use super::{totals, when, Options, Report, Resident, Writer};
+use arbor_core::doc::SessionDoc;
+use arbor_core::entry::EntryType;
+use arbor_core::json::JsValue;
+use std::collections::HashMap;
+use std::io::Write;
+
+/// HTML text.
+fn esc(t: &str) -> String {
+    t.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+const HTML_STYLE: &str = r#"
+:root{--bg:#fff;--fg:#1d1f21;--dim:#6a737d;--line:#e1e4e8;--user:#0b6b3a;--asst:#0550ae;--tool:#6f42c1;--err:#b31d28;--code:#f6f8fa;--cur:#fff8c5}
+@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--dim:#8b949e;--line:#30363d;--user:#3fb950;--asst:#58a6ff;--tool:#d2a8ff;--err:#f85149;--code:#161b22;--cur:#3b2e00}}
+*{box-sizing:border-box}body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;display:grid;grid-template-columns:minmax(220px,300px) 1fr;grid-template-rows:auto 1fr}
+header{grid-column:1/3;padding:12px 20px;border-bottom:1px solid var(--line)}header h1{margin:0 0 4px;font-size:20px}header p{margin:0;color:var(--dim);font-size:13px}
+nav{padding:10px;border-right:1px solid var(--line);overflow:auto;max-height:calc(100vh - 70px);position:sticky;top:0;font-size:13px}
+nav ul{list-style:none;margin:0;padding-left:12px}nav>ul{padding-left:0}nav li{margin:2px 0}nav a{color:var(--fg);text-decoration:none}nav a{display:block;padding:1px 4px;overflow-wrap:anywhere;border-left:3px solid transparent}nav a.cur{border-left-color:var(--asst)}nav li.br>ul>li:first-child>a{margin-top:2px}nav .leaf{cursor:pointer;color:var(--asst);border:0;background:none;padding:0;font:inherit}
+main{padding:10px 24px;max-width:980px}section{border-bottom:1px solid var(--line);padding:8px 0}section:target{background:var(--cur)}
+section h3{margin:0 0 6px;font-size:13px;color:var(--dim);font-weight:500}section h3 b{font-size:14px}.r-user h3 b{color:var(--user)}.r-assistant h3 b{color:var(--asst)}.r-toolResult h3 b,.r-bashExecution h3 b{color:var(--tool)}
+.off h3::after{content:" · other branch";color:var(--dim)}.js .off.hidden{display:none}
+.text{white-space:pre-wrap;word-wrap:break-word}.err{color:var(--err);font-weight:600}
+pre{background:var(--code);padding:8px;overflow:auto;font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wrap;border-radius:4px}pre.code{margin:6px 0}
+.br{border-left:2px solid var(--line);padding-left:4px;margin-top:4px}
+details summary{cursor:pointer;color:var(--dim)}img{max-width:100%}.note{color:var(--dim);font-style:italic}
+@media print{body{display:block}nav{display:none}section{break-inside:avoid}.js .off.hidden{display:none}}
+"#;
+
+const HTML_SCRIPT: &str = r##"
+document.body.classList.add('js');
+var parent=Object.create(null),kids=Object.create(null),on=Object.create(null);
+document.querySelectorAll('main section').forEach(function(s){var p=s.dataset.parent||'';parent[s.id]=p;if(p)(kids[p]=kids[p]||[]).push(s.id)});
+function show(leaf){on=Object.create(null);for(var p=leaf,n=0;p&&!on[p]&&n<1e7;p=parent[p],n++)on[p]=1;
+document.querySelectorAll('main section').forEach(function(s){s.classList.toggle('hidden',!on[s.id]);s.classList.toggle('off',!on[s.id])});
+document.querySelectorAll('nav a').forEach(function(a){a.classList.toggle('cur',!!on[a.getAttribute('href').slice(1)])});}
+document.querySelectorAll('nav .leaf').forEach(function(b){b.addEventListener('click',function(){show(b.dataset.leaf);history.replaceState(null,'',' ')})});
+document.querySelectorAll('a.imgref').forEach(function(a){var i=document.getElementById(a.getAttribute('href').slice(1));if(i){var c=i.cloneNode();c.removeAttribute('id');a.replaceWith(c)}});
+function fromHash(){var id=decodeURIComponent(location.hash.slice(1));
+if(!id||!(id in parent)){if(!id)show(document.body.dataset.leaf);return}
+if(!on[id]){var leaf=id,seen=Object.create(null);while(kids[leaf]&&!seen[leaf]){seen[leaf]=1;var k=kids[leaf],next=k[k.length-1];for(var j=0;j<k.length;j++)if(on[k[j]])next=k[j];leaf=next}show(leaf)}
+var el=document.getElementById(id);if(el)el.scrollIntoView();var a=document.querySelector('nav a[href="#'+CSS.escape(id)+'"]'),nav=document.querySelector('nav');if(a&&nav)nav.scrollTop=a.offsetTop-nav.offsetTop-nav.clientHeight/3}
+window.addEventListener('hashchange',fromHash);show(document.body.dataset.leaf);fromHash();
+"##;
+
+/// Writes the whole tree of `doc` as one self-contained HTML page: the conversation in the
+/// HTML itself (readable without scripts: the current path, other branches marked), a tree
+/// sidebar whose leaves show their branch, `#id` deep links, thinking and tool output in
+/// `<details>`, images inline, light and dark themes, a print stylesheet. No request leaves
+/// the page (its Content-Security-Policy allows none).
+pub fn html(
+    doc: &SessionDoc,
+    file_name: &str,
+    opts: &Options<'_>,
+    out: impl Write,
+) -> std::io::Result<Report> {
+    let mut w = Writer {
+        out,
+        opts,
+        report: Report::default(),
+        images: HashMap::new(),
+        resident: Resident::new(doc),
+    };
+    let tree = doc.index().tree(doc);
+    let order = tree.preorder();
+    let leaf = doc.index().leaf;
+    let mut on_path = vec![false; doc.entries().len()];
+    if let Some(l) = leaf {
+        for i in doc.index().path(doc, l).entries {
+            on_path[i] = true;
+        }
+    }
+    let t = totals(doc, &order, &mut w.resident);
+    let models = super::models(doc, &order, &mut w.resident);
+    let title = super::title_of(
+        doc,
+        &leaf
+            .map(|l| doc.index().path(doc, l).entries)
+            .unwrap_or_default(),
+    );
+    let title = if title.trim().is_empty() {
+        file_name.to_string()
+    } else {
+        title
+    };
+    let title = esc(&w.clean(&title));
+    let id_of = |i: usize| doc.entries()[i].id.as_deref().unwrap_or("").to_string();
+    write!(
+        w.out,
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\
+<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{title}</title><style>{HTML_STYLE}{}</style></head>\n\
+<body data-leaf=\"{}\"><header><h1>{title}</h1><p>{} · {} · {} · {} entries{} · {:.0} tokens in, {:.0} out, {:.0} cache read, {:.0} cache write · ${:.4}</p></header>\n<nav><ul>",
+        super::highlight::css(),
+        esc(&leaf.map(id_of).unwrap_or_default()),
+        esc(&doc.session_id().unwrap_or_default()),
+        esc(&doc.header_str("cwd").unwrap_or_default()),
+        if doc.dialect() == arbor_core::Dialect::Omp { "omp" } else { "pi" },
+        doc.entries().len(),
+        if models.is_empty() {
+            String::new()
+        } else {
+            format!(" · {}", esc(&models.join(", ")))
+        },
+        t[0],
+        t[1],
+        t[2],
+        t[3],
+        t[4]
+    )?;
+    // The sidebar: where each user turn starts, summaries, branch points and leaves; each
+    // branch of a branch point in a list of its own, each leaf with a button that shows it.
+    enum Item {
+        Node(usize),
+        Open,
+        Close,
+    }
+    let mut stack: Vec<Item> = Vec::new();
+    for &r in tree.roots.iter().rev() {
+        stack.extend([Item::Close, Item::Node(r), Item::Open]);
+    }
+    while let Some(item) = stack.pop() {
+        let i = match item {
+            Item::Open => {
+                write!(w.out, "<li class=\"br\"><ul>")?;
+                continue;
+            }
+            Item::Close => {
+                write!(w.out, "</ul></li>")?;
+                continue;
+            }
+            Item::Node(i) => i,
+        };
+        let e = &doc.entries()[i];
+        w.resident.read(doc, i);
+        let kids = &tree.children[i];
+        let shown = kids.len() != 1
+            || e.role == Some(arbor_core::entry::Role::User)
+            || matches!(
+                e.etype,
+                EntryType::Compaction | EntryType::BranchSummary | EntryType::Label
+            );
+        if shown {
+            let label = crate::render::one_line(&crate::render::describe(doc, i), 60);
+            let label = esc(&w.clean(&label));
+            let id = esc(&id_of(i));
+            let cur = if on_path[i] { " class=\"cur\"" } else { "" };
+            write!(w.out, "<li><a href=\"#{id}\"{cur}>{label}</a>")?;
+            if kids.is_empty() {
+                write!(
+                    w.out,
+                    " <button class=\"leaf\" data-leaf=\"{id}\" title=\"show this branch\">▸ branch</button>"
+                )?;
+            }
+            write!(w.out, "</li>")?;
+        }
+        if kids.len() > 1 {
+            for &k in kids.iter().rev() {
+                stack.extend([Item::Close, Item::Node(k), Item::Open]);
+            }
+        } else if let Some(&k) = kids.first() {
+            stack.push(Item::Node(k));
+        }
+    }
+    writeln!(w.out, "</ul></nav>\n<main>")?;
+    for &i in &order {
+        html_entry(doc, i, on_path[i], &mut w)?;
+        w.resident.read(doc, i);
+    }
+    writeln!(
+        w.out,
+        "</main>\n<script>{HTML_SCRIPT}</script></body></html>"
+    )?;
+    w.out.flush()?;
+    Ok(w.report)
+}
+
+fn html_entry<W: Write>(
+    doc: &SessionDoc,
+    i: usize,
+    cur: bool,
+    w: &mut Writer<'_, W>,
+) -> std::io::Result<()> {
+    let e = &doc.entries()[i];
+    let line = doc.line(&e.line);
+    let id = esc(e.id.as_deref().unwrap_or(""));
+    let parent = esc(e.parent_id.as_deref().unwrap_or(""));
+    let ts = esc(&when(e.timestamp.as_deref()));
+    let m = e.fields.value(line, "message");
+    let s = |k: &str| {
+        m.as_ref()
+            .and_then(|m| m.get(k))
+            .and_then(|v| v.as_str_lossy())
+            .map(|v| v.into_owned())
+            .unwrap_or_default()
+    };
+    let role = match e.etype {
+        EntryType::Message => s("role"),
+        ref t => t.name().to_string(),
+    };
+    let head = match role.as_str() {
+        "user" => "User".to_string(),
+        "assistant" => format!("Assistant {}", s("model")),
+        "toolResult" => format!("Tool result {}", s("toolName")),
+        "bashExecution" => "Bash".into(),
+        "compaction" => "Compaction summary".into(),
+        "branch_summary" => "Branch summary".into(),
+        r => r.to_string(),
+    };
+    write!(
+        w.out,
+        "<section id=\"{id}\" data-parent=\"{parent}\" class=\"r-{}{}\"><h3><b>{}</b> · <a href=\"#{id}\">{id}</a> · {ts}</h3>",
+        esc(&role),
+        if cur { "" } else { " off" },
+        esc(head.trim())
+    )?;
+    let body = |w: &mut Writer<'_, W>, text: &str, class: &str| -> std::io::Result<()> {
+        let t = w.clean(text).into_owned();
+        if t.trim().is_empty() {
+            return Ok(());
+        }
+        if class != "text" {
+            return write!(w.out, "<div class=\"{class}\">{}</div>", esc(t.trim_end()));
+        }
+        for part in fenced(t.trim_end()) {
+            match part {
+                Part::Text(x) if !x.trim().is_empty() => write!(
+                    w.out,
+                    "<div class=\"text\">{}</div>",
+                    esc(x.trim_matches('\n'))
+                )?,
+                Part::Text(_) => {}
+                Part::Code(lang, code) => code_block(w, lang, code)?,
+            }
+        }
+        Ok(())
+    };
+    match e.etype {
+        EntryType::Message => {
+            let m = m.clone().unwrap_or(JsValue::Null);
+            let stop = s("stopReason");
+            if matches!(stop.as_str(), "error" | "aborted") {
+                body(w, &format!("✗ {stop}: {}", s("errorMessage")), "err")?;
+            }
+            if matches!(m.get("isError"), Some(JsValue::Bool(true))) {
+                body(w, "✗ error", "err")?;
+            }
+            match role.as_str() {
+                "toolResult" | "bashExecution" => {
+                    let text = if role == "bashExecution" {
+                        format!("$ {}\n{}", s("command"), s("output"))
+                    } else {
+                        crate::render::content_text(m.get("content"))
+                    };
+                    let t = esc(&w.clean(&text));
+                    let lines = t.lines().count();
+                    write!(
+                        w.out,
+                        "<details{}><summary>{lines} lines</summary><pre>{t}</pre></details>",
+                        if lines <= 8 { " open" } else { "" }
+                    )?;
+                    html_images(m.get("content"), w)?;
+                }
+                _ => match m.get("content") {
+                    Some(JsValue::String(t)) => body(w, &t.to_string_lossy(), "text")?,
+                    Some(JsValue::Array(blocks)) => {
+                        for b in blocks {
+                            let bs = |k: &str| {
+                                b.get(k)
+                                    .and_then(|v| v.as_str_lossy())
+                                    .map(|v| v.into_owned())
+                                    .unwrap_or_default()
+                            };
+                            match b.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
+                                Some("text") => body(w, &bs("text"), "text")?,
+                                Some("thinking") if !bs("thinking").trim().is_empty() => {
+                                    let t = esc(&w.clean(&bs("thinking")));
+                                    write!(w.out, "<details><summary>Thinking</summary><div class=\"text\">{t}</div></details>")?;
+                                }
+                                Some("toolCall") => {
+                                    let args = b
+                                        .get("arguments")
+                                        .map(|a| String::from_utf8_lossy(&a.to_json()).into_owned())
+                                        .unwrap_or_default();
+                                    let a = w.clean(&args).into_owned();
+                                    let hint =
+                                        b.get("arguments")
+                                            .and_then(|a| {
+                                                [
+                                                    "path",
+                                                    "file_path",
+                                                    "command",
+                                                    "pattern",
+                                                    "query",
+                                                    "url",
+                                                ]
+                                                .iter()
+                                                .find_map(|k| {
+                                                    a.get(k)
+                                                        .and_then(|v| v.as_str_lossy())
+                                                        .map(|v| v.into_owned())
+                                                })
+                                            })
+                                            .unwrap_or_default();
+                                    let hint = crate::render::one_line(&w.clean(&hint), 80);
+                                    write!(
+                                        w.out,
+                                        "<details><summary>Tool call <b>{}</b> {}</summary>",
+                                        esc(&bs("name")),
+                                        esc(&hint)
+                                    )?;
+                                    code_block(w, "json", &a)?;
+                                    write!(w.out, "</details>")?;
+                                }
+                                _ => {}
+                            }
+                        }
+                        html_images(m.get("content"), w)?;
+                    }
+                    _ => {}
+                },
+            }
+        }
+        EntryType::Compaction | EntryType::BranchSummary => {
+            body(
+                w,
+                &e.fields.str(line, "summary").unwrap_or_default(),
+                "text",
+            )?;
+        }
+        _ => {
+            let d = crate::render::one_line(&crate::render::describe(doc, i), 300);
+            body(w, &d, "note")?;
+        }
+    }
+    writeln!(w.out, "</section>")
+}
+
+fn html_images<W: Write>(content: Option<&JsValue>, w: &mut Writer<'_, W>) -> std::io::Result<()> {
+    if let Some(JsValue::Array(blocks)) = content {
+        for b in blocks {
+            if b.get("type").and_then(|t| t.as_str_lossy()).as_deref() == Some("image") {
+                let data = b
+                    .get("data")
+                    .and_then(|v| v.as_str_lossy())
+                    .unwrap_or_default();
+                let mime = b
+                    .get("mimeType")
+                    .and_then(|v| v.as_str_lossy())
+                    .unwrap_or_default();
+                // Only base64 characters and a plain media type reach the attribute.
+                let plain_mime = mime.starts_with("image/")
+                    && mime.bytes().all(|c| {
+                        c.is_ascii_alphanumeric() || matches!(c, b'/' | b'+' | b'.' | b'-')
+                    });
+                let base64 = data
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'='));
+                if !(plain_mime && base64) {
+                    write!(
+                        w.out,
+                        "<p class=\"note\">[image {}: not shown]</p>",
+                        esc(&mime)
+                    )?;
+                    continue;
+                }
+                // Each image once: a later copy links to the first (and the script shows it
+                // there too).
+                let key = arbor_store::blobs::sha256_hex(data.as_bytes());
+                let n = w.images.len();
+                match w.images.get(&key) {
+                    Some(first) => write!(
+                        w.out,
+                        "<a class=\"imgref\" href=\"#{first}\">[the image shown at its first use]</a>"
+                    )?,
+                    None => {
+                        let anchor = format!("img-{n}");
+                        write!(
+                            w.out,
+                            "<img id=\"{anchor}\" alt=\"image\" src=\"data:{mime};base64,{data}\">"
+                        )?;
+                        w.images.insert(key, anchor);
+                        w.report.images += 1;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A piece of message text: prose, or a fenced code block with its language.
+enum Part<'a> {
+    Text(&'a str),
+    Code(&'a str, &'a str),
+}
+
+/// Splits Markdown text at its fenced code blocks (``` or ~~~, up to three spaces in, closed
+/// by a fence of the same character at least as long; an unclosed block runs to the end).
+fn fenced(t: &str) -> Vec<Part<'_>> {
+    let mut parts = Vec::new();
+    let mut text_from = 0;
+    let mut pos = 0;
+    // (fence char, fence length, language, code start)
+    let mut open: Option<(u8, usize, &str, usize)> = None;
+    while pos < t.len() {
+        let end = t[pos..].find('\n').map_or(t.len(), |i| pos + i + 1);
+        let line = &t[pos..end];
+        let trimmed = line.trim_start_matches(' ');
+        let indent = line.len() - trimmed.len();
+        let fence = trimmed
+            .as_bytes()
+            .first()
+            .copied()
+            .filter(|c| *c == b'`' || *c == b'~');
+        let run = fence.map_or(0, |c| trimmed.bytes().take_while(|b| *b == c).count());
+        match (open, fence) {
+            (None, Some(c)) if indent <= 3 && run >= 3 => {
+                let info = trimmed[run..].trim();
+                if c == b'`' && info.contains('`') {
+                    pos = end;
+                    continue;
+                }
+                parts.push(Part::Text(&t[text_from..pos]));
+                open = Some((c, run, info, end));
+            }
+            (Some((c0, n0, lang, from)), Some(c))
+                if c == c0 && run >= n0 && indent <= 3 && trimmed[run..].trim().is_empty() =>
+            {
+                parts.push(Part::Code(lang, &t[from..pos]));
+                open = None;
+                text_from = end;
+            }
+            _ => {}
+        }
+        pos = end;
+    }
+    match open {
+        Some((_, _, lang, from)) => parts.push(Part::Code(lang, &t[from..])),
+        None => parts.push(Part::Text(&t[text_from..])),
+    }
+    parts
+}
+
+/// A code block, highlighted when its language is known.
+fn code_block<W: Write>(w: &mut Writer<'_, W>, lang: &str, code: &str) -> std::io::Result<()> {
+    match super::highlight::code(lang, code) {
+        Some(h) => write!(w.out, "<pre class=\"code\"><code>{h}</code></pre>"),
+        None => write!(
+            w.out,
+            "<pre class=\"code\"><code>{}</code></pre>",
+            esc(code)
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fenced, Part};
+
+    fn shape(t: &str) -> Vec<String> {
+        fenced(t)
+            .into_iter()
+            .map(|p| match p {
+                Part::Text(x) => format!("T[{x}]"),
+                Part::Code(l, c) => format!("C{l}[{c}]"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fences_split_text_and_code() {
+        assert_eq!(shape("plain"), ["T[plain]"]);
+        assert_eq!(
+            shape("a\n```rust\nfn x() {}\n```\nb"),
+            ["T[a\n]", "Crust[fn x() {}\n]", "T[b]"]
+        );
+        // A longer closing fence closes; a shorter one or another character does not.
+        assert_eq!(
+            shape("````\n```\n~~~\n`````\nafter"),
+            ["T[]", "C[```\n~~~\n]", "T[after]"]
+        );
+        // Unclosed: to the end. Inline backticks are not a fence.
+        assert_eq!(shape("x\n~~~ py\nprint(1)"), ["T[x\n]", "Cpy[print(1)]"]);
+        assert_eq!(shape("``` a ` b\nnot code"), ["T[``` a ` b\nnot code]"]);
+        assert_eq!(shape("    ```\nindented"), ["T[    ```\nindented]"]);
+    }
+}
