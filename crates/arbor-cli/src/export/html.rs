@@ -21,7 +21,7 @@ const HTML_STYLE: &str = r#"
 header{grid-column:1/3;padding:12px 20px;border-bottom:1px solid var(--line)}header h1{margin:0 0 4px;font-size:20px}header p{margin:0;color:var(--dim);font-size:13px}
 nav{padding:10px;border-right:1px solid var(--line);overflow:auto;max-height:calc(100vh - 70px);position:sticky;top:0;font-size:13px}
 nav ul{list-style:none;margin:0;padding-left:12px}nav>ul{padding-left:0}nav li{margin:2px 0}nav a{color:var(--fg);text-decoration:none}nav a{display:block;padding:1px 4px;overflow-wrap:anywhere;border-left:3px solid transparent}nav a.cur{border-left-color:var(--asst)}nav li.br>ul>li:first-child>a{margin-top:2px}nav .leaf{cursor:pointer;color:var(--asst);border:0;background:none;padding:0;font:inherit}
-main{padding:10px 24px;max-width:980px}section{border-bottom:1px solid var(--line);padding:8px 0}section:target{background:var(--cur)}
+main{padding:10px 24px;max-width:980px}section{border-bottom:1px solid var(--line);padding:8px 0;content-visibility:auto;contain-intrinsic-size:auto 120px}section:target{background:var(--cur)}
 section h3{margin:0 0 6px;font-size:13px;color:var(--dim);font-weight:500}section h3 b{font-size:14px}.r-user h3 b{color:var(--user)}.r-assistant h3 b{color:var(--asst)}.r-toolResult h3 b,.r-bashExecution h3 b{color:var(--tool)}
 .off h3::after{content:" · other branch";color:var(--dim)}.js .off.hidden{display:none}
 .text{white-space:pre-wrap;word-wrap:break-word}.err{color:var(--err);font-weight:600}
@@ -313,7 +313,8 @@ fn html_entry<W: Write>(
                                         esc(&bs("name")),
                                         esc(&hint)
                                     )?;
-                                    code_block(w, "json", &a)?;
+                                    // Plain: highlighting JSON adds a span per token and little to read.
+                                    write!(w.out, "<pre>{}</pre>", esc(&a))?;
                                     write!(w.out, "</details>")?;
                                 }
                                 _ => {}
