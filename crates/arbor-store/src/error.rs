@@ -66,6 +66,9 @@ pub enum StoreError {
         /// What is wrong with the blob.
         source: crate::blobs::BlobError,
     },
+    /// A session store refused or failed (see [`crate::backend`]).
+    #[error(transparent)]
+    Backend(#[from] crate::backend::BackendError),
     /// omp's title slot could not be made (a title that cannot fit).
     #[error("the title slot: {0}")]
     TitleSlot(#[from] arbor_core::title::TitleSlotError),

@@ -40,6 +40,7 @@
 //! untouched), another writer holding the lock, a latched write failure.
 #![deny(missing_docs)]
 
+pub mod backend;
 pub mod blobs;
 mod body;
 pub mod breadcrumb;

@@ -448,6 +448,96 @@ impl SessionManager {
         )
     }
 
+    /// Creates a new session in `store` (see [`crate::backend`]): as [`SessionManager::create`],
+    /// with the store in place of the session directory. Unless `deferred`, the header is
+    /// stored at once and the writer lease taken.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] when the store refuses (the id exists, the database fails),
+    /// [`StoreError::SessionId`] for an id pi 1.5 refuses.
+    pub fn create_in(
+        store: Arc<dyn crate::backend::SessionStore>,
+        cwd: &str,
+        opts: ManagerOptions,
+    ) -> Result<SessionManager, StoreError> {
+        let dialect = opts.dialect.unwrap_or(Dialect::Pi);
+        let id = match &opts.session_id {
+            Some(id) => crate::ids::check_session_id(id)?.to_string(),
+            None => new_session_id(dialect),
+        };
+        let ts = now_iso();
+        let doc = doc_from_header(initial_lines(
+            dialect,
+            header_line(dialect, &id, &ts, cwd, None),
+            &ts,
+            None,
+        ));
+        let mut sm = SessionManager::blank(doc, cwd.to_string(), opts);
+        sm.w.store = Some(store);
+        sm.persist = true;
+        if !sm.opts.deferred {
+            sm.write_pending(None)?;
+        }
+        Ok(sm)
+    }
+
+    /// Opens session `id` of `store` for writing (taking its writer lease) or, with
+    /// `read_only`, for reading. The lines are read as a file's are: a v1 or v2 session is
+    /// migrated (its lines replaced in one step, as a file is rewritten atomically),
+    /// malformed lines are skipped in the view and kept in the store.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`]: no such session, another writer holds it, the database
+    /// failed; [`StoreError::NotASession`] when its first line is not a header.
+    pub fn open_in(
+        store: Arc<dyn crate::backend::SessionStore>,
+        id: &str,
+        opts: ManagerOptions,
+    ) -> Result<SessionManager, StoreError> {
+        let mut sink = if opts.read_only {
+            None
+        } else {
+            Some(store.writer(id, opts.wait)?)
+        };
+        let read =
+            |store: &Arc<dyn crate::backend::SessionStore>| -> Result<SessionDoc, StoreError> {
+                let lines = store.read(id, 0)?;
+                let mut bytes = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+                for l in &lines {
+                    bytes.extend_from_slice(l);
+                    bytes.push(b'\n');
+                }
+                SessionDoc::parse(Arc::new(bytes)).map_err(|reason| StoreError::NotASession {
+                    path: PathBuf::from(format!("{}#{id}", store.describe())),
+                    reason,
+                })
+            };
+        let mut doc = read(&store)?;
+        let mut notes = Vec::new();
+        if let (Some(m), Some(w)) = (doc.migration(), sink.as_mut()) {
+            let from_version = m.from_version;
+            let bytes = doc.rewritten_bytes();
+            let lines: Vec<&[u8]> = bytes
+                .strip_suffix(b"\n")
+                .unwrap_or(&bytes)
+                .split(|b| *b == b'\n')
+                .collect();
+            w.replace_all(&lines)?;
+            notes.push(OpenNote::Migrated { from_version });
+            doc = read(&store)?;
+        }
+        let cwd = doc.header_str("cwd").unwrap_or_else(process_cwd);
+        let entries = doc.entries().len();
+        let mut sm = SessionManager::blank(doc, cwd, opts);
+        sm.w.store = Some(store);
+        sm.w.sink = sink.take();
+        sm.persist = !sm.opts.read_only;
+        sm.w.header_on_disk = true;
+        sm.w.on_disk = entries;
+        sm.notes = notes;
+        Ok(sm)
+    }
+
     /// Opens the most recently modified session of `cwd`'s directory (whose first line is a
     /// valid header, however long), or creates a new one. omp sessions first follow this
     /// terminal's breadcrumb (see [`crate::breadcrumb`]), and the choice is written back to it.
@@ -723,6 +813,9 @@ impl SessionManager {
     /// Writes everything not yet on disk (header, deferred entries) plus `line`, in one
     /// append. On failure nothing stays on disk and the error is latched.
     fn write_pending(&mut self, line: Option<&[u8]>) -> Result<(), StoreError> {
+        if self.w.store.is_some() {
+            return self.w.write_pending_store(&self.doc, &self.opts, line);
+        }
         let Some(path) = self.path.clone() else {
             return Ok(());
         };
@@ -1139,6 +1232,16 @@ impl SessionManager {
         let parent = self.leaf_id().map(str::to_string);
         let id = self.append_at(&entry, parent.as_deref(), &ts)?;
         let slot = serialize_title_slot(Some(&title), Some(TitleSource::User), &ts)?;
+        if self.w.store.is_some() {
+            self.doc.set_title_slot(&slot)?;
+            if self.persist && self.w.header_on_disk {
+                self.w.replace_in_store(&self.doc)?;
+                if let Some(store) = &self.w.store {
+                    store.set_name(&self.session_id(), &title)?;
+                }
+            }
+            return Ok(id);
+        }
         if self.persist && self.w.header_on_disk {
             let path = match self.w.lock.as_ref() {
                 Some(l) => l.real_path().to_path_buf(),

@@ -3,11 +3,13 @@
 //! read-only after a failed write. The read view (the document, the context) lives in the
 //! manager; this part only turns "what is not yet on disk" into one append.
 use super::ManagerOptions;
+use crate::backend::{meta_from_header, SessionStore, SessionWriter};
 use crate::error::{IoContext, StoreError};
 use crate::file::{create_dir_private, AppendFile, Durability};
 use crate::lock::WriterLock;
 use arbor_core::doc::SessionDoc;
 use std::path::Path;
+use std::sync::Arc;
 
 /// See the module documentation.
 #[derive(Debug, Default)]
@@ -25,6 +27,10 @@ pub(super) struct Writer {
     pub(super) needs_newline: bool,
     /// Why writing stopped: a failed append leaves the session read-only.
     pub(super) latched: Option<String>,
+    /// For a session in a [`SessionStore`]: the store, and the writer lease once taken.
+    pub(super) store: Option<Arc<dyn SessionStore>>,
+    /// The lease of a store-kept session (taken at open, or when it is first written).
+    pub(super) sink: Option<Box<dyn SessionWriter>>,
 }
 
 impl Writer {
@@ -37,6 +43,87 @@ impl Writer {
             }),
             None => Ok(()),
         }
+    }
+
+    /// The lines of `doc` not yet stored (omp's title slot and the header when nothing is,
+    /// deferred entries), then `line`.
+    fn pending<'d>(&self, doc: &'d SessionDoc, line: Option<&'d [u8]>) -> Vec<&'d [u8]> {
+        let mut lines = Vec::new();
+        if !self.header_on_disk {
+            if let Some(slot) = doc.title_slot() {
+                lines.push(doc.line(&slot.line));
+            }
+            lines.push(doc.header_line());
+        }
+        for i in self.on_disk..doc.entries().len() {
+            lines.push(doc.entry_line(i));
+        }
+        lines.extend(line);
+        lines
+    }
+
+    /// [`Writer::write_pending`] for a session kept in a store: a new session is created
+    /// with all its lines in one step, then its lease taken; later lines are one append.
+    /// On failure nothing is stored and the error is latched.
+    pub(super) fn write_pending_store(
+        &mut self,
+        doc: &SessionDoc,
+        opts: &ManagerOptions,
+        line: Option<&[u8]>,
+    ) -> Result<(), StoreError> {
+        let Some(store) = self.store.clone() else {
+            return Ok(());
+        };
+        let lines = self.pending(doc, line);
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let id = doc.session_id().unwrap_or_default();
+        let result = if !self.header_on_disk {
+            let tool = if doc.dialect() == arbor_core::Dialect::Omp {
+                "omp"
+            } else {
+                "pi"
+            };
+            let meta = meta_from_header(doc.header_line(), tool);
+            store.create(&meta, &lines).and_then(|()| {
+                self.sink = Some(store.writer(&id, opts.wait)?);
+                Ok(())
+            })
+        } else {
+            match self.sink.as_mut() {
+                Some(sink) => sink.append(&lines),
+                None => return Err(StoreError::ReadOnly),
+            }
+        };
+        if let Err(e) = result {
+            self.latched = Some(e.to_string());
+            return Err(e.into());
+        }
+        self.header_on_disk = true;
+        self.on_disk = doc.entries().len();
+        Ok(())
+    }
+
+    /// Replaces a store-kept session's lines with `doc`'s (omp's rewritten title slot).
+    pub(super) fn replace_in_store(&mut self, doc: &SessionDoc) -> Result<(), StoreError> {
+        let Some(sink) = self.sink.as_mut() else {
+            return Err(StoreError::ReadOnly);
+        };
+        let mut lines = Vec::new();
+        if let Some(slot) = doc.title_slot() {
+            lines.push(doc.line(&slot.line));
+        }
+        lines.push(doc.header_line());
+        for i in 0..doc.entries().len() {
+            lines.push(doc.entry_line(i));
+        }
+        if let Err(e) = sink.replace_all(&lines) {
+            self.latched = Some(e.to_string());
+            return Err(e.into());
+        }
+        self.on_disk = doc.entries().len();
+        Ok(())
     }
 
     /// Writes everything of `doc` not yet on disk (header, deferred entries) plus `line`, in

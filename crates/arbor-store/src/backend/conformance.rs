@@ -1,0 +1,425 @@
+//! The conformance suite every [`SessionStore`] passes: the same checks, run by each
+//! backend's tests (`arbor-store`'s for the files and memory, `arbor-db`'s for SQLite and
+//! PostgreSQL). Each check returns what went wrong instead of panicking, so that a backend's
+//! test names the check and the store.
+//!
+//! ```
+//! use arbor_store::backend::{conformance, memory::MemoryStore, SessionStore};
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//!
+//! let fresh = |lease: Duration| -> Arc<dyn SessionStore> { Arc::new(MemoryStore::with_lease(lease)) };
+//! conformance::run_all(&fresh, &[]).unwrap();
+//! ```
+use super::{BackendError, SessionStore};
+use crate::{ManagerOptions, NewEntry, SessionManager, StoreError};
+use arbor_core::doc::{Dialect, SessionDoc};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Makes an empty store whose writer leases last the given time past each append.
+pub type Fresh<'a> = &'a dyn Fn(Duration) -> Arc<dyn SessionStore>;
+
+/// What a failed check says.
+pub type Check = Result<(), String>;
+
+type CheckFn = fn(Fresh<'_>) -> Check;
+
+fn ensure(cond: bool, what: impl FnOnce() -> String) -> Check {
+    if cond {
+        Ok(())
+    } else {
+        Err(what())
+    }
+}
+
+fn e2s(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+/// Runs every check; `files` are session files' bytes to store and read back byte for byte
+/// (real sessions: malformed lines, unicode, v1/v2 headers). Stops at the first failure,
+/// naming the check.
+///
+/// # Errors
+/// The failed check's name and what it found.
+pub fn run_all(fresh: Fresh<'_>, files: &[Vec<u8>]) -> Check {
+    let checks: [(&str, CheckFn); 8] = [
+        ("write_and_reopen", write_and_reopen),
+        ("one_writer", one_writer),
+        ("lost_lease_cannot_append", lost_lease_cannot_append),
+        ("deferred_session_stored_at_first_message", deferred),
+        ("list_name_delete", list_name_delete),
+        ("omp_title_slot", omp_title_slot),
+        ("read_from_sequence", read_from_sequence),
+        ("newline_in_line_refused", newline_refused),
+    ];
+    for (name, check) in checks {
+        check(fresh).map_err(|e| {
+            format!(
+                "{name} ({}): {e}",
+                fresh(Duration::from_secs(30)).describe()
+            )
+        })?;
+    }
+    byte_identical(fresh, files).map_err(|e| format!("byte_identical: {e}"))
+}
+
+fn user(text: &str) -> Vec<u8> {
+    format!(
+        r#"{{"role":"user","content":{},"timestamp":1767225600000}}"#,
+        json_str(text)
+    )
+    .into_bytes()
+}
+
+fn assistant(text: &str) -> Vec<u8> {
+    format!(
+        r#"{{"role":"assistant","content":[{{"type":"text","text":{}}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{{"input":0.1,"output":0.2,"cacheRead":0,"cacheWrite":0,"total":0.3}}}},"stopReason":"stop","timestamp":1767225601000}}"#,
+        json_str(text)
+    )
+    .into_bytes()
+}
+
+fn json_str(s: &str) -> String {
+    arbor_core::json::JsValue::String(s.into())
+        .to_json()
+        .into_iter()
+        .map(char::from)
+        .collect::<String>()
+}
+
+/// The session's bytes as a file would hold them.
+fn joined(lines: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for l in lines {
+        out.extend_from_slice(l);
+        out.push(b'\n');
+    }
+    out
+}
+
+/// A session written through the manager (messages, a branch, a label, a name) reads back
+/// with the same lines, the same tree and the same context.
+fn write_and_reopen(fresh: Fresh<'_>) -> Check {
+    let store = fresh(Duration::from_secs(30));
+    let mut sm = SessionManager::create_in(store.clone(), "/work/p", ManagerOptions::default())
+        .map_err(e2s)?;
+    let u1 = sm
+        .append_message(&user("first \u{1F600} \"quoted\" \\ line"))
+        .map_err(e2s)?;
+    sm.append_message(&assistant("answer one")).map_err(e2s)?;
+    sm.append_message(&user("second")).map_err(e2s)?;
+    sm.append_message(&assistant("answer two")).map_err(e2s)?;
+    sm.branch(&u1).map_err(e2s)?;
+    sm.append_message(&assistant("another answer"))
+        .map_err(e2s)?;
+    sm.append(&NewEntry::Label {
+        target_id: u1.clone(),
+        label: Some("start".into()),
+    })
+    .map_err(e2s)?;
+    sm.set_session_name("named session").map_err(e2s)?;
+    let id = sm.session_id();
+    let mut want_context = Vec::new();
+    sm.build_session_context()
+        .write_json(sm.doc(), &mut want_context);
+    let want_lines: Vec<Vec<u8>> = std::iter::once(sm.header().to_vec())
+        .chain(sm.entries().iter().map(|e| sm.doc().line(&e.line).to_vec()))
+        .collect();
+    drop(sm);
+    let stored = store.read(&id, 0).map_err(e2s)?;
+    ensure(stored == want_lines, || {
+        format!(
+            "stored {} lines, the manager wrote {}",
+            stored.len(),
+            want_lines.len()
+        )
+    })?;
+    let again =
+        SessionManager::open_in(store.clone(), &id, ManagerOptions::default()).map_err(e2s)?;
+    let mut got_context = Vec::new();
+    again
+        .build_session_context()
+        .write_json(again.doc(), &mut got_context);
+    ensure(got_context == want_context, || {
+        "the reopened session's context differs".into()
+    })?;
+    ensure(again.label(&u1) == Some("start"), || {
+        "the label is gone".into()
+    })?;
+    ensure(
+        again.session_name().as_deref() == Some("named session"),
+        || format!("name {:?}", again.session_name()),
+    )?;
+    // The bytes are what a file of the same session holds: a file reads back the same.
+    let doc = SessionDoc::parse(Arc::new(joined(&stored))).map_err(e2s)?;
+    ensure(doc.entries().len() == again.entries().len(), || {
+        "entries differ from a file's".into()
+    })
+}
+
+/// A second writer is refused while the first holds the session; readers are not; the
+/// lease is free again once the first is gone.
+fn one_writer(fresh: Fresh<'_>) -> Check {
+    let store = fresh(Duration::from_secs(30));
+    let mut a =
+        SessionManager::create_in(store.clone(), "/p", ManagerOptions::default()).map_err(e2s)?;
+    a.append_message(&user("hello")).map_err(e2s)?;
+    let id = a.session_id();
+    match SessionManager::open_in(store.clone(), &id, ManagerOptions::default()) {
+        Err(StoreError::Backend(BackendError::Busy { .. })) => {}
+        Err(e) => return Err(format!("second writer: {e}")),
+        Ok(_) => return Err("a second writer was let in".into()),
+    }
+    let reader = SessionManager::open_in(
+        store.clone(),
+        &id,
+        ManagerOptions {
+            read_only: true,
+            ..Default::default()
+        },
+    )
+    .map_err(e2s)?;
+    ensure(reader.entries().len() == 1, || {
+        "the reader sees the write".into()
+    })?;
+    drop(a);
+    let mut b = SessionManager::open_in(
+        store.clone(),
+        &id,
+        ManagerOptions {
+            wait: Some(Duration::from_secs(5)),
+            ..Default::default()
+        },
+    )
+    .map_err(e2s)?;
+    b.append_message(&assistant("from b")).map_err(e2s)?;
+    ensure(store.read(&id, 0).map_err(e2s)?.len() == 3, || {
+        "b's append is stored".into()
+    })
+}
+
+/// A writer whose lease ran out and was taken by another cannot append: nothing it writes
+/// after that is stored, and the new writer's lines are intact.
+fn lost_lease_cannot_append(fresh: Fresh<'_>) -> Check {
+    let lease = Duration::from_millis(300);
+    let store = fresh(lease);
+    let mut a =
+        SessionManager::create_in(store.clone(), "/p", ManagerOptions::default()).map_err(e2s)?;
+    a.append_message(&user("hello")).map_err(e2s)?;
+    let id = a.session_id();
+    std::thread::sleep(lease * 2);
+    let mut b =
+        SessionManager::open_in(store.clone(), &id, ManagerOptions::default()).map_err(e2s)?;
+    b.append_message(&assistant("b holds it now"))
+        .map_err(e2s)?;
+    match a.append_message(&assistant("a, too late")) {
+        Err(StoreError::Backend(BackendError::Fenced { .. })) => {}
+        Err(e) => return Err(format!("the fenced writer got: {e}")),
+        Ok(_) => return Err("a writer that lost its lease appended".into()),
+    }
+    let lines = store.read(&id, 0).map_err(e2s)?;
+    ensure(lines.len() == 3, || {
+        format!("{} lines stored, want 3", lines.len())
+    })?;
+    ensure(
+        String::from_utf8_lossy(&lines[2]).contains("b holds it now"),
+        || "b's line".into(),
+    )
+}
+
+/// pi's deferred persistence: nothing is stored before the conversation starts.
+fn deferred(fresh: Fresh<'_>) -> Check {
+    let store = fresh(Duration::from_secs(30));
+    let mut sm = SessionManager::create_in(
+        store.clone(),
+        "/p",
+        ManagerOptions {
+            deferred: true,
+            ..Default::default()
+        },
+    )
+    .map_err(e2s)?;
+    sm.append_model_change("anthropic", "claude-sonnet-4-5")
+        .map_err(e2s)?;
+    ensure(store.list().map_err(e2s)?.is_empty(), || {
+        "stored before the conversation".into()
+    })?;
+    sm.append_message(&user("go")).map_err(e2s)?;
+    let lines = store.read(&sm.session_id(), 0).map_err(e2s)?;
+    ensure(lines.len() == 3, || {
+        format!("{} lines after the first message", lines.len())
+    })
+}
+
+/// The listing's metadata, the name, deletion (refused while a writer holds the session).
+fn list_name_delete(fresh: Fresh<'_>) -> Check {
+    let store = fresh(Duration::from_secs(30));
+    let mut sm = SessionManager::create_in(store.clone(), "/proj/x", ManagerOptions::default())
+        .map_err(e2s)?;
+    sm.append_message(&user("hi")).map_err(e2s)?;
+    let id = sm.session_id();
+    store.set_name(&id, "a name").map_err(e2s)?;
+    let list = store.list().map_err(e2s)?;
+    let one = list.iter().find(|s| s.meta.id == id).ok_or("not listed")?;
+    ensure(
+        one.meta.cwd == "/proj/x" && one.lines == 2 && one.meta.tool == "pi",
+        || format!("{one:?}"),
+    )?;
+    ensure(one.meta.name.as_deref() == Some("a name"), || {
+        format!("{one:?}")
+    })?;
+    let bytes: u64 = store
+        .read(&id, 0)
+        .map_err(e2s)?
+        .iter()
+        .map(|l| l.len() as u64 + 1)
+        .sum();
+    ensure(one.bytes == bytes, || {
+        format!("bytes {} vs {bytes}", one.bytes)
+    })?;
+    match store.delete(&id) {
+        Err(BackendError::Busy { .. }) => {}
+        other => return Err(format!("delete while written: {other:?}")),
+    }
+    drop(sm);
+    store.delete(&id).map_err(e2s)?;
+    match store.read(&id, 0) {
+        Err(BackendError::NoSession { .. }) => Ok(()),
+        other => Err(format!("read after delete: {other:?}")),
+    }
+}
+
+/// omp sessions: the title slot line comes first and is rewritten by a rename.
+fn omp_title_slot(fresh: Fresh<'_>) -> Check {
+    let store = fresh(Duration::from_secs(30));
+    let mut sm = SessionManager::create_in(
+        store.clone(),
+        "/p",
+        ManagerOptions {
+            dialect: Some(Dialect::Omp),
+            ..Default::default()
+        },
+    )
+    .map_err(e2s)?;
+    sm.append_message(&user("hi")).map_err(e2s)?;
+    sm.set_session_name("omp title").map_err(e2s)?;
+    let id = sm.session_id();
+    drop(sm);
+    let again =
+        SessionManager::open_in(store.clone(), &id, ManagerOptions::default()).map_err(e2s)?;
+    ensure(again.dialect() == Dialect::Omp, || "not omp".into())?;
+    ensure(again.session_name().as_deref() == Some("omp title"), || {
+        format!("title {:?}", again.session_name())
+    })?;
+    let listed = store.list().map_err(e2s)?;
+    ensure(
+        listed.iter().any(|s| {
+            s.meta.id == id && s.meta.name.as_deref() == Some("omp title") && s.meta.tool == "omp"
+        }),
+        || format!("{listed:?}"),
+    )
+}
+
+/// Reading from a sequence number gives the lines from there on.
+fn read_from_sequence(fresh: Fresh<'_>) -> Check {
+    let store = fresh(Duration::from_secs(30));
+    let mut sm =
+        SessionManager::create_in(store.clone(), "/p", ManagerOptions::default()).map_err(e2s)?;
+    for i in 0..5 {
+        sm.append_message(&user(&format!("m{i}"))).map_err(e2s)?;
+    }
+    let all = store.read(&sm.session_id(), 0).map_err(e2s)?;
+    let tail = store.read(&sm.session_id(), 4).map_err(e2s)?;
+    ensure(all.len() == 6 && tail == all[4..], || {
+        format!("{} / {}", all.len(), tail.len())
+    })?;
+    let none = store.read(&sm.session_id(), 99).map_err(e2s)?;
+    ensure(none.is_empty(), || "past the end".into())
+}
+
+/// A line holding a newline is refused and nothing is stored.
+fn newline_refused(fresh: Fresh<'_>) -> Check {
+    let store = fresh(Duration::from_secs(30));
+    let meta = super::SessionMeta {
+        id: "nl-test".into(),
+        ..Default::default()
+    };
+    match store.create(&meta, &[b"{\"type\":\"session\"}", b"a\nb"]) {
+        Err(BackendError::BadLine { .. }) => {}
+        other => return Err(format!("{other:?}")),
+    }
+    ensure(store.list().map_err(e2s)?.is_empty(), || {
+        "stored anyway".into()
+    })
+}
+
+/// Real session files stored line by line read back byte for byte (newline-terminated, as
+/// pi writes them; a file without a final newline gains one), and open as their files do.
+fn byte_identical(fresh: Fresh<'_>, files: &[Vec<u8>]) -> Check {
+    let store = fresh(Duration::from_secs(30));
+    for (n, bytes) in files.iter().enumerate() {
+        let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let lines: Vec<&[u8]> = body.split(|b| *b == b'\n').collect();
+        let meta = super::meta_from_header(lines.first().copied().unwrap_or_default(), "pi");
+        let meta = super::SessionMeta {
+            id: format!("file-{n}-{}", meta.id),
+            ..meta
+        };
+        store.create(&meta, &lines).map_err(e2s)?;
+        let back = joined(&store.read(&meta.id, 0).map_err(e2s)?);
+        let mut want = body.to_vec();
+        want.push(b'\n');
+        ensure(back == want, || {
+            format!("file {n}: {} bytes back, {} stored", back.len(), want.len())
+        })?;
+        let from_store = SessionManager::open_in(
+            store.clone(),
+            &meta.id,
+            ManagerOptions {
+                read_only: true,
+                ..Default::default()
+            },
+        )
+        .map_err(|e| format!("file {n}: {e}"))?;
+        let from_file = SessionDoc::parse(Arc::new(want)).map_err(e2s)?;
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        from_store
+            .build_session_context()
+            .write_json(from_store.doc(), &mut a);
+        arbor_core::context::build_session_context(
+            &from_file,
+            arbor_core::context::LeafSel::Current,
+        )
+        .write_json(&from_file, &mut b);
+        ensure(a == b, || {
+            format!("file {n}: the context differs from the file's")
+        })?;
+        // A writer migrates a v1/v2 session in the store, as a file is rewritten: the lines
+        // become v3 and the context stays.
+        let old = from_file.migration().is_some();
+        drop(from_store);
+        let w = SessionManager::open_in(store.clone(), &meta.id, ManagerOptions::default())
+            .map_err(|e| format!("file {n}: {e}"))?;
+        let migrated = w
+            .open_notes()
+            .iter()
+            .any(|x| matches!(x, crate::OpenNote::Migrated { .. }));
+        ensure(migrated == old, || {
+            format!("file {n}: migrated {migrated}, old format {old}")
+        })?;
+        let mut c = Vec::new();
+        w.build_session_context().write_json(w.doc(), &mut c);
+        ensure(c == b, || {
+            format!("file {n}: the context changed by the migration")
+        })?;
+        let stored = SessionDoc::parse(Arc::new(joined(&store.read(&meta.id, 0).map_err(e2s)?)))
+            .map_err(e2s)?;
+        ensure(stored.migration().is_none(), || {
+            format!("file {n}: still an old format in the store")
+        })?;
+    }
+    Ok(())
+}

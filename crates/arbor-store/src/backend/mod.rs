@@ -1,0 +1,243 @@
+//! Where sessions are kept: the [`SessionStore`] abstraction under [`crate::SessionManager`].
+//!
+//! A store keeps each session as the exact bytes of its lines, in order (sequence number 0 is
+//! the file's first line: the header, or omp's title slot before it), so that a session read
+//! back is byte-identical to the JSONL file it came from: malformed and unknown lines
+//! included. One writer per session is enforced by the store itself through a lease with a
+//! fence token: a writer that lost its lease (it expired and another writer took it, or the
+//! session was deleted) cannot append any more.
+//!
+//! Implementations: [`memory::MemoryStore`] here (tests, non-persistent sessions); SQLite and
+//! PostgreSQL in the `arbor-db` crate. The JSONL files of an agent directory stay what
+//! [`crate::SessionManager::open`] and [`crate::SessionManager::create`] read and write.
+//!
+//! ```
+//! use arbor_store::backend::{memory::MemoryStore, SessionStore};
+//! use arbor_store::{ManagerOptions, SessionManager};
+//! use std::sync::Arc;
+//!
+//! let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
+//! let mut sm = SessionManager::create_in(store.clone(), "/work/p", ManagerOptions::default()).unwrap();
+//! sm.append_message(br#"{"role":"user","content":"hi","timestamp":1}"#).unwrap();
+//! let id = sm.session_id();
+//! drop(sm);
+//! let again = SessionManager::open_in(store.clone(), &id, ManagerOptions::default()).unwrap();
+//! assert_eq!(again.entries().len(), 1);
+//! assert_eq!(store.read(&id, 0).unwrap().len(), 2); // the header and the message
+//! ```
+pub mod conformance;
+pub mod memory;
+
+use std::time::Duration;
+
+/// What a store knows of a session without reading its lines.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SessionMeta {
+    /// The header's `id`.
+    pub id: String,
+    /// The header's `cwd`.
+    pub cwd: String,
+    /// The header's `timestamp`.
+    pub created: String,
+    /// The header's `parentSession` (a path, or omp's id).
+    pub parent_session: Option<String>,
+    /// The latest name (pi's `session_info`, omp's title), when the store was told.
+    pub name: Option<String>,
+    /// `pi` or `omp`.
+    pub tool: String,
+    /// The machine the session was pushed from (`arbor sync`), if any.
+    pub machine: Option<String>,
+    /// The file it was pushed from, on that machine, if any.
+    pub source_path: Option<String>,
+}
+
+/// A session in a store's listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSession {
+    /// Its metadata.
+    pub meta: SessionMeta,
+    /// How many lines it has.
+    pub lines: u64,
+    /// Their bytes, newlines included.
+    pub bytes: u64,
+    /// When a line was last appended (ms since the epoch).
+    pub modified_ms: i64,
+}
+
+/// Why a store refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    /// No session with this id.
+    #[error("{store}: no session {id}")]
+    NoSession {
+        /// The store.
+        store: String,
+        /// The id.
+        id: String,
+    },
+    /// A session with this id exists already.
+    #[error("{store}: session {id} exists already")]
+    Exists {
+        /// The store.
+        store: String,
+        /// The id.
+        id: String,
+    },
+    /// Another writer holds the session.
+    #[error("{store}: session {id} is being written by another writer ({holder}); try again when it is done")]
+    Busy {
+        /// The store.
+        store: String,
+        /// The id.
+        id: String,
+        /// Who holds it, as the store knows it.
+        holder: String,
+    },
+    /// This writer's lease is gone (expired and taken, or the session deleted): nothing was
+    /// written; reopen the session.
+    #[error(
+        "{store}: the writer of session {id} lost its lease (fence {fence}); nothing was written"
+    )]
+    Fenced {
+        /// The store.
+        store: String,
+        /// The id.
+        id: String,
+        /// The writer's fence token.
+        fence: u64,
+    },
+    /// The store's lines are not where this writer left them (someone else appended).
+    #[error("{store}: session {id} has {found} lines, this writer expected {expected}: another writer appended; nothing was written")]
+    Moved {
+        /// The store.
+        store: String,
+        /// The id.
+        id: String,
+        /// Lines the writer expected.
+        expected: u64,
+        /// Lines found.
+        found: u64,
+    },
+    /// A line that a store cannot hold (a newline inside it).
+    #[error("{store}: a line with a newline inside cannot be stored")]
+    BadLine {
+        /// The store.
+        store: String,
+    },
+    /// The database or its connection failed.
+    #[error("{store}: {message}")]
+    Db {
+        /// The store.
+        store: String,
+        /// What the database said.
+        message: String,
+    },
+}
+
+/// Sessions kept somewhere: the operations a [`crate::SessionManager`] needs.
+pub trait SessionStore: Send + Sync + std::fmt::Debug {
+    /// How the store names itself in messages (`memory`, `sqlite:PATH`, `postgres://host/db`;
+    /// never a password).
+    fn describe(&self) -> String;
+
+    /// Creates a session from its first lines (the header, omp's title slot, any entries),
+    /// each without its newline, in one step: after a crash either all are there or none.
+    ///
+    /// # Errors
+    /// [`BackendError::Exists`] when the id is taken.
+    fn create(&self, meta: &SessionMeta, lines: &[&[u8]]) -> Result<(), BackendError>;
+
+    /// The lines from sequence number `from` on, in order, each without its newline.
+    ///
+    /// # Errors
+    /// [`BackendError::NoSession`].
+    fn read(&self, id: &str, from: u64) -> Result<Vec<Vec<u8>>, BackendError>;
+
+    /// Every session, with its metadata.
+    ///
+    /// # Errors
+    /// A database failure.
+    fn list(&self) -> Result<Vec<StoredSession>, BackendError>;
+
+    /// Takes the writer lease of a session (waiting up to `wait` for the present writer).
+    ///
+    /// # Errors
+    /// [`BackendError::Busy`] when another writer holds it, [`BackendError::NoSession`].
+    fn writer(
+        &self,
+        id: &str,
+        wait: Option<Duration>,
+    ) -> Result<Box<dyn SessionWriter>, BackendError>;
+
+    /// Records a new name for the session (its line is appended by the writer as usual).
+    ///
+    /// # Errors
+    /// [`BackendError::NoSession`].
+    fn set_name(&self, id: &str, name: &str) -> Result<(), BackendError>;
+
+    /// Deletes a session and its lines; a writer holding it is fenced.
+    ///
+    /// # Errors
+    /// [`BackendError::NoSession`], [`BackendError::Busy`] when a writer holds it.
+    fn delete(&self, id: &str) -> Result<(), BackendError>;
+}
+
+/// The one writer of a session (see [`SessionStore::writer`]); dropping it releases the lease.
+pub trait SessionWriter: Send + std::fmt::Debug {
+    /// How many lines the session has (what the next append follows).
+    fn len(&self) -> u64;
+
+    /// Whether the session has no line (never: a session has at least its header).
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The writer's fence token.
+    fn fence(&self) -> u64;
+
+    /// Appends lines (each without its newline) after the [`SessionWriter::len`] lines the
+    /// writer knows of, in one step: all of them or none.
+    ///
+    /// # Errors
+    /// [`BackendError::Fenced`] when the lease is lost, [`BackendError::Moved`] when the
+    /// session is not as long as expected; nothing is written then.
+    fn append(&mut self, lines: &[&[u8]]) -> Result<(), BackendError>;
+
+    /// Replaces all lines (a migration to the current format, omp's rewritten title slot), in
+    /// one step.
+    ///
+    /// # Errors
+    /// As [`SessionWriter::append`].
+    fn replace_all(&mut self, lines: &[&[u8]]) -> Result<(), BackendError>;
+}
+
+/// The metadata of a session from its header line (and the tool it was written by).
+pub fn meta_from_header(header: &[u8], tool: &str) -> SessionMeta {
+    let fields = arbor_core::entry::parse_fields(header).ok();
+    let s = |k: &str| {
+        fields
+            .as_ref()
+            .and_then(|f| f.str(header, k))
+            .map(|v| v.into_owned())
+    };
+    SessionMeta {
+        id: s("id").unwrap_or_default(),
+        cwd: s("cwd").unwrap_or_default(),
+        created: s("timestamp").unwrap_or_default(),
+        parent_session: s("parentSession"),
+        name: None,
+        tool: tool.to_string(),
+        machine: None,
+        source_path: None,
+    }
+}
+
+/// Checks that no line holds a newline (a store keeps one line per row).
+pub fn check_lines(store: &str, lines: &[&[u8]]) -> Result<(), BackendError> {
+    if lines.iter().any(|l| l.contains(&b'\n')) {
+        return Err(BackendError::BadLine {
+            store: store.to_string(),
+        });
+    }
+    Ok(())
+}
