@@ -1,0 +1,88 @@
+//! The tables, shared by the SQLite and PostgreSQL stores: a sessions table (id, cwd,
+//! created, header line, name, parent session, tool, machine, source path, counters, the
+//! writer lease) and an entries table with one row per line: the raw line exactly as
+//! written (bytes, never only a parsed form, which would reorder keys and rewrite numbers)
+//! and what is extracted from it for path walks and listing (id, parent id, type, timestamp;
+//! NULL for a line that is not an object).
+
+/// The schema's version, kept in `arbor_schema`; a database with another is migrated or
+/// refused.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// SQLite's tables (version 1).
+pub const SQLITE_SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS arbor_schema (version INTEGER NOT NULL);
+INSERT INTO arbor_schema (version) SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM arbor_schema);
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    cwd TEXT NOT NULL,
+    created TEXT NOT NULL,
+    header BLOB NOT NULL,
+    name TEXT,
+    parent_session TEXT,
+    tool TEXT NOT NULL,
+    machine TEXT,
+    source_path TEXT,
+    lines INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    modified_ms INTEGER NOT NULL,
+    fence INTEGER NOT NULL DEFAULT 0,
+    holder TEXT,
+    lease_until_ms INTEGER
+);
+CREATE TABLE IF NOT EXISTS entries (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    line BLOB NOT NULL,
+    entry_id TEXT,
+    parent_id TEXT,
+    type TEXT,
+    timestamp TEXT,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS entries_by_id ON entries (session_id, entry_id);
+CREATE INDEX IF NOT EXISTS entries_by_parent ON entries (session_id, parent_id);
+CREATE INDEX IF NOT EXISTS sessions_by_cwd ON sessions (cwd, modified_ms);
+"#;
+
+/// What is extracted from a line for the entries table.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Extracted {
+    /// `id`.
+    pub id: Option<String>,
+    /// `parentId`.
+    pub parent_id: Option<String>,
+    /// `type`.
+    pub etype: Option<String>,
+    /// `timestamp`.
+    pub timestamp: Option<String>,
+}
+
+/// The string members `id`, `parentId`, `type`, `timestamp` of a line (none for a line
+/// that is not a JSON object).
+pub fn extract(line: &[u8]) -> Extracted {
+    let Ok(f) = arbor_core::entry::parse_fields(line) else {
+        return Extracted::default();
+    };
+    let s = |k: &str| f.str(line, k).map(|v| v.into_owned());
+    Extracted {
+        id: s("id"),
+        parent_id: s("parentId"),
+        etype: s("type"),
+        timestamp: s("timestamp"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn extracts_members_and_nothing_from_bad_lines() {
+        let x = super::extract(br#"{"type":"message","id":"a1","parentId":"z9","timestamp":"2026-01-01T00:00:00.000Z","message":{"id":"no"}}"#);
+        assert_eq!(x.id.as_deref(), Some("a1"));
+        assert_eq!(x.parent_id.as_deref(), Some("z9"));
+        assert_eq!(x.etype.as_deref(), Some("message"));
+        assert!(x.timestamp.is_some());
+        assert_eq!(super::extract(b"{not json"), super::Extracted::default());
+        assert_eq!(super::extract(br#"{"parentId":null}"#).parent_id, None);
+    }
+}

@@ -1,0 +1,452 @@
+//! [`SqliteStore`]: many sessions in one SQLite database file, one row per line.
+use crate::schema::{extract, SCHEMA_VERSION, SQLITE_SCHEMA};
+use arbor_store::backend::{
+    check_lines, BackendError, SessionMeta, SessionStore, SessionWriter, StoredSession,
+};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Sessions in a SQLite database (WAL, `synchronous=FULL`: an append is on disk when it
+/// returns). Several processes may use the same file; the writer lease is a row of the
+/// database, so one writer per session holds across them.
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    conn: Arc<Mutex<Connection>>,
+    path: PathBuf,
+    lease: Duration,
+}
+
+fn db_err(path: &Path) -> impl Fn(rusqlite::Error) -> BackendError + '_ {
+    move |e| BackendError::Db {
+        store: format!("sqlite:{}", path.display()),
+        message: e.to_string(),
+    }
+}
+
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// Who holds a lease, for messages: this machine and process.
+pub(crate) fn holder() -> String {
+    let host = std::fs::read_to_string("/etc/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default();
+    format!("{host} pid {}", std::process::id())
+}
+
+impl SqliteStore {
+    /// Opens (creating when missing) the database at `path`, with the schema of this arbor
+    /// version (an older schema is migrated; a newer one is refused).
+    ///
+    /// # Errors
+    /// [`BackendError::Db`] when the file cannot be opened or its schema is newer.
+    pub fn open(path: &Path) -> Result<SqliteStore, BackendError> {
+        Self::open_with_lease(path, arbor_store::backend::memory::DEFAULT_LEASE)
+    }
+
+    /// [`SqliteStore::open`] with writer leases of `lease` past each append.
+    ///
+    /// # Errors
+    /// As [`SqliteStore::open`].
+    pub fn open_with_lease(path: &Path, lease: Duration) -> Result<SqliteStore, BackendError> {
+        let err = db_err(path);
+        let conn = Connection::open(path).map_err(&err)?;
+        conn.busy_timeout(Duration::from_secs(10)).map_err(&err)?;
+        conn.execute_batch(
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;",
+        )
+        .map_err(&err)?;
+        let version: Option<i64> = conn
+            .query_row("SELECT version FROM arbor_schema LIMIT 1", [], |r| r.get(0))
+            .optional()
+            .unwrap_or(None);
+        match version {
+            None => {
+                conn.execute_batch(SQLITE_SCHEMA).map_err(&err)?;
+            }
+            Some(v) if v == SCHEMA_VERSION => {}
+            Some(v) if v > SCHEMA_VERSION => {
+                return Err(BackendError::Db {
+                    store: format!("sqlite:{}", path.display()),
+                    message: format!(
+                        "schema version {v} is newer than this arbor's ({SCHEMA_VERSION}): upgrade arbor"
+                    ),
+                })
+            }
+            Some(v) => {
+                return Err(BackendError::Db {
+                    store: format!("sqlite:{}", path.display()),
+                    message: format!("schema version {v} has no migration to {SCHEMA_VERSION}"),
+                })
+            }
+        }
+        Ok(SqliteStore {
+            conn: Arc::new(Mutex::new(conn)),
+            path: path.to_path_buf(),
+            lease,
+        })
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn name(&self) -> String {
+        format!("sqlite:{}", self.path.display())
+    }
+}
+
+fn insert_lines(
+    tx: &rusqlite::Transaction<'_>,
+    id: &str,
+    from: u64,
+    lines: &[&[u8]],
+) -> rusqlite::Result<()> {
+    let mut st = tx.prepare_cached(
+        "INSERT INTO entries(session_id, seq, line, entry_id, parent_id, type, timestamp) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    for (k, l) in lines.iter().enumerate() {
+        let x = extract(l);
+        st.execute(params![
+            id,
+            (from + k as u64) as i64,
+            l,
+            x.id,
+            x.parent_id,
+            x.etype,
+            x.timestamp
+        ])?;
+    }
+    Ok(())
+}
+
+fn byte_len(lines: &[&[u8]]) -> i64 {
+    lines.iter().map(|l| l.len() as i64 + 1).sum()
+}
+
+impl SessionStore for SqliteStore {
+    fn describe(&self) -> String {
+        self.name()
+    }
+
+    fn create(&self, meta: &SessionMeta, lines: &[&[u8]]) -> Result<(), BackendError> {
+        check_lines(&self.name(), lines)?;
+        let err = db_err(&self.path);
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&err)?;
+        let exists: bool = tx
+            .query_row("SELECT 1 FROM sessions WHERE id = ?1", [&meta.id], |_| {
+                Ok(true)
+            })
+            .optional()
+            .map_err(&err)?
+            .unwrap_or(false);
+        if exists {
+            return Err(BackendError::Exists {
+                store: self.name(),
+                id: meta.id.clone(),
+            });
+        }
+        let header = lines
+            .iter()
+            .find(|l| extract(l).etype.as_deref() == Some("session"))
+            .copied()
+            .unwrap_or_default();
+        tx.execute(
+            "INSERT INTO sessions(id, cwd, created, header, name, parent_session, tool, machine, source_path, lines, bytes, modified_ms, fence)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0)",
+            params![
+                meta.id,
+                meta.cwd,
+                meta.created,
+                header,
+                meta.name,
+                meta.parent_session,
+                meta.tool,
+                meta.machine,
+                meta.source_path,
+                lines.len() as i64,
+                byte_len(lines),
+                now_ms()
+            ],
+        )
+        .map_err(&err)?;
+        insert_lines(&tx, &meta.id, 0, lines).map_err(&err)?;
+        tx.commit().map_err(&err)
+    }
+
+    fn read(&self, id: &str, from: u64) -> Result<Vec<Vec<u8>>, BackendError> {
+        let err = db_err(&self.path);
+        let conn = self.conn();
+        let exists: bool = conn
+            .query_row("SELECT 1 FROM sessions WHERE id = ?1", [id], |_| Ok(true))
+            .optional()
+            .map_err(&err)?
+            .unwrap_or(false);
+        if !exists {
+            return Err(BackendError::NoSession {
+                store: self.name(),
+                id: id.to_string(),
+            });
+        }
+        let mut st = conn
+            .prepare_cached(
+                "SELECT line FROM entries WHERE session_id = ?1 AND seq >= ?2 ORDER BY seq",
+            )
+            .map_err(&err)?;
+        let rows = st
+            .query_map(params![id, i64::try_from(from).unwrap_or(i64::MAX)], |r| {
+                r.get::<_, Vec<u8>>(0)
+            })
+            .map_err(&err)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(&err)
+    }
+
+    fn list(&self) -> Result<Vec<StoredSession>, BackendError> {
+        let err = db_err(&self.path);
+        let conn = self.conn();
+        let mut st = conn
+            .prepare(
+                "SELECT id, cwd, created, name, parent_session, tool, machine, source_path, lines, bytes, modified_ms FROM sessions ORDER BY modified_ms DESC, id",
+            )
+            .map_err(&err)?;
+        let rows = st
+            .query_map([], |r| {
+                Ok(StoredSession {
+                    meta: SessionMeta {
+                        id: r.get(0)?,
+                        cwd: r.get(1)?,
+                        created: r.get(2)?,
+                        name: r.get(3)?,
+                        parent_session: r.get(4)?,
+                        tool: r.get(5)?,
+                        machine: r.get(6)?,
+                        source_path: r.get(7)?,
+                    },
+                    lines: r.get::<_, i64>(8)? as u64,
+                    bytes: r.get::<_, i64>(9)? as u64,
+                    modified_ms: r.get(10)?,
+                })
+            })
+            .map_err(&err)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(&err)
+    }
+
+    fn writer(
+        &self,
+        id: &str,
+        wait: Option<Duration>,
+    ) -> Result<Box<dyn SessionWriter>, BackendError> {
+        let err = db_err(&self.path);
+        let deadline = wait.map(|w| Instant::now() + w);
+        let me = holder();
+        loop {
+            let now = now_ms();
+            let taken = {
+                let conn = self.conn();
+                conn.query_row(
+                    "UPDATE sessions SET fence = fence + 1, holder = ?2, lease_until_ms = ?3
+                     WHERE id = ?1 AND (lease_until_ms IS NULL OR lease_until_ms < ?4)
+                     RETURNING fence, lines",
+                    params![id, me, now + self.lease.as_millis() as i64, now],
+                    |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+                )
+                .optional()
+                .map_err(&err)?
+            };
+            if let Some((fence, lines)) = taken {
+                return Ok(Box::new(SqliteWriter {
+                    store: self.clone(),
+                    id: id.to_string(),
+                    fence: fence as u64,
+                    len: lines as u64,
+                }));
+            }
+            let held: Option<Option<String>> = self
+                .conn()
+                .query_row("SELECT holder FROM sessions WHERE id = ?1", [id], |r| {
+                    r.get(0)
+                })
+                .optional()
+                .map_err(&err)?;
+            let Some(who) = held else {
+                return Err(BackendError::NoSession {
+                    store: self.name(),
+                    id: id.to_string(),
+                });
+            };
+            match deadline {
+                Some(d) if Instant::now() < d => std::thread::sleep(Duration::from_millis(20)),
+                _ => {
+                    return Err(BackendError::Busy {
+                        store: self.name(),
+                        id: id.to_string(),
+                        holder: who.unwrap_or_default(),
+                    })
+                }
+            }
+        }
+    }
+
+    fn set_name(&self, id: &str, name: &str) -> Result<(), BackendError> {
+        let n = self
+            .conn()
+            .execute(
+                "UPDATE sessions SET name = ?2 WHERE id = ?1",
+                params![id, name],
+            )
+            .map_err(db_err(&self.path))?;
+        if n == 0 {
+            return Err(BackendError::NoSession {
+                store: self.name(),
+                id: id.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    fn delete(&self, id: &str) -> Result<(), BackendError> {
+        let err = db_err(&self.path);
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&err)?;
+        let row: Option<(Option<String>, Option<i64>)> = tx
+            .query_row(
+                "SELECT holder, lease_until_ms FROM sessions WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(&err)?;
+        let Some((who, until)) = row else {
+            return Err(BackendError::NoSession {
+                store: self.name(),
+                id: id.to_string(),
+            });
+        };
+        if until.is_some_and(|u| u >= now_ms()) {
+            return Err(BackendError::Busy {
+                store: self.name(),
+                id: id.to_string(),
+                holder: who.unwrap_or_default(),
+            });
+        }
+        tx.execute("DELETE FROM entries WHERE session_id = ?1", [id])
+            .map_err(&err)?;
+        tx.execute("DELETE FROM sessions WHERE id = ?1", [id])
+            .map_err(&err)?;
+        tx.commit().map_err(&err)
+    }
+}
+
+/// The writer of a [`SqliteStore`] session.
+#[derive(Debug)]
+struct SqliteWriter {
+    store: SqliteStore,
+    id: String,
+    fence: u64,
+    len: u64,
+}
+
+impl SqliteWriter {
+    /// In one immediate transaction: checks the fence and the length, runs `change`, and
+    /// renews the lease.
+    fn with_lease(&mut self, replace: bool, lines: &[&[u8]]) -> Result<(), BackendError> {
+        check_lines(&self.store.name(), lines)?;
+        let path = self.store.path.clone();
+        let err = db_err(&path);
+        let mut conn = self.store.conn();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&err)?;
+        let row: Option<(i64, i64)> = tx
+            .query_row(
+                "SELECT fence, lines FROM sessions WHERE id = ?1",
+                [&self.id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(&err)?;
+        let fenced = || BackendError::Fenced {
+            store: format!("sqlite:{}", path.display()),
+            id: self.id.clone(),
+            fence: self.fence,
+        };
+        let Some((fence, n)) = row else {
+            return Err(fenced());
+        };
+        if fence as u64 != self.fence {
+            return Err(fenced());
+        }
+        if n as u64 != self.len {
+            return Err(BackendError::Moved {
+                store: format!("sqlite:{}", path.display()),
+                id: self.id.clone(),
+                expected: self.len,
+                found: n as u64,
+            });
+        }
+        let until = now_ms() + self.store.lease.as_millis() as i64;
+        if replace {
+            tx.execute("DELETE FROM entries WHERE session_id = ?1", [&self.id])
+                .map_err(&err)?;
+            insert_lines(&tx, &self.id, 0, lines).map_err(&err)?;
+            tx.execute(
+                "UPDATE sessions SET lines = ?2, bytes = ?3, modified_ms = ?4, lease_until_ms = ?5 WHERE id = ?1",
+                params![self.id, lines.len() as i64, byte_len(lines), now_ms(), until],
+            )
+            .map_err(&err)?;
+        } else {
+            insert_lines(&tx, &self.id, self.len, lines).map_err(&err)?;
+            tx.execute(
+                "UPDATE sessions SET lines = lines + ?2, bytes = bytes + ?3, modified_ms = ?4, lease_until_ms = ?5 WHERE id = ?1",
+                params![self.id, lines.len() as i64, byte_len(lines), now_ms(), until],
+            )
+            .map_err(&err)?;
+        }
+        tx.commit().map_err(&err)?;
+        self.len = if replace {
+            lines.len() as u64
+        } else {
+            self.len + lines.len() as u64
+        };
+        Ok(())
+    }
+}
+
+impl SessionWriter for SqliteWriter {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn fence(&self) -> u64 {
+        self.fence
+    }
+
+    fn append(&mut self, lines: &[&[u8]]) -> Result<(), BackendError> {
+        self.with_lease(false, lines)
+    }
+
+    fn replace_all(&mut self, lines: &[&[u8]]) -> Result<(), BackendError> {
+        self.with_lease(true, lines)
+    }
+}
+
+impl Drop for SqliteWriter {
+    fn drop(&mut self) {
+        // Released only if still ours; an error here leaves the lease to expire.
+        let _ = self.store.conn().execute(
+            "UPDATE sessions SET holder = NULL, lease_until_ms = NULL WHERE id = ?1 AND fence = ?2",
+            params![self.id, self.fence as i64],
+        );
+    }
+}
