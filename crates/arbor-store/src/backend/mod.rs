@@ -26,6 +26,7 @@
 //! assert_eq!(store.read(&id, 0).unwrap().len(), 2); // the header and the message
 //! ```
 pub mod conformance;
+pub mod files;
 pub mod memory;
 
 use std::time::Duration;
@@ -139,6 +140,13 @@ pub trait SessionStore: Send + Sync + std::fmt::Debug {
     /// How the store names itself in messages (`memory`, `sqlite:PATH`, `postgres://host/db`;
     /// never a password).
     fn describe(&self) -> String;
+
+    /// Whether a writer's lease ends by itself when it stops appending (a lease row: another
+    /// writer may take the session after its time, and the first is fenced), rather than
+    /// only when the writer is gone (the files' `flock`, released when its process dies).
+    fn leases_expire(&self) -> bool {
+        true
+    }
 
     /// Creates a session from its first lines (the header, omp's title slot, any entries),
     /// each without its newline, in one step: after a crash either all are there or none.

@@ -1204,7 +1204,11 @@ impl SessionManager {
     ///   without a valid fixed-size slot gets one through an atomic rewrite instead.
     pub fn set_session_name(&mut self, name: &str) -> Result<String, StoreError> {
         if self.dialect() == Dialect::Pi {
-            return self.append_session_info(name);
+            let id = self.append_session_info(name)?;
+            if let (Some(store), true) = (&self.w.store, self.w.header_on_disk) {
+                store.set_name(&self.session_id(), name.trim())?;
+            }
+            return Ok(id);
         }
         self.check_writable()?;
         let title = clean_title(name);

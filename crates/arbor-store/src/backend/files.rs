@@ -1,0 +1,273 @@
+//! [`FileStore`]: the JSONL files of an agent directory as a [`SessionStore`], laid out as pi
+//! and omp lay them out (`<agent dir>/sessions/<encoded cwd>/<time>_<id>.jsonl`), written
+//! with the same guarantees as [`crate::SessionManager::open`]: the writer lock (`flock` on
+//! the session and its `.lock` file, held until the writer is dropped or its process dies),
+//! new files created exclusively and fsynced, appends in one `write`, rewrites atomic.
+use super::{check_lines, BackendError, SessionMeta, SessionStore, SessionWriter, StoredSession};
+use crate::file::{atomic_write, AppendFile, Durability};
+use crate::lock::{LockError, WriterLock};
+use arbor_core::doc::Dialect;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Sessions as JSONL files under an agent directory.
+#[derive(Debug, Clone)]
+pub struct FileStore {
+    agent_dir: PathBuf,
+}
+
+impl FileStore {
+    /// The sessions of the agent directory `agent_dir` (e.g. `~/.pi/agent`): files live in
+    /// its `sessions/` directory, one directory per project.
+    pub fn new(agent_dir: &Path) -> FileStore {
+        FileStore {
+            agent_dir: agent_dir.to_path_buf(),
+        }
+    }
+
+    fn name(&self) -> String {
+        format!(
+            "files:{}",
+            crate::paths::sessions_root(&self.agent_dir).display()
+        )
+    }
+
+    fn io(&self, path: &Path) -> impl Fn(std::io::Error) -> BackendError + '_ {
+        let p = path.display().to_string();
+        move |e| BackendError::Db {
+            store: self.name(),
+            message: format!("{p}: {e}"),
+        }
+    }
+
+    /// Every session file.
+    fn files(&self) -> Vec<PathBuf> {
+        let root = crate::paths::sessions_root(&self.agent_dir);
+        let mut out = Vec::new();
+        let Ok(dirs) = std::fs::read_dir(&root) else {
+            return out;
+        };
+        for d in dirs.flatten() {
+            let Ok(files) = std::fs::read_dir(d.path()) else {
+                continue;
+            };
+            out.extend(
+                files
+                    .flatten()
+                    .map(|f| f.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "jsonl")),
+            );
+        }
+        out.sort();
+        out
+    }
+
+    /// The file of session `id`: the one named `<time>_<id>.jsonl`, else one whose header
+    /// has that id.
+    pub fn path_of(&self, id: &str) -> Result<PathBuf, BackendError> {
+        let suffix = format!("_{id}.jsonl");
+        let files = self.files();
+        if let Some(p) = files.iter().find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().ends_with(&suffix))
+        }) {
+            return Ok(p.clone());
+        }
+        files
+            .into_iter()
+            .find(|p| parse(p).is_some_and(|d| d.session_id().as_deref() == Some(id)))
+            .ok_or_else(|| BackendError::NoSession {
+                store: self.name(),
+                id: id.to_string(),
+            })
+    }
+
+    fn busy(&self, id: &str, e: LockError) -> BackendError {
+        match e {
+            LockError::Busy { holder, .. } => BackendError::Busy {
+                store: self.name(),
+                id: id.to_string(),
+                holder,
+            },
+            LockError::Io { path, source } => BackendError::Db {
+                store: self.name(),
+                message: format!("{}: {source}", path.display()),
+            },
+        }
+    }
+}
+
+fn joined(lines: &[&[u8]]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+    for l in lines {
+        out.extend_from_slice(l);
+        out.push(b'\n');
+    }
+    out
+}
+
+fn split(bytes: &[u8]) -> Vec<Vec<u8>> {
+    if bytes.is_empty() {
+        return Vec::new();
+    }
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    body.split(|b| *b == b'\n').map(<[u8]>::to_vec).collect()
+}
+
+/// A session file read as a document (`None`: unreadable, or not a session).
+fn parse(path: &Path) -> Option<arbor_core::doc::SessionDoc> {
+    let bytes = crate::safe_fs::read_regular(path).ok()?;
+    arbor_core::doc::SessionDoc::parse(std::sync::Arc::new(bytes)).ok()
+}
+
+impl SessionStore for FileStore {
+    fn describe(&self) -> String {
+        self.name()
+    }
+
+    fn leases_expire(&self) -> bool {
+        false
+    }
+
+    fn create(&self, meta: &SessionMeta, lines: &[&[u8]]) -> Result<(), BackendError> {
+        check_lines(&self.name(), lines)?;
+        if self.path_of(&meta.id).is_ok() {
+            return Err(BackendError::Exists {
+                store: self.name(),
+                id: meta.id.clone(),
+            });
+        }
+        crate::ids::check_session_id(&meta.id).map_err(|e| BackendError::Db {
+            store: self.name(),
+            message: e.to_string(),
+        })?;
+        let dialect = if meta.tool == "omp" {
+            Dialect::Omp
+        } else {
+            Dialect::Pi
+        };
+        let dir = crate::paths::default_session_dir(dialect, &self.agent_dir, &meta.cwd);
+        crate::file::create_dir_private(&dir).map_err(self.io(&dir))?;
+        let created = if meta.created.is_empty() {
+            crate::ids::now_iso()
+        } else {
+            meta.created.clone()
+        };
+        let path = crate::paths::session_file_name(&dir, &created, &meta.id);
+        crate::file::write_new(&path, &joined(lines)).map_err(self.io(&path))
+    }
+
+    fn read(&self, id: &str, from: u64) -> Result<Vec<Vec<u8>>, BackendError> {
+        let path = self.path_of(id)?;
+        let bytes = crate::safe_fs::read_regular(&path).map_err(self.io(&path))?;
+        let lines = split(&bytes);
+        let from = usize::try_from(from).unwrap_or(usize::MAX).min(lines.len());
+        Ok(lines[from..].to_vec())
+    }
+
+    fn list(&self) -> Result<Vec<StoredSession>, BackendError> {
+        let mut out = Vec::new();
+        for p in self.files() {
+            let Some(doc) = parse(&p) else {
+                continue;
+            };
+            let tool = if doc.dialect() == Dialect::Omp {
+                "omp"
+            } else {
+                "pi"
+            };
+            let mut meta = super::meta_from_header(doc.header_line(), tool);
+            meta.name = doc.session_name();
+            meta.source_path = Some(p.display().to_string());
+            let modified_ms = std::fs::metadata(&p)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_millis() as i64);
+            let bytes = doc.base_bytes();
+            out.push(StoredSession {
+                meta,
+                lines: bytes.iter().filter(|b| **b == b'\n').count() as u64
+                    + u64::from(!bytes.is_empty() && !bytes.ends_with(b"\n")),
+                bytes: bytes.len() as u64,
+                modified_ms,
+            });
+        }
+        Ok(out)
+    }
+
+    fn writer(
+        &self,
+        id: &str,
+        wait: Option<Duration>,
+    ) -> Result<Box<dyn SessionWriter>, BackendError> {
+        let path = self.path_of(id)?;
+        let lock = WriterLock::acquire(&path, wait).map_err(|e| self.busy(id, e))?;
+        let real = lock.real_path().to_path_buf();
+        let bytes = crate::safe_fs::read_regular(&real).map_err(self.io(&real))?;
+        let file = AppendFile::open(&real, false, Durability::default()).map_err(self.io(&real))?;
+        Ok(Box::new(FileWriter {
+            store: self.clone(),
+            len: split(&bytes).len() as u64,
+            lock,
+            file,
+        }))
+    }
+
+    fn set_name(&self, id: &str, _name: &str) -> Result<(), BackendError> {
+        // The name is in the session's own lines (its listing reads it from there).
+        self.path_of(id).map(|_| ())
+    }
+
+    fn delete(&self, id: &str) -> Result<(), BackendError> {
+        let path = self.path_of(id)?;
+        let lock = WriterLock::acquire(&path, None).map_err(|e| self.busy(id, e))?;
+        let real = lock.real_path().to_path_buf();
+        std::fs::remove_file(&real).map_err(self.io(&real))?;
+        drop(lock);
+        let _ = std::fs::remove_file(crate::lock::lock_path(&real));
+        Ok(())
+    }
+}
+
+/// The writer of a [`FileStore`] session: the writer lock and the open file.
+#[derive(Debug)]
+struct FileWriter {
+    store: FileStore,
+    lock: WriterLock,
+    file: AppendFile,
+    len: u64,
+}
+
+impl SessionWriter for FileWriter {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn fence(&self) -> u64 {
+        1
+    }
+
+    fn append(&mut self, lines: &[&[u8]]) -> Result<(), BackendError> {
+        check_lines(&self.store.name(), lines)?;
+        let real = self.lock.real_path().to_path_buf();
+        self.file
+            .append(&joined(lines))
+            .map_err(self.store.io(&real))?;
+        self.len += lines.len() as u64;
+        Ok(())
+    }
+
+    fn replace_all(&mut self, lines: &[&[u8]]) -> Result<(), BackendError> {
+        check_lines(&self.store.name(), lines)?;
+        let real = self.lock.real_path().to_path_buf();
+        atomic_write(&real, &[&joined(lines)]).map_err(self.store.io(&real))?;
+        self.lock
+            .follow_file()
+            .map_err(|e| self.store.busy("", e))?;
+        self.file =
+            AppendFile::open(&real, false, Durability::default()).map_err(self.store.io(&real))?;
+        self.len = lines.len() as u64;
+        Ok(())
+    }
+}
