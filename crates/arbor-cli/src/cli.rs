@@ -436,7 +436,7 @@ pub enum Command {
         /// Every branch, not only the path to the leaf.
         #[arg(long)]
         tree: bool,
-        /// md or json.
+        /// md, html (one self-contained page of the whole tree) or json.
         #[arg(long, value_name = "FORMAT", default_value = "md")]
         format: crate::export::Format,
         /// Write to FILE (images next to it in FILE.assets/) instead of stdout.
@@ -468,6 +468,41 @@ pub enum Command {
         since: Option<crate::args::Since>,
         /// JSON output: {by, sessions, forkCopiesSkipped, rows: [{group, turns, currentPath,
         /// otherBranches, summaries}], total}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Sessions between this machine and a shared store (a SQLite database file): push sends
+    /// what it lacks, pull writes here what only it has (byte-identical files, laid out as pi
+    /// and omp lay them out), status compares. A session changed on both sides is a conflict,
+    /// never merged.
+    #[command(
+        after_help = "The shared store: --to (push) / --from (pull, status) URL, or $ARBOR_SYNC_URL. URLs:\n  sqlite:PATH   one database file holding many sessions\nWithout SESSION: every session. Exit status 1 when a conflict is left.\n\nExamples:\n  arbor sync push --to sqlite:/shared/sessions.db\n  arbor sync pull --from sqlite:/shared/sessions.db --map-cwd /home/ann/proj=/work/proj\n  arbor sync status --from sqlite:/shared/sessions.db 01a2f3\n  arbor sync push --to sqlite:/shared/sessions.db --watch"
+    )]
+    Sync {
+        /// push, pull or status.
+        action: crate::cmd::sync::Action,
+        /// Sessions (ids, id prefixes or paths); default: all.
+        sessions: Vec<String>,
+        /// Every session (the default).
+        #[arg(long, conflicts_with = "sessions")]
+        all: bool,
+        /// The shared store to push to.
+        #[arg(long, value_name = "URL", conflicts_with = "from")]
+        to: Option<String>,
+        /// The shared store to pull from (or compare with).
+        #[arg(long, value_name = "URL")]
+        from: Option<String>,
+        /// Place a pulled session of project FROM (or below it) in project TO here; the
+        /// session's bytes are not changed. Repeatable.
+        #[arg(long, value_name = "FROM=TO")]
+        map_cwd: Vec<String>,
+        /// pull: keep the shared copy of a conflicting session as a fork of the local one.
+        #[arg(long)]
+        fork_on_conflict: bool,
+        /// push: keep running, pushing each append within a second (inotify).
+        #[arg(long)]
+        watch: bool,
+        /// JSON output: [{id, path?, state, lines, bytes, note?}].
         #[arg(long)]
         json: bool,
     },

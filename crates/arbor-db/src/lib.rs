@@ -21,5 +21,6 @@
 //! ```
 pub mod schema;
 mod sqlite;
+pub mod sync;
 
 pub use sqlite::SqliteStore;

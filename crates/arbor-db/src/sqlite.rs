@@ -210,6 +210,21 @@ impl SessionStore for SqliteStore {
         rows.collect::<Result<Vec<_>, _>>().map_err(&err)
     }
 
+    fn read_range(&self, id: &str, from: u64, to: u64) -> Result<Vec<Vec<u8>>, BackendError> {
+        let err = db_err(&self.path);
+        let conn = self.conn();
+        let mut st = conn
+            .prepare_cached(
+                "SELECT line FROM entries WHERE session_id = ?1 AND seq >= ?2 AND seq < ?3 ORDER BY seq",
+            )
+            .map_err(&err)?;
+        let big = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        let rows = st
+            .query_map(params![id, big(from), big(to)], |r| r.get::<_, Vec<u8>>(0))
+            .map_err(&err)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(&err)
+    }
+
     fn list(&self) -> Result<Vec<StoredSession>, BackendError> {
         let err = db_err(&self.path);
         let conn = self.conn();

@@ -6,6 +6,7 @@ mod ls;
 mod read;
 mod secrets;
 pub mod stats;
+pub mod sync;
 pub(crate) mod trash;
 mod write;
 
@@ -263,6 +264,33 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             &term,
             &loc,
         ),
+        Command::Sync {
+            action,
+            sessions,
+            all: _,
+            to,
+            from,
+            map_cwd,
+            fork_on_conflict,
+            watch,
+            json,
+        } => {
+            if watch && action != sync::Action::Push {
+                return Err(crate::report::Usage("--watch goes with push".into()).into());
+            }
+            sync::sync(
+                &sync::SyncOpts {
+                    action,
+                    url: to.as_deref().or(from.as_deref()),
+                    sessions: &sessions,
+                    map_cwd: &map_cwd,
+                    fork_on_conflict,
+                    watch,
+                    json,
+                },
+                &term,
+            )
+        }
         Command::Secrets {
             sessions,
             all,

@@ -25,6 +25,31 @@ impl FileStore {
         }
     }
 
+    /// The agent directory.
+    pub fn agent_dir(&self) -> &Path {
+        &self.agent_dir
+    }
+
+    /// Every session file under the sessions directory (one level of project directories).
+    pub fn session_files(&self) -> Vec<PathBuf> {
+        self.files()
+    }
+
+    /// The session id of a session file: its header's `id` (the header is the first line,
+    /// or the second after omp's title slot), read from the file's first 1 MB.
+    pub fn id_of(path: &Path) -> Option<String> {
+        use std::io::Read;
+        let f = crate::safe_fs::open_regular(path).ok()?;
+        let mut head = Vec::new();
+        f.take(1 << 20).read_to_end(&mut head).ok()?;
+        head.split(|b| *b == b'\n').take(2).find_map(|line| {
+            let fields = arbor_core::entry::parse_fields(line).ok()?;
+            (fields.str(line, "type").as_deref() == Some("session"))
+                .then(|| fields.str(line, "id").map(|v| v.into_owned()))
+                .flatten()
+        })
+    }
+
     fn name(&self) -> String {
         format!(
             "files:{}",
@@ -75,7 +100,7 @@ impl FileStore {
         }
         files
             .into_iter()
-            .find(|p| parse(p).is_some_and(|d| d.session_id().as_deref() == Some(id)))
+            .find(|p| Self::id_of(p).as_deref() == Some(id))
             .ok_or_else(|| BackendError::NoSession {
                 store: self.name(),
                 id: id.to_string(),

@@ -161,6 +161,16 @@ pub trait SessionStore: Send + Sync + std::fmt::Debug {
     /// [`BackendError::NoSession`].
     fn read(&self, id: &str, from: u64) -> Result<Vec<Vec<u8>>, BackendError>;
 
+    /// The lines `from..to` (fewer at the end of the session).
+    ///
+    /// # Errors
+    /// [`BackendError::NoSession`].
+    fn read_range(&self, id: &str, from: u64, to: u64) -> Result<Vec<Vec<u8>>, BackendError> {
+        let mut lines = self.read(id, from)?;
+        lines.truncate(usize::try_from(to.saturating_sub(from)).unwrap_or(usize::MAX));
+        Ok(lines)
+    }
+
     /// Every session, with its metadata.
     ///
     /// # Errors
@@ -248,4 +258,30 @@ pub fn check_lines(store: &str, lines: &[&[u8]]) -> Result<(), BackendError> {
         });
     }
     Ok(())
+}
+
+/// A header line with another session `id` and `parentSession` (a fork's header); the other
+/// members stay as they were, in their order. A line that is not a JSON object is returned
+/// unchanged.
+pub fn rewrite_header(header: &[u8], id: &str, parent_session: &str) -> Vec<u8> {
+    use arbor_core::json::{JsStr, JsValue};
+    let Ok(mut value) = JsValue::parse(header) else {
+        return header.to_vec();
+    };
+    let JsValue::Object(members) = &mut value else {
+        return header.to_vec();
+    };
+    let mut set = |k: &str, v: &str| {
+        let v = JsValue::String(JsStr::from(v));
+        match members
+            .iter_mut()
+            .find(|(key, _)| key.to_string_lossy() == k)
+        {
+            Some(m) => m.1 = v,
+            None => members.push((JsStr::from(k), v)),
+        }
+    };
+    set("id", id);
+    set("parentSession", parent_session);
+    value.to_json()
 }

@@ -1,0 +1,262 @@
+//! `arbor sync push|pull|status`: sessions between this machine's agent directories and a
+//! shared store (see `arbor_db::sync`).
+use crate::term::{Out, Paint, Term};
+use anyhow::{Context, Result};
+use arbor_db::sync::{self, Local, Row, State};
+use arbor_store::backend::files::FileStore;
+use arbor_store::backend::SessionStore;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// What `arbor sync` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Action {
+    /// Send what the shared store lacks.
+    Push,
+    /// Write here what only the shared store has.
+    Pull,
+    /// Compare, change nothing.
+    Status,
+}
+
+/// What `arbor sync` was asked for.
+pub struct SyncOpts<'a> {
+    /// push, pull or status.
+    pub action: Action,
+    /// `--to` / `--from` / `$ARBOR_SYNC_URL`.
+    pub url: Option<&'a str>,
+    /// Sessions named (ids, id prefixes, paths); empty: all.
+    pub sessions: &'a [String],
+    /// `--map-cwd FROM=TO`.
+    pub map_cwd: &'a [String],
+    /// `--fork-on-conflict`.
+    pub fork_on_conflict: bool,
+    /// `--watch`.
+    pub watch: bool,
+    /// `--json`.
+    pub json: bool,
+}
+
+/// The shared store a URL names: `sqlite:PATH`.
+fn open_store(url: &str) -> Result<Arc<dyn SessionStore>> {
+    if let Some(path) = url.strip_prefix("sqlite:") {
+        let path = arbor_store::paths::expand_tilde(path);
+        return Ok(Arc::new(arbor_db::SqliteStore::open(&path)?));
+    }
+    Err(crate::report::Usage(format!(
+        "{}: a shared store is sqlite:PATH",
+        redact_url(url)
+    ))
+    .into())
+}
+
+/// A URL without its password, for messages.
+fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let cred = &url[s + 3..at];
+            match cred.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..s + 3], &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/etc/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+fn local_for(url: &str, map_cwd: &[String]) -> Result<Local> {
+    let mut map = Vec::new();
+    for m in map_cwd {
+        let Some((from, to)) = m.split_once('=') else {
+            return Err(crate::report::Usage(format!("--map-cwd {m}: FROM=TO")).into());
+        };
+        map.push((
+            from.trim_end_matches('/').to_string(),
+            to.trim_end_matches('/').to_string(),
+        ));
+    }
+    let pi_dir = arbor_store::paths::agent_dir(arbor_core::doc::Dialect::Pi);
+    let key = arbor_store::blobs::sha256_hex(redact_url(url).as_bytes());
+    Ok(Local {
+        pi: FileStore::new(&pi_dir),
+        omp: FileStore::new(&arbor_store::paths::agent_dir(
+            arbor_core::doc::Dialect::Omp,
+        )),
+        map_cwd: map,
+        cursor_file: pi_dir
+            .join("arbor")
+            .join(format!("sync-{}.tsv", &key[..16])),
+        machine: hostname(),
+    })
+}
+
+fn lines_n(n: u64) -> String {
+    format!("{n} line{}", if n == 1 { "" } else { "s" })
+}
+
+fn state_text(s: &State) -> String {
+    match s {
+        State::InSync => "in sync".into(),
+        State::LocalOnly => "here only".into(),
+        State::RemoteOnly => "shared only".into(),
+        State::LocalAhead(n) => format!("here +{}", lines_n(*n)),
+        State::RemoteAhead(n) => format!("shared +{}", lines_n(*n)),
+        State::Conflict {
+            local,
+            remote,
+            common,
+        } => {
+            format!(
+                "CONFLICT: {common} lines in common, then {} here and {} shared",
+                local - common,
+                remote - common
+            )
+        }
+    }
+}
+
+fn print(rows: &[Row], action: Action, json: bool, term: &Term) -> Result<bool> {
+    let conflicts = rows
+        .iter()
+        .any(|r| matches!(r.state, State::Conflict { .. }) && r.note.is_none());
+    if json {
+        let mut buf = Vec::new();
+        let mut arr = arbor_core::json::JsonArray::new(&mut buf);
+        for r in rows {
+            let state = match &r.state {
+                State::InSync => "inSync",
+                State::LocalOnly => "localOnly",
+                State::RemoteOnly => "remoteOnly",
+                State::LocalAhead(_) => "localAhead",
+                State::RemoteAhead(_) => "remoteAhead",
+                State::Conflict { .. } => "conflict",
+            };
+            arr.object(|o| {
+                o.str("id", &r.id)
+                    .opt_str(
+                        "path",
+                        r.path.as_ref().map(|p| p.to_string_lossy()).as_deref(),
+                    )
+                    .str("state", state)
+                    .uint("lines", r.moved)
+                    .uint("bytes", r.bytes)
+                    .opt_str("note", r.note.as_deref());
+            });
+        }
+        arr.finish();
+        buf.push(b'\n');
+        std::io::Write::write_all(&mut std::io::stdout().lock(), &buf)?;
+        return Ok(conflicts);
+    }
+    let mut out = Out::new(term);
+    let (mut lines, mut bytes) = (0u64, 0u64);
+    for r in rows {
+        if action != Action::Status && r.state == State::InSync && r.note.is_none() {
+            continue;
+        }
+        let verb = match (action, &r.state) {
+            (Action::Push, State::LocalOnly | State::LocalAhead(_)) if r.note.is_none() => {
+                format!("sent {}", lines_n(r.moved))
+            }
+            (Action::Pull, State::RemoteOnly | State::RemoteAhead(_)) if r.moved > 0 => {
+                format!("wrote {}", lines_n(r.moved))
+            }
+            _ => state_text(&r.state),
+        };
+        lines += r.moved;
+        bytes += r.bytes;
+        let paint = if matches!(r.state, State::Conflict { .. }) {
+            Paint::Error
+        } else {
+            Paint::Id
+        };
+        out.paint(paint, &format!("{:<38}", r.id))
+            .put(&format!(" {verb}"));
+        if let Some(p) = &r.path {
+            out.put("  ").paint(Paint::Dim, &p.display().to_string());
+        }
+        if let Some(n) = &r.note {
+            out.put("  ").paint(Paint::Warn, &format!("({n})"));
+        }
+        out.nl();
+    }
+    let in_sync = rows.iter().filter(|r| r.state == State::InSync).count();
+    out.paint(
+        Paint::Dim,
+        &format!(
+            "{} sessions, {in_sync} in sync; {} ({}) {}",
+            rows.len(),
+            lines_n(lines),
+            crate::cmd::index::human_size(bytes),
+            match action {
+                Action::Push => "sent",
+                Action::Pull => "written",
+                Action::Status => "moved",
+            }
+        ),
+    )
+    .nl();
+    out.print(term, false)?;
+    Ok(conflicts)
+}
+
+/// `arbor sync ACTION`. Exit status 1 when a conflict is left.
+pub fn sync(o: &SyncOpts<'_>, term: &Term) -> Result<ExitCode> {
+    let env = std::env::var("ARBOR_SYNC_URL").ok();
+    let Some(url) = o.url.or(env.as_deref()) else {
+        return Err(crate::report::Usage(
+            "name the shared store: --to/--from URL or $ARBOR_SYNC_URL (sqlite:PATH)".into(),
+        )
+        .into());
+    };
+    let store = open_store(url)?;
+    let local = local_for(url, o.map_cwd)?;
+    let what = redact_url(url);
+    let run = || -> Result<bool> {
+        let rows = match o.action {
+            Action::Push => sync::push(store.as_ref(), &local, o.sessions),
+            Action::Pull => sync::pull(store.as_ref(), &local, o.sessions, o.fork_on_conflict),
+            Action::Status => sync::status(store.as_ref(), &local, o.sessions),
+        }
+        .with_context(|| what.clone())?;
+        print(&rows, o.action, o.json, term)
+    };
+    let conflicts = run()?;
+    if !o.watch {
+        return Ok(if conflicts {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        });
+    }
+    // --watch: every change under the sessions directories (inotify, through `notify`) runs
+    // the push again, at most a tenth of a second after it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut watcher = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
+        if e.is_ok() {
+            let _ = tx.send(());
+        }
+    })?;
+    for store in [&local.pi, &local.omp] {
+        let root = arbor_store::paths::sessions_root(store.agent_dir());
+        if root.is_dir() {
+            notify::Watcher::watch(&mut watcher, &root, notify::RecursiveMode::Recursive)
+                .with_context(|| root.display().to_string())?;
+        }
+    }
+    say_err!("arbor: watching for appends; Ctrl-C stops");
+    while rx.recv().is_ok() {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        while rx.try_recv().is_ok() {}
+        run()?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,179 @@
+//! `arbor sync` between two agent directories (two machines) through a SQLite store: push,
+//! pull byte-identical files in pi's layout (with `--map-cwd`), an append travelling back,
+//! a conflict reported (exit 1) and kept as a fork, and `--watch` pushing an append within a
+//! second.
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn arbor(agent: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_arbor"))
+        .args(args)
+        .env("PI_CODING_AGENT_DIR", agent)
+        .env_remove("ARBOR_SYNC_URL")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run arbor")
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(files(&p));
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn find(dir: &Path, name_part: &str) -> PathBuf {
+    files(dir)
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains(name_part))
+        .unwrap_or_else(|| panic!("{name_part} under {}", dir.display()))
+}
+
+fn states(agent: &Path, url: &str) -> Vec<(String, String)> {
+    let out = ok(&arbor(agent, &["sync", "status", "--from", url, "--json"]));
+    let v: Value = serde_json::from_str(&out).expect("json");
+    v.as_array()
+        .expect("array")
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap_or("").to_string(),
+                r["state"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn sessions_travel_between_two_agent_directories() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let project = a.join("sessions/--work-project--");
+    std::fs::create_dir_all(&project).expect("dirs");
+    std::fs::create_dir_all(&b).expect("dirs");
+    for f in files(&root().join("demo/sessions")) {
+        std::fs::copy(&f, project.join(f.file_name().expect("name"))).expect("copy");
+    }
+    let url = format!("sqlite:{}", tmp.path().join("shared.db").display());
+    let out = ok(&arbor(&a, &["sync", "push", "--to", &url]));
+    assert!(out.contains("4 sessions, 0 in sync"), "{out}");
+    // Nothing new: nothing sent.
+    let out = ok(&arbor(&a, &["sync", "push", "--to", &url]));
+    assert!(out.contains("4 sessions, 4 in sync; 0 lines"), "{out}");
+    // The other machine: everything shared only, then pulled into its project directory.
+    assert!(states(&b, &url).iter().all(|(_, s)| s == "remoteOnly"));
+    ok(&arbor(&b, &["sync", "pull", "--from", &url, "--map-cwd", "/work/project=/home/b/proj"]));
+    for f in files(&project) {
+        let name = f.file_name().expect("name").to_string_lossy().into_owned();
+        let there = find(&b, &name);
+        assert_eq!(std::fs::read(&f).expect("a"), std::fs::read(&there).expect("b"), "{name}");
+        if name.contains("01a2031c") {
+            assert!(there.starts_with(b.join("sessions/--home-b-proj--")), "{}", there.display());
+        }
+    }
+    assert!(states(&b, &url).iter().all(|(_, s)| s == "inSync"));
+    // An append on b goes back to a.
+    let id = "01a2031c-a4c8-72e3-9ce7-b742438e02ad";
+    ok(&arbor(&b, &["append", id, r#"{"type":"message","message":{"role":"user","content":"from b","timestamp":1767225600000}}"#]));
+    assert!(states(&b, &url).contains(&(id.to_string(), "localAhead".into())));
+    ok(&arbor(&b, &["sync", "push", "--to", &url]));
+    ok(&arbor(&a, &["sync", "pull", "--from", &url]));
+    let (fa, fb) = (find(&a, id), find(&b, id));
+    assert_eq!(std::fs::read(&fa).expect("a"), std::fs::read(&fb).expect("b"));
+    let ctx_a = ok(&arbor(&a, &["context", fa.to_str().expect("utf-8")]));
+    let ctx_b = ok(&arbor(&b, &["context", fb.to_str().expect("utf-8")]));
+    assert_eq!(ctx_a, ctx_b);
+    assert!(ctx_a.contains("from b"));
+    // Both append: a conflict, reported with exit status 1, never merged.
+    ok(&arbor(&a, &["append", id, r#"{"type":"message","message":{"role":"user","content":"a says","timestamp":1767225600001}}"#]));
+    ok(&arbor(&b, &["append", id, r#"{"type":"message","message":{"role":"user","content":"b says","timestamp":1767225600002}}"#]));
+    ok(&arbor(&a, &["sync", "push", "--to", &url]));
+    let before = std::fs::read(&fb).expect("b");
+    let o = arbor(&b, &["sync", "push", "--to", &url]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("CONFLICT"));
+    let o = arbor(&b, &["sync", "pull", "--from", &url]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(std::fs::read(&fb).expect("b"), before, "a conflict changes nothing");
+    // --fork-on-conflict keeps both: b's session as it was, the shared copy as a fork of it.
+    let out = ok(&arbor(&b, &["sync", "pull", "--from", &url, "--fork-on-conflict"]));
+    assert!(out.contains("kept as fork"), "{out}");
+    assert_eq!(std::fs::read(&fb).expect("b"), before);
+    let forks: Vec<PathBuf> = files(&b)
+        .into_iter()
+        .filter(|p| {
+            std::fs::read_to_string(p)
+                .map(|t| t.contains("\"parentSession\"") && t.contains("a says"))
+                .unwrap_or(false)
+        })
+        .collect();
+    assert_eq!(forks.len(), 1, "{forks:?}");
+    let fork_ctx = ok(&arbor(&b, &["context", forks[0].to_str().expect("utf-8")]));
+    assert!(fork_ctx.contains("a says") && !fork_ctx.contains("b says"));
+}
+
+#[test]
+fn watch_pushes_an_append_within_a_second() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let a = tmp.path().join("a");
+    let project = a.join("sessions/--work-project--");
+    std::fs::create_dir_all(&project).expect("dirs");
+    let src = files(&root().join("demo/sessions"))
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("01a2031c-af92"))
+        .expect("demo");
+    std::fs::copy(&src, project.join(src.file_name().expect("name"))).expect("copy");
+    let url = format!("sqlite:{}", tmp.path().join("shared.db").display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arbor"))
+        .args(["sync", "push", "--to", &url, "--watch"])
+        .env("PI_CODING_AGENT_DIR", &a)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("watch");
+    let id = "01a2031c-af92-7318-96c9-1aa232733476";
+    let t0 = Instant::now();
+    while !states(&a, &url).contains(&(id.to_string(), "inSync".into())) {
+        assert!(t0.elapsed() < Duration::from_secs(10), "first push");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    ok(&arbor(&a, &["append", id, r#"{"type":"message","message":{"role":"user","content":"watched","timestamp":1767225600000}}"#]));
+    let t1 = Instant::now();
+    let mut took = None;
+    while t1.elapsed() < Duration::from_secs(5) {
+        if states(&a, &url).contains(&(id.to_string(), "inSync".into())) {
+            took = Some(t1.elapsed());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let took = took.expect("the append was pushed");
+    assert!(took < Duration::from_secs(1), "pushed after {took:?}");
+}

@@ -1,0 +1,632 @@
+//! `arbor sync`: sessions between this machine's agent directories (a
+//! [`FileStore`] each) and a shared store (SQLite, PostgreSQL).
+//!
+//! Sessions are append-only logs of lines, so two copies of a session compare by prefix: the
+//! shorter one must be a prefix of the longer, which then holds what the other lacks (sent by
+//! push, fetched by pull); when neither is a prefix of the other, both sides changed since
+//! they last agreed, and the session is a **conflict**: reported, never merged. `pull
+//! --fork-on-conflict` keeps both: the shared copy is written next to the local one as a
+//! fork (a new id, `parentSession` naming the local file).
+//!
+//! A cursor file per shared store remembers, for each local file, its size and modification
+//! time and the shared copy's line count and size at the last sync: a session unchanged on
+//! both sides since then is not read again (an incremental push after one append reads one
+//! file).
+use arbor_store::backend::files::FileStore;
+use arbor_store::backend::{BackendError, SessionMeta, SessionStore, StoredSession};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Lines sent in one append (or one create) at most, by count and by bytes.
+const BATCH_LINES: usize = 2000;
+const BATCH_BYTES: usize = 16 << 20;
+
+/// What a session is, between here and the shared store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum State {
+    /// The same lines on both sides.
+    InSync,
+    /// Only here (push creates it there).
+    LocalOnly,
+    /// Only there (pull writes it here).
+    RemoteOnly,
+    /// Here has `n` more lines.
+    LocalAhead(u64),
+    /// There has `n` more lines.
+    RemoteAhead(u64),
+    /// Both changed since they last agreed (`local` and `remote` lines, `common` shared).
+    Conflict {
+        /// Lines here.
+        local: u64,
+        /// Lines there.
+        remote: u64,
+        /// Lines both start with.
+        common: u64,
+    },
+}
+
+/// One session's line in a report.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// The session id.
+    pub id: String,
+    /// The local file, if any.
+    pub path: Option<PathBuf>,
+    /// The state before the operation.
+    pub state: State,
+    /// Lines sent (push) or written (pull).
+    pub moved: u64,
+    /// Bytes of those lines.
+    pub bytes: u64,
+    /// What was done about it, when not just `moved` lines (a fork written, a refusal).
+    pub note: Option<String>,
+}
+
+/// Why a sync failed as a whole (a session's own trouble is a row's note instead).
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// The shared or the local store failed.
+    #[error(transparent)]
+    Store(#[from] BackendError),
+    /// The cursor file could not be written.
+    #[error("{path}: {source}")]
+    Cursor {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// Where this machine's sessions are, and how a pull places them.
+#[derive(Debug, Clone)]
+pub struct Local {
+    /// pi's agent directory (`~/.pi/agent`).
+    pub pi: FileStore,
+    /// omp's agent directory (`~/.omp/agent`).
+    pub omp: FileStore,
+    /// `--map-cwd FROM=TO`: a shared session whose cwd starts with FROM is placed in TO's
+    /// project directory here (its bytes, the header's cwd included, are not changed).
+    pub map_cwd: Vec<(String, String)>,
+    /// The cursor file of this shared store.
+    pub cursor_file: PathBuf,
+    /// This machine's name, recorded with what it pushes.
+    pub machine: String,
+}
+
+/// Last-sync facts of one local file (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Cursor {
+    size: u64,
+    mtime_ns: i128,
+    remote_lines: u64,
+    remote_bytes: u64,
+}
+
+fn load_cursors(path: &Path) -> HashMap<String, Cursor> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return HashMap::new();
+    };
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.split('\t');
+            let id = f.next()?.to_string();
+            let c = Cursor {
+                size: f.next()?.parse().ok()?,
+                mtime_ns: f.next()?.parse().ok()?,
+                remote_lines: f.next()?.parse().ok()?,
+                remote_bytes: f.next()?.parse().ok()?,
+            };
+            Some((id, c))
+        })
+        .collect()
+}
+
+fn save_cursors(path: &Path, cursors: &HashMap<String, Cursor>) -> Result<(), SyncError> {
+    let mut ids: Vec<&String> = cursors.keys().collect();
+    ids.sort();
+    let mut text = String::new();
+    for id in ids {
+        let c = cursors[id];
+        text.push_str(&format!(
+            "{id}\t{}\t{}\t{}\t{}\n",
+            c.size, c.mtime_ns, c.remote_lines, c.remote_bytes
+        ));
+    }
+    let err = |source| SyncError::Cursor {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        arbor_store::file::create_dir_private(dir).map_err(err)?;
+    }
+    arbor_store::file::atomic_write(path, &[text.as_bytes()]).map_err(err)
+}
+
+fn stat(path: &Path) -> Option<(u64, i128)> {
+    let m = std::fs::metadata(path).ok()?;
+    let t = m
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    Some((m.len(), t.as_nanos() as i128))
+}
+
+/// A local session file: its id (from its name, else its header) and store.
+fn local_sessions(local: &Local) -> Vec<(String, PathBuf, &FileStore)> {
+    let mut out = Vec::new();
+    let same = local.pi.agent_dir() == local.omp.agent_dir();
+    for store in [&local.pi, &local.omp]
+        .into_iter()
+        .take(if same { 1 } else { 2 })
+    {
+        for p in store.session_files() {
+            if let Some(id) = FileStore::id_of(&p) {
+                out.push((id, p, store));
+            }
+        }
+    }
+    out
+}
+
+fn read_lines(path: &Path) -> Result<Vec<Vec<u8>>, BackendError> {
+    let bytes = arbor_store::safe_fs::read_regular(path).map_err(|e| BackendError::Db {
+        store: "files".into(),
+        message: format!("{}: {e}", path.display()),
+    })?;
+    if bytes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+    Ok(body.split(|b| *b == b'\n').map(<[u8]>::to_vec).collect())
+}
+
+fn bytes_of(lines: &[Vec<u8>]) -> u64 {
+    lines.iter().map(|l| l.len() as u64 + 1).sum()
+}
+
+/// Compares a local copy with the shared one: the state, and (when the shared copy is
+/// longer) its extra lines. The copies agree on their common part when its first line, its
+/// last line and its size in bytes are the same on both sides (sessions only grow at the end;
+/// a rewrite, such as omp's renamed title slot on the first line, shows as a conflict).
+fn compare(
+    remote: &dyn SessionStore,
+    id: &str,
+    local: &[Vec<u8>],
+    shared: &StoredSession,
+) -> Result<(State, Vec<Vec<u8>>), BackendError> {
+    let (n, r) = (local.len() as u64, shared.lines);
+    let k = n.min(r);
+    let extra = if r > n {
+        remote.read(id, n)?
+    } else {
+        Vec::new()
+    };
+    if k == 0 {
+        return Ok(if n == 0 {
+            (State::RemoteAhead(r), extra)
+        } else {
+            (State::LocalAhead(n), extra)
+        });
+    }
+    let first = remote.read_range(id, 0, 1)?;
+    let last = remote.read_range(id, k - 1, k)?;
+    let shared_prefix = shared.bytes.saturating_sub(bytes_of(&extra));
+    let agree = first.first() == local.first()
+        && last.first() == local.get(k as usize - 1)
+        && shared_prefix == bytes_of(&local[..k as usize]);
+    if !agree {
+        let all = remote.read(id, 0)?;
+        let common = all.iter().zip(local).take_while(|(a, b)| a == b).count() as u64;
+        return Ok((
+            State::Conflict {
+                local: n,
+                remote: r,
+                common,
+            },
+            Vec::new(),
+        ));
+    }
+    Ok(match n.cmp(&r) {
+        std::cmp::Ordering::Equal => (State::InSync, Vec::new()),
+        std::cmp::Ordering::Greater => (State::LocalAhead(n - r), Vec::new()),
+        std::cmp::Ordering::Less => (State::RemoteAhead(r - n), extra),
+    })
+}
+
+fn batches(lines: &[Vec<u8>]) -> Vec<Vec<&[u8]>> {
+    let mut out = Vec::new();
+    let mut cur: Vec<&[u8]> = Vec::new();
+    let mut size = 0;
+    for l in lines {
+        if !cur.is_empty() && (cur.len() >= BATCH_LINES || size + l.len() > BATCH_BYTES) {
+            out.push(std::mem::take(&mut cur));
+            size = 0;
+        }
+        size += l.len();
+        cur.push(l);
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+fn selected(ids: &[String], id: &str, path: Option<&Path>) -> bool {
+    ids.is_empty()
+        || ids.iter().any(|s| {
+            s == id || id.starts_with(s.as_str()) || path.is_some_and(|p| p == Path::new(s))
+        })
+}
+
+/// Sends what the shared store lacks: new sessions whole, longer ones their new lines (under
+/// the shared copy's writer lease). Only sessions selected by `ids` (ids, id prefixes or
+/// paths; empty: all).
+///
+/// # Errors
+/// The shared store failing as a whole (a session's own conflict is a row).
+pub fn push(
+    remote: &dyn SessionStore,
+    local: &Local,
+    ids: &[String],
+) -> Result<Vec<Row>, SyncError> {
+    let mut cursors = load_cursors(&local.cursor_file);
+    let shared: HashMap<String, StoredSession> = remote
+        .list()?
+        .into_iter()
+        .map(|s| (s.meta.id.clone(), s))
+        .collect();
+    let mut rows = Vec::new();
+    for (id, path, _) in local_sessions(local) {
+        if !selected(ids, &id, Some(&path)) {
+            continue;
+        }
+        let st = stat(&path);
+        let there = shared.get(&id);
+        if let (Some((size, mtime)), Some(c), Some(s)) = (st, cursors.get(&id), there) {
+            if c.size == size
+                && c.mtime_ns == mtime
+                && c.remote_lines == s.lines
+                && c.remote_bytes == s.bytes
+            {
+                rows.push(Row {
+                    id,
+                    path: Some(path),
+                    state: State::InSync,
+                    moved: 0,
+                    bytes: 0,
+                    note: None,
+                });
+                continue;
+            }
+        }
+        let lines = read_lines(&path)?;
+        let mut row = Row {
+            id: id.clone(),
+            path: Some(path.clone()),
+            state: State::LocalOnly,
+            moved: 0,
+            bytes: 0,
+            note: None,
+        };
+        match there {
+            None => {
+                let header = lines
+                    .iter()
+                    .find(|l| crate::schema::extract(l).etype.as_deref() == Some("session"));
+                let tool = if lines.first() != header { "omp" } else { "pi" };
+                let mut meta: SessionMeta = arbor_store::backend::meta_from_header(
+                    header.map(Vec::as_slice).unwrap_or_default(),
+                    tool,
+                );
+                meta.id = id.clone();
+                meta.machine = Some(local.machine.clone());
+                meta.source_path = Some(path.display().to_string());
+                let mut parts = batches(&lines).into_iter();
+                let first = parts.next().unwrap_or_default();
+                remote.create(&meta, &first)?;
+                let mut w = remote.writer(&id, Some(Duration::from_secs(10)))?;
+                for part in parts {
+                    w.append(&part)?;
+                }
+                row.moved = lines.len() as u64;
+                row.bytes = bytes_of(&lines);
+            }
+            Some(s) => {
+                let (state, _) = compare(remote, &id, &lines, s)?;
+                row.state = state.clone();
+                if let State::LocalAhead(k) = state {
+                    let mut w = match remote.writer(&id, Some(Duration::from_secs(10))) {
+                        Ok(w) => w,
+                        Err(e @ BackendError::Busy { .. }) => {
+                            row.note = Some(e.to_string());
+                            rows.push(row);
+                            continue;
+                        }
+                        Err(e) => return Err(e.into()),
+                    };
+                    let new = &lines[lines.len() - k as usize..];
+                    if w.len() != s.lines {
+                        row.note =
+                            Some("the shared copy changed while pushing; run sync again".into());
+                        rows.push(row);
+                        continue;
+                    }
+                    for part in batches(new) {
+                        w.append(&part)?;
+                    }
+                    row.moved = k;
+                    row.bytes = bytes_of(new);
+                }
+            }
+        }
+        if !matches!(row.state, State::Conflict { .. }) && row.note.is_none() {
+            if let Some((size, mtime)) = stat(&path) {
+                let remote_lines = match &row.state {
+                    State::RemoteAhead(_) => there.map_or(0, |s| s.lines),
+                    _ => lines.len() as u64,
+                };
+                let remote_bytes = match &row.state {
+                    State::RemoteAhead(_) => there.map_or(0, |s| s.bytes),
+                    _ => bytes_of(&lines),
+                };
+                cursors.insert(
+                    id.clone(),
+                    Cursor {
+                        size,
+                        mtime_ns: mtime,
+                        remote_lines,
+                        remote_bytes,
+                    },
+                );
+            }
+        }
+        rows.push(row);
+    }
+    save_cursors(&local.cursor_file, &cursors)?;
+    Ok(rows)
+}
+
+/// Where a shared session goes here: its tool's agent directory, its (mapped) cwd's project
+/// directory, pi's file name.
+fn place<'l>(local: &'l Local, meta: &SessionMeta) -> (PathBuf, &'l FileStore) {
+    let store = if meta.tool == "omp" {
+        &local.omp
+    } else {
+        &local.pi
+    };
+    let mut cwd = meta.cwd.clone();
+    for (from, to) in &local.map_cwd {
+        if let Some(rest) = cwd.strip_prefix(from.as_str()) {
+            if rest.is_empty() || rest.starts_with('/') {
+                cwd = format!("{to}{rest}");
+                break;
+            }
+        }
+    }
+    let dialect = if meta.tool == "omp" {
+        arbor_core::doc::Dialect::Omp
+    } else {
+        arbor_core::doc::Dialect::Pi
+    };
+    let dir = arbor_store::paths::default_session_dir(dialect, store.agent_dir(), &cwd);
+    // The name it had where it was pushed from, when that is a plain session file name.
+    let name = meta
+        .source_path
+        .as_deref()
+        .and_then(|p| Path::new(p).file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".jsonl") && !n.starts_with('.'));
+    let path = match name {
+        Some(n) => dir.join(n),
+        None => arbor_store::paths::session_file_name(&dir, &meta.created, &meta.id),
+    };
+    (path, store)
+}
+
+/// Writes here what only the shared store has: new sessions as files laid out as their tool
+/// lays them out (byte-identical to what was pushed), longer ones their new lines (under the
+/// local writer lock). A conflict is reported; with `fork_on_conflict` the shared copy is
+/// also written as a fork of the local session.
+///
+/// # Errors
+/// The shared store failing as a whole.
+pub fn pull(
+    remote: &dyn SessionStore,
+    local: &Local,
+    ids: &[String],
+    fork_on_conflict: bool,
+) -> Result<Vec<Row>, SyncError> {
+    let mut cursors = load_cursors(&local.cursor_file);
+    let here: HashMap<String, PathBuf> = local_sessions(local)
+        .into_iter()
+        .map(|(id, p, _)| (id, p))
+        .collect();
+    let mut rows = Vec::new();
+    for s in remote.list()? {
+        let id = s.meta.id.clone();
+        let path = here.get(&id).cloned();
+        if !selected(ids, &id, path.as_deref()) {
+            continue;
+        }
+        let mut row = Row {
+            id: id.clone(),
+            path: path.clone(),
+            state: State::RemoteOnly,
+            moved: 0,
+            bytes: 0,
+            note: None,
+        };
+        match &path {
+            None => {
+                let lines = remote.read(&id, 0)?;
+                let (target, _) = place(local, &s.meta);
+                if let Some(dir) = target.parent() {
+                    arbor_store::file::create_dir_private(dir).map_err(|e| BackendError::Db {
+                        store: "files".into(),
+                        message: format!("{}: {e}", dir.display()),
+                    })?;
+                }
+                let mut bytes = Vec::with_capacity(bytes_of(&lines) as usize);
+                for l in &lines {
+                    bytes.extend_from_slice(l);
+                    bytes.push(b'\n');
+                }
+                arbor_store::file::write_new(&target, &bytes).map_err(|e| BackendError::Db {
+                    store: "files".into(),
+                    message: format!("{}: {e}", target.display()),
+                })?;
+                row.moved = lines.len() as u64;
+                row.bytes = bytes.len() as u64;
+                row.path = Some(target);
+            }
+            Some(p) => {
+                let lines = read_lines(p)?;
+                let (state, extra) = compare(remote, &id, &lines, &s)?;
+                row.state = state.clone();
+                match state {
+                    State::RemoteAhead(_) => {
+                        let store = if s.meta.tool == "omp" {
+                            &local.omp
+                        } else {
+                            &local.pi
+                        };
+                        match store.writer(&id, None) {
+                            Ok(mut w) => {
+                                let refs: Vec<&[u8]> = extra.iter().map(Vec::as_slice).collect();
+                                w.append(&refs)?;
+                                row.moved = extra.len() as u64;
+                                row.bytes = bytes_of(&extra);
+                            }
+                            Err(e) => row.note = Some(e.to_string()),
+                        }
+                    }
+                    State::Conflict { .. } if fork_on_conflict => {
+                        row.note = Some(fork_copy(remote, local, &s, p)?);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let target = row.path.clone();
+        if let (Some(t), false) = (
+            target,
+            matches!(row.state, State::Conflict { .. } | State::LocalAhead(_))
+                || row.note.is_some(),
+        ) {
+            if let Some((size, mtime)) = stat(&t) {
+                cursors.insert(
+                    id.clone(),
+                    Cursor {
+                        size,
+                        mtime_ns: mtime,
+                        remote_lines: s.lines,
+                        remote_bytes: s.bytes,
+                    },
+                );
+            }
+        }
+        rows.push(row);
+    }
+    save_cursors(&local.cursor_file, &cursors)?;
+    Ok(rows)
+}
+
+/// Writes the shared copy of a conflicting session next to the local one as a fork: a new
+/// session id, `parentSession` naming the local file, every other line as shared.
+fn fork_copy(
+    remote: &dyn SessionStore,
+    local: &Local,
+    s: &StoredSession,
+    local_path: &Path,
+) -> Result<String, SyncError> {
+    let lines = remote.read(&s.meta.id, 0)?;
+    let new_id = arbor_store::ids::new_session_id(if s.meta.tool == "omp" {
+        arbor_core::doc::Dialect::Omp
+    } else {
+        arbor_core::doc::Dialect::Pi
+    });
+    let mut out = Vec::new();
+    for l in &lines {
+        if crate::schema::extract(l).etype.as_deref() == Some("session") {
+            out.extend_from_slice(&arbor_store::backend::rewrite_header(
+                l,
+                &new_id,
+                &local_path.display().to_string(),
+            ));
+        } else {
+            out.extend_from_slice(l);
+        }
+        out.push(b'\n');
+    }
+    let meta = SessionMeta {
+        id: new_id.clone(),
+        source_path: None,
+        ..s.meta.clone()
+    };
+    let (target, _) = place(local, &meta);
+    let target = match local_path.parent() {
+        Some(dir) => dir.join(target.file_name().unwrap_or_default()),
+        None => target,
+    };
+    arbor_store::file::write_new(&target, &out).map_err(|e| BackendError::Db {
+        store: "files".into(),
+        message: format!("{}: {e}", target.display()),
+    })?;
+    Ok(format!(
+        "the shared copy kept as fork {new_id} ({})",
+        target.display()
+    ))
+}
+
+/// Each session's state, without changing anything.
+///
+/// # Errors
+/// The shared store failing.
+pub fn status(
+    remote: &dyn SessionStore,
+    local: &Local,
+    ids: &[String],
+) -> Result<Vec<Row>, SyncError> {
+    let shared: HashMap<String, StoredSession> = remote
+        .list()?
+        .into_iter()
+        .map(|s| (s.meta.id.clone(), s))
+        .collect();
+    let mut rows = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (id, path, _) in local_sessions(local) {
+        if !selected(ids, &id, Some(&path)) {
+            continue;
+        }
+        seen.insert(id.clone());
+        let state = match shared.get(&id) {
+            None => State::LocalOnly,
+            Some(s) => compare(remote, &id, &read_lines(&path)?, s)?.0,
+        };
+        rows.push(Row {
+            id,
+            path: Some(path),
+            state,
+            moved: 0,
+            bytes: 0,
+            note: None,
+        });
+    }
+    for (id, _) in shared {
+        if !seen.contains(&id) && selected(ids, &id, None) {
+            rows.push(Row {
+                id,
+                path: None,
+                state: State::RemoteOnly,
+                moved: 0,
+                bytes: 0,
+                note: None,
+            });
+        }
+    }
+    rows.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(rows)
+}
