@@ -70,7 +70,22 @@ fn states(agent: &Path, url: &str) -> Vec<(String, String)> {
 }
 
 #[test]
-fn sessions_travel_between_two_agent_directories() {
+fn sessions_travel_through_sqlite() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite:{}", tmp.path().join("shared.db").display());
+    travel(&url);
+}
+
+#[test]
+fn sessions_travel_through_postgres() {
+    let server = arbor_pgtest::TestServer::start()
+        .expect("a PostgreSQL server (.ci/run installs postgresql)");
+    let db = server.unique_database("arbor_sync").expect("database");
+    travel(&server.url_for(&db));
+}
+
+/// Two machines (agent directories) through the store at `url`.
+fn travel(url: &str) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
     let project = a.join("sessions/--work-project--");
@@ -79,7 +94,7 @@ fn sessions_travel_between_two_agent_directories() {
     for f in files(&root().join("demo/sessions")) {
         std::fs::copy(&f, project.join(f.file_name().expect("name"))).expect("copy");
     }
-    let url = format!("sqlite:{}", tmp.path().join("shared.db").display());
+    let url = url.to_string();
     let out = ok(&arbor(&a, &["sync", "push", "--to", &url]));
     assert!(out.contains("4 sessions, 0 in sync"), "{out}");
     // Nothing new: nothing sent.
@@ -87,41 +102,95 @@ fn sessions_travel_between_two_agent_directories() {
     assert!(out.contains("4 sessions, 4 in sync; 0 lines"), "{out}");
     // The other machine: everything shared only, then pulled into its project directory.
     assert!(states(&b, &url).iter().all(|(_, s)| s == "remoteOnly"));
-    ok(&arbor(&b, &["sync", "pull", "--from", &url, "--map-cwd", "/work/project=/home/b/proj"]));
+    ok(&arbor(
+        &b,
+        &[
+            "sync",
+            "pull",
+            "--from",
+            &url,
+            "--map-cwd",
+            "/work/project=/home/b/proj",
+        ],
+    ));
     for f in files(&project) {
         let name = f.file_name().expect("name").to_string_lossy().into_owned();
         let there = find(&b, &name);
-        assert_eq!(std::fs::read(&f).expect("a"), std::fs::read(&there).expect("b"), "{name}");
+        assert_eq!(
+            std::fs::read(&f).expect("a"),
+            std::fs::read(&there).expect("b"),
+            "{name}"
+        );
         if name.contains("01a2031c") {
-            assert!(there.starts_with(b.join("sessions/--home-b-proj--")), "{}", there.display());
+            assert!(
+                there.starts_with(b.join("sessions/--home-b-proj--")),
+                "{}",
+                there.display()
+            );
         }
     }
     assert!(states(&b, &url).iter().all(|(_, s)| s == "inSync"));
     // An append on b goes back to a.
     let id = "01a2031c-a4c8-72e3-9ce7-b742438e02ad";
-    ok(&arbor(&b, &["append", id, r#"{"type":"message","message":{"role":"user","content":"from b","timestamp":1767225600000}}"#]));
+    ok(&arbor(
+        &b,
+        &[
+            "append",
+            id,
+            r#"{"type":"message","message":{"role":"user","content":"from b","timestamp":1767225600000}}"#,
+        ],
+    ));
     assert!(states(&b, &url).contains(&(id.to_string(), "localAhead".into())));
     ok(&arbor(&b, &["sync", "push", "--to", &url]));
     ok(&arbor(&a, &["sync", "pull", "--from", &url]));
     let (fa, fb) = (find(&a, id), find(&b, id));
-    assert_eq!(std::fs::read(&fa).expect("a"), std::fs::read(&fb).expect("b"));
+    assert_eq!(
+        std::fs::read(&fa).expect("a"),
+        std::fs::read(&fb).expect("b")
+    );
     let ctx_a = ok(&arbor(&a, &["context", fa.to_str().expect("utf-8")]));
     let ctx_b = ok(&arbor(&b, &["context", fb.to_str().expect("utf-8")]));
     assert_eq!(ctx_a, ctx_b);
     assert!(ctx_a.contains("from b"));
     // Both append: a conflict, reported with exit status 1, never merged.
-    ok(&arbor(&a, &["append", id, r#"{"type":"message","message":{"role":"user","content":"a says","timestamp":1767225600001}}"#]));
-    ok(&arbor(&b, &["append", id, r#"{"type":"message","message":{"role":"user","content":"b says","timestamp":1767225600002}}"#]));
+    ok(&arbor(
+        &a,
+        &[
+            "append",
+            id,
+            r#"{"type":"message","message":{"role":"user","content":"a says","timestamp":1767225600001}}"#,
+        ],
+    ));
+    ok(&arbor(
+        &b,
+        &[
+            "append",
+            id,
+            r#"{"type":"message","message":{"role":"user","content":"b says","timestamp":1767225600002}}"#,
+        ],
+    ));
     ok(&arbor(&a, &["sync", "push", "--to", &url]));
     let before = std::fs::read(&fb).expect("b");
     let o = arbor(&b, &["sync", "push", "--to", &url]);
-    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     assert!(String::from_utf8_lossy(&o.stdout).contains("CONFLICT"));
     let o = arbor(&b, &["sync", "pull", "--from", &url]);
     assert_eq!(o.status.code(), Some(1));
-    assert_eq!(std::fs::read(&fb).expect("b"), before, "a conflict changes nothing");
+    assert_eq!(
+        std::fs::read(&fb).expect("b"),
+        before,
+        "a conflict changes nothing"
+    );
     // --fork-on-conflict keeps both: b's session as it was, the shared copy as a fork of it.
-    let out = ok(&arbor(&b, &["sync", "pull", "--from", &url, "--fork-on-conflict"]));
+    let out = ok(&arbor(
+        &b,
+        &["sync", "pull", "--from", &url, "--fork-on-conflict"],
+    ));
     assert!(out.contains("kept as fork"), "{out}");
     assert_eq!(std::fs::read(&fb).expect("b"), before);
     let forks: Vec<PathBuf> = files(&b)
@@ -162,7 +231,14 @@ fn watch_pushes_an_append_within_a_second() {
         assert!(t0.elapsed() < Duration::from_secs(10), "first push");
         std::thread::sleep(Duration::from_millis(50));
     }
-    ok(&arbor(&a, &["append", id, r#"{"type":"message","message":{"role":"user","content":"watched","timestamp":1767225600000}}"#]));
+    ok(&arbor(
+        &a,
+        &[
+            "append",
+            id,
+            r#"{"type":"message","message":{"role":"user","content":"watched","timestamp":1767225600000}}"#,
+        ],
+    ));
     let t1 = Instant::now();
     let mut took = None;
     while t1.elapsed() < Duration::from_secs(5) {

@@ -19,8 +19,10 @@
 //! sm.append_message(br#"{"role":"user","content":"hi","timestamp":1}"#).unwrap();
 //! assert_eq!(store.list().unwrap()[0].lines, 2);
 //! ```
+mod pg;
 pub mod schema;
 mod sqlite;
 pub mod sync;
 
+pub use pg::{redact_url, PgStore};
 pub use sqlite::SqliteStore;

@@ -43,26 +43,17 @@ fn open_store(url: &str) -> Result<Arc<dyn SessionStore>> {
         let path = arbor_store::paths::expand_tilde(path);
         return Ok(Arc::new(arbor_db::SqliteStore::open(&path)?));
     }
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        return Ok(Arc::new(arbor_db::PgStore::connect(url)?));
+    }
     Err(crate::report::Usage(format!(
-        "{}: a shared store is sqlite:PATH",
+        "{}: a shared store is sqlite:PATH or postgres://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE",
         redact_url(url)
     ))
     .into())
 }
 
-/// A URL without its password, for messages.
-fn redact_url(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(s), Some(at)) if at > s => {
-            let cred = &url[s + 3..at];
-            match cred.split_once(':') {
-                Some((user, _)) => format!("{}{user}:***{}", &url[..s + 3], &url[at..]),
-                None => url.to_string(),
-            }
-        }
-        _ => url.to_string(),
-    }
-}
+use arbor_db::redact_url;
 
 fn hostname() -> String {
     std::fs::read_to_string("/etc/hostname")

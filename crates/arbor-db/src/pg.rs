@@ -1,0 +1,572 @@
+//! [`PgStore`]: sessions in PostgreSQL, one row per line (the same tables as SQLite's, named
+//! `arbor_*` so that they can share a database with others).
+use crate::schema::{extract, SCHEMA_VERSION};
+use crate::sqlite::{holder, now_ms};
+use arbor_store::backend::{
+    check_lines, BackendError, SessionMeta, SessionStore, SessionWriter, StoredSession,
+};
+use postgres::binary_copy::BinaryCopyInWriter;
+use postgres::types::Type;
+use postgres::{Client, NoTls};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// PostgreSQL's tables (version 1).
+const PG_SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS arbor_schema (version integer NOT NULL);
+INSERT INTO arbor_schema (version) SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM arbor_schema);
+CREATE TABLE IF NOT EXISTS arbor_sessions (
+    id text PRIMARY KEY,
+    cwd text NOT NULL,
+    created text NOT NULL,
+    header bytea NOT NULL,
+    name text,
+    parent_session text,
+    tool text NOT NULL,
+    machine text,
+    source_path text,
+    lines bigint NOT NULL,
+    bytes bigint NOT NULL,
+    modified_ms bigint NOT NULL,
+    fence bigint NOT NULL DEFAULT 0,
+    holder text,
+    lease_until_ms bigint
+);
+CREATE TABLE IF NOT EXISTS arbor_entries (
+    session_id text NOT NULL REFERENCES arbor_sessions (id) ON DELETE CASCADE,
+    seq bigint NOT NULL,
+    line bytea NOT NULL,
+    entry_id text,
+    parent_id text,
+    type text,
+    timestamp text,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE INDEX IF NOT EXISTS arbor_entries_by_id ON arbor_entries (session_id, entry_id);
+CREATE INDEX IF NOT EXISTS arbor_entries_by_parent ON arbor_entries (session_id, parent_id);
+CREATE INDEX IF NOT EXISTS arbor_sessions_by_cwd ON arbor_sessions (cwd, modified_ms);
+"#;
+
+/// Lines above which an append goes through `COPY` instead of `INSERT`.
+const COPY_FROM: usize = 32;
+
+/// Sessions in a PostgreSQL database. The writer lease is a row of `arbor_sessions` (fence
+/// token, holder, expiry), checked under `SELECT … FOR UPDATE` in the transaction of every
+/// append, so a writer whose lease was taken over cannot append.
+#[derive(Clone)]
+pub struct PgStore {
+    client: Arc<Mutex<Client>>,
+    name: String,
+    lease: Duration,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore").field("name", &self.name).finish()
+    }
+}
+
+fn pg_err(name: &str) -> impl Fn(postgres::Error) -> BackendError + '_ {
+    move |e| BackendError::Db {
+        store: name.to_string(),
+        message: match e.as_db_error() {
+            Some(d) => d.message().to_string(),
+            None => e.to_string(),
+        },
+    }
+}
+
+/// The password of a connection from `$PGPASSWORD` or the password file (`$PGPASSFILE`, else
+/// `~/.pgpass`: `host:port:database:user:password` lines, `*` matching anything).
+fn password_for(cfg: &postgres::Config) -> Option<Vec<u8>> {
+    if let Ok(p) = std::env::var("PGPASSWORD") {
+        return Some(p.into_bytes());
+    }
+    let file = std::env::var_os("PGPASSFILE")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| arbor_store::paths::home_dir().join(".pgpass"));
+    let text = std::fs::read_to_string(file).ok()?;
+    let host = cfg
+        .get_hosts()
+        .first()
+        .map(|h| match h {
+            postgres::config::Host::Tcp(s) => s.clone(),
+            postgres::config::Host::Unix(p) => p.display().to_string(),
+        })
+        .unwrap_or_else(|| "localhost".into());
+    let port = cfg.get_ports().first().copied().unwrap_or(5432).to_string();
+    let db = cfg.get_dbname().unwrap_or("").to_string();
+    let user = cfg.get_user().unwrap_or("").to_string();
+    text.lines().filter(|l| !l.starts_with('#')).find_map(|l| {
+        let f: Vec<&str> = l.splitn(5, ':').collect();
+        let ok = |i: usize, v: &str| f.get(i).is_some_and(|x| *x == "*" || *x == v);
+        (f.len() == 5 && ok(0, &host) && ok(1, &port) && ok(2, &db) && ok(3, &user))
+            .then(|| f[4].as_bytes().to_vec())
+    })
+}
+
+/// A rustls connector trusting the system's root certificates.
+fn tls() -> tokio_postgres_rustls::MakeRustlsConnect {
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls_native_certs::load_native_certs().certs {
+        let _ = roots.add(cert);
+    }
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map(|b| b.with_root_certificates(roots).with_no_client_auth());
+    match config {
+        Ok(c) => tokio_postgres_rustls::MakeRustlsConnect::new(c),
+        // The ring provider supports the default versions; this is not reached.
+        Err(_) => tokio_postgres_rustls::MakeRustlsConnect::new(
+            rustls::ClientConfig::builder()
+                .with_root_certificates(rustls::RootCertStore::empty())
+                .with_no_client_auth(),
+        ),
+    }
+}
+
+/// A URL without its password, for messages.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => match url[s + 3..at].split_once(':') {
+            Some((user, _)) => format!("{}{user}:***{}", &url[..s + 3], &url[at..]),
+            None => url.to_string(),
+        },
+        _ => url.to_string(),
+    }
+}
+
+impl PgStore {
+    /// Connects to the database a `postgres://` URL (or `host=… dbname=…` string) names, with
+    /// the password from the URL, `$PGPASSWORD` or the password file, and creates the tables
+    /// when missing (a schema newer than this arbor is refused).
+    ///
+    /// # Errors
+    /// [`BackendError::Db`] when the connection or the schema fails (the message never holds
+    /// the password).
+    pub fn connect(url: &str) -> Result<PgStore, BackendError> {
+        Self::connect_with_lease(url, arbor_store::backend::memory::DEFAULT_LEASE)
+    }
+
+    /// [`PgStore::connect`] with writer leases of `lease` past each append.
+    ///
+    /// # Errors
+    /// As [`PgStore::connect`].
+    pub fn connect_with_lease(url: &str, lease: Duration) -> Result<PgStore, BackendError> {
+        let name = redact_url(url);
+        let mut cfg: postgres::Config =
+            url.parse().map_err(|e: postgres::Error| BackendError::Db {
+                store: name.clone(),
+                message: e.to_string(),
+            })?;
+        if cfg.get_password().is_none() {
+            if let Some(p) = password_for(&cfg) {
+                cfg.password(p);
+            }
+        }
+        if cfg.get_user().is_none() {
+            if let Ok(u) = std::env::var("PGUSER").or_else(|_| std::env::var("USER")) {
+                cfg.user(&u);
+            }
+        }
+        // TLS when the server asks for it (sslmode=prefer, the default, tries it over TCP;
+        // sslmode=require insists; a Unix socket has none), with the system's root
+        // certificates.
+        let mut client = match cfg.get_ssl_mode() {
+            postgres::config::SslMode::Disable => cfg.connect(NoTls),
+            _ => cfg.connect(tls()),
+        }
+        .map_err(pg_err(&name))?;
+        let version: Option<i32> = client
+            .query_opt("SELECT version FROM arbor_schema LIMIT 1", &[])
+            .ok()
+            .flatten()
+            .map(|r| r.get(0));
+        match version {
+            None => client.batch_execute(PG_SCHEMA).map_err(pg_err(&name))?,
+            Some(v) if i64::from(v) == SCHEMA_VERSION => {}
+            Some(v) => {
+                return Err(BackendError::Db {
+                    store: name,
+                    message: format!(
+                        "schema version {v}; this arbor knows {SCHEMA_VERSION}{}",
+                        if i64::from(v) > SCHEMA_VERSION {
+                            ": upgrade arbor"
+                        } else {
+                            ""
+                        }
+                    ),
+                })
+            }
+        }
+        Ok(PgStore {
+            client: Arc::new(Mutex::new(client)),
+            name,
+            lease,
+        })
+    }
+
+    fn client(&self) -> MutexGuard<'_, Client> {
+        self.client.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn insert_lines(
+    tx: &mut postgres::Transaction<'_>,
+    id: &str,
+    from: u64,
+    lines: &[&[u8]],
+) -> Result<(), postgres::Error> {
+    if lines.len() < COPY_FROM {
+        let st = tx.prepare(
+            "INSERT INTO arbor_entries (session_id, seq, line, entry_id, parent_id, type, timestamp) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )?;
+        for (k, l) in lines.iter().enumerate() {
+            let x = extract(l);
+            tx.execute(
+                &st,
+                &[
+                    &id,
+                    &((from + k as u64) as i64),
+                    l,
+                    &x.id,
+                    &x.parent_id,
+                    &x.etype,
+                    &x.timestamp,
+                ],
+            )?;
+        }
+        return Ok(());
+    }
+    let sink = tx.copy_in(
+        "COPY arbor_entries (session_id, seq, line, entry_id, parent_id, type, timestamp) FROM STDIN BINARY",
+    )?;
+    let types = [
+        Type::TEXT,
+        Type::INT8,
+        Type::BYTEA,
+        Type::TEXT,
+        Type::TEXT,
+        Type::TEXT,
+        Type::TEXT,
+    ];
+    let mut w = BinaryCopyInWriter::new(sink, &types);
+    for (k, l) in lines.iter().enumerate() {
+        let x = extract(l);
+        let seq = (from + k as u64) as i64;
+        w.write(&[&id, &seq, l, &x.id, &x.parent_id, &x.etype, &x.timestamp])?;
+    }
+    w.finish()?;
+    Ok(())
+}
+
+fn byte_len(lines: &[&[u8]]) -> i64 {
+    lines.iter().map(|l| l.len() as i64 + 1).sum()
+}
+
+impl SessionStore for PgStore {
+    fn describe(&self) -> String {
+        self.name.clone()
+    }
+
+    fn create(&self, meta: &SessionMeta, lines: &[&[u8]]) -> Result<(), BackendError> {
+        check_lines(&self.name, lines)?;
+        let err = pg_err(&self.name);
+        let mut c = self.client();
+        let mut tx = c.transaction().map_err(&err)?;
+        let header = lines
+            .iter()
+            .find(|l| extract(l).etype.as_deref() == Some("session"))
+            .copied()
+            .unwrap_or_default();
+        let n = tx
+            .execute(
+                "INSERT INTO arbor_sessions (id, cwd, created, header, name, parent_session, tool, machine, source_path, lines, bytes, modified_ms, fence)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0) ON CONFLICT (id) DO NOTHING",
+                &[
+                    &meta.id,
+                    &meta.cwd,
+                    &meta.created,
+                    &header,
+                    &meta.name,
+                    &meta.parent_session,
+                    &meta.tool,
+                    &meta.machine,
+                    &meta.source_path,
+                    &(lines.len() as i64),
+                    &byte_len(lines),
+                    &now_ms(),
+                ],
+            )
+            .map_err(&err)?;
+        if n == 0 {
+            return Err(BackendError::Exists {
+                store: self.name.clone(),
+                id: meta.id.clone(),
+            });
+        }
+        insert_lines(&mut tx, &meta.id, 0, lines).map_err(&err)?;
+        tx.commit().map_err(&err)
+    }
+
+    fn read(&self, id: &str, from: u64) -> Result<Vec<Vec<u8>>, BackendError> {
+        self.read_range(id, from, u64::MAX)
+    }
+
+    fn read_range(&self, id: &str, from: u64, to: u64) -> Result<Vec<Vec<u8>>, BackendError> {
+        let err = pg_err(&self.name);
+        let mut c = self.client();
+        let mut tx = c
+            .build_transaction()
+            .read_only(true)
+            .start()
+            .map_err(&err)?;
+        if tx
+            .query_opt("SELECT 1 FROM arbor_sessions WHERE id = $1", &[&id])
+            .map_err(&err)?
+            .is_none()
+        {
+            return Err(BackendError::NoSession {
+                store: self.name.clone(),
+                id: id.to_string(),
+            });
+        }
+        let big = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        let rows = tx
+            .query(
+                "SELECT line FROM arbor_entries WHERE session_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq",
+                &[&id, &big(from), &big(to)],
+            )
+            .map_err(&err)?;
+        tx.commit().map_err(&err)?;
+        Ok(rows.into_iter().map(|r| r.get::<_, Vec<u8>>(0)).collect())
+    }
+
+    fn list(&self) -> Result<Vec<StoredSession>, BackendError> {
+        let rows = self
+            .client()
+            .query(
+                "SELECT id, cwd, created, name, parent_session, tool, machine, source_path, lines, bytes, modified_ms FROM arbor_sessions ORDER BY modified_ms DESC, id",
+                &[],
+            )
+            .map_err(pg_err(&self.name))?;
+        Ok(rows
+            .into_iter()
+            .map(|r| StoredSession {
+                meta: SessionMeta {
+                    id: r.get(0),
+                    cwd: r.get(1),
+                    created: r.get(2),
+                    name: r.get(3),
+                    parent_session: r.get(4),
+                    tool: r.get(5),
+                    machine: r.get(6),
+                    source_path: r.get(7),
+                },
+                lines: r.get::<_, i64>(8) as u64,
+                bytes: r.get::<_, i64>(9) as u64,
+                modified_ms: r.get(10),
+            })
+            .collect())
+    }
+
+    fn writer(
+        &self,
+        id: &str,
+        wait: Option<Duration>,
+    ) -> Result<Box<dyn SessionWriter>, BackendError> {
+        let err = pg_err(&self.name);
+        let deadline = wait.map(|w| Instant::now() + w);
+        let me = holder();
+        loop {
+            let now = now_ms();
+            let until = now + self.lease.as_millis() as i64;
+            let taken = self
+                .client()
+                .query_opt(
+                    "UPDATE arbor_sessions SET fence = fence + 1, holder = $2, lease_until_ms = $3
+                     WHERE id = $1 AND (lease_until_ms IS NULL OR lease_until_ms < $4)
+                     RETURNING fence, lines",
+                    &[&id, &me, &until, &now],
+                )
+                .map_err(&err)?;
+            if let Some(r) = taken {
+                return Ok(Box::new(PgWriter {
+                    store: self.clone(),
+                    id: id.to_string(),
+                    fence: r.get::<_, i64>(0) as u64,
+                    len: r.get::<_, i64>(1) as u64,
+                }));
+            }
+            let held = self
+                .client()
+                .query_opt("SELECT holder FROM arbor_sessions WHERE id = $1", &[&id])
+                .map_err(&err)?;
+            let Some(row) = held else {
+                return Err(BackendError::NoSession {
+                    store: self.name.clone(),
+                    id: id.to_string(),
+                });
+            };
+            match deadline {
+                Some(d) if Instant::now() < d => std::thread::sleep(Duration::from_millis(20)),
+                _ => {
+                    return Err(BackendError::Busy {
+                        store: self.name.clone(),
+                        id: id.to_string(),
+                        holder: row.get::<_, Option<String>>(0).unwrap_or_default(),
+                    })
+                }
+            }
+        }
+    }
+
+    fn set_name(&self, id: &str, name: &str) -> Result<(), BackendError> {
+        let n = self
+            .client()
+            .execute(
+                "UPDATE arbor_sessions SET name = $2 WHERE id = $1",
+                &[&id, &name],
+            )
+            .map_err(pg_err(&self.name))?;
+        if n == 0 {
+            return Err(BackendError::NoSession {
+                store: self.name.clone(),
+                id: id.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    fn delete(&self, id: &str) -> Result<(), BackendError> {
+        let err = pg_err(&self.name);
+        let mut c = self.client();
+        let mut tx = c.transaction().map_err(&err)?;
+        let row = tx
+            .query_opt(
+                "SELECT holder, lease_until_ms FROM arbor_sessions WHERE id = $1 FOR UPDATE",
+                &[&id],
+            )
+            .map_err(&err)?;
+        let Some(row) = row else {
+            return Err(BackendError::NoSession {
+                store: self.name.clone(),
+                id: id.to_string(),
+            });
+        };
+        let until: Option<i64> = row.get(1);
+        if until.is_some_and(|u| u >= now_ms()) {
+            return Err(BackendError::Busy {
+                store: self.name.clone(),
+                id: id.to_string(),
+                holder: row.get::<_, Option<String>>(0).unwrap_or_default(),
+            });
+        }
+        tx.execute("DELETE FROM arbor_sessions WHERE id = $1", &[&id])
+            .map_err(&err)?;
+        tx.commit().map_err(&err)
+    }
+}
+
+/// The writer of a [`PgStore`] session.
+#[derive(Debug)]
+struct PgWriter {
+    store: PgStore,
+    id: String,
+    fence: u64,
+    len: u64,
+}
+
+impl PgWriter {
+    fn write(&mut self, replace: bool, lines: &[&[u8]]) -> Result<(), BackendError> {
+        check_lines(&self.store.name, lines)?;
+        let name = self.store.name.clone();
+        let err = pg_err(&name);
+        let mut c = self.store.client();
+        let mut tx = c.transaction().map_err(&err)?;
+        let row = tx
+            .query_opt(
+                "SELECT fence, lines FROM arbor_sessions WHERE id = $1 FOR UPDATE",
+                &[&self.id],
+            )
+            .map_err(&err)?;
+        let fenced = || BackendError::Fenced {
+            store: name.clone(),
+            id: self.id.clone(),
+            fence: self.fence,
+        };
+        let Some(row) = row else {
+            return Err(fenced());
+        };
+        if row.get::<_, i64>(0) as u64 != self.fence {
+            return Err(fenced());
+        }
+        let n = row.get::<_, i64>(1) as u64;
+        if n != self.len {
+            return Err(BackendError::Moved {
+                store: name.clone(),
+                id: self.id.clone(),
+                expected: self.len,
+                found: n,
+            });
+        }
+        let until = now_ms() + self.store.lease.as_millis() as i64;
+        if replace {
+            tx.execute(
+                "DELETE FROM arbor_entries WHERE session_id = $1",
+                &[&self.id],
+            )
+            .map_err(&err)?;
+            insert_lines(&mut tx, &self.id, 0, lines).map_err(&err)?;
+            tx.execute(
+                "UPDATE arbor_sessions SET lines = $2, bytes = $3, modified_ms = $4, lease_until_ms = $5 WHERE id = $1",
+                &[&self.id, &(lines.len() as i64), &byte_len(lines), &now_ms(), &until],
+            )
+            .map_err(&err)?;
+        } else {
+            insert_lines(&mut tx, &self.id, self.len, lines).map_err(&err)?;
+            tx.execute(
+                "UPDATE arbor_sessions SET lines = lines + $2, bytes = bytes + $3, modified_ms = $4, lease_until_ms = $5 WHERE id = $1",
+                &[&self.id, &(lines.len() as i64), &byte_len(lines), &now_ms(), &until],
+            )
+            .map_err(&err)?;
+        }
+        tx.commit().map_err(&err)?;
+        self.len = if replace {
+            lines.len() as u64
+        } else {
+            self.len + lines.len() as u64
+        };
+        Ok(())
+    }
+}
+
+impl SessionWriter for PgWriter {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn fence(&self) -> u64 {
+        self.fence
+    }
+
+    fn append(&mut self, lines: &[&[u8]]) -> Result<(), BackendError> {
+        self.write(false, lines)
+    }
+
+    fn replace_all(&mut self, lines: &[&[u8]]) -> Result<(), BackendError> {
+        self.write(true, lines)
+    }
+}
+
+impl Drop for PgWriter {
+    fn drop(&mut self) {
+        // Released only if still ours; when this fails the lease expires by itself.
+        let _ = self.store.client().execute(
+            "UPDATE arbor_sessions SET holder = NULL, lease_until_ms = NULL WHERE id = $1 AND fence = $2",
+            &[&self.id, &(self.fence as i64)],
+        );
+    }
+}
