@@ -18,10 +18,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Lines sent in one append (or one create) at most, by count and by bytes.
-const BATCH_LINES: usize = 2000;
-const BATCH_BYTES: usize = 16 << 20;
-
 /// What a session is, between here and the shared store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum State {
@@ -61,6 +57,9 @@ pub struct Row {
     pub bytes: u64,
     /// What was done about it, when not just `moved` lines (a fork written, a refusal).
     pub note: Option<String>,
+    /// Left undone: a conflict (without a fork kept), a writer in the way, a copy that moved
+    /// while syncing. `arbor sync` exits with status 1 then.
+    pub unresolved: bool,
 }
 
 /// Why a sync failed as a whole (a session's own trouble is a row's note instead).
@@ -236,24 +235,6 @@ fn compare(
     })
 }
 
-fn batches(lines: &[Vec<u8>]) -> Vec<Vec<&[u8]>> {
-    let mut out = Vec::new();
-    let mut cur: Vec<&[u8]> = Vec::new();
-    let mut size = 0;
-    for l in lines {
-        if !cur.is_empty() && (cur.len() >= BATCH_LINES || size + l.len() > BATCH_BYTES) {
-            out.push(std::mem::take(&mut cur));
-            size = 0;
-        }
-        size += l.len();
-        cur.push(l);
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
 fn selected(ids: &[String], id: &str, path: Option<&Path>) -> bool {
     ids.is_empty()
         || ids.iter().any(|s| {
@@ -262,7 +243,8 @@ fn selected(ids: &[String], id: &str, path: Option<&Path>) -> bool {
 }
 
 /// Sends what the shared store lacks: new sessions whole, longer ones their new lines (under
-/// the shared copy's writer lease). Only sessions selected by `ids` (ids, id prefixes or
+/// the shared copy's writer lease), each session in one transaction: a push killed halfway
+/// leaves every session as it was or as it is here, never in between. Only sessions selected by `ids` (ids, id prefixes or
 /// paths; empty: all).
 ///
 /// # Errors
@@ -298,6 +280,7 @@ pub fn push(
                     moved: 0,
                     bytes: 0,
                     note: None,
+                    unresolved: false,
                 });
                 continue;
             }
@@ -310,6 +293,7 @@ pub fn push(
             moved: 0,
             bytes: 0,
             note: None,
+            unresolved: false,
         };
         match there {
             None => {
@@ -324,24 +308,22 @@ pub fn push(
                 meta.id = id.clone();
                 meta.machine = Some(local.machine.clone());
                 meta.source_path = Some(path.display().to_string());
-                let mut parts = batches(&lines).into_iter();
-                let first = parts.next().unwrap_or_default();
-                remote.create(&meta, &first)?;
-                let mut w = remote.writer(&id, Some(Duration::from_secs(10)))?;
-                for part in parts {
-                    w.append(&part)?;
-                }
+                // One step: after a crash the session is there whole or not at all.
+                let refs: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
+                remote.create(&meta, &refs)?;
                 row.moved = lines.len() as u64;
                 row.bytes = bytes_of(&lines);
             }
             Some(s) => {
                 let (state, _) = compare(remote, &id, &lines, s)?;
+                row.unresolved = matches!(state, State::Conflict { .. });
                 row.state = state.clone();
                 if let State::LocalAhead(k) = state {
                     let mut w = match remote.writer(&id, Some(Duration::from_secs(10))) {
                         Ok(w) => w,
                         Err(e @ BackendError::Busy { .. }) => {
                             row.note = Some(e.to_string());
+                            row.unresolved = true;
                             rows.push(row);
                             continue;
                         }
@@ -351,12 +333,12 @@ pub fn push(
                     if w.len() != s.lines {
                         row.note =
                             Some("the shared copy changed while pushing; run sync again".into());
+                        row.unresolved = true;
                         rows.push(row);
                         continue;
                     }
-                    for part in batches(new) {
-                        w.append(&part)?;
-                    }
+                    let refs: Vec<&[u8]> = new.iter().map(Vec::as_slice).collect();
+                    w.append(&refs)?;
                     row.moved = k;
                     row.bytes = bytes_of(new);
                 }
@@ -458,6 +440,7 @@ pub fn pull(
             moved: 0,
             bytes: 0,
             note: None,
+            unresolved: false,
         };
         match &path {
             None => {
@@ -485,6 +468,7 @@ pub fn pull(
             Some(p) => {
                 let lines = read_lines(p)?;
                 let (state, extra) = compare(remote, &id, &lines, &s)?;
+                row.unresolved = matches!(state, State::Conflict { .. }) && !fork_on_conflict;
                 row.state = state.clone();
                 match state {
                     State::RemoteAhead(_) => {
@@ -500,7 +484,10 @@ pub fn pull(
                                 row.moved = extra.len() as u64;
                                 row.bytes = bytes_of(&extra);
                             }
-                            Err(e) => row.note = Some(e.to_string()),
+                            Err(e) => {
+                                row.note = Some(e.to_string());
+                                row.unresolved = true;
+                            }
                         }
                     }
                     State::Conflict { .. } if fork_on_conflict => {
@@ -613,6 +600,7 @@ pub fn status(
             moved: 0,
             bytes: 0,
             note: None,
+            unresolved: false,
         });
     }
     for (id, _) in shared {
@@ -624,6 +612,7 @@ pub fn status(
                 moved: 0,
                 bytes: 0,
                 note: None,
+                unresolved: false,
             });
         }
     }

@@ -115,9 +115,7 @@ fn state_text(s: &State) -> String {
 }
 
 fn print(rows: &[Row], action: Action, json: bool, term: &Term) -> Result<bool> {
-    let conflicts = rows
-        .iter()
-        .any(|r| matches!(r.state, State::Conflict { .. }) && r.note.is_none());
+    let conflicts = rows.iter().any(|r| r.unresolved);
     if json {
         let mut buf = Vec::new();
         let mut arr = arbor_core::json::JsonArray::new(&mut buf);
