@@ -470,6 +470,11 @@ pub enum Command {
         /// otherBranches, summaries}], total}.
         #[arg(long)]
         json: bool,
+        /// Read every session file instead of the totals the catalog keeps.
+        #[arg(long)]
+        no_catalog: bool,
+        #[command(flatten)]
+        catalog: CatalogOpt,
     },
     /// List the secrets sessions hold (API keys and tokens, private keys, JWTs, passwords):
     /// file, line, entry, field and kind, never the secret itself.
