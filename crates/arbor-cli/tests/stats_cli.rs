@@ -97,8 +97,9 @@ fn asst_at(id: &str, parent: &str, ts: &str, model: &str, input: u32, cost: f64)
 }
 
 /// The catalog's totals are the files' totals: every --by, --since inside a day and on a day's
-/// edge, a fork in the directory and one whose parent is elsewhere, a usage entry, a file that
-/// is not a session, and after files were appended to and rewritten.
+/// edge, a fork in the directory, one whose parent is elsewhere and one naming its parent by
+/// id (omp), a usage entry, a file that is not a session, and after files were appended to and
+/// rewritten.
 #[test]
 fn catalog_totals_equal_file_totals() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -180,6 +181,17 @@ fn catalog_totals_equal_file_totals() {
         ],
     );
     std::fs::write(&f, "not json\n").expect("f");
+    // g: an omp fork of a, naming its parent by session id.
+    write(
+        &dir.join("g.jsonl"),
+        &[
+            r#"{"type":"session","version":3,"id":"G","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p/G","parentSession":"A"}"#.to_string(),
+            user("u1", None, 1),
+            asst_at("a1", "u1", "2026-01-01T10:00:00.000Z", "m1", 100, 0.1),
+            user("g1", Some("a1"), 9),
+            asst_at("g2", "g1", "2026-01-09T10:00:00.000Z", "m1", 3, 0.3),
+        ],
+    );
     let cat = tmp.path().join("catalog.db");
     let run = |args: &[&str]| -> String {
         let o = Command::new(env!("CARGO_BIN_EXE_arbor"))
@@ -219,8 +231,12 @@ fn catalog_totals_equal_file_totals() {
     };
     compare("fresh");
     let v: Value = serde_json::from_str(&run(&["stats", "--all", "--json"])).expect("json");
-    assert_eq!(v["sessions"], 4, "a, b, c, d; f is not a session");
-    assert_eq!(v["forkCopiesSkipped"], 1 + 2, "a1 in b; a1 and b1 in c");
+    assert_eq!(v["sessions"], 5, "a, b, c, d, g; f is not a session");
+    assert_eq!(
+        v["forkCopiesSkipped"],
+        1 + 2 + 1,
+        "a1 in b; a1 and b1 in c; a1 in g (parent by id)"
+    );
     // Appended: a new branch of a (a3, a4 and a5 leave the path), and a turn of b that c copies
     // then (a fork whose parent changed has its copies marked again).
     let mut more = std::fs::read_to_string(&a).expect("read a");
@@ -233,7 +249,7 @@ fn catalog_totals_equal_file_totals() {
     std::fs::write(&b, more).expect("append b");
     compare("appended");
     let v: Value = serde_json::from_str(&run(&["stats", "--all", "--json"])).expect("json");
-    assert_eq!(v["forkCopiesSkipped"], 1 + 3, "c1 is b's now");
+    assert_eq!(v["forkCopiesSkipped"], 1 + 3 + 1, "c1 is b's now");
     // e moves into the directory: d's copy of e1 is counted once.
     std::fs::rename(&e, dir.join("e.jsonl")).expect("move e");
     let d_lines = std::fs::read_to_string(&d).expect("read d");
@@ -247,5 +263,5 @@ fn catalog_totals_equal_file_totals() {
     .expect("rewrite d");
     compare("moved");
     let v: Value = serde_json::from_str(&run(&["stats", "--all", "--json"])).expect("json");
-    assert_eq!(v["forkCopiesSkipped"], 1 + 3 + 1);
+    assert_eq!(v["forkCopiesSkipped"], 1 + 3 + 1 + 1);
 }

@@ -104,6 +104,7 @@ CREATE TABLE IF NOT EXISTS spend_files (
   dev INTEGER NOT NULL,
   error TEXT,
   cwd TEXT NOT NULL DEFAULT '',
+  sid TEXT,
   parent TEXT,
   parent_canon TEXT,
   parent_size INTEGER,

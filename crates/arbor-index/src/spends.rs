@@ -2,7 +2,8 @@
 //! [`Bucket`]s (see `arbor_store::usage`), its `cwd` and `parentSession`, and whether it could
 //! be read, valid while the file's `stat` is the one stored. A fork's buckets mark the turns
 //! its parent holds too; the parent's `stat` when they were marked is kept with them, so that
-//! a parent that changed has its forks marked again.
+//! a parent that changed has its forks marked again. The parent is the counted session its
+//! `parentSession` names: by path (pi), else by session id (omp).
 use crate::catalog::Catalog;
 use crate::error::{IndexError, SqlContext};
 use crate::scan::Stat;
@@ -19,6 +20,8 @@ pub struct SpendRow {
     pub error: Option<String>,
     /// Header `cwd` (`""` when absent).
     pub cwd: String,
+    /// Header `id` (what an omp fork's `parentSession` names).
+    pub id: Option<String>,
     /// Header `parentSession`.
     pub parent: Option<String>,
     /// The parent's canonical path and `stat` when the fork's copies were marked (`None`: not
@@ -52,7 +55,7 @@ impl Catalog {
             .conn
             .prepare_cached(
                 "SELECT name, size, mtime_ns, ino, dev, error, cwd, parent, parent_canon, \
-                 parent_size, parent_mtime_ns, parent_ino, parent_dev, buckets \
+                 parent_size, parent_mtime_ns, parent_ino, parent_dev, buckets, sid \
                  FROM spend_files WHERE dir=?1",
             )
             .db(&self.path)?;
@@ -71,12 +74,13 @@ impl Catalog {
                     r.get::<_, Option<String>>(7)?,
                     parent_canon.zip(parent_stat),
                     decode_buckets(&blob),
+                    r.get::<_, Option<String>>(14)?,
                 ))
             })
             .db(&self.path)?;
         let mut out = HashMap::new();
         for row in rows {
-            let (name, stat, error, cwd, parent, parent_seen, buckets) = row.db(&self.path)?;
+            let (name, stat, error, cwd, parent, parent_seen, buckets, id) = row.db(&self.path)?;
             let (Some(stat), Some(buckets)) = (stat, buckets) else {
                 continue;
             };
@@ -86,6 +90,7 @@ impl Catalog {
                     stat,
                     error,
                     cwd,
+                    id,
                     parent,
                     parent_seen,
                     buckets,
@@ -121,7 +126,7 @@ impl Catalog {
                 .prepare_cached(
                     "INSERT OR REPLACE INTO spend_files(dir, name, size, mtime_ns, ino, dev, error, \
                      cwd, parent, parent_canon, parent_size, parent_mtime_ns, parent_ino, parent_dev, \
-                     buckets) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                     buckets, sid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
                 )
                 .db(&path)?;
             for (d, n, r) in rows {
@@ -142,6 +147,7 @@ impl Catalog {
                     ps.map(|p| p.1.ino as i64),
                     ps.map(|p| p.1.dev as i64),
                     encode_buckets(&r.buckets),
+                    r.id,
                 ])
                 .db(&path)?;
             }
@@ -168,6 +174,7 @@ mod tests {
             stat,
             error: None,
             cwd: "/p".into(),
+            id: Some("B".into()),
             parent: Some("/x/a.jsonl".into()),
             parent_seen: Some(("/x/a.jsonl".into(), stat)),
             buckets: Vec::new(),

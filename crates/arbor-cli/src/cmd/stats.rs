@@ -70,6 +70,7 @@ struct Counted {
 struct Loaded {
     spends: Vec<Spend>,
     cwd: String,
+    id: Option<String>,
     parent: Option<String>,
 }
 
@@ -78,6 +79,7 @@ fn load(f: &Path) -> Result<Loaded, String> {
     Ok(Loaded {
         spends: usage::spends(&doc),
         cwd: doc.header_str("cwd").unwrap_or_default(),
+        id: doc.header_str("id"),
         parent: doc.header_str("parentSession"),
     })
 }
@@ -147,6 +149,18 @@ fn aggregate(
     (rows, total, dropped)
 }
 
+/// The counted session a `parentSession` names: by its path (pi), else by its id (omp).
+fn parent_index(
+    parent: &str,
+    by_canon: &HashMap<&str, usize>,
+    by_id: &HashMap<&str, usize>,
+) -> Option<usize> {
+    by_canon
+        .get(canon_of(Path::new(parent)).as_str())
+        .or_else(|| by_id.get(parent))
+        .copied()
+}
+
 /// Reads every file: the sessions named, or listed.
 fn from_files(files: &[PathBuf]) -> Vec<Counted> {
     let mut loaded = Vec::new();
@@ -156,9 +170,19 @@ fn from_files(files: &[PathBuf]) -> Vec<Counted> {
             Err(e) => say_err!("arbor: {}: not counted: {e}", f.display()),
         }
     }
-    let keys: HashMap<&str, HashSet<SpendKey>> = loaded
+    let keys: Vec<HashSet<SpendKey>> = loaded
         .iter()
-        .map(|(_, c, l)| (c.as_str(), usage::spend_keys(&l.spends)))
+        .map(|(_, _, l)| usage::spend_keys(&l.spends))
+        .collect();
+    let by_canon: HashMap<&str, usize> = loaded
+        .iter()
+        .enumerate()
+        .map(|(k, (_, c, _))| (c.as_str(), k))
+        .collect();
+    let by_id: HashMap<&str, usize> = loaded
+        .iter()
+        .enumerate()
+        .filter_map(|(k, (_, _, l))| Some((l.id.as_deref()?, k)))
         .collect();
     loaded
         .iter()
@@ -166,7 +190,8 @@ fn from_files(files: &[PathBuf]) -> Vec<Counted> {
             let parent = l
                 .parent
                 .as_deref()
-                .and_then(|p| keys.get(canon_of(Path::new(p)).as_str()));
+                .and_then(|p| parent_index(p, &by_canon, &by_id))
+                .map(|j| &keys[j]);
             Counted {
                 file: f.clone(),
                 cwd: l.cwd.clone(),
@@ -316,14 +341,39 @@ fn from_catalog(cat: &mut Catalog, dirs: &[PathBuf], since: Option<f64>) -> Resu
         }
     }
     // The counted sessions by canonical path (the last of two alike, as from_files).
-    let by_canon: HashMap<String, usize> = items
+    let ids: Vec<Option<String>> = items
+        .iter()
+        .map(|i| match (&i.loaded, &i.row) {
+            (Some(Ok(l)), _) => l.id.clone(),
+            (None, Some(r)) => r.id.clone(),
+            _ => None,
+        })
+        .collect();
+    let by_canon: HashMap<&str, usize> = items
         .iter()
         .enumerate()
         .filter(|(_, i)| i.counted())
-        .map(|(k, i)| (i.canon.clone(), k))
+        .map(|(k, i)| (i.canon.as_str(), k))
         .collect();
+    let by_id: HashMap<&str, usize> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.counted())
+        .filter_map(|(k, _)| Some((ids[k].as_deref()?, k)))
+        .collect();
+    let parent_of: Vec<Option<usize>> = items
+        .iter()
+        .map(|i| {
+            let parent = match (&i.loaded, &i.row) {
+                (Some(Ok(l)), _) => l.parent.as_deref(),
+                (None, Some(r)) if r.error.is_none() => r.parent.as_deref(),
+                _ => None,
+            };
+            parent.and_then(|p| parent_index(p, &by_canon, &by_id))
+        })
+        .collect();
+    let canons: Vec<String> = items.iter().map(|i| i.canon.clone()).collect();
     let mut parent_keys: HashMap<usize, HashSet<SpendKey>> = HashMap::new();
-    let mut parent_of: Vec<Option<usize>> = vec![None; items.len()];
     for k in 0..items.len() {
         if !items[k].counted() {
             if let (Some(Err(e)), Some(stat)) = (&items[k].loaded, items[k].stat) {
@@ -332,6 +382,7 @@ fn from_catalog(cat: &mut Catalog, dirs: &[PathBuf], since: Option<f64>) -> Resu
                     stat,
                     error: Some(e.clone()),
                     cwd: String::new(),
+                    id: None,
                     parent: None,
                     parent_seen: None,
                     buckets: Vec::new(),
@@ -341,15 +392,8 @@ fn from_catalog(cat: &mut Catalog, dirs: &[PathBuf], since: Option<f64>) -> Resu
             }
             continue;
         }
-        let parent = match (&items[k].loaded, &items[k].row) {
-            (Some(Ok(l)), _) => l.parent.clone(),
-            (_, Some(r)) => r.parent.clone(),
-            _ => None,
-        };
-        let pc = parent.as_deref().map(|p| canon_of(Path::new(p)));
-        let pj = pc.as_ref().and_then(|c| by_canon.get(c)).copied();
-        parent_of[k] = pj;
-        let seen = pj.and_then(|j| Some((pc.clone()?, items[j].stat?)));
+        let pj = parent_of[k];
+        let seen = pj.and_then(|j| Some((canons[j].clone(), items[j].stat?)));
         let fresh = items[k].loaded.is_none()
             && items[k]
                 .row
@@ -369,6 +413,7 @@ fn from_catalog(cat: &mut Catalog, dirs: &[PathBuf], since: Option<f64>) -> Resu
             stat,
             error: None,
             cwd: l.cwd.clone(),
+            id: l.id.clone(),
             parent: l.parent.clone(),
             parent_seen: seen,
             buckets: usage::buckets(&l.spends, parent_set, false),
