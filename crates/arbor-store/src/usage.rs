@@ -218,8 +218,9 @@ impl Kind {
 
 /// The spends of one session that share everything `arbor stats` groups, filters and
 /// deduplicates by: the first 10 and 7 characters of their timestamp (day and month), the UTC
-/// day of the time it reads as (week, `--since`), model, kind, and whether the session's
-/// parent holds the same entry (a fork's copy).
+/// day and hour of the time it reads as (week; hours so that a `--since` falls inside few
+/// buckets), model, kind, and whether the session's parent holds the same entry (a fork's
+/// copy).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bucket {
     /// The timestamp's first 10 characters (`None`: missing or shorter).
@@ -228,6 +229,8 @@ pub struct Bucket {
     pub month: Option<String>,
     /// Days since the epoch of the timestamp's time (`None`: no readable time).
     pub utc_day: Option<i64>,
+    /// Hours since the epoch of that time (set with `utc_day`).
+    pub utc_hour: i64,
     /// Earliest time of the spends, ms (when `utc_day` is set).
     pub min_ms: f64,
     /// Latest time of the spends, ms (when `utc_day` is set).
@@ -255,7 +258,7 @@ pub fn buckets(
     type Key = (
         Option<String>,
         Option<String>,
-        Option<i64>,
+        Option<(i64, i64)>,
         String,
         Kind,
         bool,
@@ -269,7 +272,12 @@ pub fn buckets(
         let key: Key = (
             ts.and_then(|t| t.get(..10)).map(str::to_string),
             ts.and_then(|t| t.get(..7)).map(str::to_string),
-            ms.map(|m| (m / 86_400_000.0).floor() as i64),
+            ms.map(|m| {
+                (
+                    (m / 86_400_000.0).floor() as i64,
+                    (m / 3_600_000.0).floor() as i64,
+                )
+            }),
             s.model.clone(),
             Kind::of(s),
             copied,
@@ -280,7 +288,8 @@ pub fn buckets(
                 out.push(Bucket {
                     day: key.0.clone(),
                     month: key.1.clone(),
-                    utc_day: key.2,
+                    utc_day: key.2.map(|d| d.0),
+                    utc_hour: key.2.map_or(0, |d| d.1),
                     min_ms: f64::INFINITY,
                     max_ms: f64::NEG_INFINITY,
                     model: key.3.clone(),
@@ -331,6 +340,7 @@ pub fn encode_buckets(buckets: &[Bucket]) -> Vec<u8> {
         put_str(&mut o, &b.model);
         if let Some(d) = b.utc_day {
             o.extend_from_slice(&d.to_le_bytes());
+            o.extend_from_slice(&b.utc_hour.to_le_bytes());
             o.extend_from_slice(&b.min_ms.to_le_bytes());
             o.extend_from_slice(&b.max_ms.to_le_bytes());
         }
@@ -390,14 +400,15 @@ pub fn decode_buckets(b: &[u8]) -> Option<Vec<Bucket>> {
             None
         };
         let model = r.string()?;
-        let (utc_day, min_ms, max_ms) = if flags & 32 != 0 {
+        let (utc_day, utc_hour, min_ms, max_ms) = if flags & 32 != 0 {
             (
                 Some(i64::from_le_bytes(r.arr()?)),
+                i64::from_le_bytes(r.arr()?),
                 f64::from_le_bytes(r.arr()?),
                 f64::from_le_bytes(r.arr()?),
             )
         } else {
-            (None, f64::INFINITY, f64::NEG_INFINITY)
+            (None, 0, f64::INFINITY, f64::NEG_INFINITY)
         };
         let spends = u64::from_le_bytes(r.arr()?);
         let mut v = [0i128; 5];
@@ -408,6 +419,7 @@ pub fn decode_buckets(b: &[u8]) -> Option<Vec<Bucket>> {
             day,
             month,
             utc_day,
+            utc_hour,
             min_ms,
             max_ms,
             model,
@@ -467,7 +479,7 @@ mod tests {
         };
         let spends = [
             s("a", Some("2026-01-01T10:00:00Z"), false),
-            s("b", Some("2026-01-01T11:00:00Z"), false),
+            s("b", Some("2026-01-01T10:30:00Z"), false),
             s("c", None, true),
             s("d", Some("2026-01"), false),
         ];
