@@ -499,7 +499,16 @@ pub fn stats(
     let sessions = if listed && files.is_empty() && !o.no_catalog {
         let dirs = loc.project_dirs(scope)?;
         let mut cat = super::index::open_catalog(catalog)?;
-        from_catalog(&mut cat, &dirs, o.since_ms)?
+        match from_catalog(&mut cat, &dirs, o.since_ms) {
+            Ok(s) => s,
+            Err(e) => {
+                say_err!("arbor: warning: the catalog's totals cannot be read ({e}); reading the session files");
+                for d in &dirs {
+                    files.extend(arbor_store::discover::session_files(d));
+                }
+                from_files(&files)
+            }
+        }
     } else {
         if listed {
             for d in loc.project_dirs(scope)? {
