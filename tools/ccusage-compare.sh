@@ -32,7 +32,7 @@ ARBOR=${ARBOR:-$ROOT/target/release/arbor}
 if [[ ! -x $ARBOR ]]; then
 	(cd "$ROOT" && cargo build --release -q -p arbor-cli)
 fi
-say "ccusage $("$CC" --version 2>/dev/null | tail -1), $("$ARBOR" --version)"
+say "$("$CC" --version 2>/dev/null | tail -1), $("$ARBOR" --version)"
 
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "$SCRATCH"' EXIT
@@ -96,3 +96,19 @@ for f in "$ROOT"/goldens/stats/sessions/*.jsonl; do
 	sed "s|@SESSIONS@|$g/--work-demo--|g" "$f" >"$g/--work-demo--/$(basename "$f")"
 done
 compare "goldens/stats/sessions" "$g" goldens
+# Records ccusage leaves out: an assistant message without a timestamp, one whose token counts
+# are all 0 (cost $4), and one with the same time, model, tokens and cost as another (a second
+# entry id). arbor counts all four turns: $8, input 40; ccusage one: $1, input 10.
+r=$SCRATCH/rules/sessions/--rules--
+mkdir -p "$r"
+turn() { # id parent timestamp-field input cost
+	printf '{"type":"message","id":"%s","parentId":%s%s,"message":{"role":"assistant","content":[],"provider":"p","model":"m","usage":{"input":%s,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":%s,"cost":{"total":%s}},"stopReason":"stop","timestamp":0}}\n' "$1" "$2" "$3" "$4" "$4" "$5"
+}
+{
+	printf '{"type":"session","version":3,"id":"rules","timestamp":"2026-03-02T09:00:00.000Z","cwd":"/rules"}\n'
+	turn e1 null ',"timestamp":"2026-03-02T09:00:05.000Z"' 10 1
+	turn e2 '"e1"' '' 20 2
+	turn e3 '"e2"' ',"timestamp":"2026-03-02T09:00:07.000Z"' 0 4
+	turn e4 '"e3"' ',"timestamp":"2026-03-02T09:00:05.000Z"' 10 1
+} >"$r/2026-03-02T09-00-00-000Z_rules.jsonl"
+compare "records ccusage skips" "$SCRATCH/rules/sessions" rules
