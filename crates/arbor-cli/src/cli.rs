@@ -470,6 +470,11 @@ pub enum Command {
         /// otherBranches, summaries}], total}.
         #[arg(long)]
         json: bool,
+        /// Read every session file instead of the totals the catalog keeps.
+        #[arg(long)]
+        no_catalog: bool,
+        #[command(flatten)]
+        catalog: CatalogOpt,
     },
     /// Sessions between this machine and a shared store (PostgreSQL, or a SQLite database
     /// file): push sends

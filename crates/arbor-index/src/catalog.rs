@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 /// Version of the schema below; a catalog with another version is rebuilt. 5: the listing's
 /// texts (`first_message`, the user/assistant `docs`) are stored as WTF-8, lone surrogates kept.
-pub const SCHEMA_VERSION: i64 = 5;
+/// 6: `spend_files`, what `arbor stats` adds up of each session.
+pub const SCHEMA_VERSION: i64 = 6;
 
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -92,6 +93,27 @@ CREATE INDEX IF NOT EXISTS docs_fid ON docs(fid, seq);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
   text, content='docs', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
 );
+-- What `arbor stats` adds up of each session file (see spends.rs), by the directory's key
+-- and the file's name, valid while the file's stat is the one stored.
+CREATE TABLE IF NOT EXISTS spend_files (
+  dir TEXT NOT NULL,
+  name TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  mtime_ns INTEGER NOT NULL,
+  ino INTEGER NOT NULL,
+  dev INTEGER NOT NULL,
+  error TEXT,
+  cwd TEXT NOT NULL DEFAULT '',
+  sid TEXT,
+  parent TEXT,
+  parent_canon TEXT,
+  parent_size INTEGER,
+  parent_mtime_ns INTEGER,
+  parent_ino INTEGER,
+  parent_dev INTEGER,
+  buckets BLOB NOT NULL,
+  PRIMARY KEY (dir, name)
+) WITHOUT ROWID;
 "#;
 
 /// FTS5 settings (kept in the index): a 16 MB in-memory term buffer before a segment is
@@ -101,6 +123,7 @@ const FTS_TUNING: &str = "INSERT INTO fts(fts, rank) VALUES ('hashsize', 1677721
 const DROP: &str = r#"
 DROP TRIGGER IF EXISTS docs_ai;
 DROP TRIGGER IF EXISTS docs_ad;
+DROP TABLE IF EXISTS spend_files;
 DROP TABLE IF EXISTS fts;
 DROP TABLE IF EXISTS docs;
 DROP TABLE IF EXISTS labels;

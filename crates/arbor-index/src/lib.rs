@@ -47,6 +47,7 @@ pub mod history;
 pub mod refresh;
 pub mod scan;
 pub mod search;
+pub mod spends;
 pub mod text;
 pub mod tree;
 

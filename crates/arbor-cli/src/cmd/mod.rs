@@ -252,6 +252,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             by,
             since,
             json,
+            no_catalog,
+            catalog,
         } => stats::stats(
             &stats::StatsOpts {
                 sessions: &sessions,
@@ -260,9 +262,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 by,
                 since_ms: since.map(|s| s.at(arbor_store::ids::now_ms() as f64)),
                 json,
+                no_catalog,
             },
             &term,
             &loc,
+            catalog.catalog.as_deref(),
         ),
         Command::Sync {
             action,

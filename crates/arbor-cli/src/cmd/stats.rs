@@ -2,9 +2,12 @@
 //! it left, a fork's copies of its parent's turns counted once.
 use crate::term::{self, Out, Paint, Term};
 use anyhow::Result;
+use arbor_index::scan::Stat;
+use arbor_index::spends::SpendRow;
+use arbor_index::Catalog;
 use arbor_store::locate::{Locator, Scope};
-use arbor_store::usage::{Spend, Tokens};
-use std::collections::BTreeMap;
+use arbor_store::usage::{self, Bucket, Kind, Spend, SpendKey, Sums, Tokens};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -39,98 +42,482 @@ pub struct StatsOpts<'a> {
     pub since_ms: Option<f64>,
     /// `--json`.
     pub json: bool,
+    /// `--no-catalog`: read every file.
+    pub no_catalog: bool,
 }
 
 #[derive(Default)]
 struct Row {
-    path: Tokens,
-    other: Tokens,
-    side: Tokens,
+    path: Sums,
+    other: Sums,
+    side: Sums,
     turns: u64,
 }
 
-fn group_key(by: By, file: &Path, cwd: &str, s: &Spend) -> String {
-    let ts = s.timestamp.as_deref().unwrap_or("");
+/// One counted session.
+struct Counted {
+    /// The file, as named or listed.
+    file: PathBuf,
+    /// Header `cwd`.
+    cwd: String,
+    /// Its parent session is counted too: its copies of the parent's turns are not.
+    parent_counted: bool,
+    /// Its spends.
+    buckets: Vec<Bucket>,
+}
+
+/// A session file read.
+struct Loaded {
+    spends: Vec<Spend>,
+    cwd: String,
+    id: Option<String>,
+    parent: Option<String>,
+}
+
+fn load(f: &Path) -> Result<Loaded, String> {
+    let doc = arbor_store::load_doc(f).map_err(|e| e.to_string())?;
+    Ok(Loaded {
+        spends: usage::spends(&doc),
+        cwd: doc.header_str("cwd").unwrap_or_default(),
+        id: doc.header_str("id"),
+        parent: doc.header_str("parentSession"),
+    })
+}
+
+/// The canonical path of a file (as given when it has none).
+fn canon_of(p: &Path) -> String {
+    std::fs::canonicalize(p)
+        .unwrap_or_else(|_| p.to_path_buf())
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn week_of(utc_day: i64) -> String {
+    // Days since the epoch (a Thursday); Monday = 4 days before a Thursday start.
+    let monday = utc_day - (utc_day + 3).rem_euclid(7);
+    let iso = arbor_core::time::format_iso_ms(monday * 86_400_000);
+    iso.get(..10).unwrap_or(&iso).to_string()
+}
+
+fn group_key(by: By, s: &Counted, b: &Bucket) -> String {
+    let no_date = || "(no date)".to_string();
     match by {
-        By::Session => file.to_string_lossy().into_owned(),
-        By::Day => ts.get(..10).unwrap_or("(no date)").to_string(),
-        By::Month => ts.get(..7).unwrap_or("(no date)").to_string(),
-        By::Week => match arbor_core::time::parse_iso_ms(ts) {
-            Some(ms) => {
-                // Days since the epoch (a Thursday); Monday = 4 days before a Thursday start.
-                let day = (ms / 86_400_000.0).floor() as i64;
-                let monday = day - (day + 3).rem_euclid(7);
-                let iso = arbor_core::time::format_iso_ms(monday * 86_400_000);
-                iso.get(..10).unwrap_or(&iso).to_string()
-            }
-            None => "(no date)".into(),
-        },
-        By::Model => s.model.clone(),
-        By::Project => cwd.to_string(),
+        By::Session => s.file.to_string_lossy().into_owned(),
+        By::Day => b.day.clone().unwrap_or_else(no_date),
+        By::Month => b.month.clone().unwrap_or_else(no_date),
+        By::Week => b.utc_day.map(week_of).unwrap_or_else(no_date),
+        By::Model => b.model.clone(),
+        By::Project => s.cwd.clone(),
     }
 }
 
+/// The rows, the total and how many fork copies were left out.
+fn aggregate(
+    sessions: &[Counted],
+    by: By,
+    since: Option<f64>,
+) -> (BTreeMap<String, Row>, Row, u64) {
+    let mut rows: BTreeMap<String, Row> = BTreeMap::new();
+    let mut total = Row::default();
+    let mut dropped = 0;
+    for s in sessions {
+        for b in &s.buckets {
+            if b.copied && s.parent_counted {
+                dropped += b.spends;
+                continue;
+            }
+            if let Some(since) = since {
+                // A turn without a readable time is not "since" anything. A bucket whose
+                // times straddle `since` was split into its spends before.
+                if b.utc_day.is_none() || b.min_ms < since {
+                    continue;
+                }
+            }
+            let key = group_key(by, s, b);
+            for r in [rows.entry(key).or_default(), &mut total] {
+                if b.kind != Kind::Side {
+                    r.turns += b.spends;
+                }
+                match b.kind {
+                    Kind::Path => r.path.add(&b.sums),
+                    Kind::Other => r.other.add(&b.sums),
+                    Kind::Side => r.side.add(&b.sums),
+                }
+            }
+        }
+    }
+    (rows, total, dropped)
+}
+
+/// The counted session a `parentSession` names: by its path (pi), else by its id (omp).
+fn parent_index(
+    parent: &str,
+    by_canon: &HashMap<&str, usize>,
+    by_id: &HashMap<&str, usize>,
+) -> Option<usize> {
+    by_canon
+        .get(canon_of(Path::new(parent)).as_str())
+        .or_else(|| by_id.get(parent))
+        .copied()
+}
+
+/// Reads every file: the sessions named, or listed.
+fn from_files(files: &[PathBuf]) -> Vec<Counted> {
+    let mut loaded = Vec::new();
+    for f in files {
+        match load(f) {
+            Ok(l) => loaded.push((f.clone(), canon_of(f), l)),
+            Err(e) => say_err!("arbor: {}: not counted: {e}", f.display()),
+        }
+    }
+    let keys: Vec<HashSet<SpendKey>> = loaded
+        .iter()
+        .map(|(_, _, l)| usage::spend_keys(&l.spends))
+        .collect();
+    let by_canon: HashMap<&str, usize> = loaded
+        .iter()
+        .enumerate()
+        .map(|(k, (_, c, _))| (c.as_str(), k))
+        .collect();
+    let by_id: HashMap<&str, usize> = loaded
+        .iter()
+        .enumerate()
+        .filter_map(|(k, (_, _, l))| Some((l.id.as_deref()?, k)))
+        .collect();
+    loaded
+        .iter()
+        .map(|(f, _, l)| {
+            let parent = l
+                .parent
+                .as_deref()
+                .and_then(|p| parent_index(p, &by_canon, &by_id))
+                .map(|j| &keys[j]);
+            Counted {
+                file: f.clone(),
+                cwd: l.cwd.clone(),
+                parent_counted: parent.is_some(),
+                buckets: usage::buckets(&l.spends, parent, true),
+            }
+        })
+        .collect()
+}
+
+/// One listed file, on its way from the catalog.
+struct Item {
+    file: PathBuf,
+    dir_key: String,
+    name: String,
+    canon: String,
+    /// `None`: not a regular file (read every time, never kept).
+    stat: Option<Stat>,
+    /// The catalog's row, when the file's stat is the stored one.
+    row: Option<SpendRow>,
+    /// Read in this run.
+    loaded: Option<Result<Loaded, String>>,
+    /// The row changed: store it.
+    dirty: bool,
+}
+
+impl Item {
+    fn counted(&self) -> bool {
+        match (&self.loaded, &self.row) {
+            (Some(l), _) => l.is_ok(),
+            (None, Some(r)) => r.error.is_none(),
+            (None, None) => false,
+        }
+    }
+    /// Its spends (read now if they were not).
+    fn spends(&mut self) -> Option<&Loaded> {
+        if self.loaded.is_none() {
+            self.loaded = Some(load(&self.file));
+        }
+        self.loaded.as_ref().and_then(|l| l.as_ref().ok())
+    }
+}
+
+/// Reads each file on the worker threads.
+fn load_all(items: &mut [&mut Item]) {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(items.len())
+        .max(1);
+    let files: Vec<PathBuf> = items.iter().map(|i| i.file.clone()).collect();
+    let results: Vec<(usize, Result<Loaded, String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(f) = files.get(i) else { break };
+                        out.push((i, load(f)));
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|_| vec![]))
+            .collect()
+    });
+    for (i, r) in results {
+        items[i].loaded = Some(r);
+    }
+}
+
+/// The keys of the spends of `items[j]` (a parent), read once.
+fn keys_of(items: &mut [Item], keys: &mut HashMap<usize, HashSet<SpendKey>>, j: usize) {
+    if let std::collections::hash_map::Entry::Vacant(e) = keys.entry(j) {
+        let k = items[j]
+            .spends()
+            .map(|l| usage::spend_keys(&l.spends))
+            .unwrap_or_default();
+        e.insert(k);
+    }
+}
+
+/// The sessions of `dirs`, from the catalog: the files whose stat changed are read again (and
+/// kept), the others are the catalog's rows. Adds up to exactly what [`from_files`] gives.
+fn from_catalog(cat: &mut Catalog, dirs: &[PathBuf], since: Option<f64>) -> Result<Vec<Counted>> {
+    let mut items: Vec<Item> = Vec::new();
+    let mut gone: Vec<(String, String)> = Vec::new();
+    for d in dirs {
+        let key = arbor_index::dir_key(d);
+        let mut rows = cat.spend_rows(&key)?;
+        let files = arbor_store::discover::session_files(d);
+        let names: HashSet<String> = files
+            .iter()
+            .filter_map(|f| f.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect();
+        gone.extend(
+            rows.keys()
+                .filter(|n| !names.contains(*n))
+                .map(|n| (key.clone(), n.clone())),
+        );
+        for f in files {
+            let name = f
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let (canon, stat) = match std::fs::symlink_metadata(&f) {
+                Ok(m) if m.file_type().is_symlink() => (
+                    canon_of(&f),
+                    std::fs::metadata(&f)
+                        .ok()
+                        .filter(|m| m.is_file())
+                        .map(|m| Stat::from_meta(&m)),
+                ),
+                Ok(m) => (
+                    format!("{}/{name}", key.trim_end_matches('/')),
+                    m.is_file().then(|| Stat::from_meta(&m)),
+                ),
+                Err(_) => (canon_of(&f), None),
+            };
+            let row = rows
+                .remove(&name)
+                .filter(|r| stat.is_some_and(|s| s == r.stat));
+            items.push(Item {
+                file: f,
+                dir_key: key.clone(),
+                name,
+                canon,
+                stat,
+                row,
+                loaded: None,
+                dirty: false,
+            });
+        }
+    }
+    let mut stale: Vec<&mut Item> = items.iter_mut().filter(|i| i.row.is_none()).collect();
+    load_all(&mut stale);
+    for i in &mut items {
+        if let Some(Err(e)) = &i.loaded {
+            say_err!("arbor: {}: not counted: {e}", i.file.display());
+        } else if let (None, Some(SpendRow { error: Some(e), .. })) = (&i.loaded, &i.row) {
+            say_err!("arbor: {}: not counted: {e}", i.file.display());
+        }
+    }
+    // The counted sessions by canonical path (the last of two alike, as from_files).
+    let ids: Vec<Option<String>> = items
+        .iter()
+        .map(|i| match (&i.loaded, &i.row) {
+            (Some(Ok(l)), _) => l.id.clone(),
+            (None, Some(r)) => r.id.clone(),
+            _ => None,
+        })
+        .collect();
+    let by_canon: HashMap<&str, usize> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.counted())
+        .map(|(k, i)| (i.canon.as_str(), k))
+        .collect();
+    let by_id: HashMap<&str, usize> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.counted())
+        .filter_map(|(k, _)| Some((ids[k].as_deref()?, k)))
+        .collect();
+    let parent_of: Vec<Option<usize>> = items
+        .iter()
+        .map(|i| {
+            let parent = match (&i.loaded, &i.row) {
+                (Some(Ok(l)), _) => l.parent.as_deref(),
+                (None, Some(r)) if r.error.is_none() => r.parent.as_deref(),
+                _ => None,
+            };
+            parent.and_then(|p| parent_index(p, &by_canon, &by_id))
+        })
+        .collect();
+    let canons: Vec<String> = items.iter().map(|i| i.canon.clone()).collect();
+    let mut parent_keys: HashMap<usize, HashSet<SpendKey>> = HashMap::new();
+    for k in 0..items.len() {
+        if !items[k].counted() {
+            if let (Some(Err(e)), Some(stat)) = (&items[k].loaded, items[k].stat) {
+                // Kept, so that it is not read again until it changes.
+                let row = SpendRow {
+                    stat,
+                    error: Some(e.clone()),
+                    cwd: String::new(),
+                    id: None,
+                    parent: None,
+                    parent_seen: None,
+                    buckets: Vec::new(),
+                };
+                items[k].row = Some(row);
+                items[k].dirty = true;
+            }
+            continue;
+        }
+        let pj = parent_of[k];
+        let seen = pj.and_then(|j| Some((canons[j].clone(), items[j].stat?)));
+        let fresh = items[k].loaded.is_none()
+            && items[k]
+                .row
+                .as_ref()
+                .is_some_and(|r| pj.is_none() || r.parent_seen == seen);
+        if fresh {
+            continue;
+        }
+        // Read (or read again) and bucketed, a fork's copies marked against its parent.
+        if let Some(j) = pj {
+            keys_of(&mut items, &mut parent_keys, j);
+        }
+        let Some(stat) = items[k].stat else { continue };
+        let parent_set = pj.and_then(|j| parent_keys.get(&j));
+        let Some(l) = items[k].spends() else { continue };
+        let row = SpendRow {
+            stat,
+            error: None,
+            cwd: l.cwd.clone(),
+            id: l.id.clone(),
+            parent: l.parent.clone(),
+            parent_seen: seen,
+            buckets: usage::buckets(&l.spends, parent_set, false),
+        };
+        items[k].row = Some(row);
+        items[k].dirty = true;
+    }
+    let dirty: Vec<(String, String, SpendRow)> = items
+        .iter()
+        .filter(|i| i.dirty)
+        .filter_map(|i| Some((i.dir_key.clone(), i.name.clone(), i.row.clone()?)))
+        .collect();
+    if let Err(e) = cat.put_spend_rows(&dirty, &gone) {
+        say_err!("arbor: warning: the catalog was not updated: {e}");
+    }
+    // A --since inside a bucket's times: that session's spends one by one.
+    let mut out = Vec::new();
+    for k in 0..items.len() {
+        if !items[k].counted() {
+            continue;
+        }
+        let Some(row) = items[k].row.as_ref() else {
+            // Not a regular file yet read: counted from what was read.
+            let pj = parent_of[k];
+            if let Some(j) = pj {
+                keys_of(&mut items, &mut parent_keys, j);
+            }
+            let parent_set = pj.and_then(|j| parent_keys.get(&j));
+            let file = items[k].file.clone();
+            if let Some(l) = items[k].spends() {
+                out.push(Counted {
+                    file,
+                    cwd: l.cwd.clone(),
+                    parent_counted: pj.is_some(),
+                    buckets: usage::buckets(&l.spends, parent_set, true),
+                });
+            }
+            continue;
+        };
+        let straddles = since.is_some_and(|s| {
+            row.buckets
+                .iter()
+                .any(|b| b.utc_day.is_some() && b.min_ms < s && b.max_ms >= s)
+        });
+        let (cwd, mut buckets) = (row.cwd.clone(), row.buckets.clone());
+        let pj = parent_of[k];
+        if straddles {
+            if let Some(j) = pj {
+                keys_of(&mut items, &mut parent_keys, j);
+            }
+            let parent_set = pj.and_then(|j| parent_keys.get(&j));
+            if let Some(l) = items[k].spends() {
+                buckets = usage::buckets(&l.spends, parent_set, true);
+            }
+        }
+        out.push(Counted {
+            file: items[k].file.clone(),
+            cwd,
+            parent_counted: pj.is_some(),
+            buckets,
+        });
+    }
+    Ok(out)
+}
+
 /// `arbor stats`.
-pub fn stats(o: &StatsOpts<'_>, term: &Term, loc: &Locator) -> Result<ExitCode> {
+pub fn stats(
+    o: &StatsOpts<'_>,
+    term: &Term,
+    loc: &Locator,
+    catalog: Option<&Path>,
+) -> Result<ExitCode> {
     let mut files: Vec<PathBuf> = Vec::new();
     for s in o.sessions {
         files.push(loc.resolve_session(s)?);
     }
-    if o.dir.is_some() || o.all || files.is_empty() {
-        let scope = match (o.dir, o.all) {
-            (Some(d), _) => Scope::Dir(d),
-            (None, true) => Scope::All,
-            (None, false) => Scope::Current,
-        };
-        if files.is_empty() || o.dir.is_some() || o.all {
+    let scope = match (o.dir, o.all) {
+        (Some(d), _) => Scope::Dir(d),
+        (None, true) => Scope::All,
+        (None, false) => Scope::Current,
+    };
+    let listed = files.is_empty() || o.dir.is_some() || o.all;
+    let sessions = if listed && files.is_empty() && !o.no_catalog {
+        let dirs = loc.project_dirs(scope)?;
+        let mut cat = super::index::open_catalog(catalog)?;
+        match from_catalog(&mut cat, &dirs, o.since_ms) {
+            Ok(s) => s,
+            Err(e) => {
+                say_err!("arbor: warning: the catalog's totals cannot be read ({e}); reading the session files");
+                for d in &dirs {
+                    files.extend(arbor_store::discover::session_files(d));
+                }
+                from_files(&files)
+            }
+        }
+    } else {
+        if listed {
             for d in loc.project_dirs(scope)? {
                 files.extend(arbor_store::discover::session_files(&d));
             }
         }
-    }
-    let mut sessions = Vec::new();
-    let mut cwds = BTreeMap::new();
-    for f in files {
-        let doc = match arbor_store::load_doc(&f) {
-            Ok(d) => d,
-            Err(e) => {
-                say_err!("arbor: {}: not counted: {e}", f.display());
-                continue;
-            }
-        };
-        let parent = doc.header_str("parentSession");
-        cwds.insert(f.clone(), doc.header_str("cwd").unwrap_or_default());
-        sessions.push((f, parent, arbor_store::usage::spends(&doc)));
-    }
-    let dropped = arbor_store::usage::drop_fork_copies(&mut sessions);
-    let mut rows: BTreeMap<String, Row> = BTreeMap::new();
-    let mut total = Row::default();
-    for (f, _, spends) in &sessions {
-        let cwd = cwds.get(f).cloned().unwrap_or_default();
-        for s in spends {
-            if let Some(since) = o.since_ms {
-                let t = s
-                    .timestamp
-                    .as_deref()
-                    .and_then(arbor_core::time::parse_iso_ms);
-                // A turn without a readable time is not "since" anything.
-                if t.is_none_or(|t| t < since) {
-                    continue;
-                }
-            }
-            let key = group_key(o.by, f, &cwd, s);
-            for r in [rows.entry(key).or_default(), &mut total] {
-                r.turns += u64::from(!s.side);
-                if s.side {
-                    r.side.add(&s.tokens);
-                } else if s.on_path {
-                    r.path.add(&s.tokens);
-                } else {
-                    r.other.add(&s.tokens);
-                }
-            }
-        }
-    }
+        from_files(&files)
+    };
+    let (rows, total, dropped) = aggregate(&sessions, o.by, o.since_ms);
     if o.json {
         let mut out = Vec::new();
         let mut env = arbor_core::json::JsonObject::new(&mut out);
@@ -145,9 +532,9 @@ pub fn stats(o: &StatsOpts<'_>, term: &Term, loc: &Locator) -> Result<ExitCode> 
             let mut j = arbor_core::json::JsonObject::new(&mut b);
             j.str("group", name)
                 .uint("turns", r.turns)
-                .raw("currentPath", tok(&r.path).as_bytes())
-                .raw("otherBranches", tok(&r.other).as_bytes())
-                .raw("summaries", tok(&r.side).as_bytes());
+                .raw("currentPath", tok(&r.path.tokens()).as_bytes())
+                .raw("otherBranches", tok(&r.other.tokens()).as_bytes())
+                .raw("summaries", tok(&r.side.tokens()).as_bytes());
             j.finish();
             b
         };
@@ -159,7 +546,7 @@ pub fn stats(o: &StatsOpts<'_>, term: &Term, loc: &Locator) -> Result<ExitCode> 
         arr.finish();
         env.str("by", &format!("{:?}", o.by).to_lowercase())
             .uint("sessions", sessions.len() as u64)
-            .uint("forkCopiesSkipped", dropped as u64)
+            .uint("forkCopiesSkipped", dropped)
             .raw("rows", &list)
             .raw("total", &row_json("total", &total));
         env.finish();
@@ -199,9 +586,12 @@ pub fn stats(o: &StatsOpts<'_>, term: &Term, loc: &Locator) -> Result<ExitCode> 
     )
     .nl();
     let line = |out: &mut Out, name: &str, r: &Row| {
-        let mut all = r.path;
-        all.add(&r.other);
-        all.add(&r.side);
+        let mut sum = r.path;
+        sum.add(&r.other);
+        sum.add(&r.side);
+        let all = sum.tokens();
+        let mut kept = r.path;
+        kept.add(&r.side);
         out.put(&term::pad(&crate::cmd::index::home_short(name), gw))
             .put(&format!(
                 " {:>6} {:>8} {:>8} {:>9} {:>9} {:>10} {:>10}",
@@ -210,8 +600,8 @@ pub fn stats(o: &StatsOpts<'_>, term: &Term, loc: &Locator) -> Result<ExitCode> 
                 num(all.output),
                 num(all.cache_read),
                 num(all.cache_write),
-                format!("${:.2}", r.path.cost + r.side.cost),
-                format!("${:.2}", r.other.cost),
+                format!("${:.2}", kept.tokens().cost),
+                format!("${:.2}", r.other.tokens().cost),
             ))
             .nl();
     };
