@@ -1,0 +1,253 @@
+//! `arbor sync push` into a real PostgreSQL, killed with SIGKILL at random moments while it
+//! pushes new sessions and appends: every session in the store is always exactly what a
+//! finished push left or what one is sending (never part of a session or of an append), and
+//! a last push completes everything byte for byte. Then two machines pushing appends to the
+//! same session at once: one wins, the other is told, nothing is lost.
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+fn arbor(agent: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_arbor"))
+        .args(args)
+        .env("PI_CODING_AGENT_DIR", agent)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run arbor")
+}
+
+fn states(agent: &Path, url: &str) -> Vec<(String, String)> {
+    let o = arbor(agent, &["sync", "status", "--from", url, "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).expect("json");
+    v.as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap_or("").into(),
+                r["state"].as_str().unwrap_or("").into(),
+            )
+        })
+        .collect()
+}
+
+/// A pi session of about `kb` KB with `id`.
+fn write_session(dir: &Path, id: &str, kb: usize) -> PathBuf {
+    let path = dir.join(format!("2026-01-01T00-00-00-000Z_{id}.jsonl"));
+    let mut f = std::fs::File::create(&path).expect("create");
+    writeln!(f, r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/crash"}}"#).expect("w");
+    let pad = "x".repeat(900);
+    let mut parent = "null".to_string();
+    for i in 0..kb {
+        writeln!(f, r#"{{"type":"message","id":"e{i:06}","parentId":{parent},"timestamp":"2026-01-01T00:00:00.000Z","message":{{"role":"user","content":"{i} {pad}","timestamp":1}}}}"#).expect("w");
+        parent = format!("\"e{i:06}\"");
+    }
+    path
+}
+
+fn append_line(path: &Path, n: usize) {
+    let last = std::fs::read_to_string(path).expect("read");
+    let count = last.lines().count();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .expect("open");
+    writeln!(f, r#"{{"type":"message","id":"x{count:06}{n}","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":"appended {n}","timestamp":2}}}}"#).expect("w");
+}
+
+#[test]
+fn killed_pushes_leave_no_partial_session() {
+    let server = arbor_pgtest::TestServer::start()
+        .expect("a PostgreSQL server (.ci/run installs postgresql)");
+    let url = server.url_for(&server.unique_database("arbor_crash").expect("db"));
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let agent = tmp.path().join("a");
+    let dir = agent.join("sessions/--work-crash--");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let ids: Vec<String> = (0..12)
+        .map(|i| format!("0195b000-0000-7000-8000-{i:012}"))
+        .collect();
+    let mut files: Vec<PathBuf> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| write_session(&dir, id, 300 + 150 * i))
+        .collect();
+    let mut seed = 0x9e37_79b9_u64;
+    let mut rand = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    // Each file's line counts so far: what the store may hold of it.
+    let mut history: std::collections::HashMap<String, Vec<i64>> = std::collections::HashMap::new();
+    let count = |p: &Path| std::fs::read_to_string(p).expect("read").lines().count() as i64;
+    let mut db = postgres::Client::connect(&url, postgres::NoTls).expect("connect");
+    let mut kills = 0;
+    // Rounds killed after the push had stored some sessions and before it stored all.
+    let (mut midway, mut last_synced) = (0, 0);
+    for round in 0..14 {
+        // Something new each round: a new session of 1.5 MB and appends to two others.
+        if round > 0 {
+            append_line(&files[rand(files.len() as u64) as usize], round);
+            append_line(&files[rand(files.len() as u64) as usize], round + 100);
+            let id = format!("0195b000-0000-7000-8001-{round:012}");
+            files.push(write_session(&dir, &id, 1500));
+        }
+        for f in &files {
+            let id = f
+                .file_stem()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.split_once('_'))
+                .map(|x| x.1.to_string())
+                .expect("id");
+            history.entry(id).or_default().push(count(f));
+        }
+        let mut child = Command::new(env!("CARGO_BIN_EXE_arbor"))
+            .args(["sync", "push", "--to", &url])
+            .env("PI_CODING_AGENT_DIR", &agent)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("push");
+        std::thread::sleep(Duration::from_millis(5 + rand(120)));
+        if child.try_wait().expect("wait").is_none() {
+            kills += 1;
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        // Every stored session is a complete earlier state of its file: in sync, or behind
+        // by whole appends; never a conflict (a partial line set), never ahead.
+        // What the store holds of each session is a state its file had, whole.
+        if let Ok(rows) = db.query("SELECT id, lines FROM arbor_sessions", &[]) {
+            for r in rows {
+                let (id, n): (String, i64) = (r.get(0), r.get(1));
+                assert!(
+                    history.get(&id).is_some_and(|h| h.contains(&n)),
+                    "round {round}: {id} stored with {n} lines, its file had {:?}",
+                    history.get(&id)
+                );
+                let stored: i64 = db
+                    .query_one(
+                        "SELECT count(*) FROM arbor_entries WHERE session_id = $1",
+                        &[&id],
+                    )
+                    .expect("count")
+                    .get(0);
+                assert_eq!(stored, n, "round {round}: {id}'s rows and count disagree");
+            }
+        }
+        let now = states(&agent, &url);
+        let synced = now.iter().filter(|(_, s)| s == "inSync").count();
+        if synced > last_synced && synced < now.len() {
+            midway += 1;
+        }
+        last_synced = synced;
+        for (id, state) in now {
+            assert!(
+                matches!(state.as_str(), "inSync" | "localAhead" | "localOnly"),
+                "round {round}: {id} is {state}"
+            );
+        }
+    }
+    assert!(kills > 0, "no push was killed while running");
+    let o = arbor(&agent, &["sync", "push", "--to", &url]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(states(&agent, &url).iter().all(|(_, s)| s == "inSync"));
+    // Pulled elsewhere: the same bytes.
+    let b = tmp.path().join("b");
+    std::fs::create_dir_all(&b).expect("b");
+    let o = arbor(&b, &["sync", "pull", "--from", &url]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in &files {
+        let name = f.file_name().expect("name");
+        let there = b.join("sessions/--work-crash--").join(name);
+        assert_eq!(
+            std::fs::read(f).expect("a"),
+            std::fs::read(&there).expect("b"),
+            "{}",
+            name.to_string_lossy()
+        );
+    }
+    eprintln!("{kills} of 14 pushes killed while running");
+    eprintln!("{midway} killed after storing some sessions and before all");
+    assert!(
+        midway >= 2,
+        "too few pushes killed mid-way ({midway}) for the test to mean much"
+    );
+}
+
+#[test]
+fn two_machines_pushing_the_same_session_at_once() {
+    let server = arbor_pgtest::TestServer::start().expect("server");
+    let url = server.url_for(&server.unique_database("arbor_two").expect("db"));
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let dir = a.join("sessions/--work-crash--");
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::create_dir_all(&b).expect("b");
+    let id = "0195b000-0000-7000-8000-0000000000aa";
+    let fa = write_session(&dir, id, 2000);
+    assert!(arbor(&a, &["sync", "push", "--to", &url]).status.success());
+    assert!(arbor(&b, &["sync", "pull", "--from", &url])
+        .status
+        .success());
+    let fb = b
+        .join("sessions/--work-crash--")
+        .join(fa.file_name().expect("name"));
+    for round in 0..5 {
+        append_line(&fa, 1000 + round);
+        append_line(&fb, 2000 + round);
+        let (ta, tb) = (fa.clone(), fb.clone());
+        let spawn = |agent: &Path| {
+            Command::new(env!("CARGO_BIN_EXE_arbor"))
+                .args(["sync", "push", "--to", &url])
+                .env("PI_CODING_AGENT_DIR", agent)
+                .env("NO_COLOR", "1")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("push")
+        };
+        let (ca, cb) = (spawn(&a), spawn(&b));
+        let (oa, ob) = (
+            ca.wait_with_output().expect("a"),
+            cb.wait_with_output().expect("b"),
+        );
+        let won: Vec<bool> = [&oa, &ob].iter().map(|o| o.status.success()).collect();
+        assert_eq!(
+            won.iter().filter(|w| **w).count(),
+            1,
+            "round {round}: exactly one wins: {won:?}"
+        );
+        // The store holds the winner's file exactly; the loser's file is untouched.
+        let (winner, loser) = if won[0] { (&ta, &tb) } else { (&tb, &ta) };
+        let loser_before = std::fs::read(loser).expect("loser");
+        let c = tmp.path().join(format!("check{round}"));
+        std::fs::create_dir_all(&c).expect("c");
+        assert!(arbor(&c, &["sync", "pull", "--from", &url])
+            .status
+            .success());
+        let pulled = c
+            .join("sessions/--work-crash--")
+            .join(fa.file_name().expect("name"));
+        assert_eq!(
+            std::fs::read(&pulled).expect("pulled"),
+            std::fs::read(winner).expect("winner")
+        );
+        assert_eq!(std::fs::read(loser).expect("loser"), loser_before);
+        // The loser makes peace: its appended line goes to a fork, its file becomes the store's.
+        let loser_agent = if won[0] { &b } else { &a };
+        let o = arbor(
+            loser_agent,
+            &["sync", "pull", "--from", &url, "--fork-on-conflict"],
+        );
+        assert!(String::from_utf8_lossy(&o.stdout).contains("kept as fork"));
+        std::fs::copy(winner, loser).expect("adopt");
+        assert!(arbor(loser_agent, &["sync", "push", "--to", &url])
+            .status
+            .success());
+    }
+}
