@@ -155,7 +155,8 @@ fn killed_pushes_leave_no_partial_session() {
     assert!(kills > 0, "no push was killed while running");
     let o = arbor(&agent, &["sync", "push", "--to", &url]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(states(&agent, &url).iter().all(|(_, s)| s == "inSync"));
+    let fin = states(&agent, &url);
+    assert!(fin.iter().all(|(_, s)| s == "inSync"), "{fin:?}");
     // Pulled elsewhere: the same bytes.
     let b = tmp.path().join("b");
     std::fs::create_dir_all(&b).expect("b");

@@ -24,5 +24,5 @@ pub mod schema;
 mod sqlite;
 pub mod sync;
 
-pub use pg::{redact_url, PgStore};
+pub use pg::{redact_url, PgStore, PG_SCHEMA_VERSION};
 pub use sqlite::SqliteStore;

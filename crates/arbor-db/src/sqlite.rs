@@ -34,10 +34,33 @@ pub(crate) fn now_ms() -> i64 {
 
 /// Who holds a lease, for messages: this machine and process.
 pub(crate) fn holder() -> String {
-    let host = std::fs::read_to_string("/etc/hostname")
+    format!("{} pid {}", host_name(), std::process::id())
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/etc/hostname")
         .map(|h| h.trim().to_string())
-        .unwrap_or_default();
-    format!("{host} pid {}", std::process::id())
+        .unwrap_or_default()
+}
+
+/// Whether a lease holder (as [`holder`] names it) is a process of this machine that no
+/// longer exists: a writer killed while holding the lease, whose lease can be taken over at
+/// once (its fence token is then stale, so it could not append even if it came back).
+/// A holder on another machine, or a process id now reused, counts as alive: its lease
+/// expires by itself.
+pub(crate) fn holder_is_dead(who: &str) -> bool {
+    let Some((host, pid)) = who.rsplit_once(" pid ") else {
+        return false;
+    };
+    let Ok(pid) = pid.parse::<libc::pid_t>() else {
+        return false;
+    };
+    if host != host_name() || pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks that the process exists; no signal is sent.
+    let r = unsafe { libc::kill(pid, 0) };
+    r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
 }
 
 impl SqliteStore {
@@ -298,6 +321,19 @@ impl SessionStore for SqliteStore {
                     id: id.to_string(),
                 });
             };
+            if let Some(dead) = who.as_deref().filter(|w| holder_is_dead(w)) {
+                // Taken over only from that same dead holder (another taker may be quicker).
+                let taken = self
+                    .conn()
+                    .execute(
+                        "UPDATE sessions SET lease_until_ms = NULL WHERE id = ?1 AND holder = ?2",
+                        params![id, dead],
+                    )
+                    .map_err(&err)?;
+                if taken > 0 {
+                    continue;
+                }
+            }
             match deadline {
                 Some(d) if Instant::now() < d => std::thread::sleep(Duration::from_millis(20)),
                 _ => {

@@ -235,6 +235,25 @@ fn compare(
     })
 }
 
+/// Whether neither copy changed since the last sync recorded them: the file has the size
+/// and modification time, the shared copy the lines and bytes, of the cursor.
+fn unchanged_since_sync(
+    cursors: &HashMap<String, Cursor>,
+    id: &str,
+    path: &Path,
+    shared: &StoredSession,
+) -> bool {
+    match (stat(path), cursors.get(id)) {
+        (Some((size, mtime)), Some(c)) => {
+            c.size == size
+                && c.mtime_ns == mtime
+                && c.remote_lines == shared.lines
+                && c.remote_bytes == shared.bytes
+        }
+        _ => false,
+    }
+}
+
 fn selected(ids: &[String], id: &str, path: Option<&Path>) -> bool {
     ids.is_empty()
         || ids.iter().any(|s| {
@@ -265,14 +284,9 @@ pub fn push(
         if !selected(ids, &id, Some(&path)) {
             continue;
         }
-        let st = stat(&path);
         let there = shared.get(&id);
-        if let (Some((size, mtime)), Some(c), Some(s)) = (st, cursors.get(&id), there) {
-            if c.size == size
-                && c.mtime_ns == mtime
-                && c.remote_lines == s.lines
-                && c.remote_bytes == s.bytes
-            {
+        if let Some(s) = there {
+            if unchanged_since_sync(&cursors, &id, &path, s) {
                 rows.push(Row {
                     id,
                     path: Some(path),
@@ -444,7 +458,7 @@ pub fn pull(
         };
         match &path {
             None => {
-                let lines = remote.read(&id, 0)?;
+                let bytes = remote.read_joined(&id, 0)?;
                 let (target, _) = place(local, &s.meta);
                 if let Some(dir) = target.parent() {
                     arbor_store::file::create_dir_private(dir).map_err(|e| BackendError::Db {
@@ -452,18 +466,16 @@ pub fn pull(
                         message: format!("{}: {e}", dir.display()),
                     })?;
                 }
-                let mut bytes = Vec::with_capacity(bytes_of(&lines) as usize);
-                for l in &lines {
-                    bytes.extend_from_slice(l);
-                    bytes.push(b'\n');
-                }
                 arbor_store::file::write_new(&target, &bytes).map_err(|e| BackendError::Db {
                     store: "files".into(),
                     message: format!("{}: {e}", target.display()),
                 })?;
-                row.moved = lines.len() as u64;
+                row.moved = bytes.iter().filter(|b| **b == b'\n').count() as u64;
                 row.bytes = bytes.len() as u64;
                 row.path = Some(target);
+            }
+            Some(p) if unchanged_since_sync(&cursors, &id, p, &s) => {
+                row.state = State::InSync;
             }
             Some(p) => {
                 let lines = read_lines(p)?;

@@ -70,3 +70,93 @@ fn two_connections_keep_one_writer_and_the_schema_version() {
     let e = PgStore::connect(&url).expect_err("newer schema");
     assert!(e.to_string().contains("upgrade arbor"), "{e}");
 }
+
+/// A version-1 database (lines compressed with pglz) is brought to version 2 on connect:
+/// new lines are stored with lz4, the old ones read back unchanged.
+#[test]
+fn a_version_1_database_is_migrated() {
+    let server = TestServer::start().expect("server");
+    let url = fresh_db(&server);
+    let store: Arc<dyn SessionStore> = Arc::new(PgStore::connect(&url).expect("connect"));
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).expect("raw");
+    let compression = |c: &mut postgres::Client| -> String {
+        c.query_one(
+            "SELECT attcompression::text FROM pg_attribute WHERE attrelid = 'arbor_entries'::regclass AND attname = 'line'",
+            &[],
+        )
+        .expect("attcompression")
+        .get(0)
+    };
+    assert_eq!(
+        compression(&mut c),
+        "l",
+        "a new database stores lines with lz4"
+    );
+    // Back to what version 1 made: pglz (the server's default) and version 1.
+    c.batch_execute(
+        "ALTER TABLE arbor_entries ALTER COLUMN line SET COMPRESSION pglz; UPDATE arbor_schema SET version = 1",
+    )
+    .expect("downgrade");
+    let mut sm =
+        SessionManager::create_in(store.clone(), "/p", ManagerOptions::default()).expect("create");
+    let big = format!(
+        r#"{{"role":"user","content":"{}","timestamp":1}}"#,
+        "compressible ".repeat(2000)
+    );
+    sm.append_message(big.as_bytes()).expect("append");
+    let id = sm.session_id();
+    drop(sm);
+    let before = store.read_joined(&id, 0).expect("read");
+    drop(store);
+    let again = PgStore::connect(&url).expect("migrating connect");
+    let version: i32 = c
+        .query_one("SELECT version FROM arbor_schema", &[])
+        .expect("version")
+        .get(0);
+    assert_eq!(version, arbor_db::PG_SCHEMA_VERSION);
+    assert_eq!(compression(&mut c), "l");
+    assert_eq!(again.read_joined(&id, 0).expect("read after"), before);
+    let rows: i64 = c
+        .query_one("SELECT count(*) FROM arbor_schema", &[])
+        .expect("count")
+        .get(0);
+    assert_eq!(rows, 1, "one version row");
+}
+
+/// A writer whose connection is gone (its process killed) leaves its lease at once, not
+/// after the lease's term; its fence token is stale then.
+#[test]
+fn a_dead_writers_lease_is_taken_over_at_once() {
+    let server = TestServer::start().expect("server");
+    let url = fresh_db(&server);
+    let a: Arc<dyn SessionStore> = Arc::new(
+        PgStore::connect_with_lease(&url, std::time::Duration::from_secs(600)).expect("a"),
+    );
+    let b: Arc<dyn SessionStore> = Arc::new(PgStore::connect(&url).expect("b"));
+    let mut w = SessionManager::create_in(a.clone(), "/p", ManagerOptions::default()).expect("w");
+    w.append_message(br#"{"role":"user","content":"hi","timestamp":1}"#)
+        .expect("append");
+    let id = w.session_id();
+    assert!(matches!(
+        b.writer(&id, None),
+        Err(BackendError::Busy { .. })
+    ));
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).expect("raw");
+    c.execute(
+        "SELECT pg_terminate_backend(holder_backend) FROM arbor_sessions WHERE id = $1",
+        &[&id],
+    )
+    .expect("terminate");
+    let t = std::time::Instant::now();
+    let mut taken = b
+        .writer(&id, Some(std::time::Duration::from_secs(5)))
+        .expect("taken over");
+    assert!(t.elapsed() < std::time::Duration::from_secs(5));
+    taken
+        .append(&[br#"{"type":"custom","id":"c1","parentId":null,"timestamp":"t"}"#])
+        .expect("the new writer appends");
+    assert!(w
+        .append_message(br#"{"role":"user","content":"late","timestamp":2}"#)
+        .is_err());
+    assert_eq!(b.read(&id, 0).expect("read").len(), 3);
+}

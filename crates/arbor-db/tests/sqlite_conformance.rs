@@ -81,3 +81,46 @@ fn two_connections_to_one_file_keep_one_writer() {
     let e = SqliteStore::open(&path).expect_err("newer schema");
     assert!(e.to_string().contains("newer"), "{e}");
 }
+
+/// The lease of a writer of this machine whose process is gone (killed while writing) is
+/// taken over at once; one of a living process, or of another machine, is not.
+#[test]
+fn a_dead_local_writers_lease_is_taken_over_at_once() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("s.db");
+    let store: Arc<dyn SessionStore> =
+        Arc::new(SqliteStore::open_with_lease(&db, Duration::from_secs(600)).expect("open"));
+    let sm = SessionManager::create_in(store.clone(), "/p", ManagerOptions::default()).expect("c");
+    let id = sm.session_id();
+    std::mem::forget(sm); // a writer that never releases its lease
+    let host = std::fs::read_to_string("/etc/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default();
+    let mut child = std::process::Command::new("true").spawn().expect("true");
+    let dead = child.id();
+    child.wait().expect("wait");
+    let raw = rusqlite::Connection::open(&db).expect("raw");
+    let set = |who: &str| {
+        raw.execute(
+            "UPDATE sessions SET holder = ?1, lease_until_ms = 9999999999999 WHERE id = ?2",
+            rusqlite::params![who, id],
+        )
+        .expect("set holder");
+    };
+    for alive in [
+        format!("{host} pid {}", std::process::id()),
+        format!("another-machine-{host} pid {dead}"),
+    ] {
+        set(&alive);
+        assert!(
+            matches!(store.writer(&id, None), Err(BackendError::Busy { .. })),
+            "{alive}"
+        );
+    }
+    set(&format!("{host} pid {dead}"));
+    let mut w = store
+        .writer(&id, Some(Duration::from_secs(2)))
+        .expect("taken over from the dead holder");
+    w.append(&[br#"{"type":"custom","id":"c1","parentId":null,"timestamp":"t"}"#])
+        .expect("append");
+}

@@ -35,6 +35,9 @@ struct Args {
     /// Runs of each timing (medians are reported).
     #[arg(long, default_value_t = 3)]
     runs: usize,
+    /// Only the PostgreSQL store's append and open (no push or pull).
+    #[arg(long)]
+    store_only: bool,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -97,9 +100,15 @@ fn main() -> Result<()> {
     let server = arbor_pgtest::TestServer::start().map_err(anyhow::Error::msg)?;
     {
         let mut c = server.connect().map_err(anyhow::Error::msg)?;
-        c.batch_execute(
-            "ALTER SYSTEM SET fsync = on; ALTER SYSTEM SET full_page_writes = on; ALTER SYSTEM SET synchronous_commit = on; SELECT pg_reload_conf();",
-        )?;
+        // One statement each: ALTER SYSTEM refuses a (multi-statement) transaction block.
+        for sql in [
+            "ALTER SYSTEM SET fsync = on",
+            "ALTER SYSTEM SET full_page_writes = on",
+            "ALTER SYSTEM SET synchronous_commit = on",
+            "SELECT pg_reload_conf()",
+        ] {
+            c.batch_execute(sql)?;
+        }
         std::thread::sleep(Duration::from_millis(300));
         let fsync: String = c.query_one("SHOW fsync", &[])?.get(0);
         let sc: String = c.query_one("SHOW synchronous_commit", &[])?.get(0);
@@ -109,7 +118,19 @@ fn main() -> Result<()> {
     let mb = bytes as f64 / 1e6;
     println!("sessions: {n} files, {mb:.1} MB in {}", a.agent.display());
     let scratch = tempfile::tempdir()?;
+    if !a.store_only {
+        push_and_pull(&a, &server, scratch.path(), n, mb)?;
+    }
+    store_timings(&a, &server)
+}
 
+fn push_and_pull(
+    a: &Args,
+    server: &arbor_pgtest::TestServer,
+    scratch: &Path,
+    n: usize,
+    mb: f64,
+) -> Result<()> {
     // 1. Full push into an empty database, `runs` times.
     let mut full = Vec::new();
     let mut last_url = String::new();
@@ -120,7 +141,7 @@ fn main() -> Result<()> {
                 .map_err(anyhow::Error::msg)?,
         );
         // A copy of the agent directory's cursor state: none (a first push).
-        let agent = scratch.path().join(format!("agent{r}"));
+        let agent = scratch.join(format!("agent{r}"));
         std::fs::create_dir_all(&agent)?;
         std::os::unix::fs::symlink(a.agent.join("sessions"), agent.join("sessions"))?;
         let took = arbor(&a.arbor, &agent, &["sync", "push", "--to", &url])?;
@@ -136,7 +157,7 @@ fn main() -> Result<()> {
     );
 
     // 2. Incremental push after one append (the last run's agent directory and database).
-    let agent = scratch.path().join(format!("agent{}", a.runs - 1));
+    let agent = scratch.join(format!("agent{}", a.runs - 1));
     let victim = std::fs::read_dir(a.agent.join("sessions"))?
         .flatten()
         .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
@@ -164,7 +185,7 @@ fn main() -> Result<()> {
     );
 
     // 3. Pull everything into an empty agent directory: byte-identical?
-    let pulled = scratch.path().join("pulled");
+    let pulled = scratch.join("pulled");
     std::fs::create_dir_all(&pulled)?;
     let t = Instant::now();
     arbor(&a.arbor, &pulled, &["sync", "pull", "--from", &last_url])?;
@@ -194,6 +215,10 @@ fn main() -> Result<()> {
         verdict(differ == 0 && same == n)
     );
 
+    Ok(())
+}
+
+fn store_timings(a: &Args, server: &arbor_pgtest::TestServer) -> Result<()> {
     // 4. One append through the PostgreSQL store.
     let url = server.url_for(
         &server
@@ -248,6 +273,19 @@ fn main() -> Result<()> {
             bail!("{n_pg} entries from PostgreSQL, {n_file} from the file");
         }
     }
+    let mut fetch = Vec::new();
+    for _ in 0..a.runs.max(3) {
+        let t = Instant::now();
+        let n = store.read_joined(&meta.id, 0)?.len();
+        fetch.push(t.elapsed().as_secs_f64());
+        if n != bytes.len() {
+            bail!("{n} bytes read back, {} stored", bytes.len());
+        }
+    }
+    println!(
+        "  of which fetching the lines: median {:.3} s",
+        median(fetch)
+    );
     let (pg_s, file_s) = (median(from_pg), median(from_file));
     let ratio = pg_s / file_s;
     println!(
@@ -255,12 +293,7 @@ fn main() -> Result<()> {
         bytes.len() as f64 / 1e6,
         verdict(ratio <= 3.0)
     );
-    let back = store.read(&meta.id, 0)?;
-    let mut joined = Vec::with_capacity(bytes.len());
-    for l in &back {
-        joined.extend_from_slice(l);
-        joined.push(b'\n');
-    }
+    let joined = store.read_joined(&meta.id, 0)?;
     println!(
         "large session read back byte-identical: {}",
         verdict(joined == bytes)

@@ -347,7 +347,21 @@ fn read_from_sequence(fresh: Fresh<'_>) -> Check {
         format!("{} / {}", all.len(), tail.len())
     })?;
     let none = store.read(&sm.session_id(), 99).map_err(e2s)?;
-    ensure(none.is_empty(), || "past the end".into())
+    ensure(none.is_empty(), || "past the end".into())?;
+    // The joined form is the same lines, each ended by a newline.
+    for from in [0, 4, 99] {
+        let joined = store.read_joined(&sm.session_id(), from).map_err(e2s)?;
+        let want: Vec<u8> = all
+            .iter()
+            .skip(from as usize)
+            .flat_map(|l| l.iter().copied().chain([b'\n']))
+            .collect();
+        ensure(joined == want, || format!("read_joined from {from}"))?;
+    }
+    match store.read_joined("no-such-session", 0) {
+        Err(BackendError::NoSession { .. }) => Ok(()),
+        other => Err(format!("read_joined of a missing session: {other:?}")),
+    }
 }
 
 /// A line holding a newline is refused and nothing is stored.

@@ -171,6 +171,22 @@ pub trait SessionStore: Send + Sync + std::fmt::Debug {
         Ok(lines)
     }
 
+    /// The lines from sequence number `from` on as one buffer, each line followed by `\n`
+    /// (what a JSONL file of the session holds from that line on). A backend overrides it
+    /// to skip the line-by-line copies (opening a 100 MB session reads it this way).
+    ///
+    /// # Errors
+    /// [`BackendError::NoSession`].
+    fn read_joined(&self, id: &str, from: u64) -> Result<Vec<u8>, BackendError> {
+        let lines = self.read(id, from)?;
+        let mut bytes = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+        for l in &lines {
+            bytes.extend_from_slice(l);
+            bytes.push(b'\n');
+        }
+        Ok(bytes)
+    }
+
     /// Every session, with its metadata.
     ///
     /// # Errors

@@ -501,12 +501,7 @@ impl SessionManager {
         };
         let read =
             |store: &Arc<dyn crate::backend::SessionStore>| -> Result<SessionDoc, StoreError> {
-                let lines = store.read(id, 0)?;
-                let mut bytes = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
-                for l in &lines {
-                    bytes.extend_from_slice(l);
-                    bytes.push(b'\n');
-                }
+                let bytes = store.read_joined(id, 0)?;
                 SessionDoc::parse(Arc::new(bytes)).map_err(|reason| StoreError::NotASession {
                     path: PathBuf::from(format!("{}#{id}", store.describe())),
                     reason,
