@@ -243,8 +243,14 @@ impl PgStore {
         // TLS when the server asks for it (sslmode=prefer, the default, tries it over TCP;
         // sslmode=require insists; a Unix socket has none), with the system's root
         // certificates.
+        let unix_only = cfg
+            .get_hosts()
+            .iter()
+            .all(|h| matches!(h, postgres::config::Host::Unix(_)));
         let mut client = match cfg.get_ssl_mode() {
+            // (no certificates loaded for a socket that never uses them)
             postgres::config::SslMode::Disable => cfg.connect(NoTls),
+            _ if unix_only && !cfg.get_hosts().is_empty() => cfg.connect(NoTls),
             _ => cfg.connect(tls()),
         }
         .map_err(pg_err(&name))?;

@@ -95,12 +95,14 @@ pub struct Local {
 }
 
 /// Last-sync facts of one local file (see the module documentation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 struct Cursor {
     size: u64,
     mtime_ns: i128,
     remote_lines: u64,
     remote_bytes: u64,
+    /// The file it was (an unchanged file's id is then known without reading its header).
+    path: Option<PathBuf>,
 }
 
 fn load_cursors(path: &Path) -> HashMap<String, Cursor> {
@@ -116,6 +118,7 @@ fn load_cursors(path: &Path) -> HashMap<String, Cursor> {
                 mtime_ns: f.next()?.parse().ok()?,
                 remote_lines: f.next()?.parse().ok()?,
                 remote_bytes: f.next()?.parse().ok()?,
+                path: f.next().filter(|p| !p.is_empty()).map(PathBuf::from),
             };
             Some((id, c))
         })
@@ -127,9 +130,16 @@ fn save_cursors(path: &Path, cursors: &HashMap<String, Cursor>) -> Result<(), Sy
     ids.sort();
     let mut text = String::new();
     for id in ids {
-        let c = cursors[id];
+        let c = &cursors[id];
+        // A path that cannot be one field of the line is left out (its header is read).
+        let path = c
+            .path
+            .as_ref()
+            .and_then(|p| p.to_str())
+            .filter(|p| !p.contains(['\t', '\n', '\r']))
+            .unwrap_or("");
         text.push_str(&format!(
-            "{id}\t{}\t{}\t{}\t{}\n",
+            "{id}\t{}\t{}\t{}\t{}\t{path}\n",
             c.size, c.mtime_ns, c.remote_lines, c.remote_bytes
         ));
     }
@@ -153,8 +163,24 @@ fn stat(path: &Path) -> Option<(u64, i128)> {
     Some((m.len(), t.as_nanos() as i128))
 }
 
-/// A local session file: its id (from its name, else its header) and store.
-fn local_sessions(local: &Local) -> Vec<(String, PathBuf, &FileStore)> {
+/// The local session files: each one's id (its header's; for a file unchanged since the
+/// last sync, the cursor's) and store.
+fn local_sessions<'l>(
+    local: &'l Local,
+    cursors: &HashMap<String, Cursor>,
+) -> Vec<(String, PathBuf, &'l FileStore)> {
+    let known: HashMap<&Path, (&String, &Cursor)> = cursors
+        .iter()
+        .filter_map(|(id, c)| Some((c.path.as_deref()?, (id, c))))
+        .collect();
+    let id_of = |p: &Path| {
+        if let (Some((id, c)), Some((size, mtime))) = (known.get(p), stat(p)) {
+            if c.size == size && c.mtime_ns == mtime {
+                return Some((*id).clone());
+            }
+        }
+        FileStore::id_of(p)
+    };
     let mut out = Vec::new();
     let same = local.pi.agent_dir() == local.omp.agent_dir();
     for store in [&local.pi, &local.omp]
@@ -162,7 +188,7 @@ fn local_sessions(local: &Local) -> Vec<(String, PathBuf, &FileStore)> {
         .take(if same { 1 } else { 2 })
     {
         for p in store.session_files() {
-            if let Some(id) = FileStore::id_of(&p) {
+            if let Some(id) = id_of(&p) {
                 out.push((id, p, store));
             }
         }
@@ -280,13 +306,16 @@ pub fn push(
         .map(|s| (s.meta.id.clone(), s))
         .collect();
     let mut rows = Vec::new();
-    for (id, path, _) in local_sessions(local) {
+    for (id, path, _) in local_sessions(local, &cursors) {
         if !selected(ids, &id, Some(&path)) {
             continue;
         }
         let there = shared.get(&id);
         if let Some(s) = there {
             if unchanged_since_sync(&cursors, &id, &path, s) {
+                if let Some(c) = cursors.get_mut(&id) {
+                    c.path = Some(path.clone());
+                }
                 rows.push(Row {
                     id,
                     path: Some(path),
@@ -375,6 +404,7 @@ pub fn push(
                         mtime_ns: mtime,
                         remote_lines,
                         remote_bytes,
+                        path: Some(path.clone()),
                     },
                 );
             }
@@ -436,7 +466,7 @@ pub fn pull(
     fork_on_conflict: bool,
 ) -> Result<Vec<Row>, SyncError> {
     let mut cursors = load_cursors(&local.cursor_file);
-    let here: HashMap<String, PathBuf> = local_sessions(local)
+    let here: HashMap<String, PathBuf> = local_sessions(local, &cursors)
         .into_iter()
         .map(|(id, p, _)| (id, p))
         .collect();
@@ -523,6 +553,7 @@ pub fn pull(
                         mtime_ns: mtime,
                         remote_lines: s.lines,
                         remote_bytes: s.bytes,
+                        path: Some(t.clone()),
                     },
                 );
             }
@@ -594,15 +625,17 @@ pub fn status(
         .into_iter()
         .map(|s| (s.meta.id.clone(), s))
         .collect();
+    let cursors = load_cursors(&local.cursor_file);
     let mut rows = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for (id, path, _) in local_sessions(local) {
+    for (id, path, _) in local_sessions(local, &cursors) {
         if !selected(ids, &id, Some(&path)) {
             continue;
         }
         seen.insert(id.clone());
         let state = match shared.get(&id) {
             None => State::LocalOnly,
+            Some(s) if unchanged_since_sync(&cursors, &id, &path, s) => State::InSync,
             Some(s) => compare(remote, &id, &read_lines(&path)?, s)?.0,
         };
         rows.push(Row {
