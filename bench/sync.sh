@@ -23,7 +23,7 @@ SCRATCH=${ARBOR_BENCH_DIR:-/tmp/arbor-bench}
 N=${N:-1000}
 TOTAL_MB=${TOTAL_MB:-1000}
 BIG=${BIG:-100MB}
-RUNS=${RUNS:-3}
+RUNS=${RUNS:-5}
 mkdir -p "$SCRATCH"
 say() { printf '%s\n' "$*" >&2; }
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || {
