@@ -689,6 +689,10 @@ impl SessionManager {
     pub fn session_dir(&self) -> Option<&Path> {
         self.session_dir.as_deref()
     }
+    /// The store a session is kept in (`None` for a file or an in-memory session).
+    pub fn store(&self) -> Option<Arc<dyn crate::backend::SessionStore>> {
+        self.w.store.clone()
+    }
     /// The working directory.
     pub fn cwd(&self) -> &str {
         &self.cwd
@@ -1306,7 +1310,9 @@ impl SessionManager {
     }
 
     /// `createBranchedSession(leafId)`: a new session holding the path to `leaf_id` (labels
-    /// re-created after it). Persisted managers switch to the new file and return its path.
+    /// re-created after it). Persisted managers switch to the new file and return its path;
+    /// one kept in a store switches to a new session of that store (`None`; its id is
+    /// [`SessionManager::session_id`]).
     pub fn create_branched_session(
         &mut self,
         leaf_id: &str,
@@ -1469,6 +1475,19 @@ impl SessionManager {
         })?;
         if !self.persist {
             self.doc = new_doc;
+            return Ok(None);
+        }
+        if self.w.store.is_some() {
+            // A session kept in a store branches into a new session of the same store
+            // (created with all its lines in one step, now or at the first message when
+            // deferred); the source's lease is released.
+            self.w.sink = None;
+            self.w.header_on_disk = false;
+            self.w.on_disk = 0;
+            self.doc = new_doc;
+            if !self.opts.deferred || has_conversation(&self.doc) {
+                self.w.write_pending_store(&self.doc, &self.opts, None)?;
+            }
             return Ok(None);
         }
         let dir = self.session_dir.clone().unwrap_or_default();

@@ -11,6 +11,8 @@
 //! let fresh = |lease: Duration| -> Arc<dyn SessionStore> { Arc::new(MemoryStore::with_lease(lease)) };
 //! conformance::run_all(&fresh, &[]).unwrap();
 //! ```
+pub mod checklist;
+
 use super::{BackendError, SessionStore};
 use crate::{ManagerOptions, NewEntry, SessionManager, StoreError};
 use arbor_core::doc::{Dialect, SessionDoc};
@@ -62,7 +64,13 @@ pub fn run_all(fresh: Fresh<'_>, files: &[Vec<u8>]) -> Check {
             )
         })?;
     }
-    byte_identical(fresh, files).map_err(|e| format!("byte_identical: {e}"))
+    byte_identical(fresh, files).map_err(|e| format!("byte_identical: {e}"))?;
+    checklist::run(&|| checklist::in_store(fresh)).map_err(|e| {
+        format!(
+            "manager checklist ({}): {e}",
+            fresh(Duration::from_secs(30)).describe()
+        )
+    })
 }
 
 fn user(text: &str) -> Vec<u8> {
