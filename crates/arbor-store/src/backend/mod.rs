@@ -193,6 +193,40 @@ pub trait SessionStore: Send + Sync + std::fmt::Debug {
     /// A database failure.
     fn list(&self) -> Result<Vec<StoredSession>, BackendError>;
 
+    /// Copies session `id` as a new session `new_id`, as pi forks a file: the header gets
+    /// the new id and `parentSession` = `parent_ref` (other members unchanged, in their
+    /// order), every other line (omp's title slot, entries, malformed lines) is copied byte
+    /// for byte; the copy is created in one step. Returns the new session's metadata (its
+    /// name is the source's, from its lines).
+    ///
+    /// # Errors
+    /// [`BackendError::NoSession`] for `id`, [`BackendError::Exists`] for `new_id`.
+    fn fork(&self, id: &str, new_id: &str, parent_ref: &str) -> Result<SessionMeta, BackendError> {
+        let bytes = self.read_joined(id, 0)?;
+        let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+        let mut lines: Vec<Vec<u8>> = body.split(|b| *b == b'\n').map(<[u8]>::to_vec).collect();
+        let is_header = |l: &[u8]| {
+            arbor_core::entry::parse_fields(l)
+                .ok()
+                .and_then(|f| f.str(l, "type").map(|t| t == "session"))
+                .unwrap_or(false)
+        };
+        // The header is the first line, or the second after omp's title slot.
+        let at = lines.iter().take(2).position(|l| is_header(l)).unwrap_or(0);
+        let tool = if at == 1 { "omp" } else { "pi" };
+        if let Some(h) = lines.get_mut(at) {
+            *h = rewrite_header(h, new_id, parent_ref);
+        }
+        let mut meta = meta_from_header(lines.get(at).map(Vec::as_slice).unwrap_or_default(), tool);
+        meta.id = new_id.to_string();
+        meta.name = arbor_core::doc::SessionDoc::parse(std::sync::Arc::new(bytes.clone()))
+            .ok()
+            .and_then(|d| d.session_name());
+        let refs: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
+        self.create(&meta, &refs)?;
+        Ok(meta)
+    }
+
     /// Takes the writer lease of a session (waiting up to `wait` for the present writer).
     ///
     /// # Errors

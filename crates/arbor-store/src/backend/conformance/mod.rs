@@ -46,7 +46,7 @@ fn e2s(e: impl std::fmt::Display) -> String {
 /// # Errors
 /// The failed check's name and what it found.
 pub fn run_all(fresh: Fresh<'_>, files: &[Vec<u8>]) -> Check {
-    let checks: [(&str, CheckFn); 8] = [
+    let checks: [(&str, CheckFn); 9] = [
         ("write_and_reopen", write_and_reopen),
         ("one_writer", one_writer),
         ("lost_lease_cannot_append", lost_lease_cannot_append),
@@ -55,6 +55,7 @@ pub fn run_all(fresh: Fresh<'_>, files: &[Vec<u8>]) -> Check {
         ("omp_title_slot", omp_title_slot),
         ("read_from_sequence", read_from_sequence),
         ("newline_in_line_refused", newline_refused),
+        ("fork_copies_with_a_new_header", fork_copy),
     ];
     for (name, check) in checks {
         check(fresh).map_err(|e| {
@@ -369,6 +370,73 @@ fn read_from_sequence(fresh: Fresh<'_>) -> Check {
     match store.read_joined("no-such-session", 0) {
         Err(BackendError::NoSession { .. }) => Ok(()),
         other => Err(format!("read_joined of a missing session: {other:?}")),
+    }
+}
+
+/// A fork is the source's lines with a new header (id, `parentSession`), a session of its
+/// own that opens with the source's context and name; the source is unchanged.
+fn fork_copy(fresh: Fresh<'_>) -> Check {
+    let store = fresh(Duration::from_secs(30));
+    let mut sm =
+        SessionManager::create_in(store.clone(), "/p", ManagerOptions::default()).map_err(e2s)?;
+    let u = sm.append_message(&user("one")).map_err(e2s)?;
+    sm.append_message(&assistant("two")).map_err(e2s)?;
+    sm.set_session_name("the source").map_err(e2s)?;
+    sm.branch(&u).map_err(e2s)?;
+    sm.append_message(&assistant("two again")).map_err(e2s)?;
+    let src = sm.session_id();
+    let mut want_ctx = Vec::new();
+    sm.build_session_context()
+        .write_json(sm.doc(), &mut want_ctx);
+    drop(sm);
+    let before = store.read(&src, 0).map_err(e2s)?;
+    let new_id = "0194f0a0-0000-7000-8000-00000000f0f0";
+    let meta = store.fork(&src, new_id, "parent-ref").map_err(e2s)?;
+    ensure(
+        meta.id == new_id && meta.parent_session.as_deref() == Some("parent-ref"),
+        || format!("{meta:?}"),
+    )?;
+    ensure(meta.name.as_deref() == Some("the source"), || {
+        format!("name {:?}", meta.name)
+    })?;
+    let copy = store.read(new_id, 0).map_err(e2s)?;
+    ensure(
+        copy.len() == before.len() && copy[1..] == before[1..],
+        || "the entries were not copied as they are".into(),
+    )?;
+    let header = String::from_utf8_lossy(&copy[0]).into_owned();
+    ensure(
+        header.contains(&format!("\"id\":\"{new_id}\""))
+            && header.contains("\"parentSession\":\"parent-ref\""),
+        || header.clone(),
+    )?;
+    ensure(store.read(&src, 0).map_err(e2s)? == before, || {
+        "the source changed".into()
+    })?;
+    let fork =
+        SessionManager::open_in(store.clone(), new_id, ManagerOptions::default()).map_err(e2s)?;
+    let mut got_ctx = Vec::new();
+    fork.build_session_context()
+        .write_json(fork.doc(), &mut got_ctx);
+    ensure(got_ctx == want_ctx, || "the fork's context differs".into())?;
+    ensure(fork.session_name().as_deref() == Some("the source"), || {
+        "the fork lost the name".into()
+    })?;
+    drop(fork);
+    ensure(store.list().map_err(e2s)?.len() == 2, || {
+        "two sessions".into()
+    })?;
+    match store.fork(&src, new_id, "again") {
+        Err(BackendError::Exists { .. }) => {}
+        other => return Err(format!("fork onto a taken id: {other:?}")),
+    }
+    match store.fork(
+        "no-such-session",
+        "0194f0a0-0000-7000-8000-00000000f0f1",
+        "x",
+    ) {
+        Err(BackendError::NoSession { .. }) => Ok(()),
+        other => Err(format!("fork of a missing session: {other:?}")),
     }
 }
 
