@@ -508,7 +508,7 @@ pub enum Command {
         /// push: keep running, pushing each append within a second (inotify).
         #[arg(long)]
         watch: bool,
-        /// JSON output: [{id, path?, state, lines, bytes, note?}].
+        /// JSON output: [{id, path?, state, lines, bytes, blobs, note?, missingBlobs?}].
         #[arg(long)]
         json: bool,
     },

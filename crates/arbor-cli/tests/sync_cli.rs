@@ -253,3 +253,77 @@ fn watch_pushes_an_append_within_a_second() {
     let took = took.expect("the append was pushed");
     assert!(took < Duration::from_secs(1), "pushed after {took:?}");
 }
+
+/// omp's blobs travel with the lines that name them: pushed from one agent directory's
+/// `blobs/`, pulled into the other's, where the session's context (which inlines them)
+/// is then the same; a blob missing on the pushing side is reported and the lines still go.
+#[test]
+fn omp_blobs_travel_with_their_session() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite:{}", tmp.path().join("shared.db").display());
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let golden = root().join("goldens/omp/gen-seed22-n60-images.jsonl");
+    let text = std::fs::read_to_string(&golden).expect("golden");
+    let mut hashes: Vec<String> = text
+        .match_indices("blob:sha256:")
+        .map(|(i, m)| text[i + m.len()..i + m.len() + 64].to_string())
+        .collect();
+    hashes.sort();
+    hashes.dedup();
+    assert!(!hashes.is_empty());
+    let project = a.join("sessions/--work-project--");
+    std::fs::create_dir_all(&project).expect("dirs");
+    std::fs::create_dir_all(a.join("blobs")).expect("blobs");
+    std::fs::create_dir_all(&b).expect("b");
+    let file_a = project.join("2026-11-22T13-25-22-285Z_omp.jsonl");
+    std::fs::copy(&golden, &file_a).expect("copy");
+    for h in &hashes {
+        std::fs::copy(
+            root().join("goldens/omp/agent/blobs").join(h),
+            a.join("blobs").join(h),
+        )
+        .expect("blob");
+    }
+    let pushed: Value =
+        serde_json::from_str(&ok(&arbor(&a, &["sync", "push", "--to", &url, "--json"])))
+            .expect("json");
+    assert_eq!(pushed[0]["blobs"], hashes.len(), "{pushed}");
+    assert!(pushed[0].get("missingBlobs").is_none(), "{pushed}");
+    let out = ok(&arbor(&b, &["sync", "pull", "--from", &url]));
+    assert!(out.contains(&format!("and {} blob", hashes.len())), "{out}");
+    for h in &hashes {
+        assert_eq!(
+            std::fs::read(b.join("blobs").join(h)).expect("pulled blob"),
+            std::fs::read(a.join("blobs").join(h)).expect("blob"),
+            "{h}"
+        );
+    }
+    let file_b = find(&b, "_omp.jsonl");
+    let ctx = |agent: &Path, f: &Path| {
+        ok(&arbor(
+            agent,
+            &["context", f.to_str().expect("utf-8"), "--llm"],
+        ))
+    };
+    let (ca, cb) = (ctx(&a, &file_a), ctx(&b, &file_b));
+    assert!(
+        ca.contains("data:image") || ca.contains("\"data\""),
+        "images inlined"
+    );
+    assert_eq!(ca, cb, "the same context, images included");
+    // Without its blobs: the lines still go, the missing blobs are named.
+    let c = tmp.path().join("c");
+    let url2 = format!("sqlite:{}", tmp.path().join("other.db").display());
+    std::fs::create_dir_all(c.join("sessions/--work-project--")).expect("c");
+    std::fs::copy(&golden, c.join("sessions/--work-project--/s_omp.jsonl")).expect("copy");
+    let o = arbor(&c, &["sync", "push", "--to", &url2, "--json"]);
+    let v: Value = serde_json::from_str(&ok(&o)).expect("json");
+    assert_eq!(v[0]["blobs"], 0);
+    assert_eq!(
+        v[0]["missingBlobs"].as_array().map(Vec::len),
+        Some(hashes.len()),
+        "{v}"
+    );
+    assert_eq!(v[0]["state"], "localOnly");
+    assert!(v[0]["lines"].as_u64().unwrap_or(0) > 0);
+}

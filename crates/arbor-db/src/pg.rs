@@ -49,8 +49,8 @@ CREATE INDEX IF NOT EXISTS arbor_sessions_by_cwd ON arbor_sessions (cwd, modifie
 
 /// PostgreSQL's schema version: 1, the tables; 2, lines compressed with lz4 (when the
 /// server has it) instead of pglz, which made reading a 100 MB session back half as fast,
-/// and the lease holder's server process (`holder_backend`), so that the lease of a killed
-/// writer is free as soon as its connection is gone.
+/// the lease holder's server process (`holder_backend`), so that the lease of a killed
+/// writer is free as soon as its connection is gone, and omp's blobs (`arbor_blobs`).
 pub const PG_SCHEMA_VERSION: i32 = 2;
 
 enum Migrate {
@@ -102,6 +102,10 @@ fn migrate(client: &mut Client) -> Result<(), Migrate> {
         // was killed, its connection closed), the lease is free at once.
         tx.batch_execute(
             "ALTER TABLE arbor_sessions ADD COLUMN IF NOT EXISTS holder_backend integer",
+        )?;
+        // omp's blobs (images, large outputs) that sessions name by hash.
+        tx.batch_execute(
+            "CREATE TABLE IF NOT EXISTS arbor_blobs (hash text PRIMARY KEY, bytes bytea NOT NULL)",
         )?;
     }
     if version < PG_SCHEMA_VERSION {
@@ -446,6 +450,31 @@ impl SessionStore for PgStore {
         drop(rows);
         tx.commit().map_err(&err)?;
         Ok(out)
+    }
+
+    fn has_blob(&self, hash: &str) -> Result<bool, BackendError> {
+        self.client()
+            .query_opt("SELECT 1 FROM arbor_blobs WHERE hash = $1", &[&hash])
+            .map(|r| r.is_some())
+            .map_err(pg_err(&self.name))
+    }
+
+    fn put_blob(&self, hash: &str, bytes: &[u8]) -> Result<(), BackendError> {
+        arbor_store::backend::check_blob(&self.name, hash, bytes)?;
+        self.client()
+            .execute(
+                "INSERT INTO arbor_blobs (hash, bytes) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING",
+                &[&hash, &bytes],
+            )
+            .map(|_| ())
+            .map_err(pg_err(&self.name))
+    }
+
+    fn get_blob(&self, hash: &str) -> Result<Option<Vec<u8>>, BackendError> {
+        self.client()
+            .query_opt("SELECT bytes FROM arbor_blobs WHERE hash = $1", &[&hash])
+            .map(|r| r.map(|r| r.get::<_, Vec<u8>>(0)))
+            .map_err(pg_err(&self.name))
     }
 
     fn list(&self) -> Result<Vec<StoredSession>, BackendError> {

@@ -45,6 +45,11 @@ CREATE INDEX IF NOT EXISTS entries_by_parent ON entries (session_id, parent_id);
 CREATE INDEX IF NOT EXISTS sessions_by_cwd ON sessions (cwd, modified_ms);
 "#;
 
+/// SQLite's blob table (omp's content-addressed images and outputs), made on every open: a
+/// database from before it gains it.
+pub const SQLITE_BLOBS: &str =
+    "CREATE TABLE IF NOT EXISTS blobs (hash TEXT PRIMARY KEY, bytes BLOB NOT NULL);";
+
 /// What is extracted from a line for the entries table.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Extracted {

@@ -1,5 +1,5 @@
 //! [`SqliteStore`]: many sessions in one SQLite database file, one row per line.
-use crate::schema::{extract, SCHEMA_VERSION, SQLITE_SCHEMA};
+use crate::schema::{extract, SCHEMA_VERSION, SQLITE_BLOBS, SQLITE_SCHEMA};
 use arbor_store::backend::{
     check_lines, BackendError, SessionMeta, SessionStore, SessionWriter, StoredSession,
 };
@@ -109,6 +109,7 @@ impl SqliteStore {
                 })
             }
         }
+        conn.execute_batch(SQLITE_BLOBS).map_err(&err)?;
         Ok(SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
             path: path.to_path_buf(),
@@ -362,6 +363,34 @@ impl SessionStore for SqliteStore {
             });
         }
         Ok(())
+    }
+
+    fn has_blob(&self, hash: &str) -> Result<bool, BackendError> {
+        self.conn()
+            .query_row("SELECT 1 FROM blobs WHERE hash = ?1", [hash], |_| Ok(()))
+            .optional()
+            .map(|r| r.is_some())
+            .map_err(db_err(&self.path))
+    }
+
+    fn put_blob(&self, hash: &str, bytes: &[u8]) -> Result<(), BackendError> {
+        arbor_store::backend::check_blob(&self.name(), hash, bytes)?;
+        self.conn()
+            .execute(
+                "INSERT INTO blobs (hash, bytes) VALUES (?1, ?2) ON CONFLICT (hash) DO NOTHING",
+                params![hash, bytes],
+            )
+            .map(|_| ())
+            .map_err(db_err(&self.path))
+    }
+
+    fn get_blob(&self, hash: &str) -> Result<Option<Vec<u8>>, BackendError> {
+        self.conn()
+            .query_row("SELECT bytes FROM blobs WHERE hash = ?1", [hash], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(db_err(&self.path))
     }
 
     fn delete(&self, id: &str) -> Result<(), BackendError> {

@@ -60,6 +60,11 @@ pub struct Row {
     /// Left undone: a conflict (without a fork kept), a writer in the way, a copy that moved
     /// while syncing. `arbor sync` exits with status 1 then.
     pub unresolved: bool,
+    /// omp blobs the moved lines name that were sent (push) or written here (pull).
+    pub blobs: u64,
+    /// Blobs the moved lines name that the giving side does not hold (the lines moved
+    /// without them).
+    pub missing_blobs: Vec<String>,
 }
 
 /// Why a sync failed as a whole (a session's own trouble is a row's note instead).
@@ -280,6 +285,43 @@ fn unchanged_since_sync(
     }
 }
 
+/// The blobs omp lines name (each once, in order of first mention); none for pi's.
+fn named_blobs<'a>(tool: &str, lines: impl IntoIterator<Item = &'a [u8]>) -> Vec<String> {
+    if tool != "omp" {
+        return Vec::new();
+    }
+    let mut seen = std::collections::HashSet::new();
+    lines
+        .into_iter()
+        .flat_map(arbor_core::blobref::find_blob_hashes)
+        .filter(|h| seen.insert(h.clone()))
+        .collect()
+}
+
+/// Copies the blobs `hashes` from `from` to `to` where `to` lacks them, before the lines that
+/// name them move (a session never names a blob its store lacks because of a sync). Returns
+/// how many were copied, and the ones `from` does not hold either.
+fn copy_blobs(
+    from: &dyn SessionStore,
+    to: &dyn SessionStore,
+    hashes: &[String],
+) -> Result<(u64, Vec<String>), BackendError> {
+    let (mut copied, mut missing) = (0, Vec::new());
+    for h in hashes {
+        if to.has_blob(h)? {
+            continue;
+        }
+        match from.get_blob(h)? {
+            Some(bytes) => {
+                to.put_blob(h, &bytes)?;
+                copied += 1;
+            }
+            None => missing.push(h.clone()),
+        }
+    }
+    Ok((copied, missing))
+}
+
 fn selected(ids: &[String], id: &str, path: Option<&Path>) -> bool {
     ids.is_empty()
         || ids.iter().any(|s| {
@@ -306,7 +348,7 @@ pub fn push(
         .map(|s| (s.meta.id.clone(), s))
         .collect();
     let mut rows = Vec::new();
-    for (id, path, _) in local_sessions(local, &cursors) {
+    for (id, path, here) in local_sessions(local, &cursors) {
         if !selected(ids, &id, Some(&path)) {
             continue;
         }
@@ -324,6 +366,8 @@ pub fn push(
                     bytes: 0,
                     note: None,
                     unresolved: false,
+                    blobs: 0,
+                    missing_blobs: Vec::new(),
                 });
                 continue;
             }
@@ -337,6 +381,8 @@ pub fn push(
             bytes: 0,
             note: None,
             unresolved: false,
+            blobs: 0,
+            missing_blobs: Vec::new(),
         };
         match there {
             None => {
@@ -351,6 +397,8 @@ pub fn push(
                 meta.id = id.clone();
                 meta.machine = Some(local.machine.clone());
                 meta.source_path = Some(path.display().to_string());
+                let hashes = named_blobs(tool, lines.iter().map(Vec::as_slice));
+                (row.blobs, row.missing_blobs) = copy_blobs(here, remote, &hashes)?;
                 // One step: after a crash the session is there whole or not at all.
                 let refs: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
                 remote.create(&meta, &refs)?;
@@ -380,6 +428,8 @@ pub fn push(
                         rows.push(row);
                         continue;
                     }
+                    let hashes = named_blobs(&s.meta.tool, new.iter().map(Vec::as_slice));
+                    (row.blobs, row.missing_blobs) = copy_blobs(here, remote, &hashes)?;
                     let refs: Vec<&[u8]> = new.iter().map(Vec::as_slice).collect();
                     w.append(&refs)?;
                     row.moved = k;
@@ -485,11 +535,15 @@ pub fn pull(
             bytes: 0,
             note: None,
             unresolved: false,
+            blobs: 0,
+            missing_blobs: Vec::new(),
         };
         match &path {
             None => {
                 let bytes = remote.read_joined(&id, 0)?;
-                let (target, _) = place(local, &s.meta);
+                let (target, here) = place(local, &s.meta);
+                let hashes = named_blobs(&s.meta.tool, bytes.split(|b| *b == b'\n'));
+                (row.blobs, row.missing_blobs) = copy_blobs(remote, here, &hashes)?;
                 if let Some(dir) = target.parent() {
                     arbor_store::file::create_dir_private(dir).map_err(|e| BackendError::Db {
                         store: "files".into(),
@@ -521,6 +575,10 @@ pub fn pull(
                         };
                         match store.writer(&id, None) {
                             Ok(mut w) => {
+                                let hashes =
+                                    named_blobs(&s.meta.tool, extra.iter().map(Vec::as_slice));
+                                (row.blobs, row.missing_blobs) =
+                                    copy_blobs(remote, store, &hashes)?;
                                 let refs: Vec<&[u8]> = extra.iter().map(Vec::as_slice).collect();
                                 w.append(&refs)?;
                                 row.moved = extra.len() as u64;
@@ -533,6 +591,10 @@ pub fn pull(
                         }
                     }
                     State::Conflict { .. } if fork_on_conflict => {
+                        let all = remote.read(&id, 0)?;
+                        let hashes = named_blobs(&s.meta.tool, all.iter().map(Vec::as_slice));
+                        let (_, here) = place(local, &s.meta);
+                        (row.blobs, row.missing_blobs) = copy_blobs(remote, here, &hashes)?;
                         row.note = Some(fork_copy(remote, local, &s, p)?);
                     }
                     _ => {}
@@ -646,6 +708,8 @@ pub fn status(
             bytes: 0,
             note: None,
             unresolved: false,
+            blobs: 0,
+            missing_blobs: Vec::new(),
         });
     }
     for (id, _) in shared {
@@ -658,6 +722,8 @@ pub fn status(
                 bytes: 0,
                 note: None,
                 unresolved: false,
+                blobs: 0,
+                missing_blobs: Vec::new(),
             });
         }
     }

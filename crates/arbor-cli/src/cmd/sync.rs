@@ -137,7 +137,15 @@ fn print(rows: &[Row], action: Action, json: bool, term: &Term) -> Result<bool> 
                     .str("state", state)
                     .uint("lines", r.moved)
                     .uint("bytes", r.bytes)
+                    .uint("blobs", r.blobs)
                     .opt_str("note", r.note.as_deref());
+                if !r.missing_blobs.is_empty() {
+                    o.array("missingBlobs", |a| {
+                        for h in &r.missing_blobs {
+                            a.str(h);
+                        }
+                    });
+                }
             });
         }
         arr.finish();
@@ -169,11 +177,31 @@ fn print(rows: &[Row], action: Action, json: bool, term: &Term) -> Result<bool> 
         };
         out.paint(paint, &format!("{:<38}", r.id))
             .put(&format!(" {verb}"));
+        if r.blobs > 0 {
+            out.put(&format!(
+                " and {} blob{}",
+                r.blobs,
+                if r.blobs == 1 { "" } else { "s" }
+            ));
+        }
         if let Some(p) = &r.path {
             out.put("  ").paint(Paint::Dim, &p.display().to_string());
         }
         if let Some(n) = &r.note {
             out.put("  ").paint(Paint::Warn, &format!("({n})"));
+        }
+        for h in &r.missing_blobs {
+            out.put("  ").paint(
+                Paint::Warn,
+                &format!(
+                    "(blob {h} is named but not held by the {} side: moved without it)",
+                    if action == Action::Push {
+                        "sending"
+                    } else {
+                        "shared"
+                    }
+                ),
+            );
         }
         out.nl();
     }

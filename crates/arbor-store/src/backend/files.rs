@@ -255,6 +255,34 @@ impl SessionStore for FileStore {
         self.path_of(id).map(|_| ())
     }
 
+    /// The agent directory's `blobs/` (omp's store, as omp lays it out).
+    fn has_blob(&self, hash: &str) -> Result<bool, BackendError> {
+        let blobs = crate::blobs::BlobStore::for_agent_dir(&self.agent_dir);
+        Ok(blobs.path_of(hash).is_ok_and(|p| p.is_file()))
+    }
+
+    fn put_blob(&self, hash: &str, bytes: &[u8]) -> Result<(), BackendError> {
+        super::check_blob(&self.name(), hash, bytes)?;
+        crate::blobs::BlobStore::for_agent_dir(&self.agent_dir)
+            .put(bytes, None)
+            .map(|_| ())
+            .map_err(|e| BackendError::Db {
+                store: self.name(),
+                message: e.to_string(),
+            })
+    }
+
+    fn get_blob(&self, hash: &str) -> Result<Option<Vec<u8>>, BackendError> {
+        match crate::blobs::BlobStore::for_agent_dir(&self.agent_dir).get(hash) {
+            Ok(b) => Ok(Some(b)),
+            Err(crate::blobs::BlobError::Missing { .. }) => Ok(None),
+            Err(e) => Err(BackendError::Db {
+                store: self.name(),
+                message: e.to_string(),
+            }),
+        }
+    }
+
     fn delete(&self, id: &str) -> Result<(), BackendError> {
         let path = self.path_of(id)?;
         let lock = WriterLock::acquire(&path, None).map_err(|e| self.busy(id, e))?;

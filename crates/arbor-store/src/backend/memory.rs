@@ -13,6 +13,7 @@ pub struct MemoryStore {
 #[derive(Debug)]
 struct Shared {
     sessions: Mutex<BTreeMap<String, Session>>,
+    blobs: Mutex<BTreeMap<String, Vec<u8>>>,
     released: Condvar,
     lease: Duration,
 }
@@ -49,6 +50,7 @@ impl MemoryStore {
         MemoryStore {
             shared: Arc::new(Shared {
                 sessions: Mutex::new(BTreeMap::new()),
+                blobs: Mutex::new(BTreeMap::new()),
                 released: Condvar::new(),
                 lease,
             }),
@@ -57,6 +59,10 @@ impl MemoryStore {
 
     fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Session>> {
         self.shared.lock()
+    }
+
+    fn blobs(&self) -> MutexGuard<'_, BTreeMap<String, Vec<u8>>> {
+        self.shared.blobs.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -184,6 +190,22 @@ impl SessionStore for MemoryStore {
         let s = map.get_mut(id).ok_or_else(|| no_session(id))?;
         s.meta.name = Some(name.to_string());
         Ok(())
+    }
+
+    fn has_blob(&self, hash: &str) -> Result<bool, BackendError> {
+        Ok(self.blobs().contains_key(hash))
+    }
+
+    fn put_blob(&self, hash: &str, bytes: &[u8]) -> Result<(), BackendError> {
+        super::check_blob("memory", hash, bytes)?;
+        self.blobs()
+            .entry(hash.to_string())
+            .or_insert_with(|| bytes.to_vec());
+        Ok(())
+    }
+
+    fn get_blob(&self, hash: &str) -> Result<Option<Vec<u8>>, BackendError> {
+        Ok(self.blobs().get(hash).cloned())
     }
 
     fn delete(&self, id: &str) -> Result<(), BackendError> {

@@ -119,6 +119,16 @@ pub enum BackendError {
         /// Lines found.
         found: u64,
     },
+    /// Blob bytes that do not hash to the name they were given.
+    #[error("{store}: the bytes given for blob {hash} hash to {actual}")]
+    BadBlob {
+        /// The store.
+        store: String,
+        /// The name given.
+        hash: String,
+        /// What the bytes hash to.
+        actual: String,
+    },
     /// A line that a store cannot hold (a newline inside it).
     #[error("{store}: a line with a newline inside cannot be stored")]
     BadLine {
@@ -192,6 +202,26 @@ pub trait SessionStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// A database failure.
     fn list(&self) -> Result<Vec<StoredSession>, BackendError>;
+
+    /// Whether the store holds blob `hash` (omp's content-addressed store: images and large
+    /// outputs that sessions name as `blob:sha256:<hash>`).
+    ///
+    /// # Errors
+    /// A database failure.
+    fn has_blob(&self, hash: &str) -> Result<bool, BackendError>;
+
+    /// Stores a blob under its hash (kept once; storing it again changes nothing). The bytes
+    /// must hash to `hash`.
+    ///
+    /// # Errors
+    /// [`BackendError::BadBlob`] when they do not; a database failure.
+    fn put_blob(&self, hash: &str, bytes: &[u8]) -> Result<(), BackendError>;
+
+    /// A blob's bytes (`None` when the store does not hold it).
+    ///
+    /// # Errors
+    /// A database failure.
+    fn get_blob(&self, hash: &str) -> Result<Option<Vec<u8>>, BackendError>;
 
     /// Copies session `id` as a new session `new_id`, as pi forks a file: the header gets
     /// the new id and `parentSession` = `parent_ref` (other members unchanged, in their
@@ -298,6 +328,19 @@ pub fn meta_from_header(header: &[u8], tool: &str) -> SessionMeta {
         machine: None,
         source_path: None,
     }
+}
+
+/// Checks that `bytes` hash to `hash` (a blob about to be stored).
+pub fn check_blob(store: &str, hash: &str, bytes: &[u8]) -> Result<(), BackendError> {
+    let actual = crate::blobs::sha256_hex(bytes);
+    if actual != hash {
+        return Err(BackendError::BadBlob {
+            store: store.to_string(),
+            hash: hash.to_string(),
+            actual,
+        });
+    }
+    Ok(())
 }
 
 /// Checks that no line holds a newline (a store keeps one line per row).

@@ -46,7 +46,7 @@ fn e2s(e: impl std::fmt::Display) -> String {
 /// # Errors
 /// The failed check's name and what it found.
 pub fn run_all(fresh: Fresh<'_>, files: &[Vec<u8>]) -> Check {
-    let checks: [(&str, CheckFn); 9] = [
+    let checks: [(&str, CheckFn); 10] = [
         ("write_and_reopen", write_and_reopen),
         ("one_writer", one_writer),
         ("lost_lease_cannot_append", lost_lease_cannot_append),
@@ -56,6 +56,7 @@ pub fn run_all(fresh: Fresh<'_>, files: &[Vec<u8>]) -> Check {
         ("read_from_sequence", read_from_sequence),
         ("newline_in_line_refused", newline_refused),
         ("fork_copies_with_a_new_header", fork_copy),
+        ("blobs_by_hash", blobs_by_hash),
     ];
     for (name, check) in checks {
         check(fresh).map_err(|e| {
@@ -438,6 +439,34 @@ fn fork_copy(fresh: Fresh<'_>) -> Check {
         Err(BackendError::NoSession { .. }) => Ok(()),
         other => Err(format!("fork of a missing session: {other:?}")),
     }
+}
+
+/// Blobs are kept by hash, once; bytes that do not hash to their name are refused.
+fn blobs_by_hash(fresh: Fresh<'_>) -> Check {
+    let store = fresh(Duration::from_secs(30));
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
+    let hash = crate::blobs::sha256_hex(&bytes);
+    ensure(!store.has_blob(&hash).map_err(e2s)?, || {
+        "held before".into()
+    })?;
+    ensure(store.get_blob(&hash).map_err(e2s)?.is_none(), || {
+        "read before".into()
+    })?;
+    store.put_blob(&hash, &bytes).map_err(e2s)?;
+    store.put_blob(&hash, &bytes).map_err(e2s)?;
+    ensure(store.has_blob(&hash).map_err(e2s)?, || "not held".into())?;
+    ensure(
+        store.get_blob(&hash).map_err(e2s)? == Some(bytes.clone()),
+        || "read back other bytes".into(),
+    )?;
+    let other = crate::blobs::sha256_hex(b"other");
+    match store.put_blob(&other, b"not other") {
+        Err(BackendError::BadBlob { .. }) => {}
+        r => return Err(format!("mismatched bytes stored: {r:?}")),
+    }
+    ensure(!store.has_blob(&other).map_err(e2s)?, || {
+        "a refused blob is held".into()
+    })
 }
 
 /// A line holding a newline is refused and nothing is stored.
