@@ -131,7 +131,8 @@ fn find_a_session_by_a_word_open_its_tree_and_resume_it_in_pi() {
         );
         shoot("picker.ansi");
         tmux(&["send-keys", "-t", &name, "Enter"]);
-        let screen = wait_for(&name, "tree ·");
+        // Only the tree shows it (the picker's footer says "Enter tree ·" too).
+        let screen = wait_for(&name, "◀ leaf");
         assert!(
             screen.contains("u2 user: use the zeppelin driver"),
             "{screen}"
