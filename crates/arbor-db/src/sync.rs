@@ -67,6 +67,22 @@ pub struct Row {
     pub missing_blobs: Vec<String>,
 }
 
+impl Row {
+    fn new(id: String, path: Option<PathBuf>, state: State) -> Row {
+        Row {
+            id,
+            path,
+            state,
+            moved: 0,
+            bytes: 0,
+            note: None,
+            unresolved: false,
+            blobs: 0,
+            missing_blobs: Vec::new(),
+        }
+    }
+}
+
 /// Why a sync failed as a whole (a session's own trouble is a row's note instead).
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
@@ -358,32 +374,12 @@ pub fn push(
                 if let Some(c) = cursors.get_mut(&id) {
                     c.path = Some(path.clone());
                 }
-                rows.push(Row {
-                    id,
-                    path: Some(path),
-                    state: State::InSync,
-                    moved: 0,
-                    bytes: 0,
-                    note: None,
-                    unresolved: false,
-                    blobs: 0,
-                    missing_blobs: Vec::new(),
-                });
+                rows.push(Row::new(id, Some(path), State::InSync));
                 continue;
             }
         }
         let lines = read_lines(&path)?;
-        let mut row = Row {
-            id: id.clone(),
-            path: Some(path.clone()),
-            state: State::LocalOnly,
-            moved: 0,
-            bytes: 0,
-            note: None,
-            unresolved: false,
-            blobs: 0,
-            missing_blobs: Vec::new(),
-        };
+        let mut row = Row::new(id.clone(), Some(path.clone()), State::LocalOnly);
         match there {
             None => {
                 let header = lines
@@ -527,17 +523,7 @@ pub fn pull(
         if !selected(ids, &id, path.as_deref()) {
             continue;
         }
-        let mut row = Row {
-            id: id.clone(),
-            path: path.clone(),
-            state: State::RemoteOnly,
-            moved: 0,
-            bytes: 0,
-            note: None,
-            unresolved: false,
-            blobs: 0,
-            missing_blobs: Vec::new(),
-        };
+        let mut row = Row::new(id.clone(), path.clone(), State::RemoteOnly);
         match &path {
             None => {
                 let bytes = remote.read_joined(&id, 0)?;
@@ -700,31 +686,11 @@ pub fn status(
             Some(s) if unchanged_since_sync(&cursors, &id, &path, s) => State::InSync,
             Some(s) => compare(remote, &id, &read_lines(&path)?, s)?.0,
         };
-        rows.push(Row {
-            id,
-            path: Some(path),
-            state,
-            moved: 0,
-            bytes: 0,
-            note: None,
-            unresolved: false,
-            blobs: 0,
-            missing_blobs: Vec::new(),
-        });
+        rows.push(Row::new(id, Some(path), state));
     }
     for (id, _) in shared {
         if !seen.contains(&id) && selected(ids, &id, None) {
-            rows.push(Row {
-                id,
-                path: None,
-                state: State::RemoteOnly,
-                moved: 0,
-                bytes: 0,
-                note: None,
-                unresolved: false,
-                blobs: 0,
-                missing_blobs: Vec::new(),
-            });
+            rows.push(Row::new(id, None, State::RemoteOnly));
         }
     }
     rows.sort_by(|a, b| a.id.cmp(&b.id));

@@ -6,20 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The demo sessions (one a v1 recording) as bytes.
-pub fn sample_files() -> Vec<Vec<u8>> {
+fn sample_files() -> Vec<Vec<u8>> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../demo/sessions");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("demo sessions")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
-    files.sort();
+    let files = conformance::session_files_in(&dir).expect("demo sessions");
     assert!(files.len() >= 4);
     files
-        .iter()
-        .map(|p| std::fs::read(p).expect("read"))
-        .collect()
 }
 
 #[test]

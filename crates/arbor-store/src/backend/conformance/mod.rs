@@ -39,6 +39,21 @@ fn e2s(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
+/// The bytes of the `.jsonl` files in `dir`, in name order: sessions for
+/// [`run_all`]'s byte-for-byte check (the backends' tests pass the demo sessions).
+///
+/// # Errors
+/// The directory or a file cannot be read.
+pub fn session_files_in(dir: &std::path::Path) -> std::io::Result<Vec<Vec<u8>>> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    files.iter().map(std::fs::read).collect()
+}
+
 /// Runs every check; `files` are session files' bytes to store and read back byte for byte
 /// (real sessions: malformed lines, unicode, v1/v2 headers). Stops at the first failure,
 /// naming the check.
