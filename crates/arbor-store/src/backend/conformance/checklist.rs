@@ -100,6 +100,8 @@ fn line_of(sm: &SessionManager, id: &str) -> String {
 /// Makes a new, empty session manager (`cwd` `/p`).
 pub type Make<'a> = &'a dyn Fn() -> Result<SessionManager, String>;
 
+type ChecklistFn = fn(Make<'_>) -> Check;
+
 /// A manager of a new session in a fresh store of `fresh`.
 pub(super) fn in_store(fresh: Fresh<'_>) -> Result<SessionManager, String> {
     SessionManager::create_in(
@@ -116,7 +118,7 @@ pub(super) fn in_store(fresh: Fresh<'_>) -> Result<SessionManager, String> {
 /// # Errors
 /// The failed check's name and what it found.
 pub fn run(make: Make<'_>) -> Check {
-    let checks: [(&str, fn(Make<'_>) -> Check); 5] = [
+    let checks: [(&str, ChecklistFn); 5] = [
         (
             "appends_chain_and_move_the_leaf",
             appends_chain_and_move_the_leaf,
