@@ -327,3 +327,91 @@ fn omp_blobs_travel_with_their_session() {
     assert_eq!(v[0]["state"], "localOnly");
     assert!(v[0]["lines"].as_u64().unwrap_or(0) > 0);
 }
+
+/// A server that wants a password: arbor takes it from the password file (`$PGPASSFILE`) or
+/// the URL, and no message, failed or not, shows it.
+#[test]
+fn postgres_passwords_come_from_the_password_file_and_are_never_printed() {
+    let server = arbor_pgtest::TestServer::start()
+        .expect("a PostgreSQL server (.ci/run installs postgresql)");
+    if !server.owns_server() {
+        return; // an external server's authentication is its own
+    }
+    let db = server.unique_database("arbor_auth").expect("database");
+    let secret = "tr0ub4dor-and-3";
+    let mut c = server.connect().expect("admin");
+    c.batch_execute(&format!(
+        "CREATE ROLE ann LOGIN PASSWORD '{secret}'; ALTER DATABASE {db} OWNER TO ann"
+    ))
+    .expect("role");
+    let hba: String = c.query_one("SHOW hba_file", &[]).expect("hba").get(0);
+    let rules = std::fs::read_to_string(&hba).expect("read hba");
+    std::fs::write(&hba, format!("local all ann scram-sha-256\n{rules}")).expect("write hba");
+    c.query_one("SELECT pg_reload_conf()", &[]).expect("reload");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let base = server.url_for(&db);
+    let as_ann = base.replacen("postgres://postgres@", "postgres://ann@", 1);
+    assert_ne!(as_ann, base);
+    let with_pw = base.replacen(
+        "postgres://postgres@",
+        &format!("postgres://ann:{secret}@"),
+        1,
+    );
+    let wrong_pw = base.replacen("postgres://postgres@", "postgres://ann:wrong-one@", 1);
+
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let a = tmp.path().join("a");
+    let project = a.join("sessions/--work-project--");
+    std::fs::create_dir_all(&project).expect("dirs");
+    for f in files(&root().join("demo/sessions")).into_iter().take(1) {
+        std::fs::copy(&f, project.join(f.file_name().expect("name"))).expect("copy");
+    }
+    let run = |url: &str, pgpass: Option<&Path>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_arbor"));
+        cmd.args(["sync", "push", "--to", url])
+            .env("PI_CODING_AGENT_DIR", &a)
+            .env("NO_COLOR", "1")
+            .env_remove("ARBOR_SYNC_URL")
+            .env_remove("PGPASSWORD")
+            .env("HOME", tmp.path());
+        match pgpass {
+            Some(p) => cmd.env("PGPASSFILE", p),
+            None => cmd.env_remove("PGPASSFILE"),
+        };
+        cmd.output().expect("run arbor")
+    };
+    let said = |o: &Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    // No password anywhere: refused by the server.
+    let o = run(&as_ann, None);
+    assert!(!o.status.success(), "{}", said(&o));
+    // A wrong one in the URL: refused, and the message shows neither it nor the right one.
+    let o = run(&wrong_pw, None);
+    assert!(!o.status.success());
+    let text = said(&o);
+    assert!(
+        !text.contains("wrong-one") && !text.contains(secret),
+        "{text}"
+    );
+    assert!(text.contains("ann:***@"), "{text}");
+    // From the password file (mode 0600, as libpq wants it).
+    let pgpass = tmp.path().join("pgpass");
+    std::fs::write(&pgpass, format!("# test\n*:*:{db}:ann:{secret}\n")).expect("pgpass");
+    std::fs::set_permissions(&pgpass, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .expect("chmod");
+    let o = run(&as_ann, Some(&pgpass));
+    let text = said(&o);
+    assert!(o.status.success(), "{text}");
+    assert!(text.contains("sent"), "{text}");
+    assert!(!text.contains(secret), "{text}");
+    // From the URL.
+    let o = run(&with_pw, None);
+    let text = said(&o);
+    assert!(o.status.success(), "{text}");
+    assert!(!text.contains(secret), "{text}");
+}
