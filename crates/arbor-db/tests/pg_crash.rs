@@ -1,0 +1,141 @@
+//! SIGKILL of a process appending through `SessionManager` on PostgreSQL: every append it
+//! acknowledged is in the database after the kill, whole, and the session opens clean; the
+//! next writer takes over at once (the killed one's connection is gone).
+//!
+//! The appender is this test binary run again (`ARBOR_PG_APPEND_CHILD`), printing `ack ID`
+//! after each append returns.
+use arbor_db::PgStore;
+use arbor_pgtest::TestServer;
+use arbor_store::backend::SessionStore;
+use arbor_store::{ManagerOptions, SessionManager};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const CHILD: &str = "ARBOR_PG_APPEND_CHILD";
+const NAME: &str = "killed_appenders_lose_nothing_acknowledged";
+
+fn child(url: &str, id: &str, round: &str) {
+    let store: Arc<dyn SessionStore> = Arc::new(PgStore::connect(url).expect("connect"));
+    let opts = ManagerOptions {
+        wait: Some(Duration::from_secs(20)),
+        ..Default::default()
+    };
+    let mut sm = SessionManager::open_in(store, id, opts).expect("open");
+    let mut out = std::io::stdout().lock();
+    for i in 0.. {
+        // Some lines large enough to take several network packets (and TOAST rows).
+        let text = if i % 7 == 3 {
+            "x".repeat(300_000)
+        } else {
+            format!("round {round} turn {i}")
+        };
+        let body = format!(r#"{{"role":"user","content":"{text}","timestamp":{i}}}"#);
+        let eid = sm.append_message(body.as_bytes()).expect("append");
+        writeln!(out, "ack {eid}").expect("stdout");
+        out.flush().expect("flush");
+    }
+}
+
+#[test]
+fn killed_appenders_lose_nothing_acknowledged() {
+    if let Ok(url) = std::env::var(CHILD) {
+        let id = std::env::var("ARBOR_PG_APPEND_SESSION").expect("session");
+        let round = std::env::var("ARBOR_PG_APPEND_ROUND").unwrap_or_default();
+        child(&url, &id, &round);
+        return;
+    }
+    let server = TestServer::start().expect("a PostgreSQL server (.ci/run installs postgresql)");
+    let url = server.url_for(&server.unique_database("arbor_crash").expect("database"));
+    let store: Arc<dyn SessionStore> = Arc::new(PgStore::connect(&url).expect("connect"));
+    let mut sm =
+        SessionManager::create_in(store.clone(), "/crash", ManagerOptions::default()).expect("c");
+    sm.append_message(br#"{"role":"user","content":"start","timestamp":0}"#)
+        .expect("first");
+    let id = sm.session_id();
+    drop(sm);
+    let me = std::env::current_exe().expect("test binary");
+    let mut acked: Vec<String> = Vec::new();
+    let mut seed = 0x2545_f491_u64;
+    for round in 0..8 {
+        let mut c = Command::new(&me)
+            .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
+            .env(CHILD, &url)
+            .env("ARBOR_PG_APPEND_SESSION", &id)
+            .env("ARBOR_PG_APPEND_ROUND", round.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("appender");
+        let stdout = c.stdout.take().expect("stdout");
+        let reader = std::thread::spawn(move || {
+            BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+                .filter_map(|l| l.strip_prefix("ack ").map(str::to_string))
+                .collect::<Vec<_>>()
+        });
+        // Let it append for a while (xorshift: a different moment each round), then kill.
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let t0 = Instant::now();
+        std::thread::sleep(Duration::from_millis(150 + seed % 500));
+        let _ = c.kill(); // SIGKILL
+        let _ = c.wait();
+        let got = reader.join().expect("reader");
+        assert!(
+            !got.is_empty() || t0.elapsed() > Duration::from_secs(5),
+            "round {round}: the appender acknowledged nothing"
+        );
+        acked.extend(got);
+        // What is stored opens clean, and holds every acknowledged entry.
+        let view = SessionManager::open_in(
+            store.clone(),
+            &id,
+            ManagerOptions {
+                read_only: true,
+                ..Default::default()
+            },
+        )
+        .expect("reopen");
+        assert!(
+            view.doc().report().is_clean(),
+            "round {round}: {:?}",
+            view.doc().report()
+        );
+        for a in &acked {
+            assert!(
+                view.entry(a).is_some(),
+                "round {round}: acknowledged {a} is gone"
+            );
+        }
+        let listed = store.list().expect("list");
+        let s = listed.iter().find(|s| s.meta.id == id).expect("listed");
+        assert_eq!(
+            s.lines as usize,
+            view.entries().len() + 1,
+            "round {round}: counts"
+        );
+    }
+    assert!(acked.len() > 8, "{} appends acknowledged", acked.len());
+    println!(
+        "{} appends acknowledged over 8 killed appenders, all there",
+        acked.len()
+    );
+    // A writer now takes the session at once and appends.
+    let t = Instant::now();
+    let mut w = SessionManager::open_in(
+        store.clone(),
+        &id,
+        ManagerOptions {
+            wait: Some(Duration::from_secs(20)),
+            ..Default::default()
+        },
+    )
+    .expect("writer after the kills");
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    w.append_message(br#"{"role":"user","content":"after","timestamp":1}"#)
+        .expect("append after");
+}
