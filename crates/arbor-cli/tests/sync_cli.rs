@@ -415,3 +415,136 @@ fn postgres_passwords_come_from_the_password_file_and_are_never_printed() {
     assert!(o.status.success(), "{text}");
     assert!(!text.contains(secret), "{text}");
 }
+
+/// A server that takes TLS only: arbor verifies its certificate (against `$PGSSLROOTCERT`
+/// when set, else the system's roots, which do not know the test CA) and syncs over it.
+#[test]
+fn postgres_over_tls_verifies_the_server() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let d = tmp.path();
+    let openssl = |args: &[&str]| {
+        let o = Command::new("openssl")
+            .args(args)
+            .current_dir(d)
+            .output()
+            .expect("openssl (.ci/run installs it)");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    fn with(v: &[&'static str], ec: &[&'static str], extra: &[&'static str]) -> Vec<&'static str> {
+        [v, ec, extra].concat()
+    }
+    openssl(&with(
+        &["req", "-x509", "-days", "2"],
+        &ec,
+        &[
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.crt",
+            "-subj",
+            "/CN=arbor test CA",
+        ],
+    ));
+    openssl(&with(
+        &["req"],
+        &ec,
+        &[
+            "-keyout",
+            "other.key",
+            "-out",
+            "other.crt",
+            "-x509",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=another CA",
+        ],
+    ));
+    openssl(&with(
+        &["req"],
+        &ec,
+        &[
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=127.0.0.1",
+        ],
+    ));
+    std::fs::write(d.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").expect("ext");
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.crt",
+        "-days",
+        "2",
+        "-extfile",
+        "san.ext",
+    ]);
+    let server = arbor_pgtest::TestServer::start_tls(&d.join("server.crt"), &d.join("server.key"))
+        .expect("a PostgreSQL server with TLS");
+    let db = server.unique_database("arbor_tls").expect("database");
+    let url = server.tls_url_for(&db).expect("tls url");
+
+    let a = d.join("a");
+    let project = a.join("sessions/--work-project--");
+    std::fs::create_dir_all(&project).expect("dirs");
+    for f in files(&root().join("demo/sessions")).into_iter().take(2) {
+        std::fs::copy(&f, project.join(f.file_name().expect("name"))).expect("copy");
+    }
+    let run = |url: &str, roots: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_arbor"));
+        cmd.args(["sync", "push", "--to", url])
+            .env("PI_CODING_AGENT_DIR", &a)
+            .env("NO_COLOR", "1")
+            .env_remove("ARBOR_SYNC_URL");
+        match roots {
+            Some(r) => cmd.env("PGSSLROOTCERT", d.join(r)),
+            None => cmd.env_remove("PGSSLROOTCERT"),
+        };
+        let o = cmd.output().expect("run arbor");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        (o.status.success(), text)
+    };
+    // The system's roots do not know the test CA; neither does another CA.
+    let (ok1, text) = run(&url, None);
+    assert!(
+        !ok1 && text.to_lowercase().contains("certificate"),
+        "{text}"
+    );
+    let (ok2, text) = run(&url, Some("other.crt"));
+    assert!(
+        !ok2 && text.to_lowercase().contains("certificate"),
+        "{text}"
+    );
+    // Plain TCP is refused by the server (TLS only).
+    let plain = url.replace("sslmode=require", "sslmode=disable");
+    let (ok3, text) = run(&plain, Some("ca.crt"));
+    assert!(!ok3, "{text}");
+    // Trusting the test CA: synced over TLS.
+    let (ok4, text) = run(&url, Some("ca.crt"));
+    assert!(ok4, "{text}");
+    assert!(text.contains("2 sessions, 0 in sync"), "{text}");
+    let (ok5, text) = run(&url, Some("ca.crt"));
+    assert!(ok5 && text.contains("2 sessions, 2 in sync"), "{text}");
+}

@@ -144,7 +144,20 @@ fn pg_err(name: &str) -> impl Fn(postgres::Error) -> BackendError + '_ {
         store: name.to_string(),
         message: match e.as_db_error() {
             Some(d) => d.message().to_string(),
-            None => e.to_string(),
+            // The client's own error and its causes (a TLS handshake names why it failed).
+            None => {
+                let mut m = e.to_string();
+                let mut cause = std::error::Error::source(&e);
+                while let Some(c) = cause {
+                    let text = c.to_string();
+                    if !m.contains(&text) {
+                        m.push_str(": ");
+                        m.push_str(&text);
+                    }
+                    cause = c.source();
+                }
+                m
+            }
         },
     }
 }
@@ -178,26 +191,47 @@ fn password_for(cfg: &postgres::Config) -> Option<Vec<u8>> {
     })
 }
 
-/// A rustls connector trusting the system's root certificates.
-fn tls() -> tokio_postgres_rustls::MakeRustlsConnect {
+/// The environment variable naming the certificates to trust instead of the system's
+/// (PEM; libpq's name for it).
+pub const ROOT_CERT_ENV: &str = "PGSSLROOTCERT";
+
+/// A rustls connector trusting the certificates of `$PGSSLROOTCERT` when it is set (as libpq
+/// does), else the system's root certificates.
+fn tls(name: &str) -> Result<tokio_postgres_rustls::MakeRustlsConnect, BackendError> {
+    use rustls::pki_types::{pem::PemObject, CertificateDer};
     let mut roots = rustls::RootCertStore::empty();
-    for cert in rustls_native_certs::load_native_certs().certs {
-        let _ = roots.add(cert);
+    match std::env::var_os(ROOT_CERT_ENV).filter(|v| !v.is_empty()) {
+        Some(file) => {
+            let bad = |e: String| BackendError::Db {
+                store: name.to_string(),
+                message: format!("{ROOT_CERT_ENV}={}: {e}", file.to_string_lossy()),
+            };
+            for cert in CertificateDer::pem_file_iter(&file).map_err(|e| bad(e.to_string()))? {
+                roots
+                    .add(cert.map_err(|e| bad(e.to_string()))?)
+                    .map_err(|e| bad(e.to_string()))?;
+            }
+            if roots.is_empty() {
+                return Err(bad("no certificate in it".into()));
+            }
+        }
+        None => {
+            for cert in rustls_native_certs::load_native_certs().certs {
+                let _ = roots.add(cert);
+            }
+        }
     }
     let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
     .with_safe_default_protocol_versions()
-    .map(|b| b.with_root_certificates(roots).with_no_client_auth());
-    match config {
-        Ok(c) => tokio_postgres_rustls::MakeRustlsConnect::new(c),
-        // The ring provider supports the default versions; this is not reached.
-        Err(_) => tokio_postgres_rustls::MakeRustlsConnect::new(
-            rustls::ClientConfig::builder()
-                .with_root_certificates(rustls::RootCertStore::empty())
-                .with_no_client_auth(),
-        ),
-    }
+    .map_err(|e| BackendError::Db {
+        store: name.to_string(),
+        message: format!("TLS: {e}"),
+    })?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
 }
 
 /// A URL without its password, for messages.
@@ -255,7 +289,7 @@ impl PgStore {
             // (no certificates loaded for a socket that never uses them)
             postgres::config::SslMode::Disable => cfg.connect(NoTls),
             _ if unix_only && !cfg.get_hosts().is_empty() => cfg.connect(NoTls),
-            _ => cfg.connect(tls()),
+            _ => cfg.connect(tls(&name)?),
         }
         .map_err(pg_err(&name))?;
         migrate(&mut client).map_err(|e| match e {

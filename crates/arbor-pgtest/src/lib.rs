@@ -1,6 +1,7 @@
 //! A throwaway PostgreSQL server for tests: [`TestServer::start`] runs `initdb` and `pg_ctl`
 //! from Debian's `postgresql` package into a fresh temporary directory, the server listening
-//! only on a Unix socket in that directory (no TCP port is ever opened), with trust
+//! only on a Unix socket in that directory (no TCP port is opened, except the loopback TLS
+//! listener of [`TestServer::start_tls`]), with trust
 //! authentication for the superuser `postgres`. Dropping the [`TestServer`] stops the server
 //! (`pg_ctl stop -m immediate`) and removes the directory.
 //!
@@ -67,6 +68,8 @@ pub struct TestServer {
     target: Target,
     /// The server this handle started; `None` for an external server.
     owned: Option<Owned>,
+    /// The loopback TCP port of a server started with TLS ([`TestServer::start_tls`]).
+    tls_port: Option<u16>,
 }
 
 #[derive(Debug)]
@@ -107,13 +110,45 @@ impl TestServer {
                         url: url.trim().to_string(),
                     },
                     owned: None,
+                    tls_port: None,
                 };
                 wait_ready(&server.conn_string(), Duration::from_secs(5))
                     .map_err(|e| format!("{URL_ENV} server does not answer: {e}"))?;
                 Ok(server)
             }
-            _ => start_owned(),
+            _ => start_owned(None),
         }
+    }
+
+    /// Starts a fresh server that also listens on `127.0.0.1` (a free port) for TLS
+    /// connections only, with the certificate chain `cert` and its key `key` (PEM files; the
+    /// certificate must name `127.0.0.1`). Clients reach it with [`TestServer::tls_url_for`];
+    /// the Unix socket stays as with [`TestServer::start`] (no TLS there). Never an
+    /// external server.
+    ///
+    /// ```no_run
+    /// # use std::path::Path;
+    /// let server = arbor_pgtest::TestServer::start_tls(Path::new("server.crt"), Path::new("server.key"))
+    ///     .expect("server");
+    /// assert!(server.tls_url_for("t1").is_some());
+    /// ```
+    ///
+    /// # Errors
+    /// As [`TestServer::start`]; also when a file cannot be read.
+    pub fn start_tls(cert: &Path, key: &Path) -> Result<TestServer, String> {
+        let read = |p: &Path| fs::read(p).map_err(|e| format!("reading {}: {e}", p.display()));
+        start_owned(Some((read(cert)?, read(key)?)))
+    }
+
+    /// The URL of database `db` over TLS on the loopback port (`sslmode=require`); `None`
+    /// for a server not started by [`TestServer::start_tls`].
+    pub fn tls_url_for(&self, db: &str) -> Option<String> {
+        self.tls_port.map(|port| {
+            format!(
+                "postgres://{SUPERUSER}@127.0.0.1:{port}/{}?sslmode=require",
+                percent_encode(db)
+            )
+        })
     }
 
     /// Whether this handle started (and will stop) its server; false for [`URL_ENV`].
@@ -319,7 +354,16 @@ impl Drop for Owned {
 }
 
 /// Starts a server of our own (see the crate's doc).
-fn start_owned() -> Result<TestServer, String> {
+/// A free TCP port on the loopback interface (bound, then released for the server).
+fn free_tcp_port() -> Result<u16, String> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| format!("finding a free port on 127.0.0.1: {e}"))
+}
+
+/// `tls`: the certificate chain and key (PEM) for a loopback TLS listener.
+fn start_owned(tls: Option<(Vec<u8>, Vec<u8>)>) -> Result<TestServer, String> {
     let bin = find_bindir()?;
     let initdb = bin.join("initdb");
     let pg_ctl = bin.join("pg_ctl");
@@ -360,6 +404,7 @@ fn start_owned() -> Result<TestServer, String> {
             pid: None,
             dir,
         }),
+        tls_port: None,
     };
 
     let mut cmd = run_as(run_as_name.as_deref(), &initdb);
@@ -380,11 +425,49 @@ fn start_owned() -> Result<TestServer, String> {
 
     // Only the Unix socket in our directory; the port names the socket file (.s.PGSQL.PORT),
     // which no other server shares, the directory being new.
-    let conf = format!(
+    let mut conf = format!(
         "\n# arbor-pgtest\nlisten_addresses = ''\nunix_socket_directories = '{}'\nport = {port}\n\
          fsync = off\nfull_page_writes = off\nlogging_collector = off\n",
         sock_dir.to_string_lossy().replace('\'', "''")
     );
+    if let Some((cert, key)) = &tls {
+        // The loopback interface only, TLS only (pg_hba: hostssl trusted, plain refused).
+        let tcp = free_tcp_port()?;
+        server.tls_port = Some(tcp);
+        let write_private = |name: &str, bytes: &[u8]| -> Result<(), String> {
+            let p = data.join(name);
+            fs::write(&p, bytes).map_err(|e| format!("writing {}: {e}", p.display()))?;
+            fs::set_permissions(&p, fs::Permissions::from_mode(0o600))
+                .map_err(|e| format!("chmod {}: {e}", p.display()))?;
+            if let Some(u) = &user {
+                std::os::unix::fs::chown(&p, Some(u.uid), None)
+                    .map_err(|e| format!("chown {}: {e}", p.display()))?;
+            }
+            Ok(())
+        };
+        write_private("server.crt", cert)?;
+        write_private("server.key", key)?;
+        // A socket's port and the TCP port are one setting: the socket file takes the TCP
+        // port's number.
+        conf = conf.replace(&format!("port = {port}\n"), &format!("port = {tcp}\n"));
+        conf.push_str(
+            "listen_addresses = '127.0.0.1'\nssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n",
+        );
+        let hba_path = data.join("pg_hba.conf");
+        let hba = fs::read_to_string(&hba_path)
+            .map_err(|e| format!("reading {}: {e}", hba_path.display()))?;
+        fs::write(
+            &hba_path,
+            format!(
+                "hostssl all all 127.0.0.1/32 trust\nhostnossl all all 127.0.0.1/32 reject\n{hba}"
+            ),
+        )
+        .map_err(|e| format!("writing {}: {e}", hba_path.display()))?;
+        server.target = Target::Socket {
+            dir: sock_dir.clone(),
+            port: tcp,
+        };
+    }
     let conf_path = data.join("postgresql.conf");
     let mut text = fs::read_to_string(&conf_path)
         .map_err(|e| format!("reading {}: {e}", conf_path.display()))?;
