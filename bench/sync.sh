@@ -41,16 +41,7 @@ STAMP="$AGENT/.generated"
 if [[ ! -f $STAMP ]]; then
 	rm -rf "$AGENT" && mkdir -p "$DIR"
 	say "generating $N sessions, about $TOTAL_MB MB, in $DIR"
-	gen_one() { # I
-		local i=$1 kb tmp id
-		kb=$(awk -v t="$TOTAL_MB" -v n="$N" -v i="$i" 'BEGIN{printf "%d", t*1000/n*(0.25+1.5*((i*37)%100)/99)}')
-		tmp="$DIR/.tmp-$i"
-		id=$("$BIN/arbor-gen" --size "${kb}KB" --seed "$i" --summary "$tmp" | sed -n 's/.*"sessionId":"\([^"]*\)".*/\1/p')
-		mv "$tmp" "$DIR/2025-11-20T23-33-01-550Z_$id-$i.jsonl"
-	}
-	export -f gen_one
-	export DIR TOTAL_MB N BIN
-	seq 1 "$N" | xargs -P "$(nproc)" -I{} bash -c 'gen_one {}'
+	"$ROOT/bench/gen-sessions.sh" "$DIR" "$N" "$TOTAL_MB" "$BIN"
 	touch "$STAMP"
 fi
 
