@@ -184,33 +184,44 @@ fn stat(path: &Path) -> Option<(u64, i128)> {
     Some((m.len(), t.as_nanos() as i128))
 }
 
-/// The local session files: each one's id (its header's; for a file unchanged since the
-/// last sync, the cursor's) and store.
-fn local_sessions<'l>(
-    local: &'l Local,
-    cursors: &HashMap<String, Cursor>,
-) -> Vec<(String, PathBuf, &'l FileStore)> {
+/// A local session file, as found at the start of a sync.
+struct LocalFile<'l> {
+    /// Its header's id (for a file unchanged since the last sync, the cursor's).
+    id: String,
+    path: PathBuf,
+    /// The agent directory it is in.
+    store: &'l FileStore,
+    /// Its size and modification time when found (taken once, before it is read).
+    stat: Option<(u64, i128)>,
+}
+
+/// The local session files.
+fn local_sessions<'l>(local: &'l Local, cursors: &HashMap<String, Cursor>) -> Vec<LocalFile<'l>> {
     let known: HashMap<&Path, (&String, &Cursor)> = cursors
         .iter()
         .filter_map(|(id, c)| Some((c.path.as_deref()?, (id, c))))
         .collect();
-    let id_of = |p: &Path| {
-        if let (Some((id, c)), Some((size, mtime))) = (known.get(p), stat(p)) {
-            if c.size == size && c.mtime_ns == mtime {
-                return Some((*id).clone());
-            }
-        }
-        FileStore::id_of(p)
-    };
     let mut out = Vec::new();
     let same = local.pi.agent_dir() == local.omp.agent_dir();
     for store in [&local.pi, &local.omp]
         .into_iter()
         .take(if same { 1 } else { 2 })
     {
-        for p in store.session_files() {
-            if let Some(id) = id_of(&p) {
-                out.push((id, p, store));
+        for path in store.session_files() {
+            let stat = stat(&path);
+            let remembered = match (known.get(path.as_path()), stat) {
+                (Some((id, c)), Some((size, mtime))) if c.size == size && c.mtime_ns == mtime => {
+                    Some((*id).clone())
+                }
+                _ => None,
+            };
+            if let Some(id) = remembered.or_else(|| FileStore::id_of(&path)) {
+                out.push(LocalFile {
+                    id,
+                    path,
+                    store,
+                    stat,
+                });
             }
         }
     }
@@ -282,15 +293,15 @@ fn compare(
     })
 }
 
-/// Whether neither copy changed since the last sync recorded them: the file has the size
-/// and modification time, the shared copy the lines and bytes, of the cursor.
+/// Whether neither copy changed since the last sync recorded them: the file has (`stat`) the
+/// size and modification time, the shared copy the lines and bytes, of the cursor.
 fn unchanged_since_sync(
     cursors: &HashMap<String, Cursor>,
     id: &str,
-    path: &Path,
+    stat: Option<(u64, i128)>,
     shared: &StoredSession,
 ) -> bool {
-    match (stat(path), cursors.get(id)) {
+    match (stat, cursors.get(id)) {
         (Some((size, mtime)), Some(c)) => {
             c.size == size
                 && c.mtime_ns == mtime
@@ -364,13 +375,19 @@ pub fn push(
         .map(|s| (s.meta.id.clone(), s))
         .collect();
     let mut rows = Vec::new();
-    for (id, path, here) in local_sessions(local, &cursors) {
+    for LocalFile {
+        id,
+        path,
+        store: here,
+        stat: found,
+    } in local_sessions(local, &cursors)
+    {
         if !selected(ids, &id, Some(&path)) {
             continue;
         }
         let there = shared.get(&id);
         if let Some(s) = there {
-            if unchanged_since_sync(&cursors, &id, &path, s) {
+            if unchanged_since_sync(&cursors, &id, found, s) {
                 if let Some(c) = cursors.get_mut(&id) {
                     c.path = Some(path.clone());
                 }
@@ -434,7 +451,9 @@ pub fn push(
             }
         }
         if !matches!(row.state, State::Conflict { .. }) && row.note.is_none() {
-            if let Some((size, mtime)) = stat(&path) {
+            // The file as found before it was read: if it grew since, the next sync sees
+            // another size and reads it again.
+            if let Some((size, mtime)) = found {
                 let remote_lines = match &row.state {
                     State::RemoteAhead(_) => there.map_or(0, |s| s.lines),
                     _ => lines.len() as u64,
@@ -512,14 +531,17 @@ pub fn pull(
     fork_on_conflict: bool,
 ) -> Result<Vec<Row>, SyncError> {
     let mut cursors = load_cursors(&local.cursor_file);
-    let here: HashMap<String, PathBuf> = local_sessions(local, &cursors)
+    let here: HashMap<String, (PathBuf, Option<(u64, i128)>)> = local_sessions(local, &cursors)
         .into_iter()
-        .map(|(id, p, _)| (id, p))
+        .map(|f| (f.id, (f.path, f.stat)))
         .collect();
     let mut rows = Vec::new();
     for s in remote.list()? {
         let id = s.meta.id.clone();
-        let path = here.get(&id).cloned();
+        let (path, found) = match here.get(&id) {
+            Some((p, st)) => (Some(p.clone()), *st),
+            None => (None, None),
+        };
         if !selected(ids, &id, path.as_deref()) {
             continue;
         }
@@ -544,7 +566,7 @@ pub fn pull(
                 row.bytes = bytes.len() as u64;
                 row.path = Some(target);
             }
-            Some(p) if unchanged_since_sync(&cursors, &id, p, &s) => {
+            Some(_) if unchanged_since_sync(&cursors, &id, found, &s) => {
                 row.state = State::InSync;
             }
             Some(p) => {
@@ -581,7 +603,7 @@ pub fn pull(
                         let hashes = named_blobs(&s.meta.tool, all.iter().map(Vec::as_slice));
                         let (_, here) = place(local, &s.meta);
                         (row.blobs, row.missing_blobs) = copy_blobs(remote, here, &hashes)?;
-                        row.note = Some(fork_copy(remote, local, &s, p)?);
+                        row.note = Some(fork_copy(&all, local, &s, p)?);
                     }
                     _ => {}
                 }
@@ -613,21 +635,21 @@ pub fn pull(
 }
 
 /// Writes the shared copy of a conflicting session next to the local one as a fork: a new
-/// session id, `parentSession` naming the local file, every other line as shared.
+/// session id, `parentSession` naming the local file, every other line of `lines` (the shared
+/// copy) as it is.
 fn fork_copy(
-    remote: &dyn SessionStore,
+    lines: &[Vec<u8>],
     local: &Local,
     s: &StoredSession,
     local_path: &Path,
 ) -> Result<String, SyncError> {
-    let lines = remote.read(&s.meta.id, 0)?;
     let new_id = arbor_store::ids::new_session_id(if s.meta.tool == "omp" {
         arbor_core::doc::Dialect::Omp
     } else {
         arbor_core::doc::Dialect::Pi
     });
     let mut out = Vec::new();
-    for l in &lines {
+    for l in lines {
         if crate::schema::extract(l).etype.as_deref() == Some("session") {
             out.extend_from_slice(&arbor_store::backend::rewrite_header(
                 l,
@@ -676,14 +698,14 @@ pub fn status(
     let cursors = load_cursors(&local.cursor_file);
     let mut rows = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for (id, path, _) in local_sessions(local, &cursors) {
+    for LocalFile { id, path, stat, .. } in local_sessions(local, &cursors) {
         if !selected(ids, &id, Some(&path)) {
             continue;
         }
         seen.insert(id.clone());
         let state = match shared.get(&id) {
             None => State::LocalOnly,
-            Some(s) if unchanged_since_sync(&cursors, &id, &path, s) => State::InSync,
+            Some(s) if unchanged_since_sync(&cursors, &id, stat, s) => State::InSync,
             Some(s) => compare(remote, &id, &read_lines(&path)?, s)?.0,
         };
         rows.push(Row::new(id, Some(path), state));
