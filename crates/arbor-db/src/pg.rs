@@ -66,19 +66,32 @@ impl From<postgres::Error> for Migrate {
 
 /// Creates the tables or brings them to [`PG_SCHEMA_VERSION`], in one transaction under an
 /// advisory lock (two arbors connecting to a new database at once do it once).
-fn migrate(client: &mut Client) -> Result<(), Migrate> {
-    let mut tx = client.transaction()?;
-    // The lock's key: "arbor" in ASCII.
-    tx.execute("SELECT pg_advisory_xact_lock(435711701362)", &[])?;
-    let has_table: bool = tx
+/// The schema version a database holds (0: no tables yet).
+fn schema_version(c: &mut impl postgres::GenericClient) -> Result<i32, postgres::Error> {
+    let has_table: bool = c
         .query_one("SELECT to_regclass('arbor_schema') IS NOT NULL", &[])?
         .get(0);
-    let mut version: i32 = if has_table {
-        tx.query_opt("SELECT version FROM arbor_schema LIMIT 1", &[])?
-            .map_or(0, |r| r.get(0))
-    } else {
-        0
-    };
+    if !has_table {
+        return Ok(0);
+    }
+    Ok(
+        c.query_opt("SELECT version FROM arbor_schema LIMIT 1", &[])?
+            .map_or(0, |r| r.get(0)),
+    )
+}
+
+fn migrate(client: &mut Client) -> Result<(), Migrate> {
+    // Up to date, the common case: no transaction, no lock.
+    match schema_version(client)? {
+        v if v == PG_SCHEMA_VERSION => return Ok(()),
+        v if v > PG_SCHEMA_VERSION => return Err(Migrate::Newer(v)),
+        _ => {}
+    }
+    let mut tx = client.transaction()?;
+    // The lock's key: "arbor" in ASCII. Read again under it: another arbor may have
+    // migrated meanwhile.
+    tx.execute("SELECT pg_advisory_xact_lock(435711701362)", &[])?;
+    let mut version = schema_version(&mut tx)?;
     if version > PG_SCHEMA_VERSION {
         return Err(Migrate::Newer(version));
     }
@@ -89,15 +102,15 @@ fn migrate(client: &mut Client) -> Result<(), Migrate> {
     if version < 2 {
         // lz4 exists from PostgreSQL 14 on, in servers built with it; without it the lines
         // stay pglz-compressed (the same bytes, read back more slowly).
-        let mut sp = tx.savepoint("lz4")?;
-        if sp
-            .batch_execute("ALTER TABLE arbor_entries ALTER COLUMN line SET COMPRESSION lz4")
-            .is_ok()
         {
-            sp.commit()?;
+            let mut sp = tx.savepoint("lz4")?;
+            if sp
+                .batch_execute("ALTER TABLE arbor_entries ALTER COLUMN line SET COMPRESSION lz4")
+                .is_ok()
+            {
+                sp.commit()?;
+            }
         }
-    }
-    if version < 2 {
         // The server process of the lease holder's connection: when it is gone (the holder
         // was killed, its connection closed), the lease is free at once.
         tx.batch_execute(
@@ -311,6 +324,21 @@ impl PgStore {
     fn client(&self) -> MutexGuard<'_, Client> {
         self.client.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// The size of session `id` as stored; [`BackendError::NoSession`] when there is none.
+    fn stored_bytes(
+        &self,
+        tx: &mut postgres::Transaction<'_>,
+        id: &str,
+    ) -> Result<i64, BackendError> {
+        tx.query_opt("SELECT bytes FROM arbor_sessions WHERE id = $1", &[&id])
+            .map_err(pg_err(&self.name))?
+            .map(|r| r.get(0))
+            .ok_or_else(|| BackendError::NoSession {
+                store: self.name.clone(),
+                id: id.to_string(),
+            })
+    }
 }
 
 fn insert_lines(
@@ -423,16 +451,7 @@ impl SessionStore for PgStore {
             .read_only(true)
             .start()
             .map_err(&err)?;
-        if tx
-            .query_opt("SELECT 1 FROM arbor_sessions WHERE id = $1", &[&id])
-            .map_err(&err)?
-            .is_none()
-        {
-            return Err(BackendError::NoSession {
-                store: self.name.clone(),
-                id: id.to_string(),
-            });
-        }
+        self.stored_bytes(&mut tx, id)?;
         let big = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         let rows = tx
             .query(
@@ -453,16 +472,7 @@ impl SessionStore for PgStore {
             .read_only(true)
             .start()
             .map_err(&err)?;
-        let bytes: Option<i64> = tx
-            .query_opt("SELECT bytes FROM arbor_sessions WHERE id = $1", &[&id])
-            .map_err(&err)?
-            .map(|r| r.get(0));
-        let Some(bytes) = bytes else {
-            return Err(BackendError::NoSession {
-                store: self.name.clone(),
-                id: id.to_string(),
-            });
-        };
+        let bytes = self.stored_bytes(&mut tx, id)?;
         let from = i64::try_from(from).unwrap_or(i64::MAX);
         // Rows straight into one buffer: no vector per line, no second copy.
         let mut out = Vec::with_capacity(if from == 0 {
