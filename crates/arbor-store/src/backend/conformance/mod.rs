@@ -107,11 +107,8 @@ fn assistant(text: &str) -> Vec<u8> {
 }
 
 fn json_str(s: &str) -> String {
-    arbor_core::json::JsValue::String(s.into())
-        .to_json()
-        .into_iter()
-        .map(char::from)
-        .collect::<String>()
+    // UTF-8 in, UTF-8 out (a byte-per-char map would turn "😀" into four Latin-1 letters).
+    String::from_utf8_lossy(&arbor_core::json::JsValue::String(s.into()).to_json()).into_owned()
 }
 
 /// The session's bytes as a file would hold them.
@@ -170,6 +167,10 @@ fn write_and_reopen(fresh: Fresh<'_>) -> Check {
     ensure(got_context == want_context, || {
         "the reopened session's context differs".into()
     })?;
+    ensure(
+        String::from_utf8_lossy(&got_context).contains("first \u{1F600} "),
+        || "the first message's text did not come back as written".into(),
+    )?;
     ensure(again.label(&u1) == Some("start"), || {
         "the label is gone".into()
     })?;
