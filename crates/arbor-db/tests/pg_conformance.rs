@@ -4,7 +4,7 @@
 use arbor_db::PgStore;
 use arbor_pgtest::TestServer;
 use arbor_store::backend::{conformance, BackendError, SessionStore};
-use arbor_store::{ManagerOptions, SessionManager, StoreError};
+use arbor_store::{ManagerOptions, SessionManager};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,24 +39,9 @@ fn two_connections_keep_one_writer_and_the_schema_version() {
     let url = fresh_db(&server);
     let a: Arc<dyn SessionStore> = Arc::new(PgStore::connect(&url).expect("a"));
     let b: Arc<dyn SessionStore> = Arc::new(PgStore::connect(&url).expect("b"));
-    let mut w =
-        SessionManager::create_in(a.clone(), "/p", ManagerOptions::default()).expect("create");
-    w.append_message(br#"{"role":"user","content":"hi","timestamp":1}"#)
-        .expect("append");
-    let id = w.session_id();
-    match SessionManager::open_in(b.clone(), &id, ManagerOptions::default()) {
-        Err(StoreError::Backend(BackendError::Busy { holder, .. })) => {
-            assert!(holder.contains("pid"))
-        }
-        other => panic!("second writer: {other:?}"),
+    if let Err(e) = conformance::one_writer_across_handles(a, b) {
+        panic!("{e}");
     }
-    drop(w);
-    let mut w2 =
-        SessionManager::open_in(b.clone(), &id, ManagerOptions::default()).expect("after release");
-    w2.append_message(br#"{"role":"user","content":"again","timestamp":2}"#)
-        .expect("append");
-    assert_eq!(a.read(&id, 0).expect("read").len(), 3);
-    drop(w2);
     let mut c = postgres::Client::connect(&url, postgres::NoTls).expect("raw");
     c.execute("UPDATE arbor_schema SET version = 99", &[])
         .expect("bump");

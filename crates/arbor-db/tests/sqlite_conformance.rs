@@ -3,7 +3,7 @@
 //! view) keeping one writer per session.
 use arbor_db::SqliteStore;
 use arbor_store::backend::{conformance, BackendError, SessionStore};
-use arbor_store::{ManagerOptions, SessionManager, StoreError};
+use arbor_store::{ManagerOptions, SessionManager};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,35 +38,10 @@ fn two_connections_to_one_file_keep_one_writer() {
     let path = tmp.path().join("shared.db");
     let a: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(&path).expect("open a"));
     let b: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(&path).expect("open b"));
-    let mut w =
-        SessionManager::create_in(a.clone(), "/p", ManagerOptions::default()).expect("create");
-    w.append_message(br#"{"role":"user","content":"hi","timestamp":1}"#)
-        .expect("append");
-    let id = w.session_id();
-    match SessionManager::open_in(b.clone(), &id, ManagerOptions::default()) {
-        Err(StoreError::Backend(BackendError::Busy { holder, .. })) => {
-            assert!(holder.contains("pid"))
-        }
-        other => panic!("second writer: {other:?}"),
+    if let Err(e) = conformance::one_writer_across_handles(a, b) {
+        panic!("{e}");
     }
-    let r = SessionManager::open_in(
-        b.clone(),
-        &id,
-        ManagerOptions {
-            read_only: true,
-            ..Default::default()
-        },
-    )
-    .expect("reader");
-    assert_eq!(r.entries().len(), 1);
-    drop(w);
-    let mut w2 =
-        SessionManager::open_in(b.clone(), &id, ManagerOptions::default()).expect("after release");
-    w2.append_message(br#"{"role":"user","content":"again","timestamp":2}"#)
-        .expect("append");
-    assert_eq!(a.read(&id, 0).expect("read").len(), 3);
     // A schema newer than this arbor is refused, not used.
-    drop((w2, r));
     let conn = rusqlite::Connection::open(&path).expect("raw");
     conn.execute("UPDATE arbor_schema SET version = 99", [])
         .expect("bump");

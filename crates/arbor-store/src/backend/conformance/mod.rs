@@ -39,6 +39,42 @@ fn e2s(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
+/// Two handles on one database (two processes' connections): a session written through
+/// `a` cannot get a second writer through `b` (Busy, naming the holder's process), can be
+/// read through `b`, and `b` may write once `a`'s writer is gone; both see the same lines.
+///
+/// # Errors
+/// What went wrong.
+pub fn one_writer_across_handles(a: Arc<dyn SessionStore>, b: Arc<dyn SessionStore>) -> Check {
+    let mut w =
+        SessionManager::create_in(a.clone(), "/p", ManagerOptions::default()).map_err(e2s)?;
+    w.append_message(&user("hi")).map_err(e2s)?;
+    let id = w.session_id();
+    match SessionManager::open_in(b.clone(), &id, ManagerOptions::default()) {
+        Err(StoreError::Backend(BackendError::Busy { holder, .. })) => {
+            ensure(holder.contains("pid"), || format!("holder {holder:?}"))?
+        }
+        other => return Err(format!("second writer: {other:?}")),
+    }
+    let r = SessionManager::open_in(
+        b.clone(),
+        &id,
+        ManagerOptions {
+            read_only: true,
+            ..Default::default()
+        },
+    )
+    .map_err(e2s)?;
+    ensure(r.entries().len() == 1, || {
+        format!("the reader sees {} entries", r.entries().len())
+    })?;
+    drop(w);
+    let mut w2 = SessionManager::open_in(b, &id, ManagerOptions::default()).map_err(e2s)?;
+    w2.append_message(&user("again")).map_err(e2s)?;
+    let n = a.read(&id, 0).map_err(e2s)?.len();
+    ensure(n == 3, || format!("{n} lines through the first handle"))
+}
+
 /// The bytes of the `.jsonl` files in `dir`, in name order: sessions for
 /// [`run_all`]'s byte-for-byte check (the backends' tests pass the demo sessions).
 ///
