@@ -1,9 +1,8 @@
 //! The HTML export: one self-contained page of the whole tree.
-use super::{totals, when, Options, Report, Resident, Writer};
+use super::{totals, when, Options, Report, Writer};
 use arbor_core::doc::SessionDoc;
 use arbor_core::entry::EntryType;
 use arbor_core::json::JsValue;
-use std::collections::HashMap;
 use std::io::Write;
 
 /// HTML text.
@@ -58,13 +57,7 @@ pub fn html(
     opts: &Options<'_>,
     out: impl Write,
 ) -> std::io::Result<Report> {
-    let mut w = Writer {
-        out,
-        opts,
-        report: Report::default(),
-        images: HashMap::new(),
-        resident: Resident::new(doc),
-    };
+    let mut w = Writer::new(doc, opts, out);
     let tree = doc.index().tree(doc);
     let order = tree.preorder();
     let leaf = doc.index().leaf;

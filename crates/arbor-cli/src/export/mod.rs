@@ -72,7 +72,17 @@ impl<'a> Resident<'a> {
     }
 }
 
-impl<W: Write> Writer<'_, W> {
+impl<'a, W: Write> Writer<'a, W> {
+    fn new(doc: &'a SessionDoc, opts: &'a Options<'a>, out: W) -> Self {
+        Writer {
+            out,
+            opts,
+            report: Report::default(),
+            images: HashMap::new(),
+            resident: Resident::new(doc),
+        }
+    }
+
     fn clean<'t>(&mut self, t: &'t str) -> Cow<'t, str> {
         if !self.opts.redact {
             return Cow::Borrowed(t);
@@ -287,13 +297,7 @@ pub fn markdown(
     opts: &Options<'_>,
     out: impl Write,
 ) -> std::io::Result<Report> {
-    let mut w = Writer {
-        out,
-        opts,
-        report: Report::default(),
-        images: HashMap::new(),
-        resident: Resident::new(doc),
-    };
+    let mut w = Writer::new(doc, opts, out);
     let all: Vec<usize> = {
         let mut v: Vec<usize> = paths.iter().flatten().copied().collect();
         v.sort_unstable();
