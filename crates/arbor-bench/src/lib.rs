@@ -17,3 +17,22 @@
 pub mod gen;
 
 pub use gen::{generate, generate_vec, parse_size, GenConfig, GenSummary, SizeError};
+
+/// The median of `values` (the mean of the middle two for an even count; NaN when empty).
+///
+/// ```
+/// assert_eq!(arbor_bench::median(vec![3.0, 1.0, 2.0]), 2.0);
+/// assert_eq!(arbor_bench::median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+/// ```
+pub fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}

@@ -12,6 +12,7 @@
 //!   (`small_live_us`, `small_full_us`), to show the incremental cost does not grow with
 //!   the path.
 use anyhow::{Context as _, Result};
+use arbor_bench::median;
 use arbor_store::{Durability, ManagerOptions, SessionManager};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -20,19 +21,6 @@ use std::time::Instant;
 
 const USER: &[u8] = br#"{"role":"user","content":[{"type":"text","text":"Now run the whole test suite again and tell me which tests still fail, with the first error line of each. Don't fix anything yet."}],"timestamp":1763681581000}"#;
 const ASSISTANT: &[u8] = br#"{"role":"assistant","content":[{"type":"text","text":"Two tests still fail: `tree::deep_paths` (stack overflow in the recursive walk) and `context::compaction_kept` (off by one in the kept range)."}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":1200,"output":80,"cacheRead":0,"cacheWrite":0,"totalTokens":1280,"cost":{"input":0.0036,"output":0.0012,"cacheRead":0,"cacheWrite":0,"total":0.0048}},"stopReason":"stop","timestamp":1763681582000}"#;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
 
 fn us(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e6

@@ -11,6 +11,7 @@
 //! The server is a throwaway one (arbor-pgtest: a temporary directory, a Unix socket), with
 //! `fsync` turned back on for the measurements.
 use anyhow::{bail, Context, Result};
+use arbor_bench::median;
 use arbor_store::backend::SessionStore;
 use arbor_store::{ManagerOptions, SessionManager};
 use clap::Parser;
@@ -38,19 +39,6 @@ struct Args {
     /// Only the PostgreSQL store's append and open (no push or pull).
     #[arg(long)]
     store_only: bool,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 fn sessions_bytes(dir: &Path) -> Result<(usize, u64)> {
