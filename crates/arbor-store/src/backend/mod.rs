@@ -232,9 +232,9 @@ pub trait SessionStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`BackendError::NoSession`] for `id`, [`BackendError::Exists`] for `new_id`.
     fn fork(&self, id: &str, new_id: &str, parent_ref: &str) -> Result<SessionMeta, BackendError> {
-        let bytes = self.read_joined(id, 0)?;
+        let bytes = std::sync::Arc::new(self.read_joined(id, 0)?);
         let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
-        let mut lines: Vec<Vec<u8>> = body.split(|b| *b == b'\n').map(<[u8]>::to_vec).collect();
+        let mut lines: Vec<&[u8]> = body.split(|b| *b == b'\n').collect();
         let is_header = |l: &[u8]| {
             arbor_core::entry::parse_fields(l)
                 .ok()
@@ -244,16 +244,18 @@ pub trait SessionStore: Send + Sync + std::fmt::Debug {
         // The header is the first line, or the second after omp's title slot.
         let at = lines.iter().take(2).position(|l| is_header(l)).unwrap_or(0);
         let tool = if at == 1 { "omp" } else { "pi" };
-        if let Some(h) = lines.get_mut(at) {
-            *h = rewrite_header(h, new_id, parent_ref);
+        let header = lines.get(at).map(|h| rewrite_header(h, new_id, parent_ref));
+        if let (Some(slot), Some(h)) = (lines.get_mut(at), header.as_deref()) {
+            *slot = h;
         }
-        let mut meta = meta_from_header(lines.get(at).map(Vec::as_slice).unwrap_or_default(), tool);
+        let mut meta = meta_from_header(header.as_deref().unwrap_or_default(), tool);
         meta.id = new_id.to_string();
-        meta.name = arbor_core::doc::SessionDoc::parse(std::sync::Arc::new(bytes.clone()))
+        // The name from the lines (the copy's are the source's); the bytes are shared, not
+        // copied.
+        meta.name = arbor_core::doc::SessionDoc::parse(bytes.clone())
             .ok()
             .and_then(|d| d.session_name());
-        let refs: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
-        self.create(&meta, &refs)?;
+        self.create(&meta, &lines)?;
         Ok(meta)
     }
 

@@ -2,7 +2,7 @@
 //! `tests/manager_api.rs` checks of the manager, run against every backend. Each check then
 //! reopens the session from the store and compares it with the manager's own view (the same
 //! lines, the same context).
-use super::{e2s, Check, Fresh};
+use super::{e2s, user, Check, Fresh};
 use crate::{ManagerOptions, SessionManager, StoreError};
 use arbor_core::context::LeafSel;
 use arbor_core::json::JsValue;
@@ -33,10 +33,6 @@ macro_rules! check {
             return Err(format!("line {}: {}", line!(), format!($($what)+)));
         }
     }};
-}
-
-fn user(text: &str) -> Vec<u8> {
-    super::user(text)
 }
 
 fn assistant(text: &str) -> Vec<u8> {
