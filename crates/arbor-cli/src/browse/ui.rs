@@ -250,11 +250,7 @@ fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
     f.render_widget(Paragraph::new(lines), list);
 
     // Preview.
-    let block = Block::default()
-        .borders(Borders::TOP | Borders::LEFT)
-        .title(Span::styled(" preview ", t.dim()));
-    let inner = block.inner(preview);
-    f.render_widget(block, preview);
+    let inner = side_pane(f, preview, " preview ", t);
     let mut pl: Vec<Line<'_>> = Vec::new();
     if let Some(r) = app.picker.selected_row() {
         pl.push(Line::from(vec![Span::styled(
@@ -314,6 +310,17 @@ fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
 }
 
 /// The last line: the status message, else the keys.
+/// Draws the frame of the right-hand pane (the picker's preview, the tree's entry reader)
+/// and returns the area inside it.
+fn side_pane(f: &mut Frame<'_>, area: Rect, title: &str, t: Theme) -> Rect {
+    let block = Block::default()
+        .borders(Borders::TOP | Borders::LEFT)
+        .title(Span::styled(title.to_string(), t.dim()));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    inner
+}
+
 fn draw_status(f: &mut Frame<'_>, status: &str, keys: &str, area: Rect, t: Theme) {
     let text = if status.is_empty() { keys } else { status };
     f.render_widget(
@@ -458,11 +465,7 @@ fn draw_tree(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
         lines.push(Line::styled("  nothing matches this filter", t.dim()));
     }
     f.render_widget(Paragraph::new(lines), list);
-    let block = Block::default()
-        .borders(Borders::TOP | Borders::LEFT)
-        .title(Span::styled(" entry ", t.dim()));
-    let inner = block.inner(reader);
-    f.render_widget(block, reader);
+    let inner = side_pane(f, reader, " entry ", t);
     let rl: Vec<Line<'_>> = nav
         .selected_entry()
         .map(|i| reader_lines(nav, i, t))
