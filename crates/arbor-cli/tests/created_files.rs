@@ -43,7 +43,11 @@ fn s(p: &Path) -> &str {
 }
 
 fn mode(p: &Path) -> u32 {
-    std::fs::symlink_metadata(p).expect("lstat").permissions().mode() & 0o7777
+    std::fs::symlink_metadata(p)
+        .expect("lstat")
+        .permissions()
+        .mode()
+        & 0o7777
 }
 
 #[test]
@@ -60,7 +64,9 @@ fn man_dir_replaces_a_planted_symlink_instead_of_writing_through_it() {
     assert_eq!(std::fs::read(&victim).expect("victim"), b"keep");
     let page = dir.join("arbor.1");
     assert!(std::fs::symlink_metadata(&page).expect("lstat").is_file());
-    assert!(std::fs::read_to_string(&page).expect("page").contains(".TH"));
+    assert!(std::fs::read_to_string(&page)
+        .expect("page")
+        .contains(".TH"));
     assert_eq!(mode(&page), 0o644, "man pages are public");
     // No temporary file stays behind.
     let names: Vec<String> = std::fs::read_dir(&dir)
@@ -69,4 +75,146 @@ fn man_dir_replaces_a_planted_symlink_instead_of_writing_through_it() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     assert!(names.iter().all(|n| n.ends_with(".1")), "{names:?}");
+}
+
+fn demo(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../demo/sessions")
+        .join(name)
+}
+
+const PLAIN: &str = "2026-11-22T11-55-38-569Z_01a2031c-a4c8-72e3-9ce7-b742438e02ad.jsonl";
+const WITH_IMAGES: &str = "2026-11-22T11-55-39-946Z_01a2031c-aa28-755e-9ecf-bfbc78024ba4.jsonl";
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .expect("ls")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn export_never_replaces_a_session_or_a_file_it_did_not_make_unless_forced() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let h = home.path();
+    let session = h.join("s.jsonl");
+    std::fs::copy(demo(PLAIN), &session).expect("copy");
+    let original = std::fs::read(&session).expect("read");
+    // The session itself: refused, also with --force.
+    for force in [false, true] {
+        let mut args = vec!["export", s(&session), "-o", s(&session)];
+        if force {
+            args.push("--force");
+        }
+        let err = fails(h, &args);
+        assert!(err.contains("is the session being exported"), "{err}");
+        assert_eq!(std::fs::read(&session).expect("read"), original);
+    }
+    // Another session file: refused unless --force.
+    let other = h.join("other.jsonl");
+    std::fs::copy(demo(PLAIN), &other).expect("copy");
+    let err = fails(h, &["export", s(&session), "-o", s(&other)]);
+    assert!(err.contains("is a session file"), "{err}");
+    assert_eq!(std::fs::read(&other).expect("read"), original);
+    // Any other file: refused unless --force.
+    let notes = h.join("notes.md");
+    std::fs::write(&notes, b"my notes\n").expect("notes");
+    let err = fails(h, &["export", s(&session), "-o", s(&notes)]);
+    assert!(err.contains("not written by arbor export"), "{err}");
+    assert_eq!(std::fs::read(&notes).expect("read"), b"my notes\n");
+    // A symlink: refused; with --force the link is replaced, its target kept.
+    let link = h.join("link.md");
+    std::os::unix::fs::symlink(&notes, &link).expect("link");
+    let err = fails(h, &["export", s(&session), "-o", s(&link)]);
+    assert!(err.contains("symbolic link"), "{err}");
+    ok(h, &["export", s(&session), "-o", s(&link), "--force"]);
+    assert_eq!(std::fs::read(&notes).expect("read"), b"my notes\n");
+    assert!(std::fs::symlink_metadata(&link).expect("lstat").is_file());
+    // An earlier export is replaced, in any format.
+    let out = h.join("out");
+    for format in ["md", "html", "json", "md"] {
+        ok(
+            h,
+            &["export", s(&session), "--format", format, "-o", s(&out)],
+        );
+    }
+    assert!(std::fs::read_to_string(&out)
+        .expect("out")
+        .starts_with("<!-- arbor-export/1"));
+    // --force replaces a file that is not a session.
+    ok(h, &["export", s(&session), "-o", s(&notes), "--force"]);
+    assert!(std::fs::read(&notes).expect("read").len() > 100);
+    ok(h, &["export", s(&session), "-o", s(&other), "--force"]);
+    assert_ne!(std::fs::read(&other).expect("read"), original);
+    assert_eq!(std::fs::read(&session).expect("read"), original);
+    assert!(
+        names(h).iter().all(|n| !n.starts_with('.')),
+        "{:?}",
+        names(h)
+    );
+}
+
+#[test]
+fn exports_are_private_and_a_failed_export_leaves_nothing() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let h = home.path();
+    let out = h.join("out.md");
+    // Private, also unredacted; the images directory too.
+    ok(
+        h,
+        &[
+            "export",
+            "--tree",
+            "--no-redact",
+            s(&demo(WITH_IMAGES)),
+            "-o",
+            s(&out),
+        ],
+    );
+    assert_eq!(mode(&out), 0o600);
+    let assets = h.join("out.md.assets");
+    assert_eq!(mode(&assets), 0o700);
+    let images = names(&assets);
+    assert!(!images.is_empty());
+    for i in &images {
+        assert_eq!(mode(&assets.join(i)), 0o600, "{i}");
+    }
+    for format in ["html", "json"] {
+        let o = h.join(format!("out.{format}"));
+        ok(
+            h,
+            &[
+                "export",
+                "--no-redact",
+                "--format",
+                format,
+                s(&demo(PLAIN)),
+                "-o",
+                s(&o),
+            ],
+        );
+        assert_eq!(mode(&o), 0o600, "{format}");
+    }
+    // `-o DIR`: refused, nothing left beside it or in it.
+    let dir = h.join("dir");
+    std::fs::create_dir(&dir).expect("mkdir");
+    let before = names(h);
+    let err = fails(h, &["export", s(&demo(PLAIN)), "-o", s(&dir)]);
+    assert!(err.contains("is a directory"), "{err}");
+    assert_eq!(names(h), before);
+    assert!(names(&dir).is_empty());
+    // A failure while writing (the images directory is taken by a file): no export, no
+    // temporary file.
+    let fail = h.join("fail.md");
+    std::fs::write(h.join("fail.md.assets"), b"x").expect("file");
+    let before = names(h);
+    fails(
+        h,
+        &["export", "--tree", s(&demo(WITH_IMAGES)), "-o", s(&fail)],
+    );
+    assert_eq!(names(h), before);
 }

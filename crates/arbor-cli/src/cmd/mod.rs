@@ -236,6 +236,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             format,
             output,
             no_redact,
+            force,
         } => read::export(
             &session,
             leaf.as_deref(),
@@ -243,6 +244,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             format,
             output.as_deref(),
             !no_redact,
+            force,
             &loc,
         ),
         Command::Stats {
