@@ -218,3 +218,93 @@ fn exports_are_private_and_a_failed_export_leaves_nothing() {
     );
     assert_eq!(names(h), before);
 }
+
+fn golden(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../goldens")
+        .join(rel)
+}
+
+#[test]
+fn rm_takes_only_what_provably_belongs_to_the_session() {
+    for force in [false, true] {
+        let home = tempfile::tempdir().expect("tempdir");
+        let h = home.path();
+        let work = h.join("work");
+        std::fs::create_dir_all(&work).expect("mkdir");
+        // A pi session in a project directory, with the user's own files named like it.
+        let pi = work.join("bugfix.jsonl");
+        std::fs::copy(demo(PLAIN), &pi).expect("copy");
+        let user_dir = work.join("bugfix");
+        std::fs::create_dir(&user_dir).expect("mkdir");
+        std::fs::write(user_dir.join("main.rs"), b"fn main() {}").expect("code");
+        let keep = [
+            "bugfix.jsonl.md",
+            "bugfix.md",
+            "bugfix.jsonl.html",
+            "bugfix.jsonl.torn-notes",
+        ];
+        for k in keep {
+            std::fs::write(work.join(k), b"mine").expect("file");
+        }
+        std::fs::create_dir(work.join("bugfix.jsonl.assets")).expect("mkdir");
+        std::fs::write(work.join("bugfix.jsonl.assets/a.png"), b"png").expect("png");
+        let torn = work.join("bugfix.jsonl.torn-2026-01-01T00-00-00-000Z");
+        let quarantine = work.join("bugfix.jsonl.quarantine-2026-01-01T00-00-00-000Z-1");
+        std::fs::write(&torn, b"tail").expect("torn");
+        std::fs::write(&quarantine, b"removed").expect("quarantine");
+        // An omp session with its artifact directory (logs, a subagent), and another whose
+        // directory of that name holds something omp does not put there.
+        let omp = work.join("omp.jsonl");
+        std::fs::copy(golden("omp/gen-seed21-n40.jsonl"), &omp).expect("copy");
+        let art = work.join("omp");
+        std::fs::create_dir_all(art.join("task1")).expect("mkdir");
+        std::fs::write(art.join("1.bash.log"), b"log").expect("log");
+        std::fs::write(art.join("task1.jsonl"), b"{}\n").expect("sub");
+        std::fs::write(art.join("task1.md"), b"out").expect("out");
+        std::fs::write(art.join("task1/1.read.log"), b"log").expect("log");
+        let backup = work.join("omp.jsonl.0123456789abcdef.bak");
+        std::fs::write(&backup, b"bak").expect("bak");
+        let omp2 = work.join("omp2.jsonl");
+        std::fs::copy(golden("omp/gen-seed21-n40.jsonl"), &omp2).expect("copy");
+        let art2 = work.join("omp2");
+        std::fs::create_dir(&art2).expect("mkdir");
+        std::fs::write(art2.join("1.bash.log"), b"log").expect("log");
+        std::fs::write(art2.join("thesis.tex"), b"mine").expect("mine");
+
+        let mut args = vec!["rm", s(&pi), s(&omp), s(&omp2)];
+        if force {
+            args.push("--force");
+        }
+        let o = arbor(h, &args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        for gone in [&pi, &torn, &quarantine, &omp, &art, &backup, &omp2] {
+            assert!(
+                std::fs::symlink_metadata(gone).is_err(),
+                "{} should be gone (force: {force})",
+                gone.display()
+            );
+        }
+        for k in keep {
+            assert_eq!(std::fs::read(work.join(k)).expect(k), b"mine", "{k}");
+        }
+        assert!(
+            user_dir.join("main.rs").exists(),
+            "a pi project's directory stays"
+        );
+        assert!(work.join("bugfix.jsonl.assets/a.png").exists());
+        assert!(art2.join("thesis.tex").exists() && art2.join("1.bash.log").exists());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("thesis.tex") && err.contains("left"),
+            "the kept directory is named: {err}"
+        );
+        if !force {
+            // What went is in the trash, and comes back whole.
+            ok(h, &["trash", "restore", s(&omp)]);
+            assert!(omp.exists() && art.join("task1/1.read.log").exists() && backup.exists());
+            ok(h, &["trash", "restore", s(&pi)]);
+            assert!(pi.exists() && torn.exists() && quarantine.exists());
+        }
+    }
+}

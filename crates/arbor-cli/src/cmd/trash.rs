@@ -9,41 +9,17 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// What belongs to a session file: its writer lock file, the sidecars arbor's repairs wrote
-/// beside it (`<file>.<what>-<time>`), and omp's artifact directory (the path without
-/// `.jsonl`). Only names that exist; symlinks are taken as links (never followed).
-pub(crate) fn belongings(session: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let Some(dir) = session.parent() else {
-        return out;
-    };
-    let Some(name) = session
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-    else {
-        return out;
-    };
-    let prefix = format!("{name}.");
-    if let Ok(rd) = std::fs::read_dir(if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    }) {
-        let mut side: Vec<PathBuf> = rd
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-            .map(|e| dir.join(e.file_name()))
-            .collect();
-        side.sort();
-        out.extend(side);
-    }
-    if let Some(stem) = name.strip_suffix(".jsonl") {
-        let artifacts = dir.join(stem);
-        if std::fs::symlink_metadata(&artifacts).is_ok_and(|m| m.is_dir()) {
-            out.push(artifacts);
-        }
-    }
-    out
+/// The session and what belongs to it ([`arbor_store::belongings`]: its lock, arbor's repair
+/// sidecars, omp's rewrite backups, omp's artifact directory when it provably is one), and a
+/// note naming a directory left in place.
+pub(crate) fn with_belongings(session: &Path) -> (Vec<PathBuf>, Option<String>) {
+    let b = arbor_store::belongings::belongings(session);
+    let note = b
+        .left
+        .map(|(dir, why)| format!("left {} in place: {why}", dir.display()));
+    let mut items = vec![session.to_path_buf()];
+    items.extend(b.items);
+    (items, note)
 }
 
 /// `arbor rm SESSION...`.
@@ -69,8 +45,10 @@ pub fn rm(
         // No arbor writer may be appending while the file goes (pi itself takes no lock).
         let lock = arbor_store::lock::WriterLock::acquire(p, wait)?;
         drop(lock);
-        let mut items = vec![p.clone()];
-        items.extend(belongings(p));
+        let (items, note) = with_belongings(p);
+        if let Some(note) = note {
+            say_err!("arbor: {note}");
+        }
         if force {
             for i in &items {
                 let m = std::fs::symlink_metadata(i).with_context(|| i.display().to_string())?;
@@ -133,15 +111,18 @@ fn is_session(item: &trash::TrashItem, roots: &[PathBuf]) -> bool {
 }
 
 /// The sessions in the trash, newest first, each with the files trashed with it (its
-/// belongings, trashed within a minute of it).
-fn trashed(loc: &Locator) -> Result<Vec<Trashed>> {
+/// belongings, trashed within a minute of it). With `any_jsonl`, every trashed `.jsonl` counts
+/// as a session (a restore by path: `arbor rm` takes a session file anywhere).
+fn trashed(loc: &Locator, any_jsonl: bool) -> Result<Vec<Trashed>> {
     let all = trash::os_limited::list().map_err(|e| anyhow::anyhow!("reading the trash: {e}"))?;
     let roots: Vec<PathBuf> = loc
         .agent_dirs()
         .iter()
         .map(|a| arbor_store::paths::sessions_root(a))
         .collect();
-    let (sessions, rest): (Vec<_>, Vec<_>) = all.into_iter().partition(|i| is_session(i, &roots));
+    let (sessions, rest): (Vec<_>, Vec<_>) = all.into_iter().partition(|i| {
+        is_session(i, &roots) || (any_jsonl && i.name.to_string_lossy().ends_with(".jsonl"))
+    });
     let mut out: Vec<Trashed> = sessions
         .into_iter()
         .map(|s| Trashed {
@@ -153,10 +134,11 @@ fn trashed(loc: &Locator) -> Result<Vec<Trashed>> {
         let p = item.original_path();
         let owner = out.iter_mut().find(|t| {
             let sp = t.path();
-            let s = sp.to_string_lossy();
-            let belongs = p.to_string_lossy().starts_with(&format!("{s}."))
-                || s.strip_suffix(".jsonl")
-                    .is_some_and(|stem| p == Path::new(stem));
+            let belongs = p.parent() == sp.parent()
+                && arbor_store::belongings::is_belonging_name(
+                    &t.session.name.to_string_lossy(),
+                    &item.name.to_string_lossy(),
+                );
             belongs && (item.time_deleted - t.session.time_deleted).abs() <= 60
         });
         if let Some(t) = owner {
@@ -171,7 +153,7 @@ fn trashed(loc: &Locator) -> Result<Vec<Trashed>> {
 pub fn trash(cmd: TrashCommand, term: &Term, loc: &Locator) -> Result<ExitCode> {
     match cmd {
         TrashCommand::List { json } => {
-            let list = trashed(loc)?;
+            let list = trashed(loc, false)?;
             if json {
                 let mut out = Vec::new();
                 let mut arr = arbor_core::json::JsonArray::new(&mut out);
@@ -219,7 +201,10 @@ pub fn trash(cmd: TrashCommand, term: &Term, loc: &Locator) -> Result<ExitCode> 
             Ok(ExitCode::SUCCESS)
         }
         TrashCommand::Restore { sessions } => {
-            let mut list = trashed(loc)?;
+            let by_path = sessions
+                .iter()
+                .any(|a| a.contains('/') || a.ends_with(".jsonl"));
+            let mut list = trashed(loc, by_path)?;
             let mut chosen = Vec::new();
             for arg in &sessions {
                 let lower = arg.to_lowercase();
@@ -259,7 +244,7 @@ pub fn trash(cmd: TrashCommand, term: &Term, loc: &Locator) -> Result<ExitCode> 
             Ok(ExitCode::SUCCESS)
         }
         TrashCommand::Empty { force } => {
-            let list = trashed(loc)?;
+            let list = trashed(loc, false)?;
             if list.is_empty() {
                 say_err!("arbor: no sessions in the trash");
                 return Ok(ExitCode::SUCCESS);
