@@ -308,3 +308,70 @@ fn rm_takes_only_what_provably_belongs_to_the_session() {
         }
     }
 }
+
+#[test]
+fn trash_restore_is_all_or_nothing_and_a_session_trashed_twice_stays_restorable() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let h = home.path();
+    let dir = h.join(".pi/agent/sessions/--p--");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let id = "0199b000-0000-7000-8000-0000000000aa";
+    let name = format!("2026-01-01T00-00-00-000Z_{id}.jsonl");
+    let session = dir.join(&name);
+    let side = dir.join(format!("{name}.torn-2026-01-01T00-00-00-000Z"));
+    std::fs::copy(demo(PLAIN), &session).expect("copy");
+    std::fs::write(&side, b"first tail").expect("sidecar");
+    ok(h, &["rm", id]);
+    // Only the sidecar's name is taken: nothing comes back, the error names it.
+    std::fs::write(&side, b"in the way").expect("collision");
+    let err = fails(h, &["trash", "restore", id]);
+    assert!(err.contains(&side.display().to_string()), "{err}");
+    assert!(!session.exists(), "the session stays in the trash");
+    assert_eq!(std::fs::read(&side).expect("kept"), b"in the way");
+    let list: serde_json::Value =
+        serde_json::from_str(&ok(h, &["trash", "list", "--json"])).expect("json");
+    assert_eq!(list[0]["items"], 2, "{list}");
+    std::fs::remove_file(&side).expect("rm");
+    // Trashed a second time (the file came back): both copies stay restorable, newest first.
+    ok(h, &["trash", "restore", id]);
+    assert_eq!(std::fs::read(&side).expect("back"), b"first tail");
+    ok(h, &["rm", id]);
+    let first = unix_second();
+    std::fs::copy(demo(PLAIN), &session).expect("copy");
+    std::fs::write(&side, b"second tail").expect("sidecar");
+    // The trash records deletion times in seconds: wait for the next one, so that it tells
+    // the copies apart (and which is newer).
+    while unix_second() <= first {
+        std::thread::yield_now();
+    }
+    ok(h, &["rm", id]);
+    let list: serde_json::Value =
+        serde_json::from_str(&ok(h, &["trash", "list", "--json"])).expect("json");
+    assert_eq!(list.as_array().map(Vec::len), Some(2), "{list}");
+    assert!(
+        list.as_array()
+            .expect("array")
+            .iter()
+            .all(|t| t["items"] == 2),
+        "{list}"
+    );
+    ok(h, &["trash", "restore", id]);
+    assert_eq!(std::fs::read(&side).expect("newest"), b"second tail");
+    let elsewhere = h.join("elsewhere");
+    std::fs::create_dir(&elsewhere).expect("mkdir");
+    std::fs::rename(&session, elsewhere.join("s.jsonl")).expect("mv");
+    std::fs::rename(&side, elsewhere.join("side")).expect("mv");
+    ok(h, &["trash", "restore", id]);
+    assert_eq!(std::fs::read(&side).expect("older"), b"first tail");
+    assert!(session.exists());
+    let list: serde_json::Value =
+        serde_json::from_str(&ok(h, &["trash", "list", "--json"])).expect("json");
+    assert_eq!(list.as_array().map(Vec::len), Some(0), "{list}");
+}
+
+fn unix_second() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs()
+}

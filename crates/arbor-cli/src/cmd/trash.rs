@@ -90,6 +90,9 @@ impl Trashed {
     fn id(&self) -> String {
         arbor_store::locate::id_of_file_name(&self.path()).unwrap_or_default()
     }
+    fn all(&self) -> impl Iterator<Item = &trash::TrashItem> {
+        std::iter::once(&self.session).chain(&self.others)
+    }
     fn items(self) -> Vec<trash::TrashItem> {
         let mut v = vec![self.session];
         v.extend(self.others);
@@ -130,23 +133,123 @@ fn trashed(loc: &Locator, any_jsonl: bool) -> Result<Vec<Trashed>> {
             others: Vec::new(),
         })
         .collect();
+    // Each belonging goes with the copy of its session trashed closest in time to it (within
+    // a minute), and never two items of one name with one session: a session trashed twice
+    // is two groups, each restorable.
     for item in rest {
         let p = item.original_path();
-        let owner = out.iter_mut().find(|t| {
-            let sp = t.path();
-            let belongs = p.parent() == sp.parent()
-                && arbor_store::belongings::is_belonging_name(
-                    &t.session.name.to_string_lossy(),
-                    &item.name.to_string_lossy(),
-                );
-            belongs && (item.time_deleted - t.session.time_deleted).abs() <= 60
-        });
+        let owner = out
+            .iter_mut()
+            .filter(|t| {
+                let sp = t.path();
+                p.parent() == sp.parent()
+                    && arbor_store::belongings::is_belonging_name(
+                        &t.session.name.to_string_lossy(),
+                        &item.name.to_string_lossy(),
+                    )
+                    && (item.time_deleted - t.session.time_deleted).abs() <= 60
+                    && !t.others.iter().any(|o| o.original_path() == p)
+            })
+            .min_by_key(|t| (item.time_deleted - t.session.time_deleted).abs());
         if let Some(t) = owner {
             t.others.push(item);
         }
     }
     out.sort_by_key(|t| std::cmp::Reverse(t.session.time_deleted));
     Ok(out)
+}
+
+/// Where the trash keeps the file of `item` (the freedesktop layout: `info/NAME.trashinfo`
+/// describes `files/NAME`).
+fn file_in_trash(item: &trash::TrashItem) -> Option<PathBuf> {
+    let info = Path::new(&item.id);
+    let name = info.file_name()?.to_str()?.strip_suffix(".trashinfo")?;
+    Some(info.parent()?.parent()?.join("files").join(name))
+}
+
+/// Puts a session and everything trashed with it back, all or nothing.
+///
+/// The `trash` crate's `restore_all` moves item after item and stops at the first name that
+/// is taken, leaving a session back without its sidecars (or the reverse) and the command
+/// failed; so arbor restores itself: first a placeholder is created at every original name
+/// (`O_EXCL`, a directory for a directory: a name taken since is found before anything
+/// moves), then each item is renamed over its placeholder, and only when all are back are the
+/// `.trashinfo` files removed. Any failure removes the placeholders and moves back what was
+/// moved: the trash is as it was.
+fn restore_whole(t: &Trashed) -> std::io::Result<()> {
+    let items: Vec<&trash::TrashItem> = t.all().collect();
+    let mut plan = Vec::new();
+    for item in &items {
+        let from = file_in_trash(item).ok_or_else(|| {
+            std::io::Error::other(format!(
+                "{}: not a trash info file",
+                item.id.to_string_lossy()
+            ))
+        })?;
+        let meta = std::fs::symlink_metadata(&from)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", from.display())))?;
+        plan.push((from, item.original_path(), meta.is_dir()));
+    }
+    let mut placed: Vec<&Path> = Vec::new();
+    let undo_placeholders = |placed: &[&Path]| {
+        for p in placed {
+            let _ = std::fs::remove_dir(p).or_else(|_| std::fs::remove_file(p));
+        }
+    };
+    for (_, to, dir) in &plan {
+        if let Some(parent) = to.parent() {
+            if !parent.exists() {
+                arbor_store::file::create_dir_private(parent).map_err(|e| {
+                    std::io::Error::new(e.kind(), format!("{}: {e}", parent.display()))
+                })?;
+            }
+        }
+        let made = if *dir {
+            std::fs::create_dir(to).map(|_| ())
+        } else {
+            arbor_store::safe_fs::create_new_private(to).map(|_| ())
+        };
+        if let Err(e) = made {
+            undo_placeholders(&placed);
+            let why = if e.kind() == std::io::ErrorKind::AlreadyExists {
+                "exists; move it away first".to_string()
+            } else {
+                e.to_string()
+            };
+            return Err(std::io::Error::new(
+                e.kind(),
+                format!("{}: {why}", to.display()),
+            ));
+        }
+        placed.push(to);
+    }
+    let mut moved: Vec<(&Path, &Path)> = Vec::new();
+    for (from, to, _) in &plan {
+        if let Err(e) = std::fs::rename(from, to) {
+            // What cannot be moved back stays where it is (never removed as a placeholder).
+            let stuck: Vec<&Path> = moved
+                .iter()
+                .rev()
+                .filter(|(f, t)| std::fs::rename(t, f).is_err())
+                .map(|(_, t)| *t)
+                .collect();
+            let placeholders: Vec<&Path> = placed
+                .iter()
+                .copied()
+                .filter(|p| !stuck.contains(p))
+                .collect();
+            undo_placeholders(&placeholders);
+            return Err(std::io::Error::new(
+                e.kind(),
+                format!("{}: {e}", from.display()),
+            ));
+        }
+        moved.push((from, to));
+    }
+    for item in &items {
+        let _ = std::fs::remove_file(&item.id);
+    }
+    Ok(())
 }
 
 /// `arbor trash list|restore|empty`.
@@ -218,9 +321,21 @@ pub fn trash(cmd: TrashCommand, term: &Term, loc: &Locator) -> Result<ExitCode> 
                     })
                     .map(|(i, _)| i)
                     .collect();
+                // Copies of one session trashed more than once (rm, the file came back, rm
+                // again) share their path: the newest is restored, the older stay in the
+                // trash, restorable once it is out of the way.
+                let same_path = hits.iter().all(|&i| list[i].path() == list[hits[0]].path());
                 match hits.len() {
                     0 => bail!("no session {arg} in the trash (arbor trash list)"),
                     1 => chosen.push(hits[0]),
+                    n if same_path => {
+                        say_err!(
+                            "arbor: {} is in the trash {n} times; restoring the one deleted last \
+                             (the others stay in the trash)",
+                            list[hits[0]].path().display()
+                        );
+                        chosen.push(hits[0]);
+                    }
                     n => bail!(
                         "{arg} matches {n} sessions in the trash; give more of the id or the path"
                     ),
@@ -228,17 +343,29 @@ pub fn trash(cmd: TrashCommand, term: &Term, loc: &Locator) -> Result<ExitCode> 
             }
             chosen.sort_unstable();
             chosen.dedup();
-            for i in chosen.into_iter().rev() {
-                let t = list.remove(i);
-                let path = t.path();
-                if std::fs::symlink_metadata(&path).is_ok() {
-                    bail!(
-                        "{}: a file of that name exists; move it away first",
-                        path.display()
-                    );
+            let picked: Vec<Trashed> = chosen.into_iter().rev().map(|i| list.remove(i)).collect();
+            // All or nothing: every name any of them goes back to must be free.
+            let mut taken = Vec::new();
+            for t in &picked {
+                for item in t.all() {
+                    let p = item.original_path();
+                    if std::fs::symlink_metadata(&p).is_ok() {
+                        taken.push(p.display().to_string());
+                    }
                 }
-                trash::os_limited::restore_all(t.items())
-                    .map_err(|e| anyhow::anyhow!("{}: cannot restore: {e}", path.display()))?;
+            }
+            if !taken.is_empty() {
+                bail!(
+                    "nothing restored: {} exist{}; move {} away first",
+                    taken.join(", "),
+                    if taken.len() == 1 { "s" } else { "" },
+                    if taken.len() == 1 { "it" } else { "them" }
+                );
+            }
+            for t in picked {
+                let path = t.path();
+                restore_whole(&t)
+                    .map_err(|e| anyhow::anyhow!("{}: nothing restored: {e}", path.display()))?;
                 say!("restored {}", path.display());
             }
             Ok(ExitCode::SUCCESS)
