@@ -375,3 +375,132 @@ fn unix_second() -> u64 {
         .expect("clock")
         .as_secs()
 }
+
+/// Removes the volume trash a test made (and the test's directory) when it ends.
+struct Cleanup(Vec<PathBuf>);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) {
+                let _ = std::fs::remove_dir_all(p);
+            } else {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn a_volume_trash_someone_else_could_have_made_is_not_used() {
+    // /dev/shm: a volume of its own, writable by everyone (a shared volume).
+    let shm = Path::new("/dev/shm");
+    let home = tempfile::tempdir().expect("tempdir");
+    let h = home.path();
+    let dev = |p: &Path| std::fs::metadata(p).map(|m| m.dev()).ok();
+    if dev(shm).is_none() || dev(shm) == dev(h) {
+        eprintln!("skipped: /dev/shm is not a volume of its own here");
+        return;
+    }
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let mine = shm.join(format!(".Trash-{uid}"));
+    if std::fs::symlink_metadata(&mine).is_ok() || shm.join(".Trash").exists() {
+        eprintln!(
+            "skipped: {} or /dev/shm/.Trash exists (a real trash; not touched)",
+            mine.display()
+        );
+        return;
+    }
+    let work = shm.join(format!("arbor-created-files-{}", std::process::id()));
+    let _cleanup = Cleanup(vec![mine.clone(), work.clone()]);
+    std::fs::create_dir(&work).expect("mkdir");
+    let session = work.join("2026-01-01T00-00-00-000Z_0199b000-0000-7000-8000-0000000000bb.jsonl");
+    std::fs::copy(demo(PLAIN), &session).expect("copy");
+
+    // A symlink planted at .Trash-$uid: refused, nothing moved through it.
+    let elsewhere = h.join("elsewhere");
+    std::fs::create_dir(&elsewhere).expect("mkdir");
+    std::os::unix::fs::symlink(&elsewhere, &mine).expect("plant");
+    let err = fails(h, &["rm", s(&session)]);
+    assert!(err.contains("symbolic link"), "{err}");
+    assert!(session.exists());
+    assert!(names(&elsewhere).is_empty());
+    std::fs::remove_file(&mine).expect("unplant");
+
+    // One's own, but open to others: refused.
+    std::fs::create_dir(&mine).expect("mkdir");
+    std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let err = fails(h, &["rm", s(&session)]);
+    assert!(err.contains("0700"), "{err}");
+    assert!(session.exists());
+    std::fs::remove_dir(&mine).expect("rmdir");
+
+    // Made by another user first (root only can make one for another uid).
+    if is_root() {
+        std::fs::create_dir(&mine).expect("mkdir");
+        std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+        std::os::unix::fs::chown(&mine, Some(65534), Some(65534)).expect("chown");
+        let err = fails(h, &["rm", s(&session)]);
+        assert!(err.contains("belongs to uid 65534"), "{err}");
+        assert!(session.exists());
+        assert!(
+            names(&mine).is_empty(),
+            "nothing moved into their directory"
+        );
+        // What such a trash holds is not listed, so it can never be "restored".
+        std::os::unix::fs::chown(&mine, Some(0), Some(0)).expect("chown");
+        for d in ["files", "info"] {
+            std::fs::create_dir(mine.join(d)).expect("mkdir");
+        }
+        let planted =
+            work.join("2026-01-02T00-00-00-000Z_0199b000-0000-7000-8000-0000000000cc.jsonl");
+        std::fs::write(
+            mine.join("info/p.jsonl.trashinfo"),
+            format!(
+                "[Trash Info]\nPath={}\nDeletionDate=2026-01-02T00:00:00\n",
+                planted.display()
+            ),
+        )
+        .expect("info");
+        std::fs::copy(demo(PLAIN), mine.join("files/p.jsonl")).expect("file");
+        std::os::unix::fs::chown(&mine, Some(65534), Some(65534)).expect("chown");
+        let o = arbor(h, &["trash", "list", "--json"]);
+        assert!(o.status.success());
+        let list = String::from_utf8_lossy(&o.stdout);
+        assert!(!list.contains("0000000000cc"), "{list}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("not reading"),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let err = fails(
+            h,
+            &["trash", "restore", "0199b000-0000-7000-8000-0000000000cc"],
+        );
+        assert!(err.contains("no session"), "{err}");
+        assert!(!planted.exists());
+        std::fs::remove_dir_all(&mine).expect("rm");
+    } else {
+        eprintln!("skipped: a trash made by another user (needs root; CI runs as root)");
+    }
+
+    // Missing: arbor makes it 0700, and the session goes there and comes back.
+    ok(h, &["rm", s(&session)]);
+    assert!(!session.exists());
+    assert_eq!(mode(&mine), 0o700);
+    assert!(mine
+        .join("files")
+        .join(session.file_name().expect("name"))
+        .exists());
+    ok(
+        h,
+        &["trash", "restore", "0199b000-0000-7000-8000-0000000000bb"],
+    );
+    assert!(session.exists());
+}

@@ -790,7 +790,7 @@ fn scope_dirs(loc: &Locator, scope: Scope) -> Result<Vec<PathBuf>> {
 fn trash_session(file: &Path) -> Result<()> {
     drop(arbor_store::lock::WriterLock::acquire(file, None)?);
     let (items, _) = crate::cmd::trash::with_belongings(file);
-    trash::delete_all(&items).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))
+    crate::cmd::trash::to_trash(&items).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))
 }
 
 /// A new empty session in the same directory and project as `doc` (its header written now).
