@@ -242,9 +242,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             leaf.as_deref(),
             tree,
             format,
-            output.as_deref(),
+            output
+                .as_deref()
+                .map(|path| crate::export::output::Target { path, force }),
             !no_redact,
-            force,
             &loc,
         ),
         Command::Stats {

@@ -379,11 +379,12 @@ pub fn export(
     leaf: Option<&str>,
     tree: bool,
     format: crate::export::Format,
-    output: Option<&Path>,
+    output: Option<crate::export::output::Target<'_>>,
     redact: bool,
-    force: bool,
     loc: &Locator,
 ) -> Result<ExitCode> {
+    let force = output.is_some_and(|t| t.force);
+    let output = output.map(|t| t.path);
     let (path, doc) = load_resolved_as(session, false, loc, true)?;
     if let Some(id) = leaf {
         super::require_entry(&doc, &path, id)?;

@@ -23,6 +23,16 @@ pub const MARKER: &[u8] = b"<!-- arbor-export/1: written by arbor export -->\n";
 
 const JSON_MARKER: &[u8] = b"{\"format\":\"arbor-export/";
 
+/// Where `arbor export -o` writes: the file, and whether `--force` lets it replace a file no
+/// earlier export made.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    /// The file (`-o`).
+    pub path: &'a Path,
+    /// `--force`.
+    pub force: bool,
+}
+
 /// Whether `path` is a regular file (not a symlink) that an earlier `arbor export -o` wrote.
 pub fn is_previous_export(path: &Path) -> bool {
     let Ok((f, _)) = safe_fs::open_checked(std::fs::OpenOptions::new().read(true), path, true)
