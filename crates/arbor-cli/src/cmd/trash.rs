@@ -296,6 +296,34 @@ mod volume {
         }
         Err("not a trash directory arbor knows".into())
     }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn mount_points_are_decoded_and_the_longest_wins() {
+            assert_eq!(unescape_mount("/media/my\\040disk"), "/media/my disk");
+            assert_eq!(unescape_mount("/a\\9x\\"), "/a\\9x\\");
+            let mounts = vec![
+                PathBuf::from("/dev/shm"),
+                PathBuf::from("/dev"),
+                PathBuf::from("/"),
+            ];
+            assert_eq!(
+                topdir_of(Path::new("/dev/shm/x/s.jsonl"), &mounts),
+                Path::new("/dev/shm")
+            );
+            assert_eq!(
+                topdir_of(Path::new("/dev/shmx/s.jsonl"), &mounts),
+                Path::new("/dev")
+            );
+            assert_eq!(
+                topdir_of(Path::new("/home/u/s.jsonl"), &mounts),
+                Path::new("/")
+            );
+        }
+    }
 }
 
 fn extra(items: usize) -> String {
