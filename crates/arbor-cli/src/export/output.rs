@@ -234,3 +234,54 @@ pub fn write_export<R>(
     }
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .expect("ls")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_failure_after_images_were_written_leaves_nothing_this_export_made() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let out = tmp.path().join("out.md");
+        // No assets directory yet: it goes, with the image.
+        let assets = Assets::for_file(&out);
+        let r = write_export(&out, false, Some(&assets), |w| {
+            w.write_all(b"# half")?;
+            assets.write("a.png", b"png")?;
+            Err::<(), _>(io::Error::other("boom"))
+        });
+        assert!(r.is_err());
+        assert!(names(tmp.path()).is_empty(), "{:?}", names(tmp.path()));
+        // An earlier export's images stay; only the new one goes.
+        let dir = tmp.path().join("out.md.assets");
+        std::fs::create_dir(&dir).expect("mkdir");
+        std::fs::write(dir.join("old.png"), b"old").expect("old");
+        let assets = Assets::for_file(&out);
+        let r = write_export(&out, false, Some(&assets), |_| {
+            assets.write("old.png", b"old")?;
+            assets.write("new.png", b"new")?;
+            Err::<(), _>(io::Error::other("boom"))
+        });
+        assert!(r.is_err());
+        assert_eq!(names(tmp.path()), ["out.md.assets"]);
+        assert_eq!(names(&dir), ["old.png"]);
+        // A success: private, marked, recognised.
+        write_export(&out, false, None, |w| w.write_all(b"# whole\n")).expect("export");
+        assert!(is_previous_export(&out));
+        let m = std::fs::metadata(&out).expect("meta");
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o777,
+            0o600
+        );
+    }
+}
