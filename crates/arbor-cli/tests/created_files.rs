@@ -427,9 +427,12 @@ fn a_volume_trash_someone_else_could_have_made_is_not_used() {
     let elsewhere = h.join("elsewhere");
     std::fs::create_dir(&elsewhere).expect("mkdir");
     std::os::unix::fs::symlink(&elsewhere, &mine).expect("plant");
-    let err = fails(h, &["rm", s(&session)]);
+    // With a session of the home volume before it: nothing moves at all.
+    let at_home = h.join("home.jsonl");
+    std::fs::copy(demo(PLAIN), &at_home).expect("copy");
+    let err = fails(h, &["rm", s(&at_home), s(&session)]);
     assert!(err.contains("symbolic link"), "{err}");
-    assert!(session.exists());
+    assert!(session.exists() && at_home.exists());
     assert!(names(&elsewhere).is_empty());
     std::fs::remove_file(&mine).expect("unplant");
 

@@ -37,6 +37,11 @@ pub fn rm(
         if !meta.is_file() && !meta.file_type().is_symlink() {
             bail!("{}: not a session file", p.display());
         }
+        // A volume trash that must not be used refuses before anything moves.
+        if !force {
+            volume::check_before_trashing(&p)
+                .map_err(|e| anyhow::anyhow!("{}: cannot move to the trash: {e}", p.display()))?;
+        }
         if !paths.contains(&p) {
             paths.push(p);
         }
