@@ -97,6 +97,12 @@ fn names(dir: &Path) -> Vec<String> {
     v
 }
 
+fn is_export(p: &Path) -> bool {
+    std::fs::read_to_string(p)
+        .expect("export")
+        .starts_with("<!-- arbor-export/1")
+}
+
 #[test]
 fn export_never_replaces_a_session_or_a_file_it_did_not_make_unless_forced() {
     let home = tempfile::tempdir().expect("tempdir");
@@ -142,9 +148,12 @@ fn export_never_replaces_a_session_or_a_file_it_did_not_make_unless_forced() {
             &["export", s(&session), "--format", format, "-o", s(&out)],
         );
     }
-    assert!(std::fs::read_to_string(&out)
-        .expect("out")
-        .starts_with("<!-- arbor-export/1"));
+    assert!(is_export(&out));
+    // An empty file (mktemp) holds nothing to lose.
+    let empty = h.join("empty.md");
+    std::fs::write(&empty, b"").expect("empty");
+    ok(h, &["export", s(&session), "-o", s(&empty)]);
+    assert!(is_export(&empty));
     // --force replaces a file that is not a session.
     ok(h, &["export", s(&session), "-o", s(&notes), "--force"]);
     assert!(std::fs::read(&notes).expect("read").len() > 100);

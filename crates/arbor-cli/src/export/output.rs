@@ -5,7 +5,8 @@
 //!   temporary name beside `FILE` and renamed over it when complete. A failed export leaves
 //!   nothing: no temporary file, no half export, no images it had written.
 //! - An existing `FILE` is replaced only when a previous export made it (it starts with
-//!   [`MARKER`], or for JSON with `{"format":"arbor-export/`), or with `--force`. The session
+//!   [`MARKER`], or for JSON with `{"format":"arbor-export/`), when it is empty, or with
+//!   `--force`. The session
 //!   being exported is never replaced, and a directory is never an output.
 //! - Images go to `FILE.assets/`, created 0700; a symlink there is refused, a symlink planted
 //!   at an image's name is replaced, never followed.
@@ -75,7 +76,8 @@ pub fn check_target(output: &Path, session: &Path, force: bool) -> anyhow::Resul
              replaces the link itself, never the file it points to)"
         );
     }
-    if meta.is_file() && is_previous_export(output) {
+    // An earlier export, or an empty file (`mktemp`): nothing is lost by replacing it.
+    if meta.is_file() && (meta.len() == 0 || is_previous_export(output)) {
         return Ok(());
     }
     if force {
