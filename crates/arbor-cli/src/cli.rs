@@ -425,7 +425,7 @@ pub enum Command {
     /// Export a session as Markdown (stable, for git and bug reports) or as arbor's JSON, with
     /// secrets redacted.
     #[command(
-        after_help = "Markdown: the path to the leaf (every branch with --tree, each under its own heading),\ntool calls and results as fenced blocks, thinking in <details>, images written once to\nFILE.assets/ and linked (placeholders on stdout). JSON: {format: \"arbor-export/1\",\nsessionId, file, cwd, name, tool, redacted, entries: [{id, parentId, type, timestamp, role,\nmodel, toolName, stopReason, text, thinking, toolCalls, isError, usage}]}.\nSecrets become [REDACTED:kind] unless --no-redact; the session file is never changed.\n\nExamples:\n  arbor export 01a2f3 -o walrus.md\n  arbor export 01a2f3 --tree --format json -o walrus.json"
+        after_help = "Markdown: the path to the leaf (every branch with --tree, each under its own heading),\ntool calls and results as fenced blocks, thinking in <details>, images written once to\nFILE.assets/ and linked (placeholders on stdout). JSON: {format: \"arbor-export/1\",\nsessionId, file, cwd, name, tool, redacted, entries: [{id, parentId, type, timestamp, role,\nmodel, toolName, stopReason, text, thinking, toolCalls, isError, usage}]}.\nSecrets become [REDACTED:kind] unless --no-redact; the session file is never changed.\nFILE is private (0600, FILE.assets/ 0700) and replaces only an earlier export (--force: any\nfile but the session).\n\nExamples:\n  arbor export 01a2f3 -o walrus.md\n  arbor export 01a2f3 --tree --format json -o walrus.json"
     )]
     Export {
         /// Session file path, or session id / unique id prefix.
@@ -445,6 +445,9 @@ pub enum Command {
         /// Keep secrets as they are.
         #[arg(long)]
         no_redact: bool,
+        /// Replace an existing FILE that no earlier export wrote (never the session itself).
+        #[arg(long, requires = "output")]
+        force: bool,
     },
     /// Tokens and cost: the path each session resumes apart from the branches it left, pi 1.5's
     /// usage entries (summaries) apart, a fork's copies of its parent's turns counted once.

@@ -41,6 +41,7 @@
 #![deny(missing_docs)]
 
 pub mod backend;
+pub mod belongings;
 pub mod blobs;
 mod body;
 pub mod breadcrumb;

@@ -5,6 +5,43 @@ use arbor_core::doc::{BadLine, SessionDoc};
 use std::io;
 use std::path::{Path, PathBuf};
 
+/// The kinds of sidecar arbor writes beside a session: `torn` (a torn last line, see
+/// [`save_torn_tail`]) and `quarantine` (what a repair removed).
+pub const SIDECAR_KINDS: [&str; 2] = ["torn", "quarantine"];
+
+/// Whether `name` is the name of a sidecar [`write_sidecar`] writes beside the session file
+/// named `session_name`: `<session_name>.<kind>-<YYYY-MM-DDTHH-MM-SS-mmmZ>`, optionally `-<n>`,
+/// with a kind of [`SIDECAR_KINDS`]. Nothing else (an export `<session>.md`, a user's file
+/// `<session>.torn-notes`) has this shape.
+pub fn is_sidecar_name(session_name: &str, name: &str) -> bool {
+    let Some(rest) = name
+        .strip_prefix(session_name)
+        .and_then(|r| r.strip_prefix('.'))
+    else {
+        return false;
+    };
+    SIDECAR_KINDS.iter().any(|kind| {
+        rest.strip_prefix(kind)
+            .and_then(|r| r.strip_prefix('-'))
+            .is_some_and(|r| {
+                let b = r.as_bytes();
+                // 2026-01-01T00-00-00-000Z
+                let shape = b"dddd-dd-ddTdd-dd-dd-dddZ";
+                b.len() >= shape.len()
+                    && shape.iter().zip(b).all(|(s, c)| match s {
+                        b'd' => c.is_ascii_digit(),
+                        _ => s == c,
+                    })
+                    && match &r[shape.len()..] {
+                        "" => true,
+                        n => n.strip_prefix('-').is_some_and(|n| {
+                            !n.is_empty() && n.len() <= 4 && n.bytes().all(|c| c.is_ascii_digit())
+                        }),
+                    }
+            })
+    })
+}
+
 /// Writes `content` to a new sidecar beside `session`, `<session>.<what>-<file timestamp>`
 /// (`-1`, `-2`, ... added while the name is taken), fsynced, and returns its path. The sidecar
 /// is created with `O_EXCL | O_NOFOLLOW` (a planted file or symlink of that name is never
@@ -68,6 +105,40 @@ pub fn save_torn_tail(
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    #[test]
+    fn sidecar_names_are_recognised_exactly() {
+        let s = "a.jsonl";
+        for yes in [
+            "a.jsonl.torn-2026-01-01T00-00-00-000Z",
+            "a.jsonl.quarantine-2026-01-01T00-00-00-000Z-12",
+        ] {
+            assert!(is_sidecar_name(s, yes), "{yes}");
+        }
+        for no in [
+            "a.jsonl.md",
+            "a.jsonl.lock",
+            "a.jsonl.torn-notes",
+            "a.jsonl.torn-2026-01-01T00-00-00-000Z.md",
+            "a.jsonl.torn-2026-01-01T00-00-00-000Z-",
+            "a.jsonl.quarantine-2026-01-01T00-00-00-000",
+            "b.jsonl.torn-2026-01-01T00-00-00-000Z",
+            "a.jsonltorn-2026-01-01T00-00-00-000Z",
+        ] {
+            assert!(!is_sidecar_name(s, no), "{no}");
+        }
+        // What write_sidecar writes is recognised.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let session = dir.path().join("s.jsonl");
+        std::fs::write(&session, b"{}\n").expect("session");
+        for kind in SIDECAR_KINDS {
+            for _ in 0..2 {
+                let p = write_sidecar(&session, kind, b"x").expect("sidecar");
+                let name = p.file_name().expect("name").to_string_lossy().into_owned();
+                assert!(is_sidecar_name("s.jsonl", &name), "{name}");
+            }
+        }
+    }
 
     #[test]
     fn a_planted_sidecar_name_is_never_written_through() {

@@ -7,6 +7,10 @@
 //!   the session to its real path once ([`real_path_for_write`]), check the directory they
 //!   write into ([`check_write_dir`]), and create lock files and sidecars with `O_NOFOLLOW`
 //!   (and `O_EXCL` for new files: [`create_new_private`]).
+//! - Every file arbor creates for a user under a name the user gave (an export, its images, a
+//!   man page, a breadcrumb) is a [`NewFile`]: written under a fresh `O_EXCL` name beside it,
+//!   private (0600) unless public by nature, renamed over the name when complete. A symlink
+//!   planted at the name is replaced, never followed; a failure leaves nothing behind.
 //! - A file arbor writes for a session belongs to the session's owner ([`give_to_owner_of`]),
 //!   so root running arbor on a user's file does not take the user's data away from them.
 //!
@@ -187,25 +191,113 @@ pub fn real_path_for_write(session: &Path) -> io::Result<PathBuf> {
     }
 }
 
-/// Replaces the directory entry `path` with a new 0600 file holding `content`: written to a
-/// temporary file beside it, then renamed over the name. Whatever was at `path` (a file, a
-/// symlink someone planted) is replaced, never written through. Not fsynced: for small
-/// files that may be lost in a crash (breadcrumbs).
+/// A new file for a user, written under a temporary name beside its final name and put in
+/// place only when it is complete ([`NewFile::commit`]).
+///
+/// This is the one way arbor creates a file a user asked for (an export, its images, a man
+/// page, a breadcrumb): the temporary file is created with `O_CREAT | O_EXCL` (a symlink or
+/// file planted under its random name is never followed or reused) and the private mode
+/// [`FILE_MODE`] unless told otherwise, and the final rename replaces whatever directory entry
+/// is at the name (a symlink someone planted there is replaced, never written through). A
+/// `NewFile` dropped without `commit` (an error, a panic) removes its temporary file: nothing
+/// half-written stays behind.
+///
+/// ```
+/// use std::io::Write;
+/// # let dir = tempfile::tempdir().unwrap();
+/// let victim = dir.path().join("victim");
+/// std::fs::write(&victim, "keep").unwrap();
+/// let page = dir.path().join("arbor.1");
+/// std::os::unix::fs::symlink(&victim, &page).unwrap();
+/// let mut f = arbor_store::safe_fs::NewFile::create(&page).unwrap();
+/// f.write_all(b"page").unwrap();
+/// f.commit().unwrap();
+/// assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+/// assert_eq!(std::fs::read(&page).unwrap(), b"page");
+/// ```
+#[derive(Debug)]
+pub struct NewFile {
+    tmp: tempfile::NamedTempFile,
+    target: PathBuf,
+}
+
+impl NewFile {
+    /// Starts a new 0600 file that will be named `target`.
+    ///
+    /// # Errors
+    /// The error of creating the temporary file in `target`'s directory.
+    pub fn create(target: &Path) -> io::Result<NewFile> {
+        NewFile::create_with_mode(target, FILE_MODE)
+    }
+
+    /// Starts a new file with mode `mode` (for files that are public by nature, such as man
+    /// pages) that will be named `target`.
+    ///
+    /// # Errors
+    /// The error of creating the temporary file in `target`'s directory.
+    pub fn create_with_mode(target: &Path, mode: u32) -> io::Result<NewFile> {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let name = target
+            .file_name()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "is not a file name"))?
+            .to_string_lossy();
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".arbor-tmp")
+            .permissions(std::fs::Permissions::from_mode(mode))
+            .tempfile_in(dir)?;
+        // The mode given at creation is filtered by the umask; set it as asked.
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))?;
+        Ok(NewFile {
+            tmp,
+            target: target.to_path_buf(),
+        })
+    }
+
+    /// The open temporary file.
+    pub fn as_file(&self) -> &File {
+        self.tmp.as_file()
+    }
+
+    /// The temporary file's path (removed again unless committed).
+    pub fn temp_path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// Puts the file in place under its name, replacing what is there (a symlink is replaced,
+    /// not followed). Not fsynced: call `as_file().sync_all()` first where a crash must not
+    /// leave an empty file.
+    ///
+    /// # Errors
+    /// The error of the rename; the temporary file is removed then.
+    pub fn commit(self) -> io::Result<()> {
+        self.tmp.persist(&self.target).map_err(|e| e.error)?;
+        Ok(())
+    }
+}
+
+impl io::Write for NewFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.tmp.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.tmp.flush()
+    }
+}
+
+/// Replaces the directory entry `path` with a new 0600 file holding `content` (a
+/// [`NewFile`]). Whatever was at `path` (a file, a symlink someone planted) is replaced, never
+/// written through. Not fsynced: for small files that may be lost in a crash (breadcrumbs).
 pub fn replace_file(path: &Path, content: &[u8]) -> io::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::PermissionsExt;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".arbor-")
-        .suffix(".tmp")
-        .permissions(std::fs::Permissions::from_mode(FILE_MODE))
-        .tempfile_in(dir)?;
-    tmp.write_all(content)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    let mut f = NewFile::create(path)?;
+    f.write_all(content)?;
+    f.commit()
 }
 
 /// The effective user id of this process.
@@ -342,6 +434,32 @@ mod tests {
         assert_eq!(std::fs::read(&victim).expect("victim"), b"keep");
         assert_eq!(std::fs::read(&crumb).expect("crumb"), b"new");
         assert!(std::fs::symlink_metadata(&crumb).expect("lstat").is_file());
+    }
+
+    #[test]
+    fn a_new_file_is_private_and_left_nowhere_when_not_committed() {
+        use std::io::Write;
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("out.md");
+        let mut f = NewFile::create(&target).expect("create");
+        f.write_all(b"half").expect("write");
+        let tmp = f.temp_path().to_path_buf();
+        assert!(tmp.exists());
+        drop(f);
+        assert!(!tmp.exists() && !target.exists());
+        assert_eq!(std::fs::read_dir(dir.path()).expect("ls").count(), 0);
+        let mut f = NewFile::create(&target).expect("create");
+        f.write_all(b"whole").expect("write");
+        f.commit().expect("commit");
+        let m = std::fs::metadata(&target).expect("meta");
+        assert_eq!(m.permissions().mode() & 0o777, 0o600);
+        let page = dir.path().join("arbor.1");
+        let mut f = NewFile::create_with_mode(&page, 0o644).expect("create");
+        f.write_all(b"page").expect("write");
+        f.commit().expect("commit");
+        let m = std::fs::metadata(&page).expect("meta");
+        assert_eq!(m.permissions().mode() & 0o777, 0o644);
     }
 
     #[test]

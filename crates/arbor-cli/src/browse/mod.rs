@@ -789,9 +789,8 @@ fn scope_dirs(loc: &Locator, scope: Scope) -> Result<Vec<PathBuf>> {
 /// Moves a session and what belongs to it to the trash, when no arbor writer holds it.
 fn trash_session(file: &Path) -> Result<()> {
     drop(arbor_store::lock::WriterLock::acquire(file, None)?);
-    let mut items = vec![file.to_path_buf()];
-    items.extend(crate::cmd::trash::belongings(file));
-    trash::delete_all(&items).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))
+    let (items, _) = crate::cmd::trash::with_belongings(file);
+    crate::cmd::trash::to_trash(&items).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))
 }
 
 /// A new empty session in the same directory and project as `doc` (its header written now).

@@ -236,12 +236,15 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             format,
             output,
             no_redact,
+            force,
         } => read::export(
             &session,
             leaf.as_deref(),
             tree,
             format,
-            output.as_deref(),
+            output
+                .as_deref()
+                .map(|path| crate::export::output::Target { path, force }),
             !no_redact,
             &loc,
         ),
@@ -339,8 +342,15 @@ fn man(dir: Option<&std::path::Path>) -> Result<ExitCode> {
                 let path = d.join(format!("{name}.1"));
                 let mut out = Vec::new();
                 clap_mangen::Man::new(page).render(&mut out)?;
-                std::fs::write(&path, out)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                // Man pages are public (mode 0644), but like every file arbor creates they are
+                // written beside and renamed over the name: a symlink planted at `arbor.1` is
+                // replaced, never written through.
+                let write = || -> std::io::Result<()> {
+                    let mut f = arbor_store::safe_fs::NewFile::create_with_mode(&path, 0o644)?;
+                    std::io::Write::write_all(&mut f, &out)?;
+                    f.commit()
+                };
+                write().map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
                 say!("{}", path.display());
             }
         }

@@ -204,14 +204,6 @@ pub fn context(
     exit_soon(&path, doc)
 }
 
-/// Creates `path`, failing when anything (a file, a symlink) is there already.
-fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-}
-
 /// Mapped bytes worth releasing on another thread before the exit (see [`context`]).
 const RELEASE_MIN_BYTES: usize = 16 << 20;
 
@@ -387,10 +379,12 @@ pub fn export(
     leaf: Option<&str>,
     tree: bool,
     format: crate::export::Format,
-    output: Option<&Path>,
+    output: Option<crate::export::output::Target<'_>>,
     redact: bool,
     loc: &Locator,
 ) -> Result<ExitCode> {
+    let force = output.is_some_and(|t| t.force);
+    let output = output.map(|t| t.path);
     let (path, doc) = load_resolved_as(session, false, loc, true)?;
     if let Some(id) = leaf {
         super::require_entry(&doc, &path, id)?;
@@ -422,45 +416,31 @@ pub fn export(
     // HTML holds its images itself; Markdown links them from FILE.assets/.
     let assets = output
         .filter(|_| format == crate::export::Format::Md)
-        .map(crate::export::assets_of);
+        .map(crate::export::output::Assets::for_file);
     let opts = crate::export::Options {
         redact,
-        assets: assets.as_ref().map(|(d, n)| (d.as_path(), n.clone())),
+        assets: assets.as_ref(),
     };
     let report = match output {
         Some(o) => {
-            // Written beside, then renamed: a failed export leaves no half file.
-            let tmp = o.with_file_name(format!(
-                ".{}.arbor-tmp",
-                o.file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            ));
-            // A new file, never one already there: a symlink planted under the temporary name
-            // is not followed (O_EXCL), a stale one from a crashed export is replaced.
-            let f = match create_new(&tmp) {
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    std::fs::remove_file(&tmp).with_context(|| tmp.display().to_string())?;
-                    create_new(&tmp)
-                }
-                r => r,
-            }
-            .with_context(|| tmp.display().to_string())?;
-            let w = std::io::BufWriter::new(f);
-            let r = match format {
-                crate::export::Format::Html => crate::export::html(&doc, &file_name, &opts, w),
-                crate::export::Format::Md => {
-                    crate::export::markdown(&doc, &file_name, &paths, &opts, w)
-                }
-                crate::export::Format::Json => crate::export::json(&doc, &path, &paths, &opts, w),
-            };
-            let r = r.with_context(|| o.display().to_string());
-            if r.is_err() {
-                let _ = std::fs::remove_file(&tmp);
-            }
-            let r = r?;
-            std::fs::rename(&tmp, o).with_context(|| o.display().to_string())?;
-            r
+            // Never over the session, a file an export did not make (unless --force) or a
+            // directory; written private beside, then renamed: a failed export leaves nothing.
+            crate::export::output::check_target(o, &path, force)?;
+            crate::export::output::write_export(
+                o,
+                format == crate::export::Format::Json,
+                assets.as_ref(),
+                |w| match format {
+                    crate::export::Format::Html => crate::export::html(&doc, &file_name, &opts, w),
+                    crate::export::Format::Md => {
+                        crate::export::markdown(&doc, &file_name, &paths, &opts, w)
+                    }
+                    crate::export::Format::Json => {
+                        crate::export::json(&doc, &path, &paths, &opts, w)
+                    }
+                },
+            )
+            .with_context(|| o.display().to_string())?
         }
         None => {
             let w = std::io::BufWriter::new(std::io::stdout().lock());

@@ -9,41 +9,17 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// What belongs to a session file: its writer lock file, the sidecars arbor's repairs wrote
-/// beside it (`<file>.<what>-<time>`), and omp's artifact directory (the path without
-/// `.jsonl`). Only names that exist; symlinks are taken as links (never followed).
-pub(crate) fn belongings(session: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let Some(dir) = session.parent() else {
-        return out;
-    };
-    let Some(name) = session
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-    else {
-        return out;
-    };
-    let prefix = format!("{name}.");
-    if let Ok(rd) = std::fs::read_dir(if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    }) {
-        let mut side: Vec<PathBuf> = rd
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-            .map(|e| dir.join(e.file_name()))
-            .collect();
-        side.sort();
-        out.extend(side);
-    }
-    if let Some(stem) = name.strip_suffix(".jsonl") {
-        let artifacts = dir.join(stem);
-        if std::fs::symlink_metadata(&artifacts).is_ok_and(|m| m.is_dir()) {
-            out.push(artifacts);
-        }
-    }
-    out
+/// The session and what belongs to it ([`arbor_store::belongings`]: its lock, arbor's repair
+/// sidecars, omp's rewrite backups, omp's artifact directory when it provably is one), and a
+/// note naming a directory left in place.
+pub(crate) fn with_belongings(session: &Path) -> (Vec<PathBuf>, Option<String>) {
+    let b = arbor_store::belongings::belongings(session);
+    let note = b
+        .left
+        .map(|(dir, why)| format!("left {} in place: {why}", dir.display()));
+    let mut items = vec![session.to_path_buf()];
+    items.extend(b.items);
+    (items, note)
 }
 
 /// `arbor rm SESSION...`.
@@ -61,6 +37,11 @@ pub fn rm(
         if !meta.is_file() && !meta.file_type().is_symlink() {
             bail!("{}: not a session file", p.display());
         }
+        // A volume trash that must not be used refuses before anything moves.
+        if !force {
+            volume::check_before_trashing(&p)
+                .map_err(|e| anyhow::anyhow!("{}: cannot move to the trash: {e}", p.display()))?;
+        }
         if !paths.contains(&p) {
             paths.push(p);
         }
@@ -69,8 +50,10 @@ pub fn rm(
         // No arbor writer may be appending while the file goes (pi itself takes no lock).
         let lock = arbor_store::lock::WriterLock::acquire(p, wait)?;
         drop(lock);
-        let mut items = vec![p.clone()];
-        items.extend(belongings(p));
+        let (items, note) = with_belongings(p);
+        if let Some(note) = note {
+            say_err!("arbor: {note}");
+        }
         if force {
             for i in &items {
                 let m = std::fs::symlink_metadata(i).with_context(|| i.display().to_string())?;
@@ -83,13 +66,24 @@ pub fn rm(
             }
             say!("deleted {}{}", p.display(), extra(items.len()));
         } else {
-            trash::delete_all(&items)
+            to_trash(&items)
                 .map_err(|e| anyhow::anyhow!("{}: cannot move to the trash: {e}", p.display()))?;
             say!("moved to the trash: {}{}", p.display(), extra(items.len()));
         }
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// Moves `items` (a session and its belongings) to the freedesktop trash, after checking the
+/// volume trash the `trash` crate would use ([`volume::check_before_trashing`]).
+pub(crate) fn to_trash(items: &[PathBuf]) -> Result<()> {
+    for i in items {
+        volume::check_before_trashing(i).map_err(anyhow::Error::msg)?;
+    }
+    trash::delete_all(items).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+mod volume;
 
 fn extra(items: usize) -> String {
     match items {
@@ -112,6 +106,9 @@ impl Trashed {
     fn id(&self) -> String {
         arbor_store::locate::id_of_file_name(&self.path()).unwrap_or_default()
     }
+    fn all(&self) -> impl Iterator<Item = &trash::TrashItem> {
+        std::iter::once(&self.session).chain(&self.others)
+    }
     fn items(self) -> Vec<trash::TrashItem> {
         let mut v = vec![self.session];
         v.extend(self.others);
@@ -133,15 +130,37 @@ fn is_session(item: &trash::TrashItem, roots: &[PathBuf]) -> bool {
 }
 
 /// The sessions in the trash, newest first, each with the files trashed with it (its
-/// belongings, trashed within a minute of it).
-fn trashed(loc: &Locator) -> Result<Vec<Trashed>> {
-    let all = trash::os_limited::list().map_err(|e| anyhow::anyhow!("reading the trash: {e}"))?;
+/// belongings, trashed within a minute of it). With `any_jsonl`, every trashed `.jsonl` counts
+/// as a session (a restore by path: `arbor rm` takes a session file anywhere).
+fn trashed(loc: &Locator, any_jsonl: bool) -> Result<Vec<Trashed>> {
+    let mut all =
+        trash::os_limited::list().map_err(|e| anyhow::anyhow!("reading the trash: {e}"))?;
+    // A volume trash that another user could have made or can write is not read: what it
+    // holds would be "restored" wherever its .trashinfo says.
+    let mut refused: Vec<PathBuf> = Vec::new();
+    all.retain(|i| {
+        let Some(folder) = Path::new(&i.id).parent().and_then(Path::parent) else {
+            return false;
+        };
+        match volume::check_trash_folder(folder) {
+            Ok(()) => true,
+            Err(why) => {
+                if !refused.iter().any(|r| r == folder) {
+                    say_err!("arbor: warning: not reading {}: {why}", folder.display());
+                    refused.push(folder.to_path_buf());
+                }
+                false
+            }
+        }
+    });
     let roots: Vec<PathBuf> = loc
         .agent_dirs()
         .iter()
         .map(|a| arbor_store::paths::sessions_root(a))
         .collect();
-    let (sessions, rest): (Vec<_>, Vec<_>) = all.into_iter().partition(|i| is_session(i, &roots));
+    let (sessions, rest): (Vec<_>, Vec<_>) = all.into_iter().partition(|i| {
+        is_session(i, &roots) || (any_jsonl && i.name.to_string_lossy().ends_with(".jsonl"))
+    });
     let mut out: Vec<Trashed> = sessions
         .into_iter()
         .map(|s| Trashed {
@@ -149,16 +168,24 @@ fn trashed(loc: &Locator) -> Result<Vec<Trashed>> {
             others: Vec::new(),
         })
         .collect();
+    // Each belonging goes with the copy of its session trashed closest in time to it (within
+    // a minute), and never two items of one name with one session: a session trashed twice
+    // is two groups, each restorable.
     for item in rest {
         let p = item.original_path();
-        let owner = out.iter_mut().find(|t| {
-            let sp = t.path();
-            let s = sp.to_string_lossy();
-            let belongs = p.to_string_lossy().starts_with(&format!("{s}."))
-                || s.strip_suffix(".jsonl")
-                    .is_some_and(|stem| p == Path::new(stem));
-            belongs && (item.time_deleted - t.session.time_deleted).abs() <= 60
-        });
+        let owner = out
+            .iter_mut()
+            .filter(|t| {
+                let sp = t.path();
+                p.parent() == sp.parent()
+                    && arbor_store::belongings::is_belonging_name(
+                        &t.session.name.to_string_lossy(),
+                        &item.name.to_string_lossy(),
+                    )
+                    && (item.time_deleted - t.session.time_deleted).abs() <= 60
+                    && !t.others.iter().any(|o| o.original_path() == p)
+            })
+            .min_by_key(|t| (item.time_deleted - t.session.time_deleted).abs());
         if let Some(t) = owner {
             t.others.push(item);
         }
@@ -167,11 +194,104 @@ fn trashed(loc: &Locator) -> Result<Vec<Trashed>> {
     Ok(out)
 }
 
+/// Where the trash keeps the file of `item` (the freedesktop layout: `info/NAME.trashinfo`
+/// describes `files/NAME`).
+fn file_in_trash(item: &trash::TrashItem) -> Option<PathBuf> {
+    let info = Path::new(&item.id);
+    let name = info.file_name()?.to_str()?.strip_suffix(".trashinfo")?;
+    Some(info.parent()?.parent()?.join("files").join(name))
+}
+
+/// Puts a session and everything trashed with it back, all or nothing.
+///
+/// The `trash` crate's `restore_all` moves item after item and stops at the first name that
+/// is taken, leaving a session back without its sidecars (or the reverse) and the command
+/// failed; so arbor restores itself: first a placeholder is created at every original name
+/// (`O_EXCL`, a directory for a directory: a name taken since is found before anything
+/// moves), then each item is renamed over its placeholder, and only when all are back are the
+/// `.trashinfo` files removed. Any failure removes the placeholders and moves back what was
+/// moved: the trash is as it was.
+fn restore_whole(t: &Trashed) -> std::io::Result<()> {
+    let items: Vec<&trash::TrashItem> = t.all().collect();
+    let mut plan = Vec::new();
+    for item in &items {
+        let from = file_in_trash(item).ok_or_else(|| {
+            std::io::Error::other(format!(
+                "{}: not a trash info file",
+                item.id.to_string_lossy()
+            ))
+        })?;
+        let meta = std::fs::symlink_metadata(&from)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", from.display())))?;
+        plan.push((from, item.original_path(), meta.is_dir()));
+    }
+    let mut placed: Vec<&Path> = Vec::new();
+    let undo_placeholders = |placed: &[&Path]| {
+        for p in placed {
+            let _ = std::fs::remove_dir(p).or_else(|_| std::fs::remove_file(p));
+        }
+    };
+    for (_, to, dir) in &plan {
+        if let Some(parent) = to.parent() {
+            if !parent.exists() {
+                arbor_store::file::create_dir_private(parent).map_err(|e| {
+                    std::io::Error::new(e.kind(), format!("{}: {e}", parent.display()))
+                })?;
+            }
+        }
+        let made = if *dir {
+            std::fs::create_dir(to).map(|_| ())
+        } else {
+            arbor_store::safe_fs::create_new_private(to).map(|_| ())
+        };
+        if let Err(e) = made {
+            undo_placeholders(&placed);
+            let why = if e.kind() == std::io::ErrorKind::AlreadyExists {
+                "exists; move it away first".to_string()
+            } else {
+                e.to_string()
+            };
+            return Err(std::io::Error::new(
+                e.kind(),
+                format!("{}: {why}", to.display()),
+            ));
+        }
+        placed.push(to);
+    }
+    let mut moved: Vec<(&Path, &Path)> = Vec::new();
+    for (from, to, _) in &plan {
+        if let Err(e) = std::fs::rename(from, to) {
+            // What cannot be moved back stays where it is (never removed as a placeholder).
+            let stuck: Vec<&Path> = moved
+                .iter()
+                .rev()
+                .filter(|(f, t)| std::fs::rename(t, f).is_err())
+                .map(|(_, t)| *t)
+                .collect();
+            let placeholders: Vec<&Path> = placed
+                .iter()
+                .copied()
+                .filter(|p| !stuck.contains(p))
+                .collect();
+            undo_placeholders(&placeholders);
+            return Err(std::io::Error::new(
+                e.kind(),
+                format!("{}: {e}", from.display()),
+            ));
+        }
+        moved.push((from, to));
+    }
+    for item in &items {
+        let _ = std::fs::remove_file(&item.id);
+    }
+    Ok(())
+}
+
 /// `arbor trash list|restore|empty`.
 pub fn trash(cmd: TrashCommand, term: &Term, loc: &Locator) -> Result<ExitCode> {
     match cmd {
         TrashCommand::List { json } => {
-            let list = trashed(loc)?;
+            let list = trashed(loc, false)?;
             if json {
                 let mut out = Vec::new();
                 let mut arr = arbor_core::json::JsonArray::new(&mut out);
@@ -219,7 +339,10 @@ pub fn trash(cmd: TrashCommand, term: &Term, loc: &Locator) -> Result<ExitCode> 
             Ok(ExitCode::SUCCESS)
         }
         TrashCommand::Restore { sessions } => {
-            let mut list = trashed(loc)?;
+            let by_path = sessions
+                .iter()
+                .any(|a| a.contains('/') || a.ends_with(".jsonl"));
+            let mut list = trashed(loc, by_path)?;
             let mut chosen = Vec::new();
             for arg in &sessions {
                 let lower = arg.to_lowercase();
@@ -233,9 +356,21 @@ pub fn trash(cmd: TrashCommand, term: &Term, loc: &Locator) -> Result<ExitCode> 
                     })
                     .map(|(i, _)| i)
                     .collect();
+                // Copies of one session trashed more than once (rm, the file came back, rm
+                // again) share their path: the newest is restored, the older stay in the
+                // trash, restorable once it is out of the way.
+                let same_path = hits.iter().all(|&i| list[i].path() == list[hits[0]].path());
                 match hits.len() {
                     0 => bail!("no session {arg} in the trash (arbor trash list)"),
                     1 => chosen.push(hits[0]),
+                    n if same_path => {
+                        say_err!(
+                            "arbor: {} is in the trash {n} times; restoring the one deleted last \
+                             (the others stay in the trash)",
+                            list[hits[0]].path().display()
+                        );
+                        chosen.push(hits[0]);
+                    }
                     n => bail!(
                         "{arg} matches {n} sessions in the trash; give more of the id or the path"
                     ),
@@ -243,23 +378,35 @@ pub fn trash(cmd: TrashCommand, term: &Term, loc: &Locator) -> Result<ExitCode> 
             }
             chosen.sort_unstable();
             chosen.dedup();
-            for i in chosen.into_iter().rev() {
-                let t = list.remove(i);
-                let path = t.path();
-                if std::fs::symlink_metadata(&path).is_ok() {
-                    bail!(
-                        "{}: a file of that name exists; move it away first",
-                        path.display()
-                    );
+            let picked: Vec<Trashed> = chosen.into_iter().rev().map(|i| list.remove(i)).collect();
+            // All or nothing: every name any of them goes back to must be free.
+            let mut taken = Vec::new();
+            for t in &picked {
+                for item in t.all() {
+                    let p = item.original_path();
+                    if std::fs::symlink_metadata(&p).is_ok() {
+                        taken.push(p.display().to_string());
+                    }
                 }
-                trash::os_limited::restore_all(t.items())
-                    .map_err(|e| anyhow::anyhow!("{}: cannot restore: {e}", path.display()))?;
+            }
+            if !taken.is_empty() {
+                bail!(
+                    "nothing restored: {} exist{}; move {} away first",
+                    taken.join(", "),
+                    if taken.len() == 1 { "s" } else { "" },
+                    if taken.len() == 1 { "it" } else { "them" }
+                );
+            }
+            for t in picked {
+                let path = t.path();
+                restore_whole(&t)
+                    .map_err(|e| anyhow::anyhow!("{}: nothing restored: {e}", path.display()))?;
                 say!("restored {}", path.display());
             }
             Ok(ExitCode::SUCCESS)
         }
         TrashCommand::Empty { force } => {
-            let list = trashed(loc)?;
+            let list = trashed(loc, false)?;
             if list.is_empty() {
                 say_err!("arbor: no sessions in the trash");
                 return Ok(ExitCode::SUCCESS);

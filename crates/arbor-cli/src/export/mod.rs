@@ -7,7 +7,7 @@ use arbor_core::json::{JsValue, JsonObject};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// What `export` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -25,7 +25,7 @@ pub struct Options<'a> {
     /// Secrets replaced by `[REDACTED:kind]`.
     pub redact: bool,
     /// Where images go (`FILE.assets/`), `None`: placeholders only (stdout).
-    pub assets: Option<(&'a Path, String)>,
+    pub assets: Option<&'a output::Assets>,
 }
 
 /// Counts kept while writing.
@@ -128,11 +128,12 @@ impl<'a, W: Write> Writer<'a, W> {
         let bytes = (!decoded.is_empty()).then_some(decoded);
         let size = bytes.as_ref().map_or(data.len() * 3 / 4, Vec::len);
         match (&self.opts.assets, bytes) {
-            (Some((dir, rel)), Some(bytes)) => {
+            (Some(assets), Some(bytes)) => {
+                let rel = assets.rel();
                 let hash = arbor_store::blobs::sha256_hex(&bytes);
                 let name = format!("{}.{ext}", &hash[..16]);
                 if !self.images.contains_key(&hash) {
-                    write_asset(dir, &name, &bytes)?;
+                    assets.write(&name, &bytes)?;
                     self.report.images += 1;
                     self.images.insert(hash, name.clone());
                 }
@@ -220,34 +221,6 @@ fn totals(doc: &SessionDoc, entries: &[usize], resident: &mut Resident<'_>) -> [
         t[4] += n(u.get("cost").and_then(|c| c.get("total")));
     }
     t
-}
-
-/// Writes an image into the assets directory: to a new temporary file (O_EXCL: a planted
-/// symlink is not followed) renamed over the name (a symlink there is replaced, not followed).
-fn write_asset(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    if std::fs::symlink_metadata(dir)?.file_type().is_symlink() {
-        return Err(std::io::Error::other(format!(
-            "{}: a symlink, not a directory: not written through",
-            dir.display()
-        )));
-    }
-    let target = dir.join(name);
-    if std::fs::symlink_metadata(&target)
-        .is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64)
-        && std::fs::read(&target).is_ok_and(|b| b == bytes)
-    {
-        return Ok(());
-    }
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let _ = std::fs::remove_file(&tmp);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)?;
-    f.write_all(bytes)?;
-    drop(f);
-    std::fs::rename(&tmp, &target)
 }
 
 /// The session's name, or else its first user message on one line (80 columns).
@@ -601,17 +574,8 @@ pub fn json(
     Ok(report)
 }
 
-/// The assets directory of an export to `file` and its name as written in links.
-pub fn assets_of(file: &Path) -> (PathBuf, String) {
-    let name = format!(
-        "{}.assets",
-        file.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    );
-    (file.with_file_name(&name), name)
-}
-
 mod highlight;
 mod html;
+pub mod output;
 pub use html::html;
+pub use output::assets_of;
