@@ -548,3 +548,127 @@ fn postgres_over_tls_verifies_the_server() {
     let (ok5, text) = run(&url, Some("ca.crt"));
     assert!(ok5 && text.contains("2 sessions, 2 in sync"), "{text}");
 }
+
+/// Every file under `dir` (not following symlinks), directories included.
+fn everything(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            out.push(p.clone());
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                out.extend(everything(&p));
+            }
+        }
+    }
+    out
+}
+
+/// A shared store is untrusted input: a row whose id climbs out (`x/../../…`), whose
+/// creation time is an absolute path, whose cwd is made of `..`, whose recorded file name
+/// belongs elsewhere, or whose lines are another session's, writes nothing outside the
+/// pulling machine's `sessions/<project>/`; the bad rows are refused by name (exit 1) and the
+/// good one is still pulled.
+#[test]
+fn a_tampered_store_writes_nothing_outside_the_sessions_directory() {
+    use arbor_store::backend::{SessionMeta, SessionStore};
+    // No `.` in the directory's name: an absolute creation time is then a path as it is.
+    let tmp = tempfile::Builder::new()
+        .prefix("arbor-sync-")
+        .tempdir()
+        .expect("tempdir");
+    let db = tmp.path().join("shared.db");
+    let b = tmp.path().join("machine-b/agent");
+    std::fs::create_dir_all(&b).expect("b");
+    let outside = tmp.path().join("outside");
+    let store = arbor_db::SqliteStore::open(&db).expect("store");
+    let header = |id: &str| {
+        format!(
+            r#"{{"type":"session","version":3,"id":"{}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/p"}}"#,
+            id.replace('\\', "\\\\").replace('"', "\\\"")
+        )
+    };
+    let msg = r#"{"type":"message","id":"0c1301fb","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1767225601000}}"#;
+    let put = |id: &str, cwd: &str, created: &str, source: Option<&str>, lines_id: &str| {
+        let h = header(lines_id);
+        let meta = SessionMeta {
+            id: id.into(),
+            cwd: cwd.into(),
+            created: created.into(),
+            name: None,
+            parent_session: None,
+            tool: "pi".into(),
+            machine: Some("elsewhere".into()),
+            source_path: source.map(str::to_string),
+        };
+        store
+            .create(&meta, &[h.as_bytes(), msg.as_bytes()])
+            .expect("tampered row");
+    };
+    let climbing = "x/../../../../../outside/climbed";
+    put(
+        climbing,
+        "/work/p",
+        "2026-01-01T00:00:00.000Z",
+        None,
+        climbing,
+    );
+    let abs_time = format!("{}/abs", outside.display());
+    let ok_id = "01a2031c-0000-7000-8000-00000000000b";
+    let bad_time_id = "01a2031c-0000-7000-8000-00000000000c";
+    put(bad_time_id, "/work/p", &abs_time, None, bad_time_id);
+    let dotdot_id = "01a2031c-0000-7000-8000-00000000000d";
+    put(
+        dotdot_id,
+        "/../../../..",
+        "2026-01-01T00:00:00.000Z",
+        Some("/elsewhere/../../../outside/x.jsonl"),
+        dotdot_id,
+    );
+    let other_lines = "01a2031c-0000-7000-8000-00000000000e";
+    put(
+        other_lines,
+        "/work/p",
+        "2026-01-01T00:00:00.000Z",
+        None,
+        ok_id,
+    );
+    put(ok_id, "/work/p", "2026-01-01T00:00:00.000Z", None, ok_id);
+    drop(store);
+
+    let url = format!("sqlite:{}", db.display());
+    let o = arbor(&b, &["sync", "pull", "--from", &url]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let sessions = b.join("sessions");
+    let stray: Vec<PathBuf> = everything(tmp.path())
+        .into_iter()
+        .filter(|p| {
+            !p.starts_with(&sessions)
+                && !p.starts_with(&db)
+                && *p != tmp.path().join("machine-b")
+                && *p != b
+        })
+        .filter(|p| !p.to_string_lossy().starts_with(&*db.to_string_lossy()))
+        .filter(|p| !p.starts_with(b.join("arbor")))
+        .collect();
+    assert!(stray.is_empty(), "written outside: {stray:?}\n{out}{err}");
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    for (id, why) in [
+        (climbing, "not a session id"),
+        (bad_time_id, "not an ISO time"),
+        (other_lines, "their header names"),
+    ] {
+        assert!(
+            out.lines().any(|l| l.contains(id) && l.contains(why)),
+            "{id}: {why}\n{out}{err}"
+        );
+    }
+    // The good rows are pulled, each directly in a project directory of `sessions/` (the
+    // recorded name `x.jsonl` is kept, without its directories).
+    for name in [ok_id, "/x.jsonl"] {
+        let f = find(&sessions, name);
+        assert_eq!(f.parent().and_then(Path::parent), Some(sessions.as_path()));
+    }
+    assert_eq!(files(&sessions).len(), 2, "{:?}", files(&sessions));
+}

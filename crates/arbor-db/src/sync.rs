@@ -480,14 +480,46 @@ pub fn push(
     Ok(rows)
 }
 
-/// Where a shared session goes here: its tool's agent directory, its (mapped) cwd's project
-/// directory, pi's file name.
-fn place<'l>(local: &'l Local, meta: &SessionMeta) -> (PathBuf, &'l FileStore) {
-    let store = if meta.tool == "omp" {
+/// The local agent directory of a tool: omp's for `omp`, pi's for anything else.
+fn store_of<'l>(local: &'l Local, tool: &str) -> &'l FileStore {
+    if tool == "omp" {
         &local.omp
     } else {
         &local.pi
-    };
+    }
+}
+
+/// Whether `id` is a session id arbor may put in a file name: pi's
+/// [`check_session_id`](arbor_store::ids::check_session_id) (letters, digits, `.`, `_`, `-`,
+/// a letter or digit at both ends: no `/`, never `.` or `..`), at most 128 bytes (a UUID is 36).
+fn valid_session_id(id: &str) -> bool {
+    id.len() <= 128 && arbor_store::ids::check_session_id(id).is_ok()
+}
+
+/// Whether `t` is a time exactly as pi and omp write it (`new Date().toISOString()`:
+/// `2026-01-02T03:04:05.678Z`): it parses, and formats back to the same text.
+fn valid_iso_time(t: &str) -> bool {
+    arbor_core::time::parse_iso_ms(t)
+        .is_some_and(|ms| arbor_core::time::format_iso_ms(ms as i64) == t)
+}
+
+/// Where a shared session goes here: its tool's agent directory, its (mapped) cwd's project
+/// directory, and the file name it had where it was pushed from (when that is a plain session
+/// file name), else pi's `<created>_<id>.jsonl`.
+///
+/// Everything in a store row is untrusted (a shared store may have been written by anyone
+/// who can write to it): the name is built only from a checked id ([`valid_session_id`]) and
+/// a checked time ([`valid_iso_time`]), and the result must be a file directly in a project
+/// directory directly in the sessions directory. Otherwise the reason is returned, and
+/// nothing is written for the row.
+fn place(local: &Local, meta: &SessionMeta) -> Result<PathBuf, String> {
+    if !valid_session_id(&meta.id) {
+        return Err(format!(
+            "refused: the shared store names it {:?}, which is not a session id",
+            meta.id
+        ));
+    }
+    let store = store_of(local, &meta.tool);
     let mut cwd = meta.cwd.clone();
     for (from, to) in &local.map_cwd {
         if let Some(rest) = cwd.strip_prefix(from.as_str()) {
@@ -502,19 +534,66 @@ fn place<'l>(local: &'l Local, meta: &SessionMeta) -> (PathBuf, &'l FileStore) {
     } else {
         arbor_core::doc::Dialect::Pi
     };
+    let root = arbor_store::paths::sessions_root(store.agent_dir());
     let dir = arbor_store::paths::default_session_dir(dialect, store.agent_dir(), &cwd);
-    // The name it had where it was pushed from, when that is a plain session file name.
+    // The name it had where it was pushed from, when that is a plain session file name (its
+    // last component only, not hidden, no control character).
     let name = meta
         .source_path
         .as_deref()
-        .and_then(|p| Path::new(p).file_name())
-        .map(|n| n.to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".jsonl") && !n.starts_with('.'));
-    let path = match name {
-        Some(n) => dir.join(n),
-        None => arbor_store::paths::session_file_name(&dir, &meta.created, &meta.id),
+        .and_then(|p| p.rsplit('/').next())
+        .filter(|n| {
+            n.ends_with(".jsonl")
+                && !n.starts_with('.')
+                && n.len() <= 255
+                && !n.contains('\\')
+                && n.chars().all(|c| !c.is_control())
+        })
+        .map(str::to_string);
+    let name = match name {
+        Some(n) => n,
+        None if valid_iso_time(&meta.created) => {
+            format!(
+                "{}_{}.jsonl",
+                arbor_store::ids::file_timestamp(&meta.created),
+                meta.id
+            )
+        }
+        None => {
+            return Err(format!(
+            "refused: the shared store gives it the creation time {:?}, which is not an ISO time",
+            meta.created
+        ))
+        }
     };
-    (path, store)
+    let path = dir.join(&name);
+    // Exactly <sessions>/<project directory>/<name>: two plain components below the root.
+    let inside = path.strip_prefix(&root).is_ok_and(|rel| {
+        let parts: Vec<_> = rel.components().collect();
+        parts.len() == 2
+            && parts
+                .iter()
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
+    });
+    if !inside {
+        return Err(format!(
+            "refused: its place here, {}, is not a file of a project directory in {}",
+            path.display(),
+            root.display()
+        ));
+    }
+    Ok(path)
+}
+
+/// The id the session header among the first two lines of `bytes` names (omp's title slot may
+/// come first).
+fn header_id(bytes: &[u8]) -> Option<String> {
+    bytes.split(|b| *b == b'\n').take(2).find_map(|l| {
+        let x = crate::schema::extract(l);
+        (x.etype.as_deref() == Some("session"))
+            .then_some(x.id)
+            .flatten()
+    })
 }
 
 /// Writes here what only the shared store has: new sessions as files laid out as their tool
@@ -548,8 +627,26 @@ pub fn pull(
         let mut row = Row::new(id.clone(), path.clone(), State::RemoteOnly);
         match &path {
             None => {
+                let target = match place(local, &s.meta) {
+                    Ok(t) => t,
+                    Err(why) => {
+                        row.note = Some(why);
+                        row.unresolved = true;
+                        rows.push(row);
+                        continue;
+                    }
+                };
                 let bytes = remote.read_joined(&id, 0)?;
-                let (target, here) = place(local, &s.meta);
+                if header_id(&bytes).as_deref() != Some(id.as_str()) {
+                    row.note = Some(format!(
+                        "refused: its lines are not session {id:?} (their header names {:?})",
+                        header_id(&bytes).unwrap_or_default()
+                    ));
+                    row.unresolved = true;
+                    rows.push(row);
+                    continue;
+                }
+                let here = store_of(local, &s.meta.tool);
                 let hashes = named_blobs(&s.meta.tool, bytes.split(|b| *b == b'\n'));
                 (row.blobs, row.missing_blobs) = copy_blobs(remote, here, &hashes)?;
                 if let Some(dir) = target.parent() {
@@ -576,11 +673,7 @@ pub fn pull(
                 row.state = state.clone();
                 match state {
                     State::RemoteAhead(_) => {
-                        let store = if s.meta.tool == "omp" {
-                            &local.omp
-                        } else {
-                            &local.pi
-                        };
+                        let store = store_of(local, &s.meta.tool);
                         match store.writer(&id, None) {
                             Ok(mut w) => {
                                 let hashes =
@@ -601,9 +694,9 @@ pub fn pull(
                     State::Conflict { .. } if fork_on_conflict => {
                         let all = remote.read(&id, 0)?;
                         let hashes = named_blobs(&s.meta.tool, all.iter().map(Vec::as_slice));
-                        let (_, here) = place(local, &s.meta);
+                        let here = store_of(local, &s.meta.tool);
                         (row.blobs, row.missing_blobs) = copy_blobs(remote, here, &hashes)?;
-                        row.note = Some(fork_copy(&all, local, &s, p)?);
+                        row.note = Some(fork_copy(&all, &s, p)?);
                     }
                     _ => {}
                 }
@@ -637,12 +730,7 @@ pub fn pull(
 /// Writes the shared copy of a conflicting session next to the local one as a fork: a new
 /// session id, `parentSession` naming the local file, every other line of `lines` (the shared
 /// copy) as it is.
-fn fork_copy(
-    lines: &[Vec<u8>],
-    local: &Local,
-    s: &StoredSession,
-    local_path: &Path,
-) -> Result<String, SyncError> {
+fn fork_copy(lines: &[Vec<u8>], s: &StoredSession, local_path: &Path) -> Result<String, SyncError> {
     let new_id = arbor_store::ids::new_session_id(if s.meta.tool == "omp" {
         arbor_core::doc::Dialect::Omp
     } else {
@@ -661,16 +749,18 @@ fn fork_copy(
         }
         out.push(b'\n');
     }
-    let meta = SessionMeta {
-        id: new_id.clone(),
-        source_path: None,
-        ..s.meta.clone()
+    // Next to the local file, named from the new id and the shared copy's creation time
+    // when that is a checked ISO time (else now): nothing of the row's text but a checked time.
+    let created = if valid_iso_time(&s.meta.created) {
+        s.meta.created.clone()
+    } else {
+        arbor_store::ids::now_iso()
     };
-    let (target, _) = place(local, &meta);
-    let target = match local_path.parent() {
-        Some(dir) => dir.join(target.file_name().unwrap_or_default()),
-        None => target,
+    let dir = match local_path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
     };
+    let target = arbor_store::paths::session_file_name(dir, &created, &new_id);
     arbor_store::file::write_new(&target, &out).map_err(|e| BackendError::Db {
         store: "files".into(),
         message: format!("{}: {e}", target.display()),
