@@ -399,6 +399,27 @@ fn postgres_passwords_come_from_the_password_file_and_are_never_printed() {
         "{text}"
     );
     assert!(text.contains("ann:***@"), "{text}");
+    // A wrong one as a URL parameter, in --to and in $ARBOR_SYNC_URL: refused, not shown.
+    let sep = if as_ann.contains('?') { '&' } else { '?' };
+    let in_query = format!("{as_ann}{sep}password=wrong-one");
+    let o = run(&in_query, None);
+    let text = said(&o);
+    assert!(!o.status.success(), "{text}");
+    assert!(!text.contains("wrong-one"), "{text}");
+    assert!(text.contains("password=***"), "{text}");
+    let o = Command::new(env!("CARGO_BIN_EXE_arbor"))
+        .args(["sync", "status"])
+        .env("PI_CODING_AGENT_DIR", &a)
+        .env("NO_COLOR", "1")
+        .env("ARBOR_SYNC_URL", &in_query)
+        .env_remove("PGPASSWORD")
+        .env_remove("PGPASSFILE")
+        .env("HOME", tmp.path())
+        .output()
+        .expect("run arbor");
+    let text = said(&o);
+    assert!(!o.status.success(), "{text}");
+    assert!(!text.contains("wrong-one"), "{text}");
     // From the password file (mode 0600, as libpq wants it).
     let pgpass = tmp.path().join("pgpass");
     std::fs::write(&pgpass, format!("# test\n*:*:{db}:ann:{secret}\n")).expect("pgpass");
@@ -414,6 +435,54 @@ fn postgres_passwords_come_from_the_password_file_and_are_never_printed() {
     let text = said(&o);
     assert!(o.status.success(), "{text}");
     assert!(!text.contains(secret), "{text}");
+}
+
+/// A password is never printed, in any form libpq takes it (`USER:PW@`, `?password=`,
+/// `key=value` strings, quoted, with a raw `@`, in `$ARBOR_SYNC_URL`), whatever fails: a
+/// server that is not there, a string that does not parse, a form arbor does not take.
+#[test]
+fn postgres_passwords_in_any_form_are_never_printed() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let a = tmp.path().join("a");
+    std::fs::create_dir_all(a.join("sessions")).expect("dirs");
+    // Port 1 on the loopback: nothing listens, the connection is refused.
+    let cases = [
+        ("postgres://ann:Pw1-x9@127.0.0.1:1/db", "Pw1-x9"),
+        ("postgresql://ann:Pw2@x9@127.0.0.1:1/db", "Pw2@x9"),
+        ("postgres://127.0.0.1:1/db?password=Pw3-x9", "Pw3-x9"),
+        (
+            "postgres://127.0.0.1:1/db?sslmode=bogus&password=Pw4-x9",
+            "Pw4-x9",
+        ),
+        ("postgres://127.0.0.1:1/db?password=Pw5&x9=1", "x9"),
+        ("host=127.0.0.1 port=1 password=Pw6-x9", "Pw6-x9"),
+        ("host=127.0.0.1 port=1 password='Pw7 x9'", "Pw7"),
+        ("host=127.0.0.1 port=1 password = Pw8-x9", "Pw8-x9"),
+    ];
+    for (url, secret) in cases {
+        for via_env in [false, true] {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_arbor"));
+            cmd.args(["sync", "push"])
+                .env("PI_CODING_AGENT_DIR", &a)
+                .env("NO_COLOR", "1")
+                .env_remove("PGPASSWORD")
+                .env("PGPASSFILE", tmp.path().join("none"));
+            if via_env {
+                cmd.env("ARBOR_SYNC_URL", url);
+            } else {
+                cmd.args(["--to", url]).env_remove("ARBOR_SYNC_URL");
+            }
+            let o = cmd.output().expect("run arbor");
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert!(!o.status.success(), "{url}: {text}");
+            assert!(!text.contains(secret), "{url} (env: {via_env}): {text}");
+            assert!(text.contains("***"), "{url}: {text}");
+        }
+    }
 }
 
 /// A server that takes TLS only: arbor verifies its certificate (against `$PGSSLROOTCERT`
