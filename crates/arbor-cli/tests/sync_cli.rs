@@ -741,3 +741,70 @@ fn a_tampered_store_writes_nothing_outside_the_sessions_directory() {
     }
     assert_eq!(files(&sessions).len(), 2, "{:?}", files(&sessions));
 }
+
+/// `sync push --to sqlite:OTHER.db` writes only into a store of arbor's own (another SQLite
+/// database is left as it was, exit 1), a new store is 0600; `sync pull` / `sync status`
+/// from a mistyped path fail and create nothing.
+#[test]
+fn sqlite_stores_are_private_and_never_someone_elses_database() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let a = tmp.path().join("a");
+    let project = a.join("sessions/--work-project--");
+    std::fs::create_dir_all(&project).expect("dirs");
+    for f in files(&root().join("demo/sessions")).into_iter().take(1) {
+        std::fs::copy(&f, project.join(f.file_name().expect("name"))).expect("copy");
+    }
+    let other = tmp.path().join("app.db");
+    {
+        let c = rusqlite::Connection::open(&other).expect("raw");
+        c.execute_batch("CREATE TABLE accounts (name TEXT); INSERT INTO accounts VALUES ('ann');")
+            .expect("other");
+    }
+    let before = std::fs::read(&other).expect("read");
+    let o = arbor(
+        &a,
+        &[
+            "sync",
+            "push",
+            "--to",
+            &format!("sqlite:{}", other.display()),
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("without arbor's tables") && err.contains("accounts"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&other).expect("read"), before);
+    for action in ["pull", "status"] {
+        let typo = tmp.path().join("shraed.db");
+        let o = arbor(
+            &a,
+            &[
+                "sync",
+                action,
+                "--from",
+                &format!("sqlite:{}", typo.display()),
+            ],
+        );
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(1), "{action}: {err}");
+        assert!(err.contains("no such store"), "{action}: {err}");
+        assert!(!typo.exists(), "{action} created {}", typo.display());
+    }
+    let store = tmp.path().join("shared.db");
+    ok(&arbor(
+        &a,
+        &[
+            "sync",
+            "push",
+            "--to",
+            &format!("sqlite:{}", store.display()),
+        ],
+    ));
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&store).expect("store").permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600);
+}

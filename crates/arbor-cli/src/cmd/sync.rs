@@ -37,11 +37,15 @@ pub struct SyncOpts<'a> {
     pub json: bool,
 }
 
-/// The shared store a URL names: `sqlite:PATH`.
-fn open_store(url: &str) -> Result<Arc<dyn SessionStore>> {
+/// The shared store a URL names: `sqlite:PATH` (created by `push` when missing; `pull` and
+/// `status` need it to exist) or `postgres://…`.
+fn open_store(url: &str, action: Action) -> Result<Arc<dyn SessionStore>> {
     if let Some(path) = url.strip_prefix("sqlite:") {
         let path = arbor_store::paths::expand_tilde(path);
-        return Ok(Arc::new(arbor_db::SqliteStore::open(&path)?));
+        return Ok(Arc::new(match action {
+            Action::Push => arbor_db::SqliteStore::open(&path)?,
+            Action::Pull | Action::Status => arbor_db::SqliteStore::open_existing(&path)?,
+        }));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         return Ok(Arc::new(arbor_db::PgStore::connect(url)?));
@@ -234,7 +238,7 @@ pub fn sync(o: &SyncOpts<'_>, term: &Term) -> Result<ExitCode> {
         )
         .into());
     };
-    let store = open_store(url)?;
+    let store = open_store(url, o.action)?;
     let local = local_for(url, o.map_cwd)?;
     let what = redact_url(url);
     let run = || -> Result<bool> {
