@@ -2,6 +2,8 @@
 //! pull byte-identical files in pi's layout (with `--map-cwd`), an append travelling back,
 //! a conflict reported (exit 1) and kept as a fork, and `--watch` pushing an append within a
 //! second.
+#[path = "support/as_nobody.rs"]
+mod as_nobody;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -807,4 +809,113 @@ fn sqlite_stores_are_private_and_never_someone_elses_database() {
         &std::fs::metadata(&store).expect("store").permissions(),
     );
     assert_eq!(mode & 0o777, 0o600);
+}
+
+/// The arbor binary where user `nobody` can run it: as it is when every directory above it
+/// lets others through, else a copy in `dir` (a checkout in a private home, `/root`).
+fn binary_for_nobody(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_arbor"));
+    let reachable = bin
+        .ancestors()
+        .skip(1)
+        .all(|d| std::fs::metadata(d).is_ok_and(|m| m.permissions().mode() & 0o001 != 0));
+    if reachable {
+        return bin;
+    }
+    let copy = dir.join("arbor");
+    std::fs::copy(&bin, &copy).expect("copy arbor");
+    copy
+}
+
+/// Sessions arbor cannot read (a file or a project directory a `sudo pi` left root-owned)
+/// are never passed over in silence: `sync push` and `sync status` send and show the rest,
+/// name each (`unreadable`, with why) and exit 1. Run as `nobody` under root (CI), with
+/// mode 000 otherwise.
+#[test]
+fn unreadable_sessions_are_named_and_fail_the_sync() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let d = tmp.path();
+    let a = d.join("a");
+    let (open_dir, closed_dir) = (
+        a.join("sessions/--work-project--"),
+        a.join("sessions/--work-root--"),
+    );
+    std::fs::create_dir_all(&open_dir).expect("dirs");
+    std::fs::create_dir_all(&closed_dir).expect("dirs");
+    let demo = files(&root().join("demo/sessions"));
+    let name = |f: &PathBuf| f.file_name().expect("name").to_owned();
+    std::fs::copy(&demo[1], open_dir.join(name(&demo[1]))).expect("copy");
+    let closed_file = open_dir.join(name(&demo[2]));
+    std::fs::copy(&demo[2], &closed_file).expect("copy");
+    std::fs::copy(&demo[3], closed_dir.join(name(&demo[3]))).expect("copy");
+    let root_user = as_nobody::am_root();
+    let bin = if root_user {
+        let bin = binary_for_nobody(d);
+        for p in everything(d).into_iter().chain([d.to_path_buf()]) {
+            std::os::unix::fs::lchown(&p, Some(as_nobody::NOBODY), Some(as_nobody::NOBODY))
+                .expect("chown");
+        }
+        // Left to root, private: what `sudo pi` leaves behind.
+        for p in [&closed_file, &closed_dir] {
+            std::os::unix::fs::chown(p, Some(0), Some(0)).expect("chown");
+        }
+        std::fs::set_permissions(&closed_file, std::fs::Permissions::from_mode(0o600))
+            .expect("chmod");
+        std::fs::set_permissions(&closed_dir, std::fs::Permissions::from_mode(0o700))
+            .expect("chmod");
+        bin
+    } else {
+        std::fs::set_permissions(&closed_file, std::fs::Permissions::from_mode(0o000))
+            .expect("chmod");
+        std::fs::set_permissions(&closed_dir, std::fs::Permissions::from_mode(0o000))
+            .expect("chmod");
+        PathBuf::from(env!("CARGO_BIN_EXE_arbor"))
+    };
+    let url = format!("sqlite:{}", d.join("shared.db").display());
+    let run = |args: &[&str]| {
+        let mut cmd = Command::new(&bin);
+        cmd.args(args)
+            .env("PI_CODING_AGENT_DIR", &a)
+            .env("HOME", d)
+            .env("NO_COLOR", "1")
+            .env_remove("ARBOR_SYNC_URL");
+        if root_user {
+            as_nobody::as_nobody(&mut cmd);
+        }
+        let o = cmd.output().expect("run arbor");
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run(&["sync", "push", "--to", &url]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("sent"), "the readable session is sent: {out}");
+    for p in [&closed_file, &closed_dir] {
+        assert!(
+            out.lines().any(|l| l.contains("NOT READ")
+                && l.contains(&*p.to_string_lossy())
+                && l.contains("ermission denied")),
+            "{} named: {out}{err}",
+            p.display()
+        );
+    }
+    let (code, out, err) = run(&["sync", "status", "--from", &url, "--json"]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    let v: Value = serde_json::from_str(&out).expect("json");
+    let states: Vec<&str> = v
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r["state"].as_str())
+        .collect();
+    assert_eq!(
+        states.iter().filter(|s| **s == "unreadable").count(),
+        2,
+        "{out}"
+    );
+    assert!(states.contains(&"inSync"), "{out}");
 }

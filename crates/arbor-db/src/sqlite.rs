@@ -119,9 +119,11 @@ impl SqliteStore {
         };
         match identify(path)? {
             Identity::Ours => {}
-            Identity::Foreign(why) => return Err(refuse(format!(
+            Identity::Foreign(why) => {
+                return Err(refuse(format!(
                 "{why}; arbor keeps its sessions only in a store of its own (nothing was written)"
-            ))),
+            )))
+            }
             Identity::New if !create => {
                 return Err(refuse(if path.exists() {
                     "is not an arbor sync store yet (it is empty): nothing to read".into()

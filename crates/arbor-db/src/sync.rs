@@ -31,6 +31,9 @@ pub enum State {
     LocalAhead(u64),
     /// There has `n` more lines.
     RemoteAhead(u64),
+    /// A local session file or directory that could not be read (the row's `path`, its
+    /// `note` why): not synced, and `arbor sync` exits with status 1.
+    Unreadable,
     /// Both changed since they last agreed (`local` and `remote` lines, `common` shared).
     Conflict {
         /// Lines here.
@@ -195,19 +198,33 @@ struct LocalFile<'l> {
     stat: Option<(u64, i128)>,
 }
 
-/// The local session files.
-fn local_sessions<'l>(local: &'l Local, cursors: &HashMap<String, Cursor>) -> Vec<LocalFile<'l>> {
+/// The local session files, and (as rows) the files and directories that could not be read.
+fn local_sessions<'l>(
+    local: &'l Local,
+    cursors: &HashMap<String, Cursor>,
+) -> (Vec<LocalFile<'l>>, Vec<Row>) {
     let known: HashMap<&Path, (&String, &Cursor)> = cursors
         .iter()
         .filter_map(|(id, c)| Some((c.path.as_deref()?, (id, c))))
         .collect();
     let mut out = Vec::new();
+    let mut unreadable = Vec::new();
+    let mut not_read = |path: PathBuf, why: String| {
+        let mut row = Row::new(String::new(), Some(path), State::Unreadable);
+        row.note = Some(format!("cannot be read, not synced: {why}"));
+        row.unresolved = true;
+        unreadable.push(row);
+    };
     let same = local.pi.agent_dir() == local.omp.agent_dir();
     for store in [&local.pi, &local.omp]
         .into_iter()
         .take(if same { 1 } else { 2 })
     {
-        for path in store.session_files() {
+        let (files, dirs) = store.scan();
+        for (dir, e) in dirs {
+            not_read(dir, e.to_string());
+        }
+        for path in files {
             let stat = stat(&path);
             let remembered = match (known.get(path.as_path()), stat) {
                 (Some((id, c)), Some((size, mtime))) if c.size == size && c.mtime_ns == mtime => {
@@ -222,10 +239,13 @@ fn local_sessions<'l>(local: &'l Local, cursors: &HashMap<String, Cursor>) -> Ve
                     store,
                     stat,
                 });
+            } else if let Err(e) = arbor_store::safe_fs::open_regular(&path) {
+                // (A readable file without a session header is not a session: passed over.)
+                not_read(path, e.to_string());
             }
         }
     }
-    out
+    (out, unreadable)
 }
 
 fn read_lines(path: &Path) -> Result<Vec<Vec<u8>>, BackendError> {
@@ -374,13 +394,13 @@ pub fn push(
         .into_iter()
         .map(|s| (s.meta.id.clone(), s))
         .collect();
-    let mut rows = Vec::new();
+    let (files, mut rows) = local_sessions(local, &cursors);
     for LocalFile {
         id,
         path,
         store: here,
         stat: found,
-    } in local_sessions(local, &cursors)
+    } in files
     {
         if !selected(ids, &id, Some(&path)) {
             continue;
@@ -610,11 +630,11 @@ pub fn pull(
     fork_on_conflict: bool,
 ) -> Result<Vec<Row>, SyncError> {
     let mut cursors = load_cursors(&local.cursor_file);
-    let here: HashMap<String, (PathBuf, Option<(u64, i128)>)> = local_sessions(local, &cursors)
+    let (files, mut rows) = local_sessions(local, &cursors);
+    let here: HashMap<String, (PathBuf, Option<(u64, i128)>)> = files
         .into_iter()
         .map(|f| (f.id, (f.path, f.stat)))
         .collect();
-    let mut rows = Vec::new();
     for s in remote.list()? {
         let id = s.meta.id.clone();
         let (path, found) = match here.get(&id) {
@@ -655,10 +675,25 @@ pub fn pull(
                         message: format!("{}: {e}", dir.display()),
                     })?;
                 }
-                arbor_store::file::write_new(&target, &bytes).map_err(|e| BackendError::Db {
-                    store: "files".into(),
-                    message: format!("{}: {e}", target.display()),
-                })?;
+                match arbor_store::file::write_new(&target, &bytes) {
+                    Ok(()) => {}
+                    // Another file by that name (perhaps this session, unreadable here): kept,
+                    // and this row left undone.
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        row.note =
+                            Some(format!("not written: {} exists already", target.display()));
+                        row.unresolved = true;
+                        rows.push(row);
+                        continue;
+                    }
+                    Err(e) => {
+                        return Err(BackendError::Db {
+                            store: "files".into(),
+                            message: format!("{}: {e}", target.display()),
+                        }
+                        .into())
+                    }
+                }
                 row.moved = bytes.iter().filter(|b| **b == b'\n').count() as u64;
                 row.bytes = bytes.len() as u64;
                 row.path = Some(target);
@@ -786,9 +821,9 @@ pub fn status(
         .map(|s| (s.meta.id.clone(), s))
         .collect();
     let cursors = load_cursors(&local.cursor_file);
-    let mut rows = Vec::new();
+    let (files, mut rows) = local_sessions(local, &cursors);
     let mut seen = std::collections::HashSet::new();
-    for LocalFile { id, path, stat, .. } in local_sessions(local, &cursors) {
+    for LocalFile { id, path, stat, .. } in files {
         if !selected(ids, &id, Some(&path)) {
             continue;
         }

@@ -104,6 +104,7 @@ fn state_text(s: &State) -> String {
         State::RemoteOnly => "shared only".into(),
         State::LocalAhead(n) => format!("here +{}", lines_n(*n)),
         State::RemoteAhead(n) => format!("shared +{}", lines_n(*n)),
+        State::Unreadable => "NOT READ".into(),
         State::Conflict {
             local,
             remote,
@@ -130,10 +131,11 @@ fn print(rows: &[Row], action: Action, json: bool, term: &Term) -> Result<bool> 
                 State::RemoteOnly => "remoteOnly",
                 State::LocalAhead(_) => "localAhead",
                 State::RemoteAhead(_) => "remoteAhead",
+                State::Unreadable => "unreadable",
                 State::Conflict { .. } => "conflict",
             };
             arr.object(|o| {
-                o.str("id", &r.id)
+                o.opt_str("id", Some(r.id.as_str()).filter(|i| !i.is_empty()))
                     .opt_str(
                         "path",
                         r.path.as_ref().map(|p| p.to_string_lossy()).as_deref(),
@@ -174,12 +176,13 @@ fn print(rows: &[Row], action: Action, json: bool, term: &Term) -> Result<bool> 
         };
         lines += r.moved;
         bytes += r.bytes;
-        let paint = if matches!(r.state, State::Conflict { .. }) {
+        let paint = if matches!(r.state, State::Conflict { .. } | State::Unreadable) {
             Paint::Error
         } else {
             Paint::Id
         };
-        out.paint(paint, &format!("{:<38}", r.id))
+        let id = if r.id.is_empty() { "?" } else { r.id.as_str() };
+        out.paint(paint, &format!("{id:<38}"))
             .put(&format!(" {verb}"));
         if r.blobs > 0 {
             out.put(&format!(
@@ -229,7 +232,8 @@ fn print(rows: &[Row], action: Action, json: bool, term: &Term) -> Result<bool> 
     Ok(conflicts)
 }
 
-/// `arbor sync ACTION`. Exit status 1 when a conflict is left.
+/// `arbor sync ACTION`. Exit status 1 when a conflict is left, a row was refused, or a local
+/// session file or directory could not be read (each named).
 pub fn sync(o: &SyncOpts<'_>, term: &Term) -> Result<ExitCode> {
     let env = std::env::var("ARBOR_SYNC_URL").ok();
     let Some(url) = o.url.or(env.as_deref()) else {
