@@ -229,7 +229,14 @@ fn watch_pushes_an_append_within_a_second() {
         .expect("watch");
     let id = "01a2031c-af92-7318-96c9-1aa232733476";
     let t0 = Instant::now();
-    while !states(&a, &url).contains(&(id.to_string(), "inSync".into())) {
+    // (Until the first push has made the store, `status` says there is none.)
+    let first_pushed = || {
+        let o = arbor(&a, &["sync", "status", "--from", &url, "--json"]);
+        o.status.success()
+            && String::from_utf8_lossy(&o.stdout).contains(id)
+            && states(&a, &url).contains(&(id.to_string(), "inSync".into()))
+    };
+    while !first_pushed() {
         assert!(t0.elapsed() < Duration::from_secs(10), "first push");
         std::thread::sleep(Duration::from_millis(50));
     }
