@@ -925,4 +925,33 @@ fn unreadable_sessions_are_named_and_fail_the_sync() {
         "{out}"
     );
     assert!(states.contains(&"inSync"), "{out}");
+    // A file known from the last sync (its id remembered, never opened to list it) that must
+    // be read now (the shared copy grew) and cannot be: that row is named, the rest reported.
+    {
+        use arbor_store::backend::SessionStore;
+        let store = arbor_db::SqliteStore::open(&d.join("shared.db")).expect("store");
+        let id = "01a2031c-a4c8-72e3-9ce7-b742438e02ad";
+        let mut w = store.writer(id, None).expect("writer");
+        w.append(&[br#"{"type":"custom","customType":"elsewhere","data":{},"id":"e1e1e1e1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z"}"#])
+            .expect("append there");
+    }
+    let known = open_dir.join(name(&demo[1]));
+    if root_user {
+        std::os::unix::fs::chown(&known, Some(0), Some(0)).expect("chown");
+        std::fs::set_permissions(&known, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    } else {
+        std::fs::set_permissions(&known, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+    }
+    for action in ["status", "pull"] {
+        let (code, out, err) = run(&["sync", action, "--from", &url, "--json"]);
+        assert_eq!(code, Some(1), "{action}: {out}{err}");
+        let v: Value = serde_json::from_str(&out).expect("json: the rest is reported");
+        let rows = v.as_array().expect("rows");
+        assert!(
+            rows.iter()
+                .any(|r| r["state"] == "unreadable"
+                    && r["id"] == "01a2031c-a4c8-72e3-9ce7-b742438e02ad"),
+            "{action}: {out}"
+        );
+    }
 }

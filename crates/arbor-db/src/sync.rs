@@ -209,11 +209,8 @@ fn local_sessions<'l>(
         .collect();
     let mut out = Vec::new();
     let mut unreadable = Vec::new();
-    let mut not_read = |path: PathBuf, why: String| {
-        let mut row = Row::new(String::new(), Some(path), State::Unreadable);
-        row.note = Some(format!("cannot be read, not synced: {why}"));
-        row.unresolved = true;
-        unreadable.push(row);
+    let mut not_read = |path: PathBuf, why: std::io::Error| {
+        unreadable.push(self::unreadable(String::new(), path, &why))
     };
     let same = local.pi.agent_dir() == local.omp.agent_dir();
     for store in [&local.pi, &local.omp]
@@ -222,7 +219,7 @@ fn local_sessions<'l>(
     {
         let (files, dirs) = store.scan();
         for (dir, e) in dirs {
-            not_read(dir, e.to_string());
+            not_read(dir, e);
         }
         for path in files {
             let stat = stat(&path);
@@ -241,18 +238,24 @@ fn local_sessions<'l>(
                 });
             } else if let Err(e) = arbor_store::safe_fs::open_regular(&path) {
                 // (A readable file without a session header is not a session: passed over.)
-                not_read(path, e.to_string());
+                not_read(path, e);
             }
         }
     }
     (out, unreadable)
 }
 
-fn read_lines(path: &Path) -> Result<Vec<Vec<u8>>, BackendError> {
-    let bytes = arbor_store::safe_fs::read_regular(path).map_err(|e| BackendError::Db {
-        store: "files".into(),
-        message: format!("{}: {e}", path.display()),
-    })?;
+/// The row of a local file or directory that could not be read (`id` empty when unknown).
+fn unreadable(id: String, path: PathBuf, why: &dyn std::fmt::Display) -> Row {
+    let mut row = Row::new(id, Some(path), State::Unreadable);
+    row.note = Some(format!("cannot be read, not synced: {why}"));
+    row.unresolved = true;
+    row
+}
+
+/// The lines of a local session file (an error: the caller's row is [`unreadable`]).
+fn read_lines(path: &Path) -> std::io::Result<Vec<Vec<u8>>> {
+    let bytes = arbor_store::safe_fs::read_regular(path)?;
     if bytes.is_empty() {
         return Ok(Vec::new());
     }
@@ -415,7 +418,13 @@ pub fn push(
                 continue;
             }
         }
-        let lines = read_lines(&path)?;
+        let lines = match read_lines(&path) {
+            Ok(l) => l,
+            Err(e) => {
+                rows.push(unreadable(id, path, &e));
+                continue;
+            }
+        };
         let mut row = Row::new(id.clone(), Some(path.clone()), State::LocalOnly);
         match there {
             None => {
@@ -702,7 +711,13 @@ pub fn pull(
                 row.state = State::InSync;
             }
             Some(p) => {
-                let lines = read_lines(p)?;
+                let lines = match read_lines(p) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        rows.push(unreadable(id, p.clone(), &e));
+                        continue;
+                    }
+                };
                 let (state, extra) = compare(remote, &id, &lines, &s)?;
                 row.unresolved = matches!(state, State::Conflict { .. }) && !fork_on_conflict;
                 row.state = state.clone();
@@ -831,7 +846,13 @@ pub fn status(
         let state = match shared.get(&id) {
             None => State::LocalOnly,
             Some(s) if unchanged_since_sync(&cursors, &id, stat, s) => State::InSync,
-            Some(s) => compare(remote, &id, &read_lines(&path)?, s)?.0,
+            Some(s) => match read_lines(&path) {
+                Ok(lines) => compare(remote, &id, &lines, s)?.0,
+                Err(e) => {
+                    rows.push(unreadable(id, path, &e));
+                    continue;
+                }
+            },
         };
         rows.push(Row::new(id, Some(path), state));
     }
