@@ -82,6 +82,41 @@ fn identify(path: &Path) -> Result<Identity, BackendError> {
     })
 }
 
+/// Before arbor makes a new store at `path`: an empty file there, or an SQLite side file
+/// (`-wal`, `-shm`, `-journal`, where SQLite would write the lines), that another user made is
+/// refused (on a shared volume, whoever made it could read every session put there). An empty
+/// file of the caller's own is made private (0600).
+fn check_not_planted(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let mut names = vec![path.to_path_buf()];
+    for side in ["-wal", "-shm", "-journal"] {
+        let mut n = path.as_os_str().to_owned();
+        n.push(side);
+        names.push(PathBuf::from(n));
+    }
+    for p in &names {
+        if let Ok(m) = std::fs::symlink_metadata(p) {
+            if m.uid() != me {
+                return Err(format!(
+                    "{} was made by another user (uid {}): arbor does not put sessions in a file \
+                     someone else can read; nothing was written (remove it, or choose another path)",
+                    p.display(),
+                    m.uid()
+                ));
+            }
+        }
+    }
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        if m.is_file() && m.permissions().mode() & 0o077 != 0 {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
 impl SqliteStore {
     /// Opens the store at `path`, creating it when missing (mode 0600, its directories 0700,
     /// never through a symlink), with the schema of this arbor version (an older schema is
@@ -132,6 +167,7 @@ impl SqliteStore {
                 }))
             }
             Identity::New => {
+                check_not_planted(path).map_err(refuse)?;
                 arbor_store::sqlite_file::prepare_private(path)
                     .map_err(|e| refuse(arbor_store::safe_fs::symlink_refused(e).to_string()))?;
                 // A symlink to nothing is not followed to create its target.

@@ -183,3 +183,40 @@ fn only_a_store_of_arbors_own_is_written() {
     }
     SqliteStore::open_existing(&old).expect("a store of an earlier arbor");
 }
+
+/// On a shared volume, an empty store file or an SQLite side file (`-wal`) that another user
+/// made first is refused (whoever made it could read every line put there), and left as it
+/// was; an empty file of the caller's own, world-readable, becomes a private store.
+#[test]
+fn a_store_file_another_user_planted_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let d = tmp.path();
+    let mine = d.join("mine.db");
+    std::fs::write(&mine, "").expect("empty");
+    std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+    SqliteStore::open(&mine).expect("an empty file of my own");
+    assert_eq!(mode(&mine), 0o600);
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root to make files as another user (CI runs as root)");
+        return;
+    }
+    let nobody = 65534;
+    let planted = d.join("planted.db");
+    std::fs::write(&planted, "").expect("empty");
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+    std::os::unix::fs::chown(&planted, Some(nobody), Some(nobody)).expect("chown");
+    let e = SqliteStore::open(&planted).expect_err("planted store");
+    assert!(e.to_string().contains("another user"), "{e}");
+    assert_eq!(std::fs::read(&planted).expect("read").len(), 0);
+    assert_eq!(mode(&planted), 0o666);
+    let wal_only = d.join("fresh.db");
+    let wal = d.join("fresh.db-wal");
+    std::fs::write(&wal, "").expect("wal");
+    std::os::unix::fs::chown(&wal, Some(nobody), Some(nobody)).expect("chown");
+    let e = SqliteStore::open(&wal_only).expect_err("planted wal");
+    assert!(e.to_string().contains("fresh.db-wal"), "{e}");
+    assert!(!wal_only.exists());
+    assert_eq!(std::fs::read(&wal).expect("read").len(), 0);
+}
