@@ -457,6 +457,8 @@ fn postgres_passwords_in_any_form_are_never_printed() {
     // Port 1 on the loopback: nothing listens, the connection is refused.
     let cases = [
         ("postgres://ann:Pw1-x9@127.0.0.1:1/db", "Pw1-x9"),
+        // A host that does not exist.
+        ("postgres://ann:Pw0-x9@no-such-host.invalid/db", "Pw0-x9"),
         ("postgresql://ann:Pw2@x9@127.0.0.1:1/db", "Pw2@x9"),
         ("postgres://127.0.0.1:1/db?password=Pw3-x9", "Pw3-x9"),
         (
@@ -649,17 +651,38 @@ fn everything(dir: &Path) -> Vec<PathBuf> {
 /// good one is still pulled.
 #[test]
 fn a_tampered_store_writes_nothing_outside_the_sessions_directory() {
-    use arbor_store::backend::{SessionMeta, SessionStore};
     // No `.` in the directory's name: an absolute creation time is then a path as it is.
     let tmp = tempfile::Builder::new()
         .prefix("arbor-sync-")
         .tempdir()
         .expect("tempdir");
     let db = tmp.path().join("shared.db");
-    let b = tmp.path().join("machine-b/agent");
-    std::fs::create_dir_all(&b).expect("b");
-    let outside = tmp.path().join("outside");
     let store = arbor_db::SqliteStore::open(&db).expect("store");
+    tampered(tmp.path(), &store, &format!("sqlite:{}", db.display()));
+}
+
+/// The same through PostgreSQL (the checks are the sync's, whatever the store).
+#[test]
+fn a_tampered_postgres_store_writes_nothing_outside_the_sessions_directory() {
+    let server = arbor_pgtest::TestServer::start()
+        .expect("a PostgreSQL server (.ci/run installs postgresql)");
+    let db = server.unique_database("arbor_tampered").expect("database");
+    let url = server.url_for(&db);
+    let tmp = tempfile::Builder::new()
+        .prefix("arbor-sync-")
+        .tempdir()
+        .expect("tempdir");
+    let store = arbor_db::PgStore::connect(&url).expect("store");
+    tampered(tmp.path(), &store, &url);
+}
+
+/// Puts tampered rows into `store` (at `url`), pulls into an agent directory in `dir`, and
+/// checks that nothing was written outside its `sessions/`.
+fn tampered(dir: &Path, store: &dyn arbor_store::backend::SessionStore, url: &str) {
+    use arbor_store::backend::SessionMeta;
+    let b = dir.join("machine-b/agent");
+    std::fs::create_dir_all(&b).expect("b");
+    let outside = dir.join("outside");
     let header = |id: &str| {
         format!(
             r#"{{"type":"session","version":3,"id":"{}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/p"}}"#,
@@ -712,22 +735,16 @@ fn a_tampered_store_writes_nothing_outside_the_sessions_directory() {
         ok_id,
     );
     put(ok_id, "/work/p", "2026-01-01T00:00:00.000Z", None, ok_id);
-    drop(store);
-
-    let url = format!("sqlite:{}", db.display());
-    let o = arbor(&b, &["sync", "pull", "--from", &url]);
+    let o = arbor(&b, &["sync", "pull", "--from", url]);
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     let sessions = b.join("sessions");
-    let stray: Vec<PathBuf> = everything(tmp.path())
+    let db = dir.join("shared.db").to_string_lossy().into_owned();
+    let stray: Vec<PathBuf> = everything(dir)
         .into_iter()
-        .filter(|p| {
-            !p.starts_with(&sessions)
-                && !p.starts_with(&db)
-                && *p != tmp.path().join("machine-b")
-                && *p != b
-        })
-        .filter(|p| !p.to_string_lossy().starts_with(&*db.to_string_lossy()))
+        .filter(|p| !p.starts_with(&sessions) && *p != dir.join("machine-b") && *p != b)
+        // (the SQLite store and its side files; the cursor file)
+        .filter(|p| !p.to_string_lossy().starts_with(&db))
         .filter(|p| !p.starts_with(b.join("arbor")))
         .collect();
     assert!(stray.is_empty(), "written outside: {stray:?}\n{out}{err}");
