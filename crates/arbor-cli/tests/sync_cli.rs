@@ -2,6 +2,8 @@
 //! pull byte-identical files in pi's layout (with `--map-cwd`), an append travelling back,
 //! a conflict reported (exit 1) and kept as a fork, and `--watch` pushing an append within a
 //! second.
+#[path = "support/as_nobody.rs"]
+mod as_nobody;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -227,7 +229,14 @@ fn watch_pushes_an_append_within_a_second() {
         .expect("watch");
     let id = "01a2031c-af92-7318-96c9-1aa232733476";
     let t0 = Instant::now();
-    while !states(&a, &url).contains(&(id.to_string(), "inSync".into())) {
+    // (Until the first push has made the store, `status` says there is none.)
+    let first_pushed = || {
+        let o = arbor(&a, &["sync", "status", "--from", &url, "--json"]);
+        o.status.success()
+            && String::from_utf8_lossy(&o.stdout).contains(id)
+            && states(&a, &url).contains(&(id.to_string(), "inSync".into()))
+    };
+    while !first_pushed() {
         assert!(t0.elapsed() < Duration::from_secs(10), "first push");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -399,6 +408,27 @@ fn postgres_passwords_come_from_the_password_file_and_are_never_printed() {
         "{text}"
     );
     assert!(text.contains("ann:***@"), "{text}");
+    // A wrong one as a URL parameter, in --to and in $ARBOR_SYNC_URL: refused, not shown.
+    let sep = if as_ann.contains('?') { '&' } else { '?' };
+    let in_query = format!("{as_ann}{sep}password=wrong-one");
+    let o = run(&in_query, None);
+    let text = said(&o);
+    assert!(!o.status.success(), "{text}");
+    assert!(!text.contains("wrong-one"), "{text}");
+    assert!(text.contains("password=***"), "{text}");
+    let o = Command::new(env!("CARGO_BIN_EXE_arbor"))
+        .args(["sync", "status"])
+        .env("PI_CODING_AGENT_DIR", &a)
+        .env("NO_COLOR", "1")
+        .env("ARBOR_SYNC_URL", &in_query)
+        .env_remove("PGPASSWORD")
+        .env_remove("PGPASSFILE")
+        .env("HOME", tmp.path())
+        .output()
+        .expect("run arbor");
+    let text = said(&o);
+    assert!(!o.status.success(), "{text}");
+    assert!(!text.contains("wrong-one"), "{text}");
     // From the password file (mode 0600, as libpq wants it).
     let pgpass = tmp.path().join("pgpass");
     std::fs::write(&pgpass, format!("# test\n*:*:{db}:ann:{secret}\n")).expect("pgpass");
@@ -414,6 +444,56 @@ fn postgres_passwords_come_from_the_password_file_and_are_never_printed() {
     let text = said(&o);
     assert!(o.status.success(), "{text}");
     assert!(!text.contains(secret), "{text}");
+}
+
+/// A password is never printed, in any form libpq takes it (`USER:PW@`, `?password=`,
+/// `key=value` strings, quoted, with a raw `@`, in `$ARBOR_SYNC_URL`), whatever fails: a
+/// server that is not there, a string that does not parse, a form arbor does not take.
+#[test]
+fn postgres_passwords_in_any_form_are_never_printed() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let a = tmp.path().join("a");
+    std::fs::create_dir_all(a.join("sessions")).expect("dirs");
+    // Port 1 on the loopback: nothing listens, the connection is refused.
+    let cases = [
+        ("postgres://ann:Pw1-x9@127.0.0.1:1/db", "Pw1-x9"),
+        // A host that does not exist.
+        ("postgres://ann:Pw0-x9@no-such-host.invalid/db", "Pw0-x9"),
+        ("postgresql://ann:Pw2@x9@127.0.0.1:1/db", "Pw2@x9"),
+        ("postgres://127.0.0.1:1/db?password=Pw3-x9", "Pw3-x9"),
+        (
+            "postgres://127.0.0.1:1/db?sslmode=bogus&password=Pw4-x9",
+            "Pw4-x9",
+        ),
+        ("postgres://127.0.0.1:1/db?password=Pw5&x9=1", "x9"),
+        ("host=127.0.0.1 port=1 password=Pw6-x9", "Pw6-x9"),
+        ("host=127.0.0.1 port=1 password='Pw7 x9'", "Pw7"),
+        ("host=127.0.0.1 port=1 password = Pw8-x9", "Pw8-x9"),
+    ];
+    for (url, secret) in cases {
+        for via_env in [false, true] {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_arbor"));
+            cmd.args(["sync", "push"])
+                .env("PI_CODING_AGENT_DIR", &a)
+                .env("NO_COLOR", "1")
+                .env_remove("PGPASSWORD")
+                .env("PGPASSFILE", tmp.path().join("none"));
+            if via_env {
+                cmd.env("ARBOR_SYNC_URL", url);
+            } else {
+                cmd.args(["--to", url]).env_remove("ARBOR_SYNC_URL");
+            }
+            let o = cmd.output().expect("run arbor");
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert!(!o.status.success(), "{url}: {text}");
+            assert!(!text.contains(secret), "{url} (env: {via_env}): {text}");
+            assert!(text.contains("***"), "{url}: {text}");
+        }
+    }
 }
 
 /// A server that takes TLS only: arbor verifies its certificate (against `$PGSSLROOTCERT`
@@ -547,4 +627,348 @@ fn postgres_over_tls_verifies_the_server() {
     assert!(text.contains("2 sessions, 0 in sync"), "{text}");
     let (ok5, text) = run(&url, Some("ca.crt"));
     assert!(ok5 && text.contains("2 sessions, 2 in sync"), "{text}");
+}
+
+/// Every file under `dir` (not following symlinks), directories included.
+fn everything(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            out.push(p.clone());
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                out.extend(everything(&p));
+            }
+        }
+    }
+    out
+}
+
+/// A shared store is untrusted input: a row whose id climbs out (`x/../../…`), whose
+/// creation time is an absolute path, whose cwd is made of `..`, whose recorded file name
+/// belongs elsewhere, or whose lines are another session's, writes nothing outside the
+/// pulling machine's `sessions/<project>/`; the bad rows are refused by name (exit 1) and the
+/// good one is still pulled.
+#[test]
+fn a_tampered_store_writes_nothing_outside_the_sessions_directory() {
+    // No `.` in the directory's name: an absolute creation time is then a path as it is.
+    let tmp = tempfile::Builder::new()
+        .prefix("arbor-sync-")
+        .tempdir()
+        .expect("tempdir");
+    let db = tmp.path().join("shared.db");
+    let store = arbor_db::SqliteStore::open(&db).expect("store");
+    tampered(tmp.path(), &store, &format!("sqlite:{}", db.display()));
+}
+
+/// The same through PostgreSQL (the checks are the sync's, whatever the store).
+#[test]
+fn a_tampered_postgres_store_writes_nothing_outside_the_sessions_directory() {
+    let server = arbor_pgtest::TestServer::start()
+        .expect("a PostgreSQL server (.ci/run installs postgresql)");
+    let db = server.unique_database("arbor_tampered").expect("database");
+    let url = server.url_for(&db);
+    let tmp = tempfile::Builder::new()
+        .prefix("arbor-sync-")
+        .tempdir()
+        .expect("tempdir");
+    let store = arbor_db::PgStore::connect(&url).expect("store");
+    tampered(tmp.path(), &store, &url);
+}
+
+/// Puts tampered rows into `store` (at `url`), pulls into an agent directory in `dir`, and
+/// checks that nothing was written outside its `sessions/`.
+fn tampered(dir: &Path, store: &dyn arbor_store::backend::SessionStore, url: &str) {
+    use arbor_store::backend::SessionMeta;
+    let b = dir.join("machine-b/agent");
+    std::fs::create_dir_all(&b).expect("b");
+    let outside = dir.join("outside");
+    let header = |id: &str| {
+        format!(
+            r#"{{"type":"session","version":3,"id":"{}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/p"}}"#,
+            id.replace('\\', "\\\\").replace('"', "\\\"")
+        )
+    };
+    let msg = r#"{"type":"message","id":"0c1301fb","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1767225601000}}"#;
+    let put = |id: &str, cwd: &str, created: &str, source: Option<&str>, lines_id: &str| {
+        let h = header(lines_id);
+        let meta = SessionMeta {
+            id: id.into(),
+            cwd: cwd.into(),
+            created: created.into(),
+            name: None,
+            parent_session: None,
+            tool: "pi".into(),
+            machine: Some("elsewhere".into()),
+            source_path: source.map(str::to_string),
+        };
+        store
+            .create(&meta, &[h.as_bytes(), msg.as_bytes()])
+            .expect("tampered row");
+    };
+    let climbing = "x/../../../../../outside/climbed";
+    put(
+        climbing,
+        "/work/p",
+        "2026-01-01T00:00:00.000Z",
+        None,
+        climbing,
+    );
+    let abs_time = format!("{}/abs", outside.display());
+    let ok_id = "01a2031c-0000-7000-8000-00000000000b";
+    let bad_time_id = "01a2031c-0000-7000-8000-00000000000c";
+    put(bad_time_id, "/work/p", &abs_time, None, bad_time_id);
+    let dotdot_id = "01a2031c-0000-7000-8000-00000000000d";
+    put(
+        dotdot_id,
+        "/../../../..",
+        "2026-01-01T00:00:00.000Z",
+        Some("/elsewhere/../../../outside/x.jsonl"),
+        dotdot_id,
+    );
+    let other_lines = "01a2031c-0000-7000-8000-00000000000e";
+    put(
+        other_lines,
+        "/work/p",
+        "2026-01-01T00:00:00.000Z",
+        None,
+        ok_id,
+    );
+    put(ok_id, "/work/p", "2026-01-01T00:00:00.000Z", None, ok_id);
+    let o = arbor(&b, &["sync", "pull", "--from", url]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let sessions = b.join("sessions");
+    let db = dir.join("shared.db").to_string_lossy().into_owned();
+    let stray: Vec<PathBuf> = everything(dir)
+        .into_iter()
+        .filter(|p| !p.starts_with(&sessions) && *p != dir.join("machine-b") && *p != b)
+        // (the SQLite store and its side files; the cursor file)
+        .filter(|p| !p.to_string_lossy().starts_with(&db))
+        .filter(|p| !p.starts_with(b.join("arbor")))
+        .collect();
+    assert!(stray.is_empty(), "written outside: {stray:?}\n{out}{err}");
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    for (id, why) in [
+        (climbing, "not a session id"),
+        (bad_time_id, "not an ISO time"),
+        (other_lines, "their header names"),
+    ] {
+        assert!(
+            out.lines().any(|l| l.contains(id) && l.contains(why)),
+            "{id}: {why}\n{out}{err}"
+        );
+    }
+    // The good rows are pulled, each directly in a project directory of `sessions/` (the
+    // recorded name `x.jsonl` is kept, without its directories).
+    for name in [ok_id, "/x.jsonl"] {
+        let f = find(&sessions, name);
+        assert_eq!(f.parent().and_then(Path::parent), Some(sessions.as_path()));
+    }
+    assert_eq!(files(&sessions).len(), 2, "{:?}", files(&sessions));
+}
+
+/// `sync push --to sqlite:OTHER.db` writes only into a store of arbor's own (another SQLite
+/// database is left as it was, exit 1), a new store is 0600; `sync pull` / `sync status`
+/// from a mistyped path fail and create nothing.
+#[test]
+fn sqlite_stores_are_private_and_never_someone_elses_database() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let a = tmp.path().join("a");
+    let project = a.join("sessions/--work-project--");
+    std::fs::create_dir_all(&project).expect("dirs");
+    for f in files(&root().join("demo/sessions")).into_iter().take(1) {
+        std::fs::copy(&f, project.join(f.file_name().expect("name"))).expect("copy");
+    }
+    let other = tmp.path().join("app.db");
+    {
+        let c = rusqlite::Connection::open(&other).expect("raw");
+        c.execute_batch("CREATE TABLE accounts (name TEXT); INSERT INTO accounts VALUES ('ann');")
+            .expect("other");
+    }
+    let before = std::fs::read(&other).expect("read");
+    let o = arbor(
+        &a,
+        &[
+            "sync",
+            "push",
+            "--to",
+            &format!("sqlite:{}", other.display()),
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("without arbor's tables") && err.contains("accounts"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&other).expect("read"), before);
+    for action in ["pull", "status"] {
+        let typo = tmp.path().join("shraed.db");
+        let o = arbor(
+            &a,
+            &[
+                "sync",
+                action,
+                "--from",
+                &format!("sqlite:{}", typo.display()),
+            ],
+        );
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(1), "{action}: {err}");
+        assert!(err.contains("no such store"), "{action}: {err}");
+        assert!(!typo.exists(), "{action} created {}", typo.display());
+    }
+    let store = tmp.path().join("shared.db");
+    ok(&arbor(
+        &a,
+        &[
+            "sync",
+            "push",
+            "--to",
+            &format!("sqlite:{}", store.display()),
+        ],
+    ));
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&store).expect("store").permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600);
+}
+
+/// The arbor binary where user `nobody` can run it: as it is when every directory above it
+/// lets others through, else a copy in `dir` (a checkout in a private home, `/root`).
+fn binary_for_nobody(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_arbor"));
+    let reachable = bin
+        .ancestors()
+        .skip(1)
+        .all(|d| std::fs::metadata(d).is_ok_and(|m| m.permissions().mode() & 0o001 != 0));
+    if reachable {
+        return bin;
+    }
+    let copy = dir.join("arbor");
+    std::fs::copy(&bin, &copy).expect("copy arbor");
+    copy
+}
+
+/// Sessions arbor cannot read (a file or a project directory a `sudo pi` left root-owned)
+/// are never passed over in silence: `sync push` and `sync status` send and show the rest,
+/// name each (`unreadable`, with why) and exit 1. Run as `nobody` under root (CI), with
+/// mode 000 otherwise.
+#[test]
+fn unreadable_sessions_are_named_and_fail_the_sync() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let d = tmp.path();
+    let a = d.join("a");
+    let (open_dir, closed_dir) = (
+        a.join("sessions/--work-project--"),
+        a.join("sessions/--work-root--"),
+    );
+    std::fs::create_dir_all(&open_dir).expect("dirs");
+    std::fs::create_dir_all(&closed_dir).expect("dirs");
+    let demo = files(&root().join("demo/sessions"));
+    let name = |f: &PathBuf| f.file_name().expect("name").to_owned();
+    std::fs::copy(&demo[1], open_dir.join(name(&demo[1]))).expect("copy");
+    let closed_file = open_dir.join(name(&demo[2]));
+    std::fs::copy(&demo[2], &closed_file).expect("copy");
+    std::fs::copy(&demo[3], closed_dir.join(name(&demo[3]))).expect("copy");
+    let root_user = as_nobody::am_root();
+    let bin = if root_user {
+        let bin = binary_for_nobody(d);
+        for p in everything(d).into_iter().chain([d.to_path_buf()]) {
+            std::os::unix::fs::lchown(&p, Some(as_nobody::NOBODY), Some(as_nobody::NOBODY))
+                .expect("chown");
+        }
+        // Left to root, private: what `sudo pi` leaves behind.
+        for p in [&closed_file, &closed_dir] {
+            std::os::unix::fs::chown(p, Some(0), Some(0)).expect("chown");
+        }
+        std::fs::set_permissions(&closed_file, std::fs::Permissions::from_mode(0o600))
+            .expect("chmod");
+        std::fs::set_permissions(&closed_dir, std::fs::Permissions::from_mode(0o700))
+            .expect("chmod");
+        bin
+    } else {
+        std::fs::set_permissions(&closed_file, std::fs::Permissions::from_mode(0o000))
+            .expect("chmod");
+        std::fs::set_permissions(&closed_dir, std::fs::Permissions::from_mode(0o000))
+            .expect("chmod");
+        PathBuf::from(env!("CARGO_BIN_EXE_arbor"))
+    };
+    let url = format!("sqlite:{}", d.join("shared.db").display());
+    let run = |args: &[&str]| {
+        let mut cmd = Command::new(&bin);
+        cmd.args(args)
+            .env("PI_CODING_AGENT_DIR", &a)
+            .env("HOME", d)
+            .env("NO_COLOR", "1")
+            .env_remove("ARBOR_SYNC_URL");
+        if root_user {
+            as_nobody::as_nobody(&mut cmd);
+        }
+        let o = cmd.output().expect("run arbor");
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run(&["sync", "push", "--to", &url]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("sent"), "the readable session is sent: {out}");
+    for p in [&closed_file, &closed_dir] {
+        assert!(
+            out.lines().any(|l| l.contains("NOT READ")
+                && l.contains(&*p.to_string_lossy())
+                && l.contains("ermission denied")),
+            "{} named: {out}{err}",
+            p.display()
+        );
+    }
+    let (code, out, err) = run(&["sync", "status", "--from", &url, "--json"]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    let v: Value = serde_json::from_str(&out).expect("json");
+    let states: Vec<&str> = v
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r["state"].as_str())
+        .collect();
+    assert_eq!(
+        states.iter().filter(|s| **s == "unreadable").count(),
+        2,
+        "{out}"
+    );
+    assert!(states.contains(&"inSync"), "{out}");
+    // A file known from the last sync (its id remembered, never opened to list it) that must
+    // be read now (the shared copy grew) and cannot be: that row is named, the rest reported.
+    {
+        use arbor_store::backend::SessionStore;
+        let store = arbor_db::SqliteStore::open(&d.join("shared.db")).expect("store");
+        let id = "01a2031c-a4c8-72e3-9ce7-b742438e02ad";
+        let mut w = store.writer(id, None).expect("writer");
+        w.append(&[br#"{"type":"custom","customType":"elsewhere","data":{},"id":"e1e1e1e1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z"}"#])
+            .expect("append there");
+    }
+    let known = open_dir.join(name(&demo[1]));
+    if root_user {
+        std::os::unix::fs::chown(&known, Some(0), Some(0)).expect("chown");
+        std::fs::set_permissions(&known, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    } else {
+        std::fs::set_permissions(&known, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+    }
+    for action in ["status", "pull"] {
+        let (code, out, err) = run(&["sync", action, "--from", &url, "--json"]);
+        assert_eq!(code, Some(1), "{action}: {out}{err}");
+        let v: Value = serde_json::from_str(&out).expect("json: the rest is reported");
+        let rows = v.as_array().expect("rows");
+        assert!(
+            rows.iter()
+                .any(|r| r["state"] == "unreadable"
+                    && r["id"] == "01a2031c-a4c8-72e3-9ce7-b742438e02ad"),
+            "{action}: {out}"
+        );
+    }
 }

@@ -25,4 +25,4 @@ mod sqlite;
 pub mod sync;
 
 pub use pg::{redact_url, PgStore, PG_SCHEMA_VERSION};
-pub use sqlite::SqliteStore;
+pub use sqlite::{SqliteStore, STORE_APP_ID};

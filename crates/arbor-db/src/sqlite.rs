@@ -3,6 +3,7 @@ use crate::schema::{extract, SCHEMA_VERSION, SQLITE_BLOBS, SQLITE_SCHEMA};
 use arbor_store::backend::{
     check_lines, BackendError, SessionMeta, SessionStore, SessionWriter, StoredSession,
 };
+use arbor_store::sqlite_file::Identity;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -63,14 +64,79 @@ pub(crate) fn holder_is_dead(who: &str) -> bool {
     r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
 }
 
+/// SQLite `application_id` of arbor's sync store: "ARBS" (the catalog's is "ARBC").
+pub const STORE_APP_ID: u32 = 0x4152_4253;
+
+/// What a file at a store path is ([`arbor_store::sqlite_file::identify`] with
+/// [`STORE_APP_ID`]; a store made before arbor set the id has the tables `arbor_schema`,
+/// `sessions` and `entries`).
+fn identify(path: &Path) -> Result<Identity, BackendError> {
+    let legacy = |_: &Connection, tables: &[String]| {
+        ["arbor_schema", "sessions", "entries"]
+            .iter()
+            .all(|t| tables.iter().any(|x| x == t))
+    };
+    arbor_store::sqlite_file::identify(path, STORE_APP_ID, &legacy).map_err(|e| BackendError::Db {
+        store: format!("sqlite:{}", path.display()),
+        message: e.to_string(),
+    })
+}
+
+/// Before arbor makes a new store at `path`: an empty file there, or an SQLite side file
+/// (`-wal`, `-shm`, `-journal`, where SQLite would write the lines), that another user made is
+/// refused (on a shared volume, whoever made it could read every session put there). An empty
+/// file of the caller's own is made private (0600).
+fn check_not_planted(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let mut names = vec![path.to_path_buf()];
+    for side in ["-wal", "-shm", "-journal"] {
+        let mut n = path.as_os_str().to_owned();
+        n.push(side);
+        names.push(PathBuf::from(n));
+    }
+    for p in &names {
+        if let Ok(m) = std::fs::symlink_metadata(p) {
+            if m.uid() != me {
+                return Err(format!(
+                    "{} was made by another user (uid {}): arbor does not put sessions in a file \
+                     someone else can read; nothing was written (remove it, or choose another path)",
+                    p.display(),
+                    m.uid()
+                ));
+            }
+        }
+    }
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        if m.is_file() && m.permissions().mode() & 0o077 != 0 {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
 impl SqliteStore {
-    /// Opens (creating when missing) the database at `path`, with the schema of this arbor
-    /// version (an older schema is migrated; a newer one is refused).
+    /// Opens the store at `path`, creating it when missing (mode 0600, its directories 0700,
+    /// never through a symlink), with the schema of this arbor version (an older schema is
+    /// migrated; a newer one is refused). A file that is not arbor's store (another SQLite
+    /// database, any other file) is refused and left as it is.
     ///
     /// # Errors
-    /// [`BackendError::Db`] when the file cannot be opened or its schema is newer.
+    /// [`BackendError::Db`] when the file is not arbor's store, cannot be opened, or its
+    /// schema is newer.
     pub fn open(path: &Path) -> Result<SqliteStore, BackendError> {
         Self::open_with_lease(path, arbor_store::backend::memory::DEFAULT_LEASE)
+    }
+
+    /// [`SqliteStore::open`] of a store that must exist already (`sync pull`, `sync status`):
+    /// a missing file, an empty one or another file is an error, and nothing is created.
+    ///
+    /// # Errors
+    /// As [`SqliteStore::open`], and when there is no store at `path`.
+    pub fn open_existing(path: &Path) -> Result<SqliteStore, BackendError> {
+        Self::open_as(path, arbor_store::backend::memory::DEFAULT_LEASE, false)
     }
 
     /// [`SqliteStore::open`] with writer leases of `lease` past each append.
@@ -78,6 +144,41 @@ impl SqliteStore {
     /// # Errors
     /// As [`SqliteStore::open`].
     pub fn open_with_lease(path: &Path, lease: Duration) -> Result<SqliteStore, BackendError> {
+        Self::open_as(path, lease, true)
+    }
+
+    fn open_as(path: &Path, lease: Duration, create: bool) -> Result<SqliteStore, BackendError> {
+        let refuse = |message: String| BackendError::Db {
+            store: format!("sqlite:{}", path.display()),
+            message,
+        };
+        match identify(path)? {
+            Identity::Ours => {}
+            Identity::Foreign(why) => {
+                return Err(refuse(format!(
+                "{why}; arbor keeps its sessions only in a store of its own (nothing was written)"
+            )))
+            }
+            Identity::New if !create => {
+                return Err(refuse(if path.exists() {
+                    "is not an arbor sync store yet (it is empty): nothing to read".into()
+                } else {
+                    "no such store (`sync push --to` creates one; nothing was created)".into()
+                }))
+            }
+            Identity::New => {
+                check_not_planted(path).map_err(refuse)?;
+                arbor_store::sqlite_file::prepare_private(path)
+                    .map_err(|e| refuse(arbor_store::safe_fs::symlink_refused(e).to_string()))?;
+                // A symlink to nothing is not followed to create its target.
+                if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+                    return Err(refuse(
+                        "is a symbolic link to nothing; arbor does not create its store through it"
+                            .into(),
+                    ));
+                }
+            }
+        }
         let err = db_err(path);
         let conn = Connection::open(path).map_err(&err)?;
         conn.busy_timeout(Duration::from_secs(10)).map_err(&err)?;
@@ -110,6 +211,14 @@ impl SqliteStore {
             }
         }
         conn.execute_batch(SQLITE_BLOBS).map_err(&err)?;
+        // Marked as arbor's store (a store made before the mark gets it on its first open).
+        let app_id: i64 = conn
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .map_err(&err)?;
+        if app_id != i64::from(STORE_APP_ID) {
+            conn.execute_batch(&format!("PRAGMA application_id = {STORE_APP_ID}"))
+                .map_err(&err)?;
+        }
         Ok(SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
             path: path.to_path_buf(),

@@ -31,6 +31,9 @@ pub enum State {
     LocalAhead(u64),
     /// There has `n` more lines.
     RemoteAhead(u64),
+    /// A local session file or directory that could not be read (the row's `path`, its
+    /// `note` why): not synced, and `arbor sync` exits with status 1.
+    Unreadable,
     /// Both changed since they last agreed (`local` and `remote` lines, `common` shared).
     Conflict {
         /// Lines here.
@@ -195,19 +198,30 @@ struct LocalFile<'l> {
     stat: Option<(u64, i128)>,
 }
 
-/// The local session files.
-fn local_sessions<'l>(local: &'l Local, cursors: &HashMap<String, Cursor>) -> Vec<LocalFile<'l>> {
+/// The local session files, and (as rows) the files and directories that could not be read.
+fn local_sessions<'l>(
+    local: &'l Local,
+    cursors: &HashMap<String, Cursor>,
+) -> (Vec<LocalFile<'l>>, Vec<Row>) {
     let known: HashMap<&Path, (&String, &Cursor)> = cursors
         .iter()
         .filter_map(|(id, c)| Some((c.path.as_deref()?, (id, c))))
         .collect();
     let mut out = Vec::new();
+    let mut unreadable = Vec::new();
+    let mut not_read = |path: PathBuf, why: std::io::Error| {
+        unreadable.push(self::unreadable(String::new(), path, &why))
+    };
     let same = local.pi.agent_dir() == local.omp.agent_dir();
     for store in [&local.pi, &local.omp]
         .into_iter()
         .take(if same { 1 } else { 2 })
     {
-        for path in store.session_files() {
+        let (files, dirs) = store.scan();
+        for (dir, e) in dirs {
+            not_read(dir, e);
+        }
+        for path in files {
             let stat = stat(&path);
             let remembered = match (known.get(path.as_path()), stat) {
                 (Some((id, c)), Some((size, mtime))) if c.size == size && c.mtime_ns == mtime => {
@@ -222,17 +236,26 @@ fn local_sessions<'l>(local: &'l Local, cursors: &HashMap<String, Cursor>) -> Ve
                     store,
                     stat,
                 });
+            } else if let Err(e) = arbor_store::safe_fs::open_regular(&path) {
+                // (A readable file without a session header is not a session: passed over.)
+                not_read(path, e);
             }
         }
     }
-    out
+    (out, unreadable)
 }
 
-fn read_lines(path: &Path) -> Result<Vec<Vec<u8>>, BackendError> {
-    let bytes = arbor_store::safe_fs::read_regular(path).map_err(|e| BackendError::Db {
-        store: "files".into(),
-        message: format!("{}: {e}", path.display()),
-    })?;
+/// The row of a local file or directory that could not be read (`id` empty when unknown).
+fn unreadable(id: String, path: PathBuf, why: &dyn std::fmt::Display) -> Row {
+    let mut row = Row::new(id, Some(path), State::Unreadable);
+    row.note = Some(format!("cannot be read, not synced: {why}"));
+    row.unresolved = true;
+    row
+}
+
+/// The lines of a local session file (an error: the caller's row is [`unreadable`]).
+fn read_lines(path: &Path) -> std::io::Result<Vec<Vec<u8>>> {
+    let bytes = arbor_store::safe_fs::read_regular(path)?;
     if bytes.is_empty() {
         return Ok(Vec::new());
     }
@@ -374,13 +397,13 @@ pub fn push(
         .into_iter()
         .map(|s| (s.meta.id.clone(), s))
         .collect();
-    let mut rows = Vec::new();
+    let (files, mut rows) = local_sessions(local, &cursors);
     for LocalFile {
         id,
         path,
         store: here,
         stat: found,
-    } in local_sessions(local, &cursors)
+    } in files
     {
         if !selected(ids, &id, Some(&path)) {
             continue;
@@ -395,7 +418,13 @@ pub fn push(
                 continue;
             }
         }
-        let lines = read_lines(&path)?;
+        let lines = match read_lines(&path) {
+            Ok(l) => l,
+            Err(e) => {
+                rows.push(unreadable(id, path, &e));
+                continue;
+            }
+        };
         let mut row = Row::new(id.clone(), Some(path.clone()), State::LocalOnly);
         match there {
             None => {
@@ -480,14 +509,46 @@ pub fn push(
     Ok(rows)
 }
 
-/// Where a shared session goes here: its tool's agent directory, its (mapped) cwd's project
-/// directory, pi's file name.
-fn place<'l>(local: &'l Local, meta: &SessionMeta) -> (PathBuf, &'l FileStore) {
-    let store = if meta.tool == "omp" {
+/// The local agent directory of a tool: omp's for `omp`, pi's for anything else.
+fn store_of<'l>(local: &'l Local, tool: &str) -> &'l FileStore {
+    if tool == "omp" {
         &local.omp
     } else {
         &local.pi
-    };
+    }
+}
+
+/// Whether `id` is a session id arbor may put in a file name: pi's
+/// [`check_session_id`](arbor_store::ids::check_session_id) (letters, digits, `.`, `_`, `-`,
+/// a letter or digit at both ends: no `/`, never `.` or `..`), at most 128 bytes (a UUID is 36).
+fn valid_session_id(id: &str) -> bool {
+    id.len() <= 128 && arbor_store::ids::check_session_id(id).is_ok()
+}
+
+/// Whether `t` is a time exactly as pi and omp write it (`new Date().toISOString()`:
+/// `2026-01-02T03:04:05.678Z`): it parses, and formats back to the same text.
+fn valid_iso_time(t: &str) -> bool {
+    arbor_core::time::parse_iso_ms(t)
+        .is_some_and(|ms| arbor_core::time::format_iso_ms(ms as i64) == t)
+}
+
+/// Where a shared session goes here: its tool's agent directory, its (mapped) cwd's project
+/// directory, and the file name it had where it was pushed from (when that is a plain session
+/// file name), else pi's `<created>_<id>.jsonl`.
+///
+/// Everything in a store row is untrusted (a shared store may have been written by anyone
+/// who can write to it): the name is built only from a checked id ([`valid_session_id`]) and
+/// a checked time ([`valid_iso_time`]), and the result must be a file directly in a project
+/// directory directly in the sessions directory. Otherwise the reason is returned, and
+/// nothing is written for the row.
+fn place(local: &Local, meta: &SessionMeta) -> Result<PathBuf, String> {
+    if !valid_session_id(&meta.id) {
+        return Err(format!(
+            "refused: the shared store names it {:?}, which is not a session id",
+            meta.id
+        ));
+    }
+    let store = store_of(local, &meta.tool);
     let mut cwd = meta.cwd.clone();
     for (from, to) in &local.map_cwd {
         if let Some(rest) = cwd.strip_prefix(from.as_str()) {
@@ -502,19 +563,66 @@ fn place<'l>(local: &'l Local, meta: &SessionMeta) -> (PathBuf, &'l FileStore) {
     } else {
         arbor_core::doc::Dialect::Pi
     };
+    let root = arbor_store::paths::sessions_root(store.agent_dir());
     let dir = arbor_store::paths::default_session_dir(dialect, store.agent_dir(), &cwd);
-    // The name it had where it was pushed from, when that is a plain session file name.
+    // The name it had where it was pushed from, when that is a plain session file name (its
+    // last component only, not hidden, no control character).
     let name = meta
         .source_path
         .as_deref()
-        .and_then(|p| Path::new(p).file_name())
-        .map(|n| n.to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".jsonl") && !n.starts_with('.'));
-    let path = match name {
-        Some(n) => dir.join(n),
-        None => arbor_store::paths::session_file_name(&dir, &meta.created, &meta.id),
+        .and_then(|p| p.rsplit('/').next())
+        .filter(|n| {
+            n.ends_with(".jsonl")
+                && !n.starts_with('.')
+                && n.len() <= 255
+                && !n.contains('\\')
+                && n.chars().all(|c| !c.is_control())
+        })
+        .map(str::to_string);
+    let name = match name {
+        Some(n) => n,
+        None if valid_iso_time(&meta.created) => {
+            format!(
+                "{}_{}.jsonl",
+                arbor_store::ids::file_timestamp(&meta.created),
+                meta.id
+            )
+        }
+        None => {
+            return Err(format!(
+            "refused: the shared store gives it the creation time {:?}, which is not an ISO time",
+            meta.created
+        ))
+        }
     };
-    (path, store)
+    let path = dir.join(&name);
+    // Exactly <sessions>/<project directory>/<name>: two plain components below the root.
+    let inside = path.strip_prefix(&root).is_ok_and(|rel| {
+        let parts: Vec<_> = rel.components().collect();
+        parts.len() == 2
+            && parts
+                .iter()
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
+    });
+    if !inside {
+        return Err(format!(
+            "refused: its place here, {}, is not a file of a project directory in {}",
+            path.display(),
+            root.display()
+        ));
+    }
+    Ok(path)
+}
+
+/// The id the session header among the first two lines of `bytes` names (omp's title slot may
+/// come first).
+fn header_id(bytes: &[u8]) -> Option<String> {
+    bytes.split(|b| *b == b'\n').take(2).find_map(|l| {
+        let x = crate::schema::extract(l);
+        (x.etype.as_deref() == Some("session"))
+            .then_some(x.id)
+            .flatten()
+    })
 }
 
 /// Writes here what only the shared store has: new sessions as files laid out as their tool
@@ -531,11 +639,11 @@ pub fn pull(
     fork_on_conflict: bool,
 ) -> Result<Vec<Row>, SyncError> {
     let mut cursors = load_cursors(&local.cursor_file);
-    let here: HashMap<String, (PathBuf, Option<(u64, i128)>)> = local_sessions(local, &cursors)
+    let (files, mut rows) = local_sessions(local, &cursors);
+    let here: HashMap<String, (PathBuf, Option<(u64, i128)>)> = files
         .into_iter()
         .map(|f| (f.id, (f.path, f.stat)))
         .collect();
-    let mut rows = Vec::new();
     for s in remote.list()? {
         let id = s.meta.id.clone();
         let (path, found) = match here.get(&id) {
@@ -548,8 +656,26 @@ pub fn pull(
         let mut row = Row::new(id.clone(), path.clone(), State::RemoteOnly);
         match &path {
             None => {
+                let target = match place(local, &s.meta) {
+                    Ok(t) => t,
+                    Err(why) => {
+                        row.note = Some(why);
+                        row.unresolved = true;
+                        rows.push(row);
+                        continue;
+                    }
+                };
                 let bytes = remote.read_joined(&id, 0)?;
-                let (target, here) = place(local, &s.meta);
+                if header_id(&bytes).as_deref() != Some(id.as_str()) {
+                    row.note = Some(format!(
+                        "refused: its lines are not session {id:?} (their header names {:?})",
+                        header_id(&bytes).unwrap_or_default()
+                    ));
+                    row.unresolved = true;
+                    rows.push(row);
+                    continue;
+                }
+                let here = store_of(local, &s.meta.tool);
                 let hashes = named_blobs(&s.meta.tool, bytes.split(|b| *b == b'\n'));
                 (row.blobs, row.missing_blobs) = copy_blobs(remote, here, &hashes)?;
                 if let Some(dir) = target.parent() {
@@ -558,10 +684,25 @@ pub fn pull(
                         message: format!("{}: {e}", dir.display()),
                     })?;
                 }
-                arbor_store::file::write_new(&target, &bytes).map_err(|e| BackendError::Db {
-                    store: "files".into(),
-                    message: format!("{}: {e}", target.display()),
-                })?;
+                match arbor_store::file::write_new(&target, &bytes) {
+                    Ok(()) => {}
+                    // Another file by that name (perhaps this session, unreadable here): kept,
+                    // and this row left undone.
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        row.note =
+                            Some(format!("not written: {} exists already", target.display()));
+                        row.unresolved = true;
+                        rows.push(row);
+                        continue;
+                    }
+                    Err(e) => {
+                        return Err(BackendError::Db {
+                            store: "files".into(),
+                            message: format!("{}: {e}", target.display()),
+                        }
+                        .into())
+                    }
+                }
                 row.moved = bytes.iter().filter(|b| **b == b'\n').count() as u64;
                 row.bytes = bytes.len() as u64;
                 row.path = Some(target);
@@ -570,17 +711,19 @@ pub fn pull(
                 row.state = State::InSync;
             }
             Some(p) => {
-                let lines = read_lines(p)?;
+                let lines = match read_lines(p) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        rows.push(unreadable(id, p.clone(), &e));
+                        continue;
+                    }
+                };
                 let (state, extra) = compare(remote, &id, &lines, &s)?;
                 row.unresolved = matches!(state, State::Conflict { .. }) && !fork_on_conflict;
                 row.state = state.clone();
                 match state {
                     State::RemoteAhead(_) => {
-                        let store = if s.meta.tool == "omp" {
-                            &local.omp
-                        } else {
-                            &local.pi
-                        };
+                        let store = store_of(local, &s.meta.tool);
                         match store.writer(&id, None) {
                             Ok(mut w) => {
                                 let hashes =
@@ -601,9 +744,9 @@ pub fn pull(
                     State::Conflict { .. } if fork_on_conflict => {
                         let all = remote.read(&id, 0)?;
                         let hashes = named_blobs(&s.meta.tool, all.iter().map(Vec::as_slice));
-                        let (_, here) = place(local, &s.meta);
+                        let here = store_of(local, &s.meta.tool);
                         (row.blobs, row.missing_blobs) = copy_blobs(remote, here, &hashes)?;
-                        row.note = Some(fork_copy(&all, local, &s, p)?);
+                        row.note = Some(fork_copy(&all, &s, p)?);
                     }
                     _ => {}
                 }
@@ -637,12 +780,7 @@ pub fn pull(
 /// Writes the shared copy of a conflicting session next to the local one as a fork: a new
 /// session id, `parentSession` naming the local file, every other line of `lines` (the shared
 /// copy) as it is.
-fn fork_copy(
-    lines: &[Vec<u8>],
-    local: &Local,
-    s: &StoredSession,
-    local_path: &Path,
-) -> Result<String, SyncError> {
+fn fork_copy(lines: &[Vec<u8>], s: &StoredSession, local_path: &Path) -> Result<String, SyncError> {
     let new_id = arbor_store::ids::new_session_id(if s.meta.tool == "omp" {
         arbor_core::doc::Dialect::Omp
     } else {
@@ -661,16 +799,18 @@ fn fork_copy(
         }
         out.push(b'\n');
     }
-    let meta = SessionMeta {
-        id: new_id.clone(),
-        source_path: None,
-        ..s.meta.clone()
+    // Next to the local file, named from the new id and the shared copy's creation time
+    // when that is a checked ISO time (else now): nothing of the row's text but a checked time.
+    let created = if valid_iso_time(&s.meta.created) {
+        s.meta.created.clone()
+    } else {
+        arbor_store::ids::now_iso()
     };
-    let (target, _) = place(local, &meta);
-    let target = match local_path.parent() {
-        Some(dir) => dir.join(target.file_name().unwrap_or_default()),
-        None => target,
+    let dir = match local_path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
     };
+    let target = arbor_store::paths::session_file_name(dir, &created, &new_id);
     arbor_store::file::write_new(&target, &out).map_err(|e| BackendError::Db {
         store: "files".into(),
         message: format!("{}: {e}", target.display()),
@@ -696,9 +836,9 @@ pub fn status(
         .map(|s| (s.meta.id.clone(), s))
         .collect();
     let cursors = load_cursors(&local.cursor_file);
-    let mut rows = Vec::new();
+    let (files, mut rows) = local_sessions(local, &cursors);
     let mut seen = std::collections::HashSet::new();
-    for LocalFile { id, path, stat, .. } in local_sessions(local, &cursors) {
+    for LocalFile { id, path, stat, .. } in files {
         if !selected(ids, &id, Some(&path)) {
             continue;
         }
@@ -706,7 +846,13 @@ pub fn status(
         let state = match shared.get(&id) {
             None => State::LocalOnly,
             Some(s) if unchanged_since_sync(&cursors, &id, stat, s) => State::InSync,
-            Some(s) => compare(remote, &id, &read_lines(&path)?, s)?.0,
+            Some(s) => match read_lines(&path) {
+                Ok(lines) => compare(remote, &id, &lines, s)?.0,
+                Err(e) => {
+                    rows.push(unreadable(id, path, &e));
+                    continue;
+                }
+            },
         };
         rows.push(Row::new(id, Some(path), state));
     }

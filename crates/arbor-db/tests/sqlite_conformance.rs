@@ -91,3 +91,132 @@ fn a_dead_local_writers_lease_is_taken_over_at_once() {
     w.append(&[br#"{"type":"custom","id":"c1","parentId":null,"timestamp":"t"}"#])
         .expect("append");
 }
+
+fn mode(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).expect("stat").permissions().mode() & 0o777
+}
+
+/// A new store holds every line of every session: it is created 0600 (its `-wal` and `-shm`
+/// too) whatever the umask, marked as arbor's (`application_id`), and a store that must exist
+/// (pull, status) is found while another process writes it.
+#[test]
+fn a_new_store_is_private_and_marked() {
+    // SAFETY: umask only sets the process's file-creation mask.
+    unsafe { libc::umask(0o022) };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let path = tmp.path().join("shared.db");
+    let store = SqliteStore::open(&path).expect("open");
+    let sm = SessionManager::create_in(Arc::new(store.clone()), "/p", ManagerOptions::default())
+        .expect("create");
+    drop(sm);
+    for p in [
+        path.clone(),
+        tmp.path().join("shared.db-wal"),
+        tmp.path().join("shared.db-shm"),
+    ] {
+        assert_eq!(mode(&p), 0o600, "{}", p.display());
+    }
+    // While the first handle is open (its lines perhaps only in the WAL).
+    let again = SqliteStore::open_existing(&path).expect("an existing store");
+    assert_eq!(again.list().expect("list").len(), 1);
+    drop((store, again));
+    let conn = rusqlite::Connection::open(&path).expect("raw");
+    let id: i64 = conn
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .expect("id");
+    assert_eq!(id, i64::from(arbor_db::STORE_APP_ID));
+}
+
+/// arbor writes its tables only into a store of its own: another application's SQLite
+/// database, one with other tables, a text file, a directory are refused and left byte for
+/// byte as they were; a store that must exist (pull, status) is not created when missing or
+/// empty, nor through a symlink to nothing; a store of an earlier arbor (no application id)
+/// is still taken.
+#[test]
+fn only_a_store_of_arbors_own_is_written() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let d = tmp.path();
+    let other_app = d.join("other-app.db");
+    {
+        let c = rusqlite::Connection::open(&other_app).expect("raw");
+        c.execute_batch(
+            "PRAGMA application_id = 1234; CREATE TABLE t (x); INSERT INTO t VALUES (1);",
+        )
+        .expect("other app");
+    }
+    let other_tables = d.join("notes.db");
+    {
+        let c = rusqlite::Connection::open(&other_tables).expect("raw");
+        c.execute_batch("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');")
+            .expect("notes");
+    }
+    let text = d.join("notes.txt");
+    std::fs::write(&text, "not a database\n").expect("text");
+    for p in [&other_app, &other_tables, &text] {
+        let before = std::fs::read(p).expect("read");
+        let e = SqliteStore::open(p).expect_err("refused");
+        assert!(e.to_string().contains("nothing was written"), "{e}");
+        assert_eq!(std::fs::read(p).expect("read"), before, "{}", p.display());
+        assert!(!Path::new(&format!("{}-wal", p.display())).exists());
+    }
+    assert!(SqliteStore::open(d).is_err(), "a directory");
+    // Must exist: missing, empty, a dangling symlink.
+    let typo = d.join("typo.db");
+    let e = SqliteStore::open_existing(&typo).expect_err("missing");
+    assert!(e.to_string().contains("no such store"), "{e}");
+    assert!(!typo.exists());
+    let empty = d.join("empty.db");
+    std::fs::write(&empty, "").expect("empty");
+    SqliteStore::open_existing(&empty).expect_err("empty");
+    assert_eq!(std::fs::read(&empty).expect("read").len(), 0);
+    let link = d.join("link.db");
+    std::os::unix::fs::symlink(d.join("target.db"), &link).expect("symlink");
+    SqliteStore::open(&link).expect_err("dangling symlink");
+    assert!(!d.join("target.db").exists());
+    // A store made before the mark: its tables, no application id.
+    let old = d.join("old.db");
+    {
+        let c = rusqlite::Connection::open(&old).expect("raw");
+        c.execute_batch(arbor_db::schema::SQLITE_SCHEMA)
+            .expect("schema");
+    }
+    SqliteStore::open_existing(&old).expect("a store of an earlier arbor");
+}
+
+/// On a shared volume, an empty store file or an SQLite side file (`-wal`) that another user
+/// made first is refused (whoever made it could read every line put there), and left as it
+/// was; an empty file of the caller's own, world-readable, becomes a private store.
+#[test]
+fn a_store_file_another_user_planted_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let d = tmp.path();
+    let mine = d.join("mine.db");
+    std::fs::write(&mine, "").expect("empty");
+    std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+    SqliteStore::open(&mine).expect("an empty file of my own");
+    assert_eq!(mode(&mine), 0o600);
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root to make files as another user (CI runs as root)");
+        return;
+    }
+    let nobody = 65534;
+    let planted = d.join("planted.db");
+    std::fs::write(&planted, "").expect("empty");
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+    std::os::unix::fs::chown(&planted, Some(nobody), Some(nobody)).expect("chown");
+    let e = SqliteStore::open(&planted).expect_err("planted store");
+    assert!(e.to_string().contains("another user"), "{e}");
+    assert_eq!(std::fs::read(&planted).expect("read").len(), 0);
+    assert_eq!(mode(&planted), 0o666);
+    let wal_only = d.join("fresh.db");
+    let wal = d.join("fresh.db-wal");
+    std::fs::write(&wal, "").expect("wal");
+    std::os::unix::fs::chown(&wal, Some(nobody), Some(nobody)).expect("chown");
+    let e = SqliteStore::open(&wal_only).expect_err("planted wal");
+    assert!(e.to_string().contains("fresh.db-wal"), "{e}");
+    assert!(!wal_only.exists());
+    assert_eq!(std::fs::read(&wal).expect("read").len(), 0);
+}

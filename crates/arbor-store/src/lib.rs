@@ -63,6 +63,7 @@ pub mod readable;
 mod repair;
 pub mod safe_fs;
 pub mod secrets;
+pub mod sqlite_file;
 pub mod stream;
 mod title;
 pub mod usage;

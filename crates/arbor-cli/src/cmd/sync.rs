@@ -37,11 +37,15 @@ pub struct SyncOpts<'a> {
     pub json: bool,
 }
 
-/// The shared store a URL names: `sqlite:PATH`.
-fn open_store(url: &str) -> Result<Arc<dyn SessionStore>> {
+/// The shared store a URL names: `sqlite:PATH` (created by `push` when missing; `pull` and
+/// `status` need it to exist) or `postgres://…`.
+fn open_store(url: &str, action: Action) -> Result<Arc<dyn SessionStore>> {
     if let Some(path) = url.strip_prefix("sqlite:") {
         let path = arbor_store::paths::expand_tilde(path);
-        return Ok(Arc::new(arbor_db::SqliteStore::open(&path)?));
+        return Ok(Arc::new(match action {
+            Action::Push => arbor_db::SqliteStore::open(&path)?,
+            Action::Pull | Action::Status => arbor_db::SqliteStore::open_existing(&path)?,
+        }));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         return Ok(Arc::new(arbor_db::PgStore::connect(url)?));
@@ -100,6 +104,7 @@ fn state_text(s: &State) -> String {
         State::RemoteOnly => "shared only".into(),
         State::LocalAhead(n) => format!("here +{}", lines_n(*n)),
         State::RemoteAhead(n) => format!("shared +{}", lines_n(*n)),
+        State::Unreadable => "NOT READ".into(),
         State::Conflict {
             local,
             remote,
@@ -126,10 +131,11 @@ fn print(rows: &[Row], action: Action, json: bool, term: &Term) -> Result<bool> 
                 State::RemoteOnly => "remoteOnly",
                 State::LocalAhead(_) => "localAhead",
                 State::RemoteAhead(_) => "remoteAhead",
+                State::Unreadable => "unreadable",
                 State::Conflict { .. } => "conflict",
             };
             arr.object(|o| {
-                o.str("id", &r.id)
+                o.opt_str("id", Some(r.id.as_str()).filter(|i| !i.is_empty()))
                     .opt_str(
                         "path",
                         r.path.as_ref().map(|p| p.to_string_lossy()).as_deref(),
@@ -170,12 +176,13 @@ fn print(rows: &[Row], action: Action, json: bool, term: &Term) -> Result<bool> 
         };
         lines += r.moved;
         bytes += r.bytes;
-        let paint = if matches!(r.state, State::Conflict { .. }) {
+        let paint = if matches!(r.state, State::Conflict { .. } | State::Unreadable) {
             Paint::Error
         } else {
             Paint::Id
         };
-        out.paint(paint, &format!("{:<38}", r.id))
+        let id = if r.id.is_empty() { "?" } else { r.id.as_str() };
+        out.paint(paint, &format!("{id:<38}"))
             .put(&format!(" {verb}"));
         if r.blobs > 0 {
             out.put(&format!(
@@ -225,7 +232,8 @@ fn print(rows: &[Row], action: Action, json: bool, term: &Term) -> Result<bool> 
     Ok(conflicts)
 }
 
-/// `arbor sync ACTION`. Exit status 1 when a conflict is left.
+/// `arbor sync ACTION`. Exit status 1 when a conflict is left, a row was refused, or a local
+/// session file or directory could not be read (each named).
 pub fn sync(o: &SyncOpts<'_>, term: &Term) -> Result<ExitCode> {
     let env = std::env::var("ARBOR_SYNC_URL").ok();
     let Some(url) = o.url.or(env.as_deref()) else {
@@ -234,7 +242,7 @@ pub fn sync(o: &SyncOpts<'_>, term: &Term) -> Result<ExitCode> {
         )
         .into());
     };
-    let store = open_store(url)?;
+    let store = open_store(url, o.action)?;
     let local = local_for(url, o.map_cwd)?;
     let what = redact_url(url);
     let run = || -> Result<bool> {

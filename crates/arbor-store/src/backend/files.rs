@@ -78,24 +78,61 @@ impl FileStore {
 
     /// Every session file.
     fn files(&self) -> Vec<PathBuf> {
+        self.scan().0
+    }
+
+    /// Every session file (`*.jsonl` in a project directory of the sessions directory,
+    /// sorted), and the directories that could not be listed, with why (a project directory
+    /// a `sudo pi` left root-owned): a caller that must not pass over sessions silently
+    /// (`arbor sync`) names them. A missing sessions directory, and a file where a project
+    /// directory would be, are not errors.
+    pub fn scan(&self) -> (Vec<PathBuf>, Vec<(PathBuf, std::io::Error)>) {
         let root = crate::paths::sessions_root(&self.agent_dir);
-        let mut out = Vec::new();
-        let Ok(dirs) = std::fs::read_dir(&root) else {
-            return out;
+        let (mut out, mut unreadable) = (Vec::new(), Vec::new());
+        let skipped = |e: &std::io::Error| {
+            matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            )
         };
-        for d in dirs.flatten() {
-            let Ok(files) = std::fs::read_dir(d.path()) else {
-                continue;
+        let dirs = match std::fs::read_dir(&root) {
+            Ok(d) => d,
+            Err(e) => {
+                if !skipped(&e) {
+                    unreadable.push((root, e));
+                }
+                return (out, unreadable);
+            }
+        };
+        for d in dirs {
+            let d = match d {
+                Ok(d) => d.path(),
+                Err(e) => {
+                    unreadable.push((root.clone(), e));
+                    continue;
+                }
             };
-            out.extend(
-                files
-                    .flatten()
-                    .map(|f| f.path())
-                    .filter(|p| p.extension().is_some_and(|x| x == "jsonl")),
-            );
+            match std::fs::read_dir(&d) {
+                Ok(files) => {
+                    for f in files {
+                        match f {
+                            Ok(f) => {
+                                let p = f.path();
+                                if p.extension().is_some_and(|x| x == "jsonl") {
+                                    out.push(p);
+                                }
+                            }
+                            Err(e) => unreadable.push((d.clone(), e)),
+                        }
+                    }
+                }
+                Err(e) if skipped(&e) => {}
+                Err(e) => unreadable.push((d, e)),
+            }
         }
         out.sort();
-        out
+        unreadable.sort_by(|a, b| a.0.cmp(&b.0));
+        (out, unreadable)
     }
 
     /// The file of session `id`: the one named `<time>_<id>.jsonl`, else one whose header
