@@ -193,6 +193,61 @@ pub struct Catalog {
     pub(crate) path: PathBuf,
     /// What opening found.
     pub report: OpenReport,
+    /// What is known to be sound, and what to stamp when closing (see [`crate::stamp`]).
+    pub(crate) trust: Trust,
+}
+
+/// What a [`Catalog`] knows to be sound (see [`crate::stamp`]).
+#[derive(Debug, Default)]
+pub(crate) struct Trust {
+    /// The files table passed `quick_check`, or the file is as a stamp says it was then.
+    pub(crate) files_ok: std::cell::Cell<bool>,
+    /// The text index passed FTS5's integrity check, or the file is as a stamp says it was
+    /// then.
+    pub(crate) fts_ok: std::cell::Cell<bool>,
+    /// The stamp found when opening.
+    seen: Option<crate::stamp::Stamp>,
+    /// Write a stamp when dropped (a file catalog that is still the one at `path`).
+    stamp_on_drop: bool,
+    /// The inode of the file opened: a stamp is only written for that file.
+    ino: u64,
+}
+
+impl Drop for Catalog {
+    /// Copies the log into the file and stamps the file's state with what was checked (see
+    /// [`crate::stamp`]), so that the next command need not check again.
+    fn drop(&mut self) {
+        self.stamp();
+    }
+}
+
+impl Catalog {
+    /// Copies the write-ahead log into the catalog file and, when the log is then empty,
+    /// records the file's state with what was checked (see the module `stamp`): what a
+    /// long-running process does after its writes, and every catalog when it is dropped.
+    pub fn stamp(&mut self) {
+        if !self.trust.stamp_on_drop || !self.trust.files_ok.get() {
+            return;
+        }
+        let _ = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        let Some(state) = crate::stamp::current(&self.path) else {
+            return;
+        };
+        if state.ino() != self.trust.ino {
+            return;
+        }
+        let stamp = crate::stamp::Stamp {
+            state,
+            files_ok: true,
+            fts_ok: self.trust.fts_ok.get(),
+        };
+        if self.trust.seen != Some(stamp) {
+            crate::stamp::write(&self.path, &stamp);
+            self.trust.seen = Some(stamp);
+        }
+    }
 }
 
 /// One session as listed from the catalog.
@@ -401,6 +456,7 @@ impl FileRow {
 }
 
 fn set_aside(path: &Path) -> Result<PathBuf, IndexError> {
+    crate::stamp::remove(path);
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis())
@@ -483,6 +539,10 @@ impl Catalog {
             || std::fs::metadata(path)
                 .map(|m| m.len() == 0)
                 .unwrap_or(true);
+        // The stamp is compared before SQLite opens the file (opening may create the log).
+        let seen = crate::stamp::read(path);
+        let as_stamped =
+            seen.filter(|s| s.files_ok && crate::stamp::current(path) == Some(s.state));
         crate::db_file::prepare_private(path)?;
         let conn = Connection::open(path).db(path)?;
         let mut c = Catalog {
@@ -491,6 +551,13 @@ impl Catalog {
             report: OpenReport {
                 created,
                 ..OpenReport::default()
+            },
+            trust: Trust {
+                files_ok: std::cell::Cell::new(created || as_stamped.is_some()),
+                fts_ok: std::cell::Cell::new(created || as_stamped.is_some_and(|s| s.fts_ok)),
+                seen,
+                stamp_on_drop: false,
+                ino: 0,
             },
         };
         c.conn
@@ -509,10 +576,16 @@ impl Catalog {
         c.conn
             .execute_batch("PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-65536; PRAGMA mmap_size=268435456;")
             .db(path)?;
-        if !created {
+        if !c.trust.files_ok.get() {
             c.check_files_table()?;
+            c.trust.files_ok.set(true);
         }
         c.init_schema()?;
+        {
+            use std::os::unix::fs::MetadataExt;
+            c.trust.ino = std::fs::metadata(path).at(path)?.ino();
+        }
+        c.trust.stamp_on_drop = true;
         // The whole file is checked once a day (about 0.15 s for the catalog of 1 GB of
         // sessions), and by `arbor index`.
         let now = now_ms();
@@ -583,7 +656,10 @@ impl Catalog {
                 created: true,
                 ..OpenReport::default()
             },
+            trust: Trust::default(),
         };
+        c.trust.files_ok.set(true);
+        c.trust.fts_ok.set(true);
         c.init_schema()?;
         Ok(c)
     }
@@ -655,7 +731,10 @@ impl Catalog {
             "INSERT INTO fts(fts, rank) VALUES('integrity-check', 0)",
             [],
         ) {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                self.trust.fts_ok.set(true);
+                Ok(())
+            }
             Err(e) if crate::error::is_corruption(&e) => Err(IndexError::Corrupt {
                 path: self.path.clone(),
                 detail: format!("the text index: {e}"),
@@ -720,6 +799,8 @@ impl Catalog {
         let path = self.path.clone();
         let fresh = Connection::open_in_memory().db(&path)?;
         drop(std::mem::replace(&mut self.conn, fresh));
+        // This catalog's knowledge is of the damaged file: nothing is stamped from it.
+        self.trust.stamp_on_drop = false;
         let aside = set_aside(&path)?;
         let mut c = Catalog::try_open(&path)?;
         c.report.set_aside = Some(aside.clone());
@@ -741,6 +822,7 @@ impl Catalog {
             .db(&self.path)?;
         self.conn.execute_batch(FTS_TUNING).db(&self.path)?;
         self.set_meta("kinds", &kinds.to_setting())?;
+        self.set_meta("epoch", &now_ms().to_string())?;
         self.conn.execute_batch("VACUUM").db(&self.path)?;
         Ok(())
     }
@@ -760,6 +842,15 @@ impl Catalog {
             )
             .db(&self.path)?;
         Ok(())
+    }
+
+    /// What changes when the catalog is emptied ([`Catalog::clear`]) or replaced (set aside
+    /// and created again): the file's inode and the time of the last emptying. A process that
+    /// keeps the catalog fresh (the watcher) compares it to know that its rows are still there.
+    pub fn epoch(&self) -> Result<(u64, String), IndexError> {
+        use std::os::unix::fs::MetadataExt;
+        let ino = std::fs::metadata(&self.path).map(|m| m.ino()).unwrap_or(0);
+        Ok((ino, self.meta("epoch")?.unwrap_or_default()))
     }
 
     /// The opt-in kinds this catalog indexes.

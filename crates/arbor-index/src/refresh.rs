@@ -601,6 +601,24 @@ impl Catalog {
         Ok((out, stats))
     }
 
+    /// The listing of `dirs` as the catalog holds it, every field (without looking at the
+    /// files: for a catalog a live watcher keeps fresh, see [`crate::watch::vouches`]), in
+    /// directory order as far as the catalog knows it (each directory's files by name).
+    pub fn listed_as_indexed(&self, dirs: &[PathBuf]) -> Result<Vec<Listed>, IndexError> {
+        let mut out = Vec::new();
+        let mut done = HashSet::new();
+        for d in dirs {
+            let key = dir_key(d);
+            if !done.insert(key.clone()) {
+                continue;
+            }
+            let mut rows = self.rows_of_dir(&key)?;
+            rows.sort_by(|a, b| a.name.cmp(&b.name));
+            out.extend(rows.iter().filter_map(|r| r.listed(node_join(d, &r.name))));
+        }
+        Ok(out)
+    }
+
     /// Indexes single files (outside any listed directory), as [`Catalog::refresh_dirs`] does.
     pub fn refresh_files(
         &mut self,

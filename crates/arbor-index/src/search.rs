@@ -32,7 +32,8 @@ pub struct SearchQuery {
     /// few microseconds per matching text; a common word matches tens of thousands.
     pub rank_window: usize,
     /// Check the text index when the hits are fewer than the limit (FTS5 finds nothing in a
-    /// damaged index; the check costs about 2.5 ms per MB of catalog). An interactive search
+    /// damaged index; the check costs about 2.5 ms per MB of catalog) and the catalog file is
+    /// not as arbor left it after a check (see the module `stamp`). An interactive search
     /// that runs at every keystroke turns it off.
     pub check_index: bool,
     /// Count every match when the limit cut the hits (`search_with_total`); off: the total
@@ -117,9 +118,11 @@ impl Catalog {
     /// that has no word at all is a query error, never a raw SQLite error.
     ///
     /// A search that finds fewer hits than its limit (none at all, or a short list) checks the
-    /// text index first ([`Catalog::check_text_index`]): damage there makes FTS5 silently
-    /// find nothing, and "no match" must not be the answer of a damaged catalog. Damage is
-    /// [`IndexError::Corrupt`] (the caller rebuilds the catalog and searches again).
+    /// text index first ([`Catalog::check_text_index`]) unless the catalog file is exactly as
+    /// arbor left it after that check (see the module `stamp`): damage there makes FTS5
+    /// silently find nothing, and "no match" must not be the answer of a damaged catalog.
+    /// Damage is [`IndexError::Corrupt`] (the caller rebuilds the catalog and searches
+    /// again), as is SQLite's own report of damage while the query runs.
     ///
     /// # Errors
     /// [`IndexError::Query`] for a query with no word, [`IndexError::Corrupt`] when the catalog
@@ -135,7 +138,7 @@ impl Catalog {
     /// As [`search`](Self::search).
     pub fn search_with_total(&self, q: &SearchQuery) -> Result<(Vec<Hit>, u64), IndexError> {
         let (hits, total) = self.search_unchecked(q)?;
-        if q.check_index && hits.len() < q.limit {
+        if q.check_index && hits.len() < q.limit && !self.trust.fts_ok.get() {
             self.check_text_index()?;
         }
         Ok((hits, total))

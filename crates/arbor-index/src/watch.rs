@@ -1,0 +1,289 @@
+//! A live watcher of the session directories (`arbor index --watch`), and how other commands
+//! ask it whether they may trust the catalog without looking at every file.
+//!
+//! The watcher refreshes the catalog once, then on every inotify event under the sessions
+//! roots (an append, a new file, a rename, a deletion, a new project directory) refreshes
+//! the directories the events name, and stamps the catalog (see the module `stamp`). It
+//! listens on a Unix socket, `<catalog>-watch.d/sock`, in a private directory of its own.
+//!
+//! A command that would `stat` every session file asks instead ([`vouches`]): it connects to
+//! the socket and names the directories it needs. The watcher answers only after it has
+//! taken in every change made before the question: it writes a file (`tick`) in its own
+//! directory, which it watches with the same inotify instance as the sessions. inotify
+//! queues the events of one instance in the order they happen, so when the watcher reads the
+//! tick's event it has read every event of an earlier change; it refreshes what they name and
+//! then answers `ok`. A watcher that died leaves a socket nobody accepts on (refused: the
+//! command refreshes itself); one that hangs does not answer within [`ASK_TIMEOUT`] (the same);
+//! a socket or directory owned by another user is not asked.
+use crate::catalog::Catalog;
+use crate::error::{IndexError, IoContext};
+use crate::refresh::RefreshOptions;
+use crate::RefreshStats;
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How long a command waits for the watcher's answer before it looks at the files itself.
+pub const ASK_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The watcher's private directory for the catalog `catalog`.
+pub fn control_dir(catalog: &Path) -> PathBuf {
+    let mut s = catalog.as_os_str().to_owned();
+    s.push("-watch.d");
+    PathBuf::from(s)
+}
+
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() }
+}
+
+/// Whether a live watcher of the catalog `catalog` has taken in every change made to the
+/// directories `dir_keys` (as [`crate::dir_key`] gives them) up to now, so that the catalog's
+/// rows for them are the files' current state. `false` when there is no watcher, it died, it
+/// does not watch one of them, it has not finished its first refresh, or it does not answer
+/// within [`ASK_TIMEOUT`].
+pub fn vouches(catalog: &Path, dir_keys: &[String]) -> bool {
+    ask(catalog, dir_keys).unwrap_or(false)
+}
+
+fn ask(catalog: &Path, dir_keys: &[String]) -> std::io::Result<bool> {
+    let dir = control_dir(catalog);
+    let me = euid();
+    let d = std::fs::symlink_metadata(&dir)?;
+    if !d.is_dir() || d.uid() != me || d.mode() & 0o077 != 0 {
+        return Ok(false);
+    }
+    let sock = dir.join("sock");
+    let s = std::fs::symlink_metadata(&sock)?;
+    if !s.file_type().is_socket() || s.uid() != me {
+        return Ok(false);
+    }
+    if dir_keys.iter().any(|k| k.contains(['\t', '\n'])) {
+        return Ok(false);
+    }
+    let mut stream = UnixStream::connect(&sock)?;
+    stream.set_read_timeout(Some(ASK_TIMEOUT))?;
+    stream.set_write_timeout(Some(ASK_TIMEOUT))?;
+    let mut q = String::from("fresh");
+    for k in dir_keys {
+        q.push('\t');
+        q.push_str(k);
+    }
+    q.push('\n');
+    stream.write_all(q.as_bytes())?;
+    let mut line = String::new();
+    BufReader::new(stream).read_line(&mut line)?;
+    Ok(line == "ok\n")
+}
+
+/// What the watcher reports as it works.
+#[derive(Debug)]
+pub enum WatchEvent<'a> {
+    /// The first refresh is done; questions are answered from now on.
+    Ready(&'a RefreshStats),
+    /// Directories were refreshed after changes.
+    Refreshed(&'a RefreshStats),
+}
+
+enum Msg {
+    Fs(notify::Event),
+    FsError,
+    Ask(Vec<String>, UnixStream),
+}
+
+/// The project directories of a refresh: the parent of each changed path below a root (or
+/// the path itself when it is a directory directly under a root, created or removed).
+fn dirs_of_event(roots: &[PathBuf], ev: &notify::Event, out: &mut BTreeSet<PathBuf>) -> bool {
+    let mut rescan = ev.need_rescan();
+    for p in &ev.paths {
+        let Some(root) = roots.iter().find(|r| p.starts_with(r)) else {
+            continue;
+        };
+        if p == root {
+            rescan = true;
+            continue;
+        }
+        match p.parent() {
+            Some(parent) if parent == root => {
+                // A project directory (created, removed, renamed), or a file in the root.
+                out.insert(p.clone());
+            }
+            Some(parent) => {
+                out.insert(parent.to_path_buf());
+            }
+            None => {}
+        }
+    }
+    rescan
+}
+
+/// Runs the watcher until its socket can no longer be served: refreshes `all_dirs()` (the
+/// project directories under `roots`, the sessions roots), then keeps the catalog fresh (see
+/// the module documentation). `report` is told what was done.
+///
+/// # Errors
+/// [`IndexError::Io`] when the control directory or the socket cannot be made, or another
+/// watcher of this catalog is live; refresh errors as [`Catalog::refresh_dirs`].
+pub fn run(
+    cat: &mut Catalog,
+    roots: &[PathBuf],
+    all_dirs: &dyn Fn() -> Vec<PathBuf>,
+    report: &mut dyn FnMut(WatchEvent<'_>),
+) -> Result<(), IndexError> {
+    let ctl = control_dir(cat.path());
+    arbor_store::file::create_dir_private(&ctl).at(&ctl)?;
+    let m = std::fs::symlink_metadata(&ctl).at(&ctl)?;
+    if !m.is_dir() || m.uid() != euid() || m.mode() & 0o077 != 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "is not a private directory of this user (mode 0700)",
+        ))
+        .at(&ctl);
+    }
+    let sock = ctl.join("sock");
+    if UnixStream::connect(&sock).is_ok() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::AddrInUse,
+            "another arbor watcher serves this catalog",
+        ))
+        .at(&sock);
+    }
+    match std::fs::symlink_metadata(&sock) {
+        Ok(_) => std::fs::remove_file(&sock).at(&sock)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).at(&sock),
+    }
+    let tick = ctl.join("tick");
+    let roots: Vec<PathBuf> = roots
+        .iter()
+        .filter_map(|r| std::fs::canonicalize(r).ok())
+        .collect();
+
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let fs_tx = tx.clone();
+    let mut watcher = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
+        let _ = fs_tx.send(match e {
+            Ok(ev) => Msg::Fs(ev),
+            Err(_) => Msg::FsError,
+        });
+    })
+    .map_err(|e| std::io::Error::other(e.to_string()))
+    .at(&ctl)?;
+    use notify::Watcher as _;
+    watcher
+        .watch(&ctl, notify::RecursiveMode::NonRecursive)
+        .map_err(|e| std::io::Error::other(e.to_string()))
+        .at(&ctl)?;
+    for r in &roots {
+        watcher
+            .watch(r, notify::RecursiveMode::Recursive)
+            .map_err(|e| std::io::Error::other(e.to_string()))
+            .at(r)?;
+    }
+    let opts = RefreshOptions {
+        listing: false,
+        ..RefreshOptions::with_texts()
+    };
+    // The first refresh, after the watches are in place: a change during it is an event.
+    let (_, stats) = cat.refresh_dirs(&all_dirs(), opts, &mut |_| {})?;
+    cat.stamp();
+    let mut epoch = cat.epoch()?;
+    // Questions are taken only now (a command meanwhile finds nobody and looks itself).
+    let listener = UnixListener::bind(&sock).at(&sock)?;
+    report(WatchEvent::Ready(&stats));
+
+    let ask_tx = tx;
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { continue };
+            let _ = conn.set_read_timeout(Some(ASK_TIMEOUT));
+            let _ = conn.set_write_timeout(Some(ASK_TIMEOUT));
+            let mut line = String::new();
+            let Ok(reader) = conn.try_clone() else {
+                continue;
+            };
+            if BufReader::new(reader).read_line(&mut line).is_err() {
+                continue;
+            }
+            let mut parts = line.trim_end_matches('\n').split('\t');
+            if parts.next() != Some("fresh") {
+                continue;
+            }
+            let keys = parts.map(str::to_string).collect();
+            if ask_tx.send(Msg::Ask(keys, conn)).is_err() {
+                break;
+            }
+        }
+    });
+
+    let covered = |keys: &[String]| {
+        keys.iter()
+            .all(|k| roots.iter().any(|r| Path::new(k).starts_with(r)))
+    };
+    let mut pending: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut rescan = false;
+    // Questions the written tick answers, and those that came after it was written.
+    let mut waiting: Vec<(Vec<String>, UnixStream)> = Vec::new();
+    let mut next: Vec<(Vec<String>, UnixStream)> = Vec::new();
+    let write_tick = || arbor_store::safe_fs::replace_file(&tick, b"tick\n").at(&tick);
+    loop {
+        // Block for the next message, then take every queued one before refreshing.
+        let Ok(first) = rx.recv() else { break };
+        let mut msgs = vec![first];
+        msgs.extend(rx.try_iter());
+        let mut ticked = false;
+        for m in msgs {
+            match m {
+                Msg::Fs(ev) => {
+                    if ev.paths.iter().any(|p| p == &tick) {
+                        ticked = true;
+                        continue;
+                    }
+                    rescan |= dirs_of_event(&roots, &ev, &mut pending);
+                }
+                Msg::FsError => rescan = true,
+                // Asked after the tick in flight was written, maybe: the next tick answers.
+                Msg::Ask(keys, conn) => next.push((keys, conn)),
+            }
+        }
+        if ticked && cat.epoch()? != epoch {
+            // Another process emptied the catalog (new kinds, `--rebuild`) or replaced it
+            // (set aside as damaged): everything again, from the file now at the path.
+            if cat.epoch()?.0 != epoch.0 {
+                let path = cat.path().to_path_buf();
+                *cat = Catalog::open(&path)?;
+            }
+            rescan = true;
+        }
+        if rescan || !pending.is_empty() {
+            let dirs: Vec<PathBuf> = if rescan {
+                all_dirs()
+            } else {
+                std::mem::take(&mut pending).into_iter().collect()
+            };
+            rescan = false;
+            pending.clear();
+            let (_, stats) = cat.refresh_dirs(&dirs, opts, &mut |_| {})?;
+            cat.stamp();
+            epoch = cat.epoch()?;
+            report(WatchEvent::Refreshed(&stats));
+        }
+        if ticked {
+            for (keys, mut conn) in waiting.drain(..) {
+                let answer: &[u8] = if covered(&keys) { b"ok\n" } else { b"no\n" };
+                let _ = conn.write_all(answer);
+            }
+        }
+        if waiting.is_empty() && !next.is_empty() {
+            waiting = std::mem::take(&mut next);
+            write_tick()?;
+        }
+    }
+    drop(watcher);
+    Ok(())
+}
