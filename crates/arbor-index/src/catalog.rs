@@ -175,6 +175,10 @@ pub struct OpenReport {
     /// The file could not be used (unwritable, or an I/O or SQLite error opening it): this
     /// catalog is in memory for this run, and this is why ([`Catalog::open_or_memory`]).
     pub in_memory_because: Option<String>,
+    /// The files table was checked (`quick_check`) because the file was not as arbor left it
+    /// after a check (see the module `stamp`): a process died while writing, something else
+    /// wrote it, or it is older than the stamps.
+    pub checked: bool,
 }
 
 /// A catalog found damaged while it was used, set aside and replaced by an empty one
@@ -579,6 +583,7 @@ impl Catalog {
         if !c.trust.files_ok.get() {
             c.check_files_table()?;
             c.trust.files_ok.set(true);
+            c.report.checked = true;
         }
         c.init_schema()?;
         {
@@ -851,6 +856,15 @@ impl Catalog {
         use std::os::unix::fs::MetadataExt;
         let ino = std::fs::metadata(&self.path).map(|m| m.ino()).unwrap_or(0);
         Ok((ino, self.meta("epoch")?.unwrap_or_default()))
+    }
+
+    /// What this catalog takes as checked without checking it again: `(files table, text
+    /// index)`. Both hold for a file exactly as arbor left it after those checks (see the
+    /// module `stamp`), for a new or in-memory catalog, and after the checks ran in this
+    /// process; otherwise opening checks the files table and a search that finds fewer hits
+    /// than its limit checks the text index.
+    pub fn trusted(&self) -> (bool, bool) {
+        (self.trust.files_ok.get(), self.trust.fts_ok.get())
     }
 
     /// The opt-in kinds this catalog indexes.
