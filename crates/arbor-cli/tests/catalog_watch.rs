@@ -1,0 +1,228 @@
+//! Issue 21, item 15: `arbor index --watch` keeps the catalog fresh through inotify and
+//! vouches for it ([`arbor_index::watch::vouches`]), so that commands trust the catalog instead
+//! of a `stat` per session file; a watcher that died or hangs is not trusted. Every wait here
+//! is for an event (the watcher's "watching" line, its answer), never a fixed delay: an
+//! answer `ok` means the watcher has taken in every change made before the question.
+use arbor_index::watch::vouches;
+use arbor_index::{dir_key, Catalog, Listed};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+fn session(dir: &Path, name: &str, text: &str) {
+    std::fs::write(
+        dir.join(format!("{name}.jsonl")),
+        format!(
+            "{}\n{}\n",
+            r#"{"type":"session","version":3,"id":"ID","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#
+                .replace("ID", name),
+            format_args!(
+                r#"{{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
+            )
+        ),
+    )
+    .expect("write session");
+}
+
+fn rename_line(name: &str) -> String {
+    format!(
+        r#"{{"type":"session_info","id":"n1","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z","name":"{name}"}}"#
+    ) + "\n"
+}
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    project: PathBuf,
+    catalog: PathBuf,
+}
+
+impl Env {
+    fn new() -> Env {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().to_path_buf();
+        let project = root.join("agent/sessions/--w--");
+        std::fs::create_dir_all(&project).expect("mkdir");
+        for k in 0..3 {
+            session(&project, &format!("s{k}"), &format!("hello number {k}"));
+        }
+        let catalog = root.join("cache/catalog.db");
+        Env {
+            _tmp: tmp,
+            root,
+            project,
+            catalog,
+        }
+    }
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_arbor"));
+        c.args(args)
+            .env("HOME", self.root.join("home"))
+            .env("XDG_CACHE_HOME", self.root.join("cache"))
+            .env("PI_CODING_AGENT_DIR", self.root.join("agent"))
+            .env("ARBOR_CATALOG", &self.catalog)
+            .stdin(Stdio::null());
+        c
+    }
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().expect("run arbor")
+    }
+    /// Starts `arbor index --watch` and waits for it to say it watches.
+    fn watcher(&self) -> Child {
+        let mut child = self
+            .cmd(&["index", "--watch"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn watcher");
+        let err = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(err).lines();
+        loop {
+            match lines.next() {
+                Some(Ok(l)) if l.contains("watching") => break,
+                Some(Ok(_)) => {}
+                other => panic!("the watcher ended before it watched: {other:?}"),
+            }
+        }
+        // Keep reading its stderr so that it never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        child
+    }
+    fn keys(&self, dirs: &[&Path]) -> Vec<String> {
+        dirs.iter().map(|d| dir_key(d)).collect()
+    }
+    /// What the catalog holds for `dirs`, read without looking at the files.
+    fn indexed(&self, dirs: &[PathBuf]) -> Vec<Listed> {
+        let cat = Catalog::open(&self.catalog).expect("open catalog");
+        cat.listed_as_indexed(dirs).expect("listed")
+    }
+}
+
+fn names(listed: &[Listed]) -> Vec<String> {
+    let mut v: Vec<String> = listed
+        .iter()
+        .map(|l| {
+            let f = l.file.file_name().unwrap_or_default().to_string_lossy();
+            match &l.info.name {
+                Some(n) => format!("{f}={n}"),
+                None => f.into_owned(),
+            }
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_watcher_keeps_the_catalog_fresh_and_vouches_for_it() {
+    let env = Env::new();
+    let mut w = env.watcher();
+    let p = env.project.clone();
+    let keys = env.keys(&[&p]);
+    assert!(vouches(&env.catalog, &keys));
+    assert_eq!(
+        names(&env.indexed(std::slice::from_ref(&p))),
+        ["s0.jsonl", "s1.jsonl", "s2.jsonl"]
+    );
+
+    // An append in place (the directory's mtime does not change).
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(p.join("s0.jsonl"))
+        .expect("open");
+    std::io::Write::write_all(&mut f, rename_line("renamed").as_bytes()).expect("append");
+    drop(f);
+    assert!(vouches(&env.catalog, &keys));
+    assert_eq!(
+        names(&env.indexed(std::slice::from_ref(&p))),
+        ["s0.jsonl=renamed", "s1.jsonl", "s2.jsonl"]
+    );
+
+    // A new file and a deleted one.
+    session(&p, "s3", "new one");
+    std::fs::remove_file(p.join("s1.jsonl")).expect("rm");
+    assert!(vouches(&env.catalog, &keys));
+    assert_eq!(
+        names(&env.indexed(std::slice::from_ref(&p))),
+        ["s0.jsonl=renamed", "s2.jsonl", "s3.jsonl"]
+    );
+
+    // A new project directory, with a session written at once.
+    let q = env.root.join("agent/sessions/--other--");
+    std::fs::create_dir(&q).expect("mkdir");
+    session(&q, "t0", "in another project");
+    let both = env.keys(&[&p, &q]);
+    assert!(vouches(&env.catalog, &both));
+    assert_eq!(names(&env.indexed(std::slice::from_ref(&q))), ["t0.jsonl"]);
+
+    // The commands answer from it (the search finds the appended text's session's new file).
+    let o = env.run(&["search", "another", "--all", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("t0.jsonl"));
+    let o = env.run(&["ls", "--all", "--json"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("\"renamed\"") && !out.contains("s1.jsonl"),
+        "{out}"
+    );
+
+    // A directory it does not watch is not vouched for.
+    let elsewhere = env.root.join("elsewhere");
+    std::fs::create_dir(&elsewhere).expect("mkdir");
+    assert!(!vouches(&env.catalog, &env.keys(&[&p, &elsewhere])));
+    w.kill().expect("kill");
+    let _ = w.wait();
+}
+
+#[test]
+fn a_killed_or_stopped_watcher_is_not_trusted() {
+    let env = Env::new();
+    let p = env.project.clone();
+    let keys = env.keys(&[&p]);
+    assert!(!vouches(&env.catalog, &keys), "no watcher yet");
+    let mut w = env.watcher();
+    assert!(vouches(&env.catalog, &keys));
+
+    // Stopped (hung): no answer within the timeout.
+    let pid = w.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-STOP", &pid])
+        .status()
+        .expect("kill")
+        .success());
+    let t = std::time::Instant::now();
+    assert!(!vouches(&env.catalog, &keys));
+    assert!(t.elapsed() >= arbor_index::watch::ASK_TIMEOUT / 2);
+    assert!(Command::new("kill")
+        .args(["-CONT", &pid])
+        .status()
+        .expect("kill")
+        .success());
+
+    // Killed: its socket stays behind, and nobody answers on it.
+    w.kill().expect("kill");
+    let _ = w.wait();
+    assert!(env
+        .catalog
+        .with_file_name("catalog.db-watch.d/sock")
+        .exists());
+    assert!(!vouches(&env.catalog, &keys));
+    // So a command looks at the files itself and sees a change made after the death.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(p.join("s2.jsonl"))
+        .expect("open");
+    std::io::Write::write_all(&mut f, rename_line("after death").as_bytes()).expect("append");
+    drop(f);
+    let o = env.run(&["ls", "--json", "--dir", p.to_str().expect("utf8")]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("\"after death\""),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // A new watcher takes over the dead one's place.
+    let mut w = env.watcher();
+    assert!(vouches(&env.catalog, &keys));
+    w.kill().expect("kill");
+    let _ = w.wait();
+}
