@@ -226,3 +226,48 @@ fn a_killed_or_stopped_watcher_is_not_trusted() {
     w.kill().expect("kill");
     let _ = w.wait();
 }
+
+/// A session that is a symbolic link, or a file with another hard link, can change through a
+/// name inotify does not watch: the watcher does not vouch for its directory, and a command
+/// sees the change by looking at the files itself.
+#[test]
+fn a_directory_inotify_cannot_follow_is_not_vouched_for() {
+    for kind in ["symlink", "hard link"] {
+        let env = Env::new();
+        let p = env.project.clone();
+        let outside = env.root.join("outside");
+        std::fs::create_dir(&outside).expect("mkdir");
+        session(&outside, "real", "kept elsewhere");
+        let real = outside.join("real.jsonl");
+        match kind {
+            "symlink" => std::os::unix::fs::symlink(&real, p.join("linked.jsonl")),
+            _ => std::fs::hard_link(&real, p.join("linked.jsonl")),
+        }
+        .expect("link");
+        let q = env.root.join("agent/sessions/--plain--");
+        std::fs::create_dir(&q).expect("mkdir");
+        session(&q, "u0", "plain");
+        let mut w = env.watcher();
+        assert!(vouches(&env.catalog, &env.keys(&[&q])), "{kind}");
+        assert!(!vouches(&env.catalog, &env.keys(&[&p])), "{kind}");
+        // Written through the other name: no event in the project directory.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&real)
+            .expect("open");
+        std::io::Write::write_all(&mut f, rename_line("via the other name").as_bytes())
+            .expect("append");
+        drop(f);
+        let o = env.run(&["ls", "--json", "--dir", p.to_str().expect("utf8")]);
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("\"via the other name\""),
+            "{kind}: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        // Once the link is gone, the directory is vouched for again.
+        std::fs::remove_file(p.join("linked.jsonl")).expect("rm");
+        assert!(vouches(&env.catalog, &env.keys(&[&p])), "{kind}");
+        w.kill().expect("kill");
+        let _ = w.wait();
+    }
+}

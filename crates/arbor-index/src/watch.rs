@@ -88,6 +88,88 @@ pub enum WatchEvent<'a> {
     Ready(&'a RefreshStats),
     /// Directories were refreshed after changes.
     Refreshed(&'a RefreshStats),
+    /// A sessions root on a network or FUSE file system (changes made on another machine are
+    /// no inotify event here): watched, but never vouched for.
+    NotVouched(&'a Path),
+}
+
+/// File systems whose changes may come from elsewhere, unseen by inotify: NFS, SMB/CIFS
+/// (three magics), FUSE (sshfs and the like), 9p, Coda, NCP, AFS, Ceph, GPFS, Lustre.
+const REMOTE_FS: [u32; 12] = [
+    0x6969,
+    0x517B,
+    0xFF53_4D42,
+    0xFE53_4D42,
+    0x6573_5546,
+    0x0102_1997,
+    0x7375_7245,
+    0x564C,
+    0x6B41_4653,
+    0x00C3_6400,
+    0x4750_4653,
+    0x0BD0_0BD0,
+];
+
+/// Whether inotify sees every change under `dir`: a local file system.
+fn local_fs(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: statfs writes into the zeroed struct; the path is NUL-terminated.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return false;
+    }
+    #[allow(clippy::unnecessary_cast)]
+    let magic = st.f_type as i64 as u32;
+    !REMOTE_FS.contains(&magic)
+}
+
+/// Whether inotify sees every change to the sessions of the directory `dir`: none of its
+/// `*.jsonl` entries is a symbolic link or a file with another hard link (a write through
+/// the other name is an event of another directory, or of none watched).
+fn sees_every_session(dir: &Path) -> bool {
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) => return e.kind() == std::io::ErrorKind::NotFound,
+    };
+    for e in rd {
+        let Ok(e) = e else { return false };
+        if !e.file_name().as_encoded_bytes().ends_with(b".jsonl") {
+            continue;
+        }
+        match e.path().symlink_metadata() {
+            Ok(m) if m.file_type().is_symlink() || (m.is_file() && m.nlink() > 1) => return false,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
+/// Refreshes `dirs` and notes which of them inotify cannot vouch for.
+fn refresh_noting(
+    cat: &mut Catalog,
+    dirs: &[PathBuf],
+    blind: &mut std::collections::HashSet<String>,
+) -> Result<RefreshStats, IndexError> {
+    let opts = RefreshOptions {
+        listing: false,
+        ..RefreshOptions::with_texts()
+    };
+    let (_, stats) = cat.refresh_dirs(dirs, opts, &mut |_| {})?;
+    for d in dirs {
+        let key = crate::dir_key(d);
+        if sees_every_session(d) {
+            blind.remove(&key);
+        } else {
+            blind.insert(key);
+        }
+    }
+    cat.stamp();
+    Ok(stats)
 }
 
 enum Msg {
@@ -185,13 +267,19 @@ pub fn run(
             .map_err(|e| std::io::Error::other(e.to_string()))
             .at(r)?;
     }
-    let opts = RefreshOptions {
-        listing: false,
-        ..RefreshOptions::with_texts()
-    };
+    // Only roots on a local file system are vouched for.
+    let mut vouched: Vec<PathBuf> = Vec::new();
+    for r in &roots {
+        if local_fs(r) {
+            vouched.push(r.clone());
+        } else {
+            report(WatchEvent::NotVouched(r));
+        }
+    }
+    // Project directories holding a session inotify cannot follow (a symlink, a hard link).
+    let mut blind = std::collections::HashSet::new();
     // The first refresh, after the watches are in place: a change during it is an event.
-    let (_, stats) = cat.refresh_dirs(&all_dirs(), opts, &mut |_| {})?;
-    cat.stamp();
+    let stats = refresh_noting(cat, &all_dirs(), &mut blind)?;
     let mut epoch = cat.epoch()?;
     // Questions are taken only now (a command meanwhile finds nobody and looks itself).
     let listener = UnixListener::bind(&sock).at(&sock)?;
@@ -221,9 +309,10 @@ pub fn run(
         }
     });
 
-    let covered = |keys: &[String]| {
-        keys.iter()
-            .all(|k| roots.iter().any(|r| Path::new(k).starts_with(r)))
+    let covered = |keys: &[String], blind: &std::collections::HashSet<String>| {
+        keys.iter().all(|k| {
+            vouched.iter().any(|r| Path::new(k).starts_with(r)) && !blind.contains(k.as_str())
+        })
     };
     let mut pending: BTreeSet<PathBuf> = BTreeSet::new();
     let mut rescan = false;
@@ -245,6 +334,25 @@ pub fn run(
                         continue;
                     }
                     rescan |= dirs_of_event(&roots, &ev, &mut pending);
+                    // A project directory renamed: notify's paths for the watches below it may
+                    // be stale, so the roots are watched again (and everything refreshed).
+                    if matches!(
+                        ev.kind,
+                        notify::EventKind::Modify(notify::event::ModifyKind::Name(_))
+                    ) && ev
+                        .paths
+                        .iter()
+                        .any(|p| p.parent().is_some_and(|d| roots.iter().any(|r| r == d)))
+                    {
+                        for r in &roots {
+                            let _ = watcher.unwatch(r);
+                            watcher
+                                .watch(r, notify::RecursiveMode::Recursive)
+                                .map_err(|e| std::io::Error::other(e.to_string()))
+                                .at(r)?;
+                        }
+                        rescan = true;
+                    }
                 }
                 Msg::FsError => rescan = true,
                 // Asked after the tick in flight was written, maybe: the next tick answers.
@@ -268,14 +376,17 @@ pub fn run(
             };
             rescan = false;
             pending.clear();
-            let (_, stats) = cat.refresh_dirs(&dirs, opts, &mut |_| {})?;
-            cat.stamp();
+            let stats = refresh_noting(cat, &dirs, &mut blind)?;
             epoch = cat.epoch()?;
             report(WatchEvent::Refreshed(&stats));
         }
         if ticked {
             for (keys, mut conn) in waiting.drain(..) {
-                let answer: &[u8] = if covered(&keys) { b"ok\n" } else { b"no\n" };
+                let answer: &[u8] = if covered(&keys, &blind) {
+                    b"ok\n"
+                } else {
+                    b"no\n"
+                };
                 let _ = conn.write_all(answer);
             }
         }

@@ -353,6 +353,11 @@ fn watch_catalog(cat: &mut Catalog, loc: &Locator) -> Result<ExitCode> {
                 );
             }
             arbor_index::watch::WatchEvent::Refreshed(s) => warn_failed(s),
+            arbor_index::watch::WatchEvent::NotVouched(r) => say_err!(
+                "arbor: warning: {} is on a network or FUSE file system, where inotify misses \
+                 changes made elsewhere: commands keep looking at its files themselves",
+                r.display()
+            ),
         })
     })?;
     Ok(ExitCode::SUCCESS)
