@@ -129,38 +129,38 @@ PI_S=$(awk -v ms="$(median "${PI_MS[@]}")" 'BEGIN{printf "%.3f", ms/1000}')
 
 # --- arbor --------------------------------------------------------------------------------
 say "arbor: cold listing (no catalog), $RUNS runs"
-COLD=$(timeit cold "$RUNS" 0 sh -c "rm -f '$CAT' '$CAT-wal' '$CAT-shm'; exec '$ARBOR' --catalog '$CAT' ls --json --dir '$DIR'")
-AR_N=$("$ARBOR" --catalog "$CAT" ls --json --dir "$DIR" | grep -o '"firstMessage"' | wc -l)
+COLD=$(timeit cold "$RUNS" 0 sh -c "rm -f '$CAT' '$CAT-wal' '$CAT-shm' '$CAT-verified'; exec '$ARBOR' ls --catalog '$CAT' --json --dir '$DIR'")
+AR_N=$("$ARBOR" ls --catalog "$CAT" --json --dir "$DIR" | grep -o '"firstMessage"' | wc -l)
 IRUNS=$(((RUNS + 1) / 2))
 say "arbor: full indexing (no catalog: listing and full-text index), $IRUNS runs"
-INDEX=$(timeit index "$IRUNS" 0 sh -c "rm -f '$CAT' '$CAT-wal' '$CAT-shm'; exec '$ARBOR' --catalog '$CAT' search xylophone --dir '$DIR' --json")
+INDEX=$(timeit index "$IRUNS" 0 sh -c "rm -f '$CAT' '$CAT-wal' '$CAT-shm' '$CAT-verified'; exec '$ARBOR' search --catalog '$CAT' xylophone --dir '$DIR' --json")
 say "arbor: warm listing and searches"
-WARM=$(timeit warm "$RUNS" 2 "$ARBOR" --catalog "$CAT" ls --json --dir "$DIR")
-WARM_TABLE=$(timeit warm_table "$RUNS" 2 "$ARBOR" --catalog "$CAT" ls --dir "$DIR")
-S_PHRASE=$(timeit search_phrase "$RUNS" 2 "$ARBOR" --catalog "$CAT" search '"session manager"' --dir "$DIR" --json)
-S_WORDS=$(timeit search_words "$RUNS" 2 "$ARBOR" --catalog "$CAT" search 'refactor lock' --dir "$DIR" --json)
-S_PREFIX=$(timeit search_prefix "$RUNS" 2 "$ARBOR" --catalog "$CAT" search 'Ωmeg*' --dir "$DIR" --json)
-S_RARE=$(timeit search_none "$RUNS" 2 "$ARBOR" --catalog "$CAT" search 'xylophone' --dir "$DIR" --json)
+WARM=$(timeit warm "$RUNS" 2 "$ARBOR" ls --catalog "$CAT" --json --dir "$DIR")
+WARM_TABLE=$(timeit warm_table "$RUNS" 2 "$ARBOR" ls --catalog "$CAT" --dir "$DIR")
+S_PHRASE=$(timeit search_phrase "$RUNS" 2 "$ARBOR" search --catalog "$CAT" '"session manager"' --dir "$DIR" --json)
+S_WORDS=$(timeit search_words "$RUNS" 2 "$ARBOR" search --catalog "$CAT" 'refactor lock' --dir "$DIR" --json)
+S_PREFIX=$(timeit search_prefix "$RUNS" 2 "$ARBOR" search --catalog "$CAT" 'Ωmeg*' --dir "$DIR" --json)
+S_RARE=$(timeit search_none "$RUNS" 2 "$ARBOR" search --catalog "$CAT" 'xylophone' --dir "$DIR" --json)
 CAT_MB=$(awk -v b="$(stat -c %s "$CAT")" 'BEGIN{printf "%.0f", b/1e6}')
 # `ls --all` and the searches again, over the agent directory (its one project), without and
 # then with a live watcher (`arbor index --watch`, which commands ask instead of a stat per
 # file).
 AGENT="$DIR/../.."
 export PI_CODING_AGENT_DIR=$AGENT
-LS_ALL=$(timeit ls_all "$RUNS" 2 "$ARBOR" --catalog "$CAT" ls --all --json)
+LS_ALL=$(timeit ls_all "$RUNS" 2 "$ARBOR" ls --catalog "$CAT" --all --json)
 say "arbor: with a live watcher (arbor index --watch)"
-"$ARBOR" --catalog "$CAT" index --watch 2>"$SCRATCH/.watch.log" >/dev/null &
+"$ARBOR" index --catalog "$CAT" --watch 2>"$SCRATCH/.watch.log" >/dev/null &
 WATCHER=$!
 until grep -q watching "$SCRATCH/.watch.log"; do
 	kill -0 "$WATCHER" 2>/dev/null || { cat "$SCRATCH/.watch.log" >&2; exit 1; }
 	sleep 0.1
 done
-W_LS_ALL=$(timeit w_ls_all "$RUNS" 2 "$ARBOR" --catalog "$CAT" ls --all --json)
-W_WARM=$(timeit w_warm "$RUNS" 2 "$ARBOR" --catalog "$CAT" ls --json --dir "$DIR")
-W_PHRASE=$(timeit w_search_phrase "$RUNS" 2 "$ARBOR" --catalog "$CAT" search '"session manager"' --dir "$DIR" --json)
-W_WORDS=$(timeit w_search_words "$RUNS" 2 "$ARBOR" --catalog "$CAT" search 'refactor lock' --dir "$DIR" --json)
-W_PREFIX=$(timeit w_search_prefix "$RUNS" 2 "$ARBOR" --catalog "$CAT" search 'Ωmeg*' --dir "$DIR" --json)
-W_RARE=$(timeit w_search_none "$RUNS" 2 "$ARBOR" --catalog "$CAT" search 'xylophone' --dir "$DIR" --json)
+W_LS_ALL=$(timeit w_ls_all "$RUNS" 2 "$ARBOR" ls --catalog "$CAT" --all --json)
+W_WARM=$(timeit w_warm "$RUNS" 2 "$ARBOR" ls --catalog "$CAT" --json --dir "$DIR")
+W_PHRASE=$(timeit w_search_phrase "$RUNS" 2 "$ARBOR" search --catalog "$CAT" '"session manager"' --dir "$DIR" --json)
+W_WORDS=$(timeit w_search_words "$RUNS" 2 "$ARBOR" search --catalog "$CAT" 'refactor lock' --dir "$DIR" --json)
+W_PREFIX=$(timeit w_search_prefix "$RUNS" 2 "$ARBOR" search --catalog "$CAT" 'Ωmeg*' --dir "$DIR" --json)
+W_RARE=$(timeit w_search_none "$RUNS" 2 "$ARBOR" search --catalog "$CAT" 'xylophone' --dir "$DIR" --json)
 kill "$WATCHER"
 wait "$WATCHER" 2>/dev/null || true
 unset PI_CODING_AGENT_DIR
@@ -169,17 +169,17 @@ say "arbor: refresh after one turn appended to 10 and to 100 sessions ($RUNS rou
 R0=() R10=() R100=() A10=0 A100=0
 K=0
 for ((r = 0; r < RUNS; r++)); do
-	t=$(now); "$ARBOR" --catalog "$CAT" ls --json --dir "$DIR" >/dev/null; R0+=("$(since "$t")")
+	t=$(now); "$ARBOR" ls --catalog "$CAT" --json --dir "$DIR" >/dev/null; R0+=("$(since "$t")")
 	before=$(cat "${FILES[@]:0:10}" | wc -c)
 	for f in "${FILES[@]:0:10}"; do K=$((K + 1)); append_turn "$f" "$K"; done
 	A10=$(($(cat "${FILES[@]:0:10}" | wc -c) - before))
-	t=$(now); "$ARBOR" --catalog "$CAT" ls --json --dir "$DIR" >/dev/null; R10+=("$(since "$t")")
+	t=$(now); "$ARBOR" ls --catalog "$CAT" --json --dir "$DIR" >/dev/null; R10+=("$(since "$t")")
 	before=$(cat "${FILES[@]:0:100}" | wc -c)
 	for f in "${FILES[@]:0:100}"; do K=$((K + 1)); append_turn "$f" "$K"; done
 	A100=$(($(cat "${FILES[@]:0:100}" | wc -c) - before))
-	t=$(now); "$ARBOR" --catalog "$CAT" ls --json --dir "$DIR" >/dev/null; R100+=("$(since "$t")")
+	t=$(now); "$ARBOR" ls --catalog "$CAT" --json --dir "$DIR" >/dev/null; R100+=("$(since "$t")")
 done
-HITS=$("$ARBOR" --catalog "$CAT" search zebra --dir "$DIR" --json | grep -o '"entryId"' | wc -l)
+HITS=$("$ARBOR" search --catalog "$CAT" zebra --dir "$DIR" --json | grep -o '"entryId"' | wc -l)
 restore
 trap - EXIT
 
