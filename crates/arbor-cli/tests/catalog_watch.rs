@@ -271,3 +271,34 @@ fn a_directory_inotify_cannot_follow_is_not_vouched_for() {
         let _ = w.wait();
     }
 }
+
+/// Reading is no change: a watcher refreshes only when something was written (its own reading
+/// of a directory, an open event, once made it refresh forever).
+#[test]
+fn an_idle_watcher_does_no_work() {
+    let env = Env::new();
+    let p = env.project.clone();
+    let mut w = env.watcher();
+    let r1 = arbor_index::watch::refreshes(&env.catalog).expect("a live watcher");
+    // Opening, listing and reading the sessions (what every reader does).
+    let n = std::fs::read_dir(&p).expect("read_dir").count();
+    assert_eq!(n, 3);
+    let _ = std::fs::read(p.join("s0.jsonl")).expect("read");
+    let o = env.run(&["ls", "--json", "--dir", p.to_str().expect("utf8")]);
+    assert!(o.status.success());
+    let r2 = arbor_index::watch::refreshes(&env.catalog).expect("a live watcher");
+    assert_eq!(r1, r2, "the watcher refreshed with nothing changed");
+    // One write: one refresh.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(p.join("s0.jsonl"))
+        .expect("open");
+    std::io::Write::write_all(&mut f, rename_line("one write").as_bytes()).expect("append");
+    drop(f);
+    let r3 = arbor_index::watch::refreshes(&env.catalog).expect("a live watcher");
+    assert!(r3 > r2, "{r2} -> {r3}");
+    let r4 = arbor_index::watch::refreshes(&env.catalog).expect("a live watcher");
+    assert_eq!(r3, r4);
+    w.kill().expect("kill");
+    let _ = w.wait();
+}

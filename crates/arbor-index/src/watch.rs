@@ -27,6 +27,10 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
+/// The key of a `refreshes` question among the directory keys of `fresh` ones (no directory
+/// key starts with a NUL).
+const COUNT: &str = "\0refreshes";
+
 /// How long a command waits for the watcher's answer before it looks at the files itself.
 pub const ASK_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -51,34 +55,49 @@ pub fn vouches(catalog: &Path, dir_keys: &[String]) -> bool {
     ask(catalog, dir_keys).unwrap_or(false)
 }
 
-fn ask(catalog: &Path, dir_keys: &[String]) -> std::io::Result<bool> {
+/// How many refreshes a live watcher of the catalog `catalog` has run since it started (its
+/// first included), once it has taken in every change made before the question: a watcher
+/// with nothing to do runs none. `None` when no watcher answers.
+pub fn refreshes(catalog: &Path) -> Option<u64> {
+    let line = request(catalog, "refreshes\n").ok()?;
+    line.strip_prefix("refreshes ")?.trim_end().parse().ok()
+}
+
+/// Sends one request line to the watcher of `catalog` and returns its answer line.
+fn request(catalog: &Path, q: &str) -> std::io::Result<String> {
     let dir = control_dir(catalog);
     let me = euid();
     let d = std::fs::symlink_metadata(&dir)?;
-    if !d.is_dir() || d.uid() != me || d.mode() & 0o077 != 0 {
-        return Ok(false);
-    }
     let sock = dir.join("sock");
     let s = std::fs::symlink_metadata(&sock)?;
-    if !s.file_type().is_socket() || s.uid() != me {
-        return Ok(false);
+    if !d.is_dir() || d.uid() != me || d.mode() & 0o077 != 0 {
+        return Err(std::io::Error::other(
+            "not a private directory of this user",
+        ));
     }
-    if dir_keys.iter().any(|k| k.contains(['\t', '\n'])) {
-        return Ok(false);
+    if !s.file_type().is_socket() || s.uid() != me {
+        return Err(std::io::Error::other("not a socket of this user"));
     }
     let mut stream = UnixStream::connect(&sock)?;
     stream.set_read_timeout(Some(ASK_TIMEOUT))?;
     stream.set_write_timeout(Some(ASK_TIMEOUT))?;
+    stream.write_all(q.as_bytes())?;
+    let mut line = String::new();
+    BufReader::new(stream).read_line(&mut line)?;
+    Ok(line)
+}
+
+fn ask(catalog: &Path, dir_keys: &[String]) -> std::io::Result<bool> {
+    if dir_keys.iter().any(|k| k.contains(['\t', '\n'])) {
+        return Ok(false);
+    }
     let mut q = String::from("fresh");
     for k in dir_keys {
         q.push('\t');
         q.push_str(k);
     }
     q.push('\n');
-    stream.write_all(q.as_bytes())?;
-    let mut line = String::new();
-    BufReader::new(stream).read_line(&mut line)?;
-    Ok(line == "ok\n")
+    Ok(request(catalog, &q)? == "ok\n")
 }
 
 /// What the watcher reports as it works.
@@ -299,10 +318,12 @@ pub fn run(
                 continue;
             }
             let mut parts = line.trim_end_matches('\n').split('\t');
-            if parts.next() != Some("fresh") {
-                continue;
-            }
-            let keys = parts.map(str::to_string).collect();
+            // `refreshes`: a question like `fresh`, answered with the count instead.
+            let keys = match parts.next() {
+                Some("fresh") => parts.map(str::to_string).collect(),
+                Some("refreshes") => vec![COUNT.to_string()],
+                _ => continue,
+            };
             if ask_tx.send(Msg::Ask(keys, conn)).is_err() {
                 break;
             }
@@ -314,6 +335,7 @@ pub fn run(
             vouched.iter().any(|r| Path::new(k).starts_with(r)) && !blind.contains(k.as_str())
         })
     };
+    let mut refreshes: u64 = 1;
     let mut pending: BTreeSet<PathBuf> = BTreeSet::new();
     let mut rescan = false;
     // Questions the written tick answers, and those that came after it was written.
@@ -331,6 +353,11 @@ pub fn run(
                 Msg::Fs(ev) => {
                     if ev.paths.iter().any(|p| p == &tick) {
                         ticked = true;
+                        continue;
+                    }
+                    // Opening and closing change nothing (and the refresh's own reading of a
+                    // directory is an open: taken as a change, it would refresh forever).
+                    if matches!(ev.kind, notify::EventKind::Access(_)) {
                         continue;
                     }
                     rescan |= dirs_of_event(&roots, &ev, &mut pending);
@@ -377,11 +404,16 @@ pub fn run(
             rescan = false;
             pending.clear();
             let stats = refresh_noting(cat, &dirs, &mut blind)?;
+            refreshes += 1;
             epoch = cat.epoch()?;
             report(WatchEvent::Refreshed(&stats));
         }
         if ticked {
             for (keys, mut conn) in waiting.drain(..) {
+                if keys.first().is_some_and(|k| k == COUNT) {
+                    let _ = conn.write_all(format!("refreshes {refreshes}\n").as_bytes());
+                    continue;
+                }
                 let answer: &[u8] = if covered(&keys, &blind) {
                     b"ok\n"
                 } else {
