@@ -65,6 +65,7 @@ CREATE TABLE IF NOT EXISTS files (
 );
 CREATE INDEX IF NOT EXISTS files_dir ON files(dir);
 CREATE INDEX IF NOT EXISTS files_sid ON files(session_id);
+CREATE INDEX IF NOT EXISTS files_fp ON files(dir, name, fid, size, mtime_ns, ino, dev, indexed_to, docs_to, is_session);
 -- Each file's tree (every entry's line, id, parent id and on-branch flag), compactly: see
 -- tree::TreeCache::encode.
 CREATE TABLE IF NOT EXISTS trees (
@@ -115,6 +116,10 @@ CREATE TABLE IF NOT EXISTS spend_files (
   PRIMARY KEY (dir, name)
 ) WITHOUT ROWID;
 "#;
+
+/// The covering index of [`crate::refresh`]'s fingerprint query (created in catalogs made
+/// before it too).
+const FILES_FP_INDEX: &str = "CREATE INDEX IF NOT EXISTS files_fp ON files(dir, name, fid, size, mtime_ns, ino, dev, indexed_to, docs_to, is_session);";
 
 /// FTS5 settings (kept in the index): a 16 MB in-memory term buffer before a segment is
 /// written (fewer, larger segments while a cold catalog is built, so less merging).
@@ -694,6 +699,10 @@ impl Catalog {
                 .db(path)?;
             c.conn.execute_batch(FTS_TUNING).db(path)?;
         }
+        // What decides whether a file needs work, in an index of its own: a refresh reads it
+        // for every file of a directory, and the rows themselves are spread over the whole
+        // file (3,400 pages at 10,000 sessions, against some 250 for this index).
+        c.conn.execute_batch(FILES_FP_INDEX).db(path)?;
         let app_id: i64 = c
             .conn
             .query_row("PRAGMA application_id", [], |r| r.get(0))

@@ -141,16 +141,25 @@ pub fn dir_key(dir: &Path) -> String {
 pub fn read_dir_listing(dir: &Path) -> DirListing {
     let key = dir_key(dir);
     let mut files = Vec::new();
+    // Each name is `stat`ed relative to the directory (`fstatat`, following symlinks as
+    // `metadata` does), not by its whole path: a third of a warm search's time at 10,000
+    // sessions went to walking the same directories' names again for every file.
+    let dir_fd = std::fs::File::open(dir).ok();
     if let Ok(rd) = std::fs::read_dir(dir) {
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             if !name.ends_with(".jsonl") {
                 continue;
             }
-            if let Ok(m) = std::fs::metadata(e.path()) {
-                if m.is_file() {
-                    files.push((name, Stat::from_meta(&m)));
-                }
+            let stat = match &dir_fd {
+                Some(f) => stat_at(f, &e.file_name()),
+                None => std::fs::metadata(e.path())
+                    .ok()
+                    .filter(|m| m.is_file())
+                    .map(|m| Stat::from_meta(&m)),
+            };
+            if let Some(st) = stat {
+                files.push((name, st));
             }
         }
     }
@@ -159,6 +168,29 @@ pub fn read_dir_listing(dir: &Path) -> DirListing {
         key,
         files,
     }
+}
+
+/// `fstatat(dir, name)` following symlinks: the file's [`Stat`] when it is a regular file.
+fn stat_at(dir: &std::fs::File, name: &std::ffi::OsStr) -> Option<Stat> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::io::AsRawFd;
+    let c = std::ffi::CString::new(name.as_bytes()).ok()?;
+    // SAFETY: fstatat writes into the zeroed struct; the name is NUL-terminated and the
+    // directory's descriptor stays open for the call.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatat(dir.as_raw_fd(), c.as_ptr(), &mut st, 0) } != 0 {
+        return None;
+    }
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return None;
+    }
+    #[allow(clippy::unnecessary_cast)]
+    Some(Stat {
+        size: st.st_size as u64,
+        mtime_ns: st.st_mtime as i64 * 1_000_000_000 + st.st_mtime_nsec as i64,
+        ino: st.st_ino as u64,
+        dev: st.st_dev as u64,
+    })
 }
 
 enum Msg {
