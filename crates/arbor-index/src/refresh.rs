@@ -175,9 +175,10 @@ fn stat_at(dir: &std::fs::File, name: &std::ffi::OsStr) -> Option<Stat> {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::io::AsRawFd;
     let c = std::ffi::CString::new(name.as_bytes()).ok()?;
-    // SAFETY: fstatat writes into the zeroed struct; the name is NUL-terminated and the
-    // directory's descriptor stays open for the call.
+    // SAFETY: `libc::stat` is plain data, for which all zeroes is a valid value.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstatat writes into `st`; the name is NUL-terminated and the directory's
+    // descriptor stays open for the call.
     if unsafe { libc::fstatat(dir.as_raw_fd(), c.as_ptr(), &mut st, 0) } != 0 {
         return None;
     }

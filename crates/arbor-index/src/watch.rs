@@ -135,8 +135,9 @@ fn local_fs(dir: &Path) -> bool {
     let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
         return false;
     };
-    // SAFETY: statfs writes into the zeroed struct; the path is NUL-terminated.
+    // SAFETY: `libc::statfs` is plain data, for which all zeroes is a valid value.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: statfs writes into `st`; the path is NUL-terminated.
     if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
         return false;
     }
