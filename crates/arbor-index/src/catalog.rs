@@ -252,10 +252,18 @@ impl Catalog {
             files_ok: true,
             fts_ok: self.trust.fts_ok.get(),
         };
-        if self.trust.seen != Some(stamp) {
-            crate::stamp::write(&self.path, &stamp);
-            self.trust.seen = Some(stamp);
+        if self.trust.seen == Some(stamp) {
+            return;
         }
+        // Another process (a watcher after its refresh) may have stamped this very state since
+        // this one opened, knowing more (the text index checked): that stamp stays.
+        let on_disk = crate::stamp::read(&self.path);
+        if on_disk.is_some_and(|d| d.state == state && d.files_ok && (d.fts_ok || !stamp.fts_ok)) {
+            self.trust.seen = on_disk;
+            return;
+        }
+        crate::stamp::write(&self.path, &stamp);
+        self.trust.seen = Some(stamp);
     }
 }
 

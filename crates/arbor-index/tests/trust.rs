@@ -171,3 +171,23 @@ fn a_missing_or_altered_stamp_is_not_trusted() {
         drop(cat);
     }
 }
+
+/// A process that knew less (it opened the catalog while another was writing, so it did not
+/// trust the text index) does not overwrite the stamp another process wrote for the same state
+/// knowing more: the next search need not check again.
+#[test]
+fn a_stamp_is_not_downgraded_by_a_process_that_knew_less() {
+    let w = world();
+    let stamp = w.db.with_file_name("c.db-verified");
+    let good = std::fs::read_to_string(&stamp).unwrap();
+    assert!(good.ends_with(" 1 1\n"), "{good}");
+    // Opened when the stamp did not say the text index was checked...
+    std::fs::write(&stamp, good.replacen(" 1 1\n", " 1 0\n", 1)).unwrap();
+    let cat = Catalog::open(&w.db).unwrap();
+    assert_eq!(cat.trusted(), (true, false));
+    // ...and meanwhile another process stamped the same state with the check done.
+    std::fs::write(&stamp, &good).unwrap();
+    drop(cat);
+    assert_eq!(std::fs::read_to_string(&stamp).unwrap(), good);
+    assert_eq!(Catalog::open(&w.db).unwrap().trusted(), (true, true));
+}
