@@ -89,6 +89,12 @@ pub(crate) fn current(path: &Path) -> Option<FileState> {
 
 /// The stamp of the catalog `path`, if there is a readable one.
 pub(crate) fn read(path: &Path) -> Option<Stamp> {
+    // Only a stamp of the catalog's owner counts (one planted beside a catalog in a shared
+    // directory does not).
+    let owner = std::fs::symlink_metadata(path).ok()?.uid();
+    if std::fs::symlink_metadata(stamp_path(path)).ok()?.uid() != owner {
+        return None;
+    }
     let bytes = arbor_store::safe_fs::read_regular_at_most(&stamp_path(path), 256).ok()?;
     let text = std::str::from_utf8(&bytes).ok()?;
     let mut lines = text.lines();
