@@ -201,3 +201,19 @@ fn a_stamp_is_not_downgraded_by_a_process_that_knew_less() {
     assert_eq!(std::fs::read_to_string(&stamp).unwrap(), by_b);
     assert_eq!(Catalog::open(&w.db).unwrap().trusted(), (true, true));
 }
+
+/// A stamp someone else owns (planted beside a catalog in a shared directory) is not taken.
+#[test]
+fn a_stamp_of_another_owner_is_not_trusted() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root to give the stamp to another user (CI runs as root)");
+        return;
+    }
+    let w = world();
+    let stamp = w.db.with_file_name("c.db-verified");
+    std::os::unix::fs::chown(&stamp, Some(65534), Some(65534)).unwrap();
+    let cat = Catalog::open(&w.db).unwrap();
+    assert!(cat.report.checked);
+    assert!(!cat.trusted().1);
+}
