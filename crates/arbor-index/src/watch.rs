@@ -108,7 +108,8 @@ pub enum WatchEvent<'a> {
     /// Directories were refreshed after changes.
     Refreshed(&'a RefreshStats),
     /// A sessions root on a network or FUSE file system (changes made on another machine are
-    /// no inotify event here): watched, but never vouched for.
+    /// no inotify event here), or any root once inotify reported an error (a watch could not
+    /// be added): watched, but no longer vouched for.
     NotVouched(&'a Path),
 }
 
@@ -331,10 +332,14 @@ pub fn run(
         }
     });
 
-    let covered = |keys: &[String], blind: &std::collections::HashSet<String>| {
-        keys.iter().all(|k| {
-            vouched.iter().any(|r| Path::new(k).starts_with(r)) && !blind.contains(k.as_str())
-        })
+    // An error of inotify (a watch that could not be added to a new directory: the limit of
+    // watches) means changes may go unseen from then on: nothing is vouched for any more.
+    let mut failed = false;
+    let covered = |keys: &[String], blind: &std::collections::HashSet<String>, failed: bool| {
+        !failed
+            && keys.iter().all(|k| {
+                vouched.iter().any(|r| Path::new(k).starts_with(r)) && !blind.contains(k.as_str())
+            })
     };
     let mut refreshes: u64 = 1;
     let mut pending: BTreeSet<PathBuf> = BTreeSet::new();
@@ -349,6 +354,9 @@ pub fn run(
         let mut msgs = vec![first];
         msgs.extend(rx.try_iter());
         let mut ticked = false;
+        // Events were lost (the queue overflowed, or an error): the tick's may be among them,
+        // so the refresh of everything below answers the questions waiting for it.
+        let mut lost = false;
         for m in msgs {
             match m {
                 Msg::Fs(ev) => {
@@ -361,6 +369,7 @@ pub fn run(
                     if matches!(ev.kind, notify::EventKind::Access(_)) {
                         continue;
                     }
+                    lost |= ev.need_rescan();
                     rescan |= dirs_of_event(&roots, &ev, &mut pending);
                     // A project directory renamed: notify's paths for the watches below it may
                     // be stale, so the roots are watched again (and everything refreshed).
@@ -382,7 +391,16 @@ pub fn run(
                         rescan = true;
                     }
                 }
-                Msg::FsError => rescan = true,
+                Msg::FsError => {
+                    if !failed {
+                        for r in &vouched {
+                            report(WatchEvent::NotVouched(r));
+                        }
+                    }
+                    failed = true;
+                    lost = true;
+                    rescan = true;
+                }
                 // Asked after the tick in flight was written, maybe: the next tick answers.
                 Msg::Ask(keys, conn) => next.push((keys, conn)),
             }
@@ -409,13 +427,13 @@ pub fn run(
             epoch = cat.epoch()?;
             report(WatchEvent::Refreshed(&stats));
         }
-        if ticked {
+        if ticked || lost {
             for (keys, mut conn) in waiting.drain(..) {
                 if keys.first().is_some_and(|k| k == COUNT) {
                     let _ = conn.write_all(format!("refreshes {refreshes}\n").as_bytes());
                     continue;
                 }
-                let answer: &[u8] = if covered(&keys, &blind) {
+                let answer: &[u8] = if covered(&keys, &blind, failed) {
                     b"ok\n"
                 } else {
                     b"no\n"

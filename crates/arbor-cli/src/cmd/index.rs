@@ -354,8 +354,8 @@ fn watch_catalog(cat: &mut Catalog, loc: &Locator) -> Result<ExitCode> {
             }
             arbor_index::watch::WatchEvent::Refreshed(s) => warn_failed(s),
             arbor_index::watch::WatchEvent::NotVouched(r) => say_err!(
-                "arbor: warning: {} is on a network or FUSE file system, where inotify misses \
-                 changes made elsewhere: commands keep looking at its files themselves",
+                "arbor: warning: {}: changes may be missed (a network or FUSE file system, or \
+                 inotify reported an error): commands keep looking at its files themselves",
                 r.display()
             ),
         })
