@@ -30,6 +30,28 @@ fn rename_line(name: &str) -> String {
     ) + "\n"
 }
 
+/// A running watcher, killed when dropped (also when a test fails half-way).
+struct Watcher(Child);
+
+impl Watcher {
+    fn id(&self) -> u32 {
+        self.0.id()
+    }
+    fn kill(&mut self) -> std::io::Result<()> {
+        self.0.kill()
+    }
+    fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        self.0.wait()
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 struct Env {
     _tmp: tempfile::TempDir,
     root: PathBuf,
@@ -68,7 +90,7 @@ impl Env {
         self.cmd(args).output().expect("run arbor")
     }
     /// Starts `arbor index --watch` and waits for it to say it watches.
-    fn watcher(&self) -> Child {
+    fn watcher(&self) -> Watcher {
         let mut child = self
             .cmd(&["index", "--watch"])
             .stdout(Stdio::null())
@@ -86,7 +108,7 @@ impl Env {
         }
         // Keep reading its stderr so that it never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
-        child
+        Watcher(child)
     }
     fn keys(&self, dirs: &[&Path]) -> Vec<String> {
         dirs.iter().map(|d| dir_key(d)).collect()
