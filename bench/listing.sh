@@ -4,6 +4,8 @@
 #
 #   bench/listing.sh                      # 1,000 sessions, about 1 GB; medians of 7 runs (pi: 1 run)
 #   N=200 TOTAL_MB=200 RUNS=5 bench/listing.sh     # quicker
+#   N=10000 TOTAL_MB=10000 SKIP_PI=1 ARBOR_BENCH_DIR=/work/bench-data bench/listing.sh
+#                                         # issue 21's scale, without pi (node would take minutes)
 #
 # Installs what it needs when missing (node and npm, GNU time: apt; the real pi: npm, into a
 # scratch directory), builds arbor in release mode, generates the sessions with arbor-gen
@@ -13,7 +15,8 @@
 # models), the full indexing (no catalog: listing and full-text index in one pass, what the
 # first search does), warm listing, warm searches, the refresh after one turn is appended to
 # 10 and to 100 sessions, peak memory, the ratios, and one PASS/FAIL line per target of
-# issue 4. Everything goes under $ARBOR_BENCH_DIR (default /tmp/arbor-bench); the
+# issue 4 and of issue 21, item 15 (warm search and `ls --all`, without and with a live
+# `arbor index --watch`). Everything goes under $ARBOR_BENCH_DIR (default /tmp/arbor-bench); the
 # sessions are kept for the next run (appended turns are cut off again at the end).
 set -euo pipefail
 
@@ -41,21 +44,25 @@ apt_install() {
 	fi
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
-command -v node >/dev/null 2>&1 || apt_install nodejs
-command -v npm >/dev/null 2>&1 || apt_install npm
+SKIP_PI=${SKIP_PI:-0}
+if [[ $SKIP_PI != 1 ]]; then
+	command -v node >/dev/null 2>&1 || apt_install nodejs
+	command -v npm >/dev/null 2>&1 || apt_install npm
+fi
 [[ -x /usr/bin/time ]] || apt_install time
 command -v cargo >/dev/null 2>&1 || { say "listing.sh: cargo is needed"; exit 1; }
 
 # --- the real pi, from npm, into the scratch directory --------------------------------
 PI_DIR="$SCRATCH/pi-$PI_VERSION"
 PI_JS="$PI_DIR/node_modules/@mariozechner/pi-coding-agent/dist/index.js"
-if [[ ! -f $PI_JS ]]; then
+if [[ $SKIP_PI != 1 && ! -f $PI_JS ]]; then
 	say "installing @mariozechner/pi-coding-agent@$PI_VERSION into $PI_DIR"
 	mkdir -p "$PI_DIR"
 	(cd "$PI_DIR" && { [[ -f package.json ]] || npm init -y >/dev/null; } &&
 		npm install --no-fund --no-audit --loglevel=error "@mariozechner/pi-coding-agent@$PI_VERSION" >/dev/null)
 fi
-PI_GOT=$(node -e 'console.log(require(process.argv[1]).version)' "$PI_DIR/node_modules/@mariozechner/pi-coding-agent/package.json")
+PI_GOT=skipped
+[[ $SKIP_PI == 1 ]] || PI_GOT=$(node -e 'console.log(require(process.argv[1]).version)' "$PI_DIR/node_modules/@mariozechner/pi-coding-agent/package.json")
 
 # --- arbor ------------------------------------------------------------------------------
 say "building arbor (release)"
@@ -80,10 +87,10 @@ CAT="$SCRATCH/listing-catalog.db"
 
 # --- helpers ------------------------------------------------------------------------------
 field() { sed -n "s/.*$2=\([^ ]*\).*/\1/p" <<<"$1"; }
-timeit() { # LABEL RUNS WARMUP CMD...
+timeit() { # LABEL RUNS WARMUP CMD... (exit status 1 is no failure: `arbor search` with no match)
 	local label=$1 runs=$2 warmup=$3
 	shift 3
-	"$TIMEIT" -n "$runs" --warmup "$warmup" --label "$label" -- "$@"
+	"$TIMEIT" -n "$runs" --warmup "$warmup" --label "$label" --ok-status 1 -- "$@"
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{ if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2 }'; }
 now() { date +%s.%N; }
@@ -106,8 +113,10 @@ trap restore EXIT
 
 # --- pi ---------------------------------------------------------------------------------
 say "pi $PI_GOT: SessionManager.list on $N sessions, $BYTES bytes ($PI_RUNS runs)"
-PI_MS=()
+PI_MS=(0)
 PI_KB=0
+PI_N=skipped
+[[ $SKIP_PI == 1 ]] && PI_RUNS=0
 for ((k = 0; k < PI_RUNS; k++)); do
 	# shellcheck disable=SC2086
 	out=$(/usr/bin/time -f '%M' -o "$SCRATCH/.time" node ${PI_NODE_FLAGS:-} "$ROOT/bench/pi-list.mjs" "$PI_JS" "$DIR")
@@ -120,35 +129,57 @@ PI_S=$(awk -v ms="$(median "${PI_MS[@]}")" 'BEGIN{printf "%.3f", ms/1000}')
 
 # --- arbor --------------------------------------------------------------------------------
 say "arbor: cold listing (no catalog), $RUNS runs"
-COLD=$(timeit cold "$RUNS" 0 sh -c "rm -f '$CAT' '$CAT-wal' '$CAT-shm'; exec '$ARBOR' --catalog '$CAT' ls --json --dir '$DIR'")
-AR_N=$("$ARBOR" --catalog "$CAT" ls --json --dir "$DIR" | grep -o '"firstMessage"' | wc -l)
+COLD=$(timeit cold "$RUNS" 0 sh -c "rm -f '$CAT' '$CAT-wal' '$CAT-shm' '$CAT-verified'; exec '$ARBOR' ls --catalog '$CAT' --json --dir '$DIR'")
+AR_N=$("$ARBOR" ls --catalog "$CAT" --json --dir "$DIR" | grep -o '"firstMessage"' | wc -l)
 IRUNS=$(((RUNS + 1) / 2))
 say "arbor: full indexing (no catalog: listing and full-text index), $IRUNS runs"
-INDEX=$(timeit index "$IRUNS" 0 sh -c "rm -f '$CAT' '$CAT-wal' '$CAT-shm'; exec '$ARBOR' --catalog '$CAT' search xylophone --dir '$DIR' --json")
+INDEX=$(timeit index "$IRUNS" 0 sh -c "rm -f '$CAT' '$CAT-wal' '$CAT-shm' '$CAT-verified'; exec '$ARBOR' search --catalog '$CAT' xylophone --dir '$DIR' --json")
 say "arbor: warm listing and searches"
-WARM=$(timeit warm "$RUNS" 2 "$ARBOR" --catalog "$CAT" ls --json --dir "$DIR")
-WARM_TABLE=$(timeit warm_table "$RUNS" 2 "$ARBOR" --catalog "$CAT" ls --dir "$DIR")
-S_PHRASE=$(timeit search_phrase "$RUNS" 2 "$ARBOR" --catalog "$CAT" search '"session manager"' --dir "$DIR" --json)
-S_WORDS=$(timeit search_words "$RUNS" 2 "$ARBOR" --catalog "$CAT" search 'refactor lock' --dir "$DIR" --json)
-S_PREFIX=$(timeit search_prefix "$RUNS" 2 "$ARBOR" --catalog "$CAT" search 'Ωmeg*' --dir "$DIR" --json)
-S_RARE=$(timeit search_none "$RUNS" 2 "$ARBOR" --catalog "$CAT" search 'xylophone' --dir "$DIR" --json)
+WARM=$(timeit warm "$RUNS" 2 "$ARBOR" ls --catalog "$CAT" --json --dir "$DIR")
+WARM_TABLE=$(timeit warm_table "$RUNS" 2 "$ARBOR" ls --catalog "$CAT" --dir "$DIR")
+S_PHRASE=$(timeit search_phrase "$RUNS" 2 "$ARBOR" search --catalog "$CAT" '"session manager"' --dir "$DIR" --json)
+S_WORDS=$(timeit search_words "$RUNS" 2 "$ARBOR" search --catalog "$CAT" 'refactor lock' --dir "$DIR" --json)
+S_PREFIX=$(timeit search_prefix "$RUNS" 2 "$ARBOR" search --catalog "$CAT" 'Ωmeg*' --dir "$DIR" --json)
+S_RARE=$(timeit search_none "$RUNS" 2 "$ARBOR" search --catalog "$CAT" 'xylophone' --dir "$DIR" --json)
 CAT_MB=$(awk -v b="$(stat -c %s "$CAT")" 'BEGIN{printf "%.0f", b/1e6}')
+# `ls --all` and the searches again, over the agent directory (its one project), without and
+# then with a live watcher (`arbor index --watch`, which commands ask instead of a stat per
+# file).
+AGENT="$DIR/../.."
+export PI_CODING_AGENT_DIR=$AGENT
+LS_ALL=$(timeit ls_all "$RUNS" 2 "$ARBOR" ls --catalog "$CAT" --all --json)
+say "arbor: with a live watcher (arbor index --watch)"
+"$ARBOR" index --catalog "$CAT" --watch 2>"$SCRATCH/.watch.log" >/dev/null &
+WATCHER=$!
+until grep -q watching "$SCRATCH/.watch.log"; do
+	kill -0 "$WATCHER" 2>/dev/null || { cat "$SCRATCH/.watch.log" >&2; exit 1; }
+	sleep 0.1
+done
+W_LS_ALL=$(timeit w_ls_all "$RUNS" 2 "$ARBOR" ls --catalog "$CAT" --all --json)
+W_WARM=$(timeit w_warm "$RUNS" 2 "$ARBOR" ls --catalog "$CAT" --json --dir "$DIR")
+W_PHRASE=$(timeit w_search_phrase "$RUNS" 2 "$ARBOR" search --catalog "$CAT" '"session manager"' --dir "$DIR" --json)
+W_WORDS=$(timeit w_search_words "$RUNS" 2 "$ARBOR" search --catalog "$CAT" 'refactor lock' --dir "$DIR" --json)
+W_PREFIX=$(timeit w_search_prefix "$RUNS" 2 "$ARBOR" search --catalog "$CAT" 'Ωmeg*' --dir "$DIR" --json)
+W_RARE=$(timeit w_search_none "$RUNS" 2 "$ARBOR" search --catalog "$CAT" 'xylophone' --dir "$DIR" --json)
+kill "$WATCHER"
+wait "$WATCHER" 2>/dev/null || true
+unset PI_CODING_AGENT_DIR
 
 say "arbor: refresh after one turn appended to 10 and to 100 sessions ($RUNS rounds each)"
 R0=() R10=() R100=() A10=0 A100=0
 K=0
 for ((r = 0; r < RUNS; r++)); do
-	t=$(now); "$ARBOR" --catalog "$CAT" ls --json --dir "$DIR" >/dev/null; R0+=("$(since "$t")")
+	t=$(now); "$ARBOR" ls --catalog "$CAT" --json --dir "$DIR" >/dev/null; R0+=("$(since "$t")")
 	before=$(cat "${FILES[@]:0:10}" | wc -c)
 	for f in "${FILES[@]:0:10}"; do K=$((K + 1)); append_turn "$f" "$K"; done
 	A10=$(($(cat "${FILES[@]:0:10}" | wc -c) - before))
-	t=$(now); "$ARBOR" --catalog "$CAT" ls --json --dir "$DIR" >/dev/null; R10+=("$(since "$t")")
+	t=$(now); "$ARBOR" ls --catalog "$CAT" --json --dir "$DIR" >/dev/null; R10+=("$(since "$t")")
 	before=$(cat "${FILES[@]:0:100}" | wc -c)
 	for f in "${FILES[@]:0:100}"; do K=$((K + 1)); append_turn "$f" "$K"; done
 	A100=$(($(cat "${FILES[@]:0:100}" | wc -c) - before))
-	t=$(now); "$ARBOR" --catalog "$CAT" ls --json --dir "$DIR" >/dev/null; R100+=("$(since "$t")")
+	t=$(now); "$ARBOR" ls --catalog "$CAT" --json --dir "$DIR" >/dev/null; R100+=("$(since "$t")")
 done
-HITS=$("$ARBOR" --catalog "$CAT" search zebra --dir "$DIR" --json | grep -o '"entryId"' | wc -l)
+HITS=$("$ARBOR" search --catalog "$CAT" zebra --dir "$DIR" --json | grep -o '"entryId"' | wc -l)
 restore
 trap - EXIT
 
@@ -186,6 +217,15 @@ printf '%-58s %12s %10s\n' "arbor search '\"session manager\"' (phrase), warm" "
 printf '%-58s %12s\n' "arbor search 'refactor lock' (two words), warm" "$(ms "$(field "$S_WORDS" median_s)")"
 printf '%-58s %12s\n' "arbor search 'Ωmeg*' (prefix), warm" "$(ms "$(field "$S_PREFIX" median_s)")"
 printf '%-58s %12s\n' "arbor search 'xylophone' (no match), warm" "$(ms "$(field "$S_RARE" median_s)")"
+wallcpu() { printf '%s (%s CPU)' "$(ms "$(field "$1" median_s)")" "$(ms "$(field "$1" cpu_s)")"; }
+printf '%-58s %24s\n' "arbor ls --all --json, warm (wall, CPU)" "$(wallcpu "$LS_ALL")"
+printf '%-58s %24s\n' "arbor search 'xylophone' (no match), warm (wall, CPU)" "$(wallcpu "$S_RARE")"
+printf '%-58s %24s\n' "with a live watcher: arbor ls --all --json" "$(wallcpu "$W_LS_ALL")"
+printf '%-58s %24s\n' "with a live watcher: arbor ls --json --dir" "$(wallcpu "$W_WARM")"
+printf '%-58s %24s\n' "with a live watcher: search phrase" "$(wallcpu "$W_PHRASE")"
+printf '%-58s %24s\n' "with a live watcher: search words" "$(wallcpu "$W_WORDS")"
+printf '%-58s %24s\n' "with a live watcher: search prefix" "$(wallcpu "$W_PREFIX")"
+printf '%-58s %24s\n' "with a live watcher: search, no match" "$(wallcpu "$W_RARE")"
 printf '%-58s %12s\n' "cold listing throughput (session bytes / time)" "$LS_MBS MB/s"
 printf '%-58s %12s\n' "indexing throughput (session bytes / full indexing)" "$MBS MB/s"
 printf '%-58s %12s\n' "ls with nothing changed (refresh rounds)" "$(ms "$R0_S")"
@@ -196,10 +236,17 @@ echo "  (the appended turns are found: search zebra -> $HITS hits)"
 echo
 echo "ratios: cold listing ${SPEEDUP}x faster than pi, full indexing $(ratio "$PI_S" "$INDEX_S")x; peak RSS pi $(MB "$PI_KB"), arbor cold listing $(MB "$(field "$COLD" rss_kb)")"
 echo
-echo "$(verdict le 20 "$SPEEDUP") cold listing at least 20x faster than pi's SessionManager.list (${SPEEDUP}x)"
+if [[ $SKIP_PI == 1 ]]; then
+	echo "SKIP cold listing at least 20x faster than pi's SessionManager.list (SKIP_PI=1)"
+else
+	echo "$(verdict le 20 "$SPEEDUP") cold listing at least 20x faster than pi's SessionManager.list (${SPEEDUP}x)"
+fi
 echo "$(verdict le "$WARM_S" 0.1) warm listing under 100 ms ($(ms "$WARM_S"))"
 WS=$(printf '%s\n' "$(field "$S_PHRASE" median_s)" "$(field "$S_WORDS" median_s)" "$(field "$S_PREFIX" median_s)" "$(field "$S_RARE" median_s)" | sort -g | tail -1)
 echo "$(verdict le "$WS" 0.05) warm search under 50 ms (slowest of four: $(ms "$WS"))"
+WWS=$(printf '%s\n' "$(field "$W_PHRASE" median_s)" "$(field "$W_WORDS" median_s)" "$(field "$W_PREFIX" median_s)" "$(field "$W_RARE" median_s)" | sort -g | tail -1)
+echo "$(verdict le "$WWS" 0.02) warm search with a live watcher under 20 ms (slowest of four: $(ms "$WWS"))"
+echo "$(verdict le "$(field "$W_LS_ALL" median_s)" 0.02) ls --all with a live watcher under 20 ms ($(ms "$(field "$W_LS_ALL" median_s)"))"
 echo "$(verdict le 200 "$MBS") indexing at least 200 MB/s of session bytes ($MBS MB/s)"
 PROP=$(awk -v a="$D100" -v b="$D10" 'BEGIN{ if (b <= 0) print "inf"; else printf "%.1f", a/b }')
 echo "$(verdict awk -v p="$PROP" -v d="$D100" 'BEGIN{exit !(d < 0.5 && (p == "inf" || p <= 15))}') refresh grows with the appended bytes, not the store (100 vs 10 sessions: ${PROP}x the cost, $(ms "$D100") for 100)"

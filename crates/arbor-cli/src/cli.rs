@@ -189,7 +189,9 @@ pub enum Command {
         catalog: CatalogOpt,
     },
     /// Bring the session catalog up to date with every session of the agent directories.
-    #[command(after_help = "Examples:\n  arbor index\n  arbor index --rebuild --thinking --tools")]
+    #[command(
+        after_help = "Examples:\n  arbor index\n  arbor index --rebuild --thinking --tools\n  arbor index --watch &"
+    )]
     Index {
         /// Start from an empty catalog.
         #[arg(long)]
@@ -203,6 +205,10 @@ pub enum Command {
         /// JSON output: what was done.
         #[arg(long)]
         json: bool,
+        /// Keep running: keep the catalog fresh through inotify, so that `ls`, `search` and
+        /// the browser trust it instead of looking at every session file (Ctrl-C stops).
+        #[arg(long)]
+        watch: bool,
         #[command(flatten)]
         catalog: CatalogOpt,
     },

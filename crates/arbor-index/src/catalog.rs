@@ -65,6 +65,7 @@ CREATE TABLE IF NOT EXISTS files (
 );
 CREATE INDEX IF NOT EXISTS files_dir ON files(dir);
 CREATE INDEX IF NOT EXISTS files_sid ON files(session_id);
+CREATE INDEX IF NOT EXISTS files_fp ON files(dir, name, fid, size, mtime_ns, ino, dev, indexed_to, docs_to, is_session);
 -- Each file's tree (every entry's line, id, parent id and on-branch flag), compactly: see
 -- tree::TreeCache::encode.
 CREATE TABLE IF NOT EXISTS trees (
@@ -115,6 +116,10 @@ CREATE TABLE IF NOT EXISTS spend_files (
   PRIMARY KEY (dir, name)
 ) WITHOUT ROWID;
 "#;
+
+/// The covering index of [`crate::refresh`]'s fingerprint query (created in catalogs made
+/// before it too).
+const FILES_FP_INDEX: &str = "CREATE INDEX IF NOT EXISTS files_fp ON files(dir, name, fid, size, mtime_ns, ino, dev, indexed_to, docs_to, is_session);";
 
 /// FTS5 settings (kept in the index): a 16 MB in-memory term buffer before a segment is
 /// written (fewer, larger segments while a cold catalog is built, so less merging).
@@ -175,6 +180,10 @@ pub struct OpenReport {
     /// The file could not be used (unwritable, or an I/O or SQLite error opening it): this
     /// catalog is in memory for this run, and this is why ([`Catalog::open_or_memory`]).
     pub in_memory_because: Option<String>,
+    /// The files table was checked (`quick_check`) because the file was not as arbor left it
+    /// after a check (see the module `stamp`): a process died while writing, something else
+    /// wrote it, or it is older than the stamps.
+    pub checked: bool,
 }
 
 /// A catalog found damaged while it was used, set aside and replaced by an empty one
@@ -193,6 +202,69 @@ pub struct Catalog {
     pub(crate) path: PathBuf,
     /// What opening found.
     pub report: OpenReport,
+    /// What is known to be sound, and what to stamp when closing (see [`crate::stamp`]).
+    pub(crate) trust: Trust,
+}
+
+/// What a [`Catalog`] knows to be sound (see [`crate::stamp`]).
+#[derive(Debug, Default)]
+pub(crate) struct Trust {
+    /// The files table passed `quick_check`, or the file is as a stamp says it was then.
+    pub(crate) files_ok: std::cell::Cell<bool>,
+    /// The text index passed FTS5's integrity check, or the file is as a stamp says it was
+    /// then.
+    pub(crate) fts_ok: std::cell::Cell<bool>,
+    /// The stamp found when opening.
+    seen: Option<crate::stamp::Stamp>,
+    /// Write a stamp when dropped (a file catalog that is still the one at `path`).
+    stamp_on_drop: bool,
+    /// The inode of the file opened: a stamp is only written for that file.
+    ino: u64,
+}
+
+impl Drop for Catalog {
+    /// Copies the log into the file and stamps the file's state with what was checked (see
+    /// [`crate::stamp`]), so that the next command need not check again.
+    fn drop(&mut self) {
+        self.stamp();
+    }
+}
+
+impl Catalog {
+    /// Copies the write-ahead log into the catalog file and, when the log is then empty,
+    /// records the file's state with what was checked (see the module `stamp`): what a
+    /// long-running process does after its writes, and every catalog when it is dropped.
+    pub fn stamp(&mut self) {
+        if !self.trust.stamp_on_drop || !self.trust.files_ok.get() {
+            return;
+        }
+        let _ = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        let Some(state) = crate::stamp::current(&self.path) else {
+            return;
+        };
+        if state.ino() != self.trust.ino {
+            return;
+        }
+        let stamp = crate::stamp::Stamp {
+            state,
+            files_ok: true,
+            fts_ok: self.trust.fts_ok.get(),
+        };
+        if self.trust.seen == Some(stamp) {
+            return;
+        }
+        // Another process (a watcher after its refresh) may have stamped this very state since
+        // this one opened, knowing more (the text index checked): that stamp stays.
+        let on_disk = crate::stamp::read(&self.path);
+        if on_disk.is_some_and(|d| d.state == state && d.files_ok && (d.fts_ok || !stamp.fts_ok)) {
+            self.trust.seen = on_disk;
+            return;
+        }
+        crate::stamp::write(&self.path, &stamp);
+        self.trust.seen = Some(stamp);
+    }
 }
 
 /// One session as listed from the catalog.
@@ -401,6 +473,7 @@ impl FileRow {
 }
 
 fn set_aside(path: &Path) -> Result<PathBuf, IndexError> {
+    crate::stamp::remove(path);
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis())
@@ -483,6 +556,10 @@ impl Catalog {
             || std::fs::metadata(path)
                 .map(|m| m.len() == 0)
                 .unwrap_or(true);
+        // The stamp is compared before SQLite opens the file (opening may create the log).
+        let seen = crate::stamp::read(path);
+        let as_stamped =
+            seen.filter(|s| s.files_ok && crate::stamp::current(path) == Some(s.state));
         crate::db_file::prepare_private(path)?;
         let conn = Connection::open(path).db(path)?;
         let mut c = Catalog {
@@ -491,6 +568,13 @@ impl Catalog {
             report: OpenReport {
                 created,
                 ..OpenReport::default()
+            },
+            trust: Trust {
+                files_ok: std::cell::Cell::new(created || as_stamped.is_some()),
+                fts_ok: std::cell::Cell::new(created || as_stamped.is_some_and(|s| s.fts_ok)),
+                seen,
+                stamp_on_drop: false,
+                ino: 0,
             },
         };
         c.conn
@@ -509,10 +593,17 @@ impl Catalog {
         c.conn
             .execute_batch("PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-65536; PRAGMA mmap_size=268435456;")
             .db(path)?;
-        if !created {
+        if !c.trust.files_ok.get() {
             c.check_files_table()?;
+            c.trust.files_ok.set(true);
+            c.report.checked = true;
         }
         c.init_schema()?;
+        {
+            use std::os::unix::fs::MetadataExt;
+            c.trust.ino = std::fs::metadata(path).at(path)?.ino();
+        }
+        c.trust.stamp_on_drop = true;
         // The whole file is checked once a day (about 0.15 s for the catalog of 1 GB of
         // sessions), and by `arbor index`.
         let now = now_ms();
@@ -583,7 +674,10 @@ impl Catalog {
                 created: true,
                 ..OpenReport::default()
             },
+            trust: Trust::default(),
         };
+        c.trust.files_ok.set(true);
+        c.trust.fts_ok.set(true);
         c.init_schema()?;
         Ok(c)
     }
@@ -613,6 +707,10 @@ impl Catalog {
                 .db(path)?;
             c.conn.execute_batch(FTS_TUNING).db(path)?;
         }
+        // What decides whether a file needs work, in an index of its own: a refresh reads it
+        // for every file of a directory, and the rows themselves are spread over the whole
+        // file (3,400 pages at 10,000 sessions, against some 250 for this index).
+        c.conn.execute_batch(FILES_FP_INDEX).db(path)?;
         let app_id: i64 = c
             .conn
             .query_row("PRAGMA application_id", [], |r| r.get(0))
@@ -655,7 +753,10 @@ impl Catalog {
             "INSERT INTO fts(fts, rank) VALUES('integrity-check', 0)",
             [],
         ) {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                self.trust.fts_ok.set(true);
+                Ok(())
+            }
             Err(e) if crate::error::is_corruption(&e) => Err(IndexError::Corrupt {
                 path: self.path.clone(),
                 detail: format!("the text index: {e}"),
@@ -720,6 +821,8 @@ impl Catalog {
         let path = self.path.clone();
         let fresh = Connection::open_in_memory().db(&path)?;
         drop(std::mem::replace(&mut self.conn, fresh));
+        // This catalog's knowledge is of the damaged file: nothing is stamped from it.
+        self.trust.stamp_on_drop = false;
         let aside = set_aside(&path)?;
         let mut c = Catalog::try_open(&path)?;
         c.report.set_aside = Some(aside.clone());
@@ -741,6 +844,7 @@ impl Catalog {
             .db(&self.path)?;
         self.conn.execute_batch(FTS_TUNING).db(&self.path)?;
         self.set_meta("kinds", &kinds.to_setting())?;
+        self.set_meta("epoch", &now_ms().to_string())?;
         self.conn.execute_batch("VACUUM").db(&self.path)?;
         Ok(())
     }
@@ -760,6 +864,24 @@ impl Catalog {
             )
             .db(&self.path)?;
         Ok(())
+    }
+
+    /// What changes when the catalog is emptied ([`Catalog::clear`]) or replaced (set aside
+    /// and created again): the file's inode and the time of the last emptying. A process that
+    /// keeps the catalog fresh (the watcher) compares it to know that its rows are still there.
+    pub fn epoch(&self) -> Result<(u64, String), IndexError> {
+        use std::os::unix::fs::MetadataExt;
+        let ino = std::fs::metadata(&self.path).map(|m| m.ino()).unwrap_or(0);
+        Ok((ino, self.meta("epoch")?.unwrap_or_default()))
+    }
+
+    /// What this catalog takes as checked without checking it again: `(files table, text
+    /// index)`. Both hold for a file exactly as arbor left it after those checks (see the
+    /// module `stamp`), for a new or in-memory catalog, and after the checks ran in this
+    /// process; otherwise opening checks the files table and a search that finds fewer hits
+    /// than its limit checks the text index.
+    pub fn trusted(&self) -> (bool, bool) {
+        (self.trust.files_ok.get(), self.trust.fts_ok.get())
     }
 
     /// The opt-in kinds this catalog indexes.

@@ -48,8 +48,10 @@ pub mod refresh;
 pub mod scan;
 pub mod search;
 pub mod spends;
+mod stamp;
 pub mod text;
 pub mod tree;
+pub mod watch;
 
 pub use catalog::{
     cache_catalog_path, default_catalog_path, Catalog, IndexedText, Listed, OpenReport, Recovery,

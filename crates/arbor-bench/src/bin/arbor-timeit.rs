@@ -1,13 +1,16 @@
-//! `arbor-timeit [-n RUNS] [--warmup K] [--label NAME] -- CMD ARGS...`: runs a command several
-//! times (stdout to /dev/null) and prints one line:
-//! `NAME median_s=.. min_s=.. max_s=.. rss_kb=.. runs=..`, the wall time measured around
-//! fork/exec/wait and the peak resident set size reported by `wait4` (what
-//! `/usr/bin/time -f %M` prints), median over the runs.
+//! `arbor-timeit [-n RUNS] [--warmup K] [--label NAME] [--ok-status N]... -- CMD ARGS...`: runs
+//! a command several times (stdout to /dev/null) and prints one line:
+//! `NAME median_s=.. min_s=.. max_s=.. rss_kb=.. cpu_s=.. runs=..`, the wall time measured
+//! around fork/exec/wait, the peak resident set size reported by `wait4` (what
+//! `/usr/bin/time -f %M` prints) and the CPU time (user + system, from the same `wait4`: the
+//! fairer figure on a machine shared with other work), medians over the runs. An exit status
+//! other than 0 is a failure unless `--ok-status` names it (`arbor search` exits 1 with no
+//! match).
 use anyhow::{bail, Context as _, Result};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-fn run_once(cmd: &[String]) -> Result<(f64, u64)> {
+fn run_once(cmd: &[String], ok: &[i32]) -> Result<(f64, u64, f64)> {
     let t = Instant::now();
     let child = Command::new(&cmd[0])
         .args(&cmd[1..])
@@ -25,10 +28,13 @@ fn run_once(cmd: &[String]) -> Result<(f64, u64)> {
     if r != pid {
         bail!("wait4 failed: {}", std::io::Error::last_os_error());
     }
-    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+    if !(libc::WIFEXITED(status)
+        && (libc::WEXITSTATUS(status) == 0 || ok.contains(&libc::WEXITSTATUS(status))))
+    {
         bail!("{} failed (status {status})", cmd.join(" "));
     }
-    Ok((secs, ru.ru_maxrss as u64))
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Ok((secs, ru.ru_maxrss as u64, tv(ru.ru_utime) + tv(ru.ru_stime)))
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -46,12 +52,18 @@ fn main() -> Result<()> {
     let mut runs = 5usize;
     let mut warmup = 1usize;
     let mut label = String::from("cmd");
+    let mut ok: Vec<i32> = Vec::new();
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
             "-n" => runs = args.get(i + 1).context("-n needs a value")?.parse()?,
             "--warmup" => warmup = args.get(i + 1).context("--warmup needs a value")?.parse()?,
             "--label" => label = args.get(i + 1).context("--label needs a value")?.clone(),
+            "--ok-status" => ok.push(
+                args.get(i + 1)
+                    .context("--ok-status needs a value")?
+                    .parse()?,
+            ),
             "--" => break,
             other => bail!("unknown option {other}"),
         }
@@ -59,25 +71,27 @@ fn main() -> Result<()> {
     }
     let cmd: Vec<String> = args.get(i + 1..).unwrap_or_default().to_vec();
     if cmd.is_empty() || runs == 0 {
-        bail!("usage: arbor-timeit [-n RUNS] [--warmup K] [--label NAME] -- CMD ARGS...");
+        bail!("usage: arbor-timeit [-n RUNS] [--warmup K] [--label NAME] [--ok-status N]... -- CMD ARGS...");
     }
     for _ in 0..warmup {
-        run_once(&cmd)?;
+        run_once(&cmd, &ok)?;
     }
-    let (mut times, mut rss) = (Vec::new(), Vec::new());
+    let (mut times, mut rss, mut cpu) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs {
-        let (t, m) = run_once(&cmd)?;
+        let (t, m, c) = run_once(&cmd, &ok)?;
         times.push(t);
         rss.push(m as f64);
+        cpu.push(c);
     }
     let min = times.iter().cloned().fold(f64::INFINITY, f64::min);
     let max = times.iter().cloned().fold(0.0, f64::max);
     println!(
-        "{label} median_s={:.4} min_s={:.4} max_s={:.4} rss_kb={:.0} runs={runs}",
+        "{label} median_s={:.4} min_s={:.4} max_s={:.4} rss_kb={:.0} cpu_s={:.4} runs={runs}",
         median(&mut times),
         min,
         max,
-        median(&mut rss)
+        median(&mut rss),
+        median(&mut cpu)
     );
     Ok(())
 }

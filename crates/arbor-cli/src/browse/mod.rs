@@ -221,6 +221,13 @@ impl App {
         let dirs = scope_dirs(&self.ctx.loc, self.picker.scope).ok()?;
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
+            // A live `arbor index --watch` that vouches for these directories has the catalog
+            // up to date already: no `stat` per file.
+            let keys: Vec<String> = dirs.iter().map(|d| arbor_index::dir_key(d)).collect();
+            if arbor_index::watch::vouches(&path, &keys) {
+                let _ = tx.send(());
+                return;
+            }
             if let Ok(mut c) = Catalog::open(&path) {
                 let opts = arbor_index::RefreshOptions {
                     texts: true,

@@ -128,7 +128,7 @@ pub fn refreshed_listing(
     dirs: &[PathBuf],
     texts: bool,
 ) -> Result<(Vec<Listed>, RefreshStats)> {
-    refresh(
+    refresh_or_trust(
         cat,
         dirs,
         RefreshOptions {
@@ -136,6 +136,34 @@ pub fn refreshed_listing(
             ..RefreshOptions::default()
         },
     )
+}
+
+/// [`refresh`], or, when a live watcher vouches that the catalog holds every change to `dirs`
+/// ([`arbor_index::watch::vouches`]), the catalog's rows without looking at the files.
+fn refresh_or_trust(
+    cat: &mut Catalog,
+    dirs: &[PathBuf],
+    opts: RefreshOptions,
+) -> Result<(Vec<Listed>, RefreshStats)> {
+    let keys: Vec<String> = dirs.iter().map(|d| arbor_index::dir_key(d)).collect();
+    if cat.report.in_memory_because.is_none()
+        && !cat.report.created
+        && arbor_index::watch::vouches(cat.path(), &keys)
+    {
+        let mut listed = if opts.listing {
+            with_rebuild(cat, |c, rebuilt| {
+                if rebuilt {
+                    c.refresh_dirs(dirs, opts, &mut |_| {})?;
+                }
+                c.listed_as_indexed(dirs)
+            })?
+        } else {
+            Vec::new()
+        };
+        arbor_index::catalog::sort_like_pi(&mut listed, dirs.len() > 1);
+        return Ok((listed, RefreshStats::default()));
+    }
+    refresh(cat, dirs, opts)
 }
 
 fn refresh(
@@ -224,6 +252,7 @@ pub fn index(
     rebuild: bool,
     kinds: IndexKinds,
     json: bool,
+    watch: bool,
     loc: &Locator,
     catalog: Option<&Path>,
 ) -> Result<ExitCode> {
@@ -236,7 +265,7 @@ pub fn index(
     }
     with_recovery(&mut cat, |c| c.require_kinds(kinds))?;
     let dirs = loc.all_project_dirs();
-    let (listed, stats) = refreshed_listing(&mut cat, &dirs, true)?;
+    let (listed, stats) = refresh(&mut cat, &dirs, RefreshOptions::with_texts())?;
     let swept = with_recovery(&mut cat, |c| c.sweep())?;
     let secs = t0.elapsed().as_secs_f64();
     let mb = stats.bytes_read as f64 / 1e6;
@@ -284,11 +313,54 @@ pub fn index(
             cat.path().display()
         );
     }
+    if watch {
+        return watch_catalog(&mut cat, loc);
+    }
     Ok(if stats.failed.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `arbor index --watch`: keeps the catalog fresh until killed (see [`arbor_index::watch`]).
+fn watch_catalog(cat: &mut Catalog, loc: &Locator) -> Result<ExitCode> {
+    if let Some(why) = &cat.report.in_memory_because {
+        anyhow::bail!("cannot watch: the catalog is in memory ({why})");
+    }
+    let mut roots: Vec<PathBuf> = Vec::new();
+    for a in loc.agent_dirs() {
+        let r = paths::sessions_root(&a);
+        if r.is_dir() && !roots.contains(&r) {
+            roots.push(r);
+        }
+    }
+    if roots.is_empty() {
+        anyhow::bail!("cannot watch: no sessions directory under the agent directories");
+    }
+    let path = cat.path().to_path_buf();
+    with_recovery(cat, |c| {
+        arbor_index::watch::run(c, &roots, &|| loc.all_project_dirs(), &mut |e| match e {
+            arbor_index::watch::WatchEvent::Ready(_) => {
+                say_err!(
+                    "arbor: watching {} for changes; the catalog {} is kept fresh (Ctrl-C stops)",
+                    roots
+                        .iter()
+                        .map(|r| r.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    path.display()
+                );
+            }
+            arbor_index::watch::WatchEvent::Refreshed(s) => warn_failed(s),
+            arbor_index::watch::WatchEvent::NotVouched(r) => say_err!(
+                "arbor: warning: {}: changes may be missed (a network or FUSE file system, or \
+                 inotify reported an error): commands keep looking at its files themselves",
+                r.display()
+            ),
+        })
+    })?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Options of `arbor search`.
@@ -364,7 +436,8 @@ pub fn search(
     let dirs = loc.project_dirs(scope)?;
     let since_ms = o.since.map(|s| s.at(arbor_store::ids::now_ms() as f64));
     let mut cat = open_catalog(catalog)?;
-    if with_recovery(&mut cat, |c| c.require_kinds(need))? {
+    let new_kinds = with_recovery(&mut cat, |c| c.require_kinds(need))?;
+    if new_kinds {
         say_err!(
             "arbor: indexing {} for the first time",
             if need.thinking && need.tools {
@@ -381,7 +454,11 @@ pub fn search(
         listing: false,
         ..RefreshOptions::default()
     };
-    refresh(&mut cat, &dirs, texts_only)?;
+    if new_kinds {
+        refresh(&mut cat, &dirs, texts_only)?;
+    } else {
+        refresh_or_trust(&mut cat, &dirs, texts_only)?;
+    }
     let mut q = SearchQuery::new(o.query);
     q.kinds = kinds;
     q.since_ms = since_ms;

@@ -118,11 +118,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             thinking,
             tools,
             json,
+            watch,
             catalog,
         } => index::index(
             rebuild,
             arbor_index::IndexKinds { thinking, tools },
             json,
+            watch,
             &loc,
             catalog.catalog.as_deref(),
         ),

@@ -1,0 +1,326 @@
+//! Issue 21, item 15: `arbor index --watch` keeps the catalog fresh through inotify and
+//! vouches for it ([`arbor_index::watch::vouches`]), so that commands trust the catalog instead
+//! of a `stat` per session file; a watcher that died or hangs is not trusted. Every wait here
+//! is for an event (the watcher's "watching" line, its answer), never a fixed delay: an
+//! answer `ok` means the watcher has taken in every change made before the question.
+use arbor_index::watch::vouches;
+use arbor_index::{dir_key, Catalog, Listed};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+fn session(dir: &Path, name: &str, text: &str) {
+    std::fs::write(
+        dir.join(format!("{name}.jsonl")),
+        format!(
+            "{}\n{}\n",
+            r#"{"type":"session","version":3,"id":"ID","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#
+                .replace("ID", name),
+            format_args!(
+                r#"{{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
+            )
+        ),
+    )
+    .expect("write session");
+}
+
+fn rename_line(name: &str) -> String {
+    format!(
+        r#"{{"type":"session_info","id":"n1","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z","name":"{name}"}}"#
+    ) + "\n"
+}
+
+/// A running watcher, killed when dropped (also when a test fails half-way).
+struct Watcher(Child);
+
+impl Watcher {
+    fn id(&self) -> u32 {
+        self.0.id()
+    }
+    fn kill(&mut self) -> std::io::Result<()> {
+        self.0.kill()
+    }
+    fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        self.0.wait()
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    project: PathBuf,
+    catalog: PathBuf,
+}
+
+impl Env {
+    fn new() -> Env {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().to_path_buf();
+        let project = root.join("agent/sessions/--w--");
+        std::fs::create_dir_all(&project).expect("mkdir");
+        for k in 0..3 {
+            session(&project, &format!("s{k}"), &format!("hello number {k}"));
+        }
+        let catalog = root.join("cache/catalog.db");
+        Env {
+            _tmp: tmp,
+            root,
+            project,
+            catalog,
+        }
+    }
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_arbor"));
+        c.args(args)
+            .env("HOME", self.root.join("home"))
+            .env("XDG_CACHE_HOME", self.root.join("cache"))
+            .env("PI_CODING_AGENT_DIR", self.root.join("agent"))
+            .env("ARBOR_CATALOG", &self.catalog)
+            .stdin(Stdio::null());
+        c
+    }
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().expect("run arbor")
+    }
+    /// Starts `arbor index --watch` and waits for it to say it watches.
+    fn watcher(&self) -> Watcher {
+        let mut child = self
+            .cmd(&["index", "--watch"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn watcher");
+        let err = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(err).lines();
+        loop {
+            match lines.next() {
+                Some(Ok(l)) if l.contains("watching") => break,
+                Some(Ok(_)) => {}
+                other => panic!("the watcher ended before it watched: {other:?}"),
+            }
+        }
+        // Keep reading its stderr so that it never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Watcher(child)
+    }
+    fn keys(&self, dirs: &[&Path]) -> Vec<String> {
+        dirs.iter().map(|d| dir_key(d)).collect()
+    }
+    /// What the catalog holds for `dirs`, read without looking at the files.
+    fn indexed(&self, dirs: &[PathBuf]) -> Vec<Listed> {
+        let cat = Catalog::open(&self.catalog).expect("open catalog");
+        cat.listed_as_indexed(dirs).expect("listed")
+    }
+}
+
+fn names(listed: &[Listed]) -> Vec<String> {
+    let mut v: Vec<String> = listed
+        .iter()
+        .map(|l| {
+            let f = l.file.file_name().unwrap_or_default().to_string_lossy();
+            match &l.info.name {
+                Some(n) => format!("{f}={n}"),
+                None => f.into_owned(),
+            }
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_watcher_keeps_the_catalog_fresh_and_vouches_for_it() {
+    let env = Env::new();
+    let mut w = env.watcher();
+    let p = env.project.clone();
+    let keys = env.keys(&[&p]);
+    assert!(vouches(&env.catalog, &keys));
+    assert_eq!(
+        names(&env.indexed(std::slice::from_ref(&p))),
+        ["s0.jsonl", "s1.jsonl", "s2.jsonl"]
+    );
+
+    // An append in place (the directory's mtime does not change).
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(p.join("s0.jsonl"))
+        .expect("open");
+    std::io::Write::write_all(&mut f, rename_line("renamed").as_bytes()).expect("append");
+    drop(f);
+    assert!(vouches(&env.catalog, &keys));
+    assert_eq!(
+        names(&env.indexed(std::slice::from_ref(&p))),
+        ["s0.jsonl=renamed", "s1.jsonl", "s2.jsonl"]
+    );
+
+    // A new file and a deleted one.
+    session(&p, "s3", "new one");
+    std::fs::remove_file(p.join("s1.jsonl")).expect("rm");
+    assert!(vouches(&env.catalog, &keys));
+    assert_eq!(
+        names(&env.indexed(std::slice::from_ref(&p))),
+        ["s0.jsonl=renamed", "s2.jsonl", "s3.jsonl"]
+    );
+
+    // A new project directory, with a session written at once.
+    let q = env.root.join("agent/sessions/--other--");
+    std::fs::create_dir(&q).expect("mkdir");
+    session(&q, "t0", "in another project");
+    let both = env.keys(&[&p, &q]);
+    assert!(vouches(&env.catalog, &both));
+    assert_eq!(names(&env.indexed(std::slice::from_ref(&q))), ["t0.jsonl"]);
+
+    // The commands answer from it (the search finds the appended text's session's new file).
+    let o = env.run(&["search", "another", "--all", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("t0.jsonl"));
+    let o = env.run(&["ls", "--all", "--json"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("\"renamed\"") && !out.contains("s1.jsonl"),
+        "{out}"
+    );
+
+    // A directory it does not watch is not vouched for.
+    let elsewhere = env.root.join("elsewhere");
+    std::fs::create_dir(&elsewhere).expect("mkdir");
+    assert!(!vouches(&env.catalog, &env.keys(&[&p, &elsewhere])));
+    w.kill().expect("kill");
+    let _ = w.wait();
+}
+
+#[test]
+fn a_killed_or_stopped_watcher_is_not_trusted() {
+    let env = Env::new();
+    let p = env.project.clone();
+    let keys = env.keys(&[&p]);
+    assert!(!vouches(&env.catalog, &keys), "no watcher yet");
+    let mut w = env.watcher();
+    assert!(vouches(&env.catalog, &keys));
+
+    // Stopped (hung): no answer within the timeout.
+    let pid = w.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-STOP", &pid])
+        .status()
+        .expect("kill")
+        .success());
+    let t = std::time::Instant::now();
+    assert!(!vouches(&env.catalog, &keys));
+    assert!(t.elapsed() >= arbor_index::watch::ASK_TIMEOUT / 2);
+    assert!(Command::new("kill")
+        .args(["-CONT", &pid])
+        .status()
+        .expect("kill")
+        .success());
+
+    // Killed: its socket stays behind, and nobody answers on it.
+    w.kill().expect("kill");
+    let _ = w.wait();
+    assert!(env
+        .catalog
+        .with_file_name("catalog.db-watch.d/sock")
+        .exists());
+    assert!(!vouches(&env.catalog, &keys));
+    // So a command looks at the files itself and sees a change made after the death.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(p.join("s2.jsonl"))
+        .expect("open");
+    std::io::Write::write_all(&mut f, rename_line("after death").as_bytes()).expect("append");
+    drop(f);
+    let o = env.run(&["ls", "--json", "--dir", p.to_str().expect("utf8")]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("\"after death\""),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // A new watcher takes over the dead one's place.
+    let mut w = env.watcher();
+    assert!(vouches(&env.catalog, &keys));
+    w.kill().expect("kill");
+    let _ = w.wait();
+}
+
+/// A session that is a symbolic link, or a file with another hard link, can change through a
+/// name inotify does not watch: the watcher does not vouch for its directory, and a command
+/// sees the change by looking at the files itself.
+#[test]
+fn a_directory_inotify_cannot_follow_is_not_vouched_for() {
+    for kind in ["symlink", "hard link"] {
+        let env = Env::new();
+        let p = env.project.clone();
+        let outside = env.root.join("outside");
+        std::fs::create_dir(&outside).expect("mkdir");
+        session(&outside, "real", "kept elsewhere");
+        let real = outside.join("real.jsonl");
+        match kind {
+            "symlink" => std::os::unix::fs::symlink(&real, p.join("linked.jsonl")),
+            _ => std::fs::hard_link(&real, p.join("linked.jsonl")),
+        }
+        .expect("link");
+        let q = env.root.join("agent/sessions/--plain--");
+        std::fs::create_dir(&q).expect("mkdir");
+        session(&q, "u0", "plain");
+        let mut w = env.watcher();
+        assert!(vouches(&env.catalog, &env.keys(&[&q])), "{kind}");
+        assert!(!vouches(&env.catalog, &env.keys(&[&p])), "{kind}");
+        // Written through the other name: no event in the project directory.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&real)
+            .expect("open");
+        std::io::Write::write_all(&mut f, rename_line("via the other name").as_bytes())
+            .expect("append");
+        drop(f);
+        let o = env.run(&["ls", "--json", "--dir", p.to_str().expect("utf8")]);
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("\"via the other name\""),
+            "{kind}: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        // Once the link is gone, the directory is vouched for again.
+        std::fs::remove_file(p.join("linked.jsonl")).expect("rm");
+        assert!(vouches(&env.catalog, &env.keys(&[&p])), "{kind}");
+        w.kill().expect("kill");
+        let _ = w.wait();
+    }
+}
+
+/// Reading is no change: a watcher refreshes only when something was written (its own reading
+/// of a directory, an open event, once made it refresh forever).
+#[test]
+fn an_idle_watcher_does_no_work() {
+    let env = Env::new();
+    let p = env.project.clone();
+    let mut w = env.watcher();
+    let r1 = arbor_index::watch::refreshes(&env.catalog).expect("a live watcher");
+    // Opening, listing and reading the sessions (what every reader does).
+    let n = std::fs::read_dir(&p).expect("read_dir").count();
+    assert_eq!(n, 3);
+    let _ = std::fs::read(p.join("s0.jsonl")).expect("read");
+    let o = env.run(&["ls", "--json", "--dir", p.to_str().expect("utf8")]);
+    assert!(o.status.success());
+    let r2 = arbor_index::watch::refreshes(&env.catalog).expect("a live watcher");
+    assert_eq!(r1, r2, "the watcher refreshed with nothing changed");
+    // One write: one refresh.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(p.join("s0.jsonl"))
+        .expect("open");
+    std::io::Write::write_all(&mut f, rename_line("one write").as_bytes()).expect("append");
+    drop(f);
+    let r3 = arbor_index::watch::refreshes(&env.catalog).expect("a live watcher");
+    assert!(r3 > r2, "{r2} -> {r3}");
+    let r4 = arbor_index::watch::refreshes(&env.catalog).expect("a live watcher");
+    assert_eq!(r3, r4);
+    w.kill().expect("kill");
+    let _ = w.wait();
+}

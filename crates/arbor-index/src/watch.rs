@@ -1,0 +1,451 @@
+//! A live watcher of the session directories (`arbor index --watch`), and how other commands
+//! ask it whether they may trust the catalog without looking at every file.
+//!
+//! The watcher refreshes the catalog once, then on every inotify event under the sessions
+//! roots (an append, a new file, a rename, a deletion, a new project directory) refreshes
+//! the directories the events name, and stamps the catalog (see the module `stamp`). It
+//! listens on a Unix socket, `<catalog>-watch.d/sock`, in a private directory of its own.
+//!
+//! A command that would `stat` every session file asks instead ([`vouches`]): it connects to
+//! the socket and names the directories it needs. The watcher answers only after it has
+//! taken in every change made before the question: it writes a file (`tick`) in its own
+//! directory, which it watches with the same inotify instance as the sessions. inotify
+//! queues the events of one instance in the order they happen, so when the watcher reads the
+//! tick's event it has read every event of an earlier change; it refreshes what they name and
+//! then answers `ok`. A watcher that died leaves a socket nobody accepts on (refused: the
+//! command refreshes itself); one that hangs does not answer within [`ASK_TIMEOUT`] (the same);
+//! a socket or directory owned by another user is not asked.
+use crate::catalog::Catalog;
+use crate::error::{IndexError, IoContext};
+use crate::refresh::RefreshOptions;
+use crate::RefreshStats;
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// The key of a `refreshes` question among the directory keys of `fresh` ones (no directory
+/// key starts with a NUL).
+const COUNT: &str = "\0refreshes";
+
+/// How long a command waits for the watcher's answer before it looks at the files itself.
+pub const ASK_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The watcher's private directory for the catalog `catalog`.
+pub fn control_dir(catalog: &Path) -> PathBuf {
+    let mut s = catalog.as_os_str().to_owned();
+    s.push("-watch.d");
+    PathBuf::from(s)
+}
+
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() }
+}
+
+/// Whether a live watcher of the catalog `catalog` has taken in every change made to the
+/// directories `dir_keys` (as [`crate::dir_key`] gives them) up to now, so that the catalog's
+/// rows for them are the files' current state. `false` when there is no watcher, it died, it
+/// does not watch one of them, it has not finished its first refresh, or it does not answer
+/// within [`ASK_TIMEOUT`].
+pub fn vouches(catalog: &Path, dir_keys: &[String]) -> bool {
+    ask(catalog, dir_keys).unwrap_or(false)
+}
+
+/// How many refreshes a live watcher of the catalog `catalog` has run since it started (its
+/// first included), once it has taken in every change made before the question: a watcher
+/// with nothing to do runs none. `None` when no watcher answers.
+pub fn refreshes(catalog: &Path) -> Option<u64> {
+    let line = request(catalog, "refreshes\n").ok()?;
+    line.strip_prefix("refreshes ")?.trim_end().parse().ok()
+}
+
+/// Sends one request line to the watcher of `catalog` and returns its answer line.
+fn request(catalog: &Path, q: &str) -> std::io::Result<String> {
+    let dir = control_dir(catalog);
+    let me = euid();
+    let d = std::fs::symlink_metadata(&dir)?;
+    let sock = dir.join("sock");
+    let s = std::fs::symlink_metadata(&sock)?;
+    if !d.is_dir() || d.uid() != me || d.mode() & 0o077 != 0 {
+        return Err(std::io::Error::other(
+            "not a private directory of this user",
+        ));
+    }
+    if !s.file_type().is_socket() || s.uid() != me {
+        return Err(std::io::Error::other("not a socket of this user"));
+    }
+    let mut stream = UnixStream::connect(&sock)?;
+    stream.set_read_timeout(Some(ASK_TIMEOUT))?;
+    stream.set_write_timeout(Some(ASK_TIMEOUT))?;
+    stream.write_all(q.as_bytes())?;
+    let mut line = String::new();
+    BufReader::new(stream).read_line(&mut line)?;
+    Ok(line)
+}
+
+fn ask(catalog: &Path, dir_keys: &[String]) -> std::io::Result<bool> {
+    if dir_keys.iter().any(|k| k.contains(['\t', '\n'])) {
+        return Ok(false);
+    }
+    let mut q = String::from("fresh");
+    for k in dir_keys {
+        q.push('\t');
+        q.push_str(k);
+    }
+    q.push('\n');
+    Ok(request(catalog, &q)? == "ok\n")
+}
+
+/// What the watcher reports as it works.
+#[derive(Debug)]
+pub enum WatchEvent<'a> {
+    /// The first refresh is done; questions are answered from now on.
+    Ready(&'a RefreshStats),
+    /// Directories were refreshed after changes.
+    Refreshed(&'a RefreshStats),
+    /// A sessions root on a network or FUSE file system (changes made on another machine are
+    /// no inotify event here), or any root once inotify reported an error (a watch could not
+    /// be added): watched, but no longer vouched for.
+    NotVouched(&'a Path),
+}
+
+/// File systems whose changes may come from elsewhere, unseen by inotify: NFS, SMB/CIFS
+/// (three magics), FUSE (sshfs and the like), 9p, Coda, NCP, AFS, Ceph, GPFS, Lustre.
+const REMOTE_FS: [u32; 12] = [
+    0x6969,
+    0x517B,
+    0xFF53_4D42,
+    0xFE53_4D42,
+    0x6573_5546,
+    0x0102_1997,
+    0x7375_7245,
+    0x564C,
+    0x6B41_4653,
+    0x00C3_6400,
+    0x4750_4653,
+    0x0BD0_0BD0,
+];
+
+/// Whether inotify sees every change under `dir`: a local file system.
+fn local_fs(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `libc::statfs` is plain data, for which all zeroes is a valid value.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: statfs writes into `st`; the path is NUL-terminated.
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return false;
+    }
+    #[allow(clippy::unnecessary_cast)]
+    let magic = st.f_type as i64 as u32;
+    !REMOTE_FS.contains(&magic)
+}
+
+/// Whether inotify sees every change to the sessions of the directory `dir`: none of its
+/// `*.jsonl` entries is a symbolic link or a file with another hard link (a write through
+/// the other name is an event of another directory, or of none watched).
+fn sees_every_session(dir: &Path) -> bool {
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) => return e.kind() == std::io::ErrorKind::NotFound,
+    };
+    for e in rd {
+        let Ok(e) = e else { return false };
+        if !e.file_name().as_encoded_bytes().ends_with(b".jsonl") {
+            continue;
+        }
+        match e.path().symlink_metadata() {
+            Ok(m) if m.file_type().is_symlink() || (m.is_file() && m.nlink() > 1) => return false,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
+/// Refreshes `dirs` and notes which of them inotify cannot vouch for.
+fn refresh_noting(
+    cat: &mut Catalog,
+    dirs: &[PathBuf],
+    blind: &mut std::collections::HashSet<String>,
+) -> Result<RefreshStats, IndexError> {
+    let opts = RefreshOptions {
+        listing: false,
+        ..RefreshOptions::with_texts()
+    };
+    let (_, stats) = cat.refresh_dirs(dirs, opts, &mut |_| {})?;
+    for d in dirs {
+        let key = crate::dir_key(d);
+        if sees_every_session(d) {
+            blind.remove(&key);
+        } else {
+            blind.insert(key);
+        }
+    }
+    cat.stamp();
+    Ok(stats)
+}
+
+enum Msg {
+    Fs(notify::Event),
+    FsError,
+    Ask(Vec<String>, UnixStream),
+}
+
+/// The project directories of a refresh: the parent of each changed path below a root (or
+/// the path itself when it is a directory directly under a root, created or removed).
+fn dirs_of_event(roots: &[PathBuf], ev: &notify::Event, out: &mut BTreeSet<PathBuf>) -> bool {
+    let mut rescan = ev.need_rescan();
+    for p in &ev.paths {
+        let Some(root) = roots.iter().find(|r| p.starts_with(r)) else {
+            continue;
+        };
+        if p == root {
+            rescan = true;
+            continue;
+        }
+        match p.parent() {
+            Some(parent) if parent == root => {
+                // A project directory (created, removed, renamed), or a file in the root.
+                out.insert(p.clone());
+            }
+            Some(parent) => {
+                out.insert(parent.to_path_buf());
+            }
+            None => {}
+        }
+    }
+    rescan
+}
+
+/// Runs the watcher until its socket can no longer be served: refreshes `all_dirs()` (the
+/// project directories under `roots`, the sessions roots), then keeps the catalog fresh (see
+/// the module documentation). `report` is told what was done.
+///
+/// # Errors
+/// [`IndexError::Io`] when the control directory or the socket cannot be made, or another
+/// watcher of this catalog is live; refresh errors as [`Catalog::refresh_dirs`].
+pub fn run(
+    cat: &mut Catalog,
+    roots: &[PathBuf],
+    all_dirs: &dyn Fn() -> Vec<PathBuf>,
+    report: &mut dyn FnMut(WatchEvent<'_>),
+) -> Result<(), IndexError> {
+    let ctl = control_dir(cat.path());
+    arbor_store::file::create_dir_private(&ctl).at(&ctl)?;
+    let m = std::fs::symlink_metadata(&ctl).at(&ctl)?;
+    if !m.is_dir() || m.uid() != euid() || m.mode() & 0o077 != 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "is not a private directory of this user (mode 0700)",
+        ))
+        .at(&ctl);
+    }
+    let sock = ctl.join("sock");
+    if UnixStream::connect(&sock).is_ok() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::AddrInUse,
+            "another arbor watcher serves this catalog",
+        ))
+        .at(&sock);
+    }
+    match std::fs::symlink_metadata(&sock) {
+        Ok(_) => std::fs::remove_file(&sock).at(&sock)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).at(&sock),
+    }
+    let tick = ctl.join("tick");
+    let roots: Vec<PathBuf> = roots
+        .iter()
+        .filter_map(|r| std::fs::canonicalize(r).ok())
+        .collect();
+
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let fs_tx = tx.clone();
+    let mut watcher = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
+        let _ = fs_tx.send(match e {
+            Ok(ev) => Msg::Fs(ev),
+            Err(_) => Msg::FsError,
+        });
+    })
+    .map_err(|e| std::io::Error::other(e.to_string()))
+    .at(&ctl)?;
+    use notify::Watcher as _;
+    watcher
+        .watch(&ctl, notify::RecursiveMode::NonRecursive)
+        .map_err(|e| std::io::Error::other(e.to_string()))
+        .at(&ctl)?;
+    for r in &roots {
+        watcher
+            .watch(r, notify::RecursiveMode::Recursive)
+            .map_err(|e| std::io::Error::other(e.to_string()))
+            .at(r)?;
+    }
+    // Only roots on a local file system are vouched for.
+    let mut vouched: Vec<PathBuf> = Vec::new();
+    for r in &roots {
+        if local_fs(r) {
+            vouched.push(r.clone());
+        } else {
+            report(WatchEvent::NotVouched(r));
+        }
+    }
+    // Project directories holding a session inotify cannot follow (a symlink, a hard link).
+    let mut blind = std::collections::HashSet::new();
+    // The first refresh, after the watches are in place: a change during it is an event.
+    let stats = refresh_noting(cat, &all_dirs(), &mut blind)?;
+    let mut epoch = cat.epoch()?;
+    // Questions are taken only now (a command meanwhile finds nobody and looks itself).
+    let listener = UnixListener::bind(&sock).at(&sock)?;
+    report(WatchEvent::Ready(&stats));
+
+    let ask_tx = tx;
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { continue };
+            let _ = conn.set_read_timeout(Some(ASK_TIMEOUT));
+            let _ = conn.set_write_timeout(Some(ASK_TIMEOUT));
+            let mut line = String::new();
+            let Ok(reader) = conn.try_clone() else {
+                continue;
+            };
+            if BufReader::new(reader).read_line(&mut line).is_err() {
+                continue;
+            }
+            let mut parts = line.trim_end_matches('\n').split('\t');
+            // `refreshes`: a question like `fresh`, answered with the count instead.
+            let keys = match parts.next() {
+                Some("fresh") => parts.map(str::to_string).collect(),
+                Some("refreshes") => vec![COUNT.to_string()],
+                _ => continue,
+            };
+            if ask_tx.send(Msg::Ask(keys, conn)).is_err() {
+                break;
+            }
+        }
+    });
+
+    // An error of inotify (a watch that could not be added to a new directory: the limit of
+    // watches) means changes may go unseen from then on: nothing is vouched for any more.
+    let mut failed = false;
+    let covered = |keys: &[String], blind: &std::collections::HashSet<String>, failed: bool| {
+        !failed
+            && keys.iter().all(|k| {
+                vouched.iter().any(|r| Path::new(k).starts_with(r)) && !blind.contains(k.as_str())
+            })
+    };
+    let mut refreshes: u64 = 1;
+    let mut pending: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut rescan = false;
+    // Questions the written tick answers, and those that came after it was written.
+    let mut waiting: Vec<(Vec<String>, UnixStream)> = Vec::new();
+    let mut next: Vec<(Vec<String>, UnixStream)> = Vec::new();
+    let write_tick = || arbor_store::safe_fs::replace_file(&tick, b"tick\n").at(&tick);
+    loop {
+        // Block for the next message, then take every queued one before refreshing.
+        let Ok(first) = rx.recv() else { break };
+        let mut msgs = vec![first];
+        msgs.extend(rx.try_iter());
+        let mut ticked = false;
+        // Events were lost (the queue overflowed, or an error): the tick's may be among them,
+        // so the refresh of everything below answers the questions waiting for it.
+        let mut lost = false;
+        for m in msgs {
+            match m {
+                Msg::Fs(ev) => {
+                    if ev.paths.iter().any(|p| p == &tick) {
+                        ticked = true;
+                        continue;
+                    }
+                    // Opening and closing change nothing (and the refresh's own reading of a
+                    // directory is an open: taken as a change, it would refresh forever).
+                    if matches!(ev.kind, notify::EventKind::Access(_)) {
+                        continue;
+                    }
+                    lost |= ev.need_rescan();
+                    rescan |= dirs_of_event(&roots, &ev, &mut pending);
+                    // A project directory renamed: notify's paths for the watches below it may
+                    // be stale, so the roots are watched again (and everything refreshed).
+                    if matches!(
+                        ev.kind,
+                        notify::EventKind::Modify(notify::event::ModifyKind::Name(_))
+                    ) && ev
+                        .paths
+                        .iter()
+                        .any(|p| p.parent().is_some_and(|d| roots.iter().any(|r| r == d)))
+                    {
+                        for r in &roots {
+                            let _ = watcher.unwatch(r);
+                            watcher
+                                .watch(r, notify::RecursiveMode::Recursive)
+                                .map_err(|e| std::io::Error::other(e.to_string()))
+                                .at(r)?;
+                        }
+                        rescan = true;
+                    }
+                }
+                Msg::FsError => {
+                    if !failed {
+                        for r in &vouched {
+                            report(WatchEvent::NotVouched(r));
+                        }
+                    }
+                    failed = true;
+                    lost = true;
+                    rescan = true;
+                }
+                // Asked after the tick in flight was written, maybe: the next tick answers.
+                Msg::Ask(keys, conn) => next.push((keys, conn)),
+            }
+        }
+        if ticked && cat.epoch()? != epoch {
+            // Another process emptied the catalog (new kinds, `--rebuild`) or replaced it
+            // (set aside as damaged): everything again, from the file now at the path.
+            if cat.epoch()?.0 != epoch.0 {
+                let path = cat.path().to_path_buf();
+                *cat = Catalog::open(&path)?;
+            }
+            rescan = true;
+        }
+        if rescan || !pending.is_empty() {
+            let dirs: Vec<PathBuf> = if rescan {
+                all_dirs()
+            } else {
+                std::mem::take(&mut pending).into_iter().collect()
+            };
+            rescan = false;
+            pending.clear();
+            let stats = refresh_noting(cat, &dirs, &mut blind)?;
+            refreshes += 1;
+            epoch = cat.epoch()?;
+            report(WatchEvent::Refreshed(&stats));
+        }
+        if ticked || lost {
+            for (keys, mut conn) in waiting.drain(..) {
+                if keys.first().is_some_and(|k| k == COUNT) {
+                    let _ = conn.write_all(format!("refreshes {refreshes}\n").as_bytes());
+                    continue;
+                }
+                let answer: &[u8] = if covered(&keys, &blind, failed) {
+                    b"ok\n"
+                } else {
+                    b"no\n"
+                };
+                let _ = conn.write_all(answer);
+            }
+        }
+        if waiting.is_empty() && !next.is_empty() {
+            waiting = std::mem::take(&mut next);
+            write_tick()?;
+        }
+    }
+    drop(watcher);
+    Ok(())
+}
