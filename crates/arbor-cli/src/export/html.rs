@@ -1,17 +1,9 @@
 //! The HTML export: one self-contained page of the whole tree.
-use super::{totals, when, Options, Report, Writer};
+use super::{escape_html as esc, fenced, totals, when, Options, Part, Report, Writer};
 use arbor_core::doc::SessionDoc;
 use arbor_core::entry::EntryType;
 use arbor_core::json::JsValue;
 use std::io::Write;
-
-/// HTML text.
-fn esc(t: &str) -> String {
-    t.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 const HTML_STYLE: &str = r#"
 :root{--bg:#fff;--fg:#1d1f21;--dim:#6a737d;--line:#e1e4e8;--user:#0b6b3a;--asst:#0550ae;--tool:#6f42c1;--err:#b31d28;--code:#f6f8fa;--cur:#fff8c5}
@@ -80,7 +72,7 @@ pub fn html(
     } else {
         title
     };
-    let title = esc(&w.clean(&title));
+    let title = esc(&title);
     let id_of = |i: usize| doc.entries()[i].id.as_deref().unwrap_or("").to_string();
     write!(
         w.out,
@@ -139,7 +131,7 @@ pub fn html(
             );
         if shown {
             let label = crate::render::one_line(&crate::render::describe(doc, i), 60);
-            let label = esc(&w.clean(&label));
+            let label = esc(&label);
             let id = esc(&id_of(i));
             let cur = if on_path[i] { " class=\"cur\"" } else { "" };
             write!(w.out, "<li><a href=\"#{id}\"{cur}>{label}</a>")?;
@@ -212,7 +204,7 @@ fn html_entry<W: Write>(
         esc(head.trim())
     )?;
     let body = |w: &mut Writer<'_, W>, text: &str, class: &str| -> std::io::Result<()> {
-        let t = w.clean(text).into_owned();
+        let t = text;
         if t.trim().is_empty() {
             return Ok(());
         }
@@ -249,7 +241,7 @@ fn html_entry<W: Write>(
                     } else {
                         crate::render::content_text(m.get("content"))
                     };
-                    let t = esc(&w.clean(&text));
+                    let t = esc(&text);
                     let lines = t.lines().count();
                     write!(
                         w.out,
@@ -271,7 +263,7 @@ fn html_entry<W: Write>(
                             match b.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
                                 Some("text") => body(w, &bs("text"), "text")?,
                                 Some("thinking") if !bs("thinking").trim().is_empty() => {
-                                    let t = esc(&w.clean(&bs("thinking")));
+                                    let t = esc(&bs("thinking"));
                                     write!(w.out, "<details><summary>Thinking</summary><div class=\"text\">{t}</div></details>")?;
                                 }
                                 Some("toolCall") => {
@@ -279,7 +271,7 @@ fn html_entry<W: Write>(
                                         .get("arguments")
                                         .map(|a| String::from_utf8_lossy(&a.to_json()).into_owned())
                                         .unwrap_or_default();
-                                    let a = w.clean(&args).into_owned();
+                                    let a = args;
                                     let hint =
                                         b.get("arguments")
                                             .and_then(|a| {
@@ -299,7 +291,7 @@ fn html_entry<W: Write>(
                                                 })
                                             })
                                             .unwrap_or_default();
-                                    let hint = crate::render::one_line(&w.clean(&hint), 80);
+                                    let hint = crate::render::one_line(&hint, 80);
                                     write!(
                                         w.out,
                                         "<details><summary>Tool call <b>{}</b> {}</summary>",
@@ -387,59 +379,6 @@ fn html_images<W: Write>(content: Option<&JsValue>, w: &mut Writer<'_, W>) -> st
     Ok(())
 }
 
-/// A piece of message text: prose, or a fenced code block with its language.
-enum Part<'a> {
-    Text(&'a str),
-    Code(&'a str, &'a str),
-}
-
-/// Splits Markdown text at its fenced code blocks (``` or ~~~, up to three spaces in, closed
-/// by a fence of the same character at least as long; an unclosed block runs to the end).
-fn fenced(t: &str) -> Vec<Part<'_>> {
-    let mut parts = Vec::new();
-    let mut text_from = 0;
-    let mut pos = 0;
-    // (fence char, fence length, language, code start)
-    let mut open: Option<(u8, usize, &str, usize)> = None;
-    while pos < t.len() {
-        let end = t[pos..].find('\n').map_or(t.len(), |i| pos + i + 1);
-        let line = &t[pos..end];
-        let trimmed = line.trim_start_matches(' ');
-        let indent = line.len() - trimmed.len();
-        let fence = trimmed
-            .as_bytes()
-            .first()
-            .copied()
-            .filter(|c| *c == b'`' || *c == b'~');
-        let run = fence.map_or(0, |c| trimmed.bytes().take_while(|b| *b == c).count());
-        match (open, fence) {
-            (None, Some(c)) if indent <= 3 && run >= 3 => {
-                let info = trimmed[run..].trim();
-                if c == b'`' && info.contains('`') {
-                    pos = end;
-                    continue;
-                }
-                parts.push(Part::Text(&t[text_from..pos]));
-                open = Some((c, run, info, end));
-            }
-            (Some((c0, n0, lang, from)), Some(c))
-                if c == c0 && run >= n0 && indent <= 3 && trimmed[run..].trim().is_empty() =>
-            {
-                parts.push(Part::Code(lang, &t[from..pos]));
-                open = None;
-                text_from = end;
-            }
-            _ => {}
-        }
-        pos = end;
-    }
-    match open {
-        Some((_, _, lang, from)) => parts.push(Part::Code(lang, &t[from..])),
-        None => parts.push(Part::Text(&t[text_from..])),
-    }
-    parts
-}
-
 /// A code block, highlighted when its language is known.
 fn code_block<W: Write>(w: &mut Writer<'_, W>, lang: &str, code: &str) -> std::io::Result<()> {
     match super::highlight::code(lang, code) {
@@ -454,7 +393,7 @@ fn code_block<W: Write>(w: &mut Writer<'_, W>, lang: &str, code: &str) -> std::i
 
 #[cfg(test)]
 mod tests {
-    use super::{fenced, Part};
+    use super::super::{fenced, Part};
 
     fn shape(t: &str) -> Vec<String> {
         fenced(t)

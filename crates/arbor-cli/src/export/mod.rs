@@ -1,10 +1,10 @@
 //! `arbor export`: a session as Markdown (stable bytes, for git and bug reports) or as arbor's
 //! JSON schema, written as it is read (the session is mapped, the output streamed), with
-//! secrets redacted unless `--no-redact`.
+//! secrets redacted unless `--no-redact`: the document is redacted first ([`redact`], the
+//! same scanner as `arbor secrets` and `fork --redact`), and every format renders it.
 use arbor_core::doc::SessionDoc;
 use arbor_core::entry::EntryType;
 use arbor_core::json::{JsValue, JsonObject};
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -22,7 +22,7 @@ pub enum Format {
 
 /// How an export is made.
 pub struct Options<'a> {
-    /// Secrets replaced by `[REDACTED:kind]`.
+    /// The document was redacted ([`redact`]): said in the JSON export.
     pub redact: bool,
     /// Where images go (`FILE.assets/`), `None`: placeholders only (stdout).
     pub assets: Option<(&'a Path, String)>,
@@ -31,8 +31,6 @@ pub struct Options<'a> {
 /// Counts kept while writing.
 #[derive(Debug, Default)]
 pub struct Report {
-    /// Secrets redacted.
-    pub redacted: usize,
     /// Images written (each once).
     pub images: usize,
 }
@@ -83,20 +81,14 @@ impl<'a, W: Write> Writer<'a, W> {
         }
     }
 
-    fn clean<'t>(&mut self, t: &'t str) -> Cow<'t, str> {
-        if !self.opts.redact {
-            return Cow::Borrowed(t);
-        }
-        let r = arbor_store::secrets::redact(t);
-        if let Cow::Owned(s) = &r {
-            self.report.redacted += s.matches("[REDACTED:").count();
-        }
-        r
-    }
-
     /// A fenced block whose fence is longer than any backtick run inside.
     fn fence(&mut self, lang: &str, body: &str) -> std::io::Result<()> {
-        let body = self.clean(body).into_owned();
+        // The info string is arbor's or a language name from the session: only the
+        // characters of a language name are kept.
+        let lang: String = lang
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '#' | '.' | '_' | '-'))
+            .collect();
         let mut longest = 0;
         let mut run = 0;
         for c in body.chars() {
@@ -111,19 +103,38 @@ impl<'a, W: Write> Writer<'a, W> {
         )
     }
 
-    /// Text outside fences: `&` and `<` escaped, so that text from the session (`</details>`,
-    /// `<script>`) stays text in any Markdown renderer.
+    /// Message text: its fenced code blocks as fences of their own, the prose between them
+    /// through [`md_text`], so that nothing from the session (`</details>`, `<script>`, an
+    /// image or a `javascript:` link) is live in any Markdown renderer.
     fn text(&mut self, t: &str) -> std::io::Result<()> {
-        let t = escape_html(&self.clean(t));
-        if !t.trim().is_empty() {
-            writeln!(self.out, "{}\n", t.trim_end())?;
+        for part in fenced(t.trim_end()) {
+            match part {
+                Part::Text(x) => {
+                    let x = md_text(x.trim_matches('\n'));
+                    if !x.trim().is_empty() {
+                        writeln!(self.out, "{}\n", x.trim_end())?;
+                    }
+                }
+                Part::Code(lang, code) => self.fence(lang, code)?,
+            }
         }
         Ok(())
     }
 
     /// An image: written once to the assets directory and linked, or a placeholder.
     fn image(&mut self, data: &str, mime: &str) -> std::io::Result<()> {
-        let ext = mime.rsplit('/').next().unwrap_or("bin");
+        // A plain media type names the file and is shown; anything else is not written out.
+        let plain = mime.starts_with("image/")
+            && mime.len() <= 64
+            && mime
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'/' | b'+' | b'.' | b'-'));
+        let mime = if plain { mime } else { "image" };
+        let ext = mime
+            .rsplit('/')
+            .next()
+            .filter(|e| plain && e.bytes().all(|c| c.is_ascii_alphanumeric()))
+            .unwrap_or("bin");
         let decoded = arbor_core::blobref::decode_base64_js(&arbor_core::json::JsStr::from(data));
         let bytes = (!decoded.is_empty()).then_some(decoded);
         let size = bytes.as_ref().map_or(data.len() * 3 / 4, Vec::len);
@@ -162,7 +173,7 @@ impl<'a, W: Write> Writer<'a, W> {
                         Some("thinking") => {
                             let t = s("thinking");
                             if !t.trim().is_empty() {
-                                let t = escape_html(&self.clean(&t));
+                                let t = md_text(&t);
                                 writeln!(
                                     self.out,
                                     "<details><summary>Thinking</summary>\n\n{}\n\n</details>\n",
@@ -171,7 +182,7 @@ impl<'a, W: Write> Writer<'a, W> {
                             }
                         }
                         Some("toolCall") => {
-                            writeln!(self.out, "**Tool call** `{}`\n", s("name"))?;
+                            writeln!(self.out, "**Tool call** {}\n", md_code(&s("name")))?;
                             let args = b
                                 .get("arguments")
                                 .map(|a| String::from_utf8_lossy(&a.to_json()).into_owned())
@@ -189,8 +200,154 @@ impl<'a, W: Write> Writer<'a, W> {
     }
 }
 
-fn escape_html(t: &str) -> String {
-    t.replace('&', "&amp;").replace('<', "&lt;")
+/// Text or an attribute value in HTML: the one HTML escape of the exports (the HTML page,
+/// and the anchors of the Markdown).
+pub(crate) fn escape_html(t: &str) -> String {
+    let mut out = String::with_capacity(t.len());
+    for c in t.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Markdown prose from a session, inert in any CommonMark renderer: outside code spans,
+/// `\\`, `[` and `]` are backslash-escaped (no link, image or reference definition can
+/// form, and no escape from the session applies to arbor's text), `&` and `<` become entities
+/// (no HTML, no autolink, no entity-spelled scheme). A code span closed on its own line is
+/// kept as it is: its content is shown verbatim by the renderer.
+///
+/// The one Markdown escape of the exports ([`md_inline`] and [`md_code`] build on it).
+pub(crate) fn md_text(t: &str) -> String {
+    let b = t.as_bytes();
+    let mut out = String::with_capacity(t.len() + t.len() / 16);
+    let mut i = 0;
+    let mut plain_from = 0;
+    let flush = |out: &mut String, s: &str| {
+        for c in s.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '[' => out.push_str("\\["),
+                ']' => out.push_str("\\]"),
+                '&' => out.push_str("&amp;"),
+                '<' => out.push_str("&lt;"),
+                c => out.push(c),
+            }
+        }
+    };
+    while i < b.len() {
+        if b[i] != b'`' {
+            i += 1;
+            continue;
+        }
+        let run = b[i..].iter().take_while(|&&c| c == b'`').count();
+        // The closing run: as long, on the same line.
+        let line_end = b[i..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(b.len(), |p| i + p);
+        let mut j = i + run;
+        let mut close = None;
+        while j < line_end {
+            if b[j] == b'`' {
+                let r = b[j..line_end].iter().take_while(|&&c| c == b'`').count();
+                if r == run {
+                    close = Some(j + r);
+                    break;
+                }
+                j += r;
+            } else {
+                j += 1;
+            }
+        }
+        match close {
+            Some(end) => {
+                flush(&mut out, &t[plain_from..i]);
+                out.push_str(&t[i..end]);
+                i = end;
+                plain_from = end;
+            }
+            None => i += run,
+        }
+    }
+    flush(&mut out, &t[plain_from..]);
+    out
+}
+
+/// A one-line field from a session (a model, a tool name, an error) in Markdown: line breaks
+/// and control characters as spaces, then [`md_text`].
+pub(crate) fn md_inline(t: &str) -> String {
+    let one: String = t
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    md_text(&one)
+}
+
+/// A value from a session as a Markdown code span (ids, paths, tool names): delimited by a
+/// backtick run longer than any inside it, on one line. Empty for an empty value.
+pub(crate) fn md_code(t: &str) -> String {
+    let one: String = t
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if one.is_empty() {
+        return String::new();
+    }
+    let mut longest = 0;
+    let mut run = 0;
+    for c in one.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let f = "`".repeat(longest + 1);
+    let pad = if one.starts_with('`') || one.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{f}{pad}{one}{pad}{f}")
+}
+
+/// An entry id as a URL fragment: every byte but letters, digits, `-` and `_`
+/// percent-encoded.
+fn fragment(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for b in id.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Redacts `doc` for an export of `paths` (the entries written, the header and omp's title
+/// slot) with [`arbor_store::secrets::redact_doc`], the scanner `arbor secrets` reports with:
+/// every format then renders only redacted text. Returns how many secrets.
+///
+/// # Errors
+/// A line that cannot be redacted (the export is then refused).
+pub fn redact(
+    doc: &mut SessionDoc,
+    paths: Option<&[Vec<usize>]>,
+) -> Result<usize, arbor_store::secrets::RedactError> {
+    match paths {
+        None => arbor_store::secrets::redact_doc(doc, None),
+        Some(paths) => {
+            let mut all: Vec<usize> = paths.iter().flatten().copied().collect();
+            all.sort_unstable();
+            all.dedup();
+            arbor_store::secrets::redact_doc(doc, Some(&all))
+        }
+    }
 }
 
 /// The session's token and cost totals over `entries` (assistant messages' `usage`).
@@ -305,23 +462,20 @@ pub fn markdown(
         v
     };
     let title = title_of(doc, paths.first().map(Vec::as_slice).unwrap_or_default());
-    let title = escape_html(&w.clean(&title));
-    writeln!(
-        w.out,
-        "# {}\n",
-        if title.is_empty() { file_name } else { &title }
-    )?;
+    let title = md_inline(if title.is_empty() { file_name } else { &title });
+    writeln!(w.out, "# {title}\n")?;
     let models = models(doc, &all, &mut w.resident);
     let t = totals(doc, &all, &mut w.resident);
     writeln!(
         w.out,
-        "- Session: `{}` ({file_name})",
-        doc.session_id().unwrap_or_default()
+        "- Session: {} ({})",
+        md_code(&doc.session_id().unwrap_or_default()),
+        md_inline(file_name)
     )?;
     writeln!(
         w.out,
-        "- Project: `{}`",
-        doc.header_str("cwd").unwrap_or_default()
+        "- Project: {}",
+        md_code(&doc.header_str("cwd").unwrap_or_default())
     )?;
     writeln!(
         w.out,
@@ -333,6 +487,7 @@ pub fn markdown(
         }
     )?;
     if !models.is_empty() {
+        let models: Vec<String> = models.iter().map(|m| md_inline(m)).collect();
         writeln!(w.out, "- Models: {}", models.join(", "))?;
     }
     if t.iter().any(|&x| x > 0.0) {
@@ -350,10 +505,15 @@ pub fn markdown(
                 .last()
                 .and_then(|&l| doc.entries()[l].id.as_deref())
                 .unwrap_or("");
-            writeln!(w.out, "## Branch {} (leaf `{leaf}`)\n", k + 1)?;
+            writeln!(w.out, "## Branch {} (leaf {})\n", k + 1, md_code(leaf))?;
             if let Some(&shared) = path.iter().rev().find(|i| printed.contains(i)) {
                 let id = doc.entries()[shared].id.as_deref().unwrap_or("");
-                writeln!(w.out, "*Continues after [`{id}`](#{id}).*\n")?;
+                writeln!(
+                    w.out,
+                    "*Continues after [{}](#{}).*\n",
+                    md_code(id),
+                    fragment(id)
+                )?;
             }
         }
         for &i in path {
@@ -371,9 +531,10 @@ pub fn markdown(
 fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io::Result<()> {
     let e = &doc.entries()[i];
     let line = doc.line(&e.line);
-    let id = e.id.as_deref().unwrap_or("");
-    let ts = when(e.timestamp.as_deref());
-    let anchor = format!("<a id=\"{id}\"></a>");
+    let raw_id = e.id.as_deref().unwrap_or("");
+    let id = md_code(raw_id);
+    let ts = md_inline(&when(e.timestamp.as_deref()));
+    let anchor = format!("<a id=\"{}\"></a>", escape_html(&fragment(raw_id)));
     match e.etype {
         EntryType::Message => {
             let m = e.fields.value(line, "message").unwrap_or(JsValue::Null);
@@ -386,17 +547,19 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
             let role = s("role");
             let head = match role.as_str() {
                 "user" => "User".to_string(),
-                "assistant" if !s("model").is_empty() => format!("Assistant · {}", s("model")),
+                "assistant" if !s("model").is_empty() => {
+                    format!("Assistant · {}", md_inline(&s("model")))
+                }
                 "assistant" => "Assistant".to_string(),
-                "toolResult" => format!("Tool result · {}", s("toolName")),
+                "toolResult" => format!("Tool result · {}", md_inline(&s("toolName"))),
                 "bashExecution" => "Bash".to_string(),
                 "system" => "System".to_string(),
-                r => r.to_string(),
+                r => md_inline(r),
             };
-            writeln!(w.out, "### {anchor}{head} · `{id}` · {ts}\n")?;
+            writeln!(w.out, "### {anchor}{head} · {id} · {ts}\n")?;
             let stop = s("stopReason");
             if matches!(stop.as_str(), "error" | "aborted") {
-                let msg = w.clean(&s("errorMessage")).into_owned();
+                let msg = md_text(s("errorMessage").trim_end()).replace('\n', "\n> ");
                 writeln!(w.out, "> **{stop}**: {msg}\n")?;
             }
             match role.as_str() {
@@ -439,20 +602,21 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
             } else {
                 "Branch summary"
             };
-            writeln!(w.out, "### {anchor}{what} · `{id}` · {ts}\n")?;
+            writeln!(w.out, "### {anchor}{what} · {id} · {ts}\n")?;
             let summary = e.fields.str(line, "summary").unwrap_or_default();
             w.text(&summary)?;
         }
         EntryType::CustomMessage => {
             let ct = e.fields.str(line, "customType").unwrap_or_default();
-            writeln!(w.out, "### {anchor}Custom message · {ct} · `{id}` · {ts}\n")?;
+            let ct = md_inline(&ct);
+            writeln!(w.out, "### {anchor}Custom message · {ct} · {id} · {ts}\n")?;
             let c = e.fields.value(line, "content");
             w.blocks(c.as_ref())?;
         }
         _ => {
             let d = crate::render::one_line(&crate::render::describe(doc, i), 300);
-            let d = escape_html(&w.clean(&d)).replace('*', "\\*");
-            writeln!(w.out, "{anchor}*{d}* (`{id}`)\n")?;
+            let d = md_inline(&d).replace('*', "\\*");
+            writeln!(w.out, "{anchor}*{d}* ({id})\n")?;
         }
     }
     Ok(())
@@ -467,17 +631,7 @@ pub fn json(
     opts: &Options<'_>,
     mut out: impl Write,
 ) -> std::io::Result<Report> {
-    let mut report = Report::default();
-    let mut clean = |t: &str| -> String {
-        if !opts.redact {
-            return t.to_string();
-        }
-        let r = arbor_store::secrets::redact(t);
-        if let Cow::Owned(s) = &r {
-            report.redacted += s.matches("[REDACTED:").count();
-        }
-        r.into_owned()
-    };
+    let report = Report::default();
     let mut head = Vec::new();
     {
         let mut o = JsonObject::new(&mut head);
@@ -547,8 +701,8 @@ pub fn json(
                                 bs("id"),
                                 bs("name"),
                                 bl.get("arguments")
-                                    .map(|a| String::from_utf8_lossy(&a.to_json()).into_owned())
-                                    .unwrap_or_else(|| "null".into()),
+                                    .map(|a| a.to_json())
+                                    .unwrap_or_else(|| b"null".to_vec()),
                             )),
                             _ => {}
                         }
@@ -557,24 +711,19 @@ pub fn json(
                 _ => {}
             }
             if !text.is_empty() {
-                o.str("text", &clean(&text.join("\n")));
+                o.str("text", &text.join("\n"));
             }
             if !thinking.is_empty() {
-                o.str("thinking", &clean(&thinking.join("\n")));
+                o.str("thinking", &thinking.join("\n"));
             }
             if !calls.is_empty() {
                 let mut cb = Vec::new();
                 let mut arr = arbor_core::json::JsonArray::new(&mut cb);
                 for (cid, name, args) in &calls {
-                    let args = clean(args);
-                    // Redaction keeps the arguments valid JSON only when nothing was replaced
-                    // inside a string; otherwise they are given as a string.
+                    // The arguments as they are (redacted with the document, inside their
+                    // strings: still valid JSON).
                     arr.object(|c| {
-                        c.str("id", cid).str("name", name);
-                        match JsValue::parse(args.as_bytes()) {
-                            Ok(v) => c.raw("arguments", &v.to_json()),
-                            Err(_) => c.str("arguments", &args),
-                        };
+                        c.str("id", cid).str("name", name).raw("arguments", args);
                     });
                 }
                 arr.finish();
@@ -587,7 +736,7 @@ pub fn json(
                 o.raw("usage", &u.to_json());
             }
         } else if let Some(s) = e.fields.str(line, "summary") {
-            o.str("text", &clean(&s));
+            o.str("text", &s);
         }
         o.finish();
         if !first {
@@ -599,6 +748,59 @@ pub fn json(
     out.write_all(b"]}\n")?;
     out.flush()?;
     Ok(report)
+}
+
+/// A piece of message text: prose, or a fenced code block with its language.
+pub(crate) enum Part<'a> {
+    Text(&'a str),
+    Code(&'a str, &'a str),
+}
+
+/// Splits Markdown text at its fenced code blocks (``` or ~~~, up to three spaces in, closed
+/// by a fence of the same character at least as long; an unclosed block runs to the end).
+pub(crate) fn fenced(t: &str) -> Vec<Part<'_>> {
+    let mut parts = Vec::new();
+    let mut text_from = 0;
+    let mut pos = 0;
+    // (fence char, fence length, language, code start)
+    let mut open: Option<(u8, usize, &str, usize)> = None;
+    while pos < t.len() {
+        let end = t[pos..].find('\n').map_or(t.len(), |i| pos + i + 1);
+        let line = &t[pos..end];
+        let trimmed = line.trim_start_matches(' ');
+        let indent = line.len() - trimmed.len();
+        let fence = trimmed
+            .as_bytes()
+            .first()
+            .copied()
+            .filter(|c| *c == b'`' || *c == b'~');
+        let run = fence.map_or(0, |c| trimmed.bytes().take_while(|b| *b == c).count());
+        match (open, fence) {
+            (None, Some(c)) if indent <= 3 && run >= 3 => {
+                let info = trimmed[run..].trim();
+                if c == b'`' && info.contains('`') {
+                    pos = end;
+                    continue;
+                }
+                parts.push(Part::Text(&t[text_from..pos]));
+                open = Some((c, run, info, end));
+            }
+            (Some((c0, n0, lang, from)), Some(c))
+                if c == c0 && run >= n0 && indent <= 3 && trimmed[run..].trim().is_empty() =>
+            {
+                parts.push(Part::Code(lang, &t[from..pos]));
+                open = None;
+                text_from = end;
+            }
+            _ => {}
+        }
+        pos = end;
+    }
+    match open {
+        Some((_, _, lang, from)) => parts.push(Part::Code(lang, &t[from..])),
+        None => parts.push(Part::Text(&t[text_from..])),
+    }
+    parts
 }
 
 /// The assets directory of an export to `file` and its name as written in links.
