@@ -217,26 +217,38 @@ pub(crate) fn escape_html(t: &str) -> String {
     out
 }
 
-/// Markdown prose from a session, inert in any CommonMark renderer: outside code spans,
-/// `\\`, `[` and `]` are backslash-escaped (no link, image or reference definition can
-/// form, and no escape from the session applies to arbor's text), `&` and `<` become entities
-/// (no HTML, no autolink, no entity-spelled scheme). A code span closed on its own line is
-/// kept as it is: its content is shown verbatim by the renderer.
+/// Markdown prose from a session, inert in any CommonMark renderer: outside code spans, `\\`
+/// is doubled (no escape from the session applies to arbor's text), `&` and `<` become
+/// entities (no HTML, no autolink, no entity-spelled scheme), and a `]` followed by `(`, `[`
+/// or `:` is escaped, so that no inline link or image, no reference and no definition can
+/// form (a `[text]` alone links nowhere: there are no definitions). `[REDACTED:kind]` stays
+/// readable. A code span closed on its own line is kept as it is: the renderer shows its
+/// content verbatim.
 ///
 /// The one Markdown escape of the exports ([`md_inline`] and [`md_code`] build on it).
 pub(crate) fn md_text(t: &str) -> String {
+    md_escape(t, false)
+}
+
+/// [`md_text`]; with `closed`, a `]` at the very end is escaped too (the text is followed
+/// by arbor's own, which could start with `(`).
+fn md_escape(t: &str, closed: bool) -> String {
     let b = t.as_bytes();
     let mut out = String::with_capacity(t.len() + t.len() / 16);
     let mut i = 0;
     let mut plain_from = 0;
-    let flush = |out: &mut String, s: &str| {
-        for c in s.chars() {
+    let flush = |out: &mut String, s: &str, last: bool| {
+        let mut chars = s.chars().peekable();
+        while let Some(c) = chars.next() {
             match c {
                 '\\' => out.push_str("\\\\"),
-                '[' => out.push_str("\\["),
-                ']' => out.push_str("\\]"),
                 '&' => out.push_str("&amp;"),
                 '<' => out.push_str("&lt;"),
+                ']' => match chars.peek() {
+                    Some('(' | '[' | ':') => out.push_str("\\]"),
+                    None if last && closed => out.push_str("\\]"),
+                    _ => out.push(']'),
+                },
                 c => out.push(c),
             }
         }
@@ -268,7 +280,7 @@ pub(crate) fn md_text(t: &str) -> String {
         }
         match close {
             Some(end) => {
-                flush(&mut out, &t[plain_from..i]);
+                flush(&mut out, &t[plain_from..i], false);
                 out.push_str(&t[i..end]);
                 i = end;
                 plain_from = end;
@@ -276,18 +288,18 @@ pub(crate) fn md_text(t: &str) -> String {
             None => i += run,
         }
     }
-    flush(&mut out, &t[plain_from..]);
+    flush(&mut out, &t[plain_from..], true);
     out
 }
 
 /// A one-line field from a session (a model, a tool name, an error) in Markdown: line breaks
-/// and control characters as spaces, then [`md_text`].
+/// and control characters as spaces, then [`md_text`] (a `]` at its end escaped too).
 pub(crate) fn md_inline(t: &str) -> String {
     let one: String = t
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    md_text(&one)
+    md_escape(&one, true)
 }
 
 /// A value from a session as a Markdown code span (ids, paths, tool names): delimited by a
