@@ -151,16 +151,12 @@ const RELATIVE: f64 = -1.0;
 /// length over its alphabet can have (hex: 4 bits a character; else up to 6). A fixed floor
 /// of 3.8 bits sat near hex's maximum: 19 of 20 random 32-character hex tokens fell under it.
 fn random_enough(v: &str) -> bool {
-    let parts: Vec<&str> = v
-        .split(['_', '-', '.'])
-        .filter(|p| !p.is_empty())
-        .collect();
+    let parts: Vec<&str> = v.split(['_', '-', '.']).filter(|p| !p.is_empty()).collect();
     let wordy = parts
         .iter()
         .filter(|p| p.len() >= 3 && p.bytes().all(|c| c.is_ascii_lowercase()))
         .count();
-    if parts.len() >= 3 && !v.bytes().any(|c| c.is_ascii_uppercase()) && wordy * 2 >= parts.len()
-    {
+    if parts.len() >= 3 && !v.bytes().any(|c| c.is_ascii_uppercase()) && wordy * 2 >= parts.len() {
         return false;
     }
     let e = entropy(v);
@@ -784,7 +780,11 @@ mod tests {
         ];
         for (secret, kind, look_alike) in cases {
             assert_eq!(kinds(secret), vec![*kind], "{secret}");
-            assert!(find(look_alike).is_empty(), "{look_alike}: {:?}", find(look_alike));
+            assert!(
+                find(look_alike).is_empty(),
+                "{look_alike}: {:?}",
+                find(look_alike)
+            );
         }
     }
 

@@ -42,11 +42,7 @@ fn every_spelling_and_every_place_is_found_and_redacted() {
         // A token that starts a line inside a message.
         user("a1", None, &format!(r#""see\n{GHP} there""#)),
         // A JSON-escaped token.
-        user(
-            "a2",
-            Some("a1"),
-            &format!(r#""key \u0073{}""#, &PROJ[1..]),
-        ),
+        user("a2", Some("a1"), &format!(r#""key \u0073{}""#, &PROJ[1..])),
         // Tool-call arguments that are JSON inside JSON.
         format!(
             r#"{{"type":"message","id":"a3","parentId":"a2","timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"c1","name":"write","arguments":{{"path":"cfg.json","content":"{{\"api_key\": \"Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0LzXc\"}}"}}}}],"model":"m","timestamp":2}}}}"#
@@ -90,16 +86,31 @@ fn every_spelling_and_every_place_is_found_and_redacted() {
         "every place, the key masked in its path"
     );
     let n = redact_doc(&mut d, None).expect("redact");
-    assert_eq!(n, scan.found.len(), "redaction removes exactly what is reported");
+    assert_eq!(
+        n,
+        scan.found.len(),
+        "redaction removes exactly what is reported"
+    );
     assert!(scan_doc(&d).found.is_empty(), "nothing left to report");
-    assert_eq!(d.header_str("cwd").as_deref(), Some("/home/u/[REDACTED:github-token]"));
-    assert_eq!(d.session_name().as_deref(), Some("deploy [REDACTED:github-token]"));
+    assert_eq!(
+        d.header_str("cwd").as_deref(),
+        Some("/home/u/[REDACTED:github-token]")
+    );
+    assert_eq!(
+        d.session_name().as_deref(),
+        Some("deploy [REDACTED:github-token]")
+    );
     let mut all = d.header_line().to_vec();
     for i in 0..d.entries().len() {
         all.extend_from_slice(d.entry_line(i));
     }
     let all = String::from_utf8_lossy(&all);
-    for gone in [&GHP[4..], &PROJ[8..], "Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0LzXc", "Tr0ub4dor3xQ"] {
+    for gone in [
+        &GHP[4..],
+        &PROJ[8..],
+        "Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0LzXc",
+        "Tr0ub4dor3xQ",
+    ] {
         assert!(!all.contains(gone), "{gone} survived: {all}");
     }
     // The tree is intact.
@@ -124,7 +135,10 @@ fn omps_title_slot_is_scanned_and_redacted() {
     assert_eq!(scan.found[0].line, 1);
     assert_eq!(scan.found[0].place, arbor_store::secrets::Place::TitleSlot);
     assert_eq!(redact_doc(&mut d, None).expect("redact"), 1);
-    assert_eq!(d.session_name().as_deref(), Some("fix [REDACTED:github-token]"));
+    assert_eq!(
+        d.session_name().as_deref(),
+        Some("fix [REDACTED:github-token]")
+    );
 }
 
 /// A line nested 100 000 levels deep: the walkers are iterative (the recursive ones died of
@@ -159,7 +173,9 @@ fn deep_nesting_does_not_exhaust_the_stack() {
 fn redacted_keys_stay_distinct() {
     let other = "ghp_zZ3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY9";
     let line = format!(r#"{{"{GHP}":1,"{other}":2}}"#);
-    let (clean, n) = redact_line(line.as_bytes()).expect("json").expect("redacted");
+    let (clean, n) = redact_line(line.as_bytes())
+        .expect("json")
+        .expect("redacted");
     assert_eq!(n, 2);
     let v = arbor_core::json::JsValue::parse(&clean).expect("json");
     let arbor_core::json::JsValue::Object(m) = &v else {
@@ -171,7 +187,10 @@ fn redacted_keys_stay_distinct() {
 /// Lines that are not JSON are reported as not scanned (by line), never silently skipped.
 #[test]
 fn a_malformed_line_is_not_scanned_and_says_so() {
-    let text = session(HEADER, &[user("a1", None, "\"hi\""), format!("{{\"x\": \"{GHP}")]);
+    let text = session(
+        HEADER,
+        &[user("a1", None, "\"hi\""), format!("{{\"x\": \"{GHP}")],
+    );
     let mut text = text;
     text.push_str(&user("a2", Some("a1"), "\"after\""));
     text.push('\n');
@@ -179,19 +198,32 @@ fn a_malformed_line_is_not_scanned_and_says_so() {
     let scan = scan_doc(&d);
     assert_eq!(scan.unscanned.len(), 1, "{:?}", scan.unscanned);
     assert_eq!(scan.unscanned[0].line, 3);
-    assert!(!scan.unscanned[0].problem.contains("ghp_"), "never the text");
+    assert!(
+        !scan.unscanned[0].problem.contains("ghp_"),
+        "never the text"
+    );
 }
 
 // ----- the property: nothing `secrets` reports survives redaction ---------------------------
 
 /// A secret of one of the kinds, made from random characters.
 fn secret() -> impl Strategy<Value = String> {
-    let alnum = |n: usize| proptest::collection::vec(prop::sample::select(
-        "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789".chars().collect::<Vec<_>>(),
-    ), n)
+    let alnum = |n: usize| {
+        proptest::collection::vec(
+            prop::sample::select(
+                "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+                    .chars()
+                    .collect::<Vec<_>>(),
+            ),
+            n,
+        )
+        .prop_map(|v| v.into_iter().collect::<String>())
+    };
+    let hex = proptest::collection::vec(
+        prop::sample::select("0123456789abcdef".chars().collect::<Vec<_>>()),
+        32,
+    )
     .prop_map(|v| v.into_iter().collect::<String>());
-    let hex = proptest::collection::vec(prop::sample::select("0123456789abcdef".chars().collect::<Vec<_>>()), 32)
-        .prop_map(|v| v.into_iter().collect::<String>());
     prop_oneof![
         alnum(36).prop_map(|b| format!("ghp_{b}")),
         alnum(40).prop_map(|b| format!("sk-proj-{b}")),
@@ -239,7 +271,10 @@ fn literal(secret: &str, how: &Spelling) -> String {
 
 /// The random part of a secret that must not survive anywhere.
 fn body(secret: &str) -> String {
-    let s = secret.rsplit(['_', '-', '=', ':', ' ']).next().unwrap_or(secret);
+    let s = secret
+        .rsplit(['_', '-', '=', ':', ' '])
+        .next()
+        .unwrap_or(secret);
     s.split('@').next().unwrap_or(s).to_string()
 }
 
