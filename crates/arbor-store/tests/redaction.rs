@@ -288,7 +288,7 @@ fn spelling() -> impl Strategy<Value = Spelling> {
 }
 
 /// A session with `plants` (secret, spelling, place 0..8) put in various places.
-pub fn planted_session(plants: &[(String, Spelling, u8)]) -> String {
+fn planted_session(plants: &[(String, Spelling, u8)]) -> String {
     let mut cwd = "\"/p\"".to_string();
     let mut lines = Vec::new();
     let mut parent: Option<String> = None;
