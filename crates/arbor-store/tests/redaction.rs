@@ -7,28 +7,13 @@ use arbor_store::secrets::{find, redact_doc, redact_line, scan_doc, scan_line};
 use proptest::prelude::*;
 use std::sync::Arc;
 
+mod support {
+    pub mod planted;
+}
+use support::planted::{body, planted_session, secret, session, spelling, user, HEADER};
+
 fn doc(text: &str) -> SessionDoc {
     SessionDoc::parse(Arc::new(text.as_bytes().to_vec())).expect("a session")
-}
-
-const HEADER: &str = r#"{"type":"session","version":3,"id":"01a2031c-aa28-755e-9ecf-bfbc78024bb1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
-
-/// The bytes of a session with `lines` after the header.
-fn session(header: &str, lines: &[String]) -> String {
-    let mut s = String::from(header);
-    s.push('\n');
-    for l in lines {
-        s.push_str(l);
-        s.push('\n');
-    }
-    s
-}
-
-fn user(id: &str, parent: Option<&str>, content_json: &str) -> String {
-    format!(
-        r#"{{"type":"message","id":"{id}","parentId":{},"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":{content_json},"timestamp":1}}}}"#,
-        parent.map_or("null".to_string(), |p| format!("\"{p}\""))
-    )
 }
 
 const GHP: &str = "ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5";
@@ -206,131 +191,6 @@ fn a_malformed_line_is_not_scanned_and_says_so() {
 
 // ----- the property: nothing `secrets` reports survives redaction ---------------------------
 
-/// A secret of one of the kinds, made from random characters.
-fn secret() -> impl Strategy<Value = String> {
-    let alnum = |n: usize| {
-        proptest::collection::vec(
-            prop::sample::select(
-                "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
-                    .chars()
-                    .collect::<Vec<_>>(),
-            ),
-            n,
-        )
-        .prop_map(|v| v.into_iter().collect::<String>())
-    };
-    let hex = proptest::collection::vec(
-        prop::sample::select("0123456789abcdef".chars().collect::<Vec<_>>()),
-        32,
-    )
-    .prop_map(|v| v.into_iter().collect::<String>());
-    prop_oneof![
-        alnum(36).prop_map(|b| format!("ghp_{b}")),
-        alnum(40).prop_map(|b| format!("sk-proj-{b}")),
-        alnum(60).prop_map(|b| format!("sk-ant-oat01-{b}")),
-        alnum(20).prop_map(|b| format!("glpat-{b}")),
-        alnum(36).prop_map(|b| format!("npm_{b}")),
-        alnum(34).prop_map(|b| format!("hf_{b}")),
-        alnum(24).prop_map(|b| format!("xoxb-1234-{b}")),
-        hex.prop_map(|h| format!("API_TOKEN={h}")),
-        alnum(14).prop_map(|b| format!("postgres://app:{b}@db.internal/x")),
-        alnum(30).prop_map(|b| format!("Authorization: Bearer {b}")),
-        alnum(12).prop_map(|b| format!("DB_PASS={b}")),
-    ]
-}
-
-/// Where a secret goes, as a JSON string literal (already encoded).
-#[derive(Debug, Clone)]
-enum Spelling {
-    Plain,
-    /// The first character as `\u00XX`.
-    Escaped,
-    /// After a newline.
-    AfterNewline,
-    /// As the value of `"api_key"` in JSON text inside the string.
-    JsonInJson,
-}
-
-fn literal(secret: &str, how: &Spelling) -> String {
-    let enc = |s: &str| {
-        let mut out = Vec::new();
-        arbor_core::json::write_str_escaped(s, &mut out);
-        String::from_utf8(out).expect("utf-8")
-    };
-    match how {
-        Spelling::Plain => enc(secret),
-        Spelling::Escaped => {
-            let first = secret.chars().next().unwrap_or('x');
-            let rest = enc(&secret[first.len_utf8()..]);
-            format!("\"\\u{:04x}{}", first as u32, &rest[1..])
-        }
-        Spelling::AfterNewline => enc(&format!("line one\n{secret} and more")),
-        Spelling::JsonInJson => enc(&format!("{{\"api_key\": \"{secret}\"}}")),
-    }
-}
-
-/// The random part of a secret that must not survive anywhere.
-fn body(secret: &str) -> String {
-    let s = secret
-        .rsplit(['_', '-', '=', ':', ' '])
-        .next()
-        .unwrap_or(secret);
-    s.split('@').next().unwrap_or(s).to_string()
-}
-
-fn spelling() -> impl Strategy<Value = Spelling> {
-    prop_oneof![
-        Just(Spelling::Plain),
-        Just(Spelling::Escaped),
-        Just(Spelling::AfterNewline),
-        Just(Spelling::JsonInJson),
-    ]
-}
-
-/// A session with `plants` (secret, spelling, place 0..8) put in various places.
-fn planted_session(plants: &[(String, Spelling, u8)]) -> String {
-    let mut cwd = "\"/p\"".to_string();
-    let mut lines = Vec::new();
-    let mut parent: Option<String> = None;
-    for (k, (s, how, place)) in plants.iter().enumerate() {
-        let lit = literal(s, how);
-        let id = format!("e{k:07}");
-        let p = parent
-            .as_deref()
-            .map_or("null".to_string(), |p| format!("\"{p}\""));
-        let line = match place {
-            0 => user(&id, parent.as_deref(), &lit),
-            1 => format!(
-                r#"{{"type":"message","id":"{id}","parentId":{p},"timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"assistant","content":[{{"type":"thinking","thinking":{lit}}},{{"type":"toolCall","id":"c","name":{lit},"arguments":{{"command":{lit},"nested":{{"deeper":[{lit}]}}}}}}],"model":{lit},"stopReason":"error","errorMessage":{lit},"timestamp":2}}}}"#
-            ),
-            2 => format!(
-                r#"{{"type":"message","id":"{id}","parentId":{p},"timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"toolResult","toolCallId":"c","toolName":{lit},"content":[{{"type":"text","text":{lit}}}],"isError":false,"timestamp":2}}}}"#
-            ),
-            3 => format!(
-                r#"{{"type":"message","id":"{id}","parentId":{p},"timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"bashExecution","command":{lit},"output":{lit},"exitCode":0,"timestamp":2}}}}"#
-            ),
-            4 => format!(
-                r#"{{"type":"session_info","id":"{id}","parentId":{p},"timestamp":"2026-01-01T00:00:02.000Z","name":{lit}}}"#
-            ),
-            5 => format!(
-                r#"{{"type":"custom_message","id":"{id}","parentId":{p},"timestamp":"2026-01-01T00:00:02.000Z","customType":{lit},"content":{lit},"display":true}}"#
-            ),
-            6 => format!(
-                r#"{{"type":"compaction","id":"{id}","parentId":{p},"timestamp":"2026-01-01T00:00:02.000Z","summary":{lit},"firstKeptEntryId":"{id}","tokensBefore":1}}"#
-            ),
-            _ if cwd == "\"/p\"" => {
-                cwd = lit.clone();
-                user(&id, parent.as_deref(), "\"hi\"")
-            }
-            _ => user(&id, parent.as_deref(), &lit),
-        };
-        lines.push(line);
-        parent = Some(id);
-    }
-    let header = HEADER.replace("\"/p\"", &cwd);
-    session(&header, &lines)
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
@@ -359,5 +219,42 @@ proptest! {
             prop_assert!(!all.contains(&body(s)), "{} survived in {}", s, all);
         }
         prop_assert!(find(&all).is_empty());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// `fork --redact` (whole session, and a branch up to the last entry): the new file
+    /// holds no planted secret, `scan_doc` finds nothing in it, and the source is untouched.
+    #[test]
+    fn a_redacted_fork_holds_nothing_secrets_reports(
+        plants in proptest::collection::vec((secret(), spelling(), 0u8..8), 1..5),
+        branch in proptest::bool::ANY,
+    ) {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let src = tmp.path().join("s.jsonl");
+        let text = planted_session(&plants);
+        std::fs::write(&src, &text).expect("write");
+        let last = format!("e{:07}", plants.len() - 1);
+        let (sm, n) = arbor_store::SessionManager::fork_redacted(
+            &src,
+            branch.then_some(last.as_str()),
+            None,
+            arbor_store::ManagerOptions::default(),
+        )
+        .expect("fork");
+        let path = sm.session_file().expect("a file").to_path_buf();
+        sm.close().expect("close");
+        prop_assert!(n >= plants.len());
+        let bytes = std::fs::read_to_string(&path).expect("read");
+        for (s, _, _) in &plants {
+            prop_assert!(!bytes.contains(&body(s)), "{} survived in {}", s, bytes);
+        }
+        let copy = arbor_store::load_doc(&path).expect("load");
+        let scan = scan_doc(&copy);
+        prop_assert!(scan.found.is_empty() && scan.unscanned.is_empty(), "{:?}", scan);
+        prop_assert_eq!(std::fs::read_to_string(&src).expect("src"), text);
+        prop_assert!(!path.with_extension("jsonl.lock").exists(), "no lock left");
     }
 }
