@@ -578,7 +578,9 @@ pub fn scan_doc(doc: &SessionDoc) -> DocScan {
         });
     }
     for (_, line_no, place, line) in doc_lines(doc, None) {
-        match scan_line(line) {
+        let scanned = scan_line(line);
+        crate::map::release_pages(line);
+        match scanned {
             Ok(found) => scan.found.extend(found.into_iter().map(|f| Located {
                 line: line_no,
                 place: place.clone(),
@@ -625,8 +627,12 @@ pub fn redact_doc(doc: &mut SessionDoc, only: Option<&[usize]>) -> Result<usize,
             line: line_no,
             problem,
         };
-        let Some((new, k)) = redact_line(line)
-            .map_err(|e| fail(format!("not JSON ({} at byte {})", e.message, e.offset)))?
+        let redacted = redact_line(line);
+        // Read once: the pages of a mapped session go back to the page cache (a long line is
+        // not resident twice, as map and as parsed text, while the export renders).
+        crate::map::release_pages(line);
+        let Some((new, k)) =
+            redacted.map_err(|e| fail(format!("not JSON ({} at byte {})", e.message, e.offset)))?
         else {
             continue;
         };

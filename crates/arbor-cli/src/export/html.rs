@@ -1,5 +1,7 @@
 //! The HTML export: one self-contained page of the whole tree.
-use super::{escape_html as esc, fenced, totals, when, Options, Part, Report, Writer};
+use super::{
+    escape_html as esc, fenced, totals, when, write_pieces, Options, Part, Report, Writer,
+};
 use arbor_core::doc::SessionDoc;
 use arbor_core::entry::EntryType;
 use arbor_core::json::JsValue;
@@ -176,6 +178,8 @@ fn html_entry<W: Write>(
     let parent = esc(e.parent_id.as_deref().unwrap_or(""));
     let ts = esc(&when(e.timestamp.as_deref()));
     let m = e.fields.value(line, "message");
+    // Parsed: the map's pages of the line are not needed while it is written.
+    arbor_store::map::release_pages(line);
     let s = |k: &str| {
         m.as_ref()
             .and_then(|m| m.get(k))
@@ -209,15 +213,17 @@ fn html_entry<W: Write>(
             return Ok(());
         }
         if class != "text" {
-            return write!(w.out, "<div class=\"{class}\">{}</div>", esc(t.trim_end()));
+            write!(w.out, "<div class=\"{class}\">")?;
+            write_pieces(&mut w.out, t.trim_end(), false, esc)?;
+            return write!(w.out, "</div>");
         }
         for part in fenced(t.trim_end()) {
             match part {
-                Part::Text(x) if !x.trim().is_empty() => write!(
-                    w.out,
-                    "<div class=\"text\">{}</div>",
-                    esc(x.trim_matches('\n'))
-                )?,
+                Part::Text(x) if !x.trim().is_empty() => {
+                    write!(w.out, "<div class=\"text\">")?;
+                    write_pieces(&mut w.out, x.trim_matches('\n'), false, esc)?;
+                    write!(w.out, "</div>")?;
+                }
                 Part::Text(_) => {}
                 Part::Code(lang, code) => code_block(w, lang, code)?,
             }
@@ -241,30 +247,33 @@ fn html_entry<W: Write>(
                     } else {
                         crate::render::content_text(m.get("content"))
                     };
-                    let t = esc(&text);
-                    let lines = t.lines().count();
+                    let lines = text.lines().count();
                     write!(
                         w.out,
-                        "<details{}><summary>{lines} lines</summary><pre>{t}</pre></details>",
+                        "<details{}><summary>{lines} lines</summary><pre>",
                         if lines <= 8 { " open" } else { "" }
                     )?;
+                    write_pieces(&mut w.out, &text, false, esc)?;
+                    write!(w.out, "</pre></details>")?;
                     html_images(m.get("content"), w)?;
                 }
                 _ => match m.get("content") {
                     Some(JsValue::String(t)) => body(w, &t.to_string_lossy(), "text")?,
                     Some(JsValue::Array(blocks)) => {
                         for b in blocks {
+                            // Borrowed: a long text is not copied.
                             let bs = |k: &str| {
-                                b.get(k)
-                                    .and_then(|v| v.as_str_lossy())
-                                    .map(|v| v.into_owned())
-                                    .unwrap_or_default()
+                                b.get(k).and_then(|v| v.as_str_lossy()).unwrap_or_default()
                             };
                             match b.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
                                 Some("text") => body(w, &bs("text"), "text")?,
                                 Some("thinking") if !bs("thinking").trim().is_empty() => {
-                                    let t = esc(&bs("thinking"));
-                                    write!(w.out, "<details><summary>Thinking</summary><div class=\"text\">{t}</div></details>")?;
+                                    write!(
+                                        w.out,
+                                        "<details><summary>Thinking</summary><div class=\"text\">"
+                                    )?;
+                                    write_pieces(&mut w.out, &bs("thinking"), false, esc)?;
+                                    write!(w.out, "</div></details>")?;
                                 }
                                 Some("toolCall") => {
                                     let args = b
@@ -299,7 +308,9 @@ fn html_entry<W: Write>(
                                         esc(&hint)
                                     )?;
                                     // Plain: highlighting JSON adds a span per token and little to read.
-                                    write!(w.out, "<pre>{}</pre>", esc(&a))?;
+                                    write!(w.out, "<pre>")?;
+                                    write_pieces(&mut w.out, &a, false, esc)?;
+                                    write!(w.out, "</pre>")?;
                                     write!(w.out, "</details>")?;
                                 }
                                 _ => {}
@@ -383,11 +394,11 @@ fn html_images<W: Write>(content: Option<&JsValue>, w: &mut Writer<'_, W>) -> st
 fn code_block<W: Write>(w: &mut Writer<'_, W>, lang: &str, code: &str) -> std::io::Result<()> {
     match super::highlight::code(lang, code) {
         Some(h) => write!(w.out, "<pre class=\"code\"><code>{h}</code></pre>"),
-        None => write!(
-            w.out,
-            "<pre class=\"code\"><code>{}</code></pre>",
-            esc(code)
-        ),
+        None => {
+            write!(w.out, "<pre class=\"code\"><code>")?;
+            write_pieces(&mut w.out, code, false, esc)?;
+            write!(w.out, "</code></pre>")
+        }
     }
 }
 

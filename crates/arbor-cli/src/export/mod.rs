@@ -5,6 +5,7 @@
 use arbor_core::doc::SessionDoc;
 use arbor_core::entry::EntryType;
 use arbor_core::json::{JsValue, JsonObject};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -110,9 +111,11 @@ impl<'a, W: Write> Writer<'a, W> {
         for part in fenced(t.trim_end()) {
             match part {
                 Part::Text(x) => {
-                    let x = md_text(x.trim_matches('\n'));
+                    // Escaping adds no whitespace: trimmed before, it is trimmed after.
+                    let x = x.trim_matches('\n').trim_end();
                     if !x.trim().is_empty() {
-                        writeln!(self.out, "{}\n", x.trim_end())?;
+                        write_pieces(&mut self.out, x, true, md_text)?;
+                        writeln!(self.out, "\n")?;
                     }
                 }
                 Part::Code(lang, code) => self.fence(lang, code)?,
@@ -162,23 +165,16 @@ impl<'a, W: Write> Writer<'a, W> {
             Some(JsValue::String(s)) => self.text(&s.to_string_lossy()),
             Some(JsValue::Array(blocks)) => {
                 for b in blocks {
-                    let s = |k: &str| {
-                        b.get(k)
-                            .and_then(|v| v.as_str_lossy())
-                            .map(|v| v.into_owned())
-                            .unwrap_or_default()
-                    };
+                    // Borrowed: a long text is not copied.
+                    let s = |k: &str| b.get(k).and_then(|v| v.as_str_lossy()).unwrap_or_default();
                     match b.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
                         Some("text") => self.text(&s("text"))?,
                         Some("thinking") => {
                             let t = s("thinking");
                             if !t.trim().is_empty() {
-                                let t = md_text(&t);
-                                writeln!(
-                                    self.out,
-                                    "<details><summary>Thinking</summary>\n\n{}\n\n</details>\n",
-                                    t.trim_end()
-                                )?;
+                                writeln!(self.out, "<details><summary>Thinking</summary>\n")?;
+                                write_pieces(&mut self.out, t.trim_end(), true, md_text)?;
+                                writeln!(self.out, "\n\n</details>\n")?;
                             }
                         }
                         Some("toolCall") => {
@@ -198,6 +194,37 @@ impl<'a, W: Write> Writer<'a, W> {
             _ => Ok(()),
         }
     }
+}
+
+/// Writes `escape` of `t` piece by piece (about 1 MB each), so that the escaped copy of a
+/// long text is never whole in memory. With `lines`, pieces end at a line end (a line is
+/// never cut: the Markdown escape looks at whole lines), else at any character.
+pub(crate) fn write_pieces(
+    out: &mut impl Write,
+    t: &str,
+    lines: bool,
+    escape: impl Fn(&str) -> String,
+) -> std::io::Result<()> {
+    const PIECE: usize = 1 << 20;
+    let mut rest = t;
+    while !rest.is_empty() {
+        let mut cut = rest.len().min(PIECE);
+        if cut < rest.len() {
+            if lines {
+                cut = match rest[..cut].rfind('\n') {
+                    Some(n) => n + 1,
+                    None => rest[cut..].find('\n').map_or(rest.len(), |n| cut + n + 1),
+                };
+            } else {
+                while !rest.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+            }
+        }
+        out.write_all(escape(&rest[..cut]).as_bytes())?;
+        rest = &rest[cut..];
+    }
+    Ok(())
 }
 
 /// Text or an attribute value in HTML: the one HTML escape of the exports (the HTML page,
@@ -429,10 +456,16 @@ fn title_of(doc: &SessionDoc, path: &[usize]) -> String {
                 (e.role == Some(arbor_core::entry::Role::User))
                     .then(|| e.fields.value(doc.line(&e.line), "message"))
                     .flatten()
-                    .map(|m| crate::render::content_text(m.get("content")))
+                    .map(|m| match m.get("content") {
+                        // One line of a text: not a copy of it all.
+                        Some(JsValue::String(s)) => {
+                            crate::render::one_line(&s.to_string_lossy(), 80)
+                        }
+                        c => crate::render::one_line(&crate::render::content_text(c), 80),
+                    })
             })
             .unwrap_or_default();
-        crate::render::one_line(&first_user, 80)
+        first_user
     })
 }
 
@@ -550,6 +583,8 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
     match e.etype {
         EntryType::Message => {
             let m = e.fields.value(line, "message").unwrap_or(JsValue::Null);
+            // Parsed: the map's pages of the line are not needed while it is written.
+            arbor_store::map::release_pages(line);
             let s = |k: &str| {
                 m.get(k)
                     .and_then(|v| v.as_str_lossy())
@@ -684,6 +719,7 @@ pub fn json(
             .str("type", e.etype.name())
             .opt_str("timestamp", e.timestamp.as_deref());
         if let Some(m) = e.fields.value(line, "message") {
+            arbor_store::map::release_pages(line);
             let s = |k: &str| {
                 m.get(k)
                     .and_then(|v| v.as_str_lossy())
@@ -693,19 +729,16 @@ pub fn json(
                 .opt_str("model", s("model").as_deref())
                 .opt_str("toolName", s("toolName").as_deref())
                 .opt_str("stopReason", s("stopReason").as_deref());
-            let mut text = Vec::new();
-            let mut thinking = Vec::new();
+            // Borrowed from the parsed message: a long text is not copied.
+            let mut text: Vec<Cow<'_, str>> = Vec::new();
+            let mut thinking: Vec<Cow<'_, str>> = Vec::new();
             let mut calls = Vec::new();
             match m.get("content") {
-                Some(JsValue::String(t)) => text.push(t.to_string_lossy().into_owned()),
+                Some(JsValue::String(t)) => text.push(t.to_string_lossy()),
                 Some(JsValue::Array(blocks)) => {
                     for bl in blocks {
-                        let bs = |k: &str| {
-                            bl.get(k)
-                                .and_then(|v| v.as_str_lossy())
-                                .map(|v| v.into_owned())
-                                .unwrap_or_default()
-                        };
+                        let bs =
+                            |k: &str| bl.get(k).and_then(|v| v.as_str_lossy()).unwrap_or_default();
                         match bl.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
                             Some("text") => text.push(bs("text")),
                             Some("thinking") => thinking.push(bs("thinking")),
@@ -722,11 +755,24 @@ pub fn json(
                 }
                 _ => {}
             }
-            if !text.is_empty() {
-                o.str("text", &text.join("\n"));
+            let joined = |parts: &[Cow<'_, str>]| -> String { parts.join("\n") };
+            match text.as_slice() {
+                [] => {}
+                [one] => {
+                    o.str("text", one);
+                }
+                parts => {
+                    o.str("text", &joined(parts));
+                }
             }
-            if !thinking.is_empty() {
-                o.str("thinking", &thinking.join("\n"));
+            match thinking.as_slice() {
+                [] => {}
+                [one] => {
+                    o.str("thinking", one);
+                }
+                parts => {
+                    o.str("thinking", &joined(parts));
+                }
             }
             if !calls.is_empty() {
                 let mut cb = Vec::new();
