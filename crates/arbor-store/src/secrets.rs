@@ -177,6 +177,8 @@ fn placeholder(s: &str) -> bool {
         || lower.contains("example")
         || lower.contains("your")
         || lower.contains("redacted")
+        // A marker cut short in a one-line summary (`[REDACT…`).
+        || s.starts_with("[REDACT")
         || s.chars()
             .all(|c| c == 'x' || c == 'X' || c == '*' || c == '.' || c == '-')
 }
