@@ -712,14 +712,24 @@ pub fn json(
         resident.read(doc, i);
         let e = &doc.entries()[i];
         let line = doc.line(&e.line);
-        let mut b = Vec::new();
-        let mut o = JsonObject::new(&mut b);
+        let m = e.fields.value(line, "message");
+        if m.is_some() {
+            // Parsed: the map's pages of the line are not needed while it is written.
+            arbor_store::map::release_pages(line);
+        }
+        // The entry as three parts: the members before its texts (`head`), the texts,
+        // streamed (a long text is neither copied nor escaped whole in memory), and the
+        // members after them (`tail`).
+        let mut head = Vec::new();
+        let mut tail = Vec::new();
+        let mut texts: Vec<(&str, Cow<'_, str>)> = Vec::new();
+        let mut o = JsonObject::new(&mut head);
         o.opt_str("id", e.id.as_deref())
             .opt_str("parentId", e.parent_id.as_deref())
             .str("type", e.etype.name())
             .opt_str("timestamp", e.timestamp.as_deref());
-        if let Some(m) = e.fields.value(line, "message") {
-            arbor_store::map::release_pages(line);
+        let mut t = JsonObject::new(&mut tail);
+        if let Some(m) = &m {
             let s = |k: &str| {
                 m.get(k)
                     .and_then(|v| v.as_str_lossy())
@@ -755,24 +765,17 @@ pub fn json(
                 }
                 _ => {}
             }
-            let joined = |parts: &[Cow<'_, str>]| -> String { parts.join("\n") };
-            match text.as_slice() {
-                [] => {}
-                [one] => {
-                    o.str("text", one);
-                }
-                parts => {
-                    o.str("text", &joined(parts));
+            fn one(mut parts: Vec<Cow<'_, str>>) -> Cow<'_, str> {
+                match parts.len() {
+                    1 => parts.pop().unwrap_or_default(),
+                    _ => Cow::Owned(parts.join("\n")),
                 }
             }
-            match thinking.as_slice() {
-                [] => {}
-                [one] => {
-                    o.str("thinking", one);
-                }
-                parts => {
-                    o.str("thinking", &joined(parts));
-                }
+            if !text.is_empty() {
+                texts.push(("text", one(text)));
+            }
+            if !thinking.is_empty() {
+                texts.push(("thinking", one(thinking)));
             }
             if !calls.is_empty() {
                 let mut cb = Vec::new();
@@ -785,23 +788,47 @@ pub fn json(
                     });
                 }
                 arr.finish();
-                o.raw("toolCalls", &cb);
+                t.raw("toolCalls", &cb);
             }
             if let Some(JsValue::Bool(b)) = m.get("isError") {
-                o.bool("isError", *b);
+                t.bool("isError", *b);
             }
             if let Some(u) = m.get("usage") {
-                o.raw("usage", &u.to_json());
+                t.raw("usage", &u.to_json());
             }
         } else if let Some(s) = e.fields.str(line, "summary") {
-            o.str("text", &s);
+            texts.push(("text", s));
         }
         o.finish();
+        t.finish();
         if !first {
             out.write_all(b",")?;
         }
         first = false;
-        out.write_all(&b)?;
+        // `head` without its closing brace, then the texts, then `tail`'s members.
+        head.pop();
+        out.write_all(&head)?;
+        for (k, v) in &texts {
+            let mut key = vec![b','];
+            arbor_core::json::write_str_escaped(k, &mut key);
+            key.extend_from_slice(b":\"");
+            out.write_all(&key)?;
+            write_pieces(&mut out, v, false, |p| {
+                let mut q = Vec::with_capacity(p.len() + 2);
+                arbor_core::json::write_str_escaped(p, &mut q);
+                // Without its quotes: the pieces make one string.
+                String::from_utf8_lossy(q.get(1..q.len().saturating_sub(1)).unwrap_or_default())
+                    .into_owned()
+            })?;
+            out.write_all(b"\"")?;
+        }
+        match tail.get(1..) {
+            Some(members) if members != b"}" => {
+                out.write_all(b",")?;
+                out.write_all(members)?;
+            }
+            _ => out.write_all(b"}")?,
+        }
     }
     out.write_all(b"]}\n")?;
     out.flush()?;
