@@ -377,3 +377,41 @@ proptest::proptest! {
         }
     }
 }
+
+/// An export of one path still shows text from other branches (pi's session name is the last
+/// `session_info` entry of any branch): the whole document is redacted, not only the path.
+#[test]
+fn a_name_set_on_another_branch_is_redacted_in_a_path_export() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let f = tmp.path().join("s.jsonl");
+    let text = format!(
+        "{HEADER}{}\n{}\n{}\n{}\n",
+        r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#,
+        r#"{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"timestamp":2}}"#,
+        format_args!(
+            r#"{{"type":"session_info","id":"n1","parentId":"u1","timestamp":"2026-01-01T00:00:03.000Z","name":"deploy {GHP}"}}"#
+        ),
+        r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"user","content":"more","timestamp":4}}"#,
+    );
+    std::fs::write(&f, text).expect("write");
+    for format in ["md", "json", "html"] {
+        let o = arbor(
+            tmp.path(),
+            &[
+                "export",
+                f.to_str().expect("utf-8"),
+                "--leaf",
+                "a2",
+                "--format",
+                format,
+            ],
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            out.contains("deploy [REDACTED:github-token]"),
+            "{format}: the name is shown"
+        );
+        assert!(!out.contains(&GHP[4..]), "{format}: {out}");
+    }
+}

@@ -416,10 +416,9 @@ pub fn export(
             .unwrap_or_default()]
     };
     // Redacted before anything is rendered: every format writes only what the one scanner
-    // (`arbor secrets`) left. HTML shows the whole tree.
+    // (`arbor secrets`) left.
     let redacted = if redact {
-        let only = (format != crate::export::Format::Html).then_some(paths.as_slice());
-        crate::export::redact(&mut doc, only).with_context(|| path.display().to_string())?
+        crate::export::redact(&mut doc).with_context(|| path.display().to_string())?
     } else {
         0
     };

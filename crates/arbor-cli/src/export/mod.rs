@@ -368,25 +368,16 @@ fn fragment(id: &str) -> String {
     out
 }
 
-/// Redacts `doc` for an export of `paths` (the entries written, the header and omp's title
-/// slot) with [`arbor_store::secrets::redact_doc`], the scanner `arbor secrets` reports with:
-/// every format then renders only redacted text. Returns how many secrets.
+/// Redacts `doc` for an export with [`arbor_store::secrets::redact_doc`], the scanner
+/// `arbor secrets` reports with: every entry (an export of one path still shows text from
+/// others: the session's name is the last `session_info` entry of any branch, a label names
+/// its target), the header and omp's title slot. Every format then renders only redacted
+/// text. Returns how many secrets.
 ///
 /// # Errors
 /// A line that cannot be redacted (the export is then refused).
-pub fn redact(
-    doc: &mut SessionDoc,
-    paths: Option<&[Vec<usize>]>,
-) -> Result<usize, arbor_store::secrets::RedactError> {
-    match paths {
-        None => arbor_store::secrets::redact_doc(doc, None),
-        Some(paths) => {
-            let mut all: Vec<usize> = paths.iter().flatten().copied().collect();
-            all.sort_unstable();
-            all.dedup();
-            arbor_store::secrets::redact_doc(doc, Some(&all))
-        }
-    }
+pub fn redact(doc: &mut SessionDoc) -> Result<usize, arbor_store::secrets::RedactError> {
+    arbor_store::secrets::redact_doc(doc, None)
 }
 
 /// The session's token and cost totals over `entries` (assistant messages' `usage`).
@@ -507,7 +498,11 @@ pub fn markdown(
         v
     };
     let title = title_of(doc, paths.first().map(Vec::as_slice).unwrap_or_default());
-    let title = md_inline(if title.is_empty() { file_name } else { &title });
+    // One line already (or the file's name), and nothing follows it on its line.
+    let title = md_text(&crate::render::one_line(
+        if title.is_empty() { file_name } else { &title },
+        usize::MAX,
+    ));
     writeln!(w.out, "# {title}\n")?;
     let models = models(doc, &all, &mut w.resident);
     let t = totals(doc, &all, &mut w.resident);
