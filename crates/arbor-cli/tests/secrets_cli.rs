@@ -255,6 +255,17 @@ fn what_is_not_scanned_fails_and_keys_are_masked() {
         "{err}"
     );
     assert!(!err.contains(&GHP[4..]), "{err}");
+    // A file that is not a session, whose first line's type is a token: named, exit 1, and
+    // the token is not quoted in the reason.
+    let t = tmp.path().join("t.jsonl");
+    std::fs::write(&t, format!("{{\"type\":\"{GHP}\",\"id\":\"x\"}}\n")).expect("write");
+    let o = arbor(tmp.path(), &["secrets", t.to_str().expect("utf-8")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("not scanned") && !err.contains(&GHP[4..]),
+        "{err}"
+    );
     // A file that does not open as a session, and a sessions directory that cannot be read.
     let d = tmp.path().join("dir.jsonl");
     std::fs::create_dir(&d).expect("mkdir");

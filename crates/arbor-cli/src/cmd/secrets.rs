@@ -43,7 +43,12 @@ pub fn secrets(
         let doc = match arbor_store::load_doc(f) {
             Ok(d) => d,
             Err(e) => {
-                say_err!("arbor: {}: not scanned: {e}", f.display());
+                // The reason may quote the file (the first line's type): never a secret.
+                say_err!(
+                    "arbor: {}: not scanned: {}",
+                    f.display(),
+                    arbor_store::secrets::redact(&e.to_string())
+                );
                 unscanned += 1;
                 continue;
             }
