@@ -59,7 +59,7 @@ pub fn secrets(
                 "arbor: {}:{}: not scanned: {}",
                 f.display(),
                 u.line,
-                u.problem
+                arbor_store::secrets::redact(&u.problem)
             );
             unscanned += 1;
         }
