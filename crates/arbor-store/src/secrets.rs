@@ -596,6 +596,32 @@ pub fn scan_doc(doc: &SessionDoc) -> DocScan {
             }),
         }
     }
+    // Further `type: "session"` lines (pi's duplicate-header bug) are not entries, but they
+    // are in the file: scanned too (no export or fork writes them).
+    let extra = &doc.report().extra_headers;
+    if !extra.is_empty() {
+        let lines = doc.base_bytes()[..doc.complete_len()].split(|&b| b == b'\n');
+        for (n, line) in lines.enumerate() {
+            let line_no = n + 1;
+            if !extra.contains(&line_no) {
+                continue;
+            }
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            match scan_line(line) {
+                Ok(found) => scan.found.extend(found.into_iter().map(|f| Located {
+                    line: line_no,
+                    place: Place::Header,
+                    path: f.path,
+                    kind: f.kind,
+                    chars: f.chars,
+                })),
+                Err(e) => scan.unscanned.push(Unscanned {
+                    line: line_no,
+                    problem: format!("not JSON ({} at byte {})", e.message, e.offset),
+                }),
+            }
+        }
+    }
     scan.found.sort_by_key(|l| l.line);
     scan.unscanned.sort_by_key(|u| u.line);
     scan

@@ -258,3 +258,17 @@ proptest! {
         prop_assert!(!path.with_extension("jsonl.lock").exists(), "no lock left");
     }
 }
+
+/// A second `type: "session"` line (pi's duplicate-header bug) is not an entry, but it is in
+/// the file: its secrets are reported.
+#[test]
+fn a_duplicate_header_line_is_scanned() {
+    let dup = HEADER.replace("\"/p\"", &format!("\"/home/{GHP}\""));
+    let text = session(HEADER, &[user("a1", None, "\"hi\""), dup]);
+    let d = doc(&text);
+    assert_eq!(d.report().extra_headers, vec![3]);
+    let scan = scan_doc(&d);
+    assert_eq!(scan.found.len(), 1, "{:?}", scan.found);
+    assert_eq!(scan.found[0].line, 3);
+    assert_eq!(scan.found[0].path, "cwd");
+}
