@@ -193,25 +193,14 @@ fn placeholder(s: &str) -> bool {
 /// assert!(arbor_store::secrets::find("no secret here").is_empty());
 /// ```
 pub fn find(text: &str) -> Vec<Secret> {
-    // One pass of every pattern at once says which rules can match at all: most texts hold
-    // no secret, and their cost is that pass.
-    static SET: OnceLock<regex::RegexSet> = OnceLock::new();
-    let set = SET.get_or_init(|| {
-        regex::RegexSet::new(rules().iter().map(|r| r.re.as_str()))
-            .unwrap_or_else(|e| panic!("secret rules: {e}"))
-    });
+    // Each rule on its own: most start with a literal that the regex engine finds with a
+    // fast substring search. (One `RegexSet` of every pattern was a single automaton too large
+    // for its cache: 38 MB/s, five times slower than the rules one by one.)
     if text.len() < 16 {
         return Vec::new();
     }
-    let hits = set.matches(text);
-    if !hits.matched_any() {
-        return Vec::new();
-    }
     let mut out: Vec<Secret> = Vec::new();
-    for (k, rule) in rules().iter().enumerate() {
-        if !hits.matched(k) {
-            continue;
-        }
+    for rule in rules() {
         for caps in rule.re.captures_iter(text) {
             let Some(m) = caps.get(rule.group) else {
                 continue;
