@@ -219,3 +219,122 @@ fn images_are_not_written_through_a_planted_symlink() {
         );
     }
 }
+
+/// The Markdown export rendered by a CommonMark renderer (pulldown-cmark, as a viewer would):
+/// nothing from the session becomes HTML, a script, a remote image or a `javascript:` link,
+/// in any field (text, errorMessage, model, tool names, customType, mimeType, entry ids,
+/// the header's cwd, the session name).
+#[test]
+fn markdown_from_a_hostile_session_renders_inert() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let f = tmp.path().join("s.jsonl");
+    let evil = r#"<img src=x onerror=alert(1)><script>alert(2)</script> ![i](https://evil.example/p.png) [c](javascript:alert(3)) <javascript:alert(4)> [r]: javascript:alert(5) \<b>x\</b> &lt;script&gt; ![j][r] `code</span>` \`<svg onload=alert(6)>`"#;
+    let e = serde_json::to_string(evil).expect("json");
+    let id = serde_json::to_string(r#"x" onmouseover="alert(7)"#).expect("json");
+    let lines = [
+        format!(
+            r#"{{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":{e}}}"#
+        ),
+        format!(
+            r#"{{"type":"message","id":{id},"parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":{e},"timestamp":1}}}}"#
+        ),
+        format!(
+            r#"{{"type":"message","id":"a1","parentId":{id},"timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":{e}}},{{"type":"thinking","thinking":{e}}},{{"type":"toolCall","id":"c","name":{e},"arguments":{{"x":{e}}}}}],"model":{e},"stopReason":"error","errorMessage":{e},"timestamp":2}}}}"#
+        ),
+        format!(
+            r#"{{"type":"message","id":"t1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","message":{{"role":"toolResult","toolCallId":"c","toolName":{e},"content":[{{"type":"text","text":{e}}},{{"type":"image","data":"iVBORw0KGgo=","mimeType":{e}}}],"isError":true,"timestamp":3}}}}"#
+        ),
+        format!(
+            r#"{{"type":"custom_message","id":"m1","parentId":"t1","timestamp":"2026-01-01T00:00:04.000Z","customType":{e},"content":{e},"display":true}}"#
+        ),
+        format!(
+            r#"{{"type":"session_info","id":"n1","parentId":"m1","timestamp":"2026-01-01T00:00:05.000Z","name":{e}}}"#
+        ),
+    ];
+    std::fs::write(&f, lines.join("\n") + "\n").expect("write");
+    let out = tmp.path().join("out.md");
+    for extra in [None, Some("--tree")] {
+        let mut args = vec![
+            f.to_str().expect("utf-8"),
+            "-o",
+            out.to_str().expect("utf-8"),
+        ];
+        args.extend(extra);
+        let (_, err) = export(&args);
+        let md = std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("{err}: {e}"));
+        let mut html = String::new();
+        pulldown_cmark::html::push_html(&mut html, pulldown_cmark::Parser::new(&md));
+        let lower = html.to_ascii_lowercase();
+        assert!(md.len() > 1000, "{md}");
+        // Images: only arbor's own copies in the assets directory.
+        for (k, _) in html.match_indices("<img ") {
+            assert!(
+                html[k..].starts_with("<img src=\"out.md.assets/"),
+                "{}",
+                &html[k..]
+            );
+        }
+        assert!(
+            !lower.contains("href=\"javascript") && !lower.contains("src=\"javascript"),
+            "a javascript: link: {html}"
+        );
+        assert!(
+            !lower.contains("https://evil.example/p.png\""),
+            "a remote image or link: {html}"
+        );
+        // The only tags are arbor's own.
+        let allowed = [
+            "p",
+            "h1",
+            "h2",
+            "h3",
+            "a",
+            "code",
+            "pre",
+            "ul",
+            "li",
+            "strong",
+            "em",
+            "details",
+            "summary",
+            "blockquote",
+            "hr",
+            "br",
+            "img",
+        ];
+        let mut rest = html.as_str();
+        while let Some(i) = rest.find('<') {
+            let tag: String = rest[i + 1..]
+                .trim_start_matches('/')
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect();
+            assert!(
+                allowed.contains(&tag.as_str()),
+                "<{tag}> from the session: {html}"
+            );
+            // No attribute but arbor's: anchors and images are checked below, a fence's
+            // language is a plain name.
+            let whole = &rest[i..i + rest[i..].find('>').unwrap_or(0) + 1];
+            let bare = whole == format!("<{tag}>") || whole == format!("</{tag}>");
+            let language = whole.starts_with("<code class=\"language-")
+                && whole["<code class=\"language-".len()..whole.len() - 2]
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+#._-".contains(c));
+            assert!(
+                bare || language || matches!(tag.as_str(), "a" | "img" | "hr" | "br"),
+                "{whole}"
+            );
+            rest = &rest[i + 1..];
+        }
+        // Links are arbor's anchors: `id` attributes and `#` fragments only.
+        for (k, _) in html.match_indices("<a ") {
+            let attr = &html[k + 3..];
+            assert!(
+                attr.starts_with("id=\"") || attr.starts_with("href=\"#"),
+                "{}",
+                &html[k..(k + 80).min(html.len())]
+            );
+        }
+    }
+}

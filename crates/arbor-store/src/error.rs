@@ -69,6 +69,9 @@ pub enum StoreError {
     /// A session store refused or failed (see [`crate::backend`]).
     #[error(transparent)]
     Backend(#[from] crate::backend::BackendError),
+    /// A line could not be redacted (see [`crate::secrets::redact_doc`]).
+    #[error("redaction: {0}")]
+    Redact(#[from] crate::secrets::RedactError),
     /// omp's title slot could not be made (a title that cannot fit).
     #[error("the title slot: {0}")]
     TitleSlot(#[from] arbor_core::title::TitleSlotError),

@@ -73,6 +73,11 @@ impl Locator {
         all_session_files(self.over.as_deref())
     }
 
+    /// [`Locator::all_session_files`], and the directories that could not be read.
+    pub fn all_session_files_reporting(&self) -> (Vec<PathBuf>, Vec<(PathBuf, std::io::Error)>) {
+        all_session_files_reporting(self.over.as_deref())
+    }
+
     /// Resolves a `SESSION` argument: a path (anything with a `/`, ending in `.jsonl`, or an
     /// existing file), else a session id or unique id prefix (see the function below).
     pub fn resolve_session(&self, arg: &str) -> Result<PathBuf, LocateError> {
@@ -98,13 +103,28 @@ fn agent_dirs(over: Option<&Path>) -> Vec<PathBuf> {
 /// Every `*.jsonl` below the sessions roots (project directories, and omp's nested
 /// sub-agent sessions).
 fn all_session_files(over: Option<&Path>) -> Vec<PathBuf> {
+    all_session_files_reporting(over).0
+}
+
+/// [`Locator::all_session_files`], and the directories below the roots that could not be
+/// read (with why): a caller that promises to have looked at every session names them.
+fn all_session_files_reporting(
+    over: Option<&Path>,
+) -> (Vec<PathBuf>, Vec<(PathBuf, std::io::Error)>) {
     let mut out = Vec::new();
+    let mut unreadable = Vec::new();
     for a in agent_dirs(over) {
         let root = paths::sessions_root(&a);
         let mut stack = vec![(root, 0)];
         while let Some((dir, depth)) = stack.pop() {
-            let Ok(rd) = std::fs::read_dir(&dir) else {
-                continue;
+            let rd = match std::fs::read_dir(&dir) {
+                Ok(rd) => rd,
+                // A root that does not exist (no pi, or no omp) holds nothing.
+                Err(e) if depth == 0 && e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    unreadable.push((dir, e));
+                    continue;
+                }
             };
             for e in rd.flatten() {
                 let p = e.path();
@@ -117,7 +137,7 @@ fn all_session_files(over: Option<&Path>) -> Vec<PathBuf> {
             }
         }
     }
-    out
+    (out, unreadable)
 }
 
 /// The session id a file's name carries: the part of its stem after the last `_` (pi and omp

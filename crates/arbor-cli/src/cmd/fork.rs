@@ -1,5 +1,5 @@
 //! `arbor fork`.
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use arbor_store::locate::Locator;
 use arbor_store::{ManagerOptions, SessionManager};
 use std::process::ExitCode;
@@ -43,7 +43,13 @@ pub fn fork(session: &str, o: &ForkOpts<'_>, loc: &Locator) -> Result<ExitCode> 
         wait,
         ..Default::default()
     };
-    let sm = SessionManager::fork(&path, at, cwd.as_deref(), opts)?;
+    // With `--redact`, the copy is redacted before it is written: no unredacted copy ever
+    // exists, and a fork that fails leaves nothing behind.
+    let (sm, redacted) = if redact {
+        SessionManager::fork_redacted(&path, at, cwd.as_deref(), opts)?
+    } else {
+        (SessionManager::fork(&path, at, cwd.as_deref(), opts)?, 0)
+    };
     let new_path = sm
         .session_file()
         .map(|p| p.to_path_buf())
@@ -58,18 +64,9 @@ pub fn fork(session: &str, o: &ForkOpts<'_>, loc: &Locator) -> Result<ExitCode> 
         });
     sm.close()?;
     if redact {
-        // The copy is new and ours; rewritten whole, atomically, under its writer lock.
-        let lock = arbor_store::lock::WriterLock::acquire(&new_path, wait)?;
-        let bytes = std::fs::read(&new_path).with_context(|| new_path.display().to_string())?;
-        let (clean, n) = arbor_store::secrets::redact_session_bytes(&bytes);
-        if n > 0 {
-            arbor_store::file::atomic_write(&new_path, &[&clean])
-                .with_context(|| new_path.display().to_string())?;
-        }
-        drop(lock);
         say_err!(
-            "arbor: {n} secret{} redacted in the copy",
-            if n == 1 { "" } else { "s" }
+            "arbor: {redacted} secret{} redacted in the copy",
+            if redacted == 1 { "" } else { "s" }
         );
     }
     if json {

@@ -385,7 +385,7 @@ pub fn export(
 ) -> Result<ExitCode> {
     let force = output.is_some_and(|t| t.force);
     let output = output.map(|t| t.path);
-    let (path, doc) = load_resolved_as(session, false, loc, true)?;
+    let (path, mut doc) = load_resolved_as(session, false, loc, true)?;
     if let Some(id) = leaf {
         super::require_entry(&doc, &path, id)?;
     }
@@ -408,6 +408,13 @@ pub fn export(
         vec![l
             .map(|l| doc.index().path(&doc, l).entries)
             .unwrap_or_default()]
+    };
+    // Redacted before anything is rendered: every format writes only what the one scanner
+    // (`arbor secrets`) left.
+    let redacted = if redact {
+        crate::export::redact(&mut doc).with_context(|| path.display().to_string())?
+    } else {
+        0
     };
     let file_name = path
         .file_name()
@@ -453,11 +460,10 @@ pub fn export(
             }
         }
     };
-    if report.redacted > 0 {
+    if redacted > 0 {
         say_err!(
-            "arbor: {} secret{} redacted (--no-redact keeps them)",
-            report.redacted,
-            if report.redacted == 1 { "" } else { "s" }
+            "arbor: {redacted} secret{} redacted (--no-redact keeps them)",
+            if redacted == 1 { "" } else { "s" }
         );
     }
     if let (Some(o), true, crate::export::Format::Md) = (output, report.images > 0, format) {

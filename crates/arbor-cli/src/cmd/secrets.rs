@@ -3,10 +3,14 @@
 use crate::term::{Out, Paint, Term};
 use anyhow::Result;
 use arbor_store::locate::Locator;
+use arbor_store::secrets::Place;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// `arbor secrets SESSION... | --all`. Exit status 1 when something was found (as a linter).
+/// `arbor secrets SESSION... | --all`. Exit status 1 when something was found (as a linter),
+/// and when anything could not be scanned (a file that does not open or load, a line that is
+/// not JSON, a directory that cannot be read), each named on stderr: a gate never passes on
+/// what it did not read.
 pub fn secrets(
     sessions: &[String],
     all: bool,
@@ -18,12 +22,17 @@ pub fn secrets(
     for s in sessions {
         files.push(loc.resolve_session(s)?);
     }
+    let mut unscanned = 0usize;
     if all {
-        let mut every = loc.all_session_files();
+        let (mut every, unreadable) = loc.all_session_files_reporting();
+        for (dir, e) in unreadable {
+            say_err!("arbor: {}: not scanned: {e}", dir.display());
+            unscanned += 1;
+        }
         every.sort();
         files.extend(every);
     }
-    if files.is_empty() {
+    if files.is_empty() && unscanned == 0 {
         return Err(crate::report::Usage("name sessions, or --all".into()).into());
     }
     let mut total = 0usize;
@@ -34,17 +43,42 @@ pub fn secrets(
         let doc = match arbor_store::load_doc(f) {
             Ok(d) => d,
             Err(e) => {
-                say_err!("arbor: {}: not scanned: {e}", f.display());
+                // The reason may quote the file (the first line's type): never a secret.
+                say_err!(
+                    "arbor: {}: not scanned: {}",
+                    f.display(),
+                    arbor_store::secrets::redact(&e.to_string())
+                );
+                unscanned += 1;
                 continue;
             }
         };
-        for s in arbor_store::secrets::scan_doc(&doc) {
+        let scan = arbor_store::secrets::scan_doc(&doc);
+        for u in &scan.unscanned {
+            say_err!(
+                "arbor: {}:{}: not scanned: {}",
+                f.display(),
+                u.line,
+                arbor_store::secrets::redact(&u.problem)
+            );
+            unscanned += 1;
+        }
+        for s in scan.found {
             total += 1;
+            let entry = match &s.place {
+                Place::Entry(id) => id.as_deref(),
+                _ => None,
+            };
+            let place = match &s.place {
+                Place::TitleSlot => "(title slot)",
+                Place::Header => "(header)",
+                Place::Entry(id) => id.as_deref().unwrap_or("(no id)"),
+            };
             if json {
                 arr.object(|o| {
                     o.str("path", &f.to_string_lossy())
                         .uint("line", s.line as u64)
-                        .opt_str("entryId", s.entry_id.as_deref())
+                        .opt_str("entryId", entry)
                         .str("field", &s.path)
                         .str("kind", s.kind)
                         .uint("chars", s.chars as u64);
@@ -54,10 +88,8 @@ pub fn secrets(
                     .put("  ")
                     .paint(Paint::Warn, s.kind)
                     .put(&format!(
-                        "  entry {} · {} · {} characters",
-                        s.entry_id.as_deref().unwrap_or("(header)"),
-                        s.path,
-                        s.chars
+                        "  entry {place} · {} · {} characters",
+                        s.path, s.chars
                     ))
                     .nl();
             }
@@ -70,13 +102,18 @@ pub fn secrets(
     } else {
         out.print(term, false)?;
         say_err!(
-            "arbor: {total} secret{} in {} session{}",
+            "arbor: {total} secret{} in {} session{}{}",
             if total == 1 { "" } else { "s" },
             files.len(),
-            if files.len() == 1 { "" } else { "s" }
+            if files.len() == 1 { "" } else { "s" },
+            if unscanned > 0 {
+                format!("; {unscanned} not scanned (see above)")
+            } else {
+                String::new()
+            }
         );
     }
-    Ok(if total > 0 {
+    Ok(if total > 0 || unscanned > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

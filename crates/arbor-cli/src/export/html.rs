@@ -1,17 +1,11 @@
 //! The HTML export: one self-contained page of the whole tree.
-use super::{totals, when, Options, Report, Writer};
+use super::{
+    escape_html as esc, fenced, totals, when, write_pieces, Options, Part, Report, Writer,
+};
 use arbor_core::doc::SessionDoc;
 use arbor_core::entry::EntryType;
 use arbor_core::json::JsValue;
 use std::io::Write;
-
-/// HTML text.
-fn esc(t: &str) -> String {
-    t.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 const HTML_STYLE: &str = r#"
 :root{--bg:#fff;--fg:#1d1f21;--dim:#6a737d;--line:#e1e4e8;--user:#0b6b3a;--asst:#0550ae;--tool:#6f42c1;--err:#b31d28;--code:#f6f8fa;--cur:#fff8c5}
@@ -80,7 +74,7 @@ pub fn html(
     } else {
         title
     };
-    let title = esc(&w.clean(&title));
+    let title = esc(&title);
     let id_of = |i: usize| doc.entries()[i].id.as_deref().unwrap_or("").to_string();
     write!(
         w.out,
@@ -139,7 +133,7 @@ pub fn html(
             );
         if shown {
             let label = crate::render::one_line(&crate::render::describe(doc, i), 60);
-            let label = esc(&w.clean(&label));
+            let label = esc(&label);
             let id = esc(&id_of(i));
             let cur = if on_path[i] { " class=\"cur\"" } else { "" };
             write!(w.out, "<li><a href=\"#{id}\"{cur}>{label}</a>")?;
@@ -184,6 +178,8 @@ fn html_entry<W: Write>(
     let parent = esc(e.parent_id.as_deref().unwrap_or(""));
     let ts = esc(&when(e.timestamp.as_deref()));
     let m = e.fields.value(line, "message");
+    // Parsed: the map's pages of the line are not needed while it is written.
+    arbor_store::map::release_pages(line);
     let s = |k: &str| {
         m.as_ref()
             .and_then(|m| m.get(k))
@@ -212,20 +208,22 @@ fn html_entry<W: Write>(
         esc(head.trim())
     )?;
     let body = |w: &mut Writer<'_, W>, text: &str, class: &str| -> std::io::Result<()> {
-        let t = w.clean(text).into_owned();
+        let t = text;
         if t.trim().is_empty() {
             return Ok(());
         }
         if class != "text" {
-            return write!(w.out, "<div class=\"{class}\">{}</div>", esc(t.trim_end()));
+            write!(w.out, "<div class=\"{class}\">")?;
+            write_pieces(&mut w.out, t.trim_end(), false, esc)?;
+            return write!(w.out, "</div>");
         }
         for part in fenced(t.trim_end()) {
             match part {
-                Part::Text(x) if !x.trim().is_empty() => write!(
-                    w.out,
-                    "<div class=\"text\">{}</div>",
-                    esc(x.trim_matches('\n'))
-                )?,
+                Part::Text(x) if !x.trim().is_empty() => {
+                    write!(w.out, "<div class=\"text\">")?;
+                    write_pieces(&mut w.out, x.trim_matches('\n'), false, esc)?;
+                    write!(w.out, "</div>")?;
+                }
                 Part::Text(_) => {}
                 Part::Code(lang, code) => code_block(w, lang, code)?,
             }
@@ -249,37 +247,40 @@ fn html_entry<W: Write>(
                     } else {
                         crate::render::content_text(m.get("content"))
                     };
-                    let t = esc(&w.clean(&text));
-                    let lines = t.lines().count();
+                    let lines = text.lines().count();
                     write!(
                         w.out,
-                        "<details{}><summary>{lines} lines</summary><pre>{t}</pre></details>",
+                        "<details{}><summary>{lines} lines</summary><pre>",
                         if lines <= 8 { " open" } else { "" }
                     )?;
+                    write_pieces(&mut w.out, &text, false, esc)?;
+                    write!(w.out, "</pre></details>")?;
                     html_images(m.get("content"), w)?;
                 }
                 _ => match m.get("content") {
                     Some(JsValue::String(t)) => body(w, &t.to_string_lossy(), "text")?,
                     Some(JsValue::Array(blocks)) => {
                         for b in blocks {
+                            // Borrowed: a long text is not copied.
                             let bs = |k: &str| {
-                                b.get(k)
-                                    .and_then(|v| v.as_str_lossy())
-                                    .map(|v| v.into_owned())
-                                    .unwrap_or_default()
+                                b.get(k).and_then(|v| v.as_str_lossy()).unwrap_or_default()
                             };
                             match b.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
                                 Some("text") => body(w, &bs("text"), "text")?,
                                 Some("thinking") if !bs("thinking").trim().is_empty() => {
-                                    let t = esc(&w.clean(&bs("thinking")));
-                                    write!(w.out, "<details><summary>Thinking</summary><div class=\"text\">{t}</div></details>")?;
+                                    write!(
+                                        w.out,
+                                        "<details><summary>Thinking</summary><div class=\"text\">"
+                                    )?;
+                                    write_pieces(&mut w.out, &bs("thinking"), false, esc)?;
+                                    write!(w.out, "</div></details>")?;
                                 }
                                 Some("toolCall") => {
                                     let args = b
                                         .get("arguments")
                                         .map(|a| String::from_utf8_lossy(&a.to_json()).into_owned())
                                         .unwrap_or_default();
-                                    let a = w.clean(&args).into_owned();
+                                    let a = args;
                                     let hint =
                                         b.get("arguments")
                                             .and_then(|a| {
@@ -299,7 +300,7 @@ fn html_entry<W: Write>(
                                                 })
                                             })
                                             .unwrap_or_default();
-                                    let hint = crate::render::one_line(&w.clean(&hint), 80);
+                                    let hint = crate::render::one_line(&hint, 80);
                                     write!(
                                         w.out,
                                         "<details><summary>Tool call <b>{}</b> {}</summary>",
@@ -307,7 +308,9 @@ fn html_entry<W: Write>(
                                         esc(&hint)
                                     )?;
                                     // Plain: highlighting JSON adds a span per token and little to read.
-                                    write!(w.out, "<pre>{}</pre>", esc(&a))?;
+                                    write!(w.out, "<pre>")?;
+                                    write_pieces(&mut w.out, &a, false, esc)?;
+                                    write!(w.out, "</pre>")?;
                                     write!(w.out, "</details>")?;
                                 }
                                 _ => {}
@@ -387,74 +390,21 @@ fn html_images<W: Write>(content: Option<&JsValue>, w: &mut Writer<'_, W>) -> st
     Ok(())
 }
 
-/// A piece of message text: prose, or a fenced code block with its language.
-enum Part<'a> {
-    Text(&'a str),
-    Code(&'a str, &'a str),
-}
-
-/// Splits Markdown text at its fenced code blocks (``` or ~~~, up to three spaces in, closed
-/// by a fence of the same character at least as long; an unclosed block runs to the end).
-fn fenced(t: &str) -> Vec<Part<'_>> {
-    let mut parts = Vec::new();
-    let mut text_from = 0;
-    let mut pos = 0;
-    // (fence char, fence length, language, code start)
-    let mut open: Option<(u8, usize, &str, usize)> = None;
-    while pos < t.len() {
-        let end = t[pos..].find('\n').map_or(t.len(), |i| pos + i + 1);
-        let line = &t[pos..end];
-        let trimmed = line.trim_start_matches(' ');
-        let indent = line.len() - trimmed.len();
-        let fence = trimmed
-            .as_bytes()
-            .first()
-            .copied()
-            .filter(|c| *c == b'`' || *c == b'~');
-        let run = fence.map_or(0, |c| trimmed.bytes().take_while(|b| *b == c).count());
-        match (open, fence) {
-            (None, Some(c)) if indent <= 3 && run >= 3 => {
-                let info = trimmed[run..].trim();
-                if c == b'`' && info.contains('`') {
-                    pos = end;
-                    continue;
-                }
-                parts.push(Part::Text(&t[text_from..pos]));
-                open = Some((c, run, info, end));
-            }
-            (Some((c0, n0, lang, from)), Some(c))
-                if c == c0 && run >= n0 && indent <= 3 && trimmed[run..].trim().is_empty() =>
-            {
-                parts.push(Part::Code(lang, &t[from..pos]));
-                open = None;
-                text_from = end;
-            }
-            _ => {}
-        }
-        pos = end;
-    }
-    match open {
-        Some((_, _, lang, from)) => parts.push(Part::Code(lang, &t[from..])),
-        None => parts.push(Part::Text(&t[text_from..])),
-    }
-    parts
-}
-
 /// A code block, highlighted when its language is known.
 fn code_block<W: Write>(w: &mut Writer<'_, W>, lang: &str, code: &str) -> std::io::Result<()> {
     match super::highlight::code(lang, code) {
         Some(h) => write!(w.out, "<pre class=\"code\"><code>{h}</code></pre>"),
-        None => write!(
-            w.out,
-            "<pre class=\"code\"><code>{}</code></pre>",
-            esc(code)
-        ),
+        None => {
+            write!(w.out, "<pre class=\"code\"><code>")?;
+            write_pieces(&mut w.out, code, false, esc)?;
+            write!(w.out, "</code></pre>")
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{fenced, Part};
+    use super::super::{fenced, Part};
 
     fn shape(t: &str) -> Vec<String> {
         fenced(t)

@@ -1,6 +1,7 @@
 //! `arbor export`: a session as Markdown (stable bytes, for git and bug reports) or as arbor's
 //! JSON schema, written as it is read (the session is mapped, the output streamed), with
-//! secrets redacted unless `--no-redact`.
+//! secrets redacted unless `--no-redact`: the document is redacted first ([`redact`], the
+//! same scanner as `arbor secrets` and `fork --redact`), and every format renders it.
 use arbor_core::doc::SessionDoc;
 use arbor_core::entry::EntryType;
 use arbor_core::json::{JsValue, JsonObject};
@@ -22,7 +23,7 @@ pub enum Format {
 
 /// How an export is made.
 pub struct Options<'a> {
-    /// Secrets replaced by `[REDACTED:kind]`.
+    /// The document was redacted ([`redact`]): said in the JSON export.
     pub redact: bool,
     /// Where images go (`FILE.assets/`), `None`: placeholders only (stdout).
     pub assets: Option<&'a output::Assets>,
@@ -31,8 +32,6 @@ pub struct Options<'a> {
 /// Counts kept while writing.
 #[derive(Debug, Default)]
 pub struct Report {
-    /// Secrets redacted.
-    pub redacted: usize,
     /// Images written (each once).
     pub images: usize,
 }
@@ -83,20 +82,14 @@ impl<'a, W: Write> Writer<'a, W> {
         }
     }
 
-    fn clean<'t>(&mut self, t: &'t str) -> Cow<'t, str> {
-        if !self.opts.redact {
-            return Cow::Borrowed(t);
-        }
-        let r = arbor_store::secrets::redact(t);
-        if let Cow::Owned(s) = &r {
-            self.report.redacted += s.matches("[REDACTED:").count();
-        }
-        r
-    }
-
     /// A fenced block whose fence is longer than any backtick run inside.
     fn fence(&mut self, lang: &str, body: &str) -> std::io::Result<()> {
-        let body = self.clean(body).into_owned();
+        // The info string is arbor's or a language name from the session: only the
+        // characters of a language name are kept.
+        let lang: String = lang
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '#' | '.' | '_' | '-'))
+            .collect();
         let mut longest = 0;
         let mut run = 0;
         for c in body.chars() {
@@ -111,19 +104,40 @@ impl<'a, W: Write> Writer<'a, W> {
         )
     }
 
-    /// Text outside fences: `&` and `<` escaped, so that text from the session (`</details>`,
-    /// `<script>`) stays text in any Markdown renderer.
+    /// Message text: its fenced code blocks as fences of their own, the prose between them
+    /// through [`md_text`], so that nothing from the session (`</details>`, `<script>`, an
+    /// image or a `javascript:` link) is live in any Markdown renderer.
     fn text(&mut self, t: &str) -> std::io::Result<()> {
-        let t = escape_html(&self.clean(t));
-        if !t.trim().is_empty() {
-            writeln!(self.out, "{}\n", t.trim_end())?;
+        for part in fenced(t.trim_end()) {
+            match part {
+                Part::Text(x) => {
+                    // Escaping adds no whitespace: trimmed before, it is trimmed after.
+                    let x = x.trim_matches('\n').trim_end();
+                    if !x.trim().is_empty() {
+                        write_pieces(&mut self.out, x, true, md_text)?;
+                        writeln!(self.out, "\n")?;
+                    }
+                }
+                Part::Code(lang, code) => self.fence(lang, code)?,
+            }
         }
         Ok(())
     }
 
     /// An image: written once to the assets directory and linked, or a placeholder.
     fn image(&mut self, data: &str, mime: &str) -> std::io::Result<()> {
-        let ext = mime.rsplit('/').next().unwrap_or("bin");
+        // A plain media type names the file and is shown; anything else is not written out.
+        let plain = mime.starts_with("image/")
+            && mime.len() <= 64
+            && mime
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'/' | b'+' | b'.' | b'-'));
+        let mime = if plain { mime } else { "image" };
+        let ext = mime
+            .rsplit('/')
+            .next()
+            .filter(|e| plain && e.bytes().all(|c| c.is_ascii_alphanumeric()))
+            .unwrap_or("bin");
         let decoded = arbor_core::blobref::decode_base64_js(&arbor_core::json::JsStr::from(data));
         let bytes = (!decoded.is_empty()).then_some(decoded);
         let size = bytes.as_ref().map_or(data.len() * 3 / 4, Vec::len);
@@ -152,27 +166,20 @@ impl<'a, W: Write> Writer<'a, W> {
             Some(JsValue::String(s)) => self.text(&s.to_string_lossy()),
             Some(JsValue::Array(blocks)) => {
                 for b in blocks {
-                    let s = |k: &str| {
-                        b.get(k)
-                            .and_then(|v| v.as_str_lossy())
-                            .map(|v| v.into_owned())
-                            .unwrap_or_default()
-                    };
+                    // Borrowed: a long text is not copied.
+                    let s = |k: &str| b.get(k).and_then(|v| v.as_str_lossy()).unwrap_or_default();
                     match b.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
                         Some("text") => self.text(&s("text"))?,
                         Some("thinking") => {
                             let t = s("thinking");
                             if !t.trim().is_empty() {
-                                let t = escape_html(&self.clean(&t));
-                                writeln!(
-                                    self.out,
-                                    "<details><summary>Thinking</summary>\n\n{}\n\n</details>\n",
-                                    t.trim_end()
-                                )?;
+                                writeln!(self.out, "<details><summary>Thinking</summary>\n")?;
+                                write_pieces(&mut self.out, t.trim_end(), true, md_text)?;
+                                writeln!(self.out, "\n\n</details>\n")?;
                             }
                         }
                         Some("toolCall") => {
-                            writeln!(self.out, "**Tool call** `{}`\n", s("name"))?;
+                            writeln!(self.out, "**Tool call** {}\n", md_code(&s("name")))?;
                             let args = b
                                 .get("arguments")
                                 .map(|a| String::from_utf8_lossy(&a.to_json()).into_owned())
@@ -190,8 +197,188 @@ impl<'a, W: Write> Writer<'a, W> {
     }
 }
 
-fn escape_html(t: &str) -> String {
-    t.replace('&', "&amp;").replace('<', "&lt;")
+/// Writes `escape` of `t` piece by piece (about 1 MB each), so that the escaped copy of a
+/// long text is never whole in memory. With `lines`, pieces end at a line end (a line is
+/// never cut: the Markdown escape looks at whole lines), else at any character.
+pub(crate) fn write_pieces(
+    out: &mut impl Write,
+    t: &str,
+    lines: bool,
+    escape: impl Fn(&str) -> String,
+) -> std::io::Result<()> {
+    const PIECE: usize = 1 << 20;
+    let mut rest = t;
+    while !rest.is_empty() {
+        let mut cut = rest.len().min(PIECE);
+        if cut < rest.len() {
+            if lines {
+                cut = match rest[..cut].rfind('\n') {
+                    Some(n) => n + 1,
+                    None => rest[cut..].find('\n').map_or(rest.len(), |n| cut + n + 1),
+                };
+            } else {
+                while !rest.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+            }
+        }
+        out.write_all(escape(&rest[..cut]).as_bytes())?;
+        rest = &rest[cut..];
+    }
+    Ok(())
+}
+
+/// Text or an attribute value in HTML: the one HTML escape of the exports (the HTML page,
+/// and the anchors of the Markdown).
+pub(crate) fn escape_html(t: &str) -> String {
+    let mut out = String::with_capacity(t.len());
+    for c in t.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Markdown prose from a session, inert in any CommonMark renderer: outside code spans, `\\`
+/// is doubled (no escape from the session applies to arbor's text), `&` and `<` become
+/// entities (no HTML, no autolink, no entity-spelled scheme), and a `]` followed by `(`, `[`
+/// or `:` is escaped, so that no inline link or image, no reference and no definition can
+/// form (a `[text]` alone links nowhere: there are no definitions). `[REDACTED:kind]` stays
+/// readable. A code span closed on its own line is kept as it is: the renderer shows its
+/// content verbatim.
+///
+/// The one Markdown escape of the exports ([`md_inline`] and [`md_code`] build on it).
+pub(crate) fn md_text(t: &str) -> String {
+    md_escape(t, false)
+}
+
+/// [`md_text`]; with `closed`, a `]` at the very end is escaped too (the text is followed
+/// by arbor's own, which could start with `(`).
+fn md_escape(t: &str, closed: bool) -> String {
+    let b = t.as_bytes();
+    let mut out = String::with_capacity(t.len() + t.len() / 16);
+    let mut i = 0;
+    let mut plain_from = 0;
+    let flush = |out: &mut String, s: &str, last: bool| {
+        let mut chars = s.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '&' => out.push_str("&amp;"),
+                '<' => out.push_str("&lt;"),
+                ']' => match chars.peek() {
+                    Some('(' | '[' | ':') => out.push_str("\\]"),
+                    None if last && closed => out.push_str("\\]"),
+                    _ => out.push(']'),
+                },
+                c => out.push(c),
+            }
+        }
+    };
+    while i < b.len() {
+        if b[i] != b'`' {
+            i += 1;
+            continue;
+        }
+        let run = b[i..].iter().take_while(|&&c| c == b'`').count();
+        // The closing run: as long, on the same line.
+        let line_end = b[i..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(b.len(), |p| i + p);
+        let mut j = i + run;
+        let mut close = None;
+        while j < line_end {
+            if b[j] == b'`' {
+                let r = b[j..line_end].iter().take_while(|&&c| c == b'`').count();
+                if r == run {
+                    close = Some(j + r);
+                    break;
+                }
+                j += r;
+            } else {
+                j += 1;
+            }
+        }
+        match close {
+            Some(end) => {
+                flush(&mut out, &t[plain_from..i], false);
+                out.push_str(&t[i..end]);
+                i = end;
+                plain_from = end;
+            }
+            None => i += run,
+        }
+    }
+    flush(&mut out, &t[plain_from..], true);
+    out
+}
+
+/// A one-line field from a session (a model, a tool name, an error) in Markdown: line breaks
+/// and control characters as spaces, then [`md_text`] (a `]` at its end escaped too).
+pub(crate) fn md_inline(t: &str) -> String {
+    let one: String = t
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    md_escape(&one, true)
+}
+
+/// A value from a session as a Markdown code span (ids, paths, tool names): delimited by a
+/// backtick run longer than any inside it, on one line. Empty for an empty value.
+pub(crate) fn md_code(t: &str) -> String {
+    let one: String = t
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if one.is_empty() {
+        return String::new();
+    }
+    let mut longest = 0;
+    let mut run = 0;
+    for c in one.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let f = "`".repeat(longest + 1);
+    let pad = if one.starts_with('`') || one.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{f}{pad}{one}{pad}{f}")
+}
+
+/// An entry id as a URL fragment: every byte but letters, digits, `-` and `_`
+/// percent-encoded.
+fn fragment(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for b in id.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Redacts `doc` for an export with [`arbor_store::secrets::redact_doc`], the scanner
+/// `arbor secrets` reports with: every entry (an export of one path still shows text from
+/// others: the session's name is the last `session_info` entry of any branch, a label names
+/// its target), the header and omp's title slot. Every format then renders only redacted
+/// text. Returns how many secrets.
+///
+/// # Errors
+/// A line that cannot be redacted (the export is then refused).
+pub fn redact(doc: &mut SessionDoc) -> Result<usize, arbor_store::secrets::RedactError> {
+    arbor_store::secrets::redact_doc(doc, None)
 }
 
 /// The session's token and cost totals over `entries` (assistant messages' `usage`).
@@ -233,10 +420,16 @@ fn title_of(doc: &SessionDoc, path: &[usize]) -> String {
                 (e.role == Some(arbor_core::entry::Role::User))
                     .then(|| e.fields.value(doc.line(&e.line), "message"))
                     .flatten()
-                    .map(|m| crate::render::content_text(m.get("content")))
+                    .map(|m| match m.get("content") {
+                        // One line of a text: not a copy of it all.
+                        Some(JsValue::String(s)) => {
+                            crate::render::one_line(&s.to_string_lossy(), 80)
+                        }
+                        c => crate::render::one_line(&crate::render::content_text(c), 80),
+                    })
             })
             .unwrap_or_default();
-        crate::render::one_line(&first_user, 80)
+        first_user
     })
 }
 
@@ -278,23 +471,24 @@ pub fn markdown(
         v
     };
     let title = title_of(doc, paths.first().map(Vec::as_slice).unwrap_or_default());
-    let title = escape_html(&w.clean(&title));
-    writeln!(
-        w.out,
-        "# {}\n",
-        if title.is_empty() { file_name } else { &title }
-    )?;
+    // One line already (or the file's name), and nothing follows it on its line.
+    let title = md_text(&crate::render::one_line(
+        if title.is_empty() { file_name } else { &title },
+        usize::MAX,
+    ));
+    writeln!(w.out, "# {title}\n")?;
     let models = models(doc, &all, &mut w.resident);
     let t = totals(doc, &all, &mut w.resident);
     writeln!(
         w.out,
-        "- Session: `{}` ({file_name})",
-        doc.session_id().unwrap_or_default()
+        "- Session: {} ({})",
+        md_code(&doc.session_id().unwrap_or_default()),
+        md_inline(file_name)
     )?;
     writeln!(
         w.out,
-        "- Project: `{}`",
-        doc.header_str("cwd").unwrap_or_default()
+        "- Project: {}",
+        md_code(&doc.header_str("cwd").unwrap_or_default())
     )?;
     writeln!(
         w.out,
@@ -306,6 +500,7 @@ pub fn markdown(
         }
     )?;
     if !models.is_empty() {
+        let models: Vec<String> = models.iter().map(|m| md_inline(m)).collect();
         writeln!(w.out, "- Models: {}", models.join(", "))?;
     }
     if t.iter().any(|&x| x > 0.0) {
@@ -323,10 +518,15 @@ pub fn markdown(
                 .last()
                 .and_then(|&l| doc.entries()[l].id.as_deref())
                 .unwrap_or("");
-            writeln!(w.out, "## Branch {} (leaf `{leaf}`)\n", k + 1)?;
+            writeln!(w.out, "## Branch {} (leaf {})\n", k + 1, md_code(leaf))?;
             if let Some(&shared) = path.iter().rev().find(|i| printed.contains(i)) {
                 let id = doc.entries()[shared].id.as_deref().unwrap_or("");
-                writeln!(w.out, "*Continues after [`{id}`](#{id}).*\n")?;
+                writeln!(
+                    w.out,
+                    "*Continues after [{}](#{}).*\n",
+                    md_code(id),
+                    fragment(id)
+                )?;
             }
         }
         for &i in path {
@@ -344,12 +544,15 @@ pub fn markdown(
 fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io::Result<()> {
     let e = &doc.entries()[i];
     let line = doc.line(&e.line);
-    let id = e.id.as_deref().unwrap_or("");
-    let ts = when(e.timestamp.as_deref());
-    let anchor = format!("<a id=\"{id}\"></a>");
+    let raw_id = e.id.as_deref().unwrap_or("");
+    let id = md_code(raw_id);
+    let ts = md_inline(&when(e.timestamp.as_deref()));
+    let anchor = format!("<a id=\"{}\"></a>", escape_html(&fragment(raw_id)));
     match e.etype {
         EntryType::Message => {
             let m = e.fields.value(line, "message").unwrap_or(JsValue::Null);
+            // Parsed: the map's pages of the line are not needed while it is written.
+            arbor_store::map::release_pages(line);
             let s = |k: &str| {
                 m.get(k)
                     .and_then(|v| v.as_str_lossy())
@@ -359,17 +562,19 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
             let role = s("role");
             let head = match role.as_str() {
                 "user" => "User".to_string(),
-                "assistant" if !s("model").is_empty() => format!("Assistant · {}", s("model")),
+                "assistant" if !s("model").is_empty() => {
+                    format!("Assistant · {}", md_inline(&s("model")))
+                }
                 "assistant" => "Assistant".to_string(),
-                "toolResult" => format!("Tool result · {}", s("toolName")),
+                "toolResult" => format!("Tool result · {}", md_inline(&s("toolName"))),
                 "bashExecution" => "Bash".to_string(),
                 "system" => "System".to_string(),
-                r => r.to_string(),
+                r => md_inline(r),
             };
-            writeln!(w.out, "### {anchor}{head} · `{id}` · {ts}\n")?;
+            writeln!(w.out, "### {anchor}{head} · {id} · {ts}\n")?;
             let stop = s("stopReason");
             if matches!(stop.as_str(), "error" | "aborted") {
-                let msg = w.clean(&s("errorMessage")).into_owned();
+                let msg = md_text(s("errorMessage").trim_end()).replace('\n', "\n> ");
                 writeln!(w.out, "> **{stop}**: {msg}\n")?;
             }
             match role.as_str() {
@@ -412,20 +617,21 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
             } else {
                 "Branch summary"
             };
-            writeln!(w.out, "### {anchor}{what} · `{id}` · {ts}\n")?;
+            writeln!(w.out, "### {anchor}{what} · {id} · {ts}\n")?;
             let summary = e.fields.str(line, "summary").unwrap_or_default();
             w.text(&summary)?;
         }
         EntryType::CustomMessage => {
             let ct = e.fields.str(line, "customType").unwrap_or_default();
-            writeln!(w.out, "### {anchor}Custom message · {ct} · `{id}` · {ts}\n")?;
+            let ct = md_inline(&ct);
+            writeln!(w.out, "### {anchor}Custom message · {ct} · {id} · {ts}\n")?;
             let c = e.fields.value(line, "content");
             w.blocks(c.as_ref())?;
         }
         _ => {
             let d = crate::render::one_line(&crate::render::describe(doc, i), 300);
-            let d = escape_html(&w.clean(&d)).replace('*', "\\*");
-            writeln!(w.out, "{anchor}*{d}* (`{id}`)\n")?;
+            let d = md_inline(&d).replace('*', "\\*");
+            writeln!(w.out, "{anchor}*{d}* ({id})\n")?;
         }
     }
     Ok(())
@@ -440,17 +646,7 @@ pub fn json(
     opts: &Options<'_>,
     mut out: impl Write,
 ) -> std::io::Result<Report> {
-    let mut report = Report::default();
-    let mut clean = |t: &str| -> String {
-        if !opts.redact {
-            return t.to_string();
-        }
-        let r = arbor_store::secrets::redact(t);
-        if let Cow::Owned(s) = &r {
-            report.redacted += s.matches("[REDACTED:").count();
-        }
-        r.into_owned()
-    };
+    let report = Report::default();
     let mut head = Vec::new();
     {
         let mut o = JsonObject::new(&mut head);
@@ -484,13 +680,24 @@ pub fn json(
         resident.read(doc, i);
         let e = &doc.entries()[i];
         let line = doc.line(&e.line);
-        let mut b = Vec::new();
-        let mut o = JsonObject::new(&mut b);
+        let m = e.fields.value(line, "message");
+        if m.is_some() {
+            // Parsed: the map's pages of the line are not needed while it is written.
+            arbor_store::map::release_pages(line);
+        }
+        // The entry as three parts: the members before its texts (`head`), the texts,
+        // streamed (a long text is neither copied nor escaped whole in memory), and the
+        // members after them (`tail`).
+        let mut head = Vec::new();
+        let mut tail = Vec::new();
+        let mut texts: Vec<(&str, Cow<'_, str>)> = Vec::new();
+        let mut o = JsonObject::new(&mut head);
         o.opt_str("id", e.id.as_deref())
             .opt_str("parentId", e.parent_id.as_deref())
             .str("type", e.etype.name())
             .opt_str("timestamp", e.timestamp.as_deref());
-        if let Some(m) = e.fields.value(line, "message") {
+        let mut t = JsonObject::new(&mut tail);
+        if let Some(m) = &m {
             let s = |k: &str| {
                 m.get(k)
                     .and_then(|v| v.as_str_lossy())
@@ -500,19 +707,16 @@ pub fn json(
                 .opt_str("model", s("model").as_deref())
                 .opt_str("toolName", s("toolName").as_deref())
                 .opt_str("stopReason", s("stopReason").as_deref());
-            let mut text = Vec::new();
-            let mut thinking = Vec::new();
+            // Borrowed from the parsed message: a long text is not copied.
+            let mut text: Vec<Cow<'_, str>> = Vec::new();
+            let mut thinking: Vec<Cow<'_, str>> = Vec::new();
             let mut calls = Vec::new();
             match m.get("content") {
-                Some(JsValue::String(t)) => text.push(t.to_string_lossy().into_owned()),
+                Some(JsValue::String(t)) => text.push(t.to_string_lossy()),
                 Some(JsValue::Array(blocks)) => {
                     for bl in blocks {
-                        let bs = |k: &str| {
-                            bl.get(k)
-                                .and_then(|v| v.as_str_lossy())
-                                .map(|v| v.into_owned())
-                                .unwrap_or_default()
-                        };
+                        let bs =
+                            |k: &str| bl.get(k).and_then(|v| v.as_str_lossy()).unwrap_or_default();
                         match bl.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
                             Some("text") => text.push(bs("text")),
                             Some("thinking") => thinking.push(bs("thinking")),
@@ -520,8 +724,8 @@ pub fn json(
                                 bs("id"),
                                 bs("name"),
                                 bl.get("arguments")
-                                    .map(|a| String::from_utf8_lossy(&a.to_json()).into_owned())
-                                    .unwrap_or_else(|| "null".into()),
+                                    .map(|a| a.to_json())
+                                    .unwrap_or_else(|| b"null".to_vec()),
                             )),
                             _ => {}
                         }
@@ -529,49 +733,127 @@ pub fn json(
                 }
                 _ => {}
             }
+            fn one(mut parts: Vec<Cow<'_, str>>) -> Cow<'_, str> {
+                match parts.len() {
+                    1 => parts.pop().unwrap_or_default(),
+                    _ => Cow::Owned(parts.join("\n")),
+                }
+            }
             if !text.is_empty() {
-                o.str("text", &clean(&text.join("\n")));
+                texts.push(("text", one(text)));
             }
             if !thinking.is_empty() {
-                o.str("thinking", &clean(&thinking.join("\n")));
+                texts.push(("thinking", one(thinking)));
             }
             if !calls.is_empty() {
                 let mut cb = Vec::new();
                 let mut arr = arbor_core::json::JsonArray::new(&mut cb);
                 for (cid, name, args) in &calls {
-                    let args = clean(args);
-                    // Redaction keeps the arguments valid JSON only when nothing was replaced
-                    // inside a string; otherwise they are given as a string.
+                    // The arguments as they are (redacted with the document, inside their
+                    // strings: still valid JSON).
                     arr.object(|c| {
-                        c.str("id", cid).str("name", name);
-                        match JsValue::parse(args.as_bytes()) {
-                            Ok(v) => c.raw("arguments", &v.to_json()),
-                            Err(_) => c.str("arguments", &args),
-                        };
+                        c.str("id", cid).str("name", name).raw("arguments", args);
                     });
                 }
                 arr.finish();
-                o.raw("toolCalls", &cb);
+                t.raw("toolCalls", &cb);
             }
             if let Some(JsValue::Bool(b)) = m.get("isError") {
-                o.bool("isError", *b);
+                t.bool("isError", *b);
             }
             if let Some(u) = m.get("usage") {
-                o.raw("usage", &u.to_json());
+                t.raw("usage", &u.to_json());
             }
         } else if let Some(s) = e.fields.str(line, "summary") {
-            o.str("text", &clean(&s));
+            texts.push(("text", s));
         }
         o.finish();
+        t.finish();
         if !first {
             out.write_all(b",")?;
         }
         first = false;
-        out.write_all(&b)?;
+        // `head` without its closing brace, then the texts, then `tail`'s members.
+        head.pop();
+        out.write_all(&head)?;
+        for (k, v) in &texts {
+            let mut key = vec![b','];
+            arbor_core::json::write_str_escaped(k, &mut key);
+            key.extend_from_slice(b":\"");
+            out.write_all(&key)?;
+            write_pieces(&mut out, v, false, |p| {
+                let mut q = Vec::with_capacity(p.len() + 2);
+                arbor_core::json::write_str_escaped(p, &mut q);
+                // Without its quotes: the pieces make one string.
+                String::from_utf8_lossy(q.get(1..q.len().saturating_sub(1)).unwrap_or_default())
+                    .into_owned()
+            })?;
+            out.write_all(b"\"")?;
+        }
+        match tail.get(1..) {
+            Some(members) if members != b"}" => {
+                out.write_all(b",")?;
+                out.write_all(members)?;
+            }
+            _ => out.write_all(b"}")?,
+        }
     }
     out.write_all(b"]}\n")?;
     out.flush()?;
     Ok(report)
+}
+
+/// A piece of message text: prose, or a fenced code block with its language.
+pub(crate) enum Part<'a> {
+    Text(&'a str),
+    Code(&'a str, &'a str),
+}
+
+/// Splits Markdown text at its fenced code blocks (``` or ~~~, up to three spaces in, closed
+/// by a fence of the same character at least as long; an unclosed block runs to the end).
+pub(crate) fn fenced(t: &str) -> Vec<Part<'_>> {
+    let mut parts = Vec::new();
+    let mut text_from = 0;
+    let mut pos = 0;
+    // (fence char, fence length, language, code start)
+    let mut open: Option<(u8, usize, &str, usize)> = None;
+    while pos < t.len() {
+        let end = t[pos..].find('\n').map_or(t.len(), |i| pos + i + 1);
+        let line = &t[pos..end];
+        let trimmed = line.trim_start_matches(' ');
+        let indent = line.len() - trimmed.len();
+        let fence = trimmed
+            .as_bytes()
+            .first()
+            .copied()
+            .filter(|c| *c == b'`' || *c == b'~');
+        let run = fence.map_or(0, |c| trimmed.bytes().take_while(|b| *b == c).count());
+        match (open, fence) {
+            (None, Some(c)) if indent <= 3 && run >= 3 => {
+                let info = trimmed[run..].trim();
+                if c == b'`' && info.contains('`') {
+                    pos = end;
+                    continue;
+                }
+                parts.push(Part::Text(&t[text_from..pos]));
+                open = Some((c, run, info, end));
+            }
+            (Some((c0, n0, lang, from)), Some(c))
+                if c == c0 && run >= n0 && indent <= 3 && trimmed[run..].trim().is_empty() =>
+            {
+                parts.push(Part::Code(lang, &t[from..pos]));
+                open = None;
+                text_from = end;
+            }
+            _ => {}
+        }
+        pos = end;
+    }
+    match open {
+        Some((_, _, lang, from)) => parts.push(Part::Code(lang, &t[from..])),
+        None => parts.push(Part::Text(&t[text_from..])),
+    }
+    parts
 }
 
 mod highlight;

@@ -579,7 +579,17 @@ impl SessionManager {
         session_dir: Option<&Path>,
         opts: ManagerOptions,
     ) -> Result<SessionManager, StoreError> {
-        let src = load_doc(source)?;
+        Self::fork_from_doc(load_doc(source)?, source, target_cwd, session_dir, opts)
+    }
+
+    /// [`SessionManager::fork_from`] of a loaded (possibly redacted) `src`.
+    fn fork_from_doc(
+        src: SessionDoc,
+        source: &Path,
+        target_cwd: &str,
+        session_dir: Option<&Path>,
+        opts: ManagerOptions,
+    ) -> Result<SessionManager, StoreError> {
         let dialect = opts.dialect.unwrap_or_else(|| src.dialect());
         let dir = match session_dir {
             Some(d) => d.to_path_buf(),
@@ -614,14 +624,24 @@ impl SessionManager {
         }
         let mut lock = WriterLock::acquire(&path, opts.wait)?;
         write_new(lock.real_path(), &bytes).at(&path)?;
-        lock.follow_file()?;
-        let mut sm = SessionManager::open(
-            &path,
-            ManagerOptions {
-                read_only: true,
-                ..opts.clone()
-            },
-        )?;
+        // A fork that fails leaves nothing behind: no copy, no lock.
+        let opened = lock.follow_file().map_err(StoreError::from).and_then(|()| {
+            SessionManager::open(
+                &path,
+                ManagerOptions {
+                    read_only: true,
+                    ..opts.clone()
+                },
+            )
+        });
+        let mut sm = match opened {
+            Ok(sm) => sm,
+            Err(e) => {
+                let _ = std::fs::remove_file(lock.real_path());
+                drop(lock);
+                return Err(e);
+            }
+        };
         sm.opts = opts;
         sm.w.lock = Some(lock);
         sm.persist = true;
@@ -644,7 +664,33 @@ impl SessionManager {
         target_cwd: Option<&str>,
         opts: ManagerOptions,
     ) -> Result<SessionManager, StoreError> {
+        Self::fork_with(source, at, target_cwd, opts, false).map(|(sm, _)| sm)
+    }
+
+    /// `arbor fork --redact`: [`SessionManager::fork`] of the source with every secret
+    /// [`crate::secrets::scan_doc`] reports replaced by `[REDACTED:kind]` (title, header
+    /// and entries, by [`crate::secrets::redact_doc`]) before a byte is written: no
+    /// unredacted copy ever exists. Returns the new session and how many secrets.
+    pub fn fork_redacted(
+        source: &Path,
+        at: Option<&str>,
+        target_cwd: Option<&str>,
+        opts: ManagerOptions,
+    ) -> Result<(SessionManager, usize), StoreError> {
+        Self::fork_with(source, at, target_cwd, opts, true)
+    }
+
+    fn fork_with(
+        source: &Path,
+        at: Option<&str>,
+        target_cwd: Option<&str>,
+        opts: ManagerOptions,
+        redact: bool,
+    ) -> Result<(SessionManager, usize), StoreError> {
         let mut sm = SessionManager::open_read_only(source)?;
+        if redact {
+            sm.cwd = crate::secrets::redact(&sm.cwd).into_owned();
+        }
         let dialect = sm.doc.dialect();
         let cwd = target_cwd.map_or_else(|| sm.cwd.clone(), str::to_string);
         let dir = match (target_cwd, sm.session_dir.clone()) {
@@ -653,11 +699,23 @@ impl SessionManager {
         };
         let Some(at) = at else {
             drop(sm);
-            return SessionManager::fork_from(source, &cwd, Some(&dir), opts);
+            let mut src = load_doc(source)?;
+            let n = if redact {
+                crate::secrets::redact_doc(&mut src, None)?
+            } else {
+                0
+            };
+            return SessionManager::fork_from_doc(src, source, &cwd, Some(&dir), opts)
+                .map(|sm| (sm, n));
         };
         if sm.doc.index().get(at).is_none() {
             return Err(StoreError::NotFound(at.to_string()));
         }
+        let n = if redact {
+            crate::secrets::redact_doc(&mut sm.doc, None)?
+        } else {
+            0
+        };
         create_dir_private(&dir).at(&dir)?;
         sm.cwd = cwd;
         sm.session_dir = Some(dir);
@@ -668,7 +726,7 @@ impl SessionManager {
             ..opts
         };
         sm.create_branched_session(at)?;
-        Ok(sm)
+        Ok((sm, n))
     }
 
     // ----- accessors -------------------------------------------------------------------
@@ -1496,7 +1554,11 @@ impl SessionManager {
         let write_now = !self.opts.deferred || has_conversation(&new_doc);
         if write_now {
             write_new(lock.real_path(), &bytes).at(&new_path)?;
-            lock.follow_file()?;
+            if let Err(e) = lock.follow_file() {
+                // Nothing left behind: the new file goes with the failure.
+                let _ = std::fs::remove_file(lock.real_path());
+                return Err(e.into());
+            }
         }
         self.w.file = None;
         self.w.lock = Some(lock);
