@@ -331,6 +331,48 @@ impl Page {
     }
 }
 
+/// A request the browser makes for itself or that never leaves the page, not one the page
+/// asks the network for: Chromium's own pages (`chrome://`, `chrome-untrusted://new-tab-page/…`,
+/// which Chromium 148 and later load while the test's page loads), extensions, devtools,
+/// `about:` and inline `data:` URLs. Everything else (`http`, `https`, `ws`, `ftp`, `file`,
+/// any scheme not known here) counts as a request of the page.
+fn browser_internal(url: &str) -> bool {
+    let scheme = url.split(':').next().unwrap_or("").to_ascii_lowercase();
+    scheme == "data"
+        || scheme == "about"
+        || scheme == "devtools"
+        || scheme == "chrome"
+        || scheme.starts_with("chrome-")
+        || scheme == "edge"
+}
+
+#[test]
+fn the_browsers_own_requests_are_not_the_pages() {
+    for own in [
+        "chrome-untrusted://new-tab-page/one-google-bar?paramsencoded=",
+        "chrome://new-tab-page/",
+        "chrome-search://local-ntp/",
+        "chrome-extension://abc/x.js",
+        "devtools://devtools/x",
+        "about:blank",
+        "data:image/png;base64,AA==",
+    ] {
+        assert!(browser_internal(own), "{own}");
+    }
+    for page in [
+        "http://example.com/x.png",
+        "https://example.com/",
+        "HTTPS://example.com/",
+        "file:///etc/passwd",
+        "ws://127.0.0.1:1/",
+        "ftp://example.com/",
+        "blob:null/1234",
+        "chromex://x",
+    ] {
+        assert!(!browser_internal(page), "{page}");
+    }
+}
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -389,7 +431,7 @@ fn the_html_export_in_chromium() {
             })
             // The browser's own start page loads before the navigation: from the page on.
             .skip_while(|u| *u != url)
-            .filter(|u| !u.starts_with("data:"))
+            .filter(|u| !browser_internal(u))
             .collect();
         assert_eq!(requests, std::slice::from_ref(&url), "requests");
         // The current path, in order, and nothing else.
