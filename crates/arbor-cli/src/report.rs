@@ -78,11 +78,6 @@ pub fn stdout() -> Out<std::io::StdoutLock<'static>> {
     Out(std::io::stdout().lock())
 }
 
-/// Whether stdout's reader has gone (a long loop that only prints may stop early).
-pub fn stdout_closed() -> bool {
-    STDOUT_CLOSED.load(Ordering::Relaxed)
-}
-
 /// One line of [`say!`] to stdout. An error other than EPIPE is kept for `main` (the first).
 pub fn out_line(text: &str) {
     if let Err(e) = writeln!(stdout(), "{text}") {

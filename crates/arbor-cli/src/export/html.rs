@@ -1,4 +1,5 @@
 //! The HTML export: one self-contained page of the whole tree.
+use super::highlight::Highlighter;
 use super::{totals, when, Options, Report, Writer};
 use arbor_core::doc::SessionDoc;
 use arbor_core::entry::EntryType;
@@ -6,7 +7,7 @@ use arbor_core::json::JsValue;
 use std::io::Write;
 
 /// HTML text.
-fn esc(t: &str) -> String {
+pub(super) fn esc(t: &str) -> String {
     t.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -160,8 +161,10 @@ pub fn html(
         }
     }
     writeln!(w.out, "</ul></nav>\n<main>")?;
+    // One budget of highlighting for the whole page (see `highlight`).
+    let mut hl = Highlighter::new();
     for &i in &order {
-        html_entry(doc, i, on_path[i], &mut w)?;
+        html_entry(doc, i, on_path[i], &mut w, &mut hl)?;
         w.resident.read(doc, i);
     }
     writeln!(
@@ -177,6 +180,7 @@ fn html_entry<W: Write>(
     i: usize,
     cur: bool,
     w: &mut Writer<'_, W>,
+    hl: &mut Highlighter,
 ) -> std::io::Result<()> {
     let e = &doc.entries()[i];
     let line = doc.line(&e.line);
@@ -211,7 +215,7 @@ fn html_entry<W: Write>(
         if cur { "" } else { " off" },
         esc(head.trim())
     )?;
-    let body = |w: &mut Writer<'_, W>, text: &str, class: &str| -> std::io::Result<()> {
+    let mut body = |w: &mut Writer<'_, W>, text: &str, class: &str| -> std::io::Result<()> {
         let t = w.clean(text).into_owned();
         if t.trim().is_empty() {
             return Ok(());
@@ -227,7 +231,7 @@ fn html_entry<W: Write>(
                     esc(x.trim_matches('\n'))
                 )?,
                 Part::Text(_) => {}
-                Part::Code(lang, code) => code_block(w, lang, code)?,
+                Part::Code(lang, code) => code_block(w, hl, lang, code)?,
             }
         }
         Ok(())
@@ -440,9 +444,14 @@ fn fenced(t: &str) -> Vec<Part<'_>> {
     parts
 }
 
-/// A code block, highlighted when its language is known.
-fn code_block<W: Write>(w: &mut Writer<'_, W>, lang: &str, code: &str) -> std::io::Result<()> {
-    match super::highlight::code(lang, code) {
+/// A code block, highlighted when its language is known (and the export's budget allows).
+fn code_block<W: Write>(
+    w: &mut Writer<'_, W>,
+    hl: &mut Highlighter,
+    lang: &str,
+    code: &str,
+) -> std::io::Result<()> {
+    match hl.code(lang, code) {
         Some(h) => write!(w.out, "<pre class=\"code\"><code>{h}</code></pre>"),
         None => write!(
             w.out,

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 /// The uid and gid of `nobody`.
 pub const NOBODY: u32 = 65534;
 
-pub use arbor_pgtest::skip::{am_root, unless_root};
+pub use arbor_pgtest::skip::unless_root;
 
 /// Makes `c` run as `nobody` (no supplementary groups). A command of the `arbor` under test
 /// that `nobody` cannot start where it is is rebuilt (same arguments, environment and working directory; stdin null: set stdout and
