@@ -53,6 +53,7 @@ if ((${#need[@]})); then
 	else
 		echo "tools/test.sh: missing ${need[*]} and not root (no apt-get as root, no password-less sudo):" \
 			"the tests that need them will FAIL; install them with: sudo apt-get install ${need[*]}" >&2
+		((deps_only)) && exit 1
 	fi
 fi
 ((deps_only)) && exit 0
