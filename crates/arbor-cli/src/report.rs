@@ -1,4 +1,5 @@
-//! Error messages for a person: each cause once, nothing that drives the terminal.
+//! Output and error messages for a person: each cause once, nothing that drives the terminal;
+//! [`Out`], the one writer of stdout, which a closed pipe does not stop.
 use crate::render::sanitize_line;
 use std::io::{ErrorKind, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
