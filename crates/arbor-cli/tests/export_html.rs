@@ -373,6 +373,52 @@ fn the_browsers_own_requests_are_not_the_pages() {
     }
 }
 
+/// Highlighting is bounded per session: a code line of 60 KB (minified code) is written
+/// escaped but without spans (the highlighter's time grows with the square of a line's
+/// length: 1 MB of such lines took 7.7 s), and the short lines around it are highlighted.
+#[test]
+fn a_long_code_line_is_escaped_not_highlighted() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let long = format!("const s = '{}<b>';", "x".repeat(60_000));
+    let text = format!("Here:\n```js\nlet a = 1;\n{long}\nlet b = 2;\n```\n");
+    let lines = [
+        json!({"type":"session","version":3,"id":"01a2031c-a4c8-72e3-9ce7-b742438e0001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}),
+        json!({"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"go","timestamp":1}}),
+        json!({"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":text}],"stopReason":"stop","timestamp":2}}),
+    ];
+    let src = tmp.path().join("s.jsonl");
+    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&src, body).expect("write");
+    let out = tmp.path().join("s.html");
+    let o = Command::new(env!("CARGO_BIN_EXE_arbor"))
+        .args(["export", "--format", "html", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .output()
+        .expect("run arbor");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(&out).expect("html");
+    let at = html
+        .find(&"x".repeat(60_000))
+        .expect("the long line is there");
+    let line_start = html[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = at + html[at..].find('\n').expect("its end");
+    let line = &html[line_start..line_end];
+    assert!(!line.contains("<span"), "the long line was highlighted");
+    assert!(
+        line.contains("&lt;b&gt;") && !line.contains("<b>"),
+        "escaped"
+    );
+    let before = &html[..line_start];
+    assert!(
+        before
+            .rsplit("<pre class=\"code\">")
+            .next()
+            .is_some_and(|l| l.contains("<span class=\"h-")),
+        "the short line before it is highlighted"
+    );
+}
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
