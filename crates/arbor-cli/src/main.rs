@@ -15,7 +15,6 @@ mod term;
 mod tree_view;
 
 use clap::Parser;
-use std::io::Write;
 use std::process::ExitCode;
 
 /// mimalloc instead of glibc's malloc: a fresh process that loads a large session allocates
@@ -31,16 +30,25 @@ fn main() -> ExitCode {
     let _ = STARTED.set(std::time::Instant::now());
     let cli = cli::Cli::parse();
     match cmd::run(cli) {
-        Ok(code) => code,
+        Ok(code) => match report::finish_stdout() {
+            // Every write to stdout went through `report::Out`: a closed pipe was accepted
+            // there and the command went on to finish its work; other errors are reported.
+            None => code,
+            Some(e) => {
+                say_err!("arbor: writing to stdout: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Err(e) => {
-            // A closed pipe (`arbor ... | head`) is not a failure worth a message.
+            // A closed pipe met by a writer that is not `report::Out` (a library writing
+            // straight to a handle it was given) is not a failure worth a message either.
             if e.chain().any(|c| {
                 c.downcast_ref::<std::io::Error>()
                     .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
             }) {
                 return ExitCode::SUCCESS;
             }
-            let _ = std::io::stdout().flush();
+            let _ = report::finish_stdout();
             say_err!("arbor: {}", crate::report::error_text(&e));
             // A search query arbor cannot use is the user's to fix: a usage error.
             let usage = e.chain().any(|c| {

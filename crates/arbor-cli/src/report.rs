@@ -1,20 +1,111 @@
-//! Error messages for a person: each cause once, nothing that drives the terminal.
+//! Output and error messages for a person: each cause once, nothing that drives the terminal;
+//! [`Out`], the one writer of stdout, which a closed pipe does not stop.
 use crate::render::sanitize_line;
+use std::io::{ErrorKind, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 /// `eprintln!` for a person: the formatted message goes through
 /// [`crate::render::sanitize_text`], so a path, id or name from a session cannot drive the
-/// terminal. The CLI's modules print to stderr only through this (a test checks).
+/// terminal. The CLI's modules print to stderr only through this (a test checks). A stderr
+/// that cannot be written (a closed pipe) is not a reason to stop: the message is dropped.
 macro_rules! say_err {
     ($($t:tt)*) => {
-        eprintln!("{}", $crate::render::sanitize_text(&format!($($t)*)))
+        $crate::report::err_line(&$crate::render::sanitize_text(&format!($($t)*)))
     };
 }
 
-/// `println!` for a person, sanitized like [`say_err!`].
+/// `println!` for a person, sanitized like [`say_err!`], written through [`stdout`]: a
+/// reader that went away (`arbor ... | head`) does not stop the command.
 macro_rules! say {
     ($($t:tt)*) => {
-        println!("{}", $crate::render::sanitize_text(&format!($($t)*)))
+        $crate::report::out_line(&$crate::render::sanitize_text(&format!($($t)*)))
     };
+}
+
+/// Set once a write to stdout found its reader gone (EPIPE).
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// The first error other than EPIPE that a [`say!`] line met on stdout (a full disk behind
+/// `> FILE`): `main` reports it when the command is done.
+static STDOUT_ERROR: Mutex<Option<std::io::Error>> = Mutex::new(None);
+
+/// Every write of the CLI to its stdout goes through this (a test checks): a closed pipe
+/// (`arbor index | true`, `arbor new | head -c0`) is not a failure of the command. Rust
+/// ignores SIGPIPE, so a write to a pipe whose reader is gone returns EPIPE; the first one
+/// marks stdout closed and from then on every write is accepted and dropped, so that the
+/// command finishes its work (a session written, a fork made, every line of `append -`
+/// appended) and exits with its own status, quietly. Other errors (a full disk) are
+/// returned as they are.
+pub struct Out<W: Write>(W);
+
+impl<W: Write> Out<W> {
+    /// Wraps another handle on stdout (a duplicate of its file descriptor).
+    pub fn new(w: W) -> Out<W> {
+        Out(w)
+    }
+}
+
+impl<W: Write> Write for Out<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if STDOUT_CLOSED.load(Ordering::Relaxed) {
+            return Ok(buf.len());
+        }
+        match self.0.write(buf) {
+            Err(e) if e.kind() == ErrorKind::BrokenPipe => {
+                STDOUT_CLOSED.store(true, Ordering::Relaxed);
+                Ok(buf.len())
+            }
+            r => r,
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if STDOUT_CLOSED.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        match self.0.flush() {
+            Err(e) if e.kind() == ErrorKind::BrokenPipe => {
+                STDOUT_CLOSED.store(true, Ordering::Relaxed);
+                Ok(())
+            }
+            r => r,
+        }
+    }
+}
+
+/// The process's stdout, locked, as an [`Out`].
+pub fn stdout() -> Out<std::io::StdoutLock<'static>> {
+    Out(std::io::stdout().lock())
+}
+
+/// One line of [`say!`] to stdout. An error other than EPIPE is kept for `main` (the first).
+pub fn out_line(text: &str) {
+    if let Err(e) = writeln!(stdout(), "{text}") {
+        keep_stdout_error(e);
+    }
+}
+
+/// Keeps the first error writing to stdout that was not a closed pipe.
+fn keep_stdout_error(e: std::io::Error) {
+    if let Ok(mut slot) = STDOUT_ERROR.lock() {
+        slot.get_or_insert(e);
+    }
+}
+
+/// Flushes stdout at the end of a command and hands back the first error (other than a closed
+/// pipe) that a [`say!`] line met, for `main` to report.
+pub fn finish_stdout() -> Option<std::io::Error> {
+    if let Err(e) = stdout().flush() {
+        keep_stdout_error(e);
+    }
+    STDOUT_ERROR.lock().ok().and_then(|mut slot| slot.take())
+}
+
+/// One line of [`say_err!`] to stderr; an error writing it is dropped (there is nowhere left
+/// to report it).
+pub fn err_line(text: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
 
 /// A mistake in how arbor was called (exit status 2, like clap's own usage errors).
@@ -87,6 +178,49 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Every write to stdout goes through `Out` (a closed pipe does not stop a command
+    /// halfway or panic): a handle on stdout taken anywhere else is either only asked
+    /// whether it is a terminal, or is the full-screen browser's terminal (which a pipe is
+    /// not: `browse` refuses to start without one), or is a handle whose file descriptor is
+    /// duplicated into an `Out`.
+    #[test]
+    fn stdout_is_written_only_through_out() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut dirs = vec![src.clone()];
+        let mut seen = 0;
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).expect("read src") {
+                let p = e.expect("entry").path();
+                if p.is_dir() {
+                    dirs.push(p);
+                    continue;
+                }
+                if p.extension().is_none_or(|x| x != "rs") || p.ends_with("report.rs") {
+                    continue;
+                }
+                seen += 1;
+                let text = std::fs::read_to_string(&p).expect("read");
+                for (n, line) in text.lines().enumerate() {
+                    for (i, _) in line.match_indices("io::stdout()") {
+                        let rest = &line[i + "io::stdout()".len()..];
+                        let ok = rest.starts_with(".is_terminal()")
+                            || line.contains("terminal_size_of(")
+                            || line.ends_with("// the terminal, not a pipe")
+                            || line.ends_with("// its fd goes into an Out")
+                            || line.contains(".flush().is_ok()");
+                        assert!(
+                            ok,
+                            "{}:{}: stdout written around report::Out: {line}",
+                            p.display(),
+                            n + 1
+                        );
+                    }
+                }
+            }
+        }
+        assert!(seen > 20, "only {seen} source files found");
     }
 
     #[test]

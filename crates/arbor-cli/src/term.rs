@@ -214,7 +214,7 @@ impl Out {
                 return Ok(());
             }
         }
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::report::stdout();
         out.write_all(self.buf.as_bytes())?;
         out.flush()
     }

@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 
 #[path = "support/as_nobody.rs"]
 mod as_nobody;
-use as_nobody::{am_root, as_nobody};
+use as_nobody::{as_nobody, unless_root};
 
 const DEMO: &str = "2025-11-20T23-33-01-550Z_pi-real-v1-fixture.jsonl";
 
@@ -226,8 +226,7 @@ fn a_damaged_catalog_never_answers_a_search_with_no_match() {
 
 #[test]
 fn an_unwritable_catalog_of_any_kind_falls_back_with_one_warning() {
-    if !am_root() {
-        eprintln!("skipped: needs root to run arbor as a user who cannot write (CI runs as root)");
+    if !unless_root("needs root to run arbor as a user who cannot write (CI runs as root)") {
         return;
     }
     let env = Env::new();

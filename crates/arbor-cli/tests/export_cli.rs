@@ -267,7 +267,7 @@ fn markdown_from_a_hostile_session_renders_inert() {
             .strip_prefix("<!-- arbor-export/1: written by arbor export -->\n")
             .unwrap_or_else(|| panic!("no export marker first: {md}"));
         let mut html = String::new();
-        pulldown_cmark::html::push_html(&mut html, pulldown_cmark::Parser::new(&md));
+        pulldown_cmark::html::push_html(&mut html, pulldown_cmark::Parser::new(md));
         let lower = html.to_ascii_lowercase();
         assert!(md.len() > 1000, "{md}");
         // Images: only arbor's own copies in the assets directory.

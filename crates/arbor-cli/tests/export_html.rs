@@ -331,6 +331,94 @@ impl Page {
     }
 }
 
+/// A request the browser makes for itself or that never leaves the page, not one the page
+/// asks the network for: Chromium's own pages (`chrome://`, `chrome-untrusted://new-tab-page/…`,
+/// which Chromium 148 and later load while the test's page loads), extensions, devtools,
+/// `about:` and inline `data:` URLs. Everything else (`http`, `https`, `ws`, `ftp`, `file`,
+/// any scheme not known here) counts as a request of the page.
+fn browser_internal(url: &str) -> bool {
+    let scheme = url.split(':').next().unwrap_or("").to_ascii_lowercase();
+    scheme == "data"
+        || scheme == "about"
+        || scheme == "devtools"
+        || scheme == "chrome"
+        || scheme.starts_with("chrome-")
+        || scheme == "edge"
+}
+
+#[test]
+fn the_browsers_own_requests_are_not_the_pages() {
+    for own in [
+        "chrome-untrusted://new-tab-page/one-google-bar?paramsencoded=",
+        "chrome://new-tab-page/",
+        "chrome-search://local-ntp/",
+        "chrome-extension://abc/x.js",
+        "devtools://devtools/x",
+        "about:blank",
+        "data:image/png;base64,AA==",
+    ] {
+        assert!(browser_internal(own), "{own}");
+    }
+    for page in [
+        "http://example.com/x.png",
+        "https://example.com/",
+        "HTTPS://example.com/",
+        "file:///etc/passwd",
+        "ws://127.0.0.1:1/",
+        "ftp://example.com/",
+        "blob:null/1234",
+        "chromex://x",
+    ] {
+        assert!(!browser_internal(page), "{page}");
+    }
+}
+
+/// Highlighting is bounded per session: a code line of 60 KB (minified code) is written
+/// escaped but without spans (the highlighter's time grows with the square of a line's
+/// length: 1 MB of such lines took 7.7 s), and the short lines around it are highlighted.
+#[test]
+fn a_long_code_line_is_escaped_not_highlighted() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let long = format!("const s = '{}<b>';", "x".repeat(60_000));
+    let text = format!("Here:\n```js\nlet a = 1;\n{long}\nlet b = 2;\n```\n");
+    let lines = [
+        json!({"type":"session","version":3,"id":"01a2031c-a4c8-72e3-9ce7-b742438e0001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}),
+        json!({"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"go","timestamp":1}}),
+        json!({"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":text}],"stopReason":"stop","timestamp":2}}),
+    ];
+    let src = tmp.path().join("s.jsonl");
+    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&src, body).expect("write");
+    let out = tmp.path().join("s.html");
+    let o = Command::new(env!("CARGO_BIN_EXE_arbor"))
+        .args(["export", "--format", "html", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .output()
+        .expect("run arbor");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(&out).expect("html");
+    let at = html
+        .find(&"x".repeat(60_000))
+        .expect("the long line is there");
+    let line_start = html[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = at + html[at..].find('\n').expect("its end");
+    let line = &html[line_start..line_end];
+    assert!(!line.contains("<span"), "the long line was highlighted");
+    assert!(
+        line.contains("&lt;b&gt;") && !line.contains("<b>"),
+        "escaped"
+    );
+    let before = &html[..line_start];
+    assert!(
+        before
+            .rsplit("<pre class=\"code\">")
+            .next()
+            .is_some_and(|l| l.contains("<span class=\"h-")),
+        "the short line before it is highlighted"
+    );
+}
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -389,7 +477,7 @@ fn the_html_export_in_chromium() {
             })
             // The browser's own start page loads before the navigation: from the page on.
             .skip_while(|u| *u != url)
-            .filter(|u| !u.starts_with("data:"))
+            .filter(|u| !browser_internal(u))
             .collect();
         assert_eq!(requests, std::slice::from_ref(&url), "requests");
         // The current path, in order, and nothing else.

@@ -7,7 +7,7 @@ use std::process::{Command, Output, Stdio};
 
 #[path = "support/as_nobody.rs"]
 mod as_nobody;
-use as_nobody::{am_root, as_nobody};
+use as_nobody::{as_nobody, unless_root};
 
 fn arbor(agent: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_arbor"));
@@ -72,8 +72,7 @@ fn an_omp_session_made_outside_the_root_keeps_its_blob() {
 
 #[test]
 fn an_unreadable_directory_stops_gc_before_anything_is_removed() {
-    if !am_root() {
-        eprintln!("skipped: needs root to run arbor as a user who cannot read a directory");
+    if !unless_root("needs root to run arbor as a user who cannot read a directory") {
         return;
     }
     let tmp = tempfile::tempdir().expect("tempdir");

@@ -6,7 +6,7 @@ use std::process::{Command, Output, Stdio};
 
 #[path = "support/as_nobody.rs"]
 mod as_nobody;
-use as_nobody::{am_root, as_nobody};
+use as_nobody::{as_nobody, unless_root};
 use std::time::{Duration, Instant};
 
 fn arbor() -> Command {
@@ -123,8 +123,7 @@ fn a_planted_lock_symlink_is_refused_and_its_target_untouched() {
 
 #[test]
 fn a_file_of_another_user_is_not_taken_over_by_a_rewrite() {
-    if !am_root() {
-        eprintln!("skipped: needs root to run arbor as another user (CI runs as root)");
+    if !unless_root("needs root to run arbor as another user (CI runs as root)") {
         return;
     }
     let tmp = tempfile::tempdir().expect("tempdir");

@@ -835,23 +835,6 @@ fn sqlite_stores_are_private_and_never_someone_elses_database() {
     assert_eq!(mode & 0o777, 0o600);
 }
 
-/// The arbor binary where user `nobody` can run it: as it is when every directory above it
-/// lets others through, else a copy in `dir` (a checkout in a private home, `/root`).
-fn binary_for_nobody(dir: &Path) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_arbor"));
-    let reachable = bin
-        .ancestors()
-        .skip(1)
-        .all(|d| std::fs::metadata(d).is_ok_and(|m| m.permissions().mode() & 0o001 != 0));
-    if reachable {
-        return bin;
-    }
-    let copy = dir.join("arbor");
-    std::fs::copy(&bin, &copy).expect("copy arbor");
-    copy
-}
-
 /// Sessions arbor cannot read (a file or a project directory a `sudo pi` left root-owned)
 /// are never passed over in silence: `sync push` and `sync status` send and show the rest,
 /// name each (`unreadable`, with why) and exit 1. Run as `nobody` under root (CI), with
@@ -874,9 +857,10 @@ fn unreadable_sessions_are_named_and_fail_the_sync() {
     let closed_file = open_dir.join(name(&demo[2]));
     std::fs::copy(&demo[2], &closed_file).expect("copy");
     std::fs::copy(&demo[3], closed_dir.join(name(&demo[3]))).expect("copy");
-    let root_user = as_nobody::am_root();
+    let root_user = arbor_pgtest::skip::am_root();
     let bin = if root_user {
-        let bin = binary_for_nobody(d);
+        // as_nobody runs a copy nobody can reach when the checkout is private.
+        let bin = PathBuf::from(env!("CARGO_BIN_EXE_arbor"));
         for p in everything(d).into_iter().chain([d.to_path_buf()]) {
             std::os::unix::fs::lchown(&p, Some(as_nobody::NOBODY), Some(as_nobody::NOBODY))
                 .expect("chown");

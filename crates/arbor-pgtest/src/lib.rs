@@ -23,6 +23,11 @@
 //! assert_eq!(row.get::<_, i32>(0), 2);
 //! drop(server); // the server is stopped and its directory removed
 //! ```
+//!
+//! [`skip`] is the tests' visible skip (a test that cannot run here says so, and fails under
+//! `ARBOR_REQUIRE_ALL=1`).
+
+pub mod skip;
 
 use std::fmt::Write as _;
 use std::fs;

@@ -26,11 +26,6 @@ fn is_busy(r: Result<WriterLock, LockError>) -> bool {
     matches!(r, Err(LockError::Busy { .. }))
 }
 
-fn am_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 #[test]
 fn a_second_writer_through_a_symlink_or_a_hard_link_is_refused() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -256,8 +251,9 @@ fn a_hard_linked_session_is_not_split_by_a_rewrite() {
 
 #[test]
 fn root_rewriting_a_users_session_keeps_its_owner_group_and_mode() {
-    if !am_root() {
-        eprintln!("skipped: only root can give a file to another user (CI runs as root)");
+    if !arbor_pgtest::skip::unless_root(
+        "only root can give a file to another user (CI runs as root)",
+    ) {
         return;
     }
     let tmp = tempfile::tempdir().expect("tempdir");

@@ -866,7 +866,7 @@ pub fn browse(
 fn run_terminal(app: &mut App) -> Result<Outcome> {
     use crossterm::{execute, terminal};
     terminal::enable_raw_mode()?;
-    let mut out = std::io::stdout();
+    let mut out = std::io::stdout(); // the terminal, not a pipe
     let setup = execute!(
         out,
         terminal::EnterAlternateScreen,
@@ -874,7 +874,7 @@ fn run_terminal(app: &mut App) -> Result<Outcome> {
     );
     let restore = || {
         let _ = execute!(
-            std::io::stdout(),
+            std::io::stdout(), // the terminal, not a pipe
             event::DisableMouseCapture,
             terminal::LeaveAlternateScreen
         );
@@ -885,7 +885,7 @@ fn run_terminal(app: &mut App) -> Result<Outcome> {
         return Err(e.into());
     }
     let result = (|| -> Result<Outcome> {
-        let backend = ratatui::backend::CrosstermBackend::new(std::io::stdout());
+        let backend = ratatui::backend::CrosstermBackend::new(std::io::stdout()); // the terminal, not a pipe
         let mut terminal = ratatui::Terminal::new(backend)?;
         let mut last_tick = Instant::now();
         let mut first = true;
@@ -1048,6 +1048,6 @@ pub fn measure(
     o.uint("peakRssKb", hwm);
     o.finish();
     out.push(b'\n');
-    std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
+    std::io::Write::write_all(&mut crate::report::stdout(), &out)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -138,7 +138,7 @@ pub fn check(
         }
         array.finish();
         json_out.push(b'\n');
-        let mut stdout = std::io::stdout().lock();
+        let mut stdout = crate::report::stdout();
         stdout.write_all(&json_out)?;
         stdout.flush()?;
     }
@@ -170,7 +170,7 @@ pub fn gc(
     loc: &Locator,
 ) -> Result<ExitCode> {
     let mut failed = false;
-    let mut out = crate::render::Human::new(std::io::stdout().lock());
+    let mut out = crate::render::Human::new(crate::report::stdout());
     let mut json_out = Vec::new();
     let mut reports = JsonArray::new(&mut json_out);
     for a in agent_for_gc(loc).iter() {
@@ -249,7 +249,7 @@ pub fn gc(
     reports.finish();
     if json {
         json_out.push(b'\n');
-        let mut stdout = std::io::stdout().lock();
+        let mut stdout = crate::report::stdout();
         stdout.write_all(&json_out)?;
         stdout.flush()?;
     }

@@ -77,7 +77,7 @@ pub fn fork(session: &str, o: &ForkOpts<'_>, loc: &Locator) -> Result<ExitCode> 
             .opt_str("parentSession", parent.as_deref());
         o.finish();
         out.push(b'\n');
-        std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
+        std::io::Write::write_all(&mut crate::report::stdout(), &out)?;
     } else {
         say!("{}\n{id}", new_path.display());
     }

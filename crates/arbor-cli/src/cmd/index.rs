@@ -181,7 +181,7 @@ fn refresh(
 }
 
 fn stdout_all(bytes: &[u8]) -> Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::report::stdout();
     out.write_all(bytes)?;
     out.flush()?;
     Ok(())
@@ -189,7 +189,7 @@ fn stdout_all(bytes: &[u8]) -> Result<()> {
 
 /// Human-readable output: sanitized on its way to stdout (see `render::Human`).
 fn human_all(bytes: &[u8]) -> Result<()> {
-    let mut out = render::Human::new(std::io::stdout().lock());
+    let mut out = render::Human::new(crate::report::stdout());
     out.write_all(bytes)?;
     out.flush()?;
     Ok(())

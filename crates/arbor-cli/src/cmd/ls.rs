@@ -109,7 +109,7 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
             out.extend_from_slice(&r.json);
         }
         out.extend_from_slice(b"]\n");
-        std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
+        std::io::Write::write_all(&mut crate::report::stdout(), &out)?;
         return Ok(ExitCode::SUCCESS);
     }
     if rows.is_empty() {

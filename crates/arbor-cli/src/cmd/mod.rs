@@ -309,7 +309,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut cmd, "arbor", &mut out);
-            std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
+            std::io::Write::write_all(&mut crate::report::stdout(), &out)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Man { dir } => man(dir.as_deref()),
@@ -331,7 +331,7 @@ fn man(dir: Option<&std::path::Path>) -> Result<ExitCode> {
         None => {
             let mut out = Vec::new();
             clap_mangen::Man::new(cmd).render(&mut out)?;
-            std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
+            std::io::Write::write_all(&mut crate::report::stdout(), &out)?;
         }
         Some(d) => {
             std::fs::create_dir_all(d).map_err(|e| anyhow::anyhow!("{}: {e}", d.display()))?;

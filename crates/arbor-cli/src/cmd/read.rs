@@ -140,7 +140,7 @@ fn leaf_sel(leaf: Option<&str>) -> LeafSel<'_> {
 }
 
 fn stdout_all(bytes: &[u8]) -> Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::report::stdout();
     out.write_all(bytes)?;
     out.flush()?;
     Ok(())
@@ -211,10 +211,10 @@ const RELEASE_MIN_BYTES: usize = 16 << 20;
 /// straight to the file descriptor: `Stdout` is line-buffered, and searched every chunk for
 /// its last newline (the JSON has its only newline at the end).
 fn write_context_streaming(ctx: &SessionContext, doc: &SessionDoc) -> Result<()> {
-    let stdout = std::io::stdout().lock();
+    let stdout = std::io::stdout().lock(); // its fd goes into an Out
     let mut fd: Box<dyn Write> = match stdout.as_fd().try_clone_to_owned() {
-        Ok(fd) => Box::new(std::fs::File::from(fd)),
-        Err(_) => Box::new(std::io::stdout().lock()),
+        Ok(fd) => Box::new(crate::report::Out::new(std::fs::File::from(fd))),
+        Err(_) => Box::new(crate::report::stdout()),
     };
     ctx.write_streaming(doc, &mut *fd)?;
     fd.flush()?;
@@ -450,7 +450,7 @@ pub fn export(
             .with_context(|| o.display().to_string())?
         }
         None => {
-            let w = std::io::BufWriter::new(std::io::stdout().lock());
+            let w = std::io::BufWriter::new(crate::report::stdout());
             match format {
                 crate::export::Format::Html => crate::export::html(&doc, &file_name, &opts, w)?,
                 crate::export::Format::Md => {

@@ -98,7 +98,7 @@ pub fn secrets(
     arr.finish();
     if json {
         list.push(b'\n');
-        std::io::Write::write_all(&mut std::io::stdout().lock(), &list)?;
+        std::io::Write::write_all(&mut crate::report::stdout(), &list)?;
     } else {
         out.print(term, false)?;
         say_err!(

@@ -551,7 +551,7 @@ pub fn stats(
             .raw("total", &row_json("total", &total));
         env.finish();
         out.push(b'\n');
-        std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
+        std::io::Write::write_all(&mut crate::report::stdout(), &out)?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = Out::new(term);

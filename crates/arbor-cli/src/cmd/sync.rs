@@ -156,7 +156,7 @@ fn print(rows: &[Row], action: Action, json: bool, term: &Term) -> Result<bool> 
         }
         arr.finish();
         buf.push(b'\n');
-        std::io::Write::write_all(&mut std::io::stdout().lock(), &buf)?;
+        std::io::Write::write_all(&mut crate::report::stdout(), &buf)?;
         return Ok(conflicts);
     }
     let mut out = Out::new(term);

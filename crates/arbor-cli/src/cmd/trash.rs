@@ -308,7 +308,7 @@ pub fn trash(cmd: TrashCommand, term: &Term, loc: &Locator) -> Result<ExitCode> 
                 }
                 arr.finish();
                 out.push(b'\n');
-                std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
+                std::io::Write::write_all(&mut crate::report::stdout(), &out)?;
                 return Ok(ExitCode::SUCCESS);
             }
             if list.is_empty() {

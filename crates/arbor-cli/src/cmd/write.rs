@@ -140,8 +140,7 @@ pub fn append(
         sm.branch(p)
             .with_context(|| format!("{}", path.display()))?;
     }
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = crate::report::stdout();
     let result = if body == "-" {
         append_stdin(&mut sm, parent, raw, &mut out)
     } else {

@@ -1,4 +1,5 @@
 //! The HTML export: one self-contained page of the whole tree.
+use super::highlight::Highlighter;
 use super::{
     escape_html as esc, fenced, totals, when, write_pieces, Options, Part, Report, Writer,
 };
@@ -154,8 +155,10 @@ pub fn html(
         }
     }
     writeln!(w.out, "</ul></nav>\n<main>")?;
+    // One budget of highlighting for the whole page (see `highlight`).
+    let mut hl = Highlighter::new();
     for &i in &order {
-        html_entry(doc, i, on_path[i], &mut w)?;
+        html_entry(doc, i, on_path[i], &mut w, &mut hl)?;
         w.resident.read(doc, i);
     }
     writeln!(
@@ -171,6 +174,7 @@ fn html_entry<W: Write>(
     i: usize,
     cur: bool,
     w: &mut Writer<'_, W>,
+    hl: &mut Highlighter,
 ) -> std::io::Result<()> {
     let e = &doc.entries()[i];
     let line = doc.line(&e.line);
@@ -207,7 +211,7 @@ fn html_entry<W: Write>(
         if cur { "" } else { " off" },
         esc(head.trim())
     )?;
-    let body = |w: &mut Writer<'_, W>, text: &str, class: &str| -> std::io::Result<()> {
+    let mut body = |w: &mut Writer<'_, W>, text: &str, class: &str| -> std::io::Result<()> {
         let t = text;
         if t.trim().is_empty() {
             return Ok(());
@@ -225,7 +229,7 @@ fn html_entry<W: Write>(
                     write!(w.out, "</div>")?;
                 }
                 Part::Text(_) => {}
-                Part::Code(lang, code) => code_block(w, lang, code)?,
+                Part::Code(lang, code) => code_block(w, hl, lang, code)?,
             }
         }
         Ok(())
@@ -390,9 +394,14 @@ fn html_images<W: Write>(content: Option<&JsValue>, w: &mut Writer<'_, W>) -> st
     Ok(())
 }
 
-/// A code block, highlighted when its language is known.
-fn code_block<W: Write>(w: &mut Writer<'_, W>, lang: &str, code: &str) -> std::io::Result<()> {
-    match super::highlight::code(lang, code) {
+/// A code block, highlighted when its language is known (and the export's budget allows).
+fn code_block<W: Write>(
+    w: &mut Writer<'_, W>,
+    hl: &mut Highlighter,
+    lang: &str,
+    code: &str,
+) -> std::io::Result<()> {
+    match hl.code(lang, code) {
         Some(h) => write!(w.out, "<pre class=\"code\"><code>{h}</code></pre>"),
         None => {
             write!(w.out, "<pre class=\"code\"><code>")?;

@@ -1,20 +1,43 @@
 //! Running `arbor` as another user in the CLI tests (root only; CI runs as root): the tests
 //! of files a user cannot read or write, which root could.
 #![allow(dead_code)]
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
 /// The uid and gid of `nobody`.
 pub const NOBODY: u32 = 65534;
 
-/// Whether the tests run as root (and can switch users).
-pub fn am_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
+// Not every test binary that includes this module skips by it.
+#[allow(unused_imports)]
+pub use arbor_pgtest::skip::unless_root;
 
-/// Makes `c` run as `nobody` (no supplementary groups).
+/// Makes `c` run as `nobody` (no supplementary groups). A command of the `arbor` under test
+/// that `nobody` cannot start where it is is rebuilt (same arguments, environment and working directory; stdin null: set stdout and
+/// stderr after this) on a copy of the binary that `nobody` can reach: the checkout may sit
+/// in a directory only root may enter (a clone in `/root`, mode 0700), and `nobody` could
+/// then not even start it ("Permission denied"). A working directory left unset becomes the
+/// copy's directory (the test's own is the checkout's).
 pub fn as_nobody(c: &mut Command) {
+    let bin = reachable_arbor();
+    if c.get_program() == Path::new(env!("CARGO_BIN_EXE_arbor")) && c.get_program() != bin {
+        let mut n = Command::new(bin);
+        n.args(c.get_args());
+        for (k, v) in c.get_envs() {
+            match v {
+                Some(v) => n.env(k, v),
+                None => n.env_remove(k),
+            };
+        }
+        match c.get_current_dir() {
+            Some(d) => n.current_dir(d),
+            None => n.current_dir(bin.parent().unwrap_or(Path::new("/"))),
+        };
+        n.stdin(Stdio::null());
+        *c = n;
+    }
     // SAFETY: setgroups/setgid/setuid in the child before exec; no allocation.
     unsafe {
         c.pre_exec(|| {
@@ -27,4 +50,53 @@ pub fn as_nobody(c: &mut Command) {
             Ok(())
         });
     }
+}
+
+/// The binary under test where every user may run it: itself when every directory above it
+/// lets others through, else a hard link (or a copy, across file systems) in a fresh
+/// directory of mode 0755 under the temporary directory, removed when the test process
+/// exits. The directory is made by this process (never a name another user could have
+/// planted first).
+pub fn reachable_arbor() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let bin = Path::new(env!("CARGO_BIN_EXE_arbor"));
+        if reachable_by_others(bin) {
+            return bin.to_path_buf();
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("arbor-as-nobody-")
+            .tempdir()
+            .expect("tempdir")
+            .keep();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let copy = dir.join("arbor");
+        if std::fs::hard_link(bin, &copy).is_err() {
+            std::fs::copy(bin, &copy).expect("copy arbor");
+            std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+        let _ = CLEANUP.set(dir);
+        // SAFETY: `remove_copy` is an `extern "C" fn()` that does not unwind.
+        unsafe { libc::atexit(remove_copy) };
+        copy
+    })
+}
+
+static CLEANUP: OnceLock<PathBuf> = OnceLock::new();
+
+extern "C" fn remove_copy() {
+    if let Some(d) = CLEANUP.get() {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// Whether a user other than the owner may execute `bin`: every directory above it searchable
+/// (x) by others, and the file executable by others.
+fn reachable_by_others(bin: &Path) -> bool {
+    let mode = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| m.permissions().mode())
+            .unwrap_or(0)
+    };
+    mode(bin) & 0o001 != 0 && bin.ancestors().skip(1).all(|d| mode(d) & 0o001 != 0)
 }

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The test command (README, "The two commands"): on a Debian machine with nothing but the Rust
+# toolchain, installs what the tests need when it is missing, runs every test of the workspace
+# without stopping at the first failing test binary, and ends with one line a person or a CI
+# reads: `N passed, N failed, N skipped`.
+#
+#   tools/test.sh                     # everything
+#   tools/test.sh -p arbor-cli        # arguments go to `cargo test` (-p: those packages only)
+#   tools/test.sh --deps-only         # only install what is missing (.ci/run's first step)
+#   ARBOR_REQUIRE_ALL=1 tools/test.sh # a test that would skip fails instead (CI, as root)
+#
+# What the tests need beyond cargo: C and C++ compilers (the bundled SQLite, libFuzzer), tmux
+# (the browser's end-to-end test), chromium and chromedriver (the HTML export opened in a
+# browser), openssl (the TLS sync test's certificates) and PostgreSQL's initdb and pg_ctl
+# (arbor-pgtest's throwaway servers). As root (or with password-less sudo) the missing Debian
+# packages are installed with apt-get; otherwise they are named, and the tests that need them
+# fail (they never pass without running).
+#
+# A test that cannot do its job here (the tests of files another user cannot read need root)
+# passes but says `SKIPPED: TEST: REASON` (arbor_pgtest::skip): each one is listed before the
+# last line and counted as skipped, not passed; so are `#[ignore]`d tests (benchmarks run by
+# hand). Exit status: cargo's (0 only when every test binary built and passed).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+
+deps_only=0
+if [[ ${1:-} == --deps-only ]]; then
+	deps_only=1
+	shift
+fi
+
+need=()
+have() { command -v "$1" >/dev/null 2>&1; }
+have cc || need+=(gcc)
+have c++ || need+=(g++)
+have tmux || need+=(tmux)
+have chromium || need+=(chromium)
+have chromedriver || need+=(chromium-driver)
+have openssl || need+=(openssl)
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need+=(postgresql)
+if ((${#need[@]})); then
+	sudo=()
+	if [[ $EUID -ne 0 ]] && have sudo && sudo -n true 2>/dev/null; then
+		sudo=(sudo -n)
+	fi
+	if have apt-get && { [[ $EUID -eq 0 ]] || ((${#sudo[@]})); }; then
+		echo "tools/test.sh: installing ${need[*]} (apt-get)" >&2
+		if ! "${sudo[@]}" apt-get update -qq ||
+			! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; then
+			echo "tools/test.sh: apt-get could not install ${need[*]}" >&2
+			exit 1
+		fi
+	else
+		echo "tools/test.sh: missing ${need[*]} and not root (no apt-get as root, no password-less sudo):" \
+			"the tests that need them will FAIL; install them with: sudo apt-get install ${need[*]}" >&2
+		((deps_only)) && exit 1
+	fi
+fi
+((deps_only)) && exit 0
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/arbor-test.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+export ARBOR_SKIP_LOG="$work/skipped"
+: >"$ARBOR_SKIP_LOG"
+
+# Every package, unless the arguments name some.
+scope=(--workspace)
+for a in "$@"; do
+	[[ $a == -p || $a == -p* || $a == --package* ]] && scope=()
+done
+cargo test "${scope[@]}" --no-fail-fast "$@" 2>&1 | tee "$work/log"
+rc=${PIPESTATUS[0]}
+
+read -r passed failed ignored < <(
+	sed -n 's/^test result: [A-Za-z]*\. \([0-9]*\) passed; \([0-9]*\) failed; \([0-9]*\) ignored;.*/\1 \2 \3/p' "$work/log" |
+		awk '{p += $1; f += $2; i += $3} END {print p + 0, f + 0, i + 0}'
+)
+skips=$(grep -c '^SKIPPED: ' "$ARBOR_SKIP_LOG")
+echo
+if ((skips)); then
+	echo "skipped (passed without doing their job here):"
+	sed 's/^/  /' "$ARBOR_SKIP_LOG"
+fi
+if ((ignored)); then
+	echo "ignored: $ignored (#[ignore]: run by hand, see each test's comment)"
+fi
+if ((rc != 0 && failed == 0)); then
+	# A test binary that did not build, or died without a result line.
+	echo "cargo test exited with status $rc without a failing test: a build error or a crashed test binary (above)"
+	failed=1
+fi
+echo "$((passed - skips)) passed, $failed failed, $((skips + ignored)) skipped"
+exit "$rc"
