@@ -400,11 +400,6 @@ impl Drop for Cleanup {
     }
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 #[test]
 fn a_volume_trash_someone_else_could_have_made_is_not_used() {
     // /dev/shm: a volume of its own, writable by everyone (a shared volume).
@@ -413,17 +408,17 @@ fn a_volume_trash_someone_else_could_have_made_is_not_used() {
     let h = home.path();
     let dev = |p: &Path| std::fs::metadata(p).map(|m| m.dev()).ok();
     if dev(shm).is_none() || dev(shm) == dev(h) {
-        eprintln!("skipped: /dev/shm is not a volume of its own here");
+        arbor_pgtest::skip::skip("/dev/shm is not a volume of its own here");
         return;
     }
     // SAFETY: getuid has no preconditions.
     let uid = unsafe { libc::getuid() };
     let mine = shm.join(format!(".Trash-{uid}"));
     if std::fs::symlink_metadata(&mine).is_ok() || shm.join(".Trash").exists() {
-        eprintln!(
-            "skipped: {} or /dev/shm/.Trash exists (a real trash; not touched)",
+        arbor_pgtest::skip::skip(&format!(
+            "{} or /dev/shm/.Trash exists (a real trash; not touched)",
             mine.display()
-        );
+        ));
         return;
     }
     let work = shm.join(format!("arbor-created-files-{}", std::process::id()));
@@ -454,7 +449,8 @@ fn a_volume_trash_someone_else_could_have_made_is_not_used() {
     std::fs::remove_dir(&mine).expect("rmdir");
 
     // Made by another user first (root only can make one for another uid).
-    if is_root() {
+    if arbor_pgtest::skip::unless_root("a trash made by another user needs root (CI runs as root)")
+    {
         std::fs::create_dir(&mine).expect("mkdir");
         std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o700)).expect("chmod");
         std::os::unix::fs::chown(&mine, Some(65534), Some(65534)).expect("chown");
@@ -498,8 +494,6 @@ fn a_volume_trash_someone_else_could_have_made_is_not_used() {
         assert!(err.contains("no session"), "{err}");
         assert!(!planted.exists());
         std::fs::remove_dir_all(&mine).expect("rm");
-    } else {
-        eprintln!("skipped: a trash made by another user (needs root; CI runs as root)");
     }
 
     // Missing: arbor makes it 0700, and the session goes there and comes back.

@@ -197,9 +197,9 @@ fn a_store_file_another_user_planted_is_refused() {
     std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o666)).expect("chmod");
     SqliteStore::open(&mine).expect("an empty file of my own");
     assert_eq!(mode(&mine), 0o600);
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: needs root to make files as another user (CI runs as root)");
+    if !arbor_pgtest::skip::unless_root(
+        "needs root to make files as another user (CI runs as root)",
+    ) {
         return;
     }
     let nobody = 65534;

@@ -205,9 +205,9 @@ fn a_stamp_is_not_downgraded_by_a_process_that_knew_less() {
 /// A stamp someone else owns (planted beside a catalog in a shared directory) is not taken.
 #[test]
 fn a_stamp_of_another_owner_is_not_trusted() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: needs root to give the stamp to another user (CI runs as root)");
+    if !arbor_pgtest::skip::unless_root(
+        "needs root to give the stamp to another user (CI runs as root)",
+    ) {
         return;
     }
     let w = world();
