@@ -3,29 +3,10 @@
 //! `arbor trash` through the freedesktop trash in a private home.
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn arbor(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_arbor"))
-        .args(args)
-        .env("HOME", home)
-        .env("XDG_DATA_HOME", home.join(".local/share"))
-        .env("ARBOR_CATALOG", home.join("catalog.db"))
-        .env_remove("PI_CODING_AGENT_DIR")
-        .env_remove("XDG_CACHE_HOME")
-        .output()
-        .expect("run arbor")
-}
-
-fn ok(home: &Path, args: &[&str]) -> String {
-    let o = arbor(home, args);
-    assert!(
-        o.status.success(),
-        "arbor {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).expect("utf-8")
-}
+#[path = "support/private_home.rs"]
+mod private_home;
+use private_home::{arbor, ok};
 
 fn goldens() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/pi15/branched")
