@@ -9,20 +9,9 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-fn session(dir: &Path, name: &str, text: &str) {
-    std::fs::write(
-        dir.join(format!("{name}.jsonl")),
-        format!(
-            "{}\n{}\n",
-            r#"{"type":"session","version":3,"id":"ID","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#
-                .replace("ID", name),
-            format_args!(
-                r#"{{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
-            )
-        ),
-    )
-    .expect("write session");
-}
+#[path = "../../arbor-index/tests/support/one_message.rs"]
+mod one_message;
+use one_message::session;
 
 fn rename_line(name: &str) -> String {
     format!(

@@ -8,20 +8,9 @@
 use arbor_index::{Catalog, IndexError, RefreshOptions, SearchQuery};
 use std::path::{Path, PathBuf};
 
-fn session(dir: &Path, name: &str, text: &str) {
-    std::fs::write(
-        dir.join(format!("{name}.jsonl")),
-        format!(
-            "{}\n{}\n",
-            r#"{"type":"session","version":3,"id":"ID","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#
-                .replace("ID", name),
-            format_args!(
-                r#"{{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
-            )
-        ),
-    )
-    .unwrap();
-}
+#[path = "support/one_message.rs"]
+mod one_message;
+use one_message::session;
 
 struct World {
     _tmp: tempfile::TempDir,
