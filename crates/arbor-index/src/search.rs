@@ -243,6 +243,8 @@ impl Catalog {
         // The rank window: the row id of the N-th newest match (texts get row ids in the order
         // they are indexed, oldest files first, appends last).
         let mut window = String::new();
+        // Matches known to exist: the window's query found its N-th newest match.
+        let mut at_least = 0usize;
         if q.rank_window > 0 {
             let sql = format!(
                 "SELECT fts.rowid FROM {matches} WHERE fts MATCH ?1{filters} \
@@ -258,6 +260,7 @@ impl Catalog {
                 .db(&self.path)?;
             if let Some(id) = from {
                 window = format!(" AND fts.rowid >= {id}");
+                at_least = q.rank_window;
             }
         }
         let n = fargs.len();
@@ -344,11 +347,15 @@ impl Catalog {
                 seq,
             });
         }
+        let cap_total = q.limit.saturating_add(q.count_cap).saturating_add(1);
         let total = if q.count_total && hits.len() >= q.limit {
+            if q.count_cap > 0 && at_least >= cap_total {
+                // The window's query already saw more matches than the count would stop at.
+                return Ok((hits, cap_total as u64));
+            }
             let sql = if q.count_cap > 0 {
                 format!(
-                    "SELECT count(*) FROM (SELECT 1 FROM {matches} WHERE fts MATCH ?1{filters} LIMIT {})",
-                    q.limit.saturating_add(q.count_cap).saturating_add(1)
+                    "SELECT count(*) FROM (SELECT 1 FROM {matches} WHERE fts MATCH ?1{filters} LIMIT {cap_total})"
                 )
             } else {
                 format!("SELECT count(*) FROM {matches} WHERE fts MATCH ?1{filters}")
