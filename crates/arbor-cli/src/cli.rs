@@ -246,8 +246,12 @@ pub enum Command {
         /// newest 2,000).
         #[arg(long)]
         rank_all: bool,
+        /// Count every match past --limit (default: up to 1,000; more are reported as "more
+        /// than 1000").
+        #[arg(long)]
+        count_all: bool,
         /// JSON output: {hits: [{path, sessionId, entryId, role, timestamp, onCurrentBranch,
-        /// snippet, highlights, sessionName}], more}.
+        /// snippet, highlights, sessionName}], more, moreCapped?}.
         #[arg(long)]
         json: bool,
         #[command(flatten)]

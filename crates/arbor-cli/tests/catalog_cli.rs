@@ -751,3 +751,57 @@ fn sessions_are_named_by_id_prefix() {
     );
     let _ = f;
 }
+
+/// A search counts at most 1,000 matches past `--limit` (counting a phrase's matches means
+/// checking the positions of each: issue 21 item 15), says "over 1000" (`moreCapped` in
+/// JSON) past that, and counts them all with `--count-all`.
+#[test]
+fn search_counts_up_to_a_cap_unless_asked_to_count_all() {
+    let e = Env::new();
+    let d = e.pi_dir("--home-dev-cap--");
+    let mut lines = vec![header("cap", "/home/dev/cap", "2025-01-01T00:00:00.000Z")];
+    let mut parent: Option<String> = None;
+    for k in 0..1100 {
+        let id = format!("m{k:06}");
+        lines.push(msg(
+            &id,
+            parent.as_deref(),
+            "2025-01-01T00:00:01.000Z",
+            "user",
+            &format!("walrus sighting number {k}"),
+        ));
+        parent = Some(id);
+    }
+    write_lines(&d.join("2025-01-01T00-00-00-000Z_cap.jsonl"), &lines);
+    let dir = d.to_string_lossy().into_owned();
+    let full = |args: &[&str]| -> Value {
+        let o = e.run(args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let capped = full(&["search", "walrus", "--dir", &dir, "--json", "--limit", "5"]);
+    assert_eq!(capped["hits"].as_array().map(Vec::len), Some(5));
+    assert_eq!(capped["more"], 1000, "{}", capped["more"]);
+    assert_eq!(capped["moreCapped"], true);
+    let all = full(&[
+        "search",
+        "walrus",
+        "--dir",
+        &dir,
+        "--json",
+        "--limit",
+        "5",
+        "--count-all",
+    ]);
+    assert_eq!(all["more"], 1095);
+    assert!(all.get("moreCapped").is_none(), "{all}");
+    // Under the cap the count is exact, and says so.
+    let exact = full(&[
+        "search", "walrus", "--dir", &dir, "--json", "--limit", "200",
+    ]);
+    assert_eq!(exact["more"], 900);
+    assert!(exact.get("moreCapped").is_none(), "{exact}");
+    let o = e.run(&["search", "walrus", "--dir", &dir, "--limit", "5"]);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(said.contains("over 1000 more matches"), "{said}");
+}

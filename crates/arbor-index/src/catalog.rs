@@ -590,8 +590,11 @@ impl Catalog {
                 detail: format!("journal mode {mode}"),
             });
         }
+        // No memory map: a command lives for milliseconds, and mapping the catalog cost it a
+        // page fault per page read and the unmapping at exit (`ls --all --json` at 10,000
+        // sessions: 88 -> 75-80 ms of CPU with reads instead; searches the same).
         c.conn
-            .execute_batch("PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-65536; PRAGMA mmap_size=268435456;")
+            .execute_batch("PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-65536; PRAGMA mmap_size=0;")
             .db(path)?;
         if !c.trust.files_ok.get() {
             c.check_files_table()?;

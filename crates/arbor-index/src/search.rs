@@ -39,7 +39,16 @@ pub struct SearchQuery {
     /// Count every match when the limit cut the hits (`search_with_total`); off: the total
     /// is the number of hits.
     pub count_total: bool,
+    /// Count at most this many matches past the limit (0: every one). A total above
+    /// `limit + count_cap` means "more than `count_cap` past the hits": a phrase search has
+    /// to check the positions of every match to count it (`"session manager"`, 11,134
+    /// matches at 10,000 sessions: 41 ms to count them all, 2 ms to count 1,000).
+    pub count_cap: usize,
 }
+
+/// How many matches past the limit a search counts by default (see
+/// [`SearchQuery::count_cap`]).
+pub const DEFAULT_COUNT_CAP: usize = 1000;
 
 impl SearchQuery {
     /// A query with the defaults: every kind, every directory, 20 hits, `**` marks, a rank
@@ -56,6 +65,7 @@ impl SearchQuery {
             rank_window: 2000,
             check_index: true,
             count_total: true,
+            count_cap: DEFAULT_COUNT_CAP,
         }
     }
 }
@@ -132,7 +142,8 @@ impl Catalog {
     }
 
     /// [`search`](Self::search), with the number of texts that match in all (more than the
-    /// hits when the limit cut the list; counted only then).
+    /// hits when the limit cut the list; counted only then, and only up to
+    /// `limit + count_cap + 1`: see [`SearchQuery::count_cap`]).
     ///
     /// # Errors
     /// As [`search`](Self::search).
@@ -232,6 +243,8 @@ impl Catalog {
         // The rank window: the row id of the N-th newest match (texts get row ids in the order
         // they are indexed, oldest files first, appends last).
         let mut window = String::new();
+        // Matches known to exist: the window's query found its N-th newest match.
+        let mut at_least = 0usize;
         if q.rank_window > 0 {
             let sql = format!(
                 "SELECT fts.rowid FROM {matches} WHERE fts MATCH ?1{filters} \
@@ -247,6 +260,7 @@ impl Catalog {
                 .db(&self.path)?;
             if let Some(id) = from {
                 window = format!(" AND fts.rowid >= {id}");
+                at_least = q.rank_window;
             }
         }
         let n = fargs.len();
@@ -333,8 +347,19 @@ impl Catalog {
                 seq,
             });
         }
+        let cap_total = q.limit.saturating_add(q.count_cap).saturating_add(1);
         let total = if q.count_total && hits.len() >= q.limit {
-            let sql = format!("SELECT count(*) FROM {matches} WHERE fts MATCH ?1{filters}");
+            if q.count_cap > 0 && at_least >= cap_total {
+                // The window's query already saw more matches than the count would stop at.
+                return Ok((hits, cap_total as u64));
+            }
+            let sql = if q.count_cap > 0 {
+                format!(
+                    "SELECT count(*) FROM (SELECT 1 FROM {matches} WHERE fts MATCH ?1{filters} LIMIT {cap_total})"
+                )
+            } else {
+                format!("SELECT count(*) FROM {matches} WHERE fts MATCH ?1{filters}")
+            };
             let n: i64 = self
                 .conn
                 .prepare(&sql)

@@ -384,6 +384,8 @@ pub struct SearchOpts<'a> {
     pub kinds: IndexKinds,
     /// `--rank-all`.
     pub rank_all: bool,
+    /// `--count-all`.
+    pub count_all: bool,
 }
 
 /// `arbor search`. Exit status 1 when nothing matches (as grep).
@@ -467,6 +469,9 @@ pub fn search(
     if o.rank_all {
         q.rank_window = 0;
     }
+    if o.count_all {
+        q.count_cap = 0;
+    }
     // Matched words are marked with private-use characters, which no sanitizer touches and
     // no session text is likely to hold: replaced by colour, or turned into offsets for JSON.
     q.marks = (MARK_ON.into(), MARK_OFF.into());
@@ -477,7 +482,12 @@ pub fn search(
         }
         c.search_with_total(&q)
     })?;
-    let more = total.saturating_sub(hits.len() as u64);
+    let mut more = total.saturating_sub(hits.len() as u64);
+    // Counted up to the cap: past it, "more than `cap`".
+    let capped = q.count_cap > 0 && more > q.count_cap as u64;
+    if capped {
+        more = q.count_cap as u64;
+    }
     if o.json {
         let mut out = Vec::new();
         let mut env = arbor_core::json::JsonObject::new(&mut out);
@@ -505,6 +515,9 @@ pub fn search(
         }
         array.finish();
         env.raw("hits", &list).uint("more", more);
+        if capped {
+            env.bool("moreCapped", true);
+        }
         env.finish();
         out.push(b'\n');
         stdout_all(&out)?;
@@ -519,9 +532,15 @@ pub fn search(
     }
     if more > 0 {
         say_err!(
-            "arbor: {more} more match{} (--limit {} shown; raise --limit to see them)",
-            if more == 1 { "" } else { "es" },
-            hits.len()
+            "arbor: {}{more} more match{} (--limit {} shown; raise --limit to see them{})",
+            if capped { "over " } else { "" },
+            if more == 1 && !capped { "" } else { "es" },
+            hits.len(),
+            if capped {
+                ", --count-all to count them"
+            } else {
+                ""
+            }
         );
     }
     Ok(if hits.is_empty() {

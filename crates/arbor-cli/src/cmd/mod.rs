@@ -138,6 +138,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             tools,
             limit,
             rank_all,
+            count_all,
             json,
             catalog,
         } => index::search(
@@ -151,6 +152,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 limit,
                 kinds: arbor_index::IndexKinds { thinking, tools },
                 rank_all,
+                count_all,
             },
             &term,
             &loc,
