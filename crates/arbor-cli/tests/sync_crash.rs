@@ -105,6 +105,16 @@ fn killed_pushes_leave_no_partial_session() {
                 .expect("id");
             history.entry(id).or_default().push(count(f));
         }
+        // What the store holds before this push (no table yet before the first).
+        let stored_lines = |db: &mut postgres::Client| -> i64 {
+            db.query_one(
+                "SELECT coalesce(sum(lines), 0)::bigint FROM arbor_sessions",
+                &[],
+            )
+            .map(|r| r.get(0))
+            .unwrap_or(0)
+        };
+        let before = stored_lines(&mut db);
         let mut child = Command::new(env!("CARGO_BIN_EXE_arbor"))
             .args(["sync", "push", "--to", &url])
             .env("PI_CODING_AGENT_DIR", &agent)
@@ -112,7 +122,19 @@ fn killed_pushes_leave_no_partial_session() {
             .stderr(Stdio::null())
             .spawn()
             .expect("push");
-        std::thread::sleep(Duration::from_millis(5 + rand(120)));
+        // Killed once the push has stored its first session (an event, however slow the
+        // machine), then at a random moment: in the middle of the others, or of the next.
+        // Every third round is killed at once instead (before it stores anything).
+        if round % 3 != 0 {
+            let deadline = std::time::Instant::now() + Duration::from_secs(120);
+            while stored_lines(&mut db) == before
+                && child.try_wait().expect("wait").is_none()
+                && std::time::Instant::now() < deadline
+            {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(rand(40)));
         if child.try_wait().expect("wait").is_none() {
             kills += 1;
         }
