@@ -37,6 +37,7 @@ pub mod context;
 pub mod doc;
 pub mod entry;
 pub mod js;
+pub mod js_sort;
 pub mod json;
 mod live;
 mod migrate;

@@ -245,64 +245,11 @@ impl TreeIndex {
     }
 }
 
-/// `Array.prototype.sort` with comparator `ts(a) - ts(b)` where NaN compares as equal.
-/// Without NaN any stable sort gives V8's answer; with NaN (an unparseable timestamp) the
-/// comparator is inconsistent and the result depends on the algorithm, so V8's TimSort is
-/// followed exactly for arrays shorter than 64 (one run: count the initial run, then binary
-/// insertion), which is every realistic sibling list.
+/// `Array.prototype.sort` with pi's comparator `ts(a) - ts(b)` (NaN compares as equal), by
+/// V8's own algorithm at every length ([`crate::js_sort`]): with an unparseable timestamp the
+/// comparator is inconsistent and the order depends on every step of the algorithm.
 fn sort_like_v8(v: &mut [usize], ts: &[f64]) {
-    let cmp = |a: usize, b: usize| -> f64 {
-        let d = ts[a] - ts[b];
-        if d.is_nan() {
-            0.0
-        } else {
-            d
-        }
-    };
-    let has_nan = v.iter().any(|&i| ts[i].is_nan());
-    if !has_nan || v.len() >= 64 {
-        v.sort_by(|&a, &b| {
-            cmp(a, b)
-                .partial_cmp(&0.0)
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
-        return;
-    }
-    let n = v.len();
-    // CountAndMakeRun
-    let mut run = 2;
-    let descending = cmp(v[1], v[0]) < 0.0;
-    let mut prev = v[1];
-    while run < n {
-        let o = cmp(v[run], prev);
-        if (descending && o >= 0.0) || (!descending && o < 0.0) {
-            break;
-        }
-        prev = v[run];
-        run += 1;
-    }
-    if descending {
-        v[..run].reverse();
-    }
-    // BinaryInsertionSort(low=0, start=run, high=n)
-    for start in run..n {
-        let pivot = v[start];
-        let (mut left, mut right) = (0, start);
-        while left < right {
-            let mid = left + ((right - left) >> 1);
-            if cmp(pivot, v[mid]) < 0.0 {
-                right = mid;
-            } else {
-                left = mid + 1;
-            }
-        }
-        let mut p = start;
-        while p > left {
-            v[p] = v[p - 1];
-            p -= 1;
-        }
-        v[left] = pivot;
-    }
+    crate::js_sort::v8_sort_by_number(v, |a, b| ts[a] - ts[b]);
 }
 
 impl Tree {
