@@ -61,6 +61,8 @@ pub struct TreeIndex {
     /// The current leaf: the last entry in file order after load (pi's rule), then wherever
     /// appends and branch operations move it. `None` is pi's `null` leaf (empty context).
     pub leaf: Option<usize>,
+    /// The first entry only omp writes ([`crate::doc::is_omp_mark`]), for the dialect.
+    pub omp_mark: Option<usize>,
 }
 
 /// A path from a root to an entry.
@@ -115,6 +117,9 @@ impl TreeIndex {
             self.by_id.insert(id.clone(), i);
         }
         self.leaf = Some(i);
+        if self.omp_mark.is_none() && crate::doc::is_omp_mark(doc.line(&e.line), e) {
+            self.omp_mark = Some(i);
+        }
         if e.etype == EntryType::Label {
             let line = doc.line(&e.line);
             if let Some(target) = e.fields.str(line, "targetId") {
