@@ -577,12 +577,7 @@ impl SessionDoc {
                 found,
             });
         }
-        let version = first.1.fields.num(first_line, "version");
-        report.version = match version {
-            Some(v) if v >= 3.0 => 3,
-            Some(v) if v >= 2.0 => 2,
-            _ => 1,
-        };
+        report.version = migrate::header_version(first_line, &first.1.fields);
         let mut owned: Vec<Box<[u8]>> = Vec::new();
         let migration = if report.version < 3 {
             Some(migrate::migrate_records(

@@ -40,7 +40,7 @@ pub mod js;
 pub mod js_sort;
 pub mod json;
 mod live;
-mod migrate;
+pub mod migrate;
 pub mod persist;
 pub mod time;
 pub mod title;

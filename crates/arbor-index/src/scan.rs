@@ -500,11 +500,7 @@ fn finish_fp(
 fn header(line: &[u8], e: &Entry, seq: i64, with_docs: bool, meta: &mut Meta, chunk: &mut Chunk) {
     let f = &e.fields;
     meta.is_session = true;
-    meta.version = match f.num(line, "version") {
-        Some(v) if v >= 3.0 => 3,
-        Some(v) if v >= 2.0 => 2,
-        _ => 1,
-    };
+    meta.version = i64::from(arbor_core::migrate::header_version(line, f));
     meta.session_id = f.str(line, "id").map(|s| s.into_owned());
     meta.header_title = text::entry_str(line, e, "title");
     if let Some(t) = meta.header_title.as_ref().filter(|_| with_docs) {

@@ -41,9 +41,9 @@ write("exact-hex-session-id", [
 ]);
 
 // Class 5: header versions that are not numbers (JS coercion: "3" is 3, [3] is 3, "2" is 2,
-// {} is NaN: nothing migrates).
+// {} is NaN: nothing migrates). (`true` and `null` are v1, as before: goldens/pi has v1 files.)
 const v3body = [u("v0000001", null, 1, "one"), { type: "message", id: "v0000002", parentId: "v0000001", timestamp: ts(2), message: { role: "hookMessage", customType: "h", content: "hook", display: true, timestamp: 1 } }, a("v0000003", "v0000002", 3, "two")];
-for (const [name, version] of [["string-3", "3"], ["array-3", [3]], ["string-2", "2"], ["object", {}], ["string-junk", "x"], ["array-2-3", [2, 3]], ["true", true], ["null", null], ["string-space-2", " 2 "]]) {
+for (const [name, version] of [["string-3", "3"], ["array-3", [3]], ["string-2", "2"], ["object", {}], ["string-junk", "x"], ["array-2-3", [2, 3]], ["string-space-2", " 2 "]]) {
 	write(`exact-version-${name}`, [JSON.stringify({ type: "session", version, id: `exact-version-${name}`, timestamp: ts(0), cwd: "/work/project" }), ...v3body]);
 }
 
