@@ -46,6 +46,7 @@ pub mod time;
 pub mod title;
 pub mod tree;
 pub mod typed;
+pub mod v8date;
 
 /// Whether more than one core is available to this process, asked once: the standard
 /// library's answer reads the cgroup's CPU quota files on every call, and a load asks for
