@@ -477,6 +477,13 @@ fn scan_lines(
                     out.torn_tail = Some(bad);
                 } else {
                     out.missing_final_newline |= !has_newline;
+                    // JSON but not an object: still reported (`check` names it), and a
+                    // truthy one is also an entry, as pi keeps it.
+                    if e == LineError::NotObject {
+                        if let Some(entry) = Entry::non_object(line, lref, line_no) {
+                            records.push((line_no, entry));
+                        }
+                    }
                     out.malformed.push(bad);
                 }
             }
@@ -772,9 +779,17 @@ impl SessionDoc {
 
     /// Parses `bytes` as a new entry line, appends it in memory and indexes it
     /// (the leaf moves to it). The caller has already written it to disk, if at all.
+    /// A line that is JSON but not an object is an entry too when it is truthy, as pi keeps it
+    /// ([`Entry::non_object`]); a falsy one (`0`, `false`, `""`) is refused, as pi skips it.
     pub fn push_line(&mut self, bytes: Vec<u8>) -> Result<usize, LineError> {
-        let fields = parse_fields(&bytes)?;
-        let entry = Entry::from_fields(&bytes, fields, LineRef::Owned(self.owned.len()), 0);
+        let entry = match parse_fields(&bytes) {
+            Ok(fields) => Entry::from_fields(&bytes, fields, LineRef::Owned(self.owned.len()), 0),
+            Err(LineError::NotObject) => {
+                Entry::non_object(&bytes, LineRef::Owned(self.owned.len()), 0)
+                    .ok_or(LineError::NotObject)?
+            }
+            Err(e) => return Err(e),
+        };
         self.owned.push(bytes.into_boxed_slice());
         self.entries.push(entry);
         let i = self.entries.len() - 1;

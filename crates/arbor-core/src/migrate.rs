@@ -163,6 +163,10 @@ pub(crate) fn migrate_records(
     for i in 0..records.len() {
         let (line_no, entry) = &records[i];
         let line_no = *line_no;
+        if entry.non_object {
+            // pi throws on these (it cannot set `id` on a number); arbor leaves them alone.
+            continue;
+        }
         let mut bytes = line_of(data, owned, &entry.line).to_vec();
         let original = bytes.clone();
         let mut fields = entry.fields.clone();

@@ -49,7 +49,9 @@ for (const [name, version] of [["string-3", "3"], ["array-3", [3]], ["string-2",
 
 // Class 6: JSON lines that are not objects, in the middle and as the last line.
 const base6 = [u("j0000001", null, 1, "one"), a("j0000002", "j0000001", 2, "two")];
-write("exact-non-object-middle", [H(), base6[0], "5", '"x"', "[1,2]", "true", base6[1]]);
+// (One in the middle: several share pi's `undefined` id, and pi's getTree then lists the last
+// of them once per line: the duplicate-id tree, a documented difference, docs/pi-versions.md.)
+write("exact-non-object-middle", [H(), base6[0], '"x"', base6[1]]);
 write("exact-non-object-last-number", [H(), ...base6, "5"]);
 write("exact-non-object-last-array", [H(), ...base6, "[1,2]"]);
 write("exact-non-object-falsy", [H(), ...base6, "0", "false", '""']);
