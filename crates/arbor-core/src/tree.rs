@@ -61,12 +61,7 @@ impl LabelMap {
         self.apply_key(key, &shown, value);
     }
 
-    fn apply_key(
-        &mut self,
-        key: IdKey,
-        target: &str,
-        label: Option<LabelValue>,
-    ) {
+    fn apply_key(&mut self, key: IdKey, target: &str, label: Option<LabelValue>) {
         if key == IdKey::Object {
             return; // a Map key by identity: no entry's id is that object
         }
@@ -134,6 +129,8 @@ impl LabelMap {
 pub struct TreeIndex {
     /// Entries by `id` as pi's `byId` Map keys them ([`IdKey`]; objects are not keys).
     by_id: HashMap<IdKey, usize>,
+    /// How many keys of `by_id` are strings ([`TreeIndex::id_count`]).
+    str_ids: usize,
     /// Labels by target id.
     pub labels: LabelMap,
     /// The current leaf: the last entry in file order after load (pi's rule), then wherever
@@ -191,8 +188,11 @@ impl TreeIndex {
     /// win, the leaf moves to it, label entries update the labels.
     pub fn insert(&mut self, doc: &SessionDoc, i: usize) {
         let e = &doc.entries[i];
-        if e.key != IdKey::Object {
-            self.by_id.insert(e.key.clone(), i);
+        if e.key != IdKey::Object
+            && self.by_id.insert(e.key.clone(), i).is_none()
+            && matches!(e.key, IdKey::Str(_))
+        {
+            self.str_ids += 1;
         }
         // pi's leaf is the last entry's id; a `null` id is pi's null leaf (empty context).
         self.leaf = (e.key != IdKey::Null).then_some(i);
@@ -219,9 +219,9 @@ impl TreeIndex {
         self.by_id.get(key).copied()
     }
 
-    /// Number of distinct ids.
+    /// Number of distinct string ids (an entry without one, a number or `null` is not counted).
     pub fn id_count(&self) -> usize {
-        self.by_id.len()
+        self.str_ids
     }
 
     /// The index of the parent of entry `i`, if its `parentId` names a known entry. As pi's
