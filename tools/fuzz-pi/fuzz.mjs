@@ -180,16 +180,26 @@ function knownDifference(lines) {
 	if (!isObj(h) || h.type !== "session" || typeof h.id !== "string") return "no-header";
 	if (jsNumber(h.version) < 2) return "v1-migration-ids";
 	// docs/pi-versions.md: duplicate ids (pi lists the later entry twice in getTree()).
-	const ids = lines.map(parse).filter(isObj).map((e) => e.id);
+	// Keys as pi's Map has them: every entry without an id (a JSON line that is not an object
+	// included) shares the key `undefined`; object ids are keys by identity (never shared).
+	const entries = lines.slice(lines.findIndex((l) => parse(l) !== undefined) + 1).map(parse).filter((v) => v);
 	const seen = new Set();
-	for (const id of ids) { const k = JSON.stringify(id); if (id !== undefined && seen.has(k)) return "duplicate-ids"; seen.add(k); }
+	for (const e of entries) {
+		const id = isObj(e) ? e.id : undefined;
+		if (id !== null && typeof id === "object") continue;
+		const k = id === undefined ? "undefined" : JSON.stringify(id);
+		if (seen.has(k)) return "duplicate-ids";
+		seen.add(k);
+	}
 	return null;
 }
 
 async function compare(lines) {
 	const file = join(work, "case.jsonl");
 	writeFileSync(file, lines.join("\n") + "\n");
-	const es = lines.slice(1).map(parse).filter(isObj).filter((e) => typeof e.id === "string");
+	// Leaves: entries (not the header) with a string id; arbor's CLI refuses an unknown id where
+	// pi falls back to the last entry (a user-facing choice: `arbor context --leaf` names a typo).
+	const es = lines.slice(1).map(parse).filter(isObj).filter((e) => typeof e.id === "string" && e.type !== "session");
 	const leaves = ["__open__"];
 	for (let k = 0; k < 2 && es.length; k++) { const id = pick(es).id; if (!leaves.includes(id)) leaves.push(id); }
 	const pi = await askPi(file, leaves);
@@ -224,6 +234,28 @@ async function minimise(lines, want) {
 		if (r.diffs.length && sig(r) === want && !knownDifference(next)) cur = next;
 	}
 	return cur;
+}
+
+// A hung pi worker never reads its stdin's end: take it down with the driver.
+for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => { worker?.kill("SIGKILL"); process.exit(130); });
+process.on("exit", () => worker?.kill("SIGKILL"));
+
+// --recheck DIR: compare every DIR/*.jsonl again (a fixed arbor should agree now) and print
+// each file's verdict; nothing is written.
+if (args.includes("--recheck")) {
+	const dir = resolve(flag("--recheck"));
+	for (const f of readdirSync(dir).filter((f) => f.endsWith(".jsonl") && !f.includes(".open."))) {
+		const lines = readFileSync(join(dir, f), "utf8").split("\n").filter((l) => l.trim() !== "");
+		let verdict = "agree";
+		for (let k = 0; k < 3; k++) {
+			const r = await compare(lines);
+			if (r.pi !== "ok") { verdict = `pi ${r.pi}`; break; }
+			if (r.diffs.length) { verdict = `${knownDifference(lines) ?? "DISAGREE"} ${sig(r)}`; break; }
+		}
+		console.log(`${f}\t${verdict}`);
+	}
+	worker?.kill("SIGKILL");
+	process.exit(0);
 }
 
 // ---- main loop -------------------------------------------------------------------------------
