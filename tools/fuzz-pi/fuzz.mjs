@@ -115,27 +115,34 @@ function mutate(lines) {
 // ---- the two sides -------------------------------------------------------------------------
 let worker = null;
 let pending = null;
-let buf = "";
 function startWorker() {
-	worker = spawn(process.execPath, ["--max-old-space-size=512", "--stack-size=984", join(HERE, "pi-worker.mjs")], { cwd: "/", stdio: ["pipe", "pipe", "ignore"], env: { ...process.env, PI_PKG, TZ: "UTC" } });
-	buf = "";
-	worker.stdout.on("data", (d) => {
-		buf += d;
-		const nl = buf.indexOf("\n");
+	// Each handler answers only for its own process: a killed (hung) worker's late output or
+	// exit must not answer, or clear, the request of the worker that replaced it.
+	const w = spawn(process.execPath, ["--max-old-space-size=512", "--stack-size=984", join(HERE, "pi-worker.mjs")], { cwd: "/", stdio: ["pipe", "pipe", "ignore"], env: { ...process.env, PI_PKG, TZ: "UTC" } });
+	worker = w;
+	let wbuf = "";
+	w.stdout.on("data", (d) => {
+		if (worker !== w) return;
+		wbuf += d;
+		const nl = wbuf.indexOf("\n");
 		if (nl >= 0 && pending) {
-			const line = buf.slice(0, nl);
-			buf = buf.slice(nl + 1);
+			const line = wbuf.slice(0, nl);
+			wbuf = wbuf.slice(nl + 1);
 			const p = pending;
 			pending = null;
 			p(JSON.parse(line));
 		}
 	});
-	worker.on("exit", () => { if (pending) { const p = pending; pending = null; p({ ok: false, stage: "crash", error: "pi worker died (out of memory?)" }); } worker = null; });
+	w.on("exit", () => {
+		if (worker !== w) return;
+		worker = null;
+		if (pending) { const p = pending; pending = null; p({ ok: false, stage: "crash", error: "pi worker died (out of memory?)" }); }
+	});
 }
 function askPi(file, leaves) {
 	if (!worker) startWorker();
 	return new Promise((res) => {
-		const timer = setTimeout(() => { if (pending) { pending = null; worker?.kill("SIGKILL"); worker = null; res({ ok: false, stage: "hang", error: "no answer in time" }); } }, HANG_MS);
+		const timer = setTimeout(() => { if (pending) { pending = null; const w = worker; worker = null; w?.kill("SIGKILL"); res({ ok: false, stage: "hang", error: "no answer in time" }); } }, HANG_MS);
 		pending = (v) => { clearTimeout(timer); res(v); };
 		worker.stdin.write(JSON.stringify({ file, leaves }) + "\n");
 	});
@@ -199,7 +206,9 @@ async function compare(lines) {
 	writeFileSync(file, lines.join("\n") + "\n");
 	// Leaves: entries (not the header) with a string id; arbor's CLI refuses an unknown id where
 	// pi falls back to the last entry (a user-facing choice: `arbor context --leaf` names a typo).
-	const es = lines.slice(1).map(parse).filter(isObj).filter((e) => typeof e.id === "string" && e.type !== "session");
+	// (An id with a lone surrogate cannot travel through argv: the core takes it as a key, the
+	// goldens check that, exact-surrogate-ids.)
+	const es = lines.slice(1).map(parse).filter(isObj).filter((e) => typeof e.id === "string" && e.type !== "session" && e.id.isWellFormed());
 	const leaves = ["__open__"];
 	for (let k = 0; k < 2 && es.length; k++) { const id = pick(es).id; if (!leaves.includes(id)) leaves.push(id); }
 	const pi = await askPi(file, leaves);
