@@ -869,13 +869,13 @@ pub fn dialect_of(title_slot: bool, session_id: Option<&str>, omp_mark: bool) ->
     }
 }
 
-/// Whether entry `e` (its line `line`) is something only omp writes and pi never does: an
+/// Whether entry `e` (its line `line`) is something only omp writes and pi's API cannot: an
 /// omp entry type (`ttsr_injection`, `session_init`, `mode_change`, `service_tier_change`,
 /// `title_change`, `model_usage`, `credential_pin`, `reset_boundary`), omp's `model_change`
 /// (`model: "provider/id"` instead of pi's `provider`/`modelId`; omp writes one when a session
-/// starts), a `thinking_level_change` to `null`, a message whose role is omp's
-/// (`developer`, `pythonExecution`, `fileMention`), or a `custom_message` with omp's
-/// `attribution`.
+/// starts), a `thinking_level_change` to `null`, or a `custom_message` with omp's
+/// `attribution`. A message role is no mark: a pi extension's `appendMessage` writes any role
+/// (`developer` included), which pi then drops.
 pub fn is_omp_mark(line: &[u8], e: &Entry) -> bool {
     match &e.etype {
         EntryType::TtsrInjection
@@ -892,10 +892,6 @@ pub fn is_omp_mark(line: &[u8], e: &Entry) -> bool {
         EntryType::ThinkingLevelChange => matches!(
             e.fields.get(line, "thinkingLevel"),
             Some((_, crate::json::ValueKind::Null))
-        ),
-        EntryType::Message => matches!(
-            &e.role,
-            Some(crate::entry::Role::Other(r)) if matches!(&**r, "developer" | "pythonExecution" | "fileMention")
         ),
         EntryType::CustomMessage => e.fields.get(line, "attribution").is_some(),
         _ => false,
@@ -1178,7 +1174,6 @@ mod dialect_tests {
             r#"{"type":"model_change","id":"b","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","model":"anthropic/x"}"#,
             r#"{"type":"thinking_level_change","id":"b","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","thinkingLevel":null}"#,
             r#"{"type":"ttsr_injection","id":"b","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","injectedRules":[]}"#,
-            r#"{"type":"message","id":"b","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"developer","content":"d","timestamp":1}}"#,
             r#"{"type":"custom_message","customType":"c","content":"x","display":true,"attribution":"agent","id":"b","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z"}"#,
         ] {
             assert_eq!(doc(&[HEX, mark]).dialect(), Dialect::Omp, "{mark}");
@@ -1188,5 +1183,9 @@ mod dialect_tests {
         }
         let pi_model = r#"{"type":"model_change","id":"b","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","provider":"anthropic","modelId":"x"}"#;
         assert_eq!(doc(&[HEX, pi_model]).dialect(), Dialect::Pi);
+        // A role a pi extension can write through appendMessage is no mark (the fuzzer's
+        // goldens/fuzz-pi case: pi drops the developer message).
+        let developer = r#"{"type":"message","id":"b","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"developer","content":"d","timestamp":1}}"#;
+        assert_eq!(doc(&[HEX, developer]).dialect(), Dialect::Pi);
     }
 }
