@@ -186,6 +186,11 @@ function knownDifference(lines) {
 	// header and answers for an empty session; arbor refuses the file and changes nothing.
 	if (!isObj(h) || h.type !== "session" || typeof h.id !== "string") return "no-header";
 	if (jsNumber(h.version) < 2) return "v1-migration-ids";
+	// omp 13's shape (arbor_core::doc::is_omp_mark): a 16-hex session id and an entry only omp's
+	// API writes make the file omp's to arbor; pi reads it as its own.
+	const OMP_TYPES = ["ttsr_injection", "session_init", "mode_change", "service_tier_change", "title_change", "model_usage", "credential_pin", "reset_boundary"];
+	if (typeof h.id === "string" && /^[0-9a-fA-F]{16}$/.test(h.id) && lines.map(parse).filter(isObj).some((e) =>
+		OMP_TYPES.includes(e.type) || (e.type === "model_change" && typeof e.model === "string" && !("provider" in e)) || (e.type === "custom_message" && "attribution" in e))) return "omp-13-shape";
 	// docs/pi-versions.md: duplicate ids (pi lists the later entry twice in getTree()).
 	// Keys as pi's Map has them: every entry without an id (a JSON line that is not an object
 	// included) shares the key `undefined`; object ids are keys by identity (never shared).

@@ -873,9 +873,9 @@ pub fn dialect_of(title_slot: bool, session_id: Option<&str>, omp_mark: bool) ->
 /// omp entry type (`ttsr_injection`, `session_init`, `mode_change`, `service_tier_change`,
 /// `title_change`, `model_usage`, `credential_pin`, `reset_boundary`), omp's `model_change`
 /// (`model: "provider/id"` instead of pi's `provider`/`modelId`; omp writes one when a session
-/// starts), a `thinking_level_change` to `null`, or a `custom_message` with omp's
-/// `attribution`. A message role is no mark: a pi extension's `appendMessage` writes any role
-/// (`developer` included), which pi then drops.
+/// starts), or a `custom_message` with omp's `attribution`. A message role is no mark (a pi
+/// extension's `appendMessage` writes any role, `developer` included, which pi drops), nor a
+/// `thinkingLevel` of `null` (pi's `appendThinkingLevelChange(null)` writes it too).
 pub fn is_omp_mark(line: &[u8], e: &Entry) -> bool {
     match &e.etype {
         EntryType::TtsrInjection
@@ -889,10 +889,6 @@ pub fn is_omp_mark(line: &[u8], e: &Entry) -> bool {
         EntryType::ModelChange => {
             e.fields.str(line, "model").is_some() && e.fields.get(line, "provider").is_none()
         }
-        EntryType::ThinkingLevelChange => matches!(
-            e.fields.get(line, "thinkingLevel"),
-            Some((_, crate::json::ValueKind::Null))
-        ),
         EntryType::CustomMessage => e.fields.get(line, "attribution").is_some(),
         _ => false,
     }
@@ -1172,7 +1168,6 @@ mod dialect_tests {
     fn a_hex_session_id_with_what_only_omp_writes_is_omp() {
         for mark in [
             r#"{"type":"model_change","id":"b","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","model":"anthropic/x"}"#,
-            r#"{"type":"thinking_level_change","id":"b","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","thinkingLevel":null}"#,
             r#"{"type":"ttsr_injection","id":"b","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","injectedRules":[]}"#,
             r#"{"type":"custom_message","customType":"c","content":"x","display":true,"attribution":"agent","id":"b","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z"}"#,
         ] {
