@@ -476,6 +476,16 @@ impl Entry {
         })
     }
 
+    /// The id as a person reads it: the string, else the `id` member as written (`5`, `null`),
+    /// else `(no id)`. `line` is the entry's line.
+    pub fn id_text<'a>(&'a self, line: &'a [u8]) -> Cow<'a, str> {
+        match (&self.id, self.fields.get(line, "id")) {
+            (Some(id), _) => Cow::Borrowed(id),
+            (None, Some((raw, _))) => String::from_utf8_lossy(raw),
+            (None, None) => Cow::Borrowed("(no id)"),
+        }
+    }
+
     /// The type name as written.
     pub fn type_name(&self) -> &str {
         self.etype.name()
