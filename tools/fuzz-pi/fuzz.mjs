@@ -280,6 +280,8 @@ while (Date.now() - t0 < MINUTES * 60000 && stats.cases < MAX_CASES) {
 	const base = pick(corpus);
 	const lines = mutate(base.lines);
 	stats.cases++;
+	// The counts so far, every 200 cases (an interrupted run still reports).
+	if (stats.cases % 200 === 0) writeFileSync(join(OUT, "summary.json"), JSON.stringify({ ...stats, minutes: (Date.now() - t0) / 60000 }, null, 1) + "\n");
 	const r = await compare(lines);
 	if (r.pi === "hang") stats.piHang++;
 	if (r.pi === "throw") stats.piThrow++;
