@@ -245,7 +245,9 @@ async function minimise(lines, want) {
 	for (let i = cur.length - 1; i >= 1; i--) {
 		const next = cur.filter((_, j) => j !== i);
 		const r = await compare(next);
-		if (r.diffs.length && sig(r) === want && !knownDifference(next)) cur = next;
+		const k = knownDifference(next);
+		if (k === "duplicate-ids") r.diffs = r.diffs.filter((d) => d.kind !== "tree");
+		if (r.diffs.length && sig(r) === want && (!k || k === "duplicate-ids")) cur = next;
 	}
 	return cur;
 }
@@ -288,7 +290,9 @@ while (Date.now() - t0 < MINUTES * 60000 && stats.cases < MAX_CASES) {
 	if (r.diffs.some((d) => d.kind === "arbor-crash")) stats.crashes++;
 	if (!r.diffs.length) { if (r.pi === "ok") stats.agree++; continue; }
 	const known = knownDifference(lines);
-	if (known && !r.diffs.some((d) => d.kind === "arbor-crash")) { stats.known[known] = (stats.known[known] ?? 0) + 1; continue; }
+	// Duplicate keys change only the tree: contexts are still compared.
+	if (known === "duplicate-ids") r.diffs = r.diffs.filter((d) => d.kind !== "tree");
+	if (known && !r.diffs.some((d) => d.kind === "arbor-crash") && (known !== "duplicate-ids" || !r.diffs.length)) { stats.known[known] = (stats.known[known] ?? 0) + 1; continue; }
 	stats.disagree++;
 	const s = sig(r);
 	stats.kinds[s] = (stats.kinds[s] ?? 0) + 1;
