@@ -291,7 +291,20 @@ pub fn describe(doc: &SessionDoc, i: usize) -> String {
             s("customType"),
             one_line(&content_text(e.fields.value(line, "content").as_ref()), 50)
         ),
-        EntryType::Label => format!("label {} → {}", s("targetId"), s("label")),
+        EntryType::Label => {
+            // pi keeps any truthy label (`42`, `["x"]`), read as JS `String()`.
+            let label = e
+                .fields
+                .value(line, "label")
+                .filter(|v| v.is_truthy())
+                .map(|v| {
+                    arbor_core::js::to_js_str(Some(&v))
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .unwrap_or_default();
+            format!("label {} → {}", s("targetId"), label)
+        }
         EntryType::SessionInfo => format!("name: {}", s("name")),
         other => other.name().to_string(),
     }

@@ -311,12 +311,12 @@ impl View<'_> {
     fn entry(&self, i: usize, prefix: &str, out: &mut Out) {
         let e = &self.doc.entries()[i];
         let path = self.on_path[i];
-        let id = e.id.as_deref().unwrap_or("(no id)");
-        let label =
-            e.id.as_deref()
-                .and_then(|id| self.doc.index().labels.get(id))
-                .map(|l| format!(" [{}]", render::one_line(l, 40)))
-                .unwrap_or_default();
+        let id_text = e.id_text(self.doc.line(&e.line));
+        let id: &str = &id_text;
+        let label = Some(&e.key)
+            .and_then(|k| self.doc.index().labels.get_key(k))
+            .map(|l| format!(" [{}]", render::one_line(l, 40)))
+            .unwrap_or_default();
         let leaf_mark = if Some(i) == self.leaf {
             " ◀ leaf"
         } else {

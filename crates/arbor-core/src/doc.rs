@@ -477,6 +477,13 @@ fn scan_lines(
                     out.torn_tail = Some(bad);
                 } else {
                     out.missing_final_newline |= !has_newline;
+                    // JSON but not an object: still reported (`check` names it), and a
+                    // truthy one is also an entry, as pi keeps it.
+                    if e == LineError::NotObject {
+                        if let Some(entry) = Entry::non_object(line, lref, line_no) {
+                            records.push((line_no, entry));
+                        }
+                    }
                     out.malformed.push(bad);
                 }
             }
@@ -577,12 +584,7 @@ impl SessionDoc {
                 found,
             });
         }
-        let version = first.1.fields.num(first_line, "version");
-        report.version = match version {
-            Some(v) if v >= 3.0 => 3,
-            Some(v) if v >= 2.0 => 2,
-            _ => 1,
-        };
+        report.version = migrate::header_version(first_line, &first.1.fields);
         let mut owned: Vec<Box<[u8]>> = Vec::new();
         let migration = if report.version < 3 {
             Some(migrate::migrate_records(
@@ -777,9 +779,17 @@ impl SessionDoc {
 
     /// Parses `bytes` as a new entry line, appends it in memory and indexes it
     /// (the leaf moves to it). The caller has already written it to disk, if at all.
+    /// A line that is JSON but not an object is an entry too when it is truthy, as pi keeps it
+    /// ([`Entry::non_object`]); a falsy one (`0`, `false`, `""`) is refused, as pi skips it.
     pub fn push_line(&mut self, bytes: Vec<u8>) -> Result<usize, LineError> {
-        let fields = parse_fields(&bytes)?;
-        let entry = Entry::from_fields(&bytes, fields, LineRef::Owned(self.owned.len()), 0);
+        let entry = match parse_fields(&bytes) {
+            Ok(fields) => Entry::from_fields(&bytes, fields, LineRef::Owned(self.owned.len()), 0),
+            Err(LineError::NotObject) => {
+                Entry::non_object(&bytes, LineRef::Owned(self.owned.len()), 0)
+                    .ok_or(LineError::NotObject)?
+            }
+            Err(e) => return Err(e),
+        };
         self.owned.push(bytes.into_boxed_slice());
         self.entries.push(entry);
         let i = self.entries.len() - 1;
@@ -806,16 +816,15 @@ impl SessionDoc {
     }
 
     /// The dialect: omp when the file has omp's title slot (omp 18 writes one into every
-    /// file) or an omp 13 Snowflake session id (16 hex); pi otherwise. (Both pi 0.73 and
-    /// omp 18 use UUIDv7 session ids, so the id alone cannot tell them apart.)
+    /// file), or an omp 13 Snowflake session id (16 hex) **and** an entry only omp writes
+    /// ([`is_omp_mark`]); pi otherwise. The id's shape alone decides nothing: pi 1.5.2 writes
+    /// 16-hex ids itself (`pi --session-id`), and both pi 0.73 and omp 18 use UUIDv7 ids.
     pub fn dialect(&self) -> Dialect {
-        if self.title_slot.is_some() {
-            return Dialect::Omp;
-        }
-        match self.session_id() {
-            Some(id) if is_omp_session_id(&id) => Dialect::Omp,
-            _ => Dialect::Pi,
-        }
+        dialect_of(
+            self.title_slot.is_some(),
+            self.session_id().as_deref(),
+            self.index.omp_mark.is_some(),
+        )
     }
 
     /// The session's name as its own tool reports it. pi (`getSessionName()`): the last
@@ -848,6 +857,41 @@ impl SessionDoc {
 /// Whether a session id has omp 13's Snowflake shape (16 hex characters).
 pub fn is_omp_session_id(id: &str) -> bool {
     id.len() == 16 && id.bytes().all(|c| c.is_ascii_hexdigit())
+}
+
+/// The one rule that tells omp files from pi files ([`SessionDoc::dialect`]; the index's
+/// listing uses it too): `title_slot`, or an omp 13 session id with an omp-only entry.
+pub fn dialect_of(title_slot: bool, session_id: Option<&str>, omp_mark: bool) -> Dialect {
+    if title_slot || (omp_mark && session_id.is_some_and(is_omp_session_id)) {
+        Dialect::Omp
+    } else {
+        Dialect::Pi
+    }
+}
+
+/// Whether entry `e` (its line `line`) is something only omp writes and pi's API cannot: an
+/// omp entry type (`ttsr_injection`, `session_init`, `mode_change`, `service_tier_change`,
+/// `title_change`, `model_usage`, `credential_pin`, `reset_boundary`), omp's `model_change`
+/// (`model: "provider/id"` instead of pi's `provider`/`modelId`; omp writes one when a session
+/// starts), or a `custom_message` with omp's `attribution`. A message role is no mark (a pi
+/// extension's `appendMessage` writes any role, `developer` included, which pi drops), nor a
+/// `thinkingLevel` of `null` (pi's `appendThinkingLevelChange(null)` writes it too).
+pub fn is_omp_mark(line: &[u8], e: &Entry) -> bool {
+    match &e.etype {
+        EntryType::TtsrInjection
+        | EntryType::SessionInit
+        | EntryType::ModeChange
+        | EntryType::ServiceTierChange
+        | EntryType::TitleChange
+        | EntryType::ModelUsage
+        | EntryType::CredentialPin
+        | EntryType::ResetBoundary => true,
+        EntryType::ModelChange => {
+            e.fields.str(line, "model").is_some() && e.fields.get(line, "provider").is_none()
+        }
+        EntryType::CustomMessage => e.fields.get(line, "attribution").is_some(),
+        _ => false,
+    }
 }
 
 fn slice<'a>(data: &'a [u8], r: &LineRef) -> &'a [u8] {
@@ -1098,5 +1142,45 @@ mod blob_line_tests {
         assert_eq!(asked.first().map(|r| r.start), Some(0));
         assert_eq!(asked.last().map(|r| r.end), Some(len));
         assert!(asked.windows(2).all(|w| w[0].end == w[1].start));
+    }
+}
+
+#[cfg(test)]
+mod dialect_tests {
+    use super::*;
+
+    fn doc(lines: &[&str]) -> SessionDoc {
+        let text = lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+        SessionDoc::parse(Arc::new(text.into_bytes())).expect("session")
+    }
+
+    const HEX: &str = r#"{"type":"session","version":3,"id":"0123456789abcdef","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#;
+
+    #[test]
+    fn a_hex_session_id_alone_is_pi() {
+        // pi 1.5.2 writes 16-hex ids itself (`pi --session-id`).
+        let user = r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"system","content":"s","timestamp":1}}"#;
+        assert_eq!(doc(&[HEX]).dialect(), Dialect::Pi);
+        assert_eq!(doc(&[HEX, user]).dialect(), Dialect::Pi);
+    }
+
+    #[test]
+    fn a_hex_session_id_with_what_only_omp_writes_is_omp() {
+        for mark in [
+            r#"{"type":"model_change","id":"b","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","model":"anthropic/x"}"#,
+            r#"{"type":"ttsr_injection","id":"b","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","injectedRules":[]}"#,
+            r#"{"type":"custom_message","customType":"c","content":"x","display":true,"attribution":"agent","id":"b","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z"}"#,
+        ] {
+            assert_eq!(doc(&[HEX, mark]).dialect(), Dialect::Omp, "{mark}");
+            // The same entry in a file with a UUID id is a pi file an extension wrote into.
+            let uuid = HEX.replace("0123456789abcdef", "019a0000-0000-7000-8000-000000000000");
+            assert_eq!(doc(&[&uuid, mark]).dialect(), Dialect::Pi, "{mark}");
+        }
+        let pi_model = r#"{"type":"model_change","id":"b","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","provider":"anthropic","modelId":"x"}"#;
+        assert_eq!(doc(&[HEX, pi_model]).dialect(), Dialect::Pi);
+        // A role a pi extension can write through appendMessage is no mark (the fuzzer's
+        // goldens/fuzz-pi case: pi drops the developer message).
+        let developer = r#"{"type":"message","id":"b","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"developer","content":"d","timestamp":1}}"#;
+        assert_eq!(doc(&[HEX, developer]).dialect(), Dialect::Pi);
     }
 }

@@ -237,6 +237,87 @@ pub fn raw_str(raw: &[u8], kind: ValueKind) -> Option<Cow<'_, str>> {
     Some(Cow::Owned(js.to_string_lossy().into_owned()))
 }
 
+/// A member's value as a key of a JavaScript `Map` and an operand of `===`, the way pi links
+/// entries (`byId`, `getTree`'s `nodeMap`, context edits by `targetId`, `firstKeptEntryId`):
+/// `5` is not `"5"`, an id with a lone surrogate is not the one with U+FFFD, an absent `id`
+/// is `undefined` (every non-object line has it too).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum IdKey {
+    /// Absent (`undefined`).
+    Undefined,
+    /// `null`.
+    Null,
+    /// `true` / `false`.
+    Bool(bool),
+    /// A number (SameValueZero: `-0` is `0`), by its bits.
+    Num(u64),
+    /// A string, exactly (WTF-8: lone surrogates kept; invalid UTF-8 bytes read as U+FFFD as
+    /// node's decoder reads them).
+    Str(Box<[u8]>),
+    /// An object or array: a key by identity, `===` to nothing another line holds.
+    Object,
+}
+
+impl IdKey {
+    /// The key of a raw member (`None`: absent).
+    pub fn from_raw(raw: Option<(&[u8], ValueKind)>) -> IdKey {
+        match raw {
+            None => IdKey::Undefined,
+            Some((_, ValueKind::Null)) => IdKey::Null,
+            Some((r, ValueKind::Bool)) => IdKey::Bool(r == b"true"),
+            Some((r, ValueKind::Number)) => {
+                let n = crate::js::number(r);
+                IdKey::Num(if n == 0.0 {
+                    0f64.to_bits()
+                } else {
+                    n.to_bits()
+                })
+            }
+            Some((r, ValueKind::String)) => {
+                let inner = &r[1..r.len().saturating_sub(1).max(1)];
+                if !inner.contains(&b'\\') {
+                    IdKey::Str(
+                        String::from_utf8_lossy(inner)
+                            .into_owned()
+                            .into_bytes()
+                            .into(),
+                    )
+                } else {
+                    match json::decode_string(inner) {
+                        Ok(js) => IdKey::Str(js.0.into()),
+                        Err(_) => IdKey::Str(inner.into()),
+                    }
+                }
+            }
+            Some((_, ValueKind::Array | ValueKind::Object)) => IdKey::Object,
+        }
+    }
+
+    /// The key of a string id (as [`TreeIndex::get`](crate::tree::TreeIndex::get) is asked).
+    pub fn str(s: &str) -> IdKey {
+        IdKey::Str(s.as_bytes().into())
+    }
+
+    /// JS truthiness (`parentId ? ... : ...`).
+    pub fn truthy(&self) -> bool {
+        match self {
+            IdKey::Undefined | IdKey::Null => false,
+            IdKey::Bool(b) => *b,
+            IdKey::Num(bits) => {
+                let n = f64::from_bits(*bits);
+                n != 0.0 && !n.is_nan()
+            }
+            IdKey::Str(s) => !s.is_empty(),
+            IdKey::Object => true,
+        }
+    }
+
+    /// JS `===` between values of two different lines (objects are never the same object).
+    pub fn strict_eq(&self, other: &IdKey) -> bool {
+        *self != IdKey::Object && self == other
+    }
+}
+
 /// The envelope of one entry line.
 #[derive(Debug, Clone)]
 pub struct Entry {
@@ -252,6 +333,14 @@ pub struct Entry {
     pub id: Option<Box<str>>,
     /// `parentId`, when it is a string (`null`, absent or another type: `None`).
     pub parent_id: Option<Box<str>>,
+    /// `id` as pi links it ([`IdKey`]).
+    pub key: IdKey,
+    /// `parentId` as pi links it ([`IdKey`]).
+    pub parent_key: IdKey,
+    /// A line that is JSON but not an object (`5`, `"x"`, `[1,2]`, `true`): pi keeps every
+    /// truthy value as an entry with no id, type or parent (a tree root; as the last line, the
+    /// leaf).
+    pub non_object: bool,
     /// `timestamp`, when it is a string.
     pub timestamp: Option<Box<str>>,
     /// For `message` entries: the payload's role, when it is a string.
@@ -344,6 +433,8 @@ impl Entry {
                 }
             }
         }
+        let key = IdKey::from_raw(fields.get(line, "id"));
+        let parent_key = IdKey::from_raw(fields.get(line, "parentId"));
         Entry {
             line_no,
             line: line_ref,
@@ -351,10 +442,47 @@ impl Entry {
             etype,
             id,
             parent_id,
+            key,
+            parent_key,
+            non_object: false,
             timestamp,
             role,
             message,
             content,
+        }
+    }
+
+    /// A line that is JSON but not an object, kept as pi keeps it ([`Entry::non_object`]);
+    /// `None` for a falsy value (`0`, `false`, `""`, `null`), which pi skips.
+    pub fn non_object(line: &[u8], line_ref: LineRef, line_no: usize) -> Option<Entry> {
+        let v = JsValue::parse(line).ok()?;
+        if !v.is_truthy() || matches!(v, JsValue::Object(_)) {
+            return None;
+        }
+        Some(Entry {
+            line_no,
+            line: line_ref,
+            fields: Fields::default(),
+            etype: EntryType::Other("".into()),
+            id: None,
+            parent_id: None,
+            key: IdKey::Undefined,
+            parent_key: IdKey::Undefined,
+            non_object: true,
+            timestamp: None,
+            role: None,
+            message: None,
+            content: None,
+        })
+    }
+
+    /// The id as a person reads it: the string, else the `id` member as written (`5`, `null`),
+    /// else `(no id)`. `line` is the entry's line.
+    pub fn id_text<'a>(&'a self, line: &'a [u8]) -> Cow<'a, str> {
+        match (&self.id, self.fields.get(line, "id")) {
+            (Some(id), _) => Cow::Borrowed(id),
+            (None, Some((raw, _))) => String::from_utf8_lossy(raw),
+            (None, None) => Cow::Borrowed("(no id)"),
         }
     }
 

@@ -93,6 +93,71 @@ pub fn number(raw: &[u8]) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// JS `Number(value)` (`ToNumber`) of a raw JSON member (`None`: `undefined`, NaN): `null` is 0,
+/// booleans 0 or 1, a string by `StringToNumber` (trimmed; empty is 0; decimal, `Infinity`,
+/// `0x`/`0o`/`0b` integers), an array by its `join` string (ToPrimitive), an object NaN.
+pub fn to_number_raw(raw: Option<(&[u8], ValueKind)>) -> f64 {
+    match raw {
+        None | Some((_, ValueKind::Object)) => f64::NAN,
+        Some((_, ValueKind::Null)) => 0.0,
+        Some((r, ValueKind::Bool)) => f64::from(u8::from(r == b"true")),
+        Some((r, ValueKind::Number)) => number(r),
+        Some((r, ValueKind::String)) => {
+            crate::entry::raw_str(r, ValueKind::String).map_or(f64::NAN, |s| string_to_number(&s))
+        }
+        Some((r, ValueKind::Array)) => match JsValue::parse(r) {
+            Ok(v) => string_to_number(&to_js_str(Some(&v)).to_string_lossy()),
+            Err(_) => f64::NAN,
+        },
+    }
+}
+
+/// ECMAScript `StringToNumber`.
+pub fn string_to_number(s: &str) -> f64 {
+    let t = trim(s);
+    if t.is_empty() {
+        return 0.0;
+    }
+    let radix = |digits: &str, r: u32| -> f64 {
+        if digits.is_empty() {
+            return f64::NAN;
+        }
+        let mut v = 0f64;
+        for c in digits.chars() {
+            match c.to_digit(r) {
+                Some(d) => v = v * f64::from(r) + f64::from(d),
+                None => return f64::NAN,
+            }
+        }
+        v
+    };
+    let lower = t.get(..2).map(str::to_ascii_lowercase);
+    match lower.as_deref() {
+        Some("0x") => return radix(&t[2..], 16),
+        Some("0o") => return radix(&t[2..], 8),
+        Some("0b") => return radix(&t[2..], 2),
+        _ => {}
+    }
+    let unsigned = t.strip_prefix(['+', '-']).unwrap_or(t);
+    if unsigned == "Infinity" {
+        return if t.starts_with('-') {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
+    }
+    // StrUnsignedDecimalLiteral: digits, `.`, an exponent; Rust's parser also takes words
+    // (`inf`, `nan`), which JS does not.
+    if !unsigned
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+        || !unsigned.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+    {
+        return f64::NAN;
+    }
+    t.parse::<f64>().unwrap_or(f64::NAN)
+}
+
 /// JS truthiness of a raw JSON member (missing: `undefined`, falsy). See also
 /// [`JsValue::is_truthy`] for a parsed value.
 pub fn truthy_raw(raw: Option<(&[u8], ValueKind)>) -> bool {

@@ -37,14 +37,16 @@ pub mod context;
 pub mod doc;
 pub mod entry;
 pub mod js;
+pub mod js_sort;
 pub mod json;
 mod live;
-mod migrate;
+pub mod migrate;
 pub mod persist;
 pub mod time;
 pub mod title;
 pub mod tree;
 pub mod typed;
+pub mod v8date;
 
 /// Whether more than one core is available to this process, asked once: the standard
 /// library's answer reads the cgroup's CPU quota files on every call, and a load asks for

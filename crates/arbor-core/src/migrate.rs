@@ -24,6 +24,24 @@ pub struct Migration {
     pub changed_lines: Vec<usize>,
 }
 
+/// The version pi migrates a file from: `header.version ?? 1` compared with JS coercion
+/// (`version >= 3`, `< 2`, `< 3`), so `"3"` and `[3]` are 3, `"2"` is 2, `true`, `null` and a
+/// missing member are 1, and a value that is NaN as a number (`{}`, `"x"`, `[2,3]`) passes none
+/// of the comparisons: nothing is migrated (returned as 3).
+pub fn header_version(line: &[u8], fields: &Fields) -> u32 {
+    let v = match fields.get(line, "version") {
+        None | Some((_, crate::json::ValueKind::Null)) => 1.0,
+        raw => crate::js::to_number_raw(raw),
+    };
+    if v < 2.0 {
+        1
+    } else if v < 3.0 {
+        2
+    } else {
+        3
+    }
+}
+
 /// Deterministic 8-hex id generator (splitmix64 seeded from the header bytes).
 struct IdGen {
     state: u64,
@@ -145,6 +163,10 @@ pub(crate) fn migrate_records(
     for i in 0..records.len() {
         let (line_no, entry) = &records[i];
         let line_no = *line_no;
+        if entry.non_object {
+            // pi throws on these (it cannot set `id` on a number); arbor leaves them alone.
+            continue;
+        }
         let mut bytes = line_of(data, owned, &entry.line).to_vec();
         let original = bytes.clone();
         let mut fields = entry.fields.clone();
@@ -259,5 +281,39 @@ mod tests {
         assert_eq!(remove_member(one, &f(one), "a"), b"{}");
         let empty = b"{}";
         assert_eq!(set_member(empty, &f(empty), "v", b"3"), br#"{"v":3}"#);
+    }
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::*;
+
+    #[test]
+    fn header_version_coerces_as_js() {
+        let v = |val: &str| {
+            let line = format!(r#"{{"type":"session","version":{val},"id":"s"}}"#);
+            let f = parse_fields(line.as_bytes()).expect("fields");
+            header_version(line.as_bytes(), &f)
+        };
+        for (val, want) in [
+            ("3", 3),
+            (r#""3""#, 3),
+            ("[3]", 3),
+            (r#""2""#, 2),
+            (r#"" 2 ""#, 2),
+            (r#""0x3""#, 3),
+            ("{}", 3),
+            (r#""x""#, 3),
+            ("[2,3]", 3),
+            ("true", 1),
+            ("null", 1),
+            (r#""""#, 1),
+            ("[]", 1),
+            ("2.5", 2),
+            (r#""Infinity""#, 3),
+            (r#""inf""#, 3),
+        ] {
+            assert_eq!(v(val), want, "version {val}");
+        }
     }
 }

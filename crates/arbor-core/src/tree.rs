@@ -1,30 +1,86 @@
 //! The tree index: entries by id, labels, the leaf, paths and pi's `getTree()` order.
 use crate::doc::SessionDoc;
-use crate::entry::EntryType;
+use crate::entry::{EntryType, IdKey};
 use std::collections::{HashMap, HashSet};
 
 /// Labels by target id, in pi's `Map` order: a new target goes to the end, re-setting keeps
-/// its place, clearing removes it (so clear-then-set moves it to the end).
+/// its place, clearing removes it (so clear-then-set moves it to the end). Targets are keyed as
+/// pi keys them ([`IdKey`]: a lone surrogate is not U+FFFD); a label is any truthy value (pi
+/// keeps `42` or `["x"]` as the label), read as text through JS `String()`.
 #[derive(Debug, Clone, Default)]
 pub struct LabelMap {
-    slots: Vec<Option<(Box<str>, Box<str>)>>,
-    pos: HashMap<Box<str>, usize>,
+    slots: Vec<Option<Label>>,
+    pos: HashMap<IdKey, usize>,
+}
+
+/// A label's text and, when it is not a string, its JSON.
+type LabelValue = (Box<str>, Option<Box<[u8]>>);
+
+#[derive(Debug, Clone)]
+struct Label {
+    /// The target id as text (lossy for a lone surrogate).
+    target: Box<str>,
+    /// `String(label)`.
+    text: Box<str>,
+    /// The label's JSON when it is not a string (a number, an array, an object).
+    raw: Option<Box<[u8]>>,
 }
 
 impl LabelMap {
     /// Sets (truthy label) or clears (empty or absent label) the label of `target`.
     pub fn apply(&mut self, target: &str, label: Option<&str>) {
-        match label.filter(|l| !l.is_empty()) {
-            Some(l) => {
-                if let Some(&i) = self.pos.get(target) {
-                    self.slots[i] = Some((target.into(), l.into()));
+        let label = label.filter(|l| !l.is_empty()).map(|l| (l.into(), None));
+        self.apply_key(IdKey::str(target), target, label);
+    }
+
+    /// pi's `if (entry.label) labelsById.set(entry.targetId, entry.label) else delete`, for a
+    /// label entry's raw `targetId` and `label` members.
+    pub fn apply_raw(
+        &mut self,
+        target: Option<(&[u8], crate::json::ValueKind)>,
+        label: Option<(&[u8], crate::json::ValueKind)>,
+    ) {
+        let key = IdKey::from_raw(target);
+        let shown = target
+            .and_then(|(r, k)| crate::entry::raw_str(r, k))
+            .map_or_else(String::new, |s| s.into_owned());
+        let value = crate::js::truthy_raw(label).then(|| {
+            let (raw, kind) = label.expect("truthy: present");
+            match crate::entry::raw_str(raw, kind) {
+                Some(t) if kind == crate::json::ValueKind::String => (t.into_owned().into(), None),
+                _ => {
+                    let v = crate::json::JsValue::parse(raw).ok();
+                    let text = crate::js::to_js_str(v.as_ref());
+                    (
+                        text.to_string_lossy().into_owned().into(),
+                        Some(raw.to_vec().into_boxed_slice()),
+                    )
+                }
+            }
+        });
+        self.apply_key(key, &shown, value);
+    }
+
+    fn apply_key(&mut self, key: IdKey, target: &str, label: Option<LabelValue>) {
+        if key == IdKey::Object {
+            return; // a Map key by identity: no entry's id is that object
+        }
+        match label {
+            Some((text, raw)) => {
+                let l = Label {
+                    target: target.into(),
+                    text,
+                    raw,
+                };
+                if let Some(&i) = self.pos.get(&key) {
+                    self.slots[i] = Some(l);
                 } else {
-                    self.pos.insert(target.into(), self.slots.len());
-                    self.slots.push(Some((target.into(), l.into())));
+                    self.pos.insert(key, self.slots.len());
+                    self.slots.push(Some(l));
                 }
             }
             None => {
-                if let Some(i) = self.pos.remove(target) {
+                if let Some(i) = self.pos.remove(&key) {
                     self.slots[i] = None;
                 }
             }
@@ -32,15 +88,31 @@ impl LabelMap {
     }
     /// The label of `target`.
     pub fn get(&self, target: &str) -> Option<&str> {
-        let i = *self.pos.get(target)?;
-        self.slots[i].as_ref().map(|(_, l)| l.as_ref())
+        self.get_key(&IdKey::str(target))
+    }
+    /// The label of the entry with `key`.
+    pub fn get_key(&self, key: &IdKey) -> Option<&str> {
+        let i = *self.pos.get(key)?;
+        self.slots[i].as_ref().map(|l| l.text.as_ref())
+    }
+    /// Writes the label of the entry with `key` as pi's JSON has it (a string, or the value
+    /// as written); false when there is none.
+    pub fn write_json(&self, key: &IdKey, out: &mut Vec<u8>) -> bool {
+        let Some(l) = self.pos.get(key).and_then(|&i| self.slots[i].as_ref()) else {
+            return false;
+        };
+        match &l.raw {
+            Some(raw) => crate::json::write_canonical(raw, out),
+            None => crate::json::write_str_escaped(&l.text, out),
+        }
+        true
     }
     /// (target, label) pairs in map order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.slots
             .iter()
             .flatten()
-            .map(|(t, l)| (t.as_ref(), l.as_ref()))
+            .map(|l| (l.target.as_ref(), l.text.as_ref()))
     }
     /// Number of labelled targets.
     pub fn len(&self) -> usize {
@@ -55,12 +127,17 @@ impl LabelMap {
 /// Index over a [`SessionDoc`]'s entries.
 #[derive(Debug, Clone, Default)]
 pub struct TreeIndex {
-    by_id: HashMap<Box<str>, usize>,
+    /// Entries by `id` as pi's `byId` Map keys them ([`IdKey`]; objects are not keys).
+    by_id: HashMap<IdKey, usize>,
+    /// How many keys of `by_id` are strings ([`TreeIndex::id_count`]).
+    str_ids: usize,
     /// Labels by target id.
     pub labels: LabelMap,
     /// The current leaf: the last entry in file order after load (pi's rule), then wherever
     /// appends and branch operations move it. `None` is pi's `null` leaf (empty context).
     pub leaf: Option<usize>,
+    /// The first entry only omp writes ([`crate::doc::is_omp_mark`]), for the dialect.
+    pub omp_mark: Option<usize>,
 }
 
 /// A path from a root to an entry.
@@ -111,35 +188,51 @@ impl TreeIndex {
     /// win, the leaf moves to it, label entries update the labels.
     pub fn insert(&mut self, doc: &SessionDoc, i: usize) {
         let e = &doc.entries[i];
-        if let Some(id) = &e.id {
-            self.by_id.insert(id.clone(), i);
+        if e.key != IdKey::Object
+            && self.by_id.insert(e.key.clone(), i).is_none()
+            && matches!(e.key, IdKey::Str(_))
+        {
+            self.str_ids += 1;
         }
-        self.leaf = Some(i);
+        // pi's leaf is the last entry's id; a `null` id is pi's null leaf (empty context).
+        self.leaf = (e.key != IdKey::Null).then_some(i);
+        if self.omp_mark.is_none() && crate::doc::is_omp_mark(doc.line(&e.line), e) {
+            self.omp_mark = Some(i);
+        }
         if e.etype == EntryType::Label {
             let line = doc.line(&e.line);
-            if let Some(target) = e.fields.str(line, "targetId") {
-                let label = e.fields.str(line, "label");
-                self.labels.apply(&target, label.as_deref());
-            }
+            self.labels
+                .apply_raw(e.fields.get(line, "targetId"), e.fields.get(line, "label"));
         }
     }
 
     /// The entry index for `id` (the last entry with that id).
     pub fn get(&self, id: &str) -> Option<usize> {
-        self.by_id.get(id).copied()
+        self.by_id.get(&IdKey::str(id)).copied()
     }
 
-    /// Number of distinct ids.
+    /// The entry index for a key (the last entry with it), as pi's `Map.get`.
+    pub fn get_key(&self, key: &IdKey) -> Option<usize> {
+        if *key == IdKey::Object {
+            return None;
+        }
+        self.by_id.get(key).copied()
+    }
+
+    /// Number of distinct string ids (an entry without one, a number or `null` is not counted).
     pub fn id_count(&self) -> usize {
-        self.by_id.len()
+        self.str_ids
     }
 
-    /// The index of the parent of entry `i`, if its `parentId` names a known entry.
+    /// The index of the parent of entry `i`, if its `parentId` names a known entry. As pi's
+    /// parent walk: `current.parentId ? byId.get(current.parentId) : undefined` (`""` and `0`
+    /// are no parent; `5` names the entry with id `5`).
     pub fn parent(&self, doc: &SessionDoc, i: usize) -> Option<usize> {
-        doc.entries[i]
-            .parent_id
-            .as_deref()
-            .and_then(|p| self.get(p))
+        let p = &doc.entries[i].parent_key;
+        if !p.truthy() {
+            return None;
+        }
+        self.get_key(p)
     }
 
     /// The path from the root to entry `i` (pi's `getBranch`), cut where a cycle closes.
@@ -191,19 +284,20 @@ impl TreeIndex {
         let mut children = vec![Vec::new(); n];
         let mut roots = Vec::new();
         let mut hidden = Vec::new();
+        // pi: `parentId === null || parentId === id` is a root, else the node `nodeMap` has
+        // for `parentId` (any key: `""`, `5`, `undefined`), else an orphan root.
         for (i, e) in doc.entries.iter().enumerate() {
-            if let Some(id) = &e.id {
-                if self.get(id) != Some(i) {
-                    hidden.push(i);
-                    continue;
-                }
+            if e.key != IdKey::Object && self.get_key(&e.key) != Some(i) {
+                hidden.push(i);
+                continue;
             }
-            match e.parent_id.as_deref() {
-                Some(p) if Some(p) != e.id.as_deref() => match self.get(p) {
-                    Some(pi) => children[pi].push(i),
-                    None => roots.push(i),
-                },
-                _ => roots.push(i),
+            if e.parent_key == IdKey::Null || e.parent_key.strict_eq(&e.key) {
+                roots.push(i);
+                continue;
+            }
+            match self.get_key(&e.parent_key) {
+                Some(pi) => children[pi].push(i),
+                None => roots.push(i),
             }
         }
         // `new Date(entry.timestamp).getTime()`, as pi sorts by it (a numeric timestamp
@@ -245,64 +339,11 @@ impl TreeIndex {
     }
 }
 
-/// `Array.prototype.sort` with comparator `ts(a) - ts(b)` where NaN compares as equal.
-/// Without NaN any stable sort gives V8's answer; with NaN (an unparseable timestamp) the
-/// comparator is inconsistent and the result depends on the algorithm, so V8's TimSort is
-/// followed exactly for arrays shorter than 64 (one run: count the initial run, then binary
-/// insertion), which is every realistic sibling list.
+/// `Array.prototype.sort` with pi's comparator `ts(a) - ts(b)` (NaN compares as equal), by
+/// V8's own algorithm at every length ([`crate::js_sort`]): with an unparseable timestamp the
+/// comparator is inconsistent and the order depends on every step of the algorithm.
 fn sort_like_v8(v: &mut [usize], ts: &[f64]) {
-    let cmp = |a: usize, b: usize| -> f64 {
-        let d = ts[a] - ts[b];
-        if d.is_nan() {
-            0.0
-        } else {
-            d
-        }
-    };
-    let has_nan = v.iter().any(|&i| ts[i].is_nan());
-    if !has_nan || v.len() >= 64 {
-        v.sort_by(|&a, &b| {
-            cmp(a, b)
-                .partial_cmp(&0.0)
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
-        return;
-    }
-    let n = v.len();
-    // CountAndMakeRun
-    let mut run = 2;
-    let descending = cmp(v[1], v[0]) < 0.0;
-    let mut prev = v[1];
-    while run < n {
-        let o = cmp(v[run], prev);
-        if (descending && o >= 0.0) || (!descending && o < 0.0) {
-            break;
-        }
-        prev = v[run];
-        run += 1;
-    }
-    if descending {
-        v[..run].reverse();
-    }
-    // BinaryInsertionSort(low=0, start=run, high=n)
-    for start in run..n {
-        let pivot = v[start];
-        let (mut left, mut right) = (0, start);
-        while left < right {
-            let mid = left + ((right - left) >> 1);
-            if cmp(pivot, v[mid]) < 0.0 {
-                right = mid;
-            } else {
-                left = mid + 1;
-            }
-        }
-        let mut p = start;
-        while p > left {
-            v[p] = v[p - 1];
-            p -= 1;
-        }
-        v[left] = pivot;
-    }
+    crate::js_sort::v8_sort_by_number(v, |a, b| ts[a] - ts[b]);
 }
 
 impl Tree {
@@ -310,32 +351,37 @@ impl Tree {
     /// depth-first pre-order, each `{"id","parentId","type","timestamp","label"?,"children"}`.
     pub fn write_json(&self, doc: &SessionDoc, out: &mut Vec<u8>) {
         use crate::json::write_str_escaped;
-        let opt_str = |s: Option<&str>, out: &mut Vec<u8>| match s {
-            Some(v) => write_str_escaped(v, out),
-            None => out.extend_from_slice(b"null"),
-        };
         // A string member (already decoded) or the member's raw value, `null` when absent.
+        // (The raw value first: a string with a lone surrogate is written back as pi writes
+        // it, `\ud800`, not as its lossy decoding.)
         let member = |s: Option<&str>, key: &str, i: usize, out: &mut Vec<u8>| {
-            if let Some(v) = s {
-                return write_str_escaped(v, out);
-            }
             let e = &doc.entries[i];
-            match e.fields.get(doc.line(&e.line), key) {
-                Some((raw, _)) => crate::json::write_canonical(raw, out),
-                None => out.extend_from_slice(b"null"),
+            match (e.fields.get(doc.line(&e.line), key), s) {
+                (Some((raw, _)), _) => crate::json::write_canonical(raw, out),
+                (None, Some(v)) => write_str_escaped(v, out),
+                (None, None) => out.extend_from_slice(b"null"),
+            }
+        };
+        // An entry's id as pi holds it (a number stays a number; none: `null`).
+        let id_of = |i: usize, out: &mut Vec<u8>| {
+            let e = &doc.entries[i];
+            if e.non_object {
+                out.extend_from_slice(b"null");
+            } else {
+                member(e.id.as_deref(), "id", i, out);
             }
         };
         out.extend_from_slice(b"{\"leaf\":");
-        opt_str(
-            doc.index.leaf.and_then(|i| doc.entries[i].id.as_deref()),
-            out,
-        );
+        match doc.index.leaf {
+            Some(i) => id_of(i, out),
+            None => out.extend_from_slice(b"null"),
+        }
         out.extend_from_slice(b",\"roots\":[");
         for (k, &r) in self.roots.iter().enumerate() {
             if k > 0 {
                 out.push(b',');
             }
-            opt_str(doc.entries[r].id.as_deref(), out);
+            id_of(r, out);
         }
         out.extend_from_slice(b"],\"nodes\":[");
         for (k, i) in self.preorder().into_iter().enumerate() {
@@ -357,16 +403,23 @@ impl Tree {
             member(ty, "type", i, out);
             out.extend_from_slice(b",\"timestamp\":");
             member(e.timestamp.as_deref(), "timestamp", i, out);
-            if let Some(l) = e.id.as_deref().and_then(|id| doc.index.labels.get(id)) {
-                out.extend_from_slice(b",\"label\":");
-                write_str_escaped(l, out);
+            if e.non_object {
+                out.extend_from_slice(b",\"raw\":");
+                crate::json::write_canonical(doc.line(&e.line), out);
+            }
+            // pi: `labelsById.get(entry.id)`, any key (an entry without an id has the label
+            // of a label entry without a `targetId`).
+            let mark = out.len();
+            out.extend_from_slice(b",\"label\":");
+            if !doc.index.labels.write_json(&e.key, out) {
+                out.truncate(mark);
             }
             out.extend_from_slice(b",\"children\":[");
             for (c, &ch) in self.children[i].iter().enumerate() {
                 if c > 0 {
                     out.push(b',');
                 }
-                opt_str(doc.entries[ch].id.as_deref(), out);
+                id_of(ch, out);
             }
             out.extend_from_slice(b"]}");
         }

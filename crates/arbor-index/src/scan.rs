@@ -431,6 +431,17 @@ pub fn scan_job(job: &Job, emit: &mut dyn FnMut(Chunk)) -> std::io::Result<()> {
                 if with_docs {
                     texts(bytes, &e, seq, pushed, info.phase, job.kinds, &mut chunk);
                 }
+                // omp 13 (no title slot): its session id and an entry only omp writes
+                // (arbor_core::doc::dialect_of, the rule `SessionDoc::dialect` follows).
+                if !meta.omp
+                    && arbor_core::doc::dialect_of(
+                        false,
+                        meta.session_id.as_deref(),
+                        arbor_core::doc::is_omp_mark(bytes, &e),
+                    ) == arbor_core::Dialect::Omp
+                {
+                    meta.omp = true;
+                }
                 entry(bytes, e, seq, &mut models_seen, &mut chunk);
             }
         }
@@ -489,19 +500,8 @@ fn finish_fp(
 fn header(line: &[u8], e: &Entry, seq: i64, with_docs: bool, meta: &mut Meta, chunk: &mut Chunk) {
     let f = &e.fields;
     meta.is_session = true;
-    meta.version = match f.num(line, "version") {
-        Some(v) if v >= 3.0 => 3,
-        Some(v) if v >= 2.0 => 2,
-        _ => 1,
-    };
+    meta.version = i64::from(arbor_core::migrate::header_version(line, f));
     meta.session_id = f.str(line, "id").map(|s| s.into_owned());
-    if meta
-        .session_id
-        .as_deref()
-        .is_some_and(arbor_core::doc::is_omp_session_id)
-    {
-        meta.omp = true;
-    }
     meta.header_title = text::entry_str(line, e, "title");
     if let Some(t) = meta.header_title.as_ref().filter(|_| with_docs) {
         chunk.docs.push(DocIn {

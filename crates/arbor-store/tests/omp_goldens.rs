@@ -57,11 +57,12 @@ struct Deviation {
 const DEVIATIONS: &[Deviation] = &[
     Deviation {
         file: "edge-non-object-lines",
-        kinds: &[Kind::Context, Kind::Llm, Kind::Tree, Kind::Meta],
-        keys: &["__open__"],
-        reason: "omp keeps the lines 42, [1], \"s\", true as entries without id (tree nodes, \
-                 leaf undefined); arbor reports them as malformed and skips them, so its leaf \
-                 is the last real entry j0000002",
+        kinds: &[Kind::Tree],
+        keys: &[],
+        reason: "omp keeps the lines 42, [1], \"s\", true as entries without id, and so does \
+                 arbor (leaf undefined, an empty __open__ context: the goldens); the four share \
+                 the `undefined` id, so getTree() lists the last of them once per line (the \
+                 duplicate-id tree): arbor lists it once",
     },
     Deviation {
         file: "edge-duplicate-ids",
@@ -311,46 +312,22 @@ fn own_answers(kind: Kind, t: &mut Tally) {
                     .filter(|b| b.error == "not a JSON object")
                     .count();
                 assert_eq!(skipped, 4, "{}: lines reported", d.file);
-                match kind {
-                    Kind::Context | Kind::Llm => {
-                        // __open__ is the context of the last real entry.
-                        let ext = if kind == Kind::Llm {
-                            "llm.json"
-                        } else {
-                            "context.json"
-                        };
-                        let want = golden(d.file, ext).expect("golden");
-                        let want = want.get("j0000002").expect("key j0000002");
-                        let frames = BlobStore::new(blob_dir());
-                        let ctx = SessionContext::Omp(OmpContext::build(
-                            &doc,
-                            LeafSel::Current,
-                            Some(&frames),
-                        ));
-                        let have = context_json(&doc, &ctx, kind == Kind::Llm);
-                        same_object(want, &have, OMP_CONTEXT_EXTRA)
-                            .unwrap_or_else(|e| panic!("{} __open__: {e}", d.file));
+                assert_eq!(doc.entries().iter().filter(|e| e.non_object).count(), 4);
+                if kind == Kind::Tree {
+                    // The golden tree with the repeated node listed once.
+                    let mut want = golden(d.file, "tree.json").expect("golden");
+                    if let Some(JsValue::Array(r)) = want.get_mut("roots") {
+                        let mut seen = false;
+                        r.retain(|x| *x != JsValue::Null || !std::mem::replace(&mut seen, true));
                     }
-                    Kind::Tree => {
-                        let mut want = golden(d.file, "tree.json").expect("golden");
-                        want.set("leaf", JsValue::String("j0000002".into()));
-                        if let Some(JsValue::Array(r)) = want.get_mut("roots") {
-                            r.retain(|x| *x != JsValue::Null);
-                        }
-                        if let Some(JsValue::Array(n)) = want.get_mut("nodes") {
-                            n.retain(|x| x.get("raw").is_none());
-                        }
-                        let mut out = Vec::new();
-                        doc.index().tree(&doc).write_json(&doc, &mut out);
-                        same(&want, &parse_printed(&out))
-                            .unwrap_or_else(|e| panic!("{} tree: {e}", d.file));
+                    if let Some(JsValue::Array(n)) = want.get_mut("nodes") {
+                        let mut seen = false;
+                        n.retain(|x| x.get("raw").is_none() || !std::mem::replace(&mut seen, true));
                     }
-                    Kind::Meta => {
-                        let mut want = golden(d.file, "meta.json").expect("golden");
-                        want.set("leaf", JsValue::String("j0000002".into()));
-                        same(&want, &meta_of(&doc))
-                            .unwrap_or_else(|e| panic!("{} meta: {e}", d.file));
-                    }
+                    let mut out = Vec::new();
+                    doc.index().tree(&doc).write_json(&doc, &mut out);
+                    same(&want, &parse_printed(&out))
+                        .unwrap_or_else(|e| panic!("{} tree: {e}", d.file));
                 }
             }
             "edge-duplicate-ids" => {

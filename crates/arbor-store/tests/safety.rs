@@ -218,10 +218,12 @@ fn omp_rename_rewrites_the_slot_in_place_and_appends_title_change() {
         serde_json::from_str::<serde_json::Value>(lines[4]).expect("json")["timestamp"]
     );
 
-    // An omp 13 file (no slot): the rename gives it one with an atomic rewrite.
+    // An omp 13 file (no slot; its Snowflake id and the model_change omp writes when a
+    // session starts make it omp): the rename gives it a slot with an atomic rewrite.
     let old = tmp.path().join("old.jsonl");
     let header = r#"{"type":"session","version":3,"id":"0123456789abcdef","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#;
-    std::fs::write(&old, format!("{header}\n")).expect("write");
+    let model = r#"{"type":"model_change","id":"4391e906","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","model":"anthropic/claude-x"}"#;
+    std::fs::write(&old, format!("{header}\n{model}\n")).expect("write");
     let mut sm = SessionManager::open(&old, omp_opts(&blobs)).expect("open");
     assert_eq!(sm.dialect(), Dialect::Omp);
     sm.set_session_name("Named").expect("rename");
@@ -230,9 +232,10 @@ fn omp_rename_rewrites_the_slot_in_place_and_appends_title_change() {
     sm.close().expect("close");
     let text = std::fs::read_to_string(&old).expect("read");
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 4);
+    assert_eq!(lines.len(), 5);
     assert_eq!(lines[0].len() + 1, 256);
     assert_eq!(lines[1], header);
+    assert_eq!(lines[2], model);
     let doc = arbor_store::load_doc(&old).expect("load");
     assert_eq!(doc.session_name().as_deref(), Some("Named"));
     assert!(doc.report().is_clean());

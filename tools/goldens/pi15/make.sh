@@ -13,7 +13,11 @@ export PI15_SHIM=$SHIM PI_PKG=$SHIM PI_LABEL=1.5.2
 rm -rf "$G" && mkdir -p "$G"
 node "$ROOT/tools/goldens/pi15/gen.mjs" "$G"
 cp "$ROOT"/tools/goldens/pi15/edges/*.jsonl "$G/"
+node "$ROOT/tools/goldens/pi15/exact.mjs" "$G"   # issue 22's hand-made inputs (exact-*)
 for f in "$G"/*.jsonl; do
 	node "$ROOT/tools/goldens/pi-oracle.mjs" expect "$f" "${f%.jsonl}" --sample 1000
 done
 echo "goldens/pi15: $(ls "$G"/*.jsonl | wc -l) sessions"
+# node's own sort and date parser (issue 22: classes 1 and 2).
+node "$ROOT/tools/goldens/v8sort/make.mjs" "$ROOT/goldens/v8sort.json"
+node "$ROOT/tools/goldens/v8date/make.mjs" "$ROOT/goldens/v8date.json"

@@ -418,12 +418,12 @@ fn draw_tree(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
         } else {
             "○ "
         };
-        let id = e.id.as_deref().unwrap_or("(no id)");
-        let label =
-            e.id.as_deref()
-                .and_then(|i| nav.doc.index().labels.get(i))
-                .map(|x| format!(" [{}]", crate::render::one_line(x, 30)))
-                .unwrap_or_default();
+        let id_text = e.id_text(nav.doc.line(&e.line));
+        let id: &str = &id_text;
+        let label = Some(&e.key)
+            .and_then(|k| nav.doc.index().labels.get_key(k))
+            .map(|x| format!(" [{}]", crate::render::one_line(x, 30)))
+            .unwrap_or_default();
         let leaf_mark = if Some(l.entry) == leaf {
             " ◀ leaf"
         } else {

@@ -39,10 +39,21 @@ fn warn_report(path: &Path, doc: &SessionDoc) {
         );
     }
     for bad in r.malformed.iter().take(5) {
+        // A line that is JSON but not an object is an entry without id to pi, and to arbor
+        // (a truthy one: `5`, `"x"`); other malformed lines are skipped by both.
+        let kept = doc
+            .entries()
+            .iter()
+            .any(|e| e.non_object && e.line_no == bad.line_no);
         say_err!(
-            "arbor: warning: {}:{}: skipped: {}",
+            "arbor: warning: {}:{}: {}: {}",
             path.display(),
             bad.line_no,
+            if kept {
+                "kept as an entry without id, as pi keeps it"
+            } else {
+                "skipped"
+            },
             bad.error
         );
     }

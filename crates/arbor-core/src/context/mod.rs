@@ -50,8 +50,12 @@ pub enum LeafSel<'a> {
     Current,
     /// pi's explicit `null` leaf (before the first entry): an empty context.
     Null,
-    /// The entry with this id; an unknown id falls back to the last entry, as pi does.
+    /// The entry with this id; an unknown id falls back to the last entry, as pi does, and so
+    /// does `""` (pi: `if (leafId)` — a falsy id selects the last entry).
     Id(&'a str),
+    /// The entry with this `id` as pi keys it ([`crate::entry::IdKey`]: a number, a string
+    /// with a lone surrogate); unknown or falsy keys fall back to the last entry.
+    Key(&'a crate::entry::IdKey),
 }
 
 /// One message of a context, by the entry it comes from (the outline both dialects share).
@@ -144,9 +148,15 @@ pub(crate) fn leaf_index(doc: &SessionDoc, leaf: LeafSel<'_>) -> Option<usize> {
     match leaf {
         LeafSel::Null => None,
         LeafSel::Current => doc.index.leaf,
-        LeafSel::Id(id) => doc
-            .index
-            .get(id)
+        LeafSel::Id(id) => (!id.is_empty())
+            .then(|| doc.index.get(id))
+            .flatten()
+            .or_else(|| doc.entries.len().checked_sub(1)),
+        LeafSel::Key(key) if *key == crate::entry::IdKey::Null => None,
+        LeafSel::Key(key) => key
+            .truthy()
+            .then(|| doc.index.get_key(key))
+            .flatten()
             .or_else(|| doc.entries.len().checked_sub(1)),
     }
 }

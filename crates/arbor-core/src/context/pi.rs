@@ -239,20 +239,18 @@ impl PiContext {
                 let ce = &doc.entries[c];
                 let cline = doc.line(&ce.line);
                 // The first path entry with the compaction's id (1.5 no longer checks its type).
+                // (`entry.id === compaction.id`: JS strict equality of any values.)
                 let cpos = path
                     .iter()
-                    .position(|&i| doc.entries[i].id == ce.id)
+                    .position(|&i| i == c || doc.entries[i].key.strict_eq(&ce.key))
                     .unwrap_or(0);
-                let first_kept = ce.fields.str(cline, "firstKeptEntryId");
+                let first_kept =
+                    crate::entry::IdKey::from_raw(ce.fields.get(cline, "firstKeptEntryId"));
                 let mut found = false;
                 let mut v = vec![c];
                 for &i in &path[..cpos] {
-                    if let (Some(fk), Some(id)) =
-                        (first_kept.as_deref(), doc.entries[i].id.as_deref())
-                    {
-                        if fk == id {
-                            found = true;
-                        }
+                    if doc.entries[i].key.strict_eq(&first_kept) {
+                        found = true;
                     }
                     if found && doc.entries[i].role != Some(Role::System) {
                         v.push(i);
@@ -265,13 +263,17 @@ impl PiContext {
             None => &path,
         };
         // The latest edit of each entry among them (looked up only when there is one).
-        let mut edits: HashMap<String, usize> = HashMap::new();
+        // Keyed as pi's Map: any `targetId` value (absent: `undefined`, which is the key of
+        // every entry without an id).
+        let mut edits: HashMap<crate::entry::IdKey, usize> = HashMap::new();
         if saw_edit {
             for &i in context_entries {
                 let e = &doc.entries[i];
                 if e.etype == EntryType::ContextEdit {
-                    if let Some(target) = e.fields.str(doc.line(&e.line), "targetId") {
-                        edits.insert(target.into_owned(), i);
+                    let target =
+                        crate::entry::IdKey::from_raw(e.fields.get(doc.line(&e.line), "targetId"));
+                    if target != crate::entry::IdKey::Object {
+                        edits.insert(target, i);
                     }
                 }
             }
@@ -287,7 +289,7 @@ impl PiContext {
                 emit_entry(&mut ctx, doc, i);
             }
             if ctx.has_edits {
-                let edit = doc.entries[i].id.as_deref().and_then(|id| edits.get(id));
+                let edit = edits.get(&doc.entries[i].key);
                 if let Some(&edit) = edit {
                     apply_edit(&mut ctx, doc, from, edit);
                 }

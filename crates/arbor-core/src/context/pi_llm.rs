@@ -161,7 +161,9 @@ fn write_llm_message(ctx: &PiContext, doc: &SessionDoc, m: CtxMessage, out: &mut
 
 /// `convertToLlm` of one message given as JSON (a rewritten message, or a compaction's
 /// `systemMessage`): `system`, `user`, `assistant` and `toolResult` pass as they are; a
-/// `custom` message becomes a user message; `bashExecution` its text; other roles are dropped.
+/// `custom` message becomes a user message; `branchSummary` / `compactionSummary` a user
+/// message with the summary's prefix and suffix; `bashExecution` its text; other roles are
+/// dropped.
 fn write_llm_value(raw: &[u8], out: &mut Vec<u8>) -> bool {
     let Ok(v) = JsValue::parse(raw) else {
         return false;
@@ -178,6 +180,19 @@ fn write_llm_value(raw: &[u8], out: &mut Vec<u8>) -> bool {
         Some(b"custom") => {
             out.extend_from_slice(br#"{"role":"user""#);
             write_content(v.get("content"), out);
+            write_message_timestamp(&v, out);
+            out.push(b'}');
+            true
+        }
+        // Whatever entry they came from (an extension's `appendMessage`, a compaction's
+        // `systemMessage`): pi wraps `m.summary` with `+` (String() of any value).
+        Some(b"branchSummary") | Some(b"compactionSummary") => {
+            let (p, s) = if role.as_deref() == Some(b"branchSummary") {
+                (BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX)
+            } else {
+                (COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX)
+            };
+            write_text_user(&summary_text(p, v.get("summary"), s), out);
             write_message_timestamp(&v, out);
             out.push(b'}');
             true

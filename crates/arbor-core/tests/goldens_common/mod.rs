@@ -304,7 +304,13 @@ impl Tally {
             self.bad.is_empty(),
             "{what}: {} mismatches:\n{}",
             self.bad.len(),
-            self.bad[..self.bad.len().min(12)].join("\n")
+            self.bad[..self.bad.len().min(
+                std::env::var("GOLDEN_SHOW")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(12)
+            )]
+                .join("\n")
         );
         assert!(self.compared > 0, "{what}: nothing compared");
         assert_eq!(

@@ -38,7 +38,8 @@ pub struct Finding {
     /// Stable machine name: `not_a_session`, `title_slot_invalid`, `title_slot_size`, `bom`,
     /// `malformed_line`, `torn_tail`, `missing_final_newline`, `duplicate_id`,
     /// `missing_parent`, `cycle`, `compaction_kept_missing`, `compaction_kept_off_path`,
-    /// `blob_ref_malformed`, `blob_missing`, `blob_corrupt`, `message_null`, `message_not_object`, `unreadable` (the path could not
+    /// `blob_ref_malformed`, `blob_missing`, `blob_corrupt`, `message_null`, `message_not_object`,
+    /// `leaf_id_null`, `id_not_string`, `parent_id_falsy` (ids pi reads unexpectedly), `unreadable` (the path could not
     /// be checked at all: missing, not a regular file, no permission); notes: `crlf`, `blank_lines`,
     /// `extra_header`, `old_version`, `not_read_back` (an entry pi or omp keeps but does not
     /// read as meant: an unknown type or role, no timestamp, content of the wrong kind).
@@ -296,12 +297,13 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
         ));
     }
     // Duplicate ids.
-    let mut first_by_id: HashMap<&str, usize> = HashMap::new();
+    // (Keyed as pi keys them: ids that differ only in a lone surrogate are different ids.)
+    let mut first_by_id: HashMap<&arbor_core::entry::IdKey, usize> = HashMap::new();
     for (i, e) in doc.entries().iter().enumerate() {
         let Some(id) = e.id.as_deref() else { continue };
-        match first_by_id.get(id) {
+        match first_by_id.get(&e.key) {
             None => {
-                first_by_id.insert(id, i);
+                first_by_id.insert(&e.key, i);
             }
             Some(&k) => {
                 let same = doc.entry_line(k) == doc.entry_line(i);
@@ -348,10 +350,11 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
             ));
         }
     }
+    f.extend(odd_ids(doc));
     // Parents that do not exist; cycles.
     for e in doc.entries() {
         if let Some(p) = e.parent_id.as_deref() {
-            if doc.index().get(p).is_none() {
+            if e.parent_key.truthy() && doc.index().get_key(&e.parent_key).is_none() {
                 f.push(Finding::problem(
                     "missing_parent",
                     Some(e.line_no),
@@ -375,7 +378,8 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
         let Some(kept) = e.fields.str(line, "firstKeptEntryId") else {
             continue;
         };
-        match doc.index().get(&kept) {
+        let kept_key = arbor_core::entry::IdKey::from_raw(e.fields.get(line, "firstKeptEntryId"));
+        match doc.index().get_key(&kept_key) {
             None => f.push(Finding::problem(
                 "compaction_kept_missing",
                 Some(e.line_no),
@@ -496,6 +500,68 @@ fn cycle_cut(doc: &SessionDoc, members: &[usize]) -> Option<usize> {
             )
             && doc.entries()[m].line_no > 0
     })
+}
+
+/// Ids pi reads in a way a user would not expect (issue 22): arbor answers as pi does, and
+/// says why here. The last entry's `"id": null` makes pi's leaf `null` (the context at open is
+/// empty); a `parentId` of `""` is no parent in pi's context walk; an id that is not a string
+/// links only to a `parentId` of the same JSON value (`5` is not `"5"`).
+fn odd_ids(doc: &SessionDoc) -> Vec<Finding> {
+    use arbor_core::entry::IdKey;
+    let mut f = Vec::new();
+    let entries = doc.entries();
+    for (i, e) in entries.iter().enumerate() {
+        if e.non_object {
+            continue; // reported as a line that is not a JSON object
+        }
+        let line = doc.entry_line(i);
+        let raw = |k: &str| {
+            e.fields
+                .get(line, k)
+                .map(|(r, _)| String::from_utf8_lossy(r).into_owned())
+        };
+        match &e.key {
+            IdKey::Str(_) => {}
+            IdKey::Null if i + 1 == entries.len() => f.push(Finding::problem(
+                "leaf_id_null",
+                Some(e.line_no),
+                None,
+                format!(
+                    "the last entry (line {}) has \"id\": null: pi's leaf is null and the context it builds on open is empty",
+                    e.line_no
+                ),
+                false,
+            )),
+            _ => f.push(Finding::problem(
+                "id_not_string",
+                Some(e.line_no),
+                None,
+                format!(
+                    "entry on line {} has id {}: pi links it only to a parentId of that same value",
+                    e.line_no,
+                    raw("id").unwrap_or_else(|| "(missing)".into())
+                ),
+                false,
+            )),
+        }
+        if e.parent_key != IdKey::Null
+            && !e.parent_key.truthy()
+            && e.fields.get(line, "parentId").is_some()
+        {
+            f.push(Finding::problem(
+                "parent_id_falsy",
+                Some(e.line_no),
+                e.id.as_deref(),
+                format!(
+                    "entry on line {} has parentId {}: pi's context walk stops there (no parent)",
+                    e.line_no,
+                    raw("parentId").unwrap_or_default()
+                ),
+                false,
+            ));
+        }
+    }
+    f
 }
 
 fn cycles(doc: &SessionDoc) -> Vec<Finding> {
@@ -620,6 +686,33 @@ mod tests {
         assert!(kinds.contains(&"cycle"), "{kinds:?}");
         assert!(kinds.contains(&"compaction_kept_off_path"), "{kinds:?}");
         assert_eq!(kinds.iter().filter(|k| **k == "cycle").count(), 1);
+    }
+
+    /// Issue 22: what pi reads unexpectedly is answered as pi does (an empty context at open,
+    /// no parent) and reported here so a user learns why; ids that differ only in a lone
+    /// surrogate are not duplicates.
+    #[test]
+    fn reports_ids_pi_reads_unexpectedly() {
+        let m = |id: &str, parent: &str| {
+            format!(
+                r#"{{"type":"message","id":{id},"parentId":{parent},"timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"user","content":"x"}}}}"#
+            )
+        };
+        let text = format!(
+            "{H}\n{}\n{}\n{}\n{}\n{}\n",
+            m(r#""s\ud800""#, "null"),
+            m(r#""s\udc00""#, "null"),
+            m("5", r#""""#),
+            m(r#""k""#, "5"),
+            m("null", r#""k""#),
+        );
+        let found = check_doc(&doc(&text), None);
+        let kinds: Vec<&str> = found.iter().map(|f| f.kind).collect();
+        assert!(!kinds.contains(&"duplicate_id"), "{kinds:?}");
+        assert!(!kinds.contains(&"missing_parent"), "{kinds:?}");
+        assert!(kinds.contains(&"leaf_id_null"), "{kinds:?}");
+        assert!(kinds.contains(&"id_not_string"), "{kinds:?}");
+        assert!(kinds.contains(&"parent_id_falsy"), "{kinds:?}");
     }
 
     #[test]
