@@ -211,6 +211,9 @@ struct Prefilter {
     exact: aho_corasick::AhoCorasick,
     /// The literals of the `(?i)` rules, ASCII case folded.
     folded: aho_corasick::AhoCorasick,
+    /// For each pattern of `exact`, then of `folded`, the rules (bits of their index in
+    /// [`rules`]) that may match where it is.
+    rules_of: Vec<u64>,
     /// The characters of every literal (both cases for the folded ones): an escape that
     /// decodes to one of them could spell a literal that the raw bytes do not show.
     chars: [bool; 128],
@@ -222,7 +225,15 @@ fn prefilter() -> &'static Prefilter {
         let mut exact: Vec<String> = FOLDS_TO_ASCII.iter().map(|c| c.to_string()).collect();
         let mut folded: Vec<String> = Vec::new();
         let mut chars = [false; 128];
-        for rule in rules() {
+        // A character that folds to an ASCII letter may stand in any `(?i)` rule's literal.
+        let any_folded = rules()
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.re.as_str().starts_with("(?i)"))
+            .fold(0u64, |m, (i, _)| m | 1 << i);
+        let mut exact_rules = vec![any_folded; exact.len()];
+        let mut folded_rules = Vec::new();
+        for (i, rule) in rules().iter().enumerate() {
             let fold = rule.re.as_str().starts_with("(?i)");
             for lit in rule.needs {
                 for b in lit.bytes() {
@@ -236,8 +247,10 @@ fn prefilter() -> &'static Prefilter {
                 }
                 if fold {
                     folded.push(lit.to_string());
+                    folded_rules.push(1u64 << i);
                 } else {
                     exact.push(lit.to_string());
+                    exact_rules.push(1u64 << i);
                 }
             }
         }
@@ -247,9 +260,11 @@ fn prefilter() -> &'static Prefilter {
                 .build(lits)
                 .unwrap_or_else(|e| panic!("secret prefilter: {e}"))
         };
+        exact_rules.extend(folded_rules);
         Prefilter {
             exact: build(&exact, false),
             folded: build(&folded, true),
+            rules_of: exact_rules,
             chars,
         }
     })
@@ -322,6 +337,40 @@ fn valid_json(line: &[u8]) -> bool {
     value_end(line, skip_ws(line, 0)).is_ok_and(|end| skip_ws(line, end) == line.len())
 }
 
+/// The rules (bits of their index in [`rules`]) that may match somewhere in `text`: those one
+/// of whose literals is in it, and every `(?i)` rule when a character folding to an ASCII
+/// letter is.
+fn candidates(text: &str) -> u64 {
+    #[cfg(test)]
+    if UNFILTERED.with(std::cell::Cell::get) {
+        return u64::MAX;
+    }
+    let p = prefilter();
+    let exact = p.exact.patterns_len();
+    let mut m = 0u64;
+    for hit in p.exact.find_overlapping_iter(text) {
+        m |= p
+            .rules_of
+            .get(hit.pattern().as_usize())
+            .copied()
+            .unwrap_or(u64::MAX);
+    }
+    for hit in p.folded.find_overlapping_iter(text) {
+        m |= p
+            .rules_of
+            .get(exact + hit.pattern().as_usize())
+            .copied()
+            .unwrap_or(u64::MAX);
+    }
+    m
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: every rule on every text (the scan the prefilters must agree with).
+    static UNFILTERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// The secrets in `text`, in order, without overlaps (the earliest, then the longest wins).
 ///
 /// ```
@@ -338,8 +387,13 @@ pub fn find(text: &str) -> Vec<Secret> {
     if text.len() < 16 {
         return Vec::new();
     }
+    let candidates = candidates(text);
     let mut out: Vec<Secret> = Vec::new();
-    for rule in rules() {
+    for (i, rule) in rules().iter().enumerate() {
+        // A rule none of whose literals is in the text cannot match it (see `Rule::needs`).
+        if candidates & (1 << i) == 0 {
+            continue;
+        }
         for caps in rule.re.captures_iter(text) {
             let Some(m) = caps.get(rule.group) else {
                 continue;
@@ -1051,6 +1105,7 @@ mod tests {
     /// escape writes (`"`, `\`, a control character).
     #[test]
     fn the_literals_are_what_the_prefilter_assumes() {
+        assert!(rules().len() <= 64, "a rule's bit in a u64");
         for rule in rules() {
             assert!(!rule.needs.is_empty(), "{}", rule.kind);
             for lit in rule.needs {
@@ -1103,13 +1158,23 @@ mod tests {
 
     /// The full scan and redaction, without the prefilter.
     fn full_scan(line: &[u8]) -> Result<Vec<Found>, JsonError> {
-        Ok(scan_value(&JsValue::parse(line)?))
+        unfiltered(|| Ok(scan_value(&JsValue::parse(line)?)))
     }
 
     fn full_redact(line: &[u8]) -> Result<Option<(Vec<u8>, usize)>, JsonError> {
-        let mut v = JsValue::parse(line)?;
-        let n = redact_value(&mut v);
-        Ok((n > 0).then(|| (v.to_json(), n)))
+        unfiltered(|| {
+            let mut v = JsValue::parse(line)?;
+            let n = redact_value(&mut v);
+            Ok((n > 0).then(|| (v.to_json(), n)))
+        })
+    }
+
+    /// `f` with every rule run on every text.
+    fn unfiltered<T>(f: impl FnOnce() -> T) -> T {
+        UNFILTERED.with(|u| u.set(true));
+        let out = f();
+        UNFILTERED.with(|u| u.set(false));
+        out
     }
 
     /// Pieces of raw JSON string text: secrets, literals and their look-alikes, escapes of
@@ -1211,6 +1276,38 @@ mod tests {
             let b = line.as_bytes();
             proptest::prop_assert_eq!(scan_line(b), full_scan(b), "{}", line);
             proptest::prop_assert_eq!(redact_line(b), full_redact(b), "{}", line);
+        }
+    }
+
+    /// Decoded text: the rules `find` runs on a text (those whose literals it holds) find
+    /// what every rule finds, with the case of a literal changed and folding characters in it.
+    const TEXTS: &[&str] = &[
+        "PaSsWoRd = Tr0ub4dor&3x!",
+        "ApI_kEy: Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0LzXc",
+        "\u{17F}ECRET=9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e",
+        "AUTHORIZATION: bearer 4f9c2a7e1b3d5f6a8c0e2b4d6f8a0c1e",
+        "Aws_Secret_Access_Key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ2mB8vNq1",
+        "POSTGRES://app:s3cr3tPa55@db.internal/prod",
+        "ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5",
+        "GHP_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1234\n",
+        "totalTokens",
+        " ",
+        "\n",
+        "=",
+        "\"",
+        "é",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn rules_run_only_where_their_literals_are_find_the_same(
+            parts in proptest::collection::vec(0..TEXTS.len(), 1..6),
+        ) {
+            let text: String = parts.iter().map(|&i| TEXTS[i]).collect();
+            proptest::prop_assert_eq!(find(&text), unfiltered(|| find(&text)), "{}", text);
         }
     }
 
