@@ -262,43 +262,29 @@ fn prefilter() -> &'static Prefilter {
 }
 
 /// Whether a JSON escape in `line` could decode to a character of a rule's literal (or to
-/// one of [`FOLDS_TO_ASCII`]): `\/`, `\u0041`, ... Every backslash is read as the start of an
-/// escape, which over-counts (never under-counts) in valid JSON, where a backslash is only
-/// ever inside a string and each escape is read left to right.
+/// one of [`FOLDS_TO_ASCII`]): `\/`, `\u0041`, ... The other escapes decode to `"`, `\` and
+/// control characters, which no literal holds (`the_literals_are_what_the_prefilter_assumes`).
+/// Every `\u` is read as an escape, even after another backslash (`\\u0041`): that
+/// over-counts, never under-counts. Two SIMD substring searches, not a step per backslash
+/// (code in a tool result has an escape every few dozen bytes).
 fn escape_may_spell(line: &[u8], chars: &[bool; 128]) -> bool {
-    let mut at = 0;
-    while let Some(p) = memchr::memchr(b'\\', line.get(at..).unwrap_or_default()) {
-        let i = at + p;
-        let decoded: u32 = match line.get(i + 1) {
-            Some(b'u') => {
-                let hex = line
-                    .get(i + 2..i + 6)
-                    .and_then(|h| std::str::from_utf8(h).ok())
-                    .and_then(|h| u32::from_str_radix(h, 16).ok());
-                match hex {
-                    Some(u) => u,
-                    // Not an escape JSON accepts: the line is read whole anyway.
-                    None => return true,
-                }
-            }
-            Some(b'"') => u32::from(b'"'),
-            Some(b'\\') => u32::from(b'\\'),
-            Some(b'/') => u32::from(b'/'),
-            Some(b'b') => 8,
-            Some(b'f') => 12,
-            Some(b'n') => u32::from(b'\n'),
-            Some(b'r') => u32::from(b'\r'),
-            Some(b't') => u32::from(b'\t'),
-            _ => return true,
-        };
-        let spells = match usize::try_from(decoded) {
-            Ok(c) if c < 128 => chars[c],
-            _ => FOLDS_TO_ASCII.iter().any(|&f| u32::from(f) == decoded),
+    if memchr::memmem::find(line, b"\\/").is_some() {
+        return true;
+    }
+    for i in memchr::memmem::find_iter(line, b"\\u") {
+        let hex = line
+            .get(i + 2..i + 6)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u32::from_str_radix(h, 16).ok());
+        let spells = match hex {
+            Some(c) if c < 128 => usize::try_from(c).is_ok_and(|c| chars[c]),
+            Some(c) => FOLDS_TO_ASCII.iter().any(|&f| u32::from(f) == c),
+            // Not an escape JSON accepts: the line is read whole anyway.
+            None => true,
         };
         if spells {
             return true;
         }
-        at = i + if line.get(i + 1) == Some(&b'u') { 6 } else { 2 };
     }
     false
 }
