@@ -363,26 +363,41 @@ pub fn find(text: &str) -> Vec<Secret> {
         if candidates & (1 << i) == 0 {
             continue;
         }
-        for caps in rule.re.captures_iter(text) {
-            let Some(m) = caps.get(rule.group) else {
-                continue;
+        let mut at = 0;
+        while let Some(caps) = rule.re.captures_at(text, at) {
+            let (Some(whole), Some(m)) = (caps.get(0), caps.get(rule.group)) else {
+                break;
+            };
+            // A value a rule turns down may hold a secret itself (`"api_key": "API_TOKEN=…"`,
+            // where `API_TOKEN=…` is not random as a whole): the search goes on from the
+            // value's start, not past it (always forward: a name comes before its value).
+            let next = if m.start() > whole.start() {
+                m.start()
+            } else {
+                whole.end().max(whole.start() + 1)
             };
             let v = m.as_str();
-            if rule.entropy == RELATIVE {
-                if !random_enough(v) {
-                    continue;
-                }
-            } else if rule.entropy > 0.0 && entropy(v) < rule.entropy {
-                continue;
+            let rejected = if rule.entropy == RELATIVE {
+                !random_enough(v)
+            } else {
+                rule.entropy > 0.0 && entropy(v) < rule.entropy
+            } || (rule.group != 0 && placeholder(v));
+            if rejected {
+                at = next;
+            } else {
+                out.push(Secret {
+                    kind: rule.kind,
+                    start: m.start(),
+                    end: m.end(),
+                });
+                at = whole.end().max(whole.start() + 1);
             }
-            if rule.group != 0 && placeholder(v) {
-                continue;
+            while at < text.len() && !text.is_char_boundary(at) {
+                at += 1;
             }
-            out.push(Secret {
-                kind: rule.kind,
-                start: m.start(),
-                end: m.end(),
-            });
+            if at > text.len() {
+                break;
+            }
         }
     }
     out.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
@@ -1278,6 +1293,18 @@ mod tests {
             let text: String = parts.iter().map(|&i| TEXTS[i]).collect();
             proptest::prop_assert_eq!(find(&text), unfiltered(|| find(&text)), "{}", text);
         }
+    }
+
+    /// A value a rule turns down can hold a secret: `API_TOKEN=…` is not random as a whole
+    /// under `api_key`, the hex after `API_TOKEN=` is (the search went on past the turned
+    /// down value; found by `redaction.rs`'s property `a_redacted_fork_holds_nothing_secrets_reports`).
+    #[test]
+    fn a_secret_inside_a_turned_down_value_is_found() {
+        let inner = "API_TOKEN=522dd222500000003000610413437084";
+        assert_eq!(kinds(inner), vec!["generic-secret"]);
+        let t = format!("{{\"api_key\": \"{inner}\"}}");
+        assert_eq!(kinds(&t), vec!["generic-secret"], "{t}");
+        assert!(!redact(&t).contains("522dd2225"), "{}", redact(&t));
     }
 
     #[test]
