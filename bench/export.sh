@@ -6,6 +6,11 @@
 #   RUNS=5 BIG=0 bench/export.sh    # no 1 GB session
 #   OPEN=1 bench/export.sh          # also open each HTML export in Chromium (slow: minutes for 1 GB)
 #   ONE=0 bench/export.sh           # without the single-message session (ONE=120MB by default)
+#   PLAIN=0 bench/export.sh         # without the --no-redact runs (the plain_s and x_plain columns)
+#
+# Each format is timed with redaction (the default) and, unless PLAIN=0, with --no-redact:
+# x_plain is what redaction costs (median with / median without). The `secrets` row is
+# `arbor secrets SESSION` (the same scanner, nothing written).
 #
 # The single-message session (`one-SIZE`) is a header and one user message whose text is SIZE
 # of code lines in a fenced block: the case where an export holds one whole string at once.
@@ -23,6 +28,7 @@ RUNS=${RUNS:-3}
 BIG=${BIG:-1GB}
 SEED=${SEED:-1}
 OPEN=${OPEN:-0}
+PLAIN=${PLAIN:-1}
 ONE=${ONE:-120MB}
 CODE=${CODE:-1}
 mkdir -p "$SCRATCH/export"
@@ -92,25 +98,47 @@ EOF
 	echo "$f"
 }
 
-printf '%-10s %-6s %10s %12s %12s %9s\n' session format median_s peak_rss_mb output_mb rss/file
+run() { # ARGS... -> "seconds kb" of the last of the runs (GNU time)
+	/usr/bin/time -f "%e %M" "$BIN/arbor" "$@" 2>&1 >/dev/null | tail -1
+}
+
+printf '%-10s %-7s %10s %12s %12s %9s %9s %8s\n' session format median_s peak_rss_mb output_mb rss/file plain_s x_plain
 for size in 100MB ${BIG/#0/} ${ONE/#0/}; do
 	if [[ $size == "$ONE" ]]; then s=$(gen_one "$size"); label="one-$size"; else s=$(gen "$size"); label=$size; fi
 	cat "$s" >/dev/null
-	for fmt in md html json; do
+	for fmt in md html json secrets; do
 		out="$SCRATCH/export/out-$size.$fmt"
-		times=() kbs=()
+		times=() kbs=() plain=()
 		for _ in $(seq "$RUNS"); do
-			line=$(/usr/bin/time -f "%e %M" "$BIN/arbor" export --format "$fmt" -o "$out" "$s" 2>&1 >/dev/null | tail -1)
+			if [[ $fmt == secrets ]]; then
+				# Exit status 1 when something is found: the time is what counts here.
+				line=$(run secrets "$s" || true)
+			else
+				line=$(run export --format "$fmt" -o "$out" "$s")
+				if [[ $PLAIN == 1 ]]; then
+					p=$(run export --no-redact --format "$fmt" -o "$out.plain" "$s")
+					plain+=("${p% *}")
+				fi
+			fi
 			times+=("${line% *}") kbs+=("${line#* }")
 		done
-		printf '%-10s %-6s %10s %12s %12s %9s\n' "$label" "$fmt" "$(median "${times[@]}")" \
+		t=$(median "${times[@]}")
+		pm=-
+		ratio=-
+		if ((${#plain[@]})); then
+			pm=$(median "${plain[@]}")
+			ratio=$(awk -v a="$t" -v b="$pm" 'BEGIN{ if (b > 0) printf "%.2f", a/b; else print "-" }')
+		fi
+		printf '%-10s %-7s %10s %12s %12s %9s %9s %8s\n' "$label" "$fmt" "$t" \
 			"$(awk -v k="$(median "${kbs[@]}")" 'BEGIN{printf "%.0f", k/1024}')" \
-			"$(awk -v b="$(stat -c %s "$out")" 'BEGIN{printf "%.0f", b/1048576}')" \
-			"$(awk -v k="$(median "${kbs[@]}")" -v b="$(stat -c %s "$s")" 'BEGIN{printf "%.2f", k*1024/b}')"
+			"$([[ -f $out ]] && awk -v b="$(stat -c %s "$out")" 'BEGIN{printf "%.0f", b/1048576}' || echo -)" \
+			"$(awk -v k="$(median "${kbs[@]}")" -v b="$(stat -c %s "$s")" 'BEGIN{printf "%.2f", k*1024/b}')" \
+			"$pm" "$ratio"
 		if [[ $fmt == html && $OPEN == 1 ]]; then
 			echo "  chromium opens $size html: $(open_in_chromium "$out")"
 		fi
 	done
+	rm -f "$SCRATCH"/export/out-"$size".*.plain
 done
 
 # Highlighting is bounded per session (export/highlight.rs): 1 MB sessions of ```js blocks with
