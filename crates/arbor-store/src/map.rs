@@ -162,6 +162,45 @@ impl FileBytes {
     }
 }
 
+/// Keeps the resident part of a mapped session bounded while a reader goes through its lines
+/// once, in any order (an export follows the tree, a scan the file): after every
+/// [`crate::LEAN_WINDOW`] bytes of lines read, the whole map's pages are released with
+/// [`release_pages`] (they come back from the page cache if read again). A line is mostly
+/// shorter than a page, so releasing each line's own whole pages would release nothing.
+///
+/// ```
+/// let bytes = b"{\"type\":\"session\"}\n".to_vec();
+/// let mut resident = arbor_store::map::Resident::new(&bytes);
+/// resident.read(&bytes[..]);
+/// resident.done();
+/// ```
+pub struct Resident<'a> {
+    map: &'a [u8],
+    read: usize,
+}
+
+impl<'a> Resident<'a> {
+    /// For the bytes of a session (a map made by [`FileBytes`]; other bytes are never
+    /// released).
+    pub fn new(map: &'a [u8]) -> Self {
+        Resident { map, read: 0 }
+    }
+
+    /// `line` was read.
+    pub fn read(&mut self, line: &[u8]) {
+        self.read += line.len();
+        if self.read >= crate::LEAN_WINDOW {
+            release_pages(self.map);
+            self.read = 0;
+        }
+    }
+
+    /// Reading is over: every page is released.
+    pub fn done(self) {
+        release_pages(self.map);
+    }
+}
+
 /// Drops the page table entries of the whole pages of `bytes`, a part of an open memory map
 /// that will not be read again (`MADV_DONTNEED`): the exit of the process then has fewer of
 /// them to tear down. Reading those bytes again is still

@@ -742,40 +742,6 @@ fn doc_lines<'d>(
     slot.into_iter().chain(header).chain(entries)
 }
 
-/// Releases the pages of a mapped session behind a reader that goes through its lines once
-/// ([`crate::LEAN_WINDOW`] at a time: a line is mostly shorter than a page, and releasing its
-/// own whole pages alone left every page of a 1 GB session resident).
-struct Behind<'a> {
-    base: &'a [u8],
-    from: usize,
-}
-
-impl<'a> Behind<'a> {
-    fn new(doc: &'a SessionDoc) -> Self {
-        Behind {
-            base: doc.base_bytes(),
-            from: 0,
-        }
-    }
-
-    /// `line` was read (lines that are not in the map, rewritten in memory, are ignored).
-    fn passed(&mut self, line: &[u8]) {
-        let (b, l) = (self.base.as_ptr() as usize, line.as_ptr() as usize);
-        if l < b || l + line.len() > b + self.base.len() {
-            return;
-        }
-        let end = l + line.len() - b;
-        if end >= self.from + crate::LEAN_WINDOW || line.len() >= crate::LEAN_WINDOW {
-            crate::map::release_pages(self.base.get(self.from.min(end)..end).unwrap_or_default());
-            self.from = end;
-        }
-    }
-
-    fn done(self) {
-        crate::map::release_pages(self.base.get(self.from..).unwrap_or_default());
-    }
-}
-
 /// Every secret in `doc` (omp's title slot, the header and every entry: each string value
 /// and each key, decoded), in file order, and every line that could not be scanned.
 pub fn scan_doc(doc: &SessionDoc) -> DocScan {
@@ -786,10 +752,10 @@ pub fn scan_doc(doc: &SessionDoc) -> DocScan {
             problem: format!("not JSON ({})", bad.error),
         });
     }
-    let mut behind = Behind::new(doc);
+    let mut behind = crate::map::Resident::new(doc.base_bytes());
     for (_, line_no, place, line) in doc_lines(doc, None) {
         let scanned = scan_line(line);
-        behind.passed(line);
+        behind.read(line);
         match scanned {
             Ok(found) => scan.found.extend(found.into_iter().map(|f| Located {
                 line: line_no,
@@ -859,7 +825,7 @@ pub fn redact_doc(doc: &mut SessionDoc, only: Option<&[usize]>) -> Result<usize,
     let mut slot = None;
     let mut header = None;
     let mut entries = Vec::new();
-    let mut behind = Behind::new(doc);
+    let mut behind = crate::map::Resident::new(doc.base_bytes());
     for (i, line_no, place, line) in doc_lines(doc, only) {
         let fail = |problem: String| RedactError {
             line: line_no,
@@ -868,7 +834,7 @@ pub fn redact_doc(doc: &mut SessionDoc, only: Option<&[usize]>) -> Result<usize,
         let redacted = redact_line(line);
         // Read once: the pages of a mapped session go back to the page cache (a long line is
         // not resident twice, as map and as parsed text, while the export renders).
-        behind.passed(line);
+        behind.read(line);
         let Some((new, k)) =
             redacted.map_err(|e| fail(format!("not JSON ({} at byte {})", e.message, e.offset)))?
         else {

@@ -124,7 +124,7 @@ pub fn html(
             Item::Node(i) => i,
         };
         let e = &doc.entries()[i];
-        w.resident.read(doc, i);
+        w.resident.read(doc.entry_line(i));
         let kids = &tree.children[i];
         let shown = kids.len() != 1
             || e.role == Some(arbor_core::entry::Role::User)
@@ -159,7 +159,7 @@ pub fn html(
     let mut hl = Highlighter::new();
     for &i in &order {
         html_entry(doc, i, on_path[i], &mut w, &mut hl)?;
-        w.resident.read(doc, i);
+        w.resident.read(doc.entry_line(i));
     }
     writeln!(
         w.out,

@@ -5,6 +5,7 @@
 use arbor_core::doc::SessionDoc;
 use arbor_core::entry::EntryType;
 use arbor_core::json::{JsValue, JsonObject};
+use arbor_store::map::Resident;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
@@ -44,33 +45,6 @@ struct Writer<'a, W: Write> {
     resident: Resident<'a>,
 }
 
-/// Keeps the resident part of a mapped session bounded while an export reads it: after every
-/// [`arbor_store::LEAN_WINDOW`] bytes of lines read, the map's pages are released (they come
-/// back from the page cache if read again). A 1 GB session then exports in a fraction of its
-/// size in memory.
-struct Resident<'a> {
-    bytes: &'a [u8],
-    read: usize,
-}
-
-impl<'a> Resident<'a> {
-    fn new(doc: &'a SessionDoc) -> Self {
-        Resident {
-            bytes: doc.base_bytes(),
-            read: 0,
-        }
-    }
-
-    /// Entry `i`'s line was read.
-    fn read(&mut self, doc: &SessionDoc, i: usize) {
-        self.read += doc.entry_line(i).len();
-        if self.read >= arbor_store::LEAN_WINDOW {
-            arbor_store::map::release_pages(self.bytes);
-            self.read = 0;
-        }
-    }
-}
-
 impl<'a, W: Write> Writer<'a, W> {
     fn new(doc: &'a SessionDoc, opts: &'a Options<'a>, out: W) -> Self {
         Writer {
@@ -78,7 +52,7 @@ impl<'a, W: Write> Writer<'a, W> {
             opts,
             report: Report::default(),
             images: HashMap::new(),
-            resident: Resident::new(doc),
+            resident: Resident::new(doc.base_bytes()),
         }
     }
 
@@ -386,7 +360,7 @@ fn totals(doc: &SessionDoc, entries: &[usize], resident: &mut Resident<'_>) -> [
     let mut t = [0.0; 5];
     for &i in entries {
         let e = &doc.entries()[i];
-        resident.read(doc, i);
+        resident.read(doc.entry_line(i));
         if e.etype != EntryType::Message || e.role != Some(arbor_core::entry::Role::Assistant) {
             continue;
         }
@@ -439,7 +413,7 @@ fn models(doc: &SessionDoc, entries: &[usize], resident: &mut Resident<'_>) -> V
     for &i in entries {
         let e = &doc.entries()[i];
         if e.role == Some(arbor_core::entry::Role::Assistant) {
-            resident.read(doc, i);
+            resident.read(doc.entry_line(i));
             if let Some(m) = e.message_str(doc.line(&e.line), "model") {
                 if !models.iter().any(|x| x == m.as_ref()) {
                     models.push(m.into_owned());
@@ -534,7 +508,7 @@ pub fn markdown(
                 continue;
             }
             entry(doc, i, &mut w)?;
-            w.resident.read(doc, i);
+            w.resident.read(doc.entry_line(i));
         }
     }
     w.out.flush()?;
@@ -672,12 +646,12 @@ pub fn json(
     out.write_all(&head)?;
     let mut seen = std::collections::HashSet::new();
     let mut first = true;
-    let mut resident = Resident::new(doc);
+    let mut resident = Resident::new(doc.base_bytes());
     for &i in paths.iter().flatten() {
         if !seen.insert(i) {
             continue;
         }
-        resident.read(doc, i);
+        resident.read(doc.entry_line(i));
         let e = &doc.entries()[i];
         let line = doc.line(&e.line);
         let m = e.fields.value(line, "message");
