@@ -486,7 +486,7 @@ fn keyword_secret_spans(s: &str) -> Vec<std::ops::Range<usize>> {
 }
 
 /// A connection string as it may be shown: every password replaced by `***` (see
-/// [`secret_spans`] for the forms: `postgres://USER:PASSWORD@…`, `?password=…`,
+/// `secret_spans` for the forms: `postgres://USER:PASSWORD@…`, `?password=…`,
 /// `password=…` / `password='…'` key-value strings, `sslpassword`). The one masking of
 /// arbor's: every message naming a PostgreSQL store goes through it.
 ///

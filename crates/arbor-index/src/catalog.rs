@@ -224,7 +224,7 @@ pub(crate) struct Trust {
 
 impl Drop for Catalog {
     /// Copies the log into the file and stamps the file's state with what was checked (see
-    /// [`crate::stamp`]), so that the next command need not check again.
+    /// `stamp`), so that the next command need not check again.
     fn drop(&mut self) {
         self.stamp();
     }
