@@ -510,23 +510,11 @@ impl Picker {
         };
         match self.sort {
             Sort::Recent | Sort::Relevance => {
-                rows.sort_by(|&a, &b| {
-                    self.rows[b]
-                        .modified
-                        .partial_cmp(&self.rows[a].modified)
-                        .unwrap_or(std::cmp::Ordering::Equal)
-                        .then(a.cmp(&b))
-                });
+                by_time(&mut rows, |i| self.rows[i].modified);
                 plain(rows)
             }
             Sort::Created => {
-                rows.sort_by(|&a, &b| {
-                    self.rows[b]
-                        .created
-                        .partial_cmp(&self.rows[a].created)
-                        .unwrap_or(std::cmp::Ordering::Equal)
-                        .then(a.cmp(&b))
-                });
+                by_time(&mut rows, |i| self.rows[i].created);
                 plain(rows)
             }
             Sort::Threaded => self.threaded(rows),
@@ -536,12 +524,7 @@ impl Picker {
     /// Forks under their parents (pi: `parentSession` is the parent's path; omp: its id),
     /// newest first at each level.
     fn threaded(&self, mut rows: Vec<usize>) -> Vec<ViewRow> {
-        rows.sort_by(|&a, &b| {
-            self.rows[b]
-                .modified
-                .partial_cmp(&self.rows[a].modified)
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
+        by_time(&mut rows, |i| self.rows[i].modified);
         let present: std::collections::HashSet<usize> = rows.iter().copied().collect();
         let mut by_key: HashMap<String, usize> = HashMap::new();
         for &i in &rows {
@@ -622,4 +605,17 @@ fn regex_snippet(text: &str, start: usize, end: usize) -> String {
         &text[end..b],
         if b < text.len() { "…" } else { "" }
     )
+}
+
+/// Newest first, then by row index; a NaN time (an Invalid Date) compares "equal" as in pi's
+/// listing. V8's sort ([`arbor_core::js_sort`]): never panics on such a comparator.
+fn by_time(rows: &mut [usize], t: impl Fn(usize) -> f64) {
+    arbor_core::js_sort::v8_sort_by_number(rows, |a, b| {
+        let d = t(b) - t(a);
+        if d == 0.0 {
+            a as f64 - b as f64
+        } else {
+            d
+        }
+    });
 }
