@@ -2,9 +2,9 @@
 // timestamp of 9e15 ms, past JS's 8.64e15 limit: `new Date(9e15)` is invalid, getTime() NaN).
 // pi sorts with `(a, b) => b.modified.getTime() - a.modified.getTime()`: NaN, which V8 reads as
 // "equal", among 70 sessions (TimSort with one merge). Writes the files into DIR and prints pi's
-// `SessionManager.list("/p", DIR)` order as JSON (ids). The same files are written by
+// `SessionManager.list("/p", DIR)` order as JSON (ids); read by
 // crates/arbor-store/tests/pi15_list.rs and crates/arbor-cli/tests/pi15_listing.rs.
-// Usage: node list-nan.mjs SHIM DIR > goldens/pi15/list-nan-modified.json
+// Usage: node list-nan.mjs SHIM goldens/pi15/list-nan > goldens/pi15/list-nan-modified.json
 import { writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 
