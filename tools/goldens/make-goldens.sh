@@ -6,7 +6,7 @@
 #   pi:  npm @mariozechner/pi-coding-agent@0.73.1 (run with node >= 20)
 #   omp: npm @oh-my-pi/pi-coding-agent@18.2.3 (run with bun 1.4.4 from npm)
 #
-# Usage: tools/goldens/make-goldens.sh [all|pi-gen|pi-edge|pi-fixture|pi-list|omp-gen|omp-edge|omp-list]...
+# Usage: tools/goldens/make-goldens.sh [all|pi-gen|pi-edge|pi-exact|pi-fixture|pi-list|omp-gen|omp-edge|omp-list]...
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 T=$ROOT/tools/goldens
@@ -98,6 +98,18 @@ pi_edge() {
 	done
 }
 
+pi_exact() {
+	# Issue 22's hand-made inputs (tools/goldens/pi15/exact.mjs, the same bytes as goldens/pi15/exact-*)
+	# answered by 0.73.1: where 0.73.1 differs from 1.5.2, pi_goldens.rs's DEVIATIONS name it.
+	node "$T/pi15/exact.mjs" "$G/pi"
+	for f in "$G"/pi/exact-*.jsonl; do
+		local name
+		name=$(basename "$f" .jsonl)
+		pi expect "$f" "$G/pi/$name" --timeout 10
+		echo "pi $name"
+	done
+}
+
 pi_fixture() {
 	# The 974 KB fixture itself is NOT copied; tests read it from ../shared/fixtures. Contexts of a linear 1000-entry
 	# session are big (each is a prefix of the whole conversation: ~0.9 MB at the end), so context.json holds the
@@ -148,8 +160,8 @@ ensure_peers
 [[ $# -gt 0 ]] || set -- all
 for part in "$@"; do
 	case $part in
-	all) pi_gen; pi_edge; pi_fixture; pi_list; omp_gen; omp_edge; omp_list ;;
-	pi-gen) pi_gen ;; pi-edge) pi_edge ;; pi-fixture) pi_fixture ;; pi-list) pi_list ;;
+	all) pi_gen; pi_edge; pi_exact; pi_fixture; pi_list; omp_gen; omp_edge; omp_list ;;
+	pi-gen) pi_gen ;; pi-edge) pi_edge ;; pi-exact) pi_exact ;; pi-fixture) pi_fixture ;; pi-list) pi_list ;;
 	omp-gen) omp_gen ;; omp-edge) omp_edge ;; omp-list) omp_list ;;
 	*) echo "unknown part: $part" >&2; exit 2 ;;
 	esac

@@ -140,3 +140,59 @@ fn lone_surrogates_are_kept_in_the_listing_texts() {
     let text = String::from_utf8(search.stdout).expect("UTF-8");
     assert!(text.contains("lone \u{FFFD} high"), "{text}");
 }
+
+/// Issue 22 gap: 70 sessions, 10 with a NaN `modified` (a message timestamp of 9e15 ms, an
+/// Invalid Date): `goldens/pi15/list-nan/`, written by `tools/goldens/pi15/list-nan.mjs`. pi sorts with
+/// `b.modified - a.modified` (NaN: "equal" to V8); `ls` and `ls --json` must not panic and
+/// must list in pi 1.5.2's recorded order (`goldens/pi15/list-nan-modified.json`).
+#[test]
+fn a_nan_modified_among_70_sessions_is_listed_in_pis_order() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/pi15/list-nan");
+    let golden = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../goldens/pi15/list-nan-modified.json"
+    );
+    let want: Vec<String> =
+        serde_json::from_str(&std::fs::read_to_string(golden).expect("golden")).expect("json");
+    // Twice: cold, then from the catalog.
+    for _ in 0..2 {
+        let out = ls_json(tmp.path(), &dir);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let ids: Vec<&str> = v
+            .as_array()
+            .expect("array")
+            .iter()
+            .map(|s| s["id"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(ids, want);
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_arbor"))
+        .args(["ls", "--dir"])
+        .arg(&dir)
+        .env("HOME", tmp.path())
+        .env("ARBOR_CATALOG", tmp.path().join("catalog.db"))
+        .env_remove("PI_CODING_AGENT_DIR")
+        .output()
+        .expect("run arbor");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let shown: Vec<usize> = want
+        .iter()
+        .filter_map(|id| text.find(&format!("hi {id}")))
+        .collect();
+    assert_eq!(shown.len(), 70, "{text}");
+    assert!(
+        shown.windows(2).all(|w| w[0] < w[1]),
+        "human order differs: {text}"
+    );
+}

@@ -62,6 +62,28 @@ pub fn v8_sort_by_number<T: Copy>(v: &mut [T], mut cmp: impl FnMut(T, T) -> f64)
     });
 }
 
+/// [`v8_sort_by_number`] for elements that are not `Copy` (a listing's rows): the indices are
+/// sorted by V8's algorithm, then `v` is put in that order (no element is copied or dropped).
+pub fn v8_sort_slice_by_number<T>(v: &mut [T], mut cmp: impl FnMut(&T, &T) -> f64) {
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    v8_sort_by_number(&mut order, |a, b| cmp(&v[a], &v[b]));
+    // Apply the permutation in place: position `i` takes the element at `order[i]`.
+    let mut pos: Vec<usize> = (0..v.len()).collect(); // where each original element is now
+    let mut at: Vec<usize> = (0..v.len()).collect(); // which original element is at each slot
+    for i in 0..v.len() {
+        let want = order[i];
+        let j = pos[want];
+        if j != i {
+            v.swap(i, j);
+            let moved = at[i];
+            at[j] = moved;
+            pos[moved] = j;
+            at[i] = want;
+            pos[want] = i;
+        }
+    }
+}
+
 fn min_run_length(mut n: usize) -> usize {
     let mut r = 0;
     while n >= 64 {
@@ -533,6 +555,33 @@ mod tests {
 
     fn by_ts(v: &mut [usize], ts: &[f64]) {
         v8_sort_by_number(v, |a, b| ts[a] - ts[b]);
+    }
+
+    #[test]
+    fn slice_sort_puts_owned_elements_in_v8s_order() {
+        // Owned (non-Copy) rows end in the same order as V8's sort of their indices.
+        for n in [0usize, 1, 2, 64, 70, 300] {
+            let ts: Vec<f64> = (0..n)
+                .map(|i| {
+                    if i % 7 == 3 {
+                        f64::NAN
+                    } else {
+                        ((i * 53) % 70) as f64
+                    }
+                })
+                .collect();
+            let mut idx: Vec<usize> = (0..n).collect();
+            v8_sort_by_number(&mut idx, |a, b| ts[b] - ts[a]);
+            let mut rows: Vec<(String, f64)> = ts
+                .iter()
+                .enumerate()
+                .map(|(i, &t)| (i.to_string(), t))
+                .collect();
+            v8_sort_slice_by_number(&mut rows, |a, b| b.1 - a.1);
+            let got: Vec<String> = rows.into_iter().map(|r| r.0).collect();
+            let want: Vec<String> = idx.iter().map(|i| i.to_string()).collect();
+            assert_eq!(got, want, "n={n}");
+        }
     }
 
     #[test]

@@ -126,6 +126,33 @@ const DEVIATIONS: &[Deviation] = &[
         reason: "pi throws on open (null.type) and has no answers; arbor skips the line as \
                  malformed and reads the session",
     },
+    // Issue 22's inputs (goldens/pi/exact-*, the same bytes as goldens/pi15/exact-*): where
+    // 0.73.1 answers differently from 1.5.2, arbor follows 1.5.2 (asserted against
+    // goldens/pi15 by `own_answers`, which also checks that 0.73.1's answer still differs).
+    Deviation {
+        file: "exact-hex-session-id",
+        kinds: &[Kind::Llm],
+        keys: &[
+            "e0000001", "e0000002", "e0000003", "e0000004", "e0000005", "__open__",
+        ],
+        reason: "pi 1.5.2: 0.73.1's convertToLlm drops a system message (a pi 1.5 entry); \
+                 1.5.2 passes it through, and so does arbor",
+    },
+    Deviation {
+        file: "exact-non-object-falsy",
+        kinds: ALL,
+        keys: &["__open__"],
+        reason: "pi 1.5.2: 0.73.1 keeps the JSON lines 0, false and \"\" as entries without \
+                 id (leaf null, an empty context, three null roots); 1.5.2 skips them, and so \
+                 does arbor (check reports them)",
+    },
+    Deviation {
+        file: "exact-summary-roles",
+        kinds: &[Kind::Context, Kind::Llm],
+        keys: &["m0000010", "m0000011", "__open__"],
+        reason: "pi 1.5.2: 0.73.1 ignores a compaction's systemMessage (a pi 1.5 field); 1.5.2 \
+                 puts it before the summary, and so does arbor",
+    },
 ];
 
 fn deviation(file: &str) -> Option<&'static Deviation> {
@@ -228,19 +255,33 @@ fn check_contexts(kind: Kind) -> Tally {
         };
         let map = id_map(&doc, &peer_entries(&dir(), &name, &path))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        for (key, want) in answers {
+        let raw_keys: Vec<arbor_core::entry::IdKey> = match &want {
+            JsValue::Object(m) => m
+                .iter()
+                .map(|(k, _)| arbor_core::entry::IdKey::Str(k.0.clone().into()))
+                .collect(),
+            _ => Vec::new(),
+        };
+        for (n, (key, want)) in answers.into_iter().enumerate() {
             if deviates(&name, kind, Some(&key)) {
                 t.deviated += 1;
                 continue;
             }
             let arbor_key = map.id(&key);
-            if key != "__open__" && doc.index().get(&arbor_key).is_none() {
-                t.bad.push(format!(
-                    "{name} {key}: no entry {arbor_key} in arbor's view"
-                ));
-                continue;
-            }
-            let ctx = build_session_context(&doc, leaf_sel(&arbor_key));
+            // A key with a lone surrogate (exact-surrogate-ids) is asked as pi asked it, not as
+            // its lossy decoding (as pi15_goldens.rs does).
+            let sel = if key.contains('\u{fffd}') {
+                LeafSel::Key(&raw_keys[n])
+            } else {
+                if key != "__open__" && doc.index().get(&arbor_key).is_none() {
+                    t.bad.push(format!(
+                        "{name} {key}: no entry {arbor_key} in arbor's view"
+                    ));
+                    continue;
+                }
+                leaf_sel(&arbor_key)
+            };
+            let ctx = build_session_context(&doc, sel);
             let have = context_json(&doc, &ctx, kind == Kind::Llm);
             t.compared += 1;
             if let Err(d) = same_object(&map.value(want), &have, PI_CONTEXT_EXTRA) {
@@ -489,7 +530,62 @@ fn own_answers(kind: Kind, t: &mut Tally) {
                 assert!(ctx.message_count() > 0, "{}: the session is read", d.file);
                 t.own += 1;
             }
+            (f, _) if f.starts_with("exact-") && d.kinds.contains(&kind) => {
+                t.own += exact_follows_pi15(d, kind);
+            }
             _ => {}
+        }
+    }
+}
+
+/// arbor's answer on an issue-22 input where 0.73.1 and 1.5.2 differ: 1.5.2's
+/// (`goldens/pi15`), and 0.73.1's recorded answer does differ from it (else the deviation is
+/// stale). Returns the number of answers checked.
+fn exact_follows_pi15(d: &Deviation, kind: Kind) -> usize {
+    let pi15 = goldens_root().join("pi15");
+    let ext = match kind {
+        Kind::Context => "context.json",
+        Kind::Llm => "llm.json",
+        Kind::Tree => "tree.json",
+        Kind::Meta => "meta.json",
+    };
+    let want15 = read_json_opt(&pi15.join(format!("{}.{ext}", d.file))).expect("pi15 golden");
+    let want073 = golden(d.file, ext).expect("0.73.1 golden");
+    let doc = load(&dir().join(format!("{}.jsonl", d.file))).expect(d.file);
+    match kind {
+        Kind::Context | Kind::Llm => {
+            for key in d.keys {
+                let (w15, w073) = (want15.get(key), want073.get(key));
+                let (Some(w15), Some(w073)) = (w15, w073) else {
+                    panic!("{} {key}: missing in a golden", d.file);
+                };
+                assert!(
+                    same(w073, w15).is_err(),
+                    "{} {key} {ext}: 0.73.1 now answers as 1.5.2",
+                    d.file
+                );
+                let ctx = build_session_context(&doc, leaf_sel(key));
+                let have = context_json(&doc, &ctx, kind == Kind::Llm);
+                same_object(w15, &have, PI_CONTEXT_EXTRA)
+                    .unwrap_or_else(|e| panic!("{} {key} {ext}: {e}", d.file));
+            }
+            d.keys.len()
+        }
+        Kind::Tree | Kind::Meta => {
+            assert!(
+                same(&want073, &want15).is_err(),
+                "{} {ext}: 0.73.1 now answers as 1.5.2",
+                d.file
+            );
+            let have = if kind == Kind::Tree {
+                let mut out = Vec::new();
+                doc.index().tree(&doc).write_json(&doc, &mut out);
+                parse_printed(&out)
+            } else {
+                meta_of(&doc)
+            };
+            same(&want15, &have).unwrap_or_else(|e| panic!("{} {ext}: {e}", d.file));
+            1
         }
     }
 }

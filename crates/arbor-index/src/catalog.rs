@@ -330,11 +330,9 @@ pub fn sort_like_pi(listed: &mut [Listed], all: bool) {
     } else {
         listed.sort_by_cached_key(|l| std::cmp::Reverse(arbor_core::js::locale_key(&name(l))));
     }
-    listed.sort_by(|a, b| {
-        b.info
-            .modified_ms
-            .partial_cmp(&a.info.modified_ms)
-            .unwrap_or(std::cmp::Ordering::Equal)
+    // pi's comparator, `b.modified - a.modified`, NaN for an Invalid Date: V8's algorithm.
+    arbor_core::js_sort::v8_sort_slice_by_number(listed, |a, b| {
+        b.info.modified_ms - a.info.modified_ms
     });
 }
 

@@ -219,11 +219,10 @@ pub fn list_dir(dir: &Path) -> Vec<SessionInfo> {
                 .flatten()
         })
         .collect();
-    out.sort_by(|a, b| {
-        b.modified_ms
-            .partial_cmp(&a.modified_ms)
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
+    // pi: `sessions.sort((a, b) => b.modified.getTime() - a.modified.getTime())`. An Invalid
+    // Date gives NaN, "equal" to V8: not a total order, so V8's own algorithm (Rust's sort may
+    // panic on it and would give another order).
+    arbor_core::js_sort::v8_sort_slice_by_number(&mut out, |a, b| b.modified_ms - a.modified_ms);
     out
 }
 

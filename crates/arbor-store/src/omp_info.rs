@@ -483,12 +483,14 @@ pub fn list_dir_omp(dir: &Path, pinned: &[String]) -> Vec<OmpSessionInfo> {
 pub fn sort_omp(v: &mut [OmpSessionInfo]) {
     v.sort_by(|a, b| {
         use std::cmp::Ordering::Equal;
-        let m = b.modified_ms.partial_cmp(&a.modified_ms).unwrap_or(Equal);
+        // `modified` is the file's mtime and `created` a valid date: never NaN; `total_cmp`
+        // keeps the comparator a total order whatever comes in.
+        let m = b.modified_ms.total_cmp(&a.modified_ms);
         if m != Equal {
             return m;
         }
         if let (Some(x), Some(y)) = (a.created_ms, b.created_ms) {
-            let c = y.partial_cmp(&x).unwrap_or(Equal);
+            let c = y.total_cmp(&x);
             if c != Equal {
                 return c;
             }

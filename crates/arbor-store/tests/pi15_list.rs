@@ -44,3 +44,28 @@ fn a_shared_directory_is_filtered_by_cwd_as_pi_1_5_does() {
     assert_eq!(ids("/work/z", Some(&own)), ["s7"]);
     assert_eq!(ids("/work/z", None), ["s7"]);
 }
+
+/// Issue 22 gap: a NaN `modified` among 70 sessions (`goldens/pi15/list-nan/`, written by
+/// `tools/goldens/pi15/list-nan.mjs`: every 7th has a message timestamp of 9e15 ms, an Invalid
+/// Date). pi sorts with `b.modified - a.modified` (NaN: "equal" to V8, not a total order); Rust's
+/// `sort_by` may panic on that comparator and orders differently. `list_dir` must neither panic
+/// nor differ from pi 1.5.2's recorded order (`goldens/pi15/list-nan-modified.json`).
+#[test]
+fn a_nan_modified_among_70_sessions_is_listed_in_pis_order() {
+    let goldens = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/pi15");
+    let want: Vec<String> = serde_json::from_str(
+        &std::fs::read_to_string(goldens.join("list-nan-modified.json")).expect("golden"),
+    )
+    .expect("json");
+    let listed = arbor_store::discover::list_dir(&goldens.join("list-nan"));
+    assert_eq!(
+        listed.iter().filter(|s| s.modified_ms.is_nan()).count(),
+        10,
+        "the fixture has 10 NaN `modified`"
+    );
+    let got: Vec<String> = listed
+        .into_iter()
+        .map(|s| s.id.unwrap_or_default().trim_matches('"').to_string())
+        .collect();
+    assert_eq!(got, want);
+}

@@ -968,7 +968,7 @@ pub fn measure(
         ));
     }
     let p95 = |mut v: Vec<f64>| {
-        v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+        v.sort_by(f64::total_cmp);
         v.get(((v.len() as f64 * 0.95).ceil() as usize).saturating_sub(1))
             .copied()
             .unwrap_or(0.0)

@@ -510,23 +510,13 @@ impl Picker {
         };
         match self.sort {
             Sort::Recent | Sort::Relevance => {
-                rows.sort_by(|&a, &b| {
-                    self.rows[b]
-                        .modified
-                        .partial_cmp(&self.rows[a].modified)
-                        .unwrap_or(std::cmp::Ordering::Equal)
-                        .then(a.cmp(&b))
-                });
+                // The rows are the listing in pi's order (`catalog::sort_like_pi`): newest
+                // `modified` first, a NaN `modified` where pi's own sort leaves it, as `ls`.
+                rows.sort_unstable();
                 plain(rows)
             }
             Sort::Created => {
-                rows.sort_by(|&a, &b| {
-                    self.rows[b]
-                        .created
-                        .partial_cmp(&self.rows[a].created)
-                        .unwrap_or(std::cmp::Ordering::Equal)
-                        .then(a.cmp(&b))
-                });
+                by_time(&mut rows, |i| self.rows[i].created);
                 plain(rows)
             }
             Sort::Threaded => self.threaded(rows),
@@ -536,12 +526,8 @@ impl Picker {
     /// Forks under their parents (pi: `parentSession` is the parent's path; omp: its id),
     /// newest first at each level.
     fn threaded(&self, mut rows: Vec<usize>) -> Vec<ViewRow> {
-        rows.sort_by(|&a, &b| {
-            self.rows[b]
-                .modified
-                .partial_cmp(&self.rows[a].modified)
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
+        rows.sort_unstable(); // the listing's order (pi's), as for `Sort::Recent`
+
         let present: std::collections::HashSet<usize> = rows.iter().copied().collect();
         let mut by_key: HashMap<String, usize> = HashMap::new();
         for &i in &rows {
@@ -622,4 +608,60 @@ fn regex_snippet(text: &str, start: usize, end: usize) -> String {
         &text[end..b],
         if b < text.len() { "…" } else { "" }
     )
+}
+
+/// Newest first, then by row index (the listing's order); a NaN time (an Invalid Date) compares
+/// "equal" as in pi's listing. V8's sort ([`arbor_core::js_sort`]): never panics on such a
+/// comparator.
+fn by_time(rows: &mut [usize], t: impl Fn(usize) -> f64) {
+    arbor_core::js_sort::v8_sort_by_number(rows, |a, b| {
+        let d = t(b) - t(a);
+        if d == 0.0 {
+            a as f64 - b as f64
+        } else {
+            d
+        }
+    });
+}
+
+#[cfg(test)]
+mod nan_tests {
+    use super::*;
+
+    /// Issue 22 gap: 70 sessions, 10 with a NaN `modified` (`goldens/pi15/list-nan/`). The
+    /// picker shows pi 1.5.2's order (`goldens/pi15/list-nan-modified.json`), as `ls` does, in
+    /// every sort and while searching, and never panics (it sorted with
+    /// `partial_cmp(..).unwrap_or(Equal)`, not a total order, and in another order).
+    #[test]
+    fn a_nan_modified_is_shown_in_pis_order() {
+        let goldens = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/pi15");
+        let want: Vec<String> = serde_json::from_str(
+            &std::fs::read_to_string(goldens.join("list-nan-modified.json")).expect("golden"),
+        )
+        .expect("json");
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut cat =
+            crate::cmd::index::open_catalog(Some(&tmp.path().join("c.db"))).expect("catalog");
+        let dirs = vec![goldens.join("list-nan")];
+        let (listed, _) =
+            crate::cmd::index::refreshed_listing(&mut cat, &dirs, true).expect("listing");
+        let mut p = Picker::new(Scope::Project, &listed, &dirs);
+        let ids = |p: &Picker| -> Vec<String> {
+            p.view
+                .iter()
+                .map(|v| p.rows[v.row].session_id.clone().unwrap_or_default())
+                .collect()
+        };
+        assert_eq!(ids(&p), want, "recent");
+        p.sort = Sort::Threaded;
+        p.rebuild_view(None);
+        assert_eq!(ids(&p), want, "threaded");
+        p.sort = Sort::Created;
+        p.rebuild_view(None);
+        assert_eq!(p.view.len(), 70, "created: every row once");
+        p.sort = Sort::Recent;
+        p.query = "hi".into();
+        p.rebuild_view(None);
+        assert_eq!(ids(&p), want, "searching \"hi\"");
+    }
 }

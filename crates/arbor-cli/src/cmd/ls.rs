@@ -90,11 +90,9 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
     } else if !pi_rows.is_empty() {
         // Both kinds: merged newest `modified` first (each row by its own rules; stable).
         rows.extend(pi_rows);
-        rows.sort_by(|a, b| {
-            b.modified
-                .partial_cmp(&a.modified)
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
+        // pi's comparator (`b.modified - a.modified`, NaN "equal") by V8's algorithm: a pi
+        // row whose `modified` is an Invalid Date stays where pi's own sort leaves it.
+        arbor_core::js_sort::v8_sort_slice_by_number(&mut rows, |a, b| b.modified - a.modified);
     }
 
     if o.json {
