@@ -7,31 +7,9 @@ import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { treeJson } from "../goldens/tree-json.mjs";
 
 const { SessionManager, buildSessionContext, convertToLlm } = await import(process.env.PI_PKG ?? "/tmp/peers/pi15/shim.mjs");
-
-function treeJson(sm) {
-	const roots = sm.getTree();
-	const val = (v) => (v === undefined ? null : v);
-	const isObj = (e) => e !== null && typeof e === "object" && !Array.isArray(e);
-	const nodes = [];
-	const stack = [];
-	for (let i = roots.length - 1; i >= 0; i--) stack.push(roots[i]);
-	while (stack.length) {
-		const n = stack.pop();
-		const e = n.entry;
-		const node = isObj(e)
-			? { id: val(e.id), parentId: val(e.parentId), type: val(e.type), timestamp: val(e.timestamp) }
-			: { id: null, parentId: null, type: null, timestamp: null, raw: e };
-		if (n.label !== undefined) node.label = n.label;
-		node.children = n.children.map((c) => (isObj(c.entry) ? val(c.entry.id) : null));
-		nodes.push(node);
-		if (nodes.length > 200000) throw new Error("tree walk did not end");
-		for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i]);
-	}
-	const leaf = sm.getLeafId();
-	return { leaf: leaf === undefined ? null : leaf, roots: roots.map((n) => (isObj(n.entry) ? val(n.entry.id) : null)), nodes };
-}
 
 const dir = mkdtempSync(join(tmpdir(), "fuzz-pi-worker-"));
 const rl = createInterface({ input: process.stdin });
@@ -44,7 +22,7 @@ for await (const line of rl) {
 		copyFileSync(req.file, copy);
 		const sm = SessionManager.open(copy);
 		stage = "tree";
-		out.tree = treeJson(sm);
+		out.tree = treeJson(sm, 200000);
 		const entries = sm.getEntries();
 		for (const key of req.leaves) {
 			stage = `context ${key}`;

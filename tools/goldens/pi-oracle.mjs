@@ -12,6 +12,7 @@ import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync,
 import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { treeJson } from "./tree-json.mjs";
 import { bashMessage, customRoleMessage, assistantMessage, makeOps, pick, toolResultMessage, userMessage } from "./ops.mjs";
 
 // PI_PKG: the module to import (default: 0.73.1's index.js; tools/goldens/pi15/make.sh points it at pi 1.5.2's shim).
@@ -73,29 +74,6 @@ function sampled(entries, k, head) {
 	if (head) out = [...withId.slice(0, head), ...out];
 	const seen = new Set();
 	return out.filter((e) => (seen.has(e.id) ? false : (seen.add(e.id), true)));
-}
-
-// Canonical tree, depth-first pre-order over getTree(); iterative (trees can be 100k deep).
-function treeJson(sm) {
-	const roots = sm.getTree();
-	const val = (v) => (v === undefined ? null : v);
-	const isObj = (e) => e !== null && typeof e === "object" && !Array.isArray(e);
-	const nodes = [];
-	const stack = [];
-	for (let i = roots.length - 1; i >= 0; i--) stack.push(roots[i]);
-	while (stack.length) {
-		const n = stack.pop();
-		const e = n.entry;
-		const node = isObj(e)
-			? { id: val(e.id), parentId: val(e.parentId), type: val(e.type), timestamp: val(e.timestamp) }
-			: { id: null, parentId: null, type: null, timestamp: null, raw: e };
-		if (n.label !== undefined) node.label = n.label;
-		node.children = n.children.map((c) => (isObj(c.entry) ? val(c.entry.id) : null));
-		nodes.push(node);
-		for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i]);
-	}
-	const leaf = sm.getLeafId();
-	return { leaf: leaf === undefined ? null : leaf, roots: roots.map((n) => (isObj(n.entry) ? val(n.entry.id) : null)), nodes };
 }
 
 // OUTPREFIX.open.jsonl is written only when opening changed the file's bytes (migration rewrite, truncation, ...);
