@@ -88,8 +88,7 @@ fn identify(path: &Path) -> Result<Identity, BackendError> {
 /// file of the caller's own is made private (0600).
 fn check_not_planted(path: &Path) -> Result<(), String> {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
+    let me = arbor_store::safe_fs::euid();
     let mut names = vec![path.to_path_buf()];
     for side in ["-wal", "-shm", "-journal"] {
         let mut n = path.as_os_str().to_owned();

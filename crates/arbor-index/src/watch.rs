@@ -41,11 +41,6 @@ pub fn control_dir(catalog: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() }
-}
-
 /// Whether a live watcher of the catalog `catalog` has taken in every change made to the
 /// directories `dir_keys` (as [`crate::dir_key`] gives them) up to now, so that the catalog's
 /// rows for them are the files' current state. `false` when there is no watcher, it died, it
@@ -66,7 +61,7 @@ pub fn refreshes(catalog: &Path) -> Option<u64> {
 /// Sends one request line to the watcher of `catalog` and returns its answer line.
 fn request(catalog: &Path, q: &str) -> std::io::Result<String> {
     let dir = control_dir(catalog);
-    let me = euid();
+    let me = arbor_store::safe_fs::euid();
     let d = std::fs::symlink_metadata(&dir)?;
     let sock = dir.join("sock");
     let s = std::fs::symlink_metadata(&sock)?;
@@ -241,7 +236,7 @@ pub fn run(
     let ctl = control_dir(cat.path());
     arbor_store::file::create_dir_private(&ctl).at(&ctl)?;
     let m = std::fs::symlink_metadata(&ctl).at(&ctl)?;
-    if !m.is_dir() || m.uid() != euid() || m.mode() & 0o077 != 0 {
+    if !m.is_dir() || m.uid() != arbor_store::safe_fs::euid() || m.mode() & 0o077 != 0 {
         return Err(std::io::Error::new(
             std::io::ErrorKind::PermissionDenied,
             "is not a private directory of this user (mode 0700)",

@@ -372,7 +372,7 @@ fn start_owned(tls: Option<(Vec<u8>, Vec<u8>)>) -> Result<TestServer, String> {
     let bin = find_bindir()?;
     let initdb = bin.join("initdb");
     let pg_ctl = bin.join("pg_ctl");
-    let user = if is_root() {
+    let user = if skip::am_root() {
         Some(ensure_user(RUN_AS_USER)?)
     } else {
         None
@@ -700,11 +700,6 @@ fn pick_port() -> u16 {
         .wrapping_mul(7919)
         .wrapping_add(NEXT.fetch_add(1, Ordering::Relaxed));
     (20000 + n % 40000) as u16
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
 }
 
 fn egid() -> u32 {

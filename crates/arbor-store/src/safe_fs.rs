@@ -300,8 +300,8 @@ pub fn replace_file(path: &Path, content: &[u8]) -> io::Result<()> {
     f.commit()
 }
 
-/// The effective user id of this process.
-pub(crate) fn euid() -> u32 {
+/// The effective user id of this process (whose files arbor may trust as the caller's own).
+pub fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() }
 }
