@@ -91,9 +91,7 @@ fn check_not_planted(path: &Path) -> Result<(), String> {
     let me = arbor_store::safe_fs::euid();
     let mut names = vec![path.to_path_buf()];
     for side in ["-wal", "-shm", "-journal"] {
-        let mut n = path.as_os_str().to_owned();
-        n.push(side);
-        names.push(PathBuf::from(n));
+        names.push(arbor_store::paths::with_suffix(path, side));
     }
     for p in &names {
         if let Ok(m) = std::fs::symlink_metadata(p) {

@@ -476,19 +476,13 @@ fn set_aside(path: &Path) -> Result<PathBuf, IndexError> {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or(0);
-    let mut to = path.as_os_str().to_owned();
-    to.push(format!(".corrupt-{stamp}"));
-    let to = PathBuf::from(to);
+    let to = arbor_store::paths::with_suffix(path, format!(".corrupt-{stamp}"));
     std::fs::rename(path, &to).at(path)?;
     for (suffix, keep) in [("-wal", true), ("-shm", false)] {
-        let mut side = path.as_os_str().to_owned();
-        side.push(suffix);
-        let side = PathBuf::from(side);
+        let side = arbor_store::paths::with_suffix(path, suffix);
         if side.exists() {
             if keep {
-                let mut t = to.as_os_str().to_owned();
-                t.push(suffix);
-                let _ = std::fs::rename(&side, PathBuf::from(t));
+                let _ = std::fs::rename(&side, arbor_store::paths::with_suffix(&to, suffix));
             } else {
                 let _ = std::fs::remove_file(&side);
             }

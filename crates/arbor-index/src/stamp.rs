@@ -55,21 +55,15 @@ pub(crate) struct Stamp {
 
 const MAGIC: &str = "arbor catalog stamp 1";
 
-fn side(path: &Path, suffix: &str) -> PathBuf {
-    let mut s = path.as_os_str().to_owned();
-    s.push(suffix);
-    PathBuf::from(s)
-}
-
 /// Where the stamp of the catalog `path` is kept.
 pub(crate) fn stamp_path(path: &Path) -> PathBuf {
-    side(path, "-verified")
+    arbor_store::paths::with_suffix(path, "-verified")
 }
 
 /// The state of the catalog file when its log is empty or missing (`None` otherwise, or when
 /// it cannot be read: nothing is trusted then).
 pub(crate) fn current(path: &Path) -> Option<FileState> {
-    match std::fs::symlink_metadata(side(path, "-wal")) {
+    match std::fs::symlink_metadata(arbor_store::paths::with_suffix(path, "-wal")) {
         Ok(m) if m.len() > 0 => return None,
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

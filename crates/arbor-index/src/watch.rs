@@ -36,9 +36,7 @@ pub const ASK_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The watcher's private directory for the catalog `catalog`.
 pub fn control_dir(catalog: &Path) -> PathBuf {
-    let mut s = catalog.as_os_str().to_owned();
-    s.push("-watch.d");
-    PathBuf::from(s)
+    arbor_store::paths::with_suffix(catalog, "-watch.d")
 }
 
 /// Whether a live watcher of the catalog `catalog` has taken in every change made to the

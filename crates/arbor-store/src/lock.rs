@@ -67,9 +67,7 @@ pub struct WriterLock {
 
 /// The lock file's path for a session file.
 pub fn lock_path(session: &Path) -> PathBuf {
-    let mut p = session.as_os_str().to_owned();
-    p.push(".lock");
-    PathBuf::from(p)
+    crate::paths::with_suffix(session, ".lock")
 }
 
 fn hostname() -> String {

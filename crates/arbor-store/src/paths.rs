@@ -2,6 +2,21 @@
 use arbor_core::doc::Dialect;
 use std::path::{Path, PathBuf};
 
+/// `path` with `suffix` appended to its last component, byte for byte (`s.jsonl` →
+/// `s.jsonl.lock`, `catalog.db` → `catalog.db-wal`): the name of a file that sits beside
+/// another and belongs to it.
+///
+/// ```
+/// use std::path::Path;
+/// let p = arbor_store::paths::with_suffix(Path::new("/a/s.jsonl"), ".lock");
+/// assert_eq!(p, Path::new("/a/s.jsonl.lock"));
+/// ```
+pub fn with_suffix(path: &Path, suffix: impl AsRef<std::ffi::OsStr>) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
 /// The user's home directory (`$HOME`).
 pub fn home_dir() -> PathBuf {
     std::env::var_os("HOME")
