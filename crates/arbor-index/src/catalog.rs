@@ -554,6 +554,7 @@ impl Catalog {
             seen.filter(|s| s.files_ok && crate::stamp::current(path) == Some(s.state));
         crate::db_file::prepare_private(path)?;
         let conn = Connection::open(path).db(path)?;
+        crate::rank::register(&conn).db(path)?;
         let mut c = Catalog {
             conn,
             path: path.to_path_buf(),
@@ -662,6 +663,7 @@ impl Catalog {
     pub fn in_memory() -> Result<Catalog, IndexError> {
         let path = PathBuf::from(":memory:");
         let conn = Connection::open_in_memory().db(&path)?;
+        crate::rank::register(&conn).db(&path)?;
         let mut c = Catalog {
             conn,
             path,

@@ -28,8 +28,8 @@ pub struct SearchQuery {
     pub marks: (String, String),
     /// Words of context in a snippet (1 to 64).
     pub snippet_words: u32,
-    /// Rank at most this many matches, the most recently indexed ones (0: all). bm25 costs a
-    /// few microseconds per matching text; a common word matches tens of thousands.
+    /// Rank at most this many matches, the most recently indexed ones (0: all). Ranking costs
+    /// a few microseconds per matching text; a common word matches tens of thousands.
     pub rank_window: usize,
     /// Check the text index when the hits are fewer than the limit (FTS5 finds nothing in a
     /// damaged index; the check costs about 2.5 ms per MB of catalog) and the catalog file is
@@ -89,7 +89,8 @@ pub struct Hit {
     pub on_current_branch: bool,
     /// The matching text around the match, matched words marked.
     pub snippet: String,
-    /// FTS5's bm25 rank (lower is better).
+    /// The relevance: BM25, lower is better (see the module `rank`; on one-phrase queries
+    /// the order is FTS5's `bm25()`'s).
     pub rank: f64,
     /// The text's position in its file (entries in file order; see [`Catalog::texts_near`]).
     pub seq: i64,
@@ -121,7 +122,9 @@ fn is_query_error(e: &rusqlite::Error) -> bool {
 }
 
 impl Catalog {
-    /// Searches the indexed texts; hits are ranked by relevance (bm25), then newest first.
+    /// Searches the indexed texts; hits are ranked by relevance (BM25, with the document
+    /// frequencies of a query of several phrases estimated: see the module `rank`), then
+    /// newest first.
     ///
     /// Every query string either searches or is [`IndexError::Query`]: text FTS5 cannot read
     /// (`c++`, `*`, `foo:bar`, an unbalanced quote) is searched as quoted words, and a query
@@ -235,6 +238,12 @@ impl Catalog {
                 ph.join(",")
             ));
         }
+        // One snapshot for the window, the rank, the snippets and the count.
+        let _read = if self.conn.is_autocommit() {
+            Some(self.conn.unchecked_transaction().db(&self.path)?)
+        } else {
+            None
+        };
         let matches = if filters.is_empty() {
             "fts"
         } else {
@@ -263,9 +272,17 @@ impl Catalog {
                 at_least = q.rank_window;
             }
         }
+        // The rank (see the module `rank`: bm25 without counting every text of each phrase),
+        // then the snippets of the hits only (SQLite would make one for every ranked row).
+        let (lo, hi): (Option<i64>, Option<i64>) = self
+            .conn
+            .prepare_cached("SELECT min(id), max(id) FROM docs")
+            .db(&self.path)?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .db(&self.path)?;
         let n = fargs.len();
         let sql = format!(
-            "SELECT d.fid, d.seq, d.eid, d.kind, d.ts, snippet(fts, 0, ?{}, ?{}, '…', ?{}), bm25(fts) AS r \
+            "SELECT fts.rowid, d.fid, d.seq, d.eid, d.kind, d.ts, arbor_rank(fts, ?{}, ?{}, ?{}) AS r \
              FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ?1{filters}{window} ORDER BY r, d.ts_ms DESC LIMIT ?{}",
             n + 1,
             n + 2,
@@ -274,13 +291,13 @@ impl Catalog {
         );
         let count_args = fargs.clone();
         let mut args = fargs;
-        args.push(Value::Text(q.marks.0.clone()));
-        args.push(Value::Text(q.marks.1.clone()));
-        args.push(Value::Integer(i64::from(q.snippet_words.clamp(1, 64))));
+        args.push(Value::Integer(lo.unwrap_or(0)));
+        args.push(Value::Integer(hi.unwrap_or(0)));
+        args.push(Value::Integer(crate::rank::SAMPLE));
         args.push(Value::Integer(q.limit.min(100_000) as i64));
         let mut st = self.conn.prepare(&sql).db(&self.path)?;
-        type Raw = (i64, i64, Option<String>, i64, Option<String>, String, f64);
-        let raw: Vec<Raw> = st
+        type Ranked = (i64, i64, i64, Option<String>, i64, Option<String>, f64);
+        let ranked: Vec<Ranked> = st
             .query_map(rusqlite::params_from_iter(args), |r| {
                 Ok((
                     r.get(0)?,
@@ -288,16 +305,53 @@ impl Catalog {
                     r.get(2)?,
                     r.get(3)?,
                     r.get(4)?,
-                    // The texts are WTF-8 (a lone surrogate kept for pi's listing): shown lossily.
-                    arbor_core::json::JsStr(r.get_ref(5)?.as_bytes()?.to_vec())
-                        .to_string_lossy()
-                        .into_owned(),
+                    r.get(5)?,
                     r.get(6)?,
                 ))
             })
             .db(&self.path)?
             .collect::<Result<_, _>>()
             .db(&self.path)?;
+        let mut snippets: std::collections::HashMap<i64, String> =
+            std::collections::HashMap::with_capacity(ranked.len());
+        if !ranked.is_empty() {
+            let ids: Vec<String> = ranked.iter().map(|r| r.0.to_string()).collect();
+            let sql = format!(
+                "SELECT fts.rowid, snippet(fts, 0, ?2, ?3, '…', ?4) FROM fts \
+                 WHERE fts MATCH ?1 AND fts.rowid IN ({})",
+                ids.join(",")
+            );
+            let mut st = self.conn.prepare(&sql).db(&self.path)?;
+            let rows = st
+                .query_map(
+                    rusqlite::params![
+                        expr,
+                        q.marks.0,
+                        q.marks.1,
+                        i64::from(q.snippet_words.clamp(1, 64))
+                    ],
+                    |r| {
+                        Ok((
+                            r.get::<_, i64>(0)?,
+                            // The texts are WTF-8 (a lone surrogate kept for pi's listing):
+                            // shown lossily.
+                            arbor_core::json::JsStr(r.get_ref(1)?.as_bytes()?.to_vec())
+                                .to_string_lossy()
+                                .into_owned(),
+                        ))
+                    },
+                )
+                .db(&self.path)?;
+            for row in rows {
+                let (id, snippet) = row.db(&self.path)?;
+                snippets.insert(id, snippet);
+            }
+        }
+        let raw = ranked.into_iter().filter_map(|(id, fid, seq, eid, kind, ts, rank)| {
+            // A text gone between the two queries (a writer in between) is no hit.
+            let snippet = snippets.remove(&id)?;
+            Some((fid, seq, eid, kind, ts, snippet, rank))
+        });
         let mut file_q = self
             .conn
             .prepare_cached("SELECT path, session_id, coalesce(nullif(slot_title, ''), sname, header_title) FROM files WHERE fid=?1")
@@ -308,7 +362,7 @@ impl Catalog {
             .db(&self.path)?;
         let mut trees: std::collections::HashMap<i64, Option<crate::tree::TreeCache>> =
             std::collections::HashMap::new();
-        let mut hits = Vec::with_capacity(raw.len());
+        let mut hits = Vec::new();
         for (fid, seq, eid, kind, ts, snippet, rank) in raw {
             let Some(kind) = Kind::from_code(kind) else {
                 continue;
