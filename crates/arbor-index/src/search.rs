@@ -249,109 +249,82 @@ impl Catalog {
         } else {
             "fts JOIN docs d ON d.id = fts.rowid"
         };
-        // The rank window: the row id of the N-th newest match (texts get row ids in the order
-        // they are indexed, oldest files first, appends last).
-        let mut window = String::new();
-        // Matches known to exist: the window's query found its N-th newest match.
-        let mut at_least = 0usize;
-        if q.rank_window > 0 {
-            let sql = format!(
-                "SELECT fts.rowid FROM {matches} WHERE fts MATCH ?1{filters} \
-                 ORDER BY fts.rowid DESC LIMIT 1 OFFSET {}",
-                q.rank_window - 1
-            );
-            let from: Option<i64> = self
-                .conn
-                .prepare(&sql)
-                .db(&self.path)?
-                .query_row(rusqlite::params_from_iter(fargs.iter()), |r| r.get(0))
-                .optional()
-                .db(&self.path)?;
-            if let Some(id) = from {
-                window = format!(" AND fts.rowid >= {id}");
-                at_least = q.rank_window;
-            }
-        }
-        // The rank (see the module `rank`: bm25 without counting every text of each phrase),
-        // then the snippets of the hits only (SQLite would make one for every ranked row).
+        // One scan of the matches ranks them and makes the snippets of the rows that are
+        // among the best so far (see the module `rank`): the newest `rank_window` matches
+        // (texts get row ids in the order they are indexed, oldest files first, appends
+        // last), or every match. `lo`/`hi` give `arbor_rank` the span of the row ids.
         let (lo, hi): (Option<i64>, Option<i64>) = self
             .conn
-            .prepare_cached("SELECT min(id), max(id) FROM docs")
+            .prepare_cached("SELECT (SELECT min(id) FROM docs), (SELECT max(id) FROM docs)")
             .db(&self.path)?
             .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
             .db(&self.path)?;
         let n = fargs.len();
+        let limit = q.limit.min(100_000);
+        let rank = format!("arbor_rank(fts, ?{}, ?{}, ?{})", n + 1, n + 2, n + 3);
+        let window = if q.rank_window > 0 {
+            format!(" ORDER BY fts.rowid DESC LIMIT {}", q.rank_window)
+        } else {
+            String::new()
+        };
         let sql = format!(
-            "SELECT fts.rowid, d.fid, d.seq, d.eid, d.kind, d.ts, arbor_rank(fts, ?{}, ?{}, ?{}) AS r \
-             FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ?1{filters}{window} ORDER BY r, d.ts_ms DESC LIMIT ?{}",
-            n + 1,
-            n + 2,
-            n + 3,
-            n + 4
+            "SELECT fts.rowid, d.fid, d.seq, d.eid, d.kind, d.ts, d.ts_ms, {rank}, \
+             CASE WHEN arbor_best(fts, {limit}, {rank}, d.ts_ms) THEN snippet(fts, 0, ?{}, ?{}, '…', ?{}) END \
+             FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ?1{filters}{window}",
+            n + 4,
+            n + 5,
+            n + 6,
         );
         let count_args = fargs.clone();
         let mut args = fargs;
         args.push(Value::Integer(lo.unwrap_or(0)));
         args.push(Value::Integer(hi.unwrap_or(0)));
         args.push(Value::Integer(crate::rank::SAMPLE));
-        args.push(Value::Integer(q.limit.min(100_000) as i64));
-        let mut st = self.conn.prepare(&sql).db(&self.path)?;
-        type Ranked = (i64, i64, i64, Option<String>, i64, Option<String>, f64);
-        let ranked: Vec<Ranked> = st
-            .query_map(rusqlite::params_from_iter(args), |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                ))
-            })
-            .db(&self.path)?
-            .collect::<Result<_, _>>()
-            .db(&self.path)?;
-        let mut snippets: std::collections::HashMap<i64, String> =
-            std::collections::HashMap::with_capacity(ranked.len());
-        if !ranked.is_empty() {
-            let ids: Vec<String> = ranked.iter().map(|r| r.0.to_string()).collect();
-            let sql = format!(
-                "SELECT fts.rowid, snippet(fts, 0, ?2, ?3, '…', ?4) FROM fts \
-                 WHERE fts MATCH ?1 AND fts.rowid IN ({})",
-                ids.join(",")
-            );
+        args.push(Value::Text(q.marks.0.clone()));
+        args.push(Value::Text(q.marks.1.clone()));
+        args.push(Value::Integer(i64::from(q.snippet_words.clamp(1, 64))));
+        type Raw = (i64, i64, Option<String>, i64, Option<String>, String, f64);
+        let mut best: Vec<(crate::rank::Key, Raw)> = Vec::new();
+        let mut scanned = 0usize;
+        {
             let mut st = self.conn.prepare(&sql).db(&self.path)?;
-            let rows = st
-                .query_map(
-                    rusqlite::params![
-                        expr,
-                        q.marks.0,
-                        q.marks.1,
-                        i64::from(q.snippet_words.clamp(1, 64))
-                    ],
-                    |r| {
-                        Ok((
-                            r.get::<_, i64>(0)?,
-                            // The texts are WTF-8 (a lone surrogate kept for pi's listing):
-                            // shown lossily.
-                            arbor_core::json::JsStr(r.get_ref(1)?.as_bytes()?.to_vec())
-                                .to_string_lossy()
-                                .into_owned(),
-                        ))
-                    },
-                )
-                .db(&self.path)?;
-            for row in rows {
-                let (id, snippet) = row.db(&self.path)?;
-                snippets.insert(id, snippet);
+            let mut rows = st.query(rusqlite::params_from_iter(args)).db(&self.path)?;
+            while let Some(r) = rows.next().db(&self.path)? {
+                scanned += 1;
+                // The texts are WTF-8 (a lone surrogate kept for pi's listing): shown lossily.
+                let snippet = match r.get_ref(8).db(&self.path)? {
+                    // Not among the best so far: no snippet made.
+                    rusqlite::types::ValueRef::Null => continue,
+                    rusqlite::types::ValueRef::Text(b) | rusqlite::types::ValueRef::Blob(b) => {
+                        arbor_core::json::JsStr(b.to_vec())
+                            .to_string_lossy()
+                            .into_owned()
+                    }
+                    _ => String::new(),
+                };
+                let key = crate::rank::Key {
+                    rank: r.get(7).db(&self.path)?,
+                    ts_ms: r.get(6).db(&self.path)?,
+                    id: r.get(0).db(&self.path)?,
+                };
+                let raw: Raw = (
+                    r.get(1).db(&self.path)?,
+                    r.get(2).db(&self.path)?,
+                    r.get(3).db(&self.path)?,
+                    r.get(4).db(&self.path)?,
+                    r.get(5).db(&self.path)?,
+                    snippet,
+                    key.rank,
+                );
+                best.push((key, raw));
             }
         }
-        let raw = ranked.into_iter().filter_map(|(id, fid, seq, eid, kind, ts, rank)| {
-            // A text gone between the two queries (a writer in between) is no hit.
-            let snippet = snippets.remove(&id)?;
-            Some((fid, seq, eid, kind, ts, snippet, rank))
-        });
+        best.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        best.truncate(limit);
+        // The scan saw every match unless the window was full: then there are at least that
+        // many.
+        let exact = (q.rank_window == 0 || scanned < q.rank_window).then_some(scanned);
+        let raw = best.into_iter().map(|(_, raw)| raw);
         let mut file_q = self
             .conn
             .prepare_cached("SELECT path, session_id, coalesce(nullif(slot_title, ''), sname, header_title) FROM files WHERE fid=?1")
@@ -403,8 +376,12 @@ impl Catalog {
         }
         let cap_total = q.limit.saturating_add(q.count_cap).saturating_add(1);
         let total = if q.count_total && hits.len() >= q.limit {
-            if q.count_cap > 0 && at_least >= cap_total {
-                // The window's query already saw more matches than the count would stop at.
+            let capped = |n: usize| if q.count_cap > 0 { n.min(cap_total) } else { n };
+            if let Some(n) = exact {
+                return Ok((hits, capped(n) as u64));
+            }
+            if q.count_cap > 0 && q.rank_window >= cap_total {
+                // The scan already saw more matches than the count would stop at.
                 return Ok((hits, cap_total as u64));
             }
             let sql = if q.count_cap > 0 {
