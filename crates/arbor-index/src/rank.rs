@@ -17,12 +17,14 @@
 //!   matches than `sample` is counted exactly, so on a catalog where no phrase has `sample`
 //!   matches (and with `sample` 0: no limit) the score is `bm25()`'s, to the last bit.
 //!
-//! `arbor_best(fts, k, rank, ts_ms)` is 1 when the current row is among the `k` best rows the
-//! query has seen so far (by [`Key`]: rank, then newest `ts_ms`, then newest row id), else
-//! 0. The search asks for a snippet only where it is 1: the final `k` best are among those
-//! rows, and a scan of 2,000 matches makes some 110 snippets instead of 2,000 (each costs
-//! about 2 microseconds; a second query for the hits' snippets would expand a prefix query's
-//! terms again, 5-8 ms for `Ωmeg*` at 10,000 sessions).
+//! `arbor_best(fts, k, rank)` is 1 when the current row's rank is no worse than the `k`-th
+//! best rank the query has seen so far (ties included: the final order breaks them by
+//! time, which the scan does not read), else 0. The search makes a snippet and reads the
+//! text's row only where it is 1: the final `k` best are among those rows, and a scan of
+//! 2,000 matches makes some 110 snippets instead of 2,000 (each about 2 microseconds) and
+//! reads some 110 rows of `docs` instead of 2,000 (each on its own page, most of a phrase
+//! search's reads). A second query for the hits' snippets would expand a prefix query's
+//! terms again: 5-8 ms for `Ωmeg*` at 10,000 sessions.
 //!
 //! Why `unsafe`: rusqlite (0.32) has no binding for FTS5's extension API, and an auxiliary
 //! function is the only way to see a row's phrase instances inside a MATCH query (the
@@ -161,37 +163,60 @@ impl PartialEq for Key {
 }
 impl Eq for Key {}
 
-/// The `k` best keys seen so far, the worst on top.
+/// The `k` best ranks seen so far, the worst on top.
 #[derive(Debug, Default)]
 pub(crate) struct Best {
     k: usize,
-    heap: std::collections::BinaryHeap<Key>,
+    heap: std::collections::BinaryHeap<Rank>,
 }
 
+/// A rank, totally ordered.
+#[derive(Debug, Clone, Copy)]
+struct Rank(f64);
+impl Ord for Rank {
+    fn cmp(&self, o: &Rank) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
+impl PartialOrd for Rank {
+    fn partial_cmp(&self, o: &Rank) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl PartialEq for Rank {
+    fn eq(&self, o: &Rank) -> bool {
+        self.cmp(o).is_eq()
+    }
+}
+impl Eq for Rank {}
+
 impl Best {
-    /// Room for `k` keys.
+    /// Room for `k` ranks.
     pub(crate) fn new(k: usize) -> Best {
         Best {
             k,
             heap: std::collections::BinaryHeap::with_capacity(k.min(4096) + 1),
         }
     }
-    /// Whether `key` is among the `k` best so far (it is then kept).
-    pub(crate) fn offer(&mut self, key: Key) -> bool {
+    /// Whether `rank` is no worse than the `k`-th best so far (it is then kept): every row
+    /// of the final `k` best under any order of ties is offered `true`.
+    pub(crate) fn offer(&mut self, rank: f64) -> bool {
+        let r = Rank(rank);
         if self.k == 0 {
             return false;
         }
         if self.heap.len() < self.k {
-            self.heap.push(key);
+            self.heap.push(r);
             return true;
         }
         match self.heap.peek() {
-            Some(worst) if key < *worst => {
+            Some(worst) if r < *worst => {
                 self.heap.pop();
-                self.heap.push(key);
+                self.heap.push(r);
                 true
             }
-            _ => false,
+            Some(worst) => r == *worst,
+            None => true,
         }
     }
 }
@@ -285,11 +310,6 @@ impl Api<'_> {
             )
         })?;
         Ok((c.seen, c.last))
-    }
-    fn rowid(&self) -> Result<i64, c_int> {
-        let f = self.api.xRowid.ok_or(MISSING)?;
-        // SAFETY: as in `row_count`.
-        Ok(unsafe { f(self.fts) })
     }
     /// This function's auxiliary data for the query: null, or what `set_aux` handed over
     /// (each function has its own: `arbor_rank` a `State`, `arbor_best` a `Best`).
@@ -458,7 +478,7 @@ unsafe extern "C" fn rank_fn(
     }
 }
 
-/// Whether the current row is among the `k` best so far.
+/// Whether the current row's rank is no worse than the `k`-th best so far.
 ///
 /// # Safety
 /// The arguments are those FTS5 passes to an auxiliary function.
@@ -473,29 +493,22 @@ unsafe fn best(
         api: unsafe { api.as_ref() }.ok_or(MISSING)?,
         fts,
     };
-    if n != 3 {
+    if n != 2 {
         return Err(ffi::SQLITE_RANGE);
     }
-    // SAFETY: `args` holds `n` = 3 values, valid for the call.
-    let (k, rank, ts) = unsafe { (*args, *args.add(1), *args.add(2)) };
+    // SAFETY: `args` holds `n` = 2 values, valid for the call.
+    let (k, rank) = unsafe { (*args, *args.add(1)) };
     let mut b = a.aux::<Best>()?;
     if b.is_null() {
         // SAFETY: `k` is one of this call's values.
         let k = usize::try_from(unsafe { ffi::sqlite3_value_int64(k) }).unwrap_or(0);
         b = a.set_aux(Box::new(Best::new(k)))?;
     }
-    // SAFETY: `rank` and `ts` are this call's values.
-    let key = unsafe {
-        Key {
-            rank: ffi::sqlite3_value_double(rank),
-            ts_ms: (ffi::sqlite3_value_type(ts) != ffi::SQLITE_NULL)
-                .then(|| ffi::sqlite3_value_double(ts)),
-            id: a.rowid()?,
-        }
-    };
+    // SAFETY: `rank` is one of this call's values.
+    let rank = unsafe { ffi::sqlite3_value_double(rank) };
     // SAFETY: `b` is this query's `Best`, owned by FTS5 until the query ends, used by one
     // call at a time.
-    Ok(unsafe { &mut *b }.offer(key))
+    Ok(unsafe { &mut *b }.offer(rank))
 }
 
 unsafe extern "C" fn best_fn(

@@ -249,10 +249,11 @@ impl Catalog {
         } else {
             "fts JOIN docs d ON d.id = fts.rowid"
         };
-        // One scan of the matches ranks them and makes the snippets of the rows that are
-        // among the best so far (see the module `rank`): the newest `rank_window` matches
-        // (texts get row ids in the order they are indexed, oldest files first, appends
-        // last), or every match. `lo`/`hi` give `arbor_rank` the span of the row ids.
+        // One scan of the matches ranks them and makes the snippets of the rows that may be
+        // among the best (see the module `rank`): the newest `rank_window` matches (texts get
+        // row ids in the order they are indexed, oldest files first, appends last), or every
+        // match. `lo`/`hi` give `arbor_rank` the span of the row ids. Only those rows are
+        // read from `docs` when no filter needs the others.
         let (lo, hi): (Option<i64>, Option<i64>) = self
             .conn
             .prepare_cached("SELECT (SELECT min(id) FROM docs), (SELECT max(id) FROM docs)")
@@ -268,9 +269,9 @@ impl Catalog {
             String::new()
         };
         let sql = format!(
-            "SELECT fts.rowid, d.fid, d.seq, d.eid, d.kind, d.ts, d.ts_ms, {rank}, \
-             CASE WHEN arbor_best(fts, {limit}, {rank}, d.ts_ms) THEN snippet(fts, 0, ?{}, ?{}, '…', ?{}) END \
-             FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ?1{filters}{window}",
+            "SELECT fts.rowid, {rank}, \
+             CASE WHEN arbor_best(fts, {limit}, {rank}) THEN snippet(fts, 0, ?{}, ?{}, '…', ?{}) END \
+             FROM {matches} WHERE fts MATCH ?1{filters}{window}",
             n + 4,
             n + 5,
             n + 6,
@@ -283,8 +284,8 @@ impl Catalog {
         args.push(Value::Text(q.marks.0.clone()));
         args.push(Value::Text(q.marks.1.clone()));
         args.push(Value::Integer(i64::from(q.snippet_words.clamp(1, 64))));
-        type Raw = (i64, i64, Option<String>, i64, Option<String>, String, f64);
-        let mut best: Vec<(crate::rank::Key, Raw)> = Vec::new();
+        // (row id, rank, snippet) of the rows that may be among the best.
+        let mut maybe: Vec<(i64, f64, String)> = Vec::new();
         let mut scanned = 0usize;
         {
             let mut st = self.conn.prepare(&sql).db(&self.path)?;
@@ -292,7 +293,7 @@ impl Catalog {
             while let Some(r) = rows.next().db(&self.path)? {
                 scanned += 1;
                 // The texts are WTF-8 (a lone surrogate kept for pi's listing): shown lossily.
-                let snippet = match r.get_ref(8).db(&self.path)? {
+                let snippet = match r.get_ref(2).db(&self.path)? {
                     // Not among the best so far: no snippet made.
                     rusqlite::types::ValueRef::Null => continue,
                     rusqlite::types::ValueRef::Text(b) | rusqlite::types::ValueRef::Blob(b) => {
@@ -302,21 +303,30 @@ impl Catalog {
                     }
                     _ => String::new(),
                 };
-                let key = crate::rank::Key {
-                    rank: r.get(7).db(&self.path)?,
-                    ts_ms: r.get(6).db(&self.path)?,
-                    id: r.get(0).db(&self.path)?,
+                maybe.push((r.get(0).db(&self.path)?, r.get(1).db(&self.path)?, snippet));
+            }
+        }
+        type Raw = (i64, i64, Option<String>, i64, Option<String>, String, f64);
+        let mut best: Vec<(crate::rank::Key, Raw)> = Vec::with_capacity(maybe.len());
+        {
+            let mut doc = self
+                .conn
+                .prepare_cached("SELECT fid, seq, eid, kind, ts, ts_ms FROM docs WHERE id=?1")
+                .db(&self.path)?;
+            for (id, rank, snippet) in maybe {
+                type Doc = (i64, i64, Option<String>, i64, Option<String>, Option<f64>);
+                let d: Option<Doc> = doc
+                    .query_row([id], |r| {
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+                    })
+                    .optional()
+                    .db(&self.path)?;
+                // The scan and this read share one snapshot: a row is always there.
+                let Some((fid, seq, eid, kind, ts, ts_ms)) = d else {
+                    continue;
                 };
-                let raw: Raw = (
-                    r.get(1).db(&self.path)?,
-                    r.get(2).db(&self.path)?,
-                    r.get(3).db(&self.path)?,
-                    r.get(4).db(&self.path)?,
-                    r.get(5).db(&self.path)?,
-                    snippet,
-                    key.rank,
-                );
-                best.push((key, raw));
+                let key = crate::rank::Key { rank, ts_ms, id };
+                best.push((key, (fid, seq, eid, kind, ts, snippet, rank)));
             }
         }
         best.sort_unstable_by(|a, b| a.0.cmp(&b.0));
