@@ -28,8 +28,8 @@
 //!
 //! Why `unsafe`: rusqlite (0.32) has no binding for FTS5's extension API, and an auxiliary
 //! function is the only way to see a row's phrase instances inside a MATCH query (the
-//! alternative, a second query per phrase, costs what `bm25()` costs). All of the `unsafe`
-//! of the crate is in this module. The invariants it relies on:
+//! alternative, a second query per phrase, costs what `bm25()` costs). All of the FTS5
+//! `unsafe` is in this module. The invariants it relies on:
 //!
 //! - the `fts5_api` pointer comes from SQLite's documented `SELECT fts5(?1)` with
 //!   `sqlite3_bind_pointer(.., "fts5_api_ptr")` on the connection being set up, and is used
@@ -418,10 +418,8 @@ unsafe fn score(
     args: *mut *mut ffi::sqlite3_value,
 ) -> Result<f64, c_int> {
     // SAFETY: FTS5 passes its API table, valid for the call.
-    let a = Api {
-        api: unsafe { api.as_ref() }.ok_or(MISSING)?,
-        fts,
-    };
+    let api = unsafe { api.as_ref() }.ok_or(MISSING)?;
+    let a = Api { api, fts };
     let mut state = a.aux::<State>()?;
     if state.is_null() {
         let arg = |i: usize| -> Result<i64, c_int> {
@@ -489,10 +487,8 @@ unsafe fn best(
     args: *mut *mut ffi::sqlite3_value,
 ) -> Result<bool, c_int> {
     // SAFETY: FTS5 passes its API table, valid for the call.
-    let a = Api {
-        api: unsafe { api.as_ref() }.ok_or(MISSING)?,
-        fts,
-    };
+    let api = unsafe { api.as_ref() }.ok_or(MISSING)?;
+    let a = Api { api, fts };
     if n != 2 {
         return Err(ffi::SQLITE_RANGE);
     }
@@ -554,9 +550,13 @@ mod tests {
     fn corpus(n: usize) -> Connection {
         let c = Connection::open_in_memory().unwrap();
         register(&c).unwrap();
-        c.execute_batch("CREATE VIRTUAL TABLE fts USING fts5(text, tokenize='unicode61 remove_diacritics 2');")
+        c.execute_batch(
+            "CREATE VIRTUAL TABLE fts USING fts5(text, tokenize='unicode61 remove_diacritics 2');",
+        )
+        .unwrap();
+        let mut ins = c
+            .prepare("INSERT INTO fts(rowid, text) VALUES (?1, ?2)")
             .unwrap();
-        let mut ins = c.prepare("INSERT INTO fts(rowid, text) VALUES (?1, ?2)").unwrap();
         for i in 0..n {
             let mut t = String::new();
             if i % 2 == 0 {
@@ -621,7 +621,10 @@ mod tests {
                 .into_iter()
                 .map(|r| r.0)
                 .collect();
-            let theirs: Vec<i64> = ranked(&c, q, "bm25(fts)").into_iter().map(|r| r.0).collect();
+            let theirs: Vec<i64> = ranked(&c, q, "bm25(fts)")
+                .into_iter()
+                .map(|r| r.0)
+                .collect();
             assert!(!ours.is_empty(), "{q}");
             assert_eq!(ours, theirs, "{q}");
         }
@@ -633,7 +636,11 @@ mod tests {
     #[test]
     fn an_estimated_frequency_stays_close_to_bm25() {
         let c = corpus(3000);
-        for q in ["common rare", "common OR rare", "\"session manager\" common"] {
+        for q in [
+            "common rare",
+            "common OR rare",
+            "\"session manager\" common",
+        ] {
             let ours = ranked(&c, q, "arbor_rank(fts, 1, 3000, 100)");
             let theirs = ranked(&c, q, "bm25(fts)");
             assert_eq!(ours.len(), theirs.len(), "{q}");
@@ -641,17 +648,24 @@ mod tests {
                 theirs.iter().copied().collect();
             for (id, s) in &ours {
                 let t = theirs_by_id[id];
-                assert!((s - t).abs() <= 0.05 * t.abs(), "{q}: row {id}: {s} vs bm25 {t}");
+                assert!(
+                    (s - t).abs() <= 0.05 * t.abs(),
+                    "{q}: row {id}: {s} vs bm25 {t}"
+                );
             }
             assert_eq!(ours[0].0, theirs[0].0, "{q}");
         }
         // A text with more of the rare word beats one with more of the common word.
         let c = Connection::open_in_memory().unwrap();
         register(&c).unwrap();
-        c.execute_batch("CREATE VIRTUAL TABLE fts USING fts5(text);").unwrap();
+        c.execute_batch("CREATE VIRTUAL TABLE fts USING fts5(text);")
+            .unwrap();
         for i in 0..2000 {
-            c.execute("INSERT INTO fts(rowid, text) VALUES (?1, 'common filler')", [i + 10])
-                .unwrap();
+            c.execute(
+                "INSERT INTO fts(rowid, text) VALUES (?1, 'common filler')",
+                [i + 10],
+            )
+            .unwrap();
         }
         c.execute_batch(
             "INSERT INTO fts(rowid, text) VALUES (1, 'common common common rare'), (2, 'rare rare rare common');",
@@ -693,7 +707,10 @@ mod tests {
         let mut st = c
             .prepare("SELECT arbor_rank(fts, 1) FROM fts WHERE fts MATCH 'common'")
             .unwrap();
-        assert!(st.query_map([], |r| r.get::<_, f64>(0)).unwrap().any(|r| r.is_err()));
+        assert!(st
+            .query_map([], |r| r.get::<_, f64>(0))
+            .unwrap()
+            .any(|r| r.is_err()));
         // A full scan has no phrase: every score is 0.
         let v: f64 = c
             .query_row("SELECT arbor_rank(fts) FROM fts LIMIT 1", [], |r| r.get(0))

@@ -317,7 +317,14 @@ impl Catalog {
                 type Doc = (i64, i64, Option<String>, i64, Option<String>, Option<f64>);
                 let d: Option<Doc> = doc
                     .query_row([id], |r| {
-                        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+                        Ok((
+                            r.get(0)?,
+                            r.get(1)?,
+                            r.get(2)?,
+                            r.get(3)?,
+                            r.get(4)?,
+                            r.get(5)?,
+                        ))
                     })
                     .optional()
                     .db(&self.path)?;
@@ -329,7 +336,7 @@ impl Catalog {
                 best.push((key, (fid, seq, eid, kind, ts, snippet, rank)));
             }
         }
-        best.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        best.sort_unstable_by_key(|b| b.0);
         best.truncate(limit);
         // The scan saw every match unless the window was full: then there are at least that
         // many.

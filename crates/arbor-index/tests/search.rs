@@ -400,7 +400,11 @@ fn hits_are_the_best_in_rank_then_time_order_with_ties() {
     for k in 0..40 {
         let texts: Vec<&str> = match k % 4 {
             0 => vec!["walrus tusk", "walrus tusk", "nothing"],
-            1 => vec!["walrus walrus tusk", "a walrus in a longer sentence here", "walrus tusk"],
+            1 => vec![
+                "walrus walrus tusk",
+                "a walrus in a longer sentence here",
+                "walrus tusk",
+            ],
             2 => vec!["walrus tusk", "tusk only", "walrus"],
             _ => vec!["walrus", "walrus tusk", "walrus tusk"],
         };
