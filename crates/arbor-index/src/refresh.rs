@@ -140,60 +140,35 @@ pub fn dir_key(dir: &Path) -> String {
 /// regular files; a directory named `x.jsonl` would be hidden by pi anyway).
 pub fn read_dir_listing(dir: &Path) -> DirListing {
     let key = dir_key(dir);
+    let mut files = Vec::new();
     // Each name is `stat`ed relative to the directory (`fstatat`, following symlinks as
     // `metadata` does), not by its whole path: a third of a warm search's time at 10,000
     // sessions went to walking the same directories' names again for every file.
     let dir_fd = std::fs::File::open(dir).ok();
-    let names: Vec<std::ffi::OsString> = match std::fs::read_dir(dir) {
-        Ok(rd) => rd
-            .flatten()
-            .map(|e| e.file_name())
-            .filter(|n| n.to_string_lossy().ends_with(".jsonl"))
-            .collect(),
-        Err(_) => Vec::new(),
-    };
-    let stat_all = |names: &[std::ffi::OsString]| -> Vec<Option<Stat>> {
-        names
-            .iter()
-            .map(|n| match &dir_fd {
-                Some(f) => stat_at(f, n),
-                None => std::fs::metadata(dir.join(n))
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !name.ends_with(".jsonl") {
+                continue;
+            }
+            let stat = match &dir_fd {
+                Some(f) => stat_at(f, &e.file_name()),
+                None => std::fs::metadata(e.path())
                     .ok()
                     .filter(|m| m.is_file())
                     .map(|m| Stat::from_meta(&m)),
-            })
-            .collect()
-    };
-    // A large directory is `stat`ed by two threads: the `stat`s are most of what a command
-    // that trusts no watcher spends (10,000 files: some 15 ms of kernel time).
-    let stats = if names.len() >= PARALLEL_STAT_FROM && arbor_core::two_cores() {
-        let (a, b) = names.split_at(names.len() / 2);
-        std::thread::scope(|s| {
-            let other = s.spawn(|| stat_all(b));
-            let mut v = stat_all(a);
-            match other.join() {
-                Ok(w) => v.extend(w),
-                Err(_) => v.extend(stat_all(b)),
+            };
+            if let Some(st) = stat {
+                files.push((name, st));
             }
-            v
-        })
-    } else {
-        stat_all(&names)
-    };
-    let files = names
-        .into_iter()
-        .zip(stats)
-        .filter_map(|(n, st)| Some((n.to_string_lossy().into_owned(), st?)))
-        .collect();
+        }
+    }
     DirListing {
         shown: dir.to_path_buf(),
         key,
         files,
     }
 }
-
-/// From how many `.jsonl` names a directory is `stat`ed by two threads.
-const PARALLEL_STAT_FROM: usize = 1000;
 
 /// `fstatat(dir, name)` following symlinks: the file's [`Stat`] when it is a regular file.
 fn stat_at(dir: &std::fs::File, name: &std::ffi::OsStr) -> Option<Stat> {
@@ -926,33 +901,6 @@ impl Catalog {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A directory large enough to be `stat`ed by two threads lists the same as one read
-    /// name by name: every `.jsonl` regular file, in directory order, with its own stat.
-    #[test]
-    fn a_large_directory_lists_as_a_small_one() {
-        let d = tempfile::tempdir().unwrap();
-        for i in 0..(super::PARALLEL_STAT_FROM + 201) {
-            std::fs::write(d.path().join(format!("{i}.jsonl")), vec![b'x'; i % 7]).unwrap();
-        }
-        std::fs::create_dir(d.path().join("dir.jsonl")).unwrap();
-        std::fs::write(d.path().join("other.txt"), "x").unwrap();
-        let l = super::read_dir_listing(d.path());
-        let want: Vec<(String, u64)> = std::fs::read_dir(d.path())
-            .unwrap()
-            .flatten()
-            .filter(|e| e.file_type().unwrap().is_file())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".jsonl"))
-            .map(|n| {
-                let len = std::fs::metadata(d.path().join(&n)).unwrap().len();
-                (n, len)
-            })
-            .collect();
-        let got: Vec<(String, u64)> = l.files.iter().map(|(n, s)| (n.clone(), s.size)).collect();
-        assert_eq!(got.len(), super::PARALLEL_STAT_FROM + 201);
-        assert_eq!(got, want);
-    }
 
     #[test]
     fn node_join_is_lexical() {
