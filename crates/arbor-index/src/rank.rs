@@ -717,4 +717,54 @@ mod tests {
             .unwrap();
         assert_eq!(v, 0.0);
     }
+
+    /// Damage met while a phrase is counted (a page only that count reads) is SQLite's
+    /// corruption error, as with `bm25()`, never a score: the search then rebuilds the
+    /// catalog.
+    #[test]
+    fn damage_met_while_counting_is_a_corruption_error() {
+        let c = Connection::open_in_memory().unwrap();
+        register(&c).unwrap();
+        c.execute_batch(
+            "CREATE VIRTUAL TABLE fts USING fts5(text);
+             BEGIN;
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+               INSERT INTO fts(rowid, text) SELECT i, 'common filler' FROM n;
+             WITH RECURSIVE n(i) AS (SELECT 20001 UNION ALL SELECT i + 1 FROM n WHERE i < 20010)
+               INSERT INTO fts(rowid, text) SELECT i, 'common rare' FROM n;
+             COMMIT;",
+        )
+        .unwrap();
+        // The fifth page of `common`'s doclist (leaf pages: segment << 37 | page number).
+        let first: i64 = c
+            .query_row(
+                "SELECT min(id) FROM fts_data WHERE id >= (1 << 37) AND (id & (1 << 36)) = 0",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        c.execute(
+            "UPDATE fts_data SET block = randomblob(length(block)) WHERE id = ?1",
+            [first + 4],
+        )
+        .unwrap();
+        let newest = |f: &str| {
+            c.query_row(
+                &format!("SELECT rowid, {f} FROM fts WHERE fts MATCH 'common rare' ORDER BY rowid DESC LIMIT 1"),
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+        };
+        // The newest match alone does not read the damaged page...
+        assert_eq!(newest("0").unwrap(), 20010);
+        // ...counting `common` over the whole index does.
+        for f in ["bm25(fts)", "arbor_rank(fts, 1, 20010, 0)"] {
+            let e = newest(f).unwrap_err();
+            assert_eq!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseCorrupt),
+                "{f}: {e}"
+            );
+        }
+    }
 }
