@@ -805,3 +805,76 @@ fn search_counts_up_to_a_cap_unless_asked_to_count_all() {
     let said = String::from_utf8_lossy(&o.stderr);
     assert!(said.contains("over 1000 more matches"), "{said}");
 }
+
+/// A search without a watcher reads the directories while it searches the catalog and answers
+/// only from a catalog that is as the files are (issue 21, item 15): a new session, an
+/// appended turn, a rewrite and a deletion made between two searches are each in the next
+/// answer.
+#[test]
+fn search_without_a_watcher_answers_from_the_files_as_they_are() {
+    let e = Env::new();
+    let d = e.pi_dir("--w--");
+    let dir = d.to_str().unwrap().to_string();
+    let s = |q: &str| -> Vec<String> {
+        e.json(&["search", q, "--dir", &dir, "--json"])
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["entryId"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    let f1 = d.join("2025-01-01T00-00-00-000Z_s1.jsonl");
+    write_lines(
+        &f1,
+        &[
+            header("s1", "/w", "2025-01-01T00:00:00.000Z"),
+            msg("a1", None, "2025-01-01T00:00:01.000Z", "user", "walrus one"),
+        ],
+    );
+    assert_eq!(s("walrus"), ["a1"]);
+    assert!(s("narwhal").is_empty());
+    // A new session.
+    let f2 = d.join("2025-01-02T00-00-00-000Z_s2.jsonl");
+    write_lines(
+        &f2,
+        &[
+            header("s2", "/w", "2025-01-02T00:00:00.000Z"),
+            msg(
+                "b1",
+                None,
+                "2025-01-02T00:00:01.000Z",
+                "user",
+                "narwhal two",
+            ),
+        ],
+    );
+    assert_eq!(s("narwhal"), ["b1"]);
+    // An appended turn.
+    let mut text = std::fs::read_to_string(&f1).unwrap();
+    text.push_str(&msg(
+        "a2",
+        Some("a1"),
+        "2025-01-01T00:00:02.000Z",
+        "assistant",
+        "narwhal too",
+    ));
+    text.push('\n');
+    std::fs::write(&f1, text).unwrap();
+    let mut got = s("narwhal");
+    got.sort();
+    assert_eq!(got, ["a2", "b1"]);
+    // A rewrite: the old text is gone.
+    write_lines(
+        &f1,
+        &[
+            header("s1", "/w", "2025-01-01T00:00:00.000Z"),
+            msg("a1", None, "2025-01-01T00:00:01.000Z", "user", "okapi"),
+        ],
+    );
+    assert!(s("walrus").is_empty());
+    assert_eq!(s("narwhal"), ["b1"]);
+    // A deletion.
+    std::fs::remove_file(&f2).unwrap();
+    assert!(s("narwhal").is_empty());
+    assert_eq!(s("okapi"), ["a1"]);
+}

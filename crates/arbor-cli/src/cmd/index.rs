@@ -456,10 +456,16 @@ pub fn search(
         listing: false,
         ..RefreshOptions::default()
     };
-    if new_kinds {
+    // Without a watcher's word for the catalog, the directories are read and `stat`ed on
+    // another thread while the catalog is searched (both take 10-30 ms at 10,000 sessions);
+    // the answer is given only once the files are known to be as indexed, else the catalog
+    // is brought up to date and searched again.
+    let keys: Vec<String> = dirs.iter().map(|d| arbor_index::dir_key(d)).collect();
+    let mut check_after = false;
+    if new_kinds || cat.report.in_memory_because.is_some() || cat.report.created {
         refresh(&mut cat, &dirs, texts_only)?;
-    } else {
-        refresh_or_trust(&mut cat, &dirs, texts_only)?;
+    } else if !arbor_index::watch::vouches(cat.path(), &keys) {
+        check_after = true;
     }
     let mut q = SearchQuery::new(o.query);
     q.kinds = kinds;
@@ -475,13 +481,43 @@ pub fn search(
     // Matched words are marked with private-use characters, which no sanitizer touches and
     // no session text is likely to hold: replaced by colour, or turned into offsets for JSON.
     q.marks = (MARK_ON.into(), MARK_OFF.into());
-    let (hits, total) = with_rebuild(&mut cat, |c, rebuilt| {
-        if rebuilt {
-            c.require_kinds(need)?;
-            c.refresh_dirs(&dirs, texts_only, &mut |_| {})?;
-        }
-        c.search_with_total(&q)
-    })?;
+    let run = |cat: &mut Catalog| {
+        with_rebuild(cat, |c, rebuilt| {
+            if rebuilt {
+                c.require_kinds(need)?;
+                c.refresh_dirs(&dirs, texts_only, &mut |_| {})?;
+            }
+            c.search_with_total(&q)
+        })
+    };
+    let (hits, total) = if check_after {
+        std::thread::scope(|s| -> Result<_> {
+            let reader = s.spawn(|| {
+                dirs.iter()
+                    .map(|d| arbor_index::read_dir_listing(d))
+                    .collect::<Vec<_>>()
+            });
+            let first = run(&mut cat);
+            let listings = reader
+                .join()
+                .map_err(|_| anyhow::anyhow!("reading the session directories failed"))?;
+            let first = first?;
+            let mut bar = Bar::new();
+            let r = with_recovery(&mut cat, |c| {
+                c.refresh_listings(&listings, texts_only, &mut |p| bar.update(p))
+            });
+            bar.finish();
+            let (_, stats) = r?;
+            warn_failed(&stats);
+            if stats.unchanged == stats.files && stats.removed == 0 {
+                Ok(first)
+            } else {
+                run(&mut cat)
+            }
+        })?
+    } else {
+        run(&mut cat)?
+    };
     let mut more = total.saturating_sub(hits.len() as u64);
     // Counted up to the cap: past it, "more than `cap`".
     let capped = q.count_cap > 0 && more > q.count_cap as u64;
