@@ -44,9 +44,10 @@
 use rusqlite::ffi;
 use std::os::raw::{c_int, c_void};
 
-/// How many matches of a phrase are counted before its frequency is estimated (about 6%
-/// standard error on the frequency; its logarithm is what the score uses).
-pub(crate) const SAMPLE: i64 = 256;
+/// How many matches of a phrase are counted before its frequency is estimated (about 3%
+/// standard error on the frequency; 256 gave 6%, and a top 20 of `refactor lock` at 10,000
+/// sessions that shared 15 texts with `bm25()`'s, 19 with 1,024, at the same cost).
+pub(crate) const SAMPLE: i64 = 1024;
 
 /// BM25's term-frequency saturation (FTS5's value).
 const K1: f64 = 1.2;
