@@ -24,7 +24,7 @@ pub use report::{JsonArray, JsonObject};
 pub use scan::{
     decode_string, scan_object, scan_object_compact_at, scan_object_compact_into, skip_ws,
     value_end, value_end_compact, value_end_compact_noting, Member, ObjectScan, PrefixNote,
-    ValueKind,
+    StrPieces, ValueKind,
 };
 pub use value::{JsStr, JsValue};
 pub use write::{

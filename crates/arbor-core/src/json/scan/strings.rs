@@ -301,3 +301,92 @@ pub(crate) fn decode_string_at(
 pub fn decode_string(raw: &[u8]) -> Result<JsStr, JsonError> {
     decode_string_at(raw, 0, false).map(|(s, _)| s)
 }
+
+/// The contents of a JSON string (the raw bytes between the quotes) decoded a piece at a
+/// time: each item is the next piece of the text, lossy as [`JsStr::to_string_lossy`] (a
+/// lone surrogate is U+FFFD, invalid UTF-8 is U+FFFD), of about `piece` bytes. The pieces
+/// joined are exactly `decode_string(raw)?.to_string_lossy()`: a piece ends between two
+/// escapes (a `\uD83D\uDE00` pair is one) or before a byte that starts a character, never
+/// inside one. A long string is so read in bounded memory; [`StrPieces::consumed`] says how
+/// much of `raw` is behind (the caller may release it). An error ends the pieces.
+#[derive(Debug, Clone)]
+pub struct StrPieces<'a> {
+    src: &'a [u8],
+    pos: usize,
+    piece: usize,
+    failed: bool,
+}
+
+impl<'a> StrPieces<'a> {
+    /// The pieces of `raw` (the string's contents, without its quotes), about `piece` bytes
+    /// each (at least 1).
+    pub fn new(raw: &'a [u8], piece: usize) -> Self {
+        StrPieces {
+            src: raw,
+            pos: 0,
+            piece: piece.max(1),
+            failed: false,
+        }
+    }
+
+    /// How many bytes of `raw` the pieces returned so far were decoded from.
+    pub fn consumed(&self) -> usize {
+        self.pos
+    }
+}
+
+impl Iterator for StrPieces<'_> {
+    type Item = Result<String, JsonError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let src = self.src;
+        if self.failed || self.pos >= src.len() {
+            return None;
+        }
+        let mut out = Vec::with_capacity(self.piece.min(src.len() - self.pos) + 4);
+        let mut i = self.pos;
+        while out.len() < self.piece && i < src.len() {
+            // Plain bytes up to a limit that is not inside a character: a byte that
+            // continues one (10xxxxxx) is never where a run is cut.
+            let mut lim = (i + (self.piece - out.len())).min(src.len());
+            while lim > i && lim < src.len() && src[lim] & 0xC0 == 0x80 {
+                lim -= 1;
+            }
+            if lim == i {
+                lim = i + 1;
+                while lim < src.len() && src[lim] & 0xC0 == 0x80 {
+                    lim += 1;
+                }
+            }
+            let j = copy_run_lossy(&src[..lim], i, &mut out);
+            match src.get(j) {
+                _ if j == lim && j > i => i = j,
+                Some(b'\\') => match decode_escape(src, j) {
+                    Ok((cp, next)) => {
+                        push_wtf8(cp, &mut out);
+                        i = next;
+                    }
+                    Err(e) => {
+                        self.failed = true;
+                        return Some(Err(e));
+                    }
+                },
+                Some(b'"') => {
+                    self.failed = true;
+                    return Some(Err(err(j, "unescaped '\"' in string")));
+                }
+                Some(_) => {
+                    self.failed = true;
+                    return Some(Err(err(j, "control character in string")));
+                }
+                None => i = j,
+            }
+        }
+        self.pos = i;
+        let s = JsStr(out);
+        Some(Ok(match s.to_string_lossy() {
+            std::borrow::Cow::Borrowed(_) => String::from_utf8(s.0).unwrap_or_default(),
+            std::borrow::Cow::Owned(o) => o,
+        }))
+    }
+}
