@@ -221,14 +221,18 @@ fn html_entry<W: Write>(
             write_pieces(&mut w.out, t.trim_end(), false, esc)?;
             return write!(w.out, "</div>");
         }
-        text_html(w, hl, t)
+        text_html(&mut w.out, hl, t)
     };
     match e.etype {
         EntryType::Message => {
             let m = m.clone().unwrap_or(JsValue::Null);
             let stop = s("stopReason");
             if matches!(stop.as_str(), "error" | "aborted") {
-                body(w, &format!("✗ {stop}: {}", s("errorMessage")).as_str().into(), "err")?;
+                body(
+                    w,
+                    &format!("✗ {stop}: {}", s("errorMessage")).as_str().into(),
+                    "err",
+                )?;
             }
             if matches!(m.get("isError"), Some(JsValue::Bool(true))) {
                 body(w, &"✗ error".into(), "err")?;
@@ -238,7 +242,7 @@ fn html_entry<W: Write>(
                     let text = if role == "bashExecution" {
                         Src::Str(format!("$ {}\n{}", s("command"), s("output")).into())
                     } else if let Some(raw) = long {
-                        Src::Raw(raw)
+                        Src::raw(raw)
                     } else {
                         Src::Str(crate::render::content_text(m.get("content")).into())
                     };
@@ -254,10 +258,12 @@ fn html_entry<W: Write>(
                     text::write_ops(&mut w.out, &text, ops, |_, _, _| Ok(()))?;
                     html_images(m.get("content"), w)?;
                 }
-                _ => match m.get("content") {
-                    _ if long.is_some() => body(w, &Src::Raw(long.unwrap_or_default()), "text")?,
-                    Some(JsValue::String(t)) => body(w, &Src::Str(t.to_string_lossy()), "text")?,
-                    Some(JsValue::Array(blocks)) => {
+                _ => match (long, m.get("content")) {
+                    (Some(raw), _) => body(w, &Src::raw(raw), "text")?,
+                    (None, Some(JsValue::String(t))) => {
+                        body(w, &Src::Str(t.to_string_lossy()), "text")?
+                    }
+                    (None, Some(JsValue::Array(blocks))) => {
                         for b in blocks {
                             // Borrowed: a long text is not copied.
                             let bs = |k: &str| {
@@ -390,8 +396,8 @@ fn html_images<W: Write>(content: Option<&JsValue>, w: &mut Writer<'_, W>) -> st
 
 /// Message text: the prose between its fenced code blocks in `<div class="text">`, each
 /// block through [`code_block`] (a block too long to highlight escaped as it is read).
-fn text_html<W: Write>(
-    w: &mut Writer<'_, W>,
+pub(super) fn text_html<W: Write>(
+    out: &mut W,
     hl: &mut Highlighter,
     t: &Src<'_>,
 ) -> std::io::Result<()> {
@@ -421,14 +427,13 @@ fn text_html<W: Write>(
             }
         }
     }
-    let out = &mut w.out;
     text::write_ops(out, t, ops, |out, n, code| {
         code_block(out, hl, langs.get(n).map_or("", String::as_str), code)
     })
 }
 
 /// A code block, highlighted when its language is known (and the export's budget allows).
-fn code_block(
+pub(super) fn code_block(
     out: &mut impl Write,
     hl: &mut Highlighter,
     lang: &str,

@@ -7,10 +7,10 @@ use arbor_core::entry::EntryType;
 use arbor_core::json::{JsValue, JsonObject};
 use arbor_store::map::Resident;
 use std::borrow::Cow;
-use text::{Esc, Op, Src};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
+use text::{Esc, Op, Src};
 
 /// What `export` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -57,35 +57,14 @@ impl<'a, W: Write> Writer<'a, W> {
         }
     }
 
-    /// A fenced block whose fence is longer than any backtick run inside.
+    /// A fenced block whose fence is longer than any backtick run inside ([`md_fence`]).
     fn fence(&mut self, lang: &str, body: &Src<'_>) -> std::io::Result<()> {
-        let (parts, _) = text::layout(body, false)?;
-        let ops = parts
-            .iter()
-            .flat_map(|p| fence_ops(lang, p.range.start..p.last_non_nl, p.backticks))
-            .collect();
-        text::write_ops(&mut self.out, body, ops, |_, _, _| Ok(()))
+        md_fence(&mut self.out, lang, body)
     }
 
-    /// Message text: its fenced code blocks as fences of their own, the prose between them
-    /// through [`md_text`], so that nothing from the session (`</details>`, `<script>`, an
-    /// image or a `javascript:` link) is live in any Markdown renderer.
+    /// Message text ([`md_message_text`]).
     fn text(&mut self, t: &Src<'_>) -> std::io::Result<()> {
-        let (parts, _) = text::layout(t, true)?;
-        let mut ops = Vec::new();
-        for p in parts {
-            match &p.code {
-                // Escaping adds no whitespace: trimmed before, it is trimmed after.
-                None => {
-                    if let Some(end) = p.last_non_ws {
-                        ops.push(Op::Text(p.first_non_nl..end, Esc::Md));
-                        ops.push(Op::Lit("\n\n".into()));
-                    }
-                }
-                Some(lang) => ops.extend(fence_ops(lang, p.range.start..p.last_non_nl, p.backticks)),
-            }
-        }
-        text::write_ops(&mut self.out, t, ops, |_, _, _| Ok(()))
+        md_message_text(&mut self.out, t)
     }
 
     /// An image: written once to the assets directory and linked, or a placeholder.
@@ -159,6 +138,37 @@ impl<'a, W: Write> Writer<'a, W> {
             _ => Ok(()),
         }
     }
+}
+
+/// A fenced block of `body` whose fence is longer than any backtick run inside.
+fn md_fence(out: &mut impl Write, lang: &str, body: &Src<'_>) -> std::io::Result<()> {
+    let (parts, _) = text::layout(body, false)?;
+    let ops = parts
+        .iter()
+        .flat_map(|p| fence_ops(lang, p.range.start..p.last_non_nl, p.backticks))
+        .collect();
+    text::write_ops(out, body, ops, |_, _, _| Ok(()))
+}
+
+/// Message text in Markdown: its fenced code blocks as fences of their own, the prose
+/// between them through [`md_text`], so that nothing from the session (`</details>`,
+/// `<script>`, an image or a `javascript:` link) is live in any Markdown renderer.
+fn md_message_text(out: &mut impl Write, t: &Src<'_>) -> std::io::Result<()> {
+    let (parts, _) = text::layout(t, true)?;
+    let mut ops = Vec::new();
+    for p in parts {
+        match &p.code {
+            // Escaping adds no whitespace: trimmed before, it is trimmed after.
+            None => {
+                if let Some(end) = p.last_non_ws {
+                    ops.push(Op::Text(p.first_non_nl..end, Esc::Md));
+                    ops.push(Op::Lit("\n\n".into()));
+                }
+            }
+            Some(lang) => ops.extend(fence_ops(lang, p.range.start..p.last_non_nl, p.backticks)),
+        }
+    }
+    text::write_ops(out, t, ops, |_, _, _| Ok(()))
 }
 
 /// A fenced block of `body` (a range of the text, written as it is) whose fence is longer
@@ -402,7 +412,7 @@ fn title_of(doc: &SessionDoc, path: &[usize]) -> String {
                 }
                 match text::message(e, doc.line(&e.line)) {
                     // One line of a long text: only as much of it as the line needs.
-                    (_, Some(long)) => Some(text::one_line(&Src::Raw(long), 80)),
+                    (_, Some(long)) => Some(text::one_line(&Src::raw(long), 80)),
                     (m, None) => m.map(|m| match m.get("content") {
                         // One line of a text: not a copy of it all.
                         Some(JsValue::String(s)) => {
@@ -569,7 +579,7 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
                         writeln!(w.out, "> **error**\n")?;
                     }
                     let text = match long {
-                        Some(raw) => Src::Raw(raw),
+                        Some(raw) => Src::raw(raw),
                         None => Src::Str(crate::render::content_text(m.get("content")).into()),
                     };
                     w.fence("", &text)?;
@@ -598,7 +608,7 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
                     w.fence("", &s("output").as_str().into())?;
                 }
                 _ => match long {
-                    Some(raw) => w.text(&Src::Raw(raw))?,
+                    Some(raw) => w.text(&Src::raw(raw))?,
                     None => w.blocks(m.get("content"))?,
                 },
             }
@@ -733,7 +743,7 @@ pub fn json(
                 }
             }
             if let Some(raw) = long {
-                texts.push(("text", Src::Raw(raw)));
+                texts.push(("text", Src::raw(raw)));
             } else if !text.is_empty() {
                 texts.push(("text", Src::Str(one(text))));
             }
@@ -795,7 +805,7 @@ pub fn json(
 
 mod highlight;
 mod html;
-mod text;
 pub mod output;
+mod text;
 pub use html::html;
 pub use output::assets_of;

@@ -24,8 +24,15 @@ pub(crate) enum Src<'a> {
     Str(Cow<'a, str>),
     /// A JSON string's raw contents (between its quotes), in the session's line: decoded a
     /// piece at a time, lossily (lone surrogates and invalid UTF-8 as U+FFFD), as
-    /// `JsStr::to_string_lossy` decodes it whole.
-    Raw(&'a [u8]),
+    /// `JsStr::to_string_lossy` decodes it whole; pieces of `piece` bytes (at least).
+    Raw { raw: &'a [u8], piece: usize },
+}
+
+impl<'a> Src<'a> {
+    /// A JSON string's raw contents, read in pieces of [`PIECE`] bytes.
+    pub(crate) fn raw(raw: &'a [u8]) -> Self {
+        Src::Raw { raw, piece: PIECE }
+    }
 }
 
 impl<'a> From<&'a str> for Src<'a> {
@@ -42,8 +49,8 @@ impl Src<'_> {
         match self {
             Src::Str(s) if s.is_empty() => Ok(()),
             Src::Str(s) => f(0, s),
-            Src::Raw(raw) => {
-                let mut pieces = StrPieces::new(raw, PIECE);
+            Src::Raw { raw, piece } => {
+                let mut pieces = StrPieces::new(raw, *piece);
                 let mut carry = String::new();
                 let mut at = 0;
                 let mut released = 0;
@@ -398,4 +405,231 @@ pub(crate) fn write_ops<W: Write>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! A text read in pieces renders to the same bytes as the text whole, and both to the
+    //! bytes of the renderers from before the pieces (kept here as the reference).
+    use super::super::highlight::Highlighter;
+    use super::super::{escape_html, md_text, write_pieces};
+    use super::*;
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+    use proptest::sample::select;
+
+    /// The reference: `fenced` as it was (the parts of a whole text).
+    fn old_fenced(t: &str) -> Vec<(Option<&str>, &str)> {
+        let mut parts = Vec::new();
+        let mut text_from = 0;
+        let mut pos = 0;
+        let mut open: Option<(u8, usize, &str, usize)> = None;
+        while pos < t.len() {
+            let end = t[pos..].find('\n').map_or(t.len(), |i| pos + i + 1);
+            let line = &t[pos..end];
+            let trimmed = line.trim_start_matches(' ');
+            let indent = line.len() - trimmed.len();
+            let fence = trimmed
+                .as_bytes()
+                .first()
+                .copied()
+                .filter(|c| *c == b'`' || *c == b'~');
+            let run = fence.map_or(0, |c| trimmed.bytes().take_while(|b| *b == c).count());
+            match (open, fence) {
+                (None, Some(c)) if indent <= 3 && run >= 3 => {
+                    let info = trimmed[run..].trim();
+                    if c == b'`' && info.contains('`') {
+                        pos = end;
+                        continue;
+                    }
+                    parts.push((None, &t[text_from..pos]));
+                    open = Some((c, run, info, end));
+                }
+                (Some((c0, n0, lang, from)), Some(c))
+                    if c == c0 && run >= n0 && indent <= 3 && trimmed[run..].trim().is_empty() =>
+                {
+                    parts.push((Some(lang), &t[from..pos]));
+                    open = None;
+                    text_from = end;
+                }
+                _ => {}
+            }
+            pos = end;
+        }
+        match open {
+            Some((_, _, lang, from)) => parts.push((Some(lang), &t[from..])),
+            None => parts.push((None, &t[text_from..])),
+        }
+        parts
+    }
+
+    /// The reference: `Writer::fence` as it was.
+    fn old_fence(out: &mut Vec<u8>, lang: &str, body: &str) {
+        let lang: String = lang
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '#' | '.' | '_' | '-'))
+            .collect();
+        let mut longest = 0;
+        let mut run = 0;
+        for c in body.chars() {
+            run = if c == '`' { run + 1 } else { 0 };
+            longest = longest.max(run);
+        }
+        let f = "`".repeat((longest + 1).max(3));
+        out.extend_from_slice(
+            format!("{f}{lang}\n{}\n{f}\n\n", body.trim_end_matches('\n')).as_bytes(),
+        );
+    }
+
+    /// The reference: `Writer::text` as it was.
+    fn old_md(t: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (lang, x) in old_fenced(t.trim_end()) {
+            match lang {
+                None => {
+                    let x = x.trim_matches('\n').trim_end();
+                    if !x.trim().is_empty() {
+                        write_pieces(&mut out, x, true, md_text).expect("in memory");
+                        out.extend_from_slice(b"\n\n");
+                    }
+                }
+                Some(lang) => old_fence(&mut out, lang, x),
+            }
+        }
+        out
+    }
+
+    /// The reference: the HTML export's `body(.., "text")` as it was.
+    fn old_html(t: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut hl = Highlighter::new();
+        if t.trim().is_empty() {
+            return out;
+        }
+        for (lang, x) in old_fenced(t.trim_end()) {
+            match lang {
+                None if !x.trim().is_empty() => {
+                    out.extend_from_slice(b"<div class=\"text\">");
+                    write_pieces(&mut out, x.trim_matches('\n'), false, escape_html)
+                        .expect("in memory");
+                    out.extend_from_slice(b"</div>");
+                }
+                None => {}
+                Some(lang) => {
+                    super::super::html::code_block(&mut out, &mut hl, lang, x).expect("in memory")
+                }
+            }
+        }
+        out
+    }
+
+    /// What each renderer writes of `src`.
+    fn render(src: &Src<'_>) -> [Vec<u8>; 5] {
+        let mut md = Vec::new();
+        super::super::md_message_text(&mut md, src).expect("in memory");
+        let mut fence = Vec::new();
+        super::super::md_fence(&mut fence, "x", src).expect("in memory");
+        let mut html = Vec::new();
+        super::super::html::text_html(&mut html, &mut Highlighter::new(), src).expect("in memory");
+        let mut json = Vec::new();
+        write_ops(
+            &mut json,
+            src,
+            vec![Op::Text(0..usize::MAX, Esc::Json)],
+            |_, _, _| Ok(()),
+        )
+        .expect("in memory");
+        let counts = format!(
+            "{} {}",
+            line_count(src).expect("in memory"),
+            one_line(src, 20)
+        );
+        [md, fence, html, json, counts.into_bytes()]
+    }
+
+    /// Raw JSON string contents: fences and backtick runs, Markdown and HTML specials,
+    /// whitespace (Unicode's too), multi-byte characters, escapes of every kind (a backtick
+    /// or a newline escaped, surrogate pairs, lone surrogates) and invalid UTF-8.
+    fn arb_raw() -> impl Strategy<Value = Vec<u8>> {
+        let atom = select(vec![
+            "a",
+            "b c",
+            " ",
+            "  ",
+            r"\n",
+            r"\n",
+            r"\n",
+            r"\n\n",
+            "`",
+            "``",
+            "```",
+            r"\u0060",
+            "~~~",
+            r"```rust\n",
+            r"```js\n",
+            r"   ```\n",
+            r"    ```\n",
+            r"~~~ py\n",
+            r"``` a ` b\n",
+            "]",
+            "(",
+            "[",
+            ":",
+            "<",
+            "&",
+            "\\\\",
+            "\\\"",
+            r"\t",
+            r"\r",
+            r"\u0001",
+            "é",
+            "😀",
+            r"\ud83d\ude00",
+            r"\ud83d",
+            r"\ude00",
+            "\u{3000}",
+            r"\u3000",
+            "\u{85}",
+            "[x](y)",
+            "`code`",
+            "<script>",
+            "let x = 1;",
+            "\u{2028}",
+        ]);
+        prop_oneof![
+            9 => vec(atom, 0..40).prop_map(|v| v.concat().into_bytes()),
+            1 => vec(select(vec![b"a".to_vec(), b"\xff".to_vec(), b"\xe2\x82".to_vec(),
+                                 br"\n".to_vec(), b"`".to_vec()]), 0..20)
+                .prop_map(|v| v.concat()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+
+        /// Markdown text, a fence, the HTML text, the JSON string, the line count and the
+        /// title line of a text: the same bytes from pieces of any size as from the text
+        /// whole, and (Markdown and HTML) as the renderers before pieces wrote.
+        #[test]
+        fn pieces_render_as_the_whole_text(raw in arb_raw(), piece in 1usize..24) {
+            let whole = arbor_core::json::decode_string(&raw)
+                .expect("valid")
+                .to_string_lossy()
+                .into_owned();
+            let a = render(&Src::from(whole.as_str()));
+            let b = render(&Src::Raw { raw: &raw, piece });
+            prop_assert_eq!(&a, &b, "pieces of {} bytes: {:?}", piece, whole);
+            prop_assert_eq!(&a[0], &old_md(&whole), "Markdown before: {:?}", whole);
+            prop_assert_eq!(&a[2], &old_html(&whole), "HTML before: {:?}", whole);
+            let mut fence = Vec::new();
+            old_fence(&mut fence, "x", &whole);
+            prop_assert_eq!(&a[1], &fence);
+            let counts = format!(
+                "{} {}",
+                whole.lines().count(),
+                crate::render::one_line(&whole, 20)
+            );
+            prop_assert_eq!(&a[4], counts.as_bytes());
+        }
+    }
 }
