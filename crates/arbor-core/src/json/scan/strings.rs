@@ -206,8 +206,62 @@ pub(super) fn skip_escape(src: &[u8], i: usize) -> Result<usize, JsonError> {
 /// tool output), so a scan that stopped at each one spent most of a load there. Anything
 /// unusual (a control byte, an invalid or `\\u` escape that does not check out, the last
 /// bytes of the input) is handed to the byte-wise loop, which gives the exact errors.
+///
+/// A string longer than [`LONG_STRING`] is skipped that much at a time, and the pages of the
+/// bytes behind are handed to the [`set_release_hook`] hook: a string of hundreds of
+/// megabytes in a memory map is then not resident whole while it is skipped.
 #[inline]
 pub(crate) fn skip_string(src: &[u8], pos: usize) -> Result<usize, JsonError> {
+    skip_string_segments(src, pos, LONG_STRING)
+}
+
+/// How much of a string [`skip_string`] reads before it releases what is behind.
+pub const LONG_STRING: usize = 8 << 20;
+
+static RELEASE: std::sync::OnceLock<fn(&[u8])> = std::sync::OnceLock::new();
+
+/// Sets what is done with the bytes a long string's skip has left behind (once per process;
+/// a later call changes nothing): `arbor_store` releases the pages of its memory maps
+/// (`map::release_pages`). Reading the bytes again must stay correct.
+pub fn set_release_hook(release: fn(&[u8])) {
+    let _ = RELEASE.set(release);
+}
+
+/// [`skip_string`], `seg` bytes at a time: each segment is skipped in `src` cut at its end;
+/// the skip is the same as over the whole of `src` unless it reached the cut still inside
+/// the string. Then it resumes after the last byte before the cut that cannot be inside an
+/// escape (not `\\`, `u` or a hex digit: after any other byte the skip is between two
+/// characters), with the bytes behind released.
+#[inline]
+pub(crate) fn skip_string_segments(src: &[u8], pos: usize, seg: usize) -> Result<usize, JsonError> {
+    let mut i = pos;
+    loop {
+        let cut = i.saturating_add(seg);
+        let Some(part) = src.get(..cut).filter(|_| cut < src.len()) else {
+            return skip_string_whole(src, i);
+        };
+        match skip_string_whole(part, i) {
+            Err(e) if e.offset == cut && e.message == "unterminated string" => {}
+            done => return done,
+        }
+        let mut safe = cut;
+        while safe > i
+            && matches!(src[safe - 1], b'\\' | b'u' | b'0'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+        {
+            safe -= 1;
+        }
+        if safe == i {
+            return skip_string_whole(src, i);
+        }
+        if let Some(release) = RELEASE.get() {
+            release(src.get(pos..safe).unwrap_or_default());
+        }
+        i = safe;
+    }
+}
+
+#[inline]
+fn skip_string_whole(src: &[u8], pos: usize) -> Result<usize, JsonError> {
     #[cfg(target_arch = "x86_64")]
     {
         match simd::skip_string_blocks(src, pos) {
