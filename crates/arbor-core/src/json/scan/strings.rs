@@ -227,6 +227,13 @@ pub fn set_release_hook(release: fn(&[u8])) {
     let _ = RELEASE.set(release);
 }
 
+/// Hands `bytes`, which will not be read again soon, to the [`set_release_hook`] hook.
+pub(crate) fn release(bytes: &[u8]) {
+    if let Some(release) = RELEASE.get() {
+        release(bytes);
+    }
+}
+
 /// [`skip_string`], `seg` bytes at a time: each segment is skipped in `src` cut at its end;
 /// the skip is the same as over the whole of `src` unless it reached the cut still inside
 /// the string. Then it resumes after the last byte before the cut that cannot be inside an
@@ -253,9 +260,11 @@ pub(crate) fn skip_string_segments(src: &[u8], pos: usize, seg: usize) -> Result
         if safe == i {
             return skip_string_whole(src, i);
         }
-        if let Some(release) = RELEASE.get() {
-            release(src.get(pos..safe).unwrap_or_default());
-        }
+        // From a little before where the last release ended: a page it left half read.
+        release(
+            src.get(i.saturating_sub(1 << 16).max(pos)..safe)
+                .unwrap_or_default(),
+        );
         i = safe;
     }
 }
