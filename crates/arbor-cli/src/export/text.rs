@@ -43,9 +43,14 @@ impl<'a> From<&'a str> for Src<'a> {
 
 impl Src<'_> {
     /// Calls `f(offset, piece)` for consecutive pieces of the text (`offset` in bytes of the
-    /// decoded text). Every piece but the last ends with `\n`: a line is never cut (a line
-    /// longer than a piece makes a longer piece). An empty text has no pieces.
-    pub(crate) fn each(&self, mut f: impl FnMut(usize, &str) -> io::Result<()>) -> io::Result<()> {
+    /// decoded text). With `lines`, every piece but the last ends with `\n`: a line is never
+    /// cut (a line longer than a piece makes a longer piece); without, a piece ends at any
+    /// character. An empty text has no pieces.
+    pub(crate) fn each(
+        &self,
+        lines: bool,
+        mut f: impl FnMut(usize, &str) -> io::Result<()>,
+    ) -> io::Result<()> {
         match self {
             Src::Str(s) if s.is_empty() => Ok(()),
             Src::Str(s) => f(0, s),
@@ -58,7 +63,12 @@ impl Src<'_> {
                     let p = p.map_err(|e| {
                         io::Error::new(io::ErrorKind::InvalidData, format!("a message text: {e}"))
                     })?;
-                    carry.push_str(&p);
+                    if !lines {
+                        f(at, &p)?;
+                        at += p.len();
+                    } else {
+                        carry.push_str(&p);
+                    }
                     drop(p);
                     if let Some(nl) = carry.rfind('\n') {
                         let rest = carry[nl + 1..].to_string();
@@ -118,7 +128,7 @@ pub(crate) fn message<'l>(e: &Entry, line: &'l [u8]) -> (Option<JsValue>, Option
 pub(crate) fn one_line(src: &Src<'_>, max: usize) -> String {
     let mut one = crate::render::OneLine::new(max);
     // Stopping early is an error that only ends the reading.
-    let _ = src.each(|_, p| {
+    let _ = src.each(false, |_, p| {
         if one.push(p) {
             Ok(())
         } else {
@@ -132,7 +142,7 @@ pub(crate) fn one_line(src: &Src<'_>, max: usize) -> String {
 pub(crate) fn line_count(src: &Src<'_>) -> io::Result<usize> {
     let mut n = 0;
     let mut last = None;
-    src.each(|_, p| {
+    src.each(false, |_, p| {
         n += p.bytes().filter(|&b| b == b'\n').count();
         last = p.bytes().last();
         Ok(())
@@ -280,7 +290,7 @@ pub(crate) fn layout(src: &Src<'_>, fenced: bool) -> io::Result<(Vec<Part>, usiz
     let mut whole = Part::new(Some(String::new()), 0);
     let mut len = 0;
     let mut keep = 0;
-    src.each(|at, p| {
+    src.each(true, |at, p| {
         let mut pos = 0;
         while pos < p.len() {
             let end = p[pos..].find('\n').map_or(p.len(), |i| pos + i + 1);
@@ -356,13 +366,15 @@ pub(crate) fn write_ops<W: Write>(
     mut whole: impl FnMut(&mut W, usize, &str) -> io::Result<()>,
 ) -> io::Result<()> {
     let reads = ops.iter().any(|o| !matches!(o, Op::Lit(_)));
+    // The Markdown escape reads whole lines; the others one character at a time.
+    let lines = ops.iter().any(|o| matches!(o, Op::Text(_, Esc::Md)));
     let mut ops = ops
         .into_iter()
         .filter(|o| !matches!(o, Op::Text(r, _) if r.is_empty()))
         .peekable();
     let mut held = String::new();
     if reads {
-        src.each(|at, p| {
+        src.each(lines, |at, p| {
             let end = at + p.len();
             while let Some(op) = ops.peek() {
                 match op {
