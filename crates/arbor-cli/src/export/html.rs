@@ -181,7 +181,11 @@ fn html_entry<W: Write>(
     let parent = esc(e.parent_id.as_deref().unwrap_or(""));
     let ts = esc(&when(e.timestamp.as_deref()));
     // A long `content` string stays in the line, read in pieces.
-    let (m, long) = text::message(e, line);
+    let text::Payload {
+        value: m,
+        content: long,
+        blocks: long_blocks,
+    } = text::message(e, line, true);
     // Parsed: the map's pages of the line are not needed while it is written.
     arbor_store::map::release_pages(line);
     let s = |k: &str| {
@@ -264,13 +268,16 @@ fn html_entry<W: Write>(
                         body(w, &Src::Str(t.to_string_lossy()), "text")?
                     }
                     (None, Some(JsValue::Array(blocks))) => {
-                        for b in blocks {
+                        for (k, b) in blocks.iter().enumerate() {
                             // Borrowed: a long text is not copied.
                             let bs = |k: &str| {
                                 b.get(k).and_then(|v| v.as_str_lossy()).unwrap_or_default()
                             };
                             match b.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
-                                Some("text") => body(w, &Src::Str(bs("text")), "text")?,
+                                Some("text") => match text::block(&long_blocks, k) {
+                                    Some(raw) => body(w, &Src::raw(raw), "text")?,
+                                    None => body(w, &Src::Str(bs("text")), "text")?,
+                                },
                                 Some("thinking") if !bs("thinking").trim().is_empty() => {
                                     write!(
                                         w.out,

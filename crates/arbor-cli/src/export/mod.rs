@@ -6,7 +6,6 @@ use arbor_core::doc::SessionDoc;
 use arbor_core::entry::EntryType;
 use arbor_core::json::{JsValue, JsonObject};
 use arbor_store::map::Resident;
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
@@ -104,15 +103,24 @@ impl<'a, W: Write> Writer<'a, W> {
         }
     }
 
-    fn blocks(&mut self, content: Option<&JsValue>) -> std::io::Result<()> {
+    /// Message content: a string, or blocks (a long `text` of which is in `long`, by block
+    /// index: [`text::Payload::blocks`]).
+    fn blocks(
+        &mut self,
+        content: Option<&JsValue>,
+        long: &[(usize, &[u8])],
+    ) -> std::io::Result<()> {
         match content {
             Some(JsValue::String(s)) => self.text(&Src::Str(s.to_string_lossy())),
             Some(JsValue::Array(blocks)) => {
-                for b in blocks {
+                for (k, b) in blocks.iter().enumerate() {
                     // Borrowed: a long text is not copied.
                     let s = |k: &str| b.get(k).and_then(|v| v.as_str_lossy()).unwrap_or_default();
                     match b.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
-                        Some("text") => self.text(&Src::Str(s("text")))?,
+                        Some("text") => match text::block(long, k) {
+                            Some(raw) => self.text(&Src::raw(raw))?,
+                            None => self.text(&Src::Str(s("text")))?,
+                        },
                         Some("thinking") => {
                             let t = s("thinking");
                             if !t.trim().is_empty() {
@@ -410,10 +418,11 @@ fn title_of(doc: &SessionDoc, path: &[usize]) -> String {
                 if e.role != Some(arbor_core::entry::Role::User) {
                     return None;
                 }
-                match text::message(e, doc.line(&e.line)) {
+                let p = text::message(e, doc.line(&e.line), false);
+                match (p.content, p.value) {
                     // One line of a long text: only as much of it as the line needs.
-                    (_, Some(long)) => Some(text::one_line(&Src::raw(long), 80)),
-                    (m, None) => m.map(|m| match m.get("content") {
+                    (Some(long), _) => Some(text::one_line(&Src::raw(long), 80)),
+                    (None, m) => m.map(|m| match m.get("content") {
                         // One line of a text: not a copy of it all.
                         Some(JsValue::String(s)) => {
                             crate::render::one_line(&s.to_string_lossy(), 80)
@@ -545,7 +554,11 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
     match e.etype {
         EntryType::Message => {
             // A long `content` string stays in the line, read in pieces.
-            let (m, long) = text::message(e, line);
+            let text::Payload {
+                value: m,
+                content: long,
+                blocks: long_blocks,
+            } = text::message(e, line, true);
             let m = m.unwrap_or(JsValue::Null);
             // Parsed: the map's pages of the line are not needed while it is written.
             arbor_store::map::release_pages(line);
@@ -609,7 +622,7 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
                 }
                 _ => match long {
                     Some(raw) => w.text(&Src::raw(raw))?,
-                    None => w.blocks(m.get("content"))?,
+                    None => w.blocks(m.get("content"), &long_blocks)?,
                 },
             }
         }
@@ -628,7 +641,7 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
             let ct = md_inline(&ct);
             writeln!(w.out, "### {anchor}Custom message · {ct} · {id} · {ts}\n")?;
             let c = e.fields.value(line, "content");
-            w.blocks(c.as_ref())?;
+            w.blocks(c.as_ref(), &[])?;
         }
         _ => {
             let d = crate::render::one_line(&crate::render::describe(doc, i), 300);
@@ -683,7 +696,11 @@ pub fn json(
         let e = &doc.entries()[i];
         let line = doc.line(&e.line);
         // A long `content` string stays in the line, read in pieces.
-        let (m, long) = text::message(e, line);
+        let text::Payload {
+            value: m,
+            content: long,
+            blocks: long_blocks,
+        } = text::message(e, line, true);
         if m.is_some() {
             // Parsed: the map's pages of the line are not needed while it is written.
             arbor_store::map::release_pages(line);
@@ -693,7 +710,8 @@ pub fn json(
         // members after them (`tail`).
         let mut head = Vec::new();
         let mut tail = Vec::new();
-        let mut texts: Vec<(&str, Src<'_>)> = Vec::new();
+        // Each text as its parts, joined by `\n` as they are written.
+        let mut texts: Vec<(&str, Vec<Src<'_>>)> = Vec::new();
         let mut o = JsonObject::new(&mut head);
         o.opt_str("id", e.id.as_deref())
             .opt_str("parentId", e.parent_id.as_deref())
@@ -711,18 +729,21 @@ pub fn json(
                 .opt_str("toolName", s("toolName").as_deref())
                 .opt_str("stopReason", s("stopReason").as_deref());
             // Borrowed from the parsed message: a long text is not copied.
-            let mut text: Vec<Cow<'_, str>> = Vec::new();
-            let mut thinking: Vec<Cow<'_, str>> = Vec::new();
+            let mut text: Vec<Src<'_>> = Vec::new();
+            let mut thinking: Vec<Src<'_>> = Vec::new();
             let mut calls = Vec::new();
             match m.get("content") {
-                Some(JsValue::String(t)) => text.push(t.to_string_lossy()),
+                Some(JsValue::String(t)) => text.push(Src::Str(t.to_string_lossy())),
                 Some(JsValue::Array(blocks)) => {
-                    for bl in blocks {
+                    for (k, bl) in blocks.iter().enumerate() {
                         let bs =
                             |k: &str| bl.get(k).and_then(|v| v.as_str_lossy()).unwrap_or_default();
                         match bl.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
-                            Some("text") => text.push(bs("text")),
-                            Some("thinking") => thinking.push(bs("thinking")),
+                            Some("text") => text.push(match text::block(&long_blocks, k) {
+                                Some(raw) => Src::raw(raw),
+                                None => Src::Str(bs("text")),
+                            }),
+                            Some("thinking") => thinking.push(Src::Str(bs("thinking"))),
                             Some("toolCall") => calls.push((
                                 bs("id"),
                                 bs("name"),
@@ -736,19 +757,13 @@ pub fn json(
                 }
                 _ => {}
             }
-            fn one(mut parts: Vec<Cow<'_, str>>) -> Cow<'_, str> {
-                match parts.len() {
-                    1 => parts.pop().unwrap_or_default(),
-                    _ => Cow::Owned(parts.join("\n")),
-                }
-            }
             if let Some(raw) = long {
-                texts.push(("text", Src::raw(raw)));
+                texts.push(("text", vec![Src::raw(raw)]));
             } else if !text.is_empty() {
-                texts.push(("text", Src::Str(one(text))));
+                texts.push(("text", text));
             }
             if !thinking.is_empty() {
-                texts.push(("thinking", Src::Str(one(thinking))));
+                texts.push(("thinking", thinking));
             }
             if !calls.is_empty() {
                 let mut cb = Vec::new();
@@ -770,7 +785,7 @@ pub fn json(
                 t.raw("usage", &u.to_json());
             }
         } else if let Some(s) = e.fields.str(line, "summary") {
-            texts.push(("text", Src::Str(s)));
+            texts.push(("text", vec![Src::Str(s)]));
         }
         o.finish();
         t.finish();
@@ -786,8 +801,14 @@ pub fn json(
             arbor_core::json::write_str_escaped(k, &mut key);
             key.extend_from_slice(b":\"");
             out.write_all(&key)?;
-            let all = vec![Op::Text(0..usize::MAX, Esc::Json)];
-            text::write_ops(&mut out, v, all, |_, _, _| Ok(()))?;
+            for (j, part) in v.iter().enumerate() {
+                if j > 0 {
+                    // The `\n` that joins two parts, escaped.
+                    out.write_all(b"\\n")?;
+                }
+                let all = vec![Op::Text(0..usize::MAX, Esc::Json)];
+                text::write_ops(&mut out, part, all, |_, _, _| Ok(()))?;
+            }
             out.write_all(b"\"")?;
         }
         match tail.get(1..) {

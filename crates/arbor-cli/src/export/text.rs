@@ -94,34 +94,130 @@ impl Src<'_> {
 
 /// A message's payload for rendering: the value of the entry's `message`, and, when its
 /// `content` is a string longer than [`LONG`], that string's raw contents instead (the
-/// value then has no `content`): a long text is not decoded whole.
-pub(crate) fn message<'l>(e: &Entry, line: &'l [u8]) -> (Option<JsValue>, Option<&'l [u8]>) {
-    if let Some(f) = &e.message {
-        if let Some((raw, ValueKind::String)) = f.get(line, "content") {
-            if raw.len() > LONG {
-                let mut m = JsValue::Object(Vec::new());
-                for member in f.members.iter() {
-                    if key_is(line, &member.key, "content") {
-                        continue;
-                    }
-                    let (Some(key), Some(value)) =
-                        (line.get(member.key.clone()), line.get(member.value.clone()))
-                    else {
-                        continue;
-                    };
-                    let (Ok(key), Ok(value)) =
-                        (arbor_core::json::decode_string(key), JsValue::parse(value))
-                    else {
-                        // As `Fields::value` does with a value it cannot parse.
-                        return (e.fields.value(line, "message"), None);
-                    };
-                    m.set(&key.to_string_lossy(), value);
-                }
-                return (Some(m), raw.get(1..raw.len() - 1));
+/// value then has no `content`): a long text is not decoded whole. With `blocks`, an
+/// assistant's `content` array longer than [`LONG`] has each `text` member longer than that
+/// read the same way: the value holds `""` in its place, and [`Payload::blocks`] the raw
+/// contents, by block index.
+pub(crate) fn message<'l>(e: &Entry, line: &'l [u8], blocks: bool) -> Payload<'l> {
+    let whole = || Payload {
+        value: e.fields.value(line, "message"),
+        content: None,
+        blocks: Vec::new(),
+    };
+    let Some(f) = &e.message else {
+        return whole();
+    };
+    let (raw, kind) = match f.get(line, "content") {
+        Some((raw, kind)) if raw.len() > LONG => (raw, kind),
+        _ => return whole(),
+    };
+    let array =
+        kind == ValueKind::Array && blocks && e.role == Some(arbor_core::entry::Role::Assistant);
+    if kind != ValueKind::String && !array {
+        return whole();
+    }
+    let mut m = JsValue::Object(Vec::new());
+    for member in f.members.iter() {
+        if key_is(line, &member.key, "content") {
+            continue;
+        }
+        let (Some(key), Some(value)) =
+            (line.get(member.key.clone()), line.get(member.value.clone()))
+        else {
+            continue;
+        };
+        let (Ok(key), Ok(value)) = (arbor_core::json::decode_string(key), JsValue::parse(value))
+        else {
+            // As `Fields::value` does with a value it cannot parse.
+            return whole();
+        };
+        m.set(&key.to_string_lossy(), value);
+    }
+    if !array {
+        return Payload {
+            value: Some(m),
+            content: raw.get(1..raw.len() - 1),
+            blocks: Vec::new(),
+        };
+    }
+    match long_text_blocks(raw) {
+        Some((content, blocks)) => {
+            m.set("content", content);
+            Payload {
+                value: Some(m),
+                content: None,
+                blocks,
             }
         }
+        None => whole(),
     }
-    (e.fields.value(line, "message"), None)
+}
+
+/// What [`message`] gives.
+pub(crate) struct Payload<'l> {
+    /// The message (without what is in `content` or `blocks`).
+    pub value: Option<JsValue>,
+    /// A long `content` string's raw contents.
+    pub content: Option<&'l [u8]>,
+    /// Long `text` strings of `content` blocks: the block's index, the raw contents.
+    pub blocks: Vec<(usize, &'l [u8])>,
+}
+
+/// The long `text` of block `i` among `blocks` ([`Payload::blocks`]), if it is one.
+pub(crate) fn block<'l>(blocks: &[(usize, &'l [u8])], i: usize) -> Option<&'l [u8]> {
+    blocks.iter().find(|(k, _)| *k == i).map(|(_, raw)| *raw)
+}
+
+/// A content array (raw) parsed with every `text` member longer than [`LONG`] left out
+/// (`""` in its place, the raw contents returned by block index); `None` when it is not an
+/// array of values `JsValue::parse` reads.
+fn long_text_blocks(raw: &[u8]) -> Option<(JsValue, Vec<(usize, &[u8])>)> {
+    use arbor_core::json::{scan_object, skip_ws, value_end};
+    let mut items = Vec::new();
+    let mut long = Vec::new();
+    let mut i = skip_ws(raw, 1);
+    if raw.get(i) == Some(&b']') {
+        return Some((JsValue::Array(items), long));
+    }
+    loop {
+        let end = value_end(raw, i).ok()?;
+        let item = raw.get(i..end)?;
+        if item.first() == Some(&b'{') {
+            let scan = scan_object(item).ok()?;
+            let mut b = JsValue::Object(Vec::new());
+            let mut text = None;
+            for member in &scan.members {
+                let key = arbor_core::json::decode_string(item.get(member.key.clone())?).ok()?;
+                let value = item.get(member.value.clone())?;
+                if key.0 == b"text" {
+                    // The last one counts (as `JSON.parse`), in the first one's place.
+                    if text.is_none() {
+                        b.set("text", JsValue::Null);
+                    }
+                    text = Some((value, member.kind));
+                    continue;
+                }
+                b.set(&key.to_string_lossy(), JsValue::parse(value).ok()?);
+            }
+            match text {
+                Some((value, ValueKind::String)) if value.len() > LONG => {
+                    b.set("text", JsValue::String(Default::default()));
+                    long.push((items.len(), value.get(1..value.len() - 1)?));
+                }
+                Some((value, _)) => b.set("text", JsValue::parse(value).ok()?),
+                None => {}
+            }
+            items.push(b);
+        } else {
+            items.push(JsValue::parse(item).ok()?);
+        }
+        i = skip_ws(raw, end);
+        match raw.get(i) {
+            Some(b',') => i = skip_ws(raw, i + 1),
+            Some(b']') => return Some((JsValue::Array(items), long)),
+            _ => return None,
+        }
+    }
 }
 
 /// [`crate::render::one_line`] of a text, reading no more of it than the line needs.
