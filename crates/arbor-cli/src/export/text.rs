@@ -153,14 +153,17 @@ pub(crate) fn message<'l>(e: &Entry, line: &'l [u8], blocks: bool) -> Payload<'l
     }
 }
 
+/// Long `text` strings of content blocks: the block's index, the raw contents.
+pub(crate) type LongBlocks<'l> = Vec<(usize, &'l [u8])>;
+
 /// What [`message`] gives.
 pub(crate) struct Payload<'l> {
     /// The message (without what is in `content` or `blocks`).
     pub value: Option<JsValue>,
     /// A long `content` string's raw contents.
     pub content: Option<&'l [u8]>,
-    /// Long `text` strings of `content` blocks: the block's index, the raw contents.
-    pub blocks: Vec<(usize, &'l [u8])>,
+    /// Long `text` strings of `content` blocks.
+    pub blocks: LongBlocks<'l>,
 }
 
 /// The long `text` of block `i` among `blocks` ([`Payload::blocks`]), if it is one.
@@ -171,7 +174,7 @@ pub(crate) fn block<'l>(blocks: &[(usize, &'l [u8])], i: usize) -> Option<&'l [u
 /// A content array (raw) parsed with every `text` member longer than [`LONG`] left out
 /// (`""` in its place, the raw contents returned by block index); `None` when it is not an
 /// array of values `JsValue::parse` reads.
-fn long_text_blocks(raw: &[u8]) -> Option<(JsValue, Vec<(usize, &[u8])>)> {
+fn long_text_blocks(raw: &[u8]) -> Option<(JsValue, LongBlocks<'_>)> {
     use arbor_core::json::{scan_object, skip_ws, value_end};
     let mut items = Vec::new();
     let mut long = Vec::new();
