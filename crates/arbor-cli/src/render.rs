@@ -116,30 +116,60 @@ impl<W: Write> Drop for Human<W> {
 
 /// One line of text, control characters folded to spaces, cut to `max` characters.
 pub fn one_line(s: &str, max: usize) -> String {
-    // One pass: runs of whitespace and control characters become one space, the ends
-    // trimmed; the reading stops one character past `max` (enough to know it was cut).
-    let mut out: Vec<char> = Vec::with_capacity(max.min(s.len()) + 1);
-    let mut space = false;
-    for c in s.chars() {
-        if c.is_whitespace() || c.is_control() || visible(c).is_some() {
-            space = !out.is_empty();
-            continue;
-        }
-        if space {
-            out.push(' ');
-            space = false;
-        }
-        out.push(c);
-        if out.len() > max {
-            break;
+    let mut one = OneLine::new(max);
+    one.push(s);
+    one.finish()
+}
+
+/// [`one_line`] of a text given in pieces (a long text decoded a piece at a time): `push`
+/// each piece in order until it returns `false` (enough read), then `finish`.
+pub struct OneLine {
+    out: Vec<char>,
+    space: bool,
+    max: usize,
+}
+
+impl OneLine {
+    /// An empty line of at most `max` characters.
+    pub fn new(max: usize) -> Self {
+        OneLine {
+            out: Vec::with_capacity(max.min(4096) + 1),
+            space: false,
+            max,
         }
     }
-    if out.len() > max {
-        let mut cut: String = out[..max.saturating_sub(1)].iter().collect();
-        cut.push('…');
-        return cut;
+
+    /// Reads the next piece of the text; `false` once the line is known to be cut (the
+    /// rest of the text changes nothing).
+    pub fn push(&mut self, s: &str) -> bool {
+        // One pass: runs of whitespace and control characters become one space, the ends
+        // trimmed; the reading stops one character past `max` (enough to know it was cut).
+        for c in s.chars() {
+            if self.out.len() > self.max {
+                return false;
+            }
+            if c.is_whitespace() || c.is_control() || visible(c).is_some() {
+                self.space = !self.out.is_empty();
+                continue;
+            }
+            if self.space {
+                self.out.push(' ');
+                self.space = false;
+            }
+            self.out.push(c);
+        }
+        self.out.len() <= self.max
     }
-    out.into_iter().collect()
+
+    /// The line.
+    pub fn finish(self) -> String {
+        if self.out.len() > self.max {
+            let mut cut: String = self.out[..self.max.saturating_sub(1)].iter().collect();
+            cut.push('…');
+            return cut;
+        }
+        self.out.into_iter().collect()
+    }
 }
 
 /// The text of message content: a string, or the text blocks joined.

@@ -268,21 +268,27 @@ fn scan_lines_parallel(
         return (lines, records);
     }
     // Chunk k starts at the first line that begins at or after `from + k * CHUNK_BYTES`
-    // (chunk 0 at `from`); both neighbours of a boundary compute it the same way.
+    // (chunk 0 at `from`). Each chunk's own bytes are searched for it, once: when they hold
+    // no newline the chunk starts where the next one does (searched first). A line longer
+    // than a chunk is so read once ahead of its parse, not once per chunk it spans, and
+    // what that search read is released (see `json::set_release_hook`).
     let chunks = len.div_ceil(CHUNK_BYTES);
-    let boundary = |k: usize| -> usize {
-        if k == 0 {
-            return from;
-        }
-        if k >= chunks {
-            return data.len();
-        }
+    let mut starts = vec![data.len(); chunks + 1];
+    starts[0] = from;
+    for k in (1..chunks).rev() {
         let at = from + k * CHUNK_BYTES;
-        match memchr::memchr(b'\n', data.get(at - 1..).unwrap_or_default()) {
+        let own = data
+            .get(at - 1..(at - 1 + CHUNK_BYTES).min(data.len()))
+            .unwrap_or_default();
+        starts[k] = match memchr::memchr(b'\n', own) {
             Some(i) => at + i,
-            None => data.len(),
-        }
-    };
+            None => {
+                crate::json::scan::release(own);
+                starts[k + 1]
+            }
+        };
+    }
+    let boundary = |k: usize| starts.get(k).copied().unwrap_or(data.len());
     // A line longer than a chunk leaves the chunks after its start empty: the chunk that
     // holds its start reads it.
     let scan_chunk = |k: usize, records: &mut Vec<(usize, Entry)>| {
@@ -351,6 +357,46 @@ fn scan_lines_parallel(
 
 /// Scans the lines of `data[from..to]` (`to` is the input's end or just past a newline).
 /// `at_start`: the run begins the file, so its first line may be omp's title slot.
+/// The first `\n` of `b`. A long line is searched [`crate::json::LONG_STRING`] bytes at a
+/// time, and what was searched is released (see `json::set_release_hook`): its parse reads
+/// it next, a part at a time too, and a line of hundreds of megabytes is not resident whole.
+fn newline(b: &[u8]) -> Option<usize> {
+    let mut from: usize = 0;
+    loop {
+        let to = from.saturating_add(crate::json::LONG_STRING).min(b.len());
+        let part = b.get(from..to).unwrap_or_default();
+        if let Some(i) = memchr::memchr(b'\n', part) {
+            return Some(from + i);
+        }
+        if to == b.len() {
+            return None;
+        }
+        crate::json::scan::release(part);
+        from = to;
+    }
+}
+
+/// Whether `b` holds the needle of `finder`, searched as [`newline`] searches: a long line a
+/// part at a time (each part read a needle's length into the next), released behind.
+fn holds(finder: &memchr::memmem::Finder<'_>, b: &[u8]) -> bool {
+    let over = finder.needle().len();
+    let mut from: usize = 0;
+    loop {
+        let to = from.saturating_add(crate::json::LONG_STRING).min(b.len());
+        let part = b
+            .get(from..to.saturating_add(over).min(b.len()))
+            .unwrap_or_default();
+        if finder.find(part).is_some() {
+            return true;
+        }
+        if to == b.len() {
+            return false;
+        }
+        crate::json::scan::release(b.get(from..to).unwrap_or_default());
+        from = to;
+    }
+}
+
 fn scan_lines(
     data: &[u8],
     from: usize,
@@ -406,7 +452,7 @@ fn scan_lines(
                 }
             }
         }
-        let (end, next) = match memchr::memchr(b'\n', &data_to[pos..]) {
+        let (end, next) = match newline(&data_to[pos..]) {
             Some(i) => (pos + i, pos + i + 1),
             None => (data_to.len(), data_to.len()),
         };
@@ -426,7 +472,7 @@ fn scan_lines(
         }
         out.any_nonblank = true;
         // While the line is in cache: does it hold an omp blob reference (rare)?
-        if blob.find(line).is_some() {
+        if holds(&blob, line) {
             out.blob_lines.push(start);
         }
         let lref = LineRef::Base {

@@ -262,6 +262,8 @@ fn claim_slot() -> Option<usize> {
 }
 
 fn register(slot: usize, start: usize, len: usize) {
+    // A long string in a map is skipped with its pages behind released.
+    arbor_core::json::set_release_hook(release_pages);
     SLOT_HIT[slot].store(false, Ordering::Release);
     SLOT_START[slot].store(start, Ordering::Release);
     SLOT_LEN[slot].store(len, Ordering::Release);

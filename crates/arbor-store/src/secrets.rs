@@ -267,11 +267,15 @@ fn prefilter() -> &'static Prefilter {
 /// Every `\u` is read as an escape, even after another backslash (`\\u0041`): that
 /// over-counts, never under-counts. Two SIMD substring searches, not a step per backslash
 /// (code in a tool result has an escape every few dozen bytes).
-fn escape_may_spell(line: &[u8], chars: &[bool; 128]) -> bool {
+fn escape_may_spell(line: &[u8], starts_before: usize, chars: &[bool; 128]) -> bool {
     if memchr::memmem::find(line, b"\\/").is_some() {
         return true;
     }
     for i in memchr::memmem::find_iter(line, b"\\u") {
+        if i >= starts_before {
+            // In the next window, whole.
+            break;
+        }
         let hex = line
             .get(i + 2..i + 6)
             .and_then(|h| std::str::from_utf8(h).ok())
@@ -304,9 +308,40 @@ fn escape_may_spell(line: &[u8], chars: &[bool; 128]) -> bool {
 /// assert!(arbor_store::secrets::may_hold_secret(br#"{"text":"\u0067hp_x"}"#));
 /// ```
 pub fn may_hold_secret(line: &[u8]) -> bool {
-    let p = prefilter();
-    p.all.is_match(line) || escape_may_spell(line, &p.chars)
+    may_hold_secret_windows(line, PREFILTER_WINDOW, PREFILTER_OVERLAP)
 }
+
+/// [`may_hold_secret`], `window` bytes at a time, each read `overlap` bytes into the next.
+fn may_hold_secret_windows(line: &[u8], window: usize, overlap: usize) -> bool {
+    let p = prefilter();
+    // A long line a window at a time, the map's pages behind released: a literal or an
+    // escape that starts in a window ends in it or in its overlap with the next (the
+    // overlap is longer than any literal and than `\uXXXX`), so each is found whole, and
+    // only in windows that hold all of it.
+    let mut from: usize = 0;
+    loop {
+        let to = from.saturating_add(window.max(1)).min(line.len());
+        let w = line
+            .get(from..to.saturating_add(overlap).min(line.len()))
+            .unwrap_or_default();
+        let last = to == line.len();
+        let starts_before = if last { w.len() } else { to - from };
+        if p.all.is_match(w) || escape_may_spell(w, starts_before, &p.chars) {
+            return true;
+        }
+        if last {
+            return false;
+        }
+        crate::map::release_pages(line.get(from..to).unwrap_or_default());
+        from = to;
+    }
+}
+
+/// How much of a line [`may_hold_secret`] reads before it releases the pages behind.
+const PREFILTER_WINDOW: usize = 8 << 20;
+/// How far each window of [`may_hold_secret`] reads into the next (see the test
+/// `literals_are_ascii_and_shorter_than_the_overlap`).
+const PREFILTER_OVERLAP: usize = 256;
 
 /// Whether `line` is one JSON value (the validator `JsValue::parse` agrees with).
 fn valid_json(line: &[u8]) -> bool {
@@ -1059,6 +1094,11 @@ mod tests {
         for rule in rules() {
             assert!(!rule.needs.is_empty(), "{}", rule.kind);
             for lit in rule.needs {
+                // Found whole in one window of a long line (and `\uXXXX` too).
+                assert!(
+                    lit.len() < PREFILTER_OVERLAP && 6 < PREFILTER_OVERLAP,
+                    "{lit:?}"
+                );
                 assert!(
                     lit.bytes()
                         .all(|b| b.is_ascii_graphic() && !matches!(b, b'=' | b'"' | b'\\')),
@@ -1186,6 +1226,8 @@ mod tests {
         "://",
         "\\x",
         "\\u12",
+        // An escape that spells no literal's character (cut by a window, it must not count).
+        "\\u00e9",
         "\"",
     ];
     const KEYS: &[&str] = &[
@@ -1210,6 +1252,7 @@ mod tests {
                 (0..KEYS.len(), proptest::collection::vec(0..PIECES.len(), 0..6)),
                 1..4,
             ),
+            window in 1usize..40,
         ) {
             let mut line = String::from("{");
             for (n, (k, pieces)) in members.iter().enumerate() {
@@ -1226,6 +1269,20 @@ mod tests {
             let b = line.as_bytes();
             proptest::prop_assert_eq!(scan_line(b), full_scan(b), "{}", line);
             proptest::prop_assert_eq!(redact_line(b), full_redact(b), "{}", line);
+            // A long line's prefilter, a window at a time, says what it says of the line
+            // whole, wherever the windows cut a literal or an escape.
+            // The shortest overlap that holds: the longest literal, and `\uXXXX`.
+            let overlap = rules()
+                .iter()
+                .flat_map(|r| r.needs.iter().map(|l| l.len()))
+                .max()
+                .unwrap_or(0)
+                .max(6);
+            proptest::prop_assert_eq!(
+                may_hold_secret_windows(b, window, overlap),
+                may_hold_secret_windows(b, usize::MAX, 0),
+                "{} (windows of {})", line, window
+            );
         }
     }
 

@@ -16,7 +16,7 @@ const STYLE: ClassStyle = ClassStyle::SpacedPrefixed { prefix: "h-" };
 
 /// Code longer than this is shown escaped but not highlighted (a page of megabytes of spans
 /// is slow to open).
-const MAX_BYTES: usize = 64 << 10;
+pub(crate) const MAX_BYTES: usize = 64 << 10;
 
 /// A line longer than this (minified code, a data line) is written escaped, not highlighted:
 /// the highlighter's time on a line grows with the square of its length.

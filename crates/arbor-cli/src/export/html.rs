@@ -1,8 +1,7 @@
 //! The HTML export: one self-contained page of the whole tree.
 use super::highlight::Highlighter;
-use super::{
-    escape_html as esc, fenced, totals, when, write_pieces, Options, Part, Report, Writer,
-};
+use super::text::{self, Esc, Op, Src};
+use super::{escape_html as esc, totals, when, write_pieces, Options, Report, Writer};
 use arbor_core::doc::SessionDoc;
 use arbor_core::entry::EntryType;
 use arbor_core::json::JsValue;
@@ -181,7 +180,12 @@ fn html_entry<W: Write>(
     let id = esc(e.id.as_deref().unwrap_or(""));
     let parent = esc(e.parent_id.as_deref().unwrap_or(""));
     let ts = esc(&when(e.timestamp.as_deref()));
-    let m = e.fields.value(line, "message");
+    // A long `content` string stays in the line, read in pieces.
+    let text::Payload {
+        value: m,
+        content: long,
+        blocks: long_blocks,
+    } = text::message(e, line, true);
     // Parsed: the map's pages of the line are not needed while it is written.
     arbor_store::map::release_pages(line);
     let s = |k: &str| {
@@ -211,66 +215,69 @@ fn html_entry<W: Write>(
         if cur { "" } else { " off" },
         esc(head.trim())
     )?;
-    let mut body = |w: &mut Writer<'_, W>, text: &str, class: &str| -> std::io::Result<()> {
-        let t = text;
-        if t.trim().is_empty() {
-            return Ok(());
-        }
+    let mut body = |w: &mut Writer<'_, W>, t: &Src<'_>, class: &str| -> std::io::Result<()> {
         if class != "text" {
+            let Src::Str(t) = t else { return Ok(()) };
+            if t.trim().is_empty() {
+                return Ok(());
+            }
             write!(w.out, "<div class=\"{class}\">")?;
             write_pieces(&mut w.out, t.trim_end(), false, esc)?;
             return write!(w.out, "</div>");
         }
-        for part in fenced(t.trim_end()) {
-            match part {
-                Part::Text(x) if !x.trim().is_empty() => {
-                    write!(w.out, "<div class=\"text\">")?;
-                    write_pieces(&mut w.out, x.trim_matches('\n'), false, esc)?;
-                    write!(w.out, "</div>")?;
-                }
-                Part::Text(_) => {}
-                Part::Code(lang, code) => code_block(w, hl, lang, code)?,
-            }
-        }
-        Ok(())
+        text_html(&mut w.out, hl, t)
     };
     match e.etype {
         EntryType::Message => {
             let m = m.clone().unwrap_or(JsValue::Null);
             let stop = s("stopReason");
             if matches!(stop.as_str(), "error" | "aborted") {
-                body(w, &format!("✗ {stop}: {}", s("errorMessage")), "err")?;
+                body(
+                    w,
+                    &format!("✗ {stop}: {}", s("errorMessage")).as_str().into(),
+                    "err",
+                )?;
             }
             if matches!(m.get("isError"), Some(JsValue::Bool(true))) {
-                body(w, "✗ error", "err")?;
+                body(w, &"✗ error".into(), "err")?;
             }
             match role.as_str() {
                 "toolResult" | "bashExecution" => {
                     let text = if role == "bashExecution" {
-                        format!("$ {}\n{}", s("command"), s("output"))
+                        Src::Str(format!("$ {}\n{}", s("command"), s("output")).into())
+                    } else if let Some(raw) = long {
+                        Src::raw(raw)
                     } else {
-                        crate::render::content_text(m.get("content"))
+                        Src::Str(crate::render::content_text(m.get("content")).into())
                     };
-                    let lines = text.lines().count();
-                    write!(
-                        w.out,
-                        "<details{}><summary>{lines} lines</summary><pre>",
-                        if lines <= 8 { " open" } else { "" }
-                    )?;
-                    write_pieces(&mut w.out, &text, false, esc)?;
-                    write!(w.out, "</pre></details>")?;
+                    let lines = text::line_count(&text)?;
+                    let ops = vec![
+                        Op::Lit(format!(
+                            "<details{}><summary>{lines} lines</summary><pre>",
+                            if lines <= 8 { " open" } else { "" }
+                        )),
+                        Op::Text(0..usize::MAX, Esc::Html),
+                        Op::Lit("</pre></details>".into()),
+                    ];
+                    text::write_ops(&mut w.out, &text, ops, |_, _, _| Ok(()))?;
                     html_images(m.get("content"), w)?;
                 }
-                _ => match m.get("content") {
-                    Some(JsValue::String(t)) => body(w, &t.to_string_lossy(), "text")?,
-                    Some(JsValue::Array(blocks)) => {
-                        for b in blocks {
+                _ => match (long, m.get("content")) {
+                    (Some(raw), _) => body(w, &Src::raw(raw), "text")?,
+                    (None, Some(JsValue::String(t))) => {
+                        body(w, &Src::Str(t.to_string_lossy()), "text")?
+                    }
+                    (None, Some(JsValue::Array(blocks))) => {
+                        for (k, b) in blocks.iter().enumerate() {
                             // Borrowed: a long text is not copied.
                             let bs = |k: &str| {
                                 b.get(k).and_then(|v| v.as_str_lossy()).unwrap_or_default()
                             };
                             match b.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
-                                Some("text") => body(w, &bs("text"), "text")?,
+                                Some("text") => match text::block(&long_blocks, k) {
+                                    Some(raw) => body(w, &Src::raw(raw), "text")?,
+                                    None => body(w, &Src::Str(bs("text")), "text")?,
+                                },
                                 Some("thinking") if !bs("thinking").trim().is_empty() => {
                                     write!(
                                         w.out,
@@ -329,13 +336,13 @@ fn html_entry<W: Write>(
         EntryType::Compaction | EntryType::BranchSummary => {
             body(
                 w,
-                &e.fields.str(line, "summary").unwrap_or_default(),
+                &Src::Str(e.fields.str(line, "summary").unwrap_or_default()),
                 "text",
             )?;
         }
         _ => {
             let d = crate::render::one_line(&crate::render::describe(doc, i), 300);
-            body(w, &d, "note")?;
+            body(w, &d.as_str().into(), "note")?;
         }
     }
     writeln!(w.out, "</section>")
@@ -394,33 +401,73 @@ fn html_images<W: Write>(content: Option<&JsValue>, w: &mut Writer<'_, W>) -> st
     Ok(())
 }
 
+/// Message text: the prose between its fenced code blocks in `<div class="text">`, each
+/// block through [`code_block`] (a block too long to highlight escaped as it is read).
+pub(super) fn text_html<W: Write>(
+    out: &mut W,
+    hl: &mut Highlighter,
+    t: &Src<'_>,
+) -> std::io::Result<()> {
+    let (parts, keep) = text::layout(t, true)?;
+    if keep == 0 {
+        return Ok(());
+    }
+    let mut ops = Vec::new();
+    let mut langs = Vec::new();
+    for p in parts {
+        match p.code {
+            None if p.last_non_ws.is_some() => {
+                ops.push(Op::Lit("<div class=\"text\">".into()));
+                ops.push(Op::Text(p.first_non_nl..p.last_non_nl, Esc::Html));
+                ops.push(Op::Lit("</div>".into()));
+            }
+            None => {}
+            // What `Highlighter::code` refuses is escaped as it is read.
+            Some(_) if p.range.len() > super::highlight::MAX_BYTES => {
+                ops.push(Op::Lit("<pre class=\"code\"><code>".into()));
+                ops.push(Op::Text(p.range, Esc::Html));
+                ops.push(Op::Lit("</code></pre>".into()));
+            }
+            Some(lang) => {
+                ops.push(Op::Whole(p.range, langs.len()));
+                langs.push(lang);
+            }
+        }
+    }
+    text::write_ops(out, t, ops, |out, n, code| {
+        code_block(out, hl, langs.get(n).map_or("", String::as_str), code)
+    })
+}
+
 /// A code block, highlighted when its language is known (and the export's budget allows).
-fn code_block<W: Write>(
-    w: &mut Writer<'_, W>,
+pub(super) fn code_block(
+    out: &mut impl Write,
     hl: &mut Highlighter,
     lang: &str,
     code: &str,
 ) -> std::io::Result<()> {
     match hl.code(lang, code) {
-        Some(h) => write!(w.out, "<pre class=\"code\"><code>{h}</code></pre>"),
+        Some(h) => write!(out, "<pre class=\"code\"><code>{h}</code></pre>"),
         None => {
-            write!(w.out, "<pre class=\"code\"><code>")?;
-            write_pieces(&mut w.out, code, false, esc)?;
-            write!(w.out, "</code></pre>")
+            write!(out, "<pre class=\"code\"><code>")?;
+            write_pieces(out, code, false, esc)?;
+            write!(out, "</code></pre>")
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::{fenced, Part};
+    use super::super::text::{layout, Src};
 
     fn shape(t: &str) -> Vec<String> {
-        fenced(t)
+        layout(&Src::from(t), true)
+            .expect("in memory")
+            .0
             .into_iter()
-            .map(|p| match p {
-                Part::Text(x) => format!("T[{x}]"),
-                Part::Code(l, c) => format!("C{l}[{c}]"),
+            .map(|p| match p.code {
+                None => format!("T[{}]", &t[p.range]),
+                Some(l) => format!("C{l}[{}]", &t[p.range]),
             })
             .collect()
     }

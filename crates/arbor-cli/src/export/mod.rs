@@ -6,10 +6,10 @@ use arbor_core::doc::SessionDoc;
 use arbor_core::entry::EntryType;
 use arbor_core::json::{JsValue, JsonObject};
 use arbor_store::map::Resident;
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
+use text::{Esc, Op, Src};
 
 /// What `export` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -56,46 +56,14 @@ impl<'a, W: Write> Writer<'a, W> {
         }
     }
 
-    /// A fenced block whose fence is longer than any backtick run inside.
-    fn fence(&mut self, lang: &str, body: &str) -> std::io::Result<()> {
-        // The info string is arbor's or a language name from the session: only the
-        // characters of a language name are kept.
-        let lang: String = lang
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '#' | '.' | '_' | '-'))
-            .collect();
-        let mut longest = 0;
-        let mut run = 0;
-        for c in body.chars() {
-            run = if c == '`' { run + 1 } else { 0 };
-            longest = longest.max(run);
-        }
-        let f = "`".repeat((longest + 1).max(3));
-        writeln!(
-            self.out,
-            "{f}{lang}\n{}\n{f}\n",
-            body.trim_end_matches('\n')
-        )
+    /// A fenced block whose fence is longer than any backtick run inside ([`md_fence`]).
+    fn fence(&mut self, lang: &str, body: &Src<'_>) -> std::io::Result<()> {
+        md_fence(&mut self.out, lang, body)
     }
 
-    /// Message text: its fenced code blocks as fences of their own, the prose between them
-    /// through [`md_text`], so that nothing from the session (`</details>`, `<script>`, an
-    /// image or a `javascript:` link) is live in any Markdown renderer.
-    fn text(&mut self, t: &str) -> std::io::Result<()> {
-        for part in fenced(t.trim_end()) {
-            match part {
-                Part::Text(x) => {
-                    // Escaping adds no whitespace: trimmed before, it is trimmed after.
-                    let x = x.trim_matches('\n').trim_end();
-                    if !x.trim().is_empty() {
-                        write_pieces(&mut self.out, x, true, md_text)?;
-                        writeln!(self.out, "\n")?;
-                    }
-                }
-                Part::Code(lang, code) => self.fence(lang, code)?,
-            }
-        }
-        Ok(())
+    /// Message text ([`md_message_text`]).
+    fn text(&mut self, t: &Src<'_>) -> std::io::Result<()> {
+        md_message_text(&mut self.out, t)
     }
 
     /// An image: written once to the assets directory and linked, or a placeholder.
@@ -135,15 +103,24 @@ impl<'a, W: Write> Writer<'a, W> {
         }
     }
 
-    fn blocks(&mut self, content: Option<&JsValue>) -> std::io::Result<()> {
+    /// Message content: a string, or blocks (a long `text` of which is in `long`, by block
+    /// index: [`text::Payload::blocks`]).
+    fn blocks(
+        &mut self,
+        content: Option<&JsValue>,
+        long: &[(usize, &[u8])],
+    ) -> std::io::Result<()> {
         match content {
-            Some(JsValue::String(s)) => self.text(&s.to_string_lossy()),
+            Some(JsValue::String(s)) => self.text(&Src::Str(s.to_string_lossy())),
             Some(JsValue::Array(blocks)) => {
-                for b in blocks {
+                for (k, b) in blocks.iter().enumerate() {
                     // Borrowed: a long text is not copied.
                     let s = |k: &str| b.get(k).and_then(|v| v.as_str_lossy()).unwrap_or_default();
                     match b.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
-                        Some("text") => self.text(&s("text"))?,
+                        Some("text") => match text::block(long, k) {
+                            Some(raw) => self.text(&Src::raw(raw))?,
+                            None => self.text(&Src::Str(s("text")))?,
+                        },
                         Some("thinking") => {
                             let t = s("thinking");
                             if !t.trim().is_empty() {
@@ -158,7 +135,7 @@ impl<'a, W: Write> Writer<'a, W> {
                                 .get("arguments")
                                 .map(|a| String::from_utf8_lossy(&a.to_json()).into_owned())
                                 .unwrap_or_default();
-                            self.fence("json", &args)?;
+                            self.fence("json", &args.as_str().into())?;
                         }
                         Some("image") => self.image(&s("data"), &s("mimeType"))?,
                         _ => {}
@@ -169,6 +146,53 @@ impl<'a, W: Write> Writer<'a, W> {
             _ => Ok(()),
         }
     }
+}
+
+/// A fenced block of `body` whose fence is longer than any backtick run inside.
+fn md_fence(out: &mut impl Write, lang: &str, body: &Src<'_>) -> std::io::Result<()> {
+    let (parts, _) = text::layout(body, false)?;
+    let ops = parts
+        .iter()
+        .flat_map(|p| fence_ops(lang, p.range.start..p.last_non_nl, p.backticks))
+        .collect();
+    text::write_ops(out, body, ops, |_, _, _| Ok(()))
+}
+
+/// Message text in Markdown: its fenced code blocks as fences of their own, the prose
+/// between them through [`md_text`], so that nothing from the session (`</details>`,
+/// `<script>`, an image or a `javascript:` link) is live in any Markdown renderer.
+fn md_message_text(out: &mut impl Write, t: &Src<'_>) -> std::io::Result<()> {
+    let (parts, _) = text::layout(t, true)?;
+    let mut ops = Vec::new();
+    for p in parts {
+        match &p.code {
+            // Escaping adds no whitespace: trimmed before, it is trimmed after.
+            None => {
+                if let Some(end) = p.last_non_ws {
+                    ops.push(Op::Text(p.first_non_nl..end, Esc::Md));
+                    ops.push(Op::Lit("\n\n".into()));
+                }
+            }
+            Some(lang) => ops.extend(fence_ops(lang, p.range.start..p.last_non_nl, p.backticks)),
+        }
+    }
+    text::write_ops(out, t, ops, |_, _, _| Ok(()))
+}
+
+/// A fenced block of `body` (a range of the text, written as it is) whose fence is longer
+/// than `backticks`, the longest backtick run inside; `lang` keeps only the characters of a
+/// language name (the info string is arbor's or comes from the session).
+fn fence_ops(lang: &str, body: std::ops::Range<usize>, backticks: usize) -> [Op; 3] {
+    let lang: String = lang
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '#' | '.' | '_' | '-'))
+        .collect();
+    let f = "`".repeat((backticks + 1).max(3));
+    [
+        Op::Lit(format!("{f}{lang}\n")),
+        Op::Text(body, Esc::Raw),
+        Op::Lit(format!("\n{f}\n\n")),
+    ]
 }
 
 /// Writes `escape` of `t` piece by piece (about 1 MB each), so that the escaped copy of a
@@ -391,16 +415,21 @@ fn title_of(doc: &SessionDoc, path: &[usize]) -> String {
             .iter()
             .find_map(|&i| {
                 let e = &doc.entries()[i];
-                (e.role == Some(arbor_core::entry::Role::User))
-                    .then(|| e.fields.value(doc.line(&e.line), "message"))
-                    .flatten()
-                    .map(|m| match m.get("content") {
+                if e.role != Some(arbor_core::entry::Role::User) {
+                    return None;
+                }
+                let p = text::message(e, doc.line(&e.line), false);
+                match (p.content, p.value) {
+                    // One line of a long text: only as much of it as the line needs.
+                    (Some(long), _) => Some(text::one_line(&Src::raw(long), 80)),
+                    (None, m) => m.map(|m| match m.get("content") {
                         // One line of a text: not a copy of it all.
                         Some(JsValue::String(s)) => {
                             crate::render::one_line(&s.to_string_lossy(), 80)
                         }
                         c => crate::render::one_line(&crate::render::content_text(c), 80),
-                    })
+                    }),
+                }
             })
             .unwrap_or_default();
         first_user
@@ -524,7 +553,13 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
     let anchor = format!("<a id=\"{}\"></a>", escape_html(&fragment(raw_id)));
     match e.etype {
         EntryType::Message => {
-            let m = e.fields.value(line, "message").unwrap_or(JsValue::Null);
+            // A long `content` string stays in the line, read in pieces.
+            let text::Payload {
+                value: m,
+                content: long,
+                blocks: long_blocks,
+            } = text::message(e, line, true);
+            let m = m.unwrap_or(JsValue::Null);
             // Parsed: the map's pages of the line are not needed while it is written.
             arbor_store::map::release_pages(line);
             let s = |k: &str| {
@@ -556,7 +591,10 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
                     if matches!(m.get("isError"), Some(JsValue::Bool(true))) {
                         writeln!(w.out, "> **error**\n")?;
                     }
-                    let text = crate::render::content_text(m.get("content"));
+                    let text = match long {
+                        Some(raw) => Src::raw(raw),
+                        None => Src::Str(crate::render::content_text(m.get("content")).into()),
+                    };
                     w.fence("", &text)?;
                     if let Some(JsValue::Array(blocks)) = m.get("content") {
                         for b in blocks {
@@ -579,10 +617,13 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
                     }
                 }
                 "bashExecution" => {
-                    w.fence("sh", &format!("$ {}", s("command")))?;
-                    w.fence("", &s("output"))?;
+                    w.fence("sh", &format!("$ {}", s("command")).as_str().into())?;
+                    w.fence("", &s("output").as_str().into())?;
                 }
-                _ => w.blocks(m.get("content"))?,
+                _ => match long {
+                    Some(raw) => w.text(&Src::raw(raw))?,
+                    None => w.blocks(m.get("content"), &long_blocks)?,
+                },
             }
         }
         EntryType::Compaction | EntryType::BranchSummary => {
@@ -593,14 +634,14 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
             };
             writeln!(w.out, "### {anchor}{what} · {id} · {ts}\n")?;
             let summary = e.fields.str(line, "summary").unwrap_or_default();
-            w.text(&summary)?;
+            w.text(&Src::Str(summary))?;
         }
         EntryType::CustomMessage => {
             let ct = e.fields.str(line, "customType").unwrap_or_default();
             let ct = md_inline(&ct);
             writeln!(w.out, "### {anchor}Custom message · {ct} · {id} · {ts}\n")?;
             let c = e.fields.value(line, "content");
-            w.blocks(c.as_ref())?;
+            w.blocks(c.as_ref(), &[])?;
         }
         _ => {
             let d = crate::render::one_line(&crate::render::describe(doc, i), 300);
@@ -654,7 +695,12 @@ pub fn json(
         resident.read(doc.entry_line(i));
         let e = &doc.entries()[i];
         let line = doc.line(&e.line);
-        let m = e.fields.value(line, "message");
+        // A long `content` string stays in the line, read in pieces.
+        let text::Payload {
+            value: m,
+            content: long,
+            blocks: long_blocks,
+        } = text::message(e, line, true);
         if m.is_some() {
             // Parsed: the map's pages of the line are not needed while it is written.
             arbor_store::map::release_pages(line);
@@ -664,7 +710,8 @@ pub fn json(
         // members after them (`tail`).
         let mut head = Vec::new();
         let mut tail = Vec::new();
-        let mut texts: Vec<(&str, Cow<'_, str>)> = Vec::new();
+        // Each text as its parts, joined by `\n` as they are written.
+        let mut texts: Vec<(&str, Vec<Src<'_>>)> = Vec::new();
         let mut o = JsonObject::new(&mut head);
         o.opt_str("id", e.id.as_deref())
             .opt_str("parentId", e.parent_id.as_deref())
@@ -682,18 +729,21 @@ pub fn json(
                 .opt_str("toolName", s("toolName").as_deref())
                 .opt_str("stopReason", s("stopReason").as_deref());
             // Borrowed from the parsed message: a long text is not copied.
-            let mut text: Vec<Cow<'_, str>> = Vec::new();
-            let mut thinking: Vec<Cow<'_, str>> = Vec::new();
+            let mut text: Vec<Src<'_>> = Vec::new();
+            let mut thinking: Vec<Src<'_>> = Vec::new();
             let mut calls = Vec::new();
             match m.get("content") {
-                Some(JsValue::String(t)) => text.push(t.to_string_lossy()),
+                Some(JsValue::String(t)) => text.push(Src::Str(t.to_string_lossy())),
                 Some(JsValue::Array(blocks)) => {
-                    for bl in blocks {
+                    for (k, bl) in blocks.iter().enumerate() {
                         let bs =
                             |k: &str| bl.get(k).and_then(|v| v.as_str_lossy()).unwrap_or_default();
                         match bl.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
-                            Some("text") => text.push(bs("text")),
-                            Some("thinking") => thinking.push(bs("thinking")),
+                            Some("text") => text.push(match text::block(&long_blocks, k) {
+                                Some(raw) => Src::raw(raw),
+                                None => Src::Str(bs("text")),
+                            }),
+                            Some("thinking") => thinking.push(Src::Str(bs("thinking"))),
                             Some("toolCall") => calls.push((
                                 bs("id"),
                                 bs("name"),
@@ -707,17 +757,13 @@ pub fn json(
                 }
                 _ => {}
             }
-            fn one(mut parts: Vec<Cow<'_, str>>) -> Cow<'_, str> {
-                match parts.len() {
-                    1 => parts.pop().unwrap_or_default(),
-                    _ => Cow::Owned(parts.join("\n")),
-                }
-            }
-            if !text.is_empty() {
-                texts.push(("text", one(text)));
+            if let Some(raw) = long {
+                texts.push(("text", vec![Src::raw(raw)]));
+            } else if !text.is_empty() {
+                texts.push(("text", text));
             }
             if !thinking.is_empty() {
-                texts.push(("thinking", one(thinking)));
+                texts.push(("thinking", thinking));
             }
             if !calls.is_empty() {
                 let mut cb = Vec::new();
@@ -739,7 +785,7 @@ pub fn json(
                 t.raw("usage", &u.to_json());
             }
         } else if let Some(s) = e.fields.str(line, "summary") {
-            texts.push(("text", s));
+            texts.push(("text", vec![Src::Str(s)]));
         }
         o.finish();
         t.finish();
@@ -755,13 +801,14 @@ pub fn json(
             arbor_core::json::write_str_escaped(k, &mut key);
             key.extend_from_slice(b":\"");
             out.write_all(&key)?;
-            write_pieces(&mut out, v, false, |p| {
-                let mut q = Vec::with_capacity(p.len() + 2);
-                arbor_core::json::write_str_escaped(p, &mut q);
-                // Without its quotes: the pieces make one string.
-                String::from_utf8_lossy(q.get(1..q.len().saturating_sub(1)).unwrap_or_default())
-                    .into_owned()
-            })?;
+            for (j, part) in v.iter().enumerate() {
+                if j > 0 {
+                    // The `\n` that joins two parts, escaped.
+                    out.write_all(b"\\n")?;
+                }
+                let all = vec![Op::Text(0..usize::MAX, Esc::Json)];
+                text::write_ops(&mut out, part, all, |_, _, _| Ok(()))?;
+            }
             out.write_all(b"\"")?;
         }
         match tail.get(1..) {
@@ -777,61 +824,9 @@ pub fn json(
     Ok(report)
 }
 
-/// A piece of message text: prose, or a fenced code block with its language.
-pub(crate) enum Part<'a> {
-    Text(&'a str),
-    Code(&'a str, &'a str),
-}
-
-/// Splits Markdown text at its fenced code blocks (``` or ~~~, up to three spaces in, closed
-/// by a fence of the same character at least as long; an unclosed block runs to the end).
-pub(crate) fn fenced(t: &str) -> Vec<Part<'_>> {
-    let mut parts = Vec::new();
-    let mut text_from = 0;
-    let mut pos = 0;
-    // (fence char, fence length, language, code start)
-    let mut open: Option<(u8, usize, &str, usize)> = None;
-    while pos < t.len() {
-        let end = t[pos..].find('\n').map_or(t.len(), |i| pos + i + 1);
-        let line = &t[pos..end];
-        let trimmed = line.trim_start_matches(' ');
-        let indent = line.len() - trimmed.len();
-        let fence = trimmed
-            .as_bytes()
-            .first()
-            .copied()
-            .filter(|c| *c == b'`' || *c == b'~');
-        let run = fence.map_or(0, |c| trimmed.bytes().take_while(|b| *b == c).count());
-        match (open, fence) {
-            (None, Some(c)) if indent <= 3 && run >= 3 => {
-                let info = trimmed[run..].trim();
-                if c == b'`' && info.contains('`') {
-                    pos = end;
-                    continue;
-                }
-                parts.push(Part::Text(&t[text_from..pos]));
-                open = Some((c, run, info, end));
-            }
-            (Some((c0, n0, lang, from)), Some(c))
-                if c == c0 && run >= n0 && indent <= 3 && trimmed[run..].trim().is_empty() =>
-            {
-                parts.push(Part::Code(lang, &t[from..pos]));
-                open = None;
-                text_from = end;
-            }
-            _ => {}
-        }
-        pos = end;
-    }
-    match open {
-        Some((_, _, lang, from)) => parts.push(Part::Code(lang, &t[from..])),
-        None => parts.push(Part::Text(&t[text_from..])),
-    }
-    parts
-}
-
 mod highlight;
 mod html;
 pub mod output;
+mod text;
 pub use html::html;
 pub use output::assets_of;

@@ -766,3 +766,55 @@ proptest! {
         prop_assert_eq!(canon(&raw).expect("valid"), out);
     }
 }
+
+/// Raw JSON string contents for the piece decoder: plain ASCII, multi-byte UTF-8, every
+/// escape (surrogate pairs, lone surrogates of both halves, a high one before a non-low
+/// escape), and invalid UTF-8 (lone continuation bytes, truncated sequences).
+fn arb_raw_string() -> impl Strategy<Value = Vec<u8>> {
+    let atom = prop_oneof![
+        6 => select(vec!["a", "b", " ", "`", "]"])
+            .prop_map(|s| s.as_bytes().to_vec()),
+        2 => select(vec!["é", "€", "😀", "\u{2028}", "中"]).prop_map(|s| s.as_bytes().to_vec()),
+        2 => select(vec![
+            r#"\""#, r"\\", r"\/", r"\b", r"\f", r"\n", r"\r", r"\t", r"\u0041", r"\u00e9",
+            r"\ud83d\ude00", r"\ud83d", r"\ude00", r"\ud83d\u0041", r"\uD83D\uDE00", r"\u0000",
+        ])
+        .prop_map(|s| s.as_bytes().to_vec()),
+        1 => select(vec![
+            b"\x80".to_vec(), b"\xbf\xbf".to_vec(), b"\xe2\x82".to_vec(), b"\xf0\x9f\x98".to_vec(),
+            b"\xed\xa0\x80".to_vec(), b"\xff".to_vec(), b"\xc3".to_vec(),
+        ]),
+    ];
+    vec(atom, 0..60).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    /// The pieces of a string, joined, are the whole string decoded (lossily) at once, for
+    /// every piece size: no escape, surrogate pair or character is cut, and invalid UTF-8
+    /// becomes the same U+FFFD either way.
+    #[test]
+    fn str_pieces_join_to_the_whole_string(raw in arb_raw_string(), piece in 1usize..12) {
+        let whole = decode_string(&raw).expect("decodes").to_string_lossy().into_owned();
+        let mut pieces = StrPieces::new(&raw, piece);
+        let mut joined = String::new();
+        for p in pieces.by_ref() {
+            let p = p.expect("a piece decodes");
+            prop_assert!(!p.is_empty());
+            joined.push_str(&p);
+        }
+        prop_assert_eq!(pieces.consumed(), raw.len());
+        prop_assert_eq!(joined, whole);
+    }
+
+    /// A string that does not decode gives an error as a piece, as `decode_string` does.
+    #[test]
+    fn str_pieces_fail_where_decode_string_fails(
+        raw in vec(select(b"ab\\\"\x01u0n".to_vec()), 0..16), piece in 1usize..6,
+    ) {
+        let whole = decode_string(&raw);
+        let pieces: Result<Vec<String>, JsonError> = StrPieces::new(&raw, piece).collect();
+        prop_assert_eq!(whole.is_err(), pieces.is_err());
+    }
+}

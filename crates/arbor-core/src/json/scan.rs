@@ -565,4 +565,30 @@ mod skip_string_tests {
             }
         }
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        /// A string skipped a segment at a time (as a long one is, with the bytes behind
+        /// released) ends where, or fails as, the skip of the whole string does: for every
+        /// segment length, whatever escape, hex run or backslash run the cut falls in.
+        #[test]
+        fn segments_skip_as_the_whole_string(words in proptest::collection::vec(
+            proptest::sample::select(vec!["ab", "\\n", "\\\\", "\\\"", "\\u001b", "\\ud83d\\ude00",
+                "\\u00", "\\x", "\t", "x\"", "deadbeef", "\\uFfAe", "\\u12", "u", "\u{e9}", "\\/"]), 0..60),
+            pad in 0usize..70, seg in 1usize..90) {
+            let mut s = vec![b'a'; pad];
+            for w in &words { s.extend_from_slice(w.as_bytes()); }
+            s.extend_from_slice(b"\"tail");
+            proptest::prop_assert_eq!(
+                skip_string_segments(&s, pad, seg),
+                skip_string_scalar(&s, pad)
+            );
+            // Unterminated: the same error.
+            let open = &s[..s.len() - 5];
+            proptest::prop_assert_eq!(
+                skip_string_segments(open, pad, seg),
+                skip_string_scalar(open, pad)
+            );
+        }
+    }
 }

@@ -175,7 +175,10 @@ pub fn load_doc_lean(path: &Path) -> Result<SessionDoc, StoreError> {
             let fb = bytes.clone();
             let released = std::sync::atomic::AtomicUsize::new(0);
             SessionDoc::parse_prefetched(bytes.clone(), &move |r| {
-                fb.populate(r.clone());
+                // At most a window up front: the pages of a line longer than that (one
+                // string of hundreds of megabytes) fault in as it is read, and its skip
+                // releases them behind (`arbor_core::json::set_release_hook`).
+                fb.populate(r.start..r.end.min(r.start.saturating_add(LEAN_WINDOW)));
                 let upto = r.start.saturating_sub(LEAN_WINDOW);
                 let from = released.fetch_max(upto, std::sync::atomic::Ordering::AcqRel);
                 if upto > from {

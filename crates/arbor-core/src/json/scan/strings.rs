@@ -206,8 +206,71 @@ pub(super) fn skip_escape(src: &[u8], i: usize) -> Result<usize, JsonError> {
 /// tool output), so a scan that stopped at each one spent most of a load there. Anything
 /// unusual (a control byte, an invalid or `\\u` escape that does not check out, the last
 /// bytes of the input) is handed to the byte-wise loop, which gives the exact errors.
+///
+/// A string longer than [`LONG_STRING`] is skipped that much at a time, and the pages of the
+/// bytes behind are handed to the [`set_release_hook`] hook: a string of hundreds of
+/// megabytes in a memory map is then not resident whole while it is skipped.
 #[inline]
 pub(crate) fn skip_string(src: &[u8], pos: usize) -> Result<usize, JsonError> {
+    skip_string_segments(src, pos, LONG_STRING)
+}
+
+/// How much of a string [`skip_string`] reads before it releases what is behind.
+pub const LONG_STRING: usize = 8 << 20;
+
+static RELEASE: std::sync::OnceLock<fn(&[u8])> = std::sync::OnceLock::new();
+
+/// Sets what is done with the bytes a long string's skip has left behind (once per process;
+/// a later call changes nothing): `arbor_store` releases the pages of its memory maps
+/// (`map::release_pages`). Reading the bytes again must stay correct.
+pub fn set_release_hook(release: fn(&[u8])) {
+    let _ = RELEASE.set(release);
+}
+
+/// Hands `bytes`, which will not be read again soon, to the [`set_release_hook`] hook.
+pub(crate) fn release(bytes: &[u8]) {
+    if let Some(release) = RELEASE.get() {
+        release(bytes);
+    }
+}
+
+/// [`skip_string`], `seg` bytes at a time: each segment is skipped in `src` cut at its end;
+/// the skip is the same as over the whole of `src` unless it reached the cut still inside
+/// the string. Then it resumes after the last byte before the cut that cannot be inside an
+/// escape (not `\\`, `u` or a hex digit: after any other byte the skip is between two
+/// characters), with the bytes behind released.
+#[inline]
+pub(crate) fn skip_string_segments(src: &[u8], pos: usize, seg: usize) -> Result<usize, JsonError> {
+    let mut i = pos;
+    loop {
+        let cut = i.saturating_add(seg);
+        let Some(part) = src.get(..cut).filter(|_| cut < src.len()) else {
+            return skip_string_whole(src, i);
+        };
+        match skip_string_whole(part, i) {
+            Err(e) if e.offset == cut && e.message == "unterminated string" => {}
+            done => return done,
+        }
+        let mut safe = cut;
+        while safe > i
+            && matches!(src[safe - 1], b'\\' | b'u' | b'0'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+        {
+            safe -= 1;
+        }
+        if safe == i {
+            return skip_string_whole(src, i);
+        }
+        // From a little before where the last release ended: a page it left half read.
+        release(
+            src.get(i.saturating_sub(1 << 16).max(pos)..safe)
+                .unwrap_or_default(),
+        );
+        i = safe;
+    }
+}
+
+#[inline]
+fn skip_string_whole(src: &[u8], pos: usize) -> Result<usize, JsonError> {
     #[cfg(target_arch = "x86_64")]
     {
         match simd::skip_string_blocks(src, pos) {
@@ -300,4 +363,93 @@ pub(crate) fn decode_string_at(
 /// control character, a raw `"` or a bad escape is an error.
 pub fn decode_string(raw: &[u8]) -> Result<JsStr, JsonError> {
     decode_string_at(raw, 0, false).map(|(s, _)| s)
+}
+
+/// The contents of a JSON string (the raw bytes between the quotes) decoded a piece at a
+/// time: each item is the next piece of the text, lossy as [`JsStr::to_string_lossy`] (a
+/// lone surrogate is U+FFFD, invalid UTF-8 is U+FFFD), of about `piece` bytes. The pieces
+/// joined are exactly `decode_string(raw)?.to_string_lossy()`: a piece ends between two
+/// escapes (a `\uD83D\uDE00` pair is one) or before a byte that starts a character, never
+/// inside one. A long string is so read in bounded memory; [`StrPieces::consumed`] says how
+/// much of `raw` is behind (the caller may release it). An error ends the pieces.
+#[derive(Debug, Clone)]
+pub struct StrPieces<'a> {
+    src: &'a [u8],
+    pos: usize,
+    piece: usize,
+    failed: bool,
+}
+
+impl<'a> StrPieces<'a> {
+    /// The pieces of `raw` (the string's contents, without its quotes), about `piece` bytes
+    /// each (at least 1).
+    pub fn new(raw: &'a [u8], piece: usize) -> Self {
+        StrPieces {
+            src: raw,
+            pos: 0,
+            piece: piece.max(1),
+            failed: false,
+        }
+    }
+
+    /// How many bytes of `raw` the pieces returned so far were decoded from.
+    pub fn consumed(&self) -> usize {
+        self.pos
+    }
+}
+
+impl Iterator for StrPieces<'_> {
+    type Item = Result<String, JsonError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let src = self.src;
+        if self.failed || self.pos >= src.len() {
+            return None;
+        }
+        let mut out = Vec::with_capacity(self.piece.min(src.len() - self.pos) + 4);
+        let mut i = self.pos;
+        while out.len() < self.piece && i < src.len() {
+            // Plain bytes up to a limit that is not inside a character: a byte that
+            // continues one (10xxxxxx) is never where a run is cut.
+            let mut lim = (i + (self.piece - out.len())).min(src.len());
+            while lim > i && lim < src.len() && src[lim] & 0xC0 == 0x80 {
+                lim -= 1;
+            }
+            if lim == i {
+                lim = i + 1;
+                while lim < src.len() && src[lim] & 0xC0 == 0x80 {
+                    lim += 1;
+                }
+            }
+            let j = copy_run_lossy(&src[..lim], i, &mut out);
+            match src.get(j) {
+                _ if j == lim && j > i => i = j,
+                Some(b'\\') => match decode_escape(src, j) {
+                    Ok((cp, next)) => {
+                        push_wtf8(cp, &mut out);
+                        i = next;
+                    }
+                    Err(e) => {
+                        self.failed = true;
+                        return Some(Err(e));
+                    }
+                },
+                Some(b'"') => {
+                    self.failed = true;
+                    return Some(Err(err(j, "unescaped '\"' in string")));
+                }
+                Some(_) => {
+                    self.failed = true;
+                    return Some(Err(err(j, "control character in string")));
+                }
+                None => i = j,
+            }
+        }
+        self.pos = i;
+        let s = JsStr(out);
+        Some(Ok(match s.to_string_lossy() {
+            std::borrow::Cow::Borrowed(_) => String::from_utf8(s.0).unwrap_or_default(),
+            std::borrow::Cow::Owned(o) => o,
+        }))
+    }
 }
