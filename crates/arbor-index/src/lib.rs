@@ -44,6 +44,7 @@ pub mod catalog;
 pub mod db_file;
 mod error;
 pub mod history;
+pub mod prepared;
 pub mod refresh;
 pub mod scan;
 pub mod search;

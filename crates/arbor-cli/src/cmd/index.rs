@@ -138,30 +138,32 @@ pub fn refreshed_listing(
     )
 }
 
-/// [`refresh`], or, when a live watcher vouches that the catalog holds every change to `dirs`
-/// ([`arbor_index::watch::vouches`]), the catalog's rows without looking at the files.
+/// Whether a live watcher of `cat` may be asked instead of looking at the files: a catalog
+/// file (not one in memory) that was not just created.
+pub fn watcher_may_answer(cat: &Catalog) -> bool {
+    cat.report.in_memory_because.is_none() && !cat.report.created
+}
+
+/// [`refresh`], or, when a live watcher vouches that the catalog holds every change to `dirs`,
+/// the catalog's rows without looking at the files: the listing the watcher prepared
+/// ([`arbor_index::watch::listing`]), or, when no listing is wanted, its word
+/// ([`arbor_index::watch::vouches`]).
 fn refresh_or_trust(
     cat: &mut Catalog,
     dirs: &[PathBuf],
     opts: RefreshOptions,
 ) -> Result<(Vec<Listed>, RefreshStats)> {
-    let keys: Vec<String> = dirs.iter().map(|d| arbor_index::dir_key(d)).collect();
-    if cat.report.in_memory_because.is_none()
-        && !cat.report.created
-        && arbor_index::watch::vouches(cat.path(), &keys)
-    {
-        let mut listed = if opts.listing {
-            with_rebuild(cat, |c, rebuilt| {
-                if rebuilt {
-                    c.refresh_dirs(dirs, opts, &mut |_| {})?;
-                }
-                c.listed_as_indexed(dirs)
-            })?
+    if watcher_may_answer(cat) {
+        if opts.listing {
+            if let Some(listed) = arbor_index::watch::listing(cat.path(), dirs) {
+                return Ok((listed, RefreshStats::default()));
+            }
         } else {
-            Vec::new()
-        };
-        arbor_index::catalog::sort_like_pi(&mut listed, dirs.len() > 1);
-        return Ok((listed, RefreshStats::default()));
+            let keys: Vec<String> = dirs.iter().map(|d| arbor_index::dir_key(d)).collect();
+            if arbor_index::watch::vouches(cat.path(), &keys) {
+                return Ok((Vec::new(), RefreshStats::default()));
+            }
+        }
     }
     refresh(cat, dirs, opts)
 }

@@ -1,6 +1,8 @@
 //! `arbor ls`: the table and the JSON listing, from one list of rows so that both agree on
 //! order and age.
-use super::index::{age, home_short, human_size, open_catalog, refreshed_listing};
+use super::index::{
+    age, home_short, human_size, open_catalog, refreshed_listing, watcher_may_answer,
+};
 use crate::term::{self, Out, Paint, Term};
 use anyhow::Result;
 use arbor_core::Dialect;
@@ -59,6 +61,17 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
         });
     // The catalog holds pi's listing, and what the table shows of every session.
     let mut cat = open_catalog(catalog)?;
+    // pi's directories alone, as JSON: a live watcher that vouches for them hands over the
+    // whole document, prepared (the same bytes as below, made once for many commands).
+    if o.json && !o.all_text && omp_dirs.is_empty() && watcher_may_answer(&cat) {
+        if let Some(doc) = arbor_index::watch::listing_json(cat.path(), &pi_dirs) {
+            use std::io::Write;
+            let mut out = crate::report::stdout();
+            out.write_all(&doc)?;
+            out.flush()?;
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
     let (mut listed, _) = refreshed_listing(&mut cat, &pi_dirs, o.all_text && o.json)?;
     let pi_count = listed.len();
     if !o.json && !omp_dirs.is_empty() {
@@ -98,25 +111,18 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
     if o.json {
         use std::io::Write;
         let mut out = std::io::BufWriter::with_capacity(1 << 16, crate::report::stdout());
-        let mut json = Vec::with_capacity(4096);
-        out.write_all(b"[")?;
-        for (k, r) in rows.iter().enumerate() {
-            json.clear();
-            if k > 0 {
-                json.push(b',');
-            }
+        arbor_index::prepared::write_json_list(&rows, &mut out, |r, json| -> Result<()> {
             match r.of {
-                RowOf::Omp(info) => info.write_json(&mut json),
+                RowOf::Omp(info) => info.write_json(json),
                 RowOf::Pi(l) if o.all_text => {
                     let mut info = l.info.clone();
                     info.all_messages_text = cat.all_messages_text(&l.file)?;
-                    info.write_json(&mut json, true);
+                    info.write_json(json, true);
                 }
-                RowOf::Pi(l) => l.info.write_json(&mut json, false),
+                RowOf::Pi(l) => l.info.write_json(json, false),
             }
-            out.write_all(&json)?;
-        }
-        out.write_all(b"]\n")?;
+            Ok(())
+        })?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
