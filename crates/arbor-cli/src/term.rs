@@ -174,6 +174,11 @@ impl Out {
         }
     }
 
+    /// Room for `n` more bytes at once (a long table need not grow the buffer by doubling).
+    pub fn reserve(&mut self, n: usize) {
+        self.buf.reserve(n);
+    }
+
     /// Plain text (sanitized).
     pub fn put(&mut self, s: &str) -> &mut Out {
         self.buf.push_str(&crate::render::sanitize_text(s));

@@ -296,11 +296,11 @@ impl Question {
                     _ => return None,
                 };
                 let fields: Vec<&str> = parts.collect();
-                if fields.len() % 2 != 0 {
+                let pairs = fields.chunks_exact(2);
+                if !pairs.remainder().is_empty() {
                     return None;
                 }
-                let dirs = fields
-                    .chunks(2)
+                let dirs = pairs
                     .map(|c| (c[0].to_string(), PathBuf::from(c[1])))
                     .collect();
                 Some(Question::List { json, dirs })
@@ -321,11 +321,14 @@ enum Msg {
 /// (another process committed) empties it too.
 struct PreparedCache {
     version: Option<i64>,
-    by_question: HashMap<(bool, Vec<(String, PathBuf)>), Arc<Vec<u8>>>,
+    by_question: HashMap<Asked, Arc<Vec<u8>>>,
     /// Listings handed over, and listings read from the catalog.
     served: u64,
     read: u64,
 }
+
+/// A `list` question: JSON or rows, and the directories (key, path as shown).
+type Asked = (bool, Vec<(String, PathBuf)>);
 
 /// At most this many listings are kept (each is the size of its JSON).
 const MAX_KEPT: usize = 8;

@@ -9,6 +9,7 @@ use arbor_core::Dialect;
 use arbor_index::Listed;
 use arbor_store::locate::{id_of_file_name, Locator, Scope};
 use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -134,7 +135,9 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let by_file: HashMap<&Path, &Listed> = listed.iter().map(|l| (l.file.as_path(), l)).collect();
+    // By the path's bytes (hashing a `Path` walks its components: at 10,000 rows that showed).
+    let by_file: HashMap<&OsStr, &Listed> =
+        listed.iter().map(|l| (l.file.as_os_str(), l)).collect();
     let ids = ShortIds::new(loc, rows.iter().map(|r| r.file));
     print_table(o, term, &rows, &by_file, &ids)?;
     Ok(ExitCode::SUCCESS)
@@ -171,17 +174,16 @@ fn print_table(
     o: &LsOpts<'_>,
     term: &Term,
     rows: &[Row<'_>],
-    by_file: &HashMap<&Path, &Listed>,
+    by_file: &HashMap<&OsStr, &Listed>,
     ids: &ShortIds,
 ) -> Result<()> {
     let now = arbor_store::ids::now_ms() as f64;
     let cells: Vec<Cells> = rows
         .iter()
         .map(|r| {
-            let l = by_file.get(r.file);
-            let omp_info = match r.of {
-                RowOf::Omp(i) => Some(i),
-                RowOf::Pi(_) => None,
+            let (l, omp_info) = match r.of {
+                RowOf::Omp(i) => (by_file.get(r.file.as_os_str()).copied(), Some(i)),
+                RowOf::Pi(l) => (Some(l), None),
             };
             let (msgs, size, branches, title, cwd, omp) = match (l, omp_info) {
                 (Some(l), _) => (
@@ -211,7 +213,11 @@ fn print_table(
                 branches,
                 title: crate::render::one_line(&title, 500),
                 project: home_short(&cwd),
-                path: home_short(&r.file.to_string_lossy()),
+                path: if o.long {
+                    home_short(&r.file.to_string_lossy())
+                } else {
+                    String::new()
+                },
             }
         })
         .collect();
@@ -237,6 +243,14 @@ fn print_table(
         (room, 0)
     };
     let mut out = Out::new(term);
+    // Each row's bytes, about (colours, and characters wider than a byte, are the margin).
+    let per_row = fixed + title_w + proj_w + 64;
+    let paths: usize = if o.long {
+        cells.iter().map(|c| c.path.len() + idw + 2).sum()
+    } else {
+        0
+    };
+    out.reserve(cells.len() * per_row + paths + 256);
     let mut head = format!(
         "{} {} {} {} {} {}  {}",
         term::pad("ID", idw),
@@ -316,7 +330,8 @@ pub struct ShortIds {
     /// Every key the resolver matches a prefix against (ids and whole base names, lowercase),
     /// sorted, with the file each belongs to.
     keys: Vec<(String, usize)>,
-    files: HashMap<PathBuf, usize>,
+    /// Each file's number, by its path as given to [`ShortIds::new`] (the path's bytes).
+    given: HashMap<OsString, usize>,
 }
 
 const MIN_SHORT_ID: usize = 6;
@@ -324,17 +339,30 @@ const MIN_SHORT_ID: usize = 6;
 impl ShortIds {
     /// Collects the keys of every session file under the agent directories and of `listed`.
     pub fn new<'a>(loc: &Locator, listed: impl Iterator<Item = &'a Path>) -> ShortIds {
-        let mut files: HashMap<PathBuf, usize> = HashMap::new();
+        // Files by their real path (a session reached by two paths is one file).
+        let mut files: HashMap<OsString, usize> = HashMap::new();
+        let mut given: HashMap<OsString, usize> = HashMap::new();
+        let mut real = RealPaths::default();
         let mut keys = Vec::new();
         let all = loc.all_session_files();
         let listed: Vec<PathBuf> = listed.map(Path::to_path_buf).collect();
-        for p in all.iter().chain(listed.iter()).map(PathBuf::as_path) {
-            let canon = canonical(p);
-            if files.contains_key(&canon) {
+        for (k, p) in all.iter().chain(listed.iter()).enumerate() {
+            if given.contains_key(p.as_os_str()) {
+                continue;
+            }
+            // A listed file (pi lists symbolic links too) is resolved whole.
+            let canon = if k < all.len() {
+                real.of_file(p)
+            } else {
+                canonical(p)
+            };
+            if let Some(&n) = files.get(canon.as_os_str()) {
+                given.insert(p.as_os_str().to_owned(), n);
                 continue;
             }
             let n = files.len();
-            files.insert(canon, n);
+            files.insert(canon.into_os_string(), n);
+            given.insert(p.as_os_str().to_owned(), n);
             let stem = p
                 .file_stem()
                 .map(|s| s.to_string_lossy().to_lowercase())
@@ -346,13 +374,13 @@ impl ShortIds {
             keys.push((id, n));
         }
         keys.sort();
-        ShortIds { keys, files }
+        ShortIds { keys, given }
     }
 
     /// The short id of `file`.
     pub fn of(&self, file: &Path) -> String {
         let id = id_of_file_name(file).unwrap_or_default();
-        let Some(&me) = self.files.get(&canonical(file)) else {
+        let Some(&me) = self.given.get(file.as_os_str()) else {
             return id;
         };
         let lower = id.to_lowercase();
@@ -381,6 +409,33 @@ impl ShortIds {
         }
         let len = need.max(MIN_SHORT_ID).min(id.chars().count());
         id.chars().take(len).collect()
+    }
+}
+
+/// Real paths (`canonicalize`) of session files known to be regular files (not symbolic
+/// links: what [`Locator::all_session_files`] gives), each directory resolved once: at 10,000
+/// sessions a `canonicalize` per file was 180,000 `readlink` calls, most of `arbor ls`'s time.
+#[derive(Default)]
+struct RealPaths {
+    /// Each directory's real path (`None`: it could not be resolved).
+    dirs: HashMap<PathBuf, Option<PathBuf>>,
+}
+
+impl RealPaths {
+    /// The real path of the regular file `p`: its directory's real path and its name; `p`
+    /// itself when that cannot be resolved.
+    fn of_file(&mut self, p: &Path) -> PathBuf {
+        let (Some(dir), Some(name)) = (p.parent(), p.file_name()) else {
+            return canonical(p);
+        };
+        let real = self
+            .dirs
+            .entry(dir.to_path_buf())
+            .or_insert_with(|| std::fs::canonicalize(dir).ok());
+        match real {
+            Some(real) => real.join(name),
+            None => canonical(p),
+        }
     }
 }
 
