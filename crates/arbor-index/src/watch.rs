@@ -78,8 +78,10 @@ pub fn listing_json(catalog: &Path, dirs: &[PathBuf]) -> Option<Vec<u8>> {
     prepared(catalog, "json", dirs).filter(|d| d.starts_with(b"[") && d.ends_with(b"]\n"))
 }
 
-/// The most a prepared listing may claim to be (a larger claim is no answer).
-const MAX_PREPARED: usize = 1 << 34;
+/// The most a prepared listing may claim to be (a larger claim is no answer, and the command
+/// reads the catalog itself): 1 GiB, the JSON of some million sessions. The buffer is
+/// allocated at the claimed size but only touched as the bytes arrive.
+const MAX_PREPARED: usize = 1 << 30;
 
 fn prepared(catalog: &Path, form: &str, dirs: &[PathBuf]) -> Option<Vec<u8>> {
     let mut q = format!("list\t{form}");
