@@ -330,8 +330,9 @@ pub struct ShortIds {
     /// Every key the resolver matches a prefix against (ids and whole base names, lowercase),
     /// sorted, with the file each belongs to.
     keys: Vec<(String, usize)>,
-    /// Each file's number, by its path as given to [`ShortIds::new`] (the path's bytes).
-    given: HashMap<OsString, usize>,
+    /// Each file's number and the id in its name, by its path as given to [`ShortIds::new`]
+    /// (the path's bytes).
+    given: HashMap<OsString, (usize, String)>,
 }
 
 const MIN_SHORT_ID: usize = 6;
@@ -341,7 +342,7 @@ impl ShortIds {
     pub fn new<'a>(loc: &Locator, listed: impl Iterator<Item = &'a Path>) -> ShortIds {
         // Files by their real path (a session reached by two paths is one file).
         let mut files: HashMap<OsString, usize> = HashMap::new();
-        let mut given: HashMap<OsString, usize> = HashMap::new();
+        let mut given: HashMap<OsString, (usize, String)> = HashMap::new();
         let mut real = RealPaths::default();
         let mut keys = Vec::new();
         let all = loc.all_session_files();
@@ -356,22 +357,23 @@ impl ShortIds {
             } else {
                 canonical(p)
             };
+            let id = id_of_file_name(p).unwrap_or_default();
             if let Some(&n) = files.get(canon.as_os_str()) {
-                given.insert(p.as_os_str().to_owned(), n);
+                given.insert(p.as_os_str().to_owned(), (n, id));
                 continue;
             }
             let n = files.len();
             files.insert(canon.into_os_string(), n);
-            given.insert(p.as_os_str().to_owned(), n);
             let stem = p
                 .file_stem()
                 .map(|s| s.to_string_lossy().to_lowercase())
                 .unwrap_or_default();
-            let id = id_of_file_name(p).unwrap_or_default().to_lowercase();
-            if id != stem {
+            let lower = id.to_lowercase();
+            given.insert(p.as_os_str().to_owned(), (n, id));
+            if lower != stem {
                 keys.push((stem, n));
             }
-            keys.push((id, n));
+            keys.push((lower, n));
         }
         keys.sort();
         ShortIds { keys, given }
@@ -379,10 +381,10 @@ impl ShortIds {
 
     /// The short id of `file`.
     pub fn of(&self, file: &Path) -> String {
-        let id = id_of_file_name(file).unwrap_or_default();
-        let Some(&me) = self.given.get(file.as_os_str()) else {
-            return id;
+        let Some((me, id)) = self.given.get(file.as_os_str()) else {
+            return id_of_file_name(file).unwrap_or_default();
         };
+        let me = *me;
         let lower = id.to_lowercase();
         let at = self
             .keys
@@ -419,6 +421,8 @@ impl ShortIds {
 struct RealPaths {
     /// Each directory's real path (`None`: it could not be resolved).
     dirs: HashMap<PathBuf, Option<PathBuf>>,
+    /// The directory asked for last, and its real path (files come directory by directory).
+    last: Option<(PathBuf, Option<PathBuf>)>,
 }
 
 impl RealPaths {
@@ -428,10 +432,21 @@ impl RealPaths {
         let (Some(dir), Some(name)) = (p.parent(), p.file_name()) else {
             return canonical(p);
         };
-        let real = self
-            .dirs
-            .entry(dir.to_path_buf())
-            .or_insert_with(|| std::fs::canonicalize(dir).ok());
+        let hit = self
+            .last
+            .as_ref()
+            .filter(|(d, _)| d.as_os_str() == dir.as_os_str());
+        let real = match hit {
+            Some((_, real)) => real,
+            None => {
+                let real = self
+                    .dirs
+                    .entry(dir.to_path_buf())
+                    .or_insert_with(|| std::fs::canonicalize(dir).ok())
+                    .clone();
+                &self.last.insert((dir.to_path_buf(), real)).1
+            }
+        };
         match real {
             Some(real) => real.join(name),
             None => canonical(p),
