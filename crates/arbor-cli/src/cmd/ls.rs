@@ -351,11 +351,16 @@ impl ShortIds {
             if given.contains_key(p.as_os_str()) {
                 continue;
             }
-            // A listed file (pi lists symbolic links too) is resolved whole.
+            // A listed file is one of those regular files when its directory's real path
+            // and its name are one of theirs (the listing may name the directory otherwise:
+            // `a/../b`, a link to it); else it is resolved whole (pi lists symbolic links
+            // too, which `all_session_files` leaves out).
             let canon = if k < all.len() {
                 real.of_file(p)
             } else {
-                canonical(p)
+                Some(real.of_file(p))
+                    .filter(|c| files.contains_key(c.as_os_str()))
+                    .unwrap_or_else(|| canonical(p))
             };
             let id = id_of_file_name(p).unwrap_or_default();
             if let Some(&n) = files.get(canon.as_os_str()) {
