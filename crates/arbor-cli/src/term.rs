@@ -198,6 +198,23 @@ impl Out {
         self
     }
 
+    /// Text another `Out` of the same colouring made ([`Out::into_text`]), as it is: already
+    /// sanitized, its styles arbor's own (a table the watcher of this user rendered).
+    pub fn put_made(&mut self, s: &str) -> &mut Out {
+        self.buf.push_str(s);
+        self
+    }
+
+    /// How many bytes were written so far.
+    pub fn written(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The text written.
+    pub fn into_text(self) -> String {
+        self.buf
+    }
+
     /// A newline.
     pub fn nl(&mut self) -> &mut Out {
         self.buf.push('\n');

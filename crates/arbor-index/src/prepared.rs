@@ -82,15 +82,18 @@ pub fn decode_rows(bytes: &[u8]) -> Option<Vec<Listed>> {
     r.0.is_empty().then_some(out)
 }
 
-fn put_u64(out: &mut Vec<u8>, v: u64) {
+/// Appends `v` in the binary form's way (8 bytes, little-endian); [`Reader::u64`] reads it.
+pub fn put_u64(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(&v.to_le_bytes());
 }
 
-fn put_f64(out: &mut Vec<u8>, v: f64) {
+/// Appends `v` (its bits, as [`put_u64`]); [`Reader::f64`] reads it.
+pub fn put_f64(out: &mut Vec<u8>, v: f64) {
     put_u64(out, v.to_bits());
 }
 
-fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+/// Appends `b`, its length first; [`Reader::bytes`] reads it.
+pub fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
     put_u64(out, b.len() as u64);
     out.extend_from_slice(b);
 }
@@ -142,10 +145,19 @@ fn encode(l: &Listed, out: &mut Vec<u8>) {
     put_f64(out, l.mtime_ms);
 }
 
-/// A cursor over the bytes being decoded.
-struct Reader<'a>(&'a [u8]);
+/// A cursor over the bytes being decoded (what [`put_u64`], [`put_f64`] and [`put_bytes`]
+/// wrote); each read is `None` when the input is cut short or malformed.
+pub struct Reader<'a>(&'a [u8]);
 
 impl<'a> Reader<'a> {
+    /// A cursor at the start of `bytes`.
+    pub fn new(bytes: &'a [u8]) -> Reader<'a> {
+        Reader(bytes)
+    }
+    /// Whether every byte was read.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
     fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         if n > self.0.len() {
             return None;
@@ -164,17 +176,21 @@ impl<'a> Reader<'a> {
             _ => None,
         }
     }
-    fn u64(&mut self) -> Option<u64> {
+    /// What [`put_u64`] wrote.
+    pub fn u64(&mut self) -> Option<u64> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
-    fn f64(&mut self) -> Option<f64> {
+    /// What [`put_f64`] wrote.
+    pub fn f64(&mut self) -> Option<f64> {
         Some(f64::from_bits(self.u64()?))
     }
-    fn bytes(&mut self) -> Option<&'a [u8]> {
+    /// What [`put_bytes`] wrote.
+    pub fn bytes(&mut self) -> Option<&'a [u8]> {
         let n = usize::try_from(self.u64()?).ok()?;
         self.take(n)
     }
-    fn string(&mut self) -> Option<String> {
+    /// What [`put_bytes`] wrote, when it is UTF-8.
+    pub fn string(&mut self) -> Option<String> {
         String::from_utf8(self.bytes()?.to_vec()).ok()
     }
     fn opt_string(&mut self) -> Option<Option<String>> {

@@ -70,6 +70,19 @@ pub fn listing(catalog: &Path, dirs: &[PathBuf]) -> Option<Vec<Listed>> {
     crate::prepared::decode_rows(&prepared(catalog, "rows", dirs)?)
 }
 
+/// What the watcher's renderer (the `render` of [`run`]) made of the listing [`listing`]
+/// would give, for the options `opts` (opaque here: the renderer's own words, which it checks),
+/// or `None` as for [`listing`], or when `opts` holds a tab or a newline, or the renderer made
+/// nothing of them. The watcher keeps what it rendered as it keeps the listings, by `opts`
+/// and directories; it renders only while every sessions root it watches is vouched for (the
+/// renderer may look at every session file under them).
+pub fn listing_rendered(catalog: &Path, opts: &str, dirs: &[PathBuf]) -> Option<Vec<u8>> {
+    if opts.contains(['\t', '\n']) {
+        return None;
+    }
+    prepared(catalog, &format!("render\t{opts}"), dirs)
+}
+
 /// The JSON document `arbor ls --json` prints for the listing [`listing`] would give
 /// ([`crate::prepared::json_of`]), prepared by a live watcher, or `None` as for [`listing`].
 pub fn listing_json(catalog: &Path, dirs: &[PathBuf]) -> Option<Vec<u8>> {
@@ -276,11 +289,23 @@ enum Question {
     Count,
     /// `served`: how many listings handed over, and how many of them read from the catalog?
     Served,
-    /// `list`: the listing of these directories (key, path as shown), as JSON or as rows.
+    /// `list`: the listing of these directories (key, path as shown), as JSON, as rows or
+    /// rendered.
     List {
-        json: bool,
+        form: Form,
         dirs: Vec<(String, PathBuf)>,
     },
+}
+
+/// The form a listing is handed over in.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Form {
+    /// The JSON document ([`crate::prepared::json_of`]).
+    Json,
+    /// Every row ([`crate::prepared::encode_rows`]).
+    Rows,
+    /// What the renderer makes of the rows with these options.
+    Render(String),
 }
 
 impl Question {
@@ -292,9 +317,10 @@ impl Question {
             "refreshes" => Some(Question::Count),
             "served" => Some(Question::Served),
             "list" => {
-                let json = match parts.next()? {
-                    "json" => true,
-                    "rows" => false,
+                let form = match parts.next()? {
+                    "json" => Form::Json,
+                    "rows" => Form::Rows,
+                    "render" => Form::Render(parts.next()?.to_string()),
                     _ => return None,
                 };
                 let fields: Vec<&str> = parts.collect();
@@ -305,7 +331,7 @@ impl Question {
                 let dirs = pairs
                     .map(|c| (c[0].to_string(), PathBuf::from(c[1])))
                     .collect();
-                Some(Question::List { json, dirs })
+                Some(Question::List { form, dirs })
             }
             _ => None,
         }
@@ -329,8 +355,8 @@ struct PreparedCache {
     read: u64,
 }
 
-/// A `list` question: JSON or rows, and the directories (key, path as shown).
-type Asked = (bool, Vec<(String, PathBuf)>);
+/// A `list` question: its form, and the directories (key, path as shown).
+type Asked = (Form, Vec<(String, PathBuf)>);
 
 /// At most this many listings are kept (each is the size of its JSON).
 const MAX_KEPT: usize = 8;
@@ -341,29 +367,34 @@ impl PreparedCache {
         self.by_question.clear();
     }
 
-    /// The listing asked for, as the catalog holds it now.
+    /// The listing asked for, as the catalog holds it now (`None`: the renderer made nothing
+    /// of the options).
     fn get(
         &mut self,
         cat: &Catalog,
-        json: bool,
+        form: Form,
         dirs: &[(String, PathBuf)],
-    ) -> Result<Arc<Vec<u8>>, IndexError> {
+        render: Renderer<'_>,
+    ) -> Result<Option<Arc<Vec<u8>>>, IndexError> {
         let now = cat.data_version()?;
         if self.version != Some(now) {
             self.by_question.clear();
             self.version = Some(now);
         }
-        let key = (json, dirs.to_vec());
+        let key = (form, dirs.to_vec());
         if let Some(b) = self.by_question.get(&key) {
             self.served += 1;
-            return Ok(Arc::clone(b));
+            return Ok(Some(Arc::clone(b)));
         }
         let mut listed = cat.listed_as_indexed_keyed(dirs)?;
         crate::catalog::sort_like_pi(&mut listed, dirs.len() > 1);
-        let bytes = Arc::new(if json {
-            crate::prepared::json_of(&listed)
-        } else {
-            crate::prepared::encode_rows(&listed)
+        let bytes = Arc::new(match &key.0 {
+            Form::Json => crate::prepared::json_of(&listed),
+            Form::Rows => crate::prepared::encode_rows(&listed),
+            Form::Render(opts) => match render(opts, &listed) {
+                Some(b) => b,
+                None => return Ok(None),
+            },
         });
         if self.by_question.len() >= MAX_KEPT {
             self.by_question.clear();
@@ -371,7 +402,7 @@ impl PreparedCache {
         self.by_question.insert(key, Arc::clone(&bytes));
         self.served += 1;
         self.read += 1;
-        Ok(bytes)
+        Ok(Some(bytes))
     }
 }
 
@@ -415,9 +446,15 @@ fn dirs_of_event(roots: &[PathBuf], ev: &notify::Event, out: &mut BTreeSet<PathB
     rescan
 }
 
+/// What a watcher makes of a listing for a `render` question ([`listing_rendered`]): the
+/// question's options and the rows, in pi's order, to the bytes handed over (`None`: it makes
+/// nothing of these options, and the command is told `no`).
+pub type Renderer<'a> = &'a dyn Fn(&str, &[Listed]) -> Option<Vec<u8>>;
+
 /// Runs the watcher until its socket can no longer be served: refreshes `all_dirs()` (the
 /// project directories under `roots`, the sessions roots), then keeps the catalog fresh (see
-/// the module documentation). `report` is told what was done.
+/// the module documentation). `report` is told what was done; `render` answers the `render`
+/// questions ([`listing_rendered`]).
 ///
 /// # Errors
 /// [`IndexError::Io`] when the control directory or the socket cannot be made, or another
@@ -426,6 +463,7 @@ pub fn run(
     cat: &mut Catalog,
     roots: &[PathBuf],
     all_dirs: &dyn Fn() -> Vec<PathBuf>,
+    render: Renderer<'_>,
     report: &mut dyn FnMut(WatchEvent<'_>),
 ) -> Result<(), IndexError> {
     let ctl = control_dir(cat.path());
@@ -639,10 +677,14 @@ pub fn run(
                         continue;
                     }
                     Question::Fresh(keys) => keys,
-                    Question::List { json, dirs } => {
-                        let keys: Vec<String> = dirs.iter().map(|(k, _)| k.clone()).collect();
+                    Question::List { form, dirs } => {
+                        let mut keys: Vec<String> = dirs.iter().map(|(k, _)| k.clone()).collect();
+                        // A renderer may look at every session file under the roots.
+                        if matches!(form, Form::Render(_)) {
+                            keys.extend(roots.iter().map(|r| r.to_string_lossy().into_owned()));
+                        }
                         let got = if covered(&keys, &blind, failed) {
-                            cache.get(cat, json, &dirs).ok()
+                            cache.get(cat, form, &dirs, render).ok().flatten()
                         } else {
                             None
                         };

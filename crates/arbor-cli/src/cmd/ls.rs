@@ -1,7 +1,8 @@
 //! `arbor ls`: the table and the JSON listing, from one list of rows so that both agree on
 //! order and age.
 use super::index::{
-    age, home_short, human_size, open_catalog, refreshed_listing, watcher_may_answer,
+    age, home_short, human_size, open_catalog, refreshed_listing, sessions_roots,
+    watcher_may_answer,
 };
 use crate::term::{self, Out, Paint, Term};
 use anyhow::Result;
@@ -73,6 +74,23 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
             return Ok(ExitCode::SUCCESS);
         }
     }
+    // pi's directories alone, as the table: a live watcher that vouches for them and for
+    // every sessions root hands over the table it made but for the ages (the same bytes
+    // `make_table` makes below; its rows' files must be absolute paths for it to resolve them
+    // as this command would).
+    if !o.json
+        && omp_dirs.is_empty()
+        && pi_dirs.iter().all(|d| d.is_absolute())
+        && watcher_may_answer(&cat)
+    {
+        let made = table_opts(o, term, loc)
+            .and_then(|opts| arbor_index::watch::listing_rendered(cat.path(), &opts, &pi_dirs))
+            .and_then(|bytes| Table::decode(&bytes));
+        if let Some(t) = made.filter(|t| !t.rows.is_empty()) {
+            print_made(term, &t)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
     let (mut listed, _) = refreshed_listing(&mut cat, &pi_dirs, o.all_text && o.json)?;
     let pi_count = listed.len();
     if !o.json && !omp_dirs.is_empty() {
@@ -139,7 +157,10 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
     let by_file: HashMap<&OsStr, &Listed> =
         listed.iter().map(|l| (l.file.as_os_str(), l)).collect();
     let ids = ShortIds::new(loc, rows.iter().map(|r| r.file));
-    print_table(o, term, &rows, &by_file, &ids)?;
+    print_made(
+        term,
+        &make_table(o.long, o.all, term, &rows, &by_file, &ids),
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -161,7 +182,8 @@ fn omp_listing(dirs: &[PathBuf], merge: bool) -> Vec<arbor_store::omp_info::OmpS
 struct Cells {
     id: String,
     tool: &'static str,
-    age: String,
+    /// What the age is of.
+    modified: f64,
     msgs: String,
     size: String,
     branches: String,
@@ -170,14 +192,92 @@ struct Cells {
     path: String,
 }
 
-fn print_table(
-    o: &LsOpts<'_>,
+/// A table made but for its AGE column (the age is the command's: it changes with the
+/// time): the header, then each row's text before the age and after it, with the `modified`
+/// the age is of. What `arbor ls` prints is [`print_made`] of it, made here or by a live
+/// watcher (which keeps it until something changes: [`render_for_watcher`]).
+struct Table {
+    /// The header's text, then each row's two parts, one after the other.
+    text: String,
+    /// Where the header ends.
+    head_end: usize,
+    /// Each row's `modified`, where its text before the age ends, and where its text ends.
+    rows: Vec<(f64, usize, usize)>,
+}
+
+impl Table {
+    /// The binary form handed over by the watcher ([`Table::decode`] reads it).
+    fn encode(&self) -> Vec<u8> {
+        use arbor_index::prepared::{put_bytes, put_f64, put_u64};
+        let mut out = Vec::with_capacity(self.text.len() + self.rows.len() * 24 + 32);
+        put_bytes(&mut out, self.text.as_bytes());
+        put_u64(&mut out, self.head_end as u64);
+        put_u64(&mut out, self.rows.len() as u64);
+        for &(modified, pre, end) in &self.rows {
+            put_f64(&mut out, modified);
+            put_u64(&mut out, pre as u64);
+            put_u64(&mut out, end as u64);
+        }
+        out
+    }
+
+    /// What [`Table::encode`] wrote, or `None` when `bytes` is not exactly such a table (cut
+    /// short, bytes that are not UTF-8, parts out of order or not on a character's boundary).
+    fn decode(bytes: &[u8]) -> Option<Table> {
+        let mut r = arbor_index::prepared::Reader::new(bytes);
+        let text = r.string()?;
+        let at = |r: &mut arbor_index::prepared::Reader<'_>, from: usize| {
+            let n = usize::try_from(r.u64()?).ok()?;
+            (n >= from && text.is_char_boundary(n)).then_some(n)
+        };
+        let head_end = at(&mut r, 0)?;
+        let n = r.u64()?;
+        // Each row takes 24 bytes.
+        if n > bytes.len() as u64 / 24 {
+            return None;
+        }
+        let mut rows = Vec::with_capacity(n as usize);
+        let mut last = head_end;
+        for _ in 0..n {
+            let modified = r.f64()?;
+            let pre = at(&mut r, last)?;
+            last = at(&mut r, pre)?;
+            rows.push((modified, pre, last));
+        }
+        (r.is_empty() && last == text.len()).then_some(Table {
+            text,
+            head_end,
+            rows,
+        })
+    }
+}
+
+/// Prints `t` with each row's age as of now.
+fn print_made(term: &Term, t: &Table) -> Result<()> {
+    let now = arbor_store::ids::now_ms() as f64;
+    let mut out = Out::new(term);
+    out.reserve(t.text.len() + t.rows.len() * 16);
+    let part = |a: usize, b: usize| t.text.get(a..b).unwrap_or_default();
+    out.put_made(part(0, t.head_end));
+    let mut last = t.head_end;
+    for &(modified, pre, end) in &t.rows {
+        out.put_made(part(last, pre));
+        out.paint(Paint::Dim, &term::pad(&age(now - modified), 5));
+        out.put_made(part(pre, end));
+        last = end;
+    }
+    out.print(term, false)?;
+    Ok(())
+}
+
+fn make_table(
+    long: bool,
+    all: bool,
     term: &Term,
     rows: &[Row<'_>],
     by_file: &HashMap<&OsStr, &Listed>,
     ids: &ShortIds,
-) -> Result<()> {
-    let now = arbor_store::ids::now_ms() as f64;
+) -> Table {
     let cells: Vec<Cells> = rows
         .iter()
         .map(|r| {
@@ -207,13 +307,13 @@ fn print_table(
             Cells {
                 id: ids.of(r.file),
                 tool: if omp { "omp" } else { "pi" },
-                age: age(now - r.modified),
+                modified: r.modified,
                 msgs,
                 size,
                 branches,
                 title: crate::render::one_line(&title, 500),
                 project: home_short(&cwd),
-                path: if o.long {
+                path: if long {
                     home_short(&r.file.to_string_lossy())
                 } else {
                     String::new()
@@ -227,7 +327,7 @@ fn print_table(
         .max()
         .unwrap_or(2)
         .max(2);
-    let show_project = o.long || o.all;
+    let show_project = long || all;
     // Fixed columns: ID TOOL AGE MSGS SIZE BR, then the title, then (all/long) the project.
     let fixed = idw + 1 + 4 + 1 + 5 + 1 + 6 + 1 + 6 + 1 + 3 + 2;
     let room = term.width.saturating_sub(fixed).max(20);
@@ -245,7 +345,7 @@ fn print_table(
     let mut out = Out::new(term);
     // Each row's bytes, about (colours, and characters wider than a byte, are the margin).
     let per_row = fixed + title_w + proj_w + 64;
-    let paths: usize = if o.long {
+    let paths: usize = if long {
         cells.iter().map(|c| c.path.len() + idw + 2).sum()
     } else {
         0
@@ -269,10 +369,14 @@ fn print_table(
         head.push_str("  PROJECT");
     }
     out.paint(crate::term::Paint::Header, head.trim_end()).nl();
+    let head_end = out.written();
+    let mut made = Vec::with_capacity(cells.len());
     for c in &cells {
         out.paint(Paint::Id, &term::pad(&c.id, idw)).put(" ");
         out.put(&term::pad(c.tool, 4)).put(" ");
-        out.paint(Paint::Dim, &term::pad(&c.age, 5)).put(" ");
+        // The age goes here (`print_made`).
+        let pre = out.written();
+        out.put(" ");
         out.put(&term::pad_left(&c.msgs, 6)).put(" ");
         out.put(&term::pad_left(&c.size, 6)).put(" ");
         out.put(&term::pad_left(&c.branches, 3)).put("  ");
@@ -283,14 +387,93 @@ fn print_table(
             out.put(&term::fit(&c.title, title_w));
         }
         out.nl();
-        if o.long {
+        if long {
             out.put(&" ".repeat(idw + 1))
                 .paint(Paint::Dim, &c.path)
                 .nl();
         }
+        made.push((c.modified, pre, out.written()));
     }
-    out.print(term, false)?;
-    Ok(())
+    Table {
+        text: out.into_text(),
+        head_end,
+        rows: made,
+    }
+}
+
+/// The options of a table a watcher may render for this command (see [`render_for_watcher`]):
+/// its layout (width, colour, `--long`, `--all`) and what else the table depends on that the
+/// watcher must share (the home directory, the sessions roots whose files the short ids are
+/// unique among). `None` when one of them cannot be said in the request (a path that is not
+/// UTF-8, or holds a separator).
+fn table_opts(o: &LsOpts<'_>, term: &Term, loc: &Locator) -> Option<String> {
+    let home = arbor_store::paths::home_dir();
+    let home = home.to_str()?;
+    let roots = roots_field(loc)?;
+    if home.contains(['\x1e', '\x1f']) {
+        return None;
+    }
+    Some(format!(
+        "table1\x1f{}\x1f{}\x1f{}\x1f{}\x1f{home}\x1f{roots}",
+        term.width,
+        u8::from(term.color),
+        u8::from(o.long),
+        u8::from(o.all),
+    ))
+}
+
+/// `loc`'s sessions roots ([`sessions_roots`]) as one field of [`table_opts`], or `None` when
+/// one is not UTF-8 or holds a separator.
+fn roots_field(loc: &Locator) -> Option<String> {
+    let roots = sessions_roots(loc);
+    let roots: Vec<&str> = roots.iter().map(|r| r.to_str()).collect::<Option<_>>()?;
+    if roots.iter().any(|s| s.contains(['\x1e', '\x1f'])) {
+        return None;
+    }
+    Some(roots.join("\x1e"))
+}
+
+/// The table of `listed` (pi's rows, in pi's order) for the options a command sent
+/// ([`table_opts`]), made by a live watcher whose locator is `loc`, in the binary form the
+/// command prints from; `None` when the options are not such, or the table would not be the
+/// command's own: another home directory, other sessions roots, or a listed file named by a
+/// relative path (its real path is the command's working directory's business).
+pub fn render_for_watcher(loc: &Locator, opts: &str, listed: &[Listed]) -> Option<Vec<u8>> {
+    let mut f = opts.split('\x1f');
+    if f.next()? != "table1" {
+        return None;
+    }
+    let width: usize = f.next()?.parse().ok()?;
+    let flag = |s: Option<&str>| match s? {
+        "0" => Some(false),
+        "1" => Some(true),
+        _ => None,
+    };
+    let (color, long, all) = (flag(f.next())?, flag(f.next())?, flag(f.next())?);
+    let home = f.next()?;
+    let roots = f.next()?;
+    if f.next().is_some() || arbor_store::paths::home_dir().to_str() != Some(home) {
+        return None;
+    }
+    if roots_field(loc)? != roots || listed.iter().any(|l| !l.file.is_absolute()) {
+        return None;
+    }
+    let term = Term {
+        color,
+        tty: false,
+        width,
+        height: None,
+    };
+    let rows: Vec<Row<'_>> = listed
+        .iter()
+        .map(|l| Row {
+            file: &l.file,
+            modified: l.info.modified_ms,
+            of: RowOf::Pi(l),
+        })
+        .collect();
+    let ids = ShortIds::new(loc, rows.iter().map(|r| r.file));
+    Some(make_table(long, all, &term, &rows, &HashMap::new(), &ids).encode())
 }
 
 /// Says there are no sessions for the current directory, and which parent directory has some
