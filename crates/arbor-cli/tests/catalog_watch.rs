@@ -65,8 +65,16 @@ impl Env {
             catalog,
         }
     }
+    /// `arbor` with `args`; a first argument `COLUMNS=N` sets that variable instead.
     fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_arbor"));
+        let args = match args.first().and_then(|a| a.strip_prefix("COLUMNS=")) {
+            Some(n) => {
+                c.env("COLUMNS", n);
+                &args[1..]
+            }
+            None => args,
+        };
         c.args(args)
             .env("HOME", self.root.join("home"))
             .env("XDG_CACHE_HOME", self.root.join("cache"))
@@ -323,6 +331,11 @@ fn ls_commands(p: &Path) -> Vec<Vec<String>> {
         vec!["ls", "--all"],
         vec!["ls", "--all", "--long"],
         vec!["ls", "--dir", &p],
+        // The table in other layouts: the watcher keeps each apart (width, colour). Eight
+        // forms in all, as many as the watcher keeps.
+        vec!["COLUMNS=60", "ls", "--all", "--long"],
+        vec!["ls", "--all", "--color=always"],
+        vec!["COLUMNS=70", "ls", "--dir", &p, "--color=always"],
     ]
     .into_iter()
     .map(|v| v.into_iter().map(str::to_string).collect())
@@ -377,16 +390,17 @@ fn ls_through_the_watcher_prints_what_a_refresh_prints() {
     assert_same(&outs, "at the start");
     assert!(String::from_utf8_lossy(&outs[0].0).contains("t0.jsonl"));
     let (served1, read1) = arbor_index::watch::served(&env.catalog).expect("a live watcher");
+    let n = ls_commands(&env.project).len() as u64;
     assert_eq!(
         served1 - served0,
-        5,
+        n,
         "every ls took its rows from the watcher"
     );
 
     // Asked again with nothing changed: handed over without reading the catalog again.
     assert_same(&env.ls_both_ways(&truth), "asked again");
     let (served2, read2) = arbor_index::watch::served(&env.catalog).expect("a live watcher");
-    assert_eq!((served2 - served1, read2 - read1), (5, 0));
+    assert_eq!((served2 - served1, read2 - read1), (n, 0));
 
     let p = env.project.clone();
     // An append in place, then at once the listing.
@@ -411,7 +425,24 @@ fn ls_through_the_watcher_prints_what_a_refresh_prints() {
         "{json}"
     );
     let (served3, _) = arbor_index::watch::served(&env.catalog).expect("a live watcher");
-    assert_eq!(served3 - served2, 10, "the watcher served them all");
+    assert_eq!(served3 - served2, 2 * n, "the watcher served them all");
+
+    // The short ids are unique among every session under the roots: a new session in another
+    // project whose id shares ten characters with one listed lengthens the latter's in the
+    // table of this project alone (what the watcher kept of it is not handed over again).
+    session(&p, "x_abcdefghij1", "a long id");
+    let outs = env.ls_both_ways(&truth);
+    assert_same(&outs, "after a session with a long id");
+    let dir_table = |outs: &[(Vec<u8>, Vec<u8>)]| String::from_utf8_lossy(&outs[4].0).into_owned();
+    assert!(dir_table(&outs).contains("abcdef "), "{}", dir_table(&outs));
+    session(&q, "x_abcdefghij2", "its neighbour elsewhere");
+    let outs = env.ls_both_ways(&truth);
+    assert_same(&outs, "after its neighbour in another project");
+    assert!(
+        dir_table(&outs).contains("abcdefghij1 ") && !dir_table(&outs).contains("abcdefghij2"),
+        "{}",
+        dir_table(&outs)
+    );
     w.kill().expect("kill");
     let _ = w.wait();
 }

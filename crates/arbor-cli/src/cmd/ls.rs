@@ -255,6 +255,12 @@ impl Table {
 /// Prints `t` with each row's age as of now.
 fn print_made(term: &Term, t: &Table) -> Result<()> {
     let now = arbor_store::ids::now_ms() as f64;
+    filled(term, t, now).print(term, false)?;
+    Ok(())
+}
+
+/// `t` with each row's age as of `now` (ms since the epoch).
+fn filled(term: &Term, t: &Table, now: f64) -> Out {
     let mut out = Out::new(term);
     out.reserve(t.text.len() + t.rows.len() * 16);
     let part = |a: usize, b: usize| t.text.get(a..b).unwrap_or_default();
@@ -266,8 +272,7 @@ fn print_made(term: &Term, t: &Table) -> Result<()> {
         out.put_made(part(pre, end));
         last = end;
     }
-    out.print(term, false)?;
-    Ok(())
+    out
 }
 
 fn make_table(
@@ -644,4 +649,80 @@ impl RealPaths {
 
 fn canonical(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn term(color: bool) -> Term {
+        Term {
+            color,
+            tty: false,
+            width: 100,
+            height: None,
+        }
+    }
+
+    /// A table of two rows as `make_table` lays one out: the header, then each row's text
+    /// before and after its age.
+    fn two_rows() -> Table {
+        let text = "ID AGE X\na1 | one\nb2 | two\n".to_string();
+        Table {
+            head_end: 9,
+            rows: vec![(0.0, 12, 18), (90_000.0, 21, text.len())],
+            text,
+        }
+    }
+
+    #[test]
+    fn the_ages_are_the_printing_time_s() {
+        let t = two_rows();
+        let day = 86_400_000.0;
+        let a = filled(&term(false), &t, 120_000.0);
+        assert_eq!(a.into_text(), "ID AGE X\na1 2m   | one\nb2 now  | two\n");
+        // The same table printed a week later (what a watcher kept).
+        let b = filled(&term(false), &t, 7.0 * day + 90_000.0);
+        assert_eq!(b.into_text(), "ID AGE X\na1 1w   | one\nb2 1w   | two\n");
+        // In colour the age is painted as the rest of the table paints it.
+        let c = filled(&term(true), &t, 120_000.0).into_text();
+        let mut want = Out::new(&term(true));
+        want.paint(Paint::Dim, &term::pad("2m", 5));
+        assert!(c.contains(&want.into_text()), "{c:?}");
+    }
+
+    #[test]
+    fn a_table_comes_back_whole_or_not_at_all() {
+        let t = two_rows();
+        let bytes = t.encode();
+        let back = Table::decode(&bytes).expect("decodes");
+        assert_eq!(
+            filled(&term(false), &back, 5.0).into_text(),
+            filled(&term(false), &t, 5.0).into_text()
+        );
+        for n in 0..bytes.len() {
+            assert!(Table::decode(&bytes[..n]).is_none(), "cut at {n}");
+        }
+        let mut more = bytes.clone();
+        more.push(0);
+        assert!(Table::decode(&more).is_none(), "a byte too many");
+        // Parts out of order, past the end, or inside a character.
+        for rows in [
+            vec![(0.0, 18, 12), (0.0, 21, 27)],
+            vec![(0.0, 12, 18), (0.0, 21, 99)],
+            vec![(0.0, 8, 18), (0.0, 21, 27)],
+        ] {
+            let bad = Table { rows, ..two_rows() };
+            assert!(Table::decode(&bad.encode()).is_none());
+        }
+        let wide = Table {
+            text: "é|".to_string(),
+            head_end: 1,
+            rows: vec![],
+        };
+        assert!(
+            Table::decode(&wide.encode()).is_none(),
+            "inside a character"
+        );
+    }
 }
