@@ -406,6 +406,11 @@ fn make_table(
     }
 }
 
+/// The first word of [`table_opts`]: a watcher started from a build whose table is laid out
+/// otherwise must not hand its table to this one. Change it whenever [`make_table`]'s output or
+/// [`Table::encode`] changes.
+const TABLE_FORM: &str = "table1";
+
 /// The options of a table a watcher may render for this command (see [`render_for_watcher`]):
 /// its layout (width, colour, `--long`, `--all`) and what else the table depends on that the
 /// watcher must share (the home directory, the sessions roots whose files the short ids are
@@ -419,7 +424,7 @@ fn table_opts(o: &LsOpts<'_>, term: &Term, loc: &Locator) -> Option<String> {
         return None;
     }
     Some(format!(
-        "table1\x1f{}\x1f{}\x1f{}\x1f{}\x1f{home}\x1f{roots}",
+        "{TABLE_FORM}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{home}\x1f{roots}",
         term.width,
         u8::from(term.color),
         u8::from(o.long),
@@ -445,7 +450,7 @@ fn roots_field(loc: &Locator) -> Option<String> {
 /// relative path (its real path is the command's working directory's business).
 pub fn render_for_watcher(loc: &Locator, opts: &str, listed: &[Listed]) -> Option<Vec<u8>> {
     let mut f = opts.split('\x1f');
-    if f.next()? != "table1" {
+    if f.next()? != TABLE_FORM {
         return None;
     }
     let width: usize = f.next()?.parse().ok()?;
