@@ -174,6 +174,11 @@ impl Out {
         }
     }
 
+    /// Room for `n` more bytes at once (a long table need not grow the buffer by doubling).
+    pub fn reserve(&mut self, n: usize) {
+        self.buf.reserve(n);
+    }
+
     /// Plain text (sanitized).
     pub fn put(&mut self, s: &str) -> &mut Out {
         self.buf.push_str(&crate::render::sanitize_text(s));
@@ -191,6 +196,23 @@ impl Out {
             self.put(s);
         }
         self
+    }
+
+    /// Text another `Out` of the same colouring made ([`Out::into_text`]), as it is: already
+    /// sanitized, its styles arbor's own (a table the watcher of this user rendered).
+    pub fn put_made(&mut self, s: &str) -> &mut Out {
+        self.buf.push_str(s);
+        self
+    }
+
+    /// How many bytes were written so far.
+    pub fn written(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The text written.
+    pub fn into_text(self) -> String {
+        self.buf
     }
 
     /// A newline.

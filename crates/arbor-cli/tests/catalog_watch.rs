@@ -65,8 +65,16 @@ impl Env {
             catalog,
         }
     }
+    /// `arbor` with `args`; a first argument `COLUMNS=N` sets that variable instead.
     fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_arbor"));
+        let args = match args.first().and_then(|a| a.strip_prefix("COLUMNS=")) {
+            Some(n) => {
+                c.env("COLUMNS", n);
+                &args[1..]
+            }
+            None => args,
+        };
         c.args(args)
             .env("HOME", self.root.join("home"))
             .env("XDG_CACHE_HOME", self.root.join("cache"))
@@ -312,4 +320,235 @@ fn an_idle_watcher_does_no_work() {
     assert_eq!(r3, r4);
     w.kill().expect("kill");
     let _ = w.wait();
+}
+
+/// The `ls` commands whose rows a live watcher hands over prepared.
+fn ls_commands(p: &Path) -> Vec<Vec<String>> {
+    let p = p.to_str().expect("utf8").to_string();
+    [
+        vec!["ls", "--all", "--json"],
+        vec!["ls", "--json", "--dir", &p],
+        vec!["ls", "--all"],
+        vec!["ls", "--all", "--long"],
+        vec!["ls", "--dir", &p],
+        // The table in other layouts: the watcher keeps each apart (width, colour). Eight
+        // forms in all, as many as the watcher keeps.
+        vec!["COLUMNS=60", "ls", "--all", "--long"],
+        vec!["ls", "--all", "--color=always"],
+        vec!["COLUMNS=70", "ls", "--dir", &p, "--color=always"],
+    ]
+    .into_iter()
+    .map(|v| v.into_iter().map(str::to_string).collect())
+    .collect()
+}
+
+impl Env {
+    /// What each `ls` command prints: through the watcher's catalog, and through a catalog of
+    /// its own that no watcher serves (so refreshed from the files themselves).
+    fn ls_both_ways(&self, truth_catalog: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
+        ls_commands(&self.project)
+            .iter()
+            .map(|args| {
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                let served = self.run(&args);
+                assert!(served.status.success(), "{args:?}: {served:?}");
+                let truth = self
+                    .cmd(&args)
+                    .env("ARBOR_CATALOG", truth_catalog)
+                    .output()
+                    .expect("run arbor");
+                assert!(truth.status.success(), "{args:?}: {truth:?}");
+                (served.stdout, truth.stdout)
+            })
+            .collect()
+    }
+}
+
+fn assert_same(outs: &[(Vec<u8>, Vec<u8>)], when: &str) {
+    for (k, (served, truth)) in outs.iter().enumerate() {
+        assert_eq!(
+            String::from_utf8_lossy(served),
+            String::from_utf8_lossy(truth),
+            "{when}: command {k} printed otherwise with the watcher"
+        );
+    }
+}
+
+/// Issue 21, item 15: `ls` with a live watcher prints, byte for byte, what it prints from a
+/// catalog refreshed from the files, after appends, new sessions and deletions; and the rows
+/// do come from the watcher (its count of listings handed over grows).
+#[test]
+fn ls_through_the_watcher_prints_what_a_refresh_prints() {
+    let env = Env::new();
+    let q = env.root.join("agent/sessions/--other--");
+    std::fs::create_dir(&q).expect("mkdir");
+    session(&q, "t0", "in another project");
+    let truth = env.root.join("truth/catalog.db");
+    let mut w = env.watcher();
+    let (served0, _) = arbor_index::watch::served(&env.catalog).expect("a live watcher");
+    let outs = env.ls_both_ways(&truth);
+    assert_same(&outs, "at the start");
+    assert!(String::from_utf8_lossy(&outs[0].0).contains("t0.jsonl"));
+    let (served1, read1) = arbor_index::watch::served(&env.catalog).expect("a live watcher");
+    let n = ls_commands(&env.project).len() as u64;
+    assert_eq!(
+        served1 - served0,
+        n,
+        "every ls took its rows from the watcher"
+    );
+
+    // Asked again with nothing changed: handed over without reading the catalog again.
+    assert_same(&env.ls_both_ways(&truth), "asked again");
+    let (served2, read2) = arbor_index::watch::served(&env.catalog).expect("a live watcher");
+    assert_eq!((served2 - served1, read2 - read1), (n, 0));
+
+    let p = env.project.clone();
+    // An append in place, then at once the listing.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(p.join("s0.jsonl"))
+        .expect("open");
+    std::io::Write::write_all(&mut f, rename_line("appended").as_bytes()).expect("append");
+    drop(f);
+    let outs = env.ls_both_ways(&truth);
+    assert_same(&outs, "after an append");
+    assert!(String::from_utf8_lossy(&outs[0].0).contains("\"appended\""));
+
+    // A new session and a deleted one.
+    session(&p, "s9", "a new one");
+    std::fs::remove_file(p.join("s1.jsonl")).expect("rm");
+    let outs = env.ls_both_ways(&truth);
+    assert_same(&outs, "after a new session and a deletion");
+    let json = String::from_utf8_lossy(&outs[0].0).into_owned();
+    assert!(
+        json.contains("s9.jsonl") && !json.contains("s1.jsonl"),
+        "{json}"
+    );
+    let (served3, _) = arbor_index::watch::served(&env.catalog).expect("a live watcher");
+    assert_eq!(served3 - served2, 2 * n, "the watcher served them all");
+
+    // The short ids are unique among every session under the roots: a new session in another
+    // project whose id shares ten characters with one listed lengthens the latter's in the
+    // table of this project alone (what the watcher kept of it is not handed over again).
+    session(&p, "x_abcdefghij1", "a long id");
+    let outs = env.ls_both_ways(&truth);
+    assert_same(&outs, "after a session with a long id");
+    let dir_table = |outs: &[(Vec<u8>, Vec<u8>)]| String::from_utf8_lossy(&outs[4].0).into_owned();
+    assert!(dir_table(&outs).contains("abcdef "), "{}", dir_table(&outs));
+    session(&q, "x_abcdefghij2", "its neighbour elsewhere");
+    let outs = env.ls_both_ways(&truth);
+    assert_same(&outs, "after its neighbour in another project");
+    assert!(
+        dir_table(&outs).contains("abcdefghij1 ") && !dir_table(&outs).contains("abcdefghij2"),
+        "{}",
+        dir_table(&outs)
+    );
+    w.kill().expect("kill");
+    let _ = w.wait();
+}
+
+/// A listing the watcher prepared is not handed over once another process has written to
+/// the catalog (SQLite's `data_version`): the command gets what the catalog holds now.
+#[test]
+fn a_prepared_listing_is_not_served_after_another_process_wrote_the_catalog() {
+    let env = Env::new();
+    let mut w = env.watcher();
+    let p = env.project.clone();
+    let args = ["ls", "--json", "--dir", p.to_str().expect("utf8")];
+    let before = env.run(&args);
+    assert!(String::from_utf8_lossy(&before.stdout).contains("hello number 0"));
+    // Another process changes a row (as a refresh of its own would).
+    let db = rusqlite::Connection::open(&env.catalog).expect("open catalog");
+    let n = db
+        .execute(
+            "UPDATE files SET first_message='changed by another process' WHERE name='s0.jsonl'",
+            [],
+        )
+        .expect("update");
+    assert_eq!(n, 1);
+    drop(db);
+    let after = env.run(&args);
+    let out = String::from_utf8_lossy(&after.stdout);
+    assert!(
+        out.contains("changed by another process") && !out.contains("hello number 0"),
+        "a stale listing was served: {out}"
+    );
+    // Exactly what the catalog holds, in pi's order.
+    let mut listed = env.indexed(std::slice::from_ref(&p));
+    arbor_index::catalog::sort_like_pi(&mut listed, false);
+    assert_eq!(after.stdout, arbor_index::prepared::json_of(&listed));
+    w.kill().expect("kill");
+    let _ = w.wait();
+}
+
+/// A peer on the watcher's socket that answers a listing wrongly (cut short, malformed, a
+/// size no listing has, or nothing more within the timeout) is not believed: the command
+/// reads the catalog itself and prints what it would have printed.
+#[test]
+fn a_wrong_or_hanging_answer_to_a_listing_is_not_believed() {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let p = env.project.clone();
+    let truth = env.root.join("truth/catalog.db");
+    // The true outputs, and the catalog made (no watcher yet).
+    let want: Vec<Vec<u8>> = env.ls_both_ways(&truth).into_iter().map(|o| o.1).collect();
+    let ctl = arbor_index::watch::control_dir(&env.catalog);
+    std::fs::create_dir_all(&ctl).expect("mkdir");
+    std::fs::set_permissions(&ctl, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let listener = std::os::unix::net::UnixListener::bind(ctl.join("sock")).expect("bind");
+    let answers: Vec<&'static [u8]> = vec![
+        b"ok 100\nonly ten b",        // cut short: the peer closes
+        b"ok 3\nabc",                 // rows that are no rows
+        b"ok 99999999999999999999\n", // a size no listing has
+        b"ok 18446744073709551615\n", // the same, as a number
+        b"yes\n",                     // no answer of the protocol
+        b"ok 100\nten bytes!",        // then nothing more: the timeout
+    ];
+    let hang = answers.len() - 1;
+    for (k, answer) in answers.iter().enumerate() {
+        let l = listener.try_clone().expect("clone");
+        let answer = *answer;
+        // Every question of every command gets this answer, until the commands are done.
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let done2 = done.clone();
+        l.set_nonblocking(true).expect("nonblocking");
+        let fake = std::thread::spawn(move || {
+            let mut held = Vec::new();
+            while !done2.load(std::sync::atomic::Ordering::SeqCst) {
+                match l.accept() {
+                    Ok((mut c, _)) => {
+                        c.set_nonblocking(false).expect("blocking");
+                        let mut b = [0u8; 1];
+                        // The question, up to its newline.
+                        while c
+                            .read(&mut b)
+                            .map(|n| n == 1 && b[0] != b'\n')
+                            .unwrap_or(false)
+                        {}
+                        let _ = c.write_all(answer);
+                        if k == hang {
+                            held.push(c);
+                        }
+                    }
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(5)),
+                }
+            }
+        });
+        // The JSON listing and the rows (the table) of one directory.
+        assert!(arbor_index::watch::listing_json(&env.catalog, std::slice::from_ref(&p)).is_none());
+        assert!(arbor_index::watch::listing(&env.catalog, std::slice::from_ref(&p)).is_none());
+        for (args, want) in ls_commands(&p).iter().zip(&want) {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let o = env.run(&args);
+            assert!(o.status.success(), "answer {k}, {args:?}: {o:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(want),
+                "answer {k}, {args:?}"
+            );
+        }
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        fake.join().expect("fake watcher");
+    }
 }

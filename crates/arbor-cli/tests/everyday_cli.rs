@@ -576,3 +576,30 @@ fn readme_reference_matches_help() {
     missing.dedup();
     assert!(missing.is_empty(), "not in the README: {missing:?}");
 }
+
+/// A session listed twice, under its name and through a symbolic link beside it (pi lists
+/// both), is one file for the short ids: the link's name, which holds the whole id, does not
+/// make the session's short id longer. (`ls` resolves a directory once and each listed link
+/// whole, instead of a `canonicalize` per file.)
+#[test]
+fn a_session_listed_through_a_symlink_is_one_file_for_the_short_ids() {
+    let env = Env::new();
+    let proj = env.h().join("proj");
+    std::fs::create_dir_all(&proj).expect("mkdir");
+    let cwd = proj.to_str().expect("utf-8");
+    let id = "0199bbbb-1111-7000-8000-000000000001";
+    let p = session(&env, cwd, id, "2026-01-01T00-00-00-000Z");
+    let alias = p.with_file_name(format!("{id}-alias.jsonl"));
+    std::os::unix::fs::symlink(p.file_name().expect("name"), &alias).expect("symlink");
+    let out = env.ok(&[
+        "ls",
+        "--dir",
+        p.parent().expect("dir").to_str().expect("utf-8"),
+    ]);
+    let ids: Vec<&str> = out
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().next().expect("id"))
+        .collect();
+    assert_eq!(ids, ["0199bb", "0199bb"], "{out}");
+}

@@ -238,9 +238,16 @@ impl Catalog {
         if !self.trust.stamp_on_drop || !self.trust.files_ok.get() {
             return;
         }
-        let _ = self
-            .conn
-            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        // Only a log with something in it is copied: a checkpoint of an empty log still
+        // changes every other connection's `data_version`, and a live watcher would take each
+        // command that only read the catalog for another writer (and prepare its listings
+        // again, see the module `watch`).
+        let wal = arbor_store::paths::with_suffix(&self.path, "-wal");
+        if std::fs::symlink_metadata(&wal).map_or(true, |m| m.len() > 0) {
+            let _ = self
+                .conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        }
         let Some(state) = crate::stamp::current(&self.path) else {
             return;
         };
@@ -870,6 +877,15 @@ impl Catalog {
         use std::os::unix::fs::MetadataExt;
         let ino = std::fs::metadata(&self.path).map(|m| m.ino()).unwrap_or(0);
         Ok((ino, self.meta("epoch")?.unwrap_or_default()))
+    }
+
+    /// SQLite's `PRAGMA data_version` of this connection: it changes when another connection
+    /// (another process) commits a change to the catalog, never for this connection's own
+    /// writes. The watcher compares it to know that what it prepared from the rows still holds.
+    pub fn data_version(&self) -> Result<i64, IndexError> {
+        self.conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .db(&self.path)
     }
 
     /// What this catalog takes as checked without checking it again: `(files table, text

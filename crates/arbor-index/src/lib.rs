@@ -45,6 +45,7 @@ pub mod db_file;
 mod error;
 pub mod history;
 mod rank;
+pub mod prepared;
 pub mod refresh;
 pub mod scan;
 pub mod search;

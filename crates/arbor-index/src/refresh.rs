@@ -638,10 +638,20 @@ impl Catalog {
     /// files: for a catalog a live watcher keeps fresh, see [`crate::watch::vouches`]),
     /// directory by directory (callers sort: [`crate::catalog::sort_like_pi`]).
     pub fn listed_as_indexed(&self, dirs: &[PathBuf]) -> Result<Vec<Listed>, IndexError> {
+        let keyed: Vec<(String, PathBuf)> = dirs.iter().map(|d| (dir_key(d), d.clone())).collect();
+        self.listed_as_indexed_keyed(&keyed)
+    }
+
+    /// [`Catalog::listed_as_indexed`] of directories given as `(key, path)`: the catalog's key
+    /// ([`dir_key`], as the command that names the directory computed it) and the path the
+    /// rows' `path` is shown under (what a live watcher is asked for, see the module `watch`).
+    pub fn listed_as_indexed_keyed(
+        &self,
+        dirs: &[(String, PathBuf)],
+    ) -> Result<Vec<Listed>, IndexError> {
         let mut out = Vec::new();
         let mut done = HashSet::new();
-        for d in dirs {
-            let key = dir_key(d);
+        for (key, d) in dirs {
             if !done.insert(key.clone()) {
                 continue;
             }

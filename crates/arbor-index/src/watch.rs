@@ -15,21 +15,27 @@
 //! then answers `ok`. A watcher that died leaves a socket nobody accepts on (refused: the
 //! command refreshes itself); one that hangs does not answer within [`ASK_TIMEOUT`] (the same);
 //! a socket or directory owned by another user is not asked.
-use crate::catalog::Catalog;
+//!
+//! A command that would read every row of the directories it lists asks for the listing itself
+//! ([`listing`], [`listing_json`]): after the same wait for the tick, the watcher answers with
+//! the listing prepared from its catalog connection (see the module `prepared`), made once and
+//! kept until its own next refresh or until another process commits to the catalog (SQLite's
+//! `data_version`), so that what it hands over is exactly what the command would have read from
+//! the catalog at that moment. The command reads the whole answer (bounded by [`ASK_TIMEOUT`])
+//! before it prints anything; a refusal, a short or malformed answer, or a timeout leaves it to
+//! read the catalog itself.
+use crate::catalog::{Catalog, Listed};
 use crate::error::{IndexError, IoContext};
+use crate::prepared::dir_field;
 use crate::refresh::RefreshOptions;
 use crate::RefreshStats;
-use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
+use std::collections::{BTreeSet, HashMap};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::time::Duration;
-
-/// The key of a `refreshes` question among the directory keys of `fresh` ones (no directory
-/// key starts with a NUL).
-const COUNT: &str = "\0refreshes";
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
 
 /// How long a command waits for the watcher's answer before it looks at the files itself.
 pub const ASK_TIMEOUT: Duration = Duration::from_secs(2);
@@ -56,8 +62,95 @@ pub fn refreshes(catalog: &Path) -> Option<u64> {
     line.strip_prefix("refreshes ")?.trim_end().parse().ok()
 }
 
+/// The listing of `dirs` as the catalog holds it, in pi's order (what
+/// [`Catalog::listed_as_indexed`] and [`crate::catalog::sort_like_pi`] give), prepared by a
+/// live watcher of the catalog `catalog` that vouches for every one of `dirs` (as [`vouches`]),
+/// or `None` (no watcher, it does not vouch, it answers late or wrongly: the caller refreshes).
+pub fn listing(catalog: &Path, dirs: &[PathBuf]) -> Option<Vec<Listed>> {
+    crate::prepared::decode_rows(&prepared(catalog, "rows", dirs)?)
+}
+
+/// What the watcher's renderer (the `render` of [`run`]) made of the listing [`listing`]
+/// would give, for the options `opts` (opaque here: the renderer's own words, which it checks),
+/// or `None` as for [`listing`], or when `opts` holds a tab or a newline, or the renderer made
+/// nothing of them. The watcher keeps what it rendered as it keeps the listings, by `opts`
+/// and directories; it renders only while every sessions root it watches is vouched for (the
+/// renderer may look at every session file under them).
+pub fn listing_rendered(catalog: &Path, opts: &str, dirs: &[PathBuf]) -> Option<Vec<u8>> {
+    if opts.contains(['\t', '\n']) {
+        return None;
+    }
+    prepared(catalog, &format!("render\t{opts}"), dirs)
+}
+
+/// The JSON document `arbor ls --json` prints for the listing [`listing`] would give
+/// ([`crate::prepared::json_of`]), prepared by a live watcher, or `None` as for [`listing`].
+pub fn listing_json(catalog: &Path, dirs: &[PathBuf]) -> Option<Vec<u8>> {
+    // Only the watcher's own user can have answered (see `ask_line`); the shape is checked
+    // so that an answer of some other kind is never printed as the listing.
+    prepared(catalog, "json", dirs).filter(|d| d.starts_with(b"[") && d.ends_with(b"]\n"))
+}
+
+/// The most a prepared listing may claim to be (a larger claim is no answer, and the command
+/// reads the catalog itself): 1 GiB, the JSON of some million sessions. The buffer is
+/// allocated at the claimed size but only touched as the bytes arrive.
+const MAX_PREPARED: usize = 1 << 30;
+
+fn prepared(catalog: &Path, form: &str, dirs: &[PathBuf]) -> Option<Vec<u8>> {
+    let mut q = format!("list\t{form}");
+    for d in dirs {
+        let (key, shown) = dir_field(d)?;
+        q.push('\t');
+        q.push_str(&key);
+        q.push('\t');
+        q.push_str(&shown);
+    }
+    q.push('\n');
+    let (line, mut reader) = ask_line(catalog, &q).ok()?;
+    let len: usize = line.strip_prefix("ok ")?.strip_suffix('\n')?.parse().ok()?;
+    if len > MAX_PREPARED {
+        return None;
+    }
+    // The whole answer within ASK_TIMEOUT of its first line, however the watcher trickles it.
+    let deadline = Instant::now() + ASK_TIMEOUT;
+    let mut buf = vec![0u8; len];
+    let mut got = 0;
+    while got < len {
+        let left = deadline.checked_duration_since(Instant::now())?;
+        reader
+            .get_ref()
+            .set_read_timeout(Some(left.max(Duration::from_millis(1))))
+            .ok()?;
+        match reader.read(&mut buf[got..]) {
+            Ok(0) => return None,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    Some(buf)
+}
+
+/// How many prepared listings ([`listing`], [`listing_json`]) a live watcher of the catalog
+/// `catalog` has handed over since it started, and how many of them it had to read from the
+/// catalog (the others were kept from an earlier question), once it has taken in every change
+/// made before the question. `None` when no watcher answers.
+pub fn served(catalog: &Path) -> Option<(u64, u64)> {
+    let line = request(catalog, "served\n").ok()?;
+    let mut nums = line.strip_prefix("served ")?.trim_end().split(' ');
+    let served = nums.next()?.parse().ok()?;
+    let read = nums.next()?.parse().ok()?;
+    Some((served, read))
+}
+
 /// Sends one request line to the watcher of `catalog` and returns its answer line.
 fn request(catalog: &Path, q: &str) -> std::io::Result<String> {
+    Ok(ask_line(catalog, q)?.0)
+}
+
+/// Sends one request line to the watcher of `catalog` (only to a socket of this user, in a
+/// private directory of this user) and returns its answer line and the rest of the answer.
+fn ask_line(catalog: &Path, q: &str) -> std::io::Result<(String, BufReader<UnixStream>)> {
     let dir = control_dir(catalog);
     let me = arbor_store::safe_fs::euid();
     let d = std::fs::symlink_metadata(&dir)?;
@@ -76,8 +169,10 @@ fn request(catalog: &Path, q: &str) -> std::io::Result<String> {
     stream.set_write_timeout(Some(ASK_TIMEOUT))?;
     stream.write_all(q.as_bytes())?;
     let mut line = String::new();
-    BufReader::new(stream).read_line(&mut line)?;
-    Ok(line)
+    let mut reader = BufReader::new(stream);
+    // An answer line is short; a peer that sends no newline is not read without end.
+    (&mut reader).take(64).read_line(&mut line)?;
+    Ok((line, reader))
 }
 
 fn ask(catalog: &Path, dir_keys: &[String]) -> std::io::Result<bool> {
@@ -186,10 +281,143 @@ fn refresh_noting(
     Ok(stats)
 }
 
+/// A command's question.
+enum Question {
+    /// `fresh`: are these directory keys vouched for?
+    Fresh(Vec<String>),
+    /// `refreshes`: how many refreshes so far?
+    Count,
+    /// `served`: how many listings handed over, and how many of them read from the catalog?
+    Served,
+    /// `list`: the listing of these directories (key, path as shown), as JSON, as rows or
+    /// rendered.
+    List {
+        form: Form,
+        dirs: Vec<(String, PathBuf)>,
+    },
+}
+
+/// The form a listing is handed over in.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Form {
+    /// The JSON document ([`crate::prepared::json_of`]).
+    Json,
+    /// Every row ([`crate::prepared::encode_rows`]).
+    Rows,
+    /// What the renderer makes of the rows with these options.
+    Render(String),
+}
+
+impl Question {
+    /// Parses a request line (without its newline).
+    fn parse(line: &str) -> Option<Question> {
+        let mut parts = line.split('\t');
+        match parts.next()? {
+            "fresh" => Some(Question::Fresh(parts.map(str::to_string).collect())),
+            "refreshes" => Some(Question::Count),
+            "served" => Some(Question::Served),
+            "list" => {
+                let form = match parts.next()? {
+                    "json" => Form::Json,
+                    "rows" => Form::Rows,
+                    "render" => Form::Render(parts.next()?.to_string()),
+                    _ => return None,
+                };
+                let fields: Vec<&str> = parts.collect();
+                let pairs = fields.chunks_exact(2);
+                if !pairs.remainder().is_empty() {
+                    return None;
+                }
+                let dirs = pairs
+                    .map(|c| (c[0].to_string(), PathBuf::from(c[1])))
+                    .collect();
+                Some(Question::List { form, dirs })
+            }
+            _ => None,
+        }
+    }
+}
+
 enum Msg {
     Fs(notify::Event),
     FsError,
-    Ask(Vec<String>, UnixStream),
+    Ask(Question, UnixStream),
+}
+
+/// Listings prepared for `list` questions, by question, and the catalog's `data_version` they
+/// were read at. Emptied by every refresh of the watcher's own; a different `data_version`
+/// (another process committed) empties it too.
+struct PreparedCache {
+    version: Option<i64>,
+    by_question: HashMap<Asked, Arc<Vec<u8>>>,
+    /// Listings handed over, and listings read from the catalog.
+    served: u64,
+    read: u64,
+}
+
+/// A `list` question: its form, and the directories (key, path as shown).
+type Asked = (Form, Vec<(String, PathBuf)>);
+
+/// At most this many listings are kept (each is the size of its JSON).
+const MAX_KEPT: usize = 8;
+
+impl PreparedCache {
+    fn clear(&mut self) {
+        self.version = None;
+        self.by_question.clear();
+    }
+
+    /// The listing asked for, as the catalog holds it now (`None`: the renderer made nothing
+    /// of the options).
+    fn get(
+        &mut self,
+        cat: &Catalog,
+        form: Form,
+        dirs: &[(String, PathBuf)],
+        render: Renderer<'_>,
+    ) -> Result<Option<Arc<Vec<u8>>>, IndexError> {
+        let now = cat.data_version()?;
+        if self.version != Some(now) {
+            self.by_question.clear();
+            self.version = Some(now);
+        }
+        let key = (form, dirs.to_vec());
+        if let Some(b) = self.by_question.get(&key) {
+            self.served += 1;
+            return Ok(Some(Arc::clone(b)));
+        }
+        let mut listed = cat.listed_as_indexed_keyed(dirs)?;
+        crate::catalog::sort_like_pi(&mut listed, dirs.len() > 1);
+        let bytes = Arc::new(match &key.0 {
+            Form::Json => crate::prepared::json_of(&listed),
+            Form::Rows => crate::prepared::encode_rows(&listed),
+            Form::Render(opts) => match render(opts, &listed) {
+                Some(b) => b,
+                None => return Ok(None),
+            },
+        });
+        if self.by_question.len() >= MAX_KEPT {
+            self.by_question.clear();
+        }
+        self.by_question.insert(key, Arc::clone(&bytes));
+        self.served += 1;
+        self.read += 1;
+        Ok(Some(bytes))
+    }
+}
+
+/// Hands a prepared listing to the command that asked, from a thread of its own (a command
+/// that reads slowly, or not at all, does not hold up the watcher; the socket's write timeout
+/// ends the thread).
+fn send_prepared(mut conn: UnixStream, bytes: Arc<Vec<u8>>) {
+    std::thread::spawn(move || {
+        if conn
+            .write_all(format!("ok {}\n", bytes.len()).as_bytes())
+            .is_ok()
+        {
+            let _ = conn.write_all(&bytes);
+        }
+    });
 }
 
 /// The project directories of a refresh: the parent of each changed path below a root (or
@@ -218,9 +446,15 @@ fn dirs_of_event(roots: &[PathBuf], ev: &notify::Event, out: &mut BTreeSet<PathB
     rescan
 }
 
+/// What a watcher makes of a listing for a `render` question ([`listing_rendered`]): the
+/// question's options and the rows, in pi's order, to the bytes handed over (`None`: it makes
+/// nothing of these options, and the command is told `no`).
+pub type Renderer<'a> = &'a dyn Fn(&str, &[Listed]) -> Option<Vec<u8>>;
+
 /// Runs the watcher until its socket can no longer be served: refreshes `all_dirs()` (the
 /// project directories under `roots`, the sessions roots), then keeps the catalog fresh (see
-/// the module documentation). `report` is told what was done.
+/// the module documentation). `report` is told what was done; `render` answers the `render`
+/// questions ([`listing_rendered`]).
 ///
 /// # Errors
 /// [`IndexError::Io`] when the control directory or the socket cannot be made, or another
@@ -229,6 +463,7 @@ pub fn run(
     cat: &mut Catalog,
     roots: &[PathBuf],
     all_dirs: &dyn Fn() -> Vec<PathBuf>,
+    render: Renderer<'_>,
     report: &mut dyn FnMut(WatchEvent<'_>),
 ) -> Result<(), IndexError> {
     let ctl = control_dir(cat.path());
@@ -309,17 +544,18 @@ pub fn run(
             let Ok(reader) = conn.try_clone() else {
                 continue;
             };
-            if BufReader::new(reader).read_line(&mut line).is_err() {
+            // A request line names a few directories: 1 MB is more than any needs.
+            if BufReader::new(reader)
+                .take(1 << 20)
+                .read_line(&mut line)
+                .is_err()
+            {
                 continue;
             }
-            let mut parts = line.trim_end_matches('\n').split('\t');
-            // `refreshes`: a question like `fresh`, answered with the count instead.
-            let keys = match parts.next() {
-                Some("fresh") => parts.map(str::to_string).collect(),
-                Some("refreshes") => vec![COUNT.to_string()],
-                _ => continue,
+            let Some(q) = line.strip_suffix('\n').and_then(Question::parse) else {
+                continue;
             };
-            if ask_tx.send(Msg::Ask(keys, conn)).is_err() {
+            if ask_tx.send(Msg::Ask(q, conn)).is_err() {
                 break;
             }
         }
@@ -338,8 +574,14 @@ pub fn run(
     let mut pending: BTreeSet<PathBuf> = BTreeSet::new();
     let mut rescan = false;
     // Questions the written tick answers, and those that came after it was written.
-    let mut waiting: Vec<(Vec<String>, UnixStream)> = Vec::new();
-    let mut next: Vec<(Vec<String>, UnixStream)> = Vec::new();
+    let mut waiting: Vec<(Question, UnixStream)> = Vec::new();
+    let mut next: Vec<(Question, UnixStream)> = Vec::new();
+    let mut cache = PreparedCache {
+        version: None,
+        by_question: HashMap::new(),
+        served: 0,
+        read: 0,
+    };
     let write_tick = || arbor_store::safe_fs::replace_file(&tick, b"tick\n").at(&tick);
     loop {
         // Block for the next message, then take every queued one before refreshing.
@@ -395,7 +637,7 @@ pub fn run(
                     rescan = true;
                 }
                 // Asked after the tick in flight was written, maybe: the next tick answers.
-                Msg::Ask(keys, conn) => next.push((keys, conn)),
+                Msg::Ask(q, conn) => next.push((q, conn)),
             }
         }
         if ticked && cat.epoch()? != epoch {
@@ -416,16 +658,45 @@ pub fn run(
             rescan = false;
             pending.clear();
             let stats = refresh_noting(cat, &dirs, &mut blind)?;
+            // What was prepared before may have changed (or the catalog was opened again).
+            cache.clear();
             refreshes += 1;
             epoch = cat.epoch()?;
             report(WatchEvent::Refreshed(&stats));
         }
         if ticked || lost {
-            for (keys, mut conn) in waiting.drain(..) {
-                if keys.first().is_some_and(|k| k == COUNT) {
-                    let _ = conn.write_all(format!("refreshes {refreshes}\n").as_bytes());
-                    continue;
-                }
+            for (q, mut conn) in waiting.drain(..) {
+                let keys = match q {
+                    Question::Count => {
+                        let _ = conn.write_all(format!("refreshes {refreshes}\n").as_bytes());
+                        continue;
+                    }
+                    Question::Served => {
+                        let answer = format!("served {} {}\n", cache.served, cache.read);
+                        let _ = conn.write_all(answer.as_bytes());
+                        continue;
+                    }
+                    Question::Fresh(keys) => keys,
+                    Question::List { form, dirs } => {
+                        let mut keys: Vec<String> = dirs.iter().map(|(k, _)| k.clone()).collect();
+                        // A renderer may look at every session file under the roots.
+                        if matches!(form, Form::Render(_)) {
+                            keys.extend(roots.iter().map(|r| r.to_string_lossy().into_owned()));
+                        }
+                        let got = if covered(&keys, &blind, failed) {
+                            cache.get(cat, form, &dirs, render).ok().flatten()
+                        } else {
+                            None
+                        };
+                        match got {
+                            Some(bytes) => send_prepared(conn, bytes),
+                            None => {
+                                let _ = conn.write_all(b"no\n");
+                            }
+                        }
+                        continue;
+                    }
+                };
                 let answer: &[u8] = if covered(&keys, &blind, failed) {
                     b"ok\n"
                 } else {

@@ -138,30 +138,32 @@ pub fn refreshed_listing(
     )
 }
 
-/// [`refresh`], or, when a live watcher vouches that the catalog holds every change to `dirs`
-/// ([`arbor_index::watch::vouches`]), the catalog's rows without looking at the files.
+/// Whether a live watcher of `cat` may be asked instead of looking at the files: a catalog
+/// file (not one in memory) that was not just created.
+pub fn watcher_may_answer(cat: &Catalog) -> bool {
+    cat.report.in_memory_because.is_none() && !cat.report.created
+}
+
+/// [`refresh`], or, when a live watcher vouches that the catalog holds every change to `dirs`,
+/// the catalog's rows without looking at the files: the listing the watcher prepared
+/// ([`arbor_index::watch::listing`]), or, when no listing is wanted, its word
+/// ([`arbor_index::watch::vouches`]).
 fn refresh_or_trust(
     cat: &mut Catalog,
     dirs: &[PathBuf],
     opts: RefreshOptions,
 ) -> Result<(Vec<Listed>, RefreshStats)> {
-    let keys: Vec<String> = dirs.iter().map(|d| arbor_index::dir_key(d)).collect();
-    if cat.report.in_memory_because.is_none()
-        && !cat.report.created
-        && arbor_index::watch::vouches(cat.path(), &keys)
-    {
-        let mut listed = if opts.listing {
-            with_rebuild(cat, |c, rebuilt| {
-                if rebuilt {
-                    c.refresh_dirs(dirs, opts, &mut |_| {})?;
-                }
-                c.listed_as_indexed(dirs)
-            })?
+    if watcher_may_answer(cat) {
+        if opts.listing {
+            if let Some(listed) = arbor_index::watch::listing(cat.path(), dirs) {
+                return Ok((listed, RefreshStats::default()));
+            }
         } else {
-            Vec::new()
-        };
-        arbor_index::catalog::sort_like_pi(&mut listed, dirs.len() > 1);
-        return Ok((listed, RefreshStats::default()));
+            let keys: Vec<String> = dirs.iter().map(|d| arbor_index::dir_key(d)).collect();
+            if arbor_index::watch::vouches(cat.path(), &keys) {
+                return Ok((Vec::new(), RefreshStats::default()));
+            }
+        }
     }
     refresh(cat, dirs, opts)
 }
@@ -323,11 +325,9 @@ pub fn index(
     })
 }
 
-/// `arbor index --watch`: keeps the catalog fresh until killed (see [`arbor_index::watch`]).
-fn watch_catalog(cat: &mut Catalog, loc: &Locator) -> Result<ExitCode> {
-    if let Some(why) = &cat.report.in_memory_because {
-        anyhow::bail!("cannot watch: the catalog is in memory ({why})");
-    }
+/// The sessions roots of `loc`'s agent directories that are directories now, each once: what
+/// a watcher watches, and what the files a table's short ids are unique among lie under.
+pub fn sessions_roots(loc: &Locator) -> Vec<PathBuf> {
     let mut roots: Vec<PathBuf> = Vec::new();
     for a in loc.agent_dirs() {
         let r = paths::sessions_root(&a);
@@ -335,14 +335,31 @@ fn watch_catalog(cat: &mut Catalog, loc: &Locator) -> Result<ExitCode> {
             roots.push(r);
         }
     }
+    roots
+}
+
+/// `arbor index --watch`: keeps the catalog fresh until killed (see [`arbor_index::watch`]).
+fn watch_catalog(cat: &mut Catalog, loc: &Locator) -> Result<ExitCode> {
+    if let Some(why) = &cat.report.in_memory_because {
+        anyhow::bail!("cannot watch: the catalog is in memory ({why})");
+    }
+    let roots = sessions_roots(loc);
     if roots.is_empty() {
         anyhow::bail!("cannot watch: no sessions directory under the agent directories");
     }
     let path = cat.path().to_path_buf();
     with_recovery(cat, |c| {
-        arbor_index::watch::run(c, &roots, &|| loc.all_project_dirs(), &mut |e| match e {
-            arbor_index::watch::WatchEvent::Ready(_) => {
-                say_err!(
+        let render = |opts: &str, listed: &[arbor_index::Listed]| {
+            super::ls::render_for_watcher(loc, opts, listed)
+        };
+        arbor_index::watch::run(
+            c,
+            &roots,
+            &|| loc.all_project_dirs(),
+            &render,
+            &mut |e| match e {
+                arbor_index::watch::WatchEvent::Ready(_) => {
+                    say_err!(
                     "arbor: watching {} for changes; the catalog {} is kept fresh (Ctrl-C stops)",
                     roots
                         .iter()
@@ -351,14 +368,15 @@ fn watch_catalog(cat: &mut Catalog, loc: &Locator) -> Result<ExitCode> {
                         .join(", "),
                     path.display()
                 );
-            }
-            arbor_index::watch::WatchEvent::Refreshed(s) => warn_failed(s),
-            arbor_index::watch::WatchEvent::NotVouched(r) => say_err!(
-                "arbor: warning: {}: changes may be missed (a network or FUSE file system, or \
+                }
+                arbor_index::watch::WatchEvent::Refreshed(s) => warn_failed(s),
+                arbor_index::watch::WatchEvent::NotVouched(r) => say_err!(
+                    "arbor: warning: {}: changes may be missed (a network or FUSE file system, or \
                  inotify reported an error): commands keep looking at its files themselves",
-                r.display()
-            ),
-        })
+                    r.display()
+                ),
+            },
+        )
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,12 +1,16 @@
 //! `arbor ls`: the table and the JSON listing, from one list of rows so that both agree on
 //! order and age.
-use super::index::{age, home_short, human_size, open_catalog, refreshed_listing};
+use super::index::{
+    age, home_short, human_size, open_catalog, refreshed_listing, sessions_roots,
+    watcher_may_answer,
+};
 use crate::term::{self, Out, Paint, Term};
 use anyhow::Result;
 use arbor_core::Dialect;
 use arbor_index::Listed;
 use arbor_store::locate::{id_of_file_name, Locator, Scope};
 use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -59,6 +63,34 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
         });
     // The catalog holds pi's listing, and what the table shows of every session.
     let mut cat = open_catalog(catalog)?;
+    // pi's directories alone, as JSON: a live watcher that vouches for them hands over the
+    // whole document, prepared (the same bytes as below, made once for many commands).
+    if o.json && !o.all_text && omp_dirs.is_empty() && watcher_may_answer(&cat) {
+        if let Some(doc) = arbor_index::watch::listing_json(cat.path(), &pi_dirs) {
+            use std::io::Write;
+            let mut out = crate::report::stdout();
+            out.write_all(&doc)?;
+            out.flush()?;
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    // pi's directories alone, as the table: a live watcher that vouches for them and for
+    // every sessions root hands over the table it made but for the ages (the same bytes
+    // `make_table` makes below; its rows' files must be absolute paths for it to resolve them
+    // as this command would).
+    if !o.json
+        && omp_dirs.is_empty()
+        && pi_dirs.iter().all(|d| d.is_absolute())
+        && watcher_may_answer(&cat)
+    {
+        let made = table_opts(o, term, loc)
+            .and_then(|opts| arbor_index::watch::listing_rendered(cat.path(), &opts, &pi_dirs))
+            .and_then(|bytes| Table::decode(&bytes));
+        if let Some(t) = made.filter(|t| !t.rows.is_empty()) {
+            print_made(term, &t)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
     let (mut listed, _) = refreshed_listing(&mut cat, &pi_dirs, o.all_text && o.json)?;
     let pi_count = listed.len();
     if !o.json && !omp_dirs.is_empty() {
@@ -98,25 +130,18 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
     if o.json {
         use std::io::Write;
         let mut out = std::io::BufWriter::with_capacity(1 << 16, crate::report::stdout());
-        let mut json = Vec::with_capacity(4096);
-        out.write_all(b"[")?;
-        for (k, r) in rows.iter().enumerate() {
-            json.clear();
-            if k > 0 {
-                json.push(b',');
-            }
+        arbor_index::prepared::write_json_list(&rows, &mut out, |r, json| -> Result<()> {
             match r.of {
-                RowOf::Omp(info) => info.write_json(&mut json),
+                RowOf::Omp(info) => info.write_json(json),
                 RowOf::Pi(l) if o.all_text => {
                     let mut info = l.info.clone();
                     info.all_messages_text = cat.all_messages_text(&l.file)?;
-                    info.write_json(&mut json, true);
+                    info.write_json(json, true);
                 }
-                RowOf::Pi(l) => l.info.write_json(&mut json, false),
+                RowOf::Pi(l) => l.info.write_json(json, false),
             }
-            out.write_all(&json)?;
-        }
-        out.write_all(b"]\n")?;
+            Ok(())
+        })?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -128,9 +153,14 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let by_file: HashMap<&Path, &Listed> = listed.iter().map(|l| (l.file.as_path(), l)).collect();
+    // By the path's bytes (hashing a `Path` walks its components: at 10,000 rows that showed).
+    let by_file: HashMap<&OsStr, &Listed> =
+        listed.iter().map(|l| (l.file.as_os_str(), l)).collect();
     let ids = ShortIds::new(loc, rows.iter().map(|r| r.file));
-    print_table(o, term, &rows, &by_file, &ids)?;
+    print_made(
+        term,
+        &make_table(o.long, o.all, term, &rows, &by_file, &ids),
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -152,7 +182,8 @@ fn omp_listing(dirs: &[PathBuf], merge: bool) -> Vec<arbor_store::omp_info::OmpS
 struct Cells {
     id: String,
     tool: &'static str,
-    age: String,
+    /// What the age is of.
+    modified: f64,
     msgs: String,
     size: String,
     branches: String,
@@ -161,21 +192,103 @@ struct Cells {
     path: String,
 }
 
-fn print_table(
-    o: &LsOpts<'_>,
+/// A table made but for its AGE column (the age is the command's: it changes with the
+/// time): the header, then each row's text before the age and after it, with the `modified`
+/// the age is of. What `arbor ls` prints is [`print_made`] of it, made here or by a live
+/// watcher (which keeps it until something changes: [`render_for_watcher`]).
+struct Table {
+    /// The header's text, then each row's two parts, one after the other.
+    text: String,
+    /// Where the header ends.
+    head_end: usize,
+    /// Each row's `modified`, where its text before the age ends, and where its text ends.
+    rows: Vec<(f64, usize, usize)>,
+}
+
+impl Table {
+    /// The binary form handed over by the watcher ([`Table::decode`] reads it).
+    fn encode(&self) -> Vec<u8> {
+        use arbor_index::prepared::{put_bytes, put_f64, put_u64};
+        let mut out = Vec::with_capacity(self.text.len() + self.rows.len() * 24 + 32);
+        put_bytes(&mut out, self.text.as_bytes());
+        put_u64(&mut out, self.head_end as u64);
+        put_u64(&mut out, self.rows.len() as u64);
+        for &(modified, pre, end) in &self.rows {
+            put_f64(&mut out, modified);
+            put_u64(&mut out, pre as u64);
+            put_u64(&mut out, end as u64);
+        }
+        out
+    }
+
+    /// What [`Table::encode`] wrote, or `None` when `bytes` is not exactly such a table (cut
+    /// short, bytes that are not UTF-8, parts out of order or not on a character's boundary).
+    fn decode(bytes: &[u8]) -> Option<Table> {
+        let mut r = arbor_index::prepared::Reader::new(bytes);
+        let text = r.string()?;
+        let at = |r: &mut arbor_index::prepared::Reader<'_>, from: usize| {
+            let n = usize::try_from(r.u64()?).ok()?;
+            (n >= from && text.is_char_boundary(n)).then_some(n)
+        };
+        let head_end = at(&mut r, 0)?;
+        let n = r.u64()?;
+        // Each row takes 24 bytes.
+        if n > bytes.len() as u64 / 24 {
+            return None;
+        }
+        let mut rows = Vec::with_capacity(n as usize);
+        let mut last = head_end;
+        for _ in 0..n {
+            let modified = r.f64()?;
+            let pre = at(&mut r, last)?;
+            last = at(&mut r, pre)?;
+            rows.push((modified, pre, last));
+        }
+        (r.is_empty() && last == text.len()).then_some(Table {
+            text,
+            head_end,
+            rows,
+        })
+    }
+}
+
+/// Prints `t` with each row's age as of now.
+fn print_made(term: &Term, t: &Table) -> Result<()> {
+    let now = arbor_store::ids::now_ms() as f64;
+    filled(term, t, now).print(term, false)?;
+    Ok(())
+}
+
+/// `t` with each row's age as of `now` (ms since the epoch).
+fn filled(term: &Term, t: &Table, now: f64) -> Out {
+    let mut out = Out::new(term);
+    out.reserve(t.text.len() + t.rows.len() * 16);
+    let part = |a: usize, b: usize| t.text.get(a..b).unwrap_or_default();
+    out.put_made(part(0, t.head_end));
+    let mut last = t.head_end;
+    for &(modified, pre, end) in &t.rows {
+        out.put_made(part(last, pre));
+        out.paint(Paint::Dim, &term::pad(&age(now - modified), 5));
+        out.put_made(part(pre, end));
+        last = end;
+    }
+    out
+}
+
+fn make_table(
+    long: bool,
+    all: bool,
     term: &Term,
     rows: &[Row<'_>],
-    by_file: &HashMap<&Path, &Listed>,
+    by_file: &HashMap<&OsStr, &Listed>,
     ids: &ShortIds,
-) -> Result<()> {
-    let now = arbor_store::ids::now_ms() as f64;
+) -> Table {
     let cells: Vec<Cells> = rows
         .iter()
         .map(|r| {
-            let l = by_file.get(r.file);
-            let omp_info = match r.of {
-                RowOf::Omp(i) => Some(i),
-                RowOf::Pi(_) => None,
+            let (l, omp_info) = match r.of {
+                RowOf::Omp(i) => (by_file.get(r.file.as_os_str()).copied(), Some(i)),
+                RowOf::Pi(l) => (Some(l), None),
             };
             let (msgs, size, branches, title, cwd, omp) = match (l, omp_info) {
                 (Some(l), _) => (
@@ -199,13 +312,17 @@ fn print_table(
             Cells {
                 id: ids.of(r.file),
                 tool: if omp { "omp" } else { "pi" },
-                age: age(now - r.modified),
+                modified: r.modified,
                 msgs,
                 size,
                 branches,
                 title: crate::render::one_line(&title, 500),
                 project: home_short(&cwd),
-                path: home_short(&r.file.to_string_lossy()),
+                path: if long {
+                    home_short(&r.file.to_string_lossy())
+                } else {
+                    String::new()
+                },
             }
         })
         .collect();
@@ -215,7 +332,7 @@ fn print_table(
         .max()
         .unwrap_or(2)
         .max(2);
-    let show_project = o.long || o.all;
+    let show_project = long || all;
     // Fixed columns: ID TOOL AGE MSGS SIZE BR, then the title, then (all/long) the project.
     let fixed = idw + 1 + 4 + 1 + 5 + 1 + 6 + 1 + 6 + 1 + 3 + 2;
     let room = term.width.saturating_sub(fixed).max(20);
@@ -231,6 +348,14 @@ fn print_table(
         (room, 0)
     };
     let mut out = Out::new(term);
+    // Each row's bytes, about (colours, and characters wider than a byte, are the margin).
+    let per_row = fixed + title_w + proj_w + 64;
+    let paths: usize = if long {
+        cells.iter().map(|c| c.path.len() + idw + 2).sum()
+    } else {
+        0
+    };
+    out.reserve(cells.len() * per_row + paths + 256);
     let mut head = format!(
         "{} {} {} {} {} {}  {}",
         term::pad("ID", idw),
@@ -249,10 +374,14 @@ fn print_table(
         head.push_str("  PROJECT");
     }
     out.paint(crate::term::Paint::Header, head.trim_end()).nl();
+    let head_end = out.written();
+    let mut made = Vec::with_capacity(cells.len());
     for c in &cells {
         out.paint(Paint::Id, &term::pad(&c.id, idw)).put(" ");
         out.put(&term::pad(c.tool, 4)).put(" ");
-        out.paint(Paint::Dim, &term::pad(&c.age, 5)).put(" ");
+        // The age goes here (`print_made`).
+        let pre = out.written();
+        out.put(" ");
         out.put(&term::pad_left(&c.msgs, 6)).put(" ");
         out.put(&term::pad_left(&c.size, 6)).put(" ");
         out.put(&term::pad_left(&c.branches, 3)).put("  ");
@@ -263,14 +392,98 @@ fn print_table(
             out.put(&term::fit(&c.title, title_w));
         }
         out.nl();
-        if o.long {
+        if long {
             out.put(&" ".repeat(idw + 1))
                 .paint(Paint::Dim, &c.path)
                 .nl();
         }
+        made.push((c.modified, pre, out.written()));
     }
-    out.print(term, false)?;
-    Ok(())
+    Table {
+        text: out.into_text(),
+        head_end,
+        rows: made,
+    }
+}
+
+/// The first word of [`table_opts`]: a watcher started from a build whose table is laid out
+/// otherwise must not hand its table to this one. Change it whenever [`make_table`]'s output or
+/// [`Table::encode`] changes.
+const TABLE_FORM: &str = "table1";
+
+/// The options of a table a watcher may render for this command (see [`render_for_watcher`]):
+/// its layout (width, colour, `--long`, `--all`) and what else the table depends on that the
+/// watcher must share (the home directory, the sessions roots whose files the short ids are
+/// unique among). `None` when one of them cannot be said in the request (a path that is not
+/// UTF-8, or holds a separator).
+fn table_opts(o: &LsOpts<'_>, term: &Term, loc: &Locator) -> Option<String> {
+    let home = arbor_store::paths::home_dir();
+    let home = home.to_str()?;
+    let roots = roots_field(loc)?;
+    if home.contains(['\x1e', '\x1f']) {
+        return None;
+    }
+    Some(format!(
+        "{TABLE_FORM}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{home}\x1f{roots}",
+        term.width,
+        u8::from(term.color),
+        u8::from(o.long),
+        u8::from(o.all),
+    ))
+}
+
+/// `loc`'s sessions roots ([`sessions_roots`]) as one field of [`table_opts`], or `None` when
+/// one is not UTF-8 or holds a separator.
+fn roots_field(loc: &Locator) -> Option<String> {
+    let roots = sessions_roots(loc);
+    let roots: Vec<&str> = roots.iter().map(|r| r.to_str()).collect::<Option<_>>()?;
+    if roots.iter().any(|s| s.contains(['\x1e', '\x1f'])) {
+        return None;
+    }
+    Some(roots.join("\x1e"))
+}
+
+/// The table of `listed` (pi's rows, in pi's order) for the options a command sent
+/// ([`table_opts`]), made by a live watcher whose locator is `loc`, in the binary form the
+/// command prints from; `None` when the options are not such, or the table would not be the
+/// command's own: another home directory, other sessions roots, or a listed file named by a
+/// relative path (its real path is the command's working directory's business).
+pub fn render_for_watcher(loc: &Locator, opts: &str, listed: &[Listed]) -> Option<Vec<u8>> {
+    let mut f = opts.split('\x1f');
+    if f.next()? != TABLE_FORM {
+        return None;
+    }
+    let width: usize = f.next()?.parse().ok()?;
+    let flag = |s: Option<&str>| match s? {
+        "0" => Some(false),
+        "1" => Some(true),
+        _ => None,
+    };
+    let (color, long, all) = (flag(f.next())?, flag(f.next())?, flag(f.next())?);
+    let home = f.next()?;
+    let roots = f.next()?;
+    if f.next().is_some() || arbor_store::paths::home_dir().to_str() != Some(home) {
+        return None;
+    }
+    if roots_field(loc)? != roots || listed.iter().any(|l| !l.file.is_absolute()) {
+        return None;
+    }
+    let term = Term {
+        color,
+        tty: false,
+        width,
+        height: None,
+    };
+    let rows: Vec<Row<'_>> = listed
+        .iter()
+        .map(|l| Row {
+            file: &l.file,
+            modified: l.info.modified_ms,
+            of: RowOf::Pi(l),
+        })
+        .collect();
+    let ids = ShortIds::new(loc, rows.iter().map(|r| r.file));
+    Some(make_table(long, all, &term, &rows, &HashMap::new(), &ids).encode())
 }
 
 /// Says there are no sessions for the current directory, and which parent directory has some
@@ -310,7 +523,9 @@ pub struct ShortIds {
     /// Every key the resolver matches a prefix against (ids and whole base names, lowercase),
     /// sorted, with the file each belongs to.
     keys: Vec<(String, usize)>,
-    files: HashMap<PathBuf, usize>,
+    /// Each file's number and the id in its name, by its path as given to [`ShortIds::new`]
+    /// (the path's bytes).
+    given: HashMap<OsString, (usize, String)>,
 }
 
 const MIN_SHORT_ID: usize = 6;
@@ -318,37 +533,56 @@ const MIN_SHORT_ID: usize = 6;
 impl ShortIds {
     /// Collects the keys of every session file under the agent directories and of `listed`.
     pub fn new<'a>(loc: &Locator, listed: impl Iterator<Item = &'a Path>) -> ShortIds {
-        let mut files: HashMap<PathBuf, usize> = HashMap::new();
+        // Files by their real path (a session reached by two paths is one file).
+        let mut files: HashMap<OsString, usize> = HashMap::new();
+        let mut given: HashMap<OsString, (usize, String)> = HashMap::new();
+        let mut real = RealPaths::default();
         let mut keys = Vec::new();
         let all = loc.all_session_files();
         let listed: Vec<PathBuf> = listed.map(Path::to_path_buf).collect();
-        for p in all.iter().chain(listed.iter()).map(PathBuf::as_path) {
-            let canon = canonical(p);
-            if files.contains_key(&canon) {
+        for (k, p) in all.iter().chain(listed.iter()).enumerate() {
+            if given.contains_key(p.as_os_str()) {
+                continue;
+            }
+            // A listed file is one of those regular files when its directory's real path
+            // and its name are one of theirs (the listing may name the directory otherwise:
+            // `a/../b`, a link to it); else it is resolved whole (pi lists symbolic links
+            // too, which `all_session_files` leaves out).
+            let canon = if k < all.len() {
+                real.of_file(p)
+            } else {
+                Some(real.of_file(p))
+                    .filter(|c| files.contains_key(c.as_os_str()))
+                    .unwrap_or_else(|| canonical(p))
+            };
+            let id = id_of_file_name(p).unwrap_or_default();
+            if let Some(&n) = files.get(canon.as_os_str()) {
+                given.insert(p.as_os_str().to_owned(), (n, id));
                 continue;
             }
             let n = files.len();
-            files.insert(canon, n);
+            files.insert(canon.into_os_string(), n);
             let stem = p
                 .file_stem()
                 .map(|s| s.to_string_lossy().to_lowercase())
                 .unwrap_or_default();
-            let id = id_of_file_name(p).unwrap_or_default().to_lowercase();
-            if id != stem {
+            let lower = id.to_lowercase();
+            given.insert(p.as_os_str().to_owned(), (n, id));
+            if lower != stem {
                 keys.push((stem, n));
             }
-            keys.push((id, n));
+            keys.push((lower, n));
         }
         keys.sort();
-        ShortIds { keys, files }
+        ShortIds { keys, given }
     }
 
     /// The short id of `file`.
     pub fn of(&self, file: &Path) -> String {
-        let id = id_of_file_name(file).unwrap_or_default();
-        let Some(&me) = self.files.get(&canonical(file)) else {
-            return id;
+        let Some((me, id)) = self.given.get(file.as_os_str()) else {
+            return id_of_file_name(file).unwrap_or_default();
         };
+        let me = *me;
         let lower = id.to_lowercase();
         let at = self
             .keys
@@ -378,6 +612,122 @@ impl ShortIds {
     }
 }
 
+/// Real paths (`canonicalize`) of session files known to be regular files (not symbolic
+/// links: what [`Locator::all_session_files`] gives), each directory resolved once: at 10,000
+/// sessions a `canonicalize` per file was 180,000 `readlink` calls, most of `arbor ls`'s time.
+#[derive(Default)]
+struct RealPaths {
+    /// Each directory's real path (`None`: it could not be resolved).
+    dirs: HashMap<PathBuf, Option<PathBuf>>,
+    /// The directory asked for last, and its real path (files come directory by directory).
+    last: Option<(PathBuf, Option<PathBuf>)>,
+}
+
+impl RealPaths {
+    /// The real path of the regular file `p`: its directory's real path and its name; `p`
+    /// itself when that cannot be resolved.
+    fn of_file(&mut self, p: &Path) -> PathBuf {
+        let (Some(dir), Some(name)) = (p.parent(), p.file_name()) else {
+            return canonical(p);
+        };
+        let hit = self
+            .last
+            .as_ref()
+            .filter(|(d, _)| d.as_os_str() == dir.as_os_str());
+        let real = match hit {
+            Some((_, real)) => real,
+            None => {
+                let real = self
+                    .dirs
+                    .entry(dir.to_path_buf())
+                    .or_insert_with(|| std::fs::canonicalize(dir).ok())
+                    .clone();
+                &self.last.insert((dir.to_path_buf(), real)).1
+            }
+        };
+        match real {
+            Some(real) => real.join(name),
+            None => canonical(p),
+        }
+    }
+}
+
 fn canonical(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn term(color: bool) -> Term {
+        Term {
+            color,
+            tty: false,
+            width: 100,
+            height: None,
+        }
+    }
+
+    /// A table of two rows as `make_table` lays one out: the header, then each row's text
+    /// before and after its age.
+    fn two_rows() -> Table {
+        let text = "ID AGE X\na1 | one\nb2 | two\n".to_string();
+        Table {
+            head_end: 9,
+            rows: vec![(0.0, 12, 18), (90_000.0, 21, text.len())],
+            text,
+        }
+    }
+
+    #[test]
+    fn the_ages_are_the_printing_time_s() {
+        let t = two_rows();
+        let day = 86_400_000.0;
+        let a = filled(&term(false), &t, 120_000.0);
+        assert_eq!(a.into_text(), "ID AGE X\na1 2m   | one\nb2 now  | two\n");
+        // The same table printed a week later (what a watcher kept).
+        let b = filled(&term(false), &t, 7.0 * day + 90_000.0);
+        assert_eq!(b.into_text(), "ID AGE X\na1 1w   | one\nb2 1w   | two\n");
+        // In colour the age is painted as the rest of the table paints it.
+        let c = filled(&term(true), &t, 120_000.0).into_text();
+        let mut want = Out::new(&term(true));
+        want.paint(Paint::Dim, &term::pad("2m", 5));
+        assert!(c.contains(&want.into_text()), "{c:?}");
+    }
+
+    #[test]
+    fn a_table_comes_back_whole_or_not_at_all() {
+        let t = two_rows();
+        let bytes = t.encode();
+        let back = Table::decode(&bytes).expect("decodes");
+        assert_eq!(
+            filled(&term(false), &back, 5.0).into_text(),
+            filled(&term(false), &t, 5.0).into_text()
+        );
+        for n in 0..bytes.len() {
+            assert!(Table::decode(&bytes[..n]).is_none(), "cut at {n}");
+        }
+        let mut more = bytes.clone();
+        more.push(0);
+        assert!(Table::decode(&more).is_none(), "a byte too many");
+        // Parts out of order, past the end, or inside a character.
+        for rows in [
+            vec![(0.0, 18, 12), (0.0, 21, 27)],
+            vec![(0.0, 12, 18), (0.0, 21, 99)],
+            vec![(0.0, 8, 18), (0.0, 21, 27)],
+        ] {
+            let bad = Table { rows, ..two_rows() };
+            assert!(Table::decode(&bad.encode()).is_none());
+        }
+        let wide = Table {
+            text: "é|".to_string(),
+            head_end: 1,
+            rows: vec![],
+        };
+        assert!(
+            Table::decode(&wide.encode()).is_none(),
+            "inside a character"
+        );
+    }
 }
