@@ -552,3 +552,49 @@ fn a_wrong_or_hanging_answer_to_a_listing_is_not_believed() {
         fake.join().expect("fake watcher");
     }
 }
+
+/// A watcher left running across an upgrade (its executable replaced by another build) hands
+/// no prepared listing or table to the new build's commands, which may lay them out
+/// otherwise: they read the catalog themselves and print what they print without a watcher.
+#[test]
+fn a_watcher_of_another_build_hands_over_nothing() {
+    let env = Env::new();
+    let truth = env.root.join("truth/catalog.db");
+    // The "old build": the same program from another file (another inode and time).
+    let old = env.root.join("old-arbor");
+    std::fs::copy(env!("CARGO_BIN_EXE_arbor"), &old).expect("copy the binary");
+    // `cmd` runs the built binary: the copy instead, with the same arguments and environment.
+    let built = env.cmd(&["index", "--watch"]);
+    let envs: Vec<_> = built
+        .get_envs()
+        .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
+        .collect();
+    let mut child = Command::new(&old)
+        .args(built.get_args())
+        .envs(envs)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the old build's watcher");
+    let err = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(err).lines();
+    loop {
+        match lines.next() {
+            Some(Ok(l)) if l.contains("watching") => break,
+            Some(Ok(_)) => {}
+            other => panic!("the watcher ended before it watched: {other:?}"),
+        }
+    }
+    std::thread::spawn(move || for _ in lines {});
+    let mut w = Watcher(child);
+    let (served0, _) = arbor_index::watch::served(&env.catalog).expect("a live watcher");
+    assert_same(&env.ls_both_ways(&truth), "with an old build's watcher");
+    let (served1, _) = arbor_index::watch::served(&env.catalog).expect("a live watcher");
+    assert_eq!(
+        served1, served0,
+        "the old build's watcher handed over a listing"
+    );
+    w.kill().expect("kill");
+    let _ = w.wait();
+}

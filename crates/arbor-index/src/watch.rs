@@ -91,13 +91,39 @@ pub fn listing_json(catalog: &Path, dirs: &[PathBuf]) -> Option<Vec<u8>> {
     prepared(catalog, "json", dirs).filter(|d| d.starts_with(b"[") && d.ends_with(b"]\n"))
 }
 
+/// Which build of arbor this process runs: its version and the identity of the executable
+/// file it was started from (device, inode, size, modification time of `/proc/self/exe`,
+/// which names the file this process runs even after it was replaced or deleted). A watcher
+/// hands a prepared listing only to a command of the same build: one left running across an
+/// upgrade (a new file at the same path) would otherwise hand over a listing or table laid out
+/// by the old code.
+fn build_id() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let exe = std::fs::metadata("/proc/self/exe")
+            .map(|m| {
+                format!(
+                    "{}:{}:{}:{}.{}",
+                    m.dev(),
+                    m.ino(),
+                    m.size(),
+                    m.mtime(),
+                    m.mtime_nsec()
+                )
+            })
+            // Unknown: this process's own id, which no other process matches.
+            .unwrap_or_else(|_| format!("unknown-{}", std::process::id()));
+        format!("{}-{exe}", env!("CARGO_PKG_VERSION"))
+    })
+}
+
 /// The most a prepared listing may claim to be (a larger claim is no answer, and the command
 /// reads the catalog itself): 1 GiB, the JSON of some million sessions. The buffer is
 /// allocated at the claimed size but only touched as the bytes arrive.
 const MAX_PREPARED: usize = 1 << 30;
 
 fn prepared(catalog: &Path, form: &str, dirs: &[PathBuf]) -> Option<Vec<u8>> {
-    let mut q = format!("list\t{form}");
+    let mut q = format!("list\t{}\t{form}", build_id());
     for d in dirs {
         let (key, shown) = dir_field(d)?;
         q.push('\t');
@@ -292,6 +318,8 @@ enum Question {
     /// `list`: the listing of these directories (key, path as shown), as JSON, as rows or
     /// rendered.
     List {
+        /// The asking command's [`build_id`].
+        build: String,
         form: Form,
         dirs: Vec<(String, PathBuf)>,
     },
@@ -317,6 +345,7 @@ impl Question {
             "refreshes" => Some(Question::Count),
             "served" => Some(Question::Served),
             "list" => {
+                let build = parts.next()?.to_string();
                 let form = match parts.next()? {
                     "json" => Form::Json,
                     "rows" => Form::Rows,
@@ -331,7 +360,7 @@ impl Question {
                 let dirs = pairs
                     .map(|c| (c[0].to_string(), PathBuf::from(c[1])))
                     .collect();
-                Some(Question::List { form, dirs })
+                Some(Question::List { build, form, dirs })
             }
             _ => None,
         }
@@ -677,7 +706,14 @@ pub fn run(
                         continue;
                     }
                     Question::Fresh(keys) => keys,
-                    Question::List { form, dirs } => {
+                    Question::List { build, form, dirs } => {
+                        // A listing made by another build of arbor (a watcher left running
+                        // across an upgrade) may be laid out or encoded differently: the
+                        // command reads the catalog itself.
+                        if build != build_id() {
+                            let _ = conn.write_all(b"no\n");
+                            continue;
+                        }
                         let mut keys: Vec<String> = dirs.iter().map(|(k, _)| k.clone()).collect();
                         // A renderer may look at every session file under the roots.
                         if matches!(form, Form::Render(_)) {
