@@ -410,15 +410,13 @@ impl Line {
                 }
                 Head::Rest(c, n) => {
                     let rest = &s[i..];
-                    if self.indent <= 3 && n >= 3 {
-                        if open.is_none() && !self.tick {
-                            if c == b'`' && rest.contains('`') {
-                                // Not a fence: the info is not needed.
-                                self.tick = true;
-                                self.info = String::new();
-                            } else {
-                                self.info.push_str(rest);
-                            }
+                    if self.indent <= 3 && n >= 3 && open.is_none() && !self.tick {
+                        if c == b'`' && rest.contains('`') {
+                            // Not a fence: the info is not needed.
+                            self.tick = true;
+                            self.info = String::new();
+                        } else {
+                            self.info.push_str(rest);
                         }
                     }
                     if self.rest_ws {
