@@ -19,8 +19,9 @@ enum Shape {
     Spaced,
     /// An assistant message's text blocks (the long text, then a short one), compact.
     Blocks,
-    /// A user message's `content` string of one line (no newline, no fence: prose with
-    /// code spans, links and HTML for the escapes), compact.
+    /// A user message's `content` string of one line (no newline, no fence: prose with a
+    /// code span, links and HTML for the escapes), compact. (Not many backticks: the code
+    /// before scanned to the line's end at each, quadratic on a long line.)
     OneLine,
 }
 
@@ -32,8 +33,8 @@ fn session(path: &Path, lines: usize, shape: Shape) -> u64 {
         "    let value = compute(&items[index], options.clone()); // step 42 of the export\n";
     let text = match shape {
         Shape::OneLine => format!(
-            "Here is the text: {}",
-            "a `span` and [a](link) & <b>, then `` a ` tick ``; ".repeat(lines * 3 / 2)
+            "Here is `the` text: {}",
+            "a [span] and [a](link) & <b>, then ]( or a \\ tick; ".repeat(lines * 3 / 2)
         ),
         _ => format!("Here is the file:\n```rust\n{}```\n", line.repeat(lines)),
     };
