@@ -19,6 +19,10 @@ enum Shape {
     Spaced,
     /// An assistant message's text blocks (the long text, then a short one), compact.
     Blocks,
+    /// A user message's `content` string of one line (no newline, no fence: prose with a
+    /// code span, links and HTML for the escapes), compact. (Not many backticks: the code
+    /// before scanned to the line's end at each, quadratic on a long line.)
+    OneLine,
 }
 
 /// The session: a header and one message whose text is `lines` lines of code in a fenced
@@ -27,7 +31,13 @@ fn session(path: &Path, lines: usize, shape: Shape) -> u64 {
     let spaced = matches!(shape, Shape::Spaced);
     let line =
         "    let value = compute(&items[index], options.clone()); // step 42 of the export\n";
-    let text = format!("Here is the file:\n```rust\n{}```\n", line.repeat(lines));
+    let text = match shape {
+        Shape::OneLine => format!(
+            "Here is `the` text: {}",
+            "a [span] and [a](link) & <b>, then ]( or a \\ tick; ".repeat(lines * 3 / 2)
+        ),
+        _ => format!("Here is the file:\n```rust\n{}```\n", line.repeat(lines)),
+    };
     let content = serde_json::to_string(&text).expect("json");
     let (c, s) = if spaced { (": ", ", ") } else { (":", ",") };
     let header = format!(
@@ -90,7 +100,7 @@ fn a_long_message_is_exported_in_memory_that_does_not_grow_with_it() {
     let big = tmp.path().join("big.jsonl");
     let out = tmp.path().join("out");
     let out = out.to_str().expect("utf-8");
-    for shape in [Shape::Spaced, Shape::Compact, Shape::Blocks] {
+    for shape in [Shape::OneLine, Shape::Spaced, Shape::Compact, Shape::Blocks] {
         session(&small, 1, shape);
         // About 48 MB: the windows the reading keeps (8 MB each, two or three resident at
         // once: 18-27 MB over, measured) are a fixed cost; the code before took 1.7 times the

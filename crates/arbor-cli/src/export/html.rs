@@ -259,7 +259,9 @@ fn html_entry<W: Write>(
                         Op::Text(0..usize::MAX, Esc::Html),
                         Op::Lit("</pre></details>".into()),
                     ];
-                    text::write_ops(&mut w.out, &text, ops, |_, _, _| Ok(()))?;
+                    text::write_ops(&mut w.out, &text, ops, &text::Runs::default(), |_, _, _| {
+                        Ok(())
+                    })?;
                     html_images(m.get("content"), w)?;
                 }
                 _ => match (long, m.get("content")) {
@@ -408,7 +410,7 @@ pub(super) fn text_html<W: Write>(
     hl: &mut Highlighter,
     t: &Src<'_>,
 ) -> std::io::Result<()> {
-    let (parts, keep) = text::layout(t, true)?;
+    let text::Layout { parts, keep, runs } = text::layout(t, true)?;
     if keep == 0 {
         return Ok(());
     }
@@ -434,7 +436,7 @@ pub(super) fn text_html<W: Write>(
             }
         }
     }
-    text::write_ops(out, t, ops, |out, n, code| {
+    text::write_ops(out, t, ops, &runs, |out, n, code| {
         code_block(out, hl, langs.get(n).map_or("", String::as_str), code)
     })
 }
@@ -463,7 +465,7 @@ mod tests {
     fn shape(t: &str) -> Vec<String> {
         layout(&Src::from(t), true)
             .expect("in memory")
-            .0
+            .parts
             .into_iter()
             .map(|p| match p.code {
                 None => format!("T[{}]", &t[p.range]),

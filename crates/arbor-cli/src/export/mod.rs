@@ -150,21 +150,22 @@ impl<'a, W: Write> Writer<'a, W> {
 
 /// A fenced block of `body` whose fence is longer than any backtick run inside.
 fn md_fence(out: &mut impl Write, lang: &str, body: &Src<'_>) -> std::io::Result<()> {
-    let (parts, _) = text::layout(body, false)?;
-    let ops = parts
+    let l = text::layout(body, false)?;
+    let ops = l
+        .parts
         .iter()
         .flat_map(|p| fence_ops(lang, p.range.start..p.last_non_nl, p.backticks))
         .collect();
-    text::write_ops(out, body, ops, |_, _, _| Ok(()))
+    text::write_ops(out, body, ops, &l.runs, |_, _, _| Ok(()))
 }
 
 /// Message text in Markdown: its fenced code blocks as fences of their own, the prose
 /// between them through [`md_text`], so that nothing from the session (`</details>`,
 /// `<script>`, an image or a `javascript:` link) is live in any Markdown renderer.
 fn md_message_text(out: &mut impl Write, t: &Src<'_>) -> std::io::Result<()> {
-    let (parts, _) = text::layout(t, true)?;
+    let l = text::layout(t, true)?;
     let mut ops = Vec::new();
-    for p in parts {
+    for p in l.parts {
         match &p.code {
             // Escaping adds no whitespace: trimmed before, it is trimmed after.
             None => {
@@ -176,7 +177,7 @@ fn md_message_text(out: &mut impl Write, t: &Src<'_>) -> std::io::Result<()> {
             Some(lang) => ops.extend(fence_ops(lang, p.range.start..p.last_non_nl, p.backticks)),
         }
     }
-    text::write_ops(out, t, ops, |_, _, _| Ok(()))
+    text::write_ops(out, t, ops, &l.runs, |_, _, _| Ok(()))
 }
 
 /// A fenced block of `body` (a range of the text, written as it is) whose fence is longer
@@ -259,63 +260,126 @@ pub(crate) fn md_text(t: &str) -> String {
 /// [`md_text`]; with `closed`, a `]` at the very end is escaped too (the text is followed
 /// by arbor's own, which could start with `(`).
 fn md_escape(t: &str, closed: bool) -> String {
-    let b = t.as_bytes();
     let mut out = String::with_capacity(t.len() + t.len() / 16);
-    let mut i = 0;
-    let mut plain_from = 0;
-    let flush = |out: &mut String, s: &str, last: bool| {
-        let mut chars = s.chars().peekable();
-        while let Some(c) = chars.next() {
+    let mut e = MdEsc::new(0, closed);
+    e.push(&mut out, t, 0, &mut |_, from, len| {
+        run_follows(t, from, len).unwrap_or(false)
+    });
+    e.finish(&mut out);
+    out
+}
+
+/// Whether a backtick run exactly `len` long starts at or after `from` on its line in `t`;
+/// `None` when `t` ends before the line does and no such run was found.
+pub(crate) fn run_follows(t: &str, from: usize, len: usize) -> Option<bool> {
+    let b = t.as_bytes();
+    let mut j = from;
+    while let Some(&c) = b.get(j) {
+        match c {
+            b'\n' => return Some(false),
+            b'`' => {
+                let r = b[j..].iter().take_while(|&&c| c == b'`').count();
+                if r == len {
+                    return Some(true);
+                }
+                j += r;
+            }
+            _ => j += 1,
+        }
+    }
+    None
+}
+
+/// The Markdown escape of [`md_text`], fed the text in chunks of any size (a long line is
+/// never held whole): a backtick run opens a code span when a run as long follows on the
+/// same line, which the caller answers (`opens(line, from, len)`: is there a run exactly
+/// `len` long at or after `from` on the line that starts at `line`), the first such run
+/// closes it.
+pub(crate) struct MdEsc {
+    closed: bool,
+    /// Inside a code span opened by a run so long.
+    span: Option<usize>,
+    /// The backtick run being read: its length and where it starts.
+    run: usize,
+    run_at: usize,
+    /// A `]` outside a code span, written when the next character is known.
+    bracket: bool,
+    /// Where the current line starts.
+    line: usize,
+}
+
+impl MdEsc {
+    /// For a text at `at` (a line's start); `closed` as [`md_escape`]'s.
+    pub(crate) fn new(at: usize, closed: bool) -> Self {
+        MdEsc {
+            closed,
+            span: None,
+            run: 0,
+            run_at: 0,
+            bracket: false,
+            line: at,
+        }
+    }
+
+    /// Escapes `s`, the next chunk of the text, at `at`, onto `out`.
+    pub(crate) fn push(
+        &mut self,
+        out: &mut String,
+        s: &str,
+        at: usize,
+        opens: &mut impl FnMut(usize, usize, usize) -> bool,
+    ) {
+        for (i, c) in s.char_indices() {
+            let pos = at + i;
+            if c == '`' {
+                if self.run == 0 {
+                    self.run_at = pos;
+                    if std::mem::take(&mut self.bracket) {
+                        out.push(']');
+                    }
+                }
+                self.run += 1;
+                out.push('`');
+                continue;
+            }
+            if self.run > 0 {
+                let n = std::mem::take(&mut self.run);
+                if self.span == Some(n) {
+                    self.span = None;
+                } else if self.span.is_none() && opens(self.line, self.run_at + n, n) {
+                    self.span = Some(n);
+                }
+            }
+            if c == '\n' {
+                self.line = pos + 1;
+            }
+            if self.span.is_some() {
+                out.push(c);
+                continue;
+            }
+            if std::mem::take(&mut self.bracket) {
+                out.push_str(if matches!(c, '(' | '[' | ':') {
+                    "\\]"
+                } else {
+                    "]"
+                });
+            }
             match c {
                 '\\' => out.push_str("\\\\"),
                 '&' => out.push_str("&amp;"),
                 '<' => out.push_str("&lt;"),
-                ']' => match chars.peek() {
-                    Some('(' | '[' | ':') => out.push_str("\\]"),
-                    None if last && closed => out.push_str("\\]"),
-                    _ => out.push(']'),
-                },
+                ']' => self.bracket = true,
                 c => out.push(c),
             }
         }
-    };
-    while i < b.len() {
-        if b[i] != b'`' {
-            i += 1;
-            continue;
-        }
-        let run = b[i..].iter().take_while(|&&c| c == b'`').count();
-        // The closing run: as long, on the same line.
-        let line_end = b[i..]
-            .iter()
-            .position(|&c| c == b'\n')
-            .map_or(b.len(), |p| i + p);
-        let mut j = i + run;
-        let mut close = None;
-        while j < line_end {
-            if b[j] == b'`' {
-                let r = b[j..line_end].iter().take_while(|&&c| c == b'`').count();
-                if r == run {
-                    close = Some(j + r);
-                    break;
-                }
-                j += r;
-            } else {
-                j += 1;
-            }
-        }
-        match close {
-            Some(end) => {
-                flush(&mut out, &t[plain_from..i], false);
-                out.push_str(&t[i..end]);
-                i = end;
-                plain_from = end;
-            }
-            None => i += run,
+    }
+
+    /// The text has ended.
+    pub(crate) fn finish(&mut self, out: &mut String) {
+        if std::mem::take(&mut self.bracket) {
+            out.push_str(if self.closed { "\\]" } else { "]" });
         }
     }
-    flush(&mut out, &t[plain_from..], true);
-    out
 }
 
 /// A one-line field from a session (a model, a tool name, an error) in Markdown: line breaks
@@ -807,7 +871,13 @@ pub fn json(
                     out.write_all(b"\\n")?;
                 }
                 let all = vec![Op::Text(0..usize::MAX, Esc::Json)];
-                text::write_ops(&mut out, part, all, |_, _, _| Ok(()))?;
+                text::write_ops(
+                    &mut out,
+                    part,
+                    all,
+                    &text::Runs::default(),
+                    |_, _, _| Ok(()),
+                )?;
             }
             out.write_all(b"\"")?;
         }

@@ -9,6 +9,7 @@
 use arbor_core::entry::{key_is, Entry};
 use arbor_core::json::{JsValue, StrPieces, ValueKind};
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::ops::Range;
 
@@ -43,9 +44,9 @@ impl<'a> From<&'a str> for Src<'a> {
 
 impl Src<'_> {
     /// Calls `f(offset, piece)` for consecutive pieces of the text (`offset` in bytes of the
-    /// decoded text). With `lines`, every piece but the last ends with `\n`: a line is never
-    /// cut (a line longer than a piece makes a longer piece); without, a piece ends at any
-    /// character. An empty text has no pieces.
+    /// decoded text). With `lines`, a piece ends with `\n` but for the last one and a line
+    /// at least `piece` bytes long, which is cut (pieces of about `piece` bytes); without, a
+    /// piece ends at any character. An empty text has no pieces.
     pub(crate) fn each(
         &self,
         lines: bool,
@@ -70,9 +71,16 @@ impl Src<'_> {
                         carry.push_str(&p);
                     }
                     drop(p);
-                    if let Some(nl) = carry.rfind('\n') {
-                        let rest = carry[nl + 1..].to_string();
-                        carry.truncate(nl + 1);
+                    // A line at least a piece long is cut (its end is not waited for).
+                    let nl = carry.rfind('\n').map_or(0, |n| n + 1);
+                    let cut = if carry.len() - nl >= *piece {
+                        carry.len()
+                    } else {
+                        nl
+                    };
+                    if cut > 0 {
+                        let rest = carry[cut..].to_string();
+                        carry.truncate(cut);
                         f(at, &carry)?;
                         at += carry.len();
                         carry = rest;
@@ -279,82 +287,231 @@ impl Part {
         }
     }
 
-    /// Counts `line` (at `pos`) into the part.
-    fn add(&mut self, line: &str, pos: usize) {
-        let b = line.as_bytes();
-        if b.first().is_some_and(|&c| c != b'\n') && self.first_non_nl == usize::MAX {
-            self.first_non_nl = pos;
+    /// Counts a line (read by [`Line`]) into the part.
+    fn add(&mut self, line: &Line) {
+        if self.first_non_nl == usize::MAX {
+            if let Some(at) = line.first_non_nl {
+                self.first_non_nl = at;
+            }
         }
-        let body = line.trim_end_matches('\n');
+        if let Some(at) = line.last_non_nl {
+            self.last_non_nl = at;
+        }
+        if line.last_non_ws.is_some() {
+            self.last_non_ws = line.last_non_ws;
+        }
+        self.backticks = self.backticks.max(line.backticks);
+    }
+}
+
+/// Where a fence line stands as it is read: its indent, then its fence's run, then the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Head {
+    /// Leading spaces, so many.
+    Indent(usize),
+    /// The run of a fence character, so long.
+    Run(u8, usize),
+    /// Past the run.
+    Rest(u8, usize),
+    /// The line starts with neither ``` nor ~~~ (after spaces).
+    Not,
+}
+
+/// One line of the text, read in chunks of any size (a long line is never held): what it
+/// adds to its part and whether it opens or closes a fenced block. Only an opening fence
+/// line's info string is kept.
+struct Line {
+    start: usize,
+    /// Bytes read.
+    len: usize,
+    first_non_nl: Option<usize>,
+    last_non_nl: Option<usize>,
+    last_non_ws: Option<usize>,
+    backticks: usize,
+    run: usize,
+    head: Head,
+    /// The indent.
+    indent: usize,
+    /// Past the run, while the line may open a block.
+    info: String,
+    /// Past the run, only whitespace.
+    rest_ws: bool,
+    /// A backtick past a backtick fence's run: not a fence.
+    tick: bool,
+    /// Where the last backtick run of each length starts.
+    runs: HashMap<usize, usize>,
+    /// Where the backtick run being read starts.
+    run_at: usize,
+}
+
+impl Line {
+    fn new(start: usize) -> Self {
+        Line {
+            start,
+            len: 0,
+            first_non_nl: None,
+            last_non_nl: None,
+            last_non_ws: None,
+            backticks: 0,
+            run: 0,
+            head: Head::Indent(0),
+            indent: 0,
+            info: String::new(),
+            rest_ws: true,
+            tick: false,
+            runs: HashMap::new(),
+            run_at: 0,
+        }
+    }
+
+    /// The next chunk of the line (a `\n` only at its end), at `pos`; `open`: the open
+    /// block's fence.
+    fn chunk(&mut self, s: &str, pos: usize, open: Option<(u8, usize)>) {
+        let b = s.as_bytes();
+        if self.len == 0 && b.first().is_some_and(|&c| c != b'\n') {
+            self.first_non_nl = Some(pos);
+        }
+        self.len += s.len();
+        let body = s.trim_end_matches('\n');
         if !body.is_empty() {
-            self.last_non_nl = pos + body.len();
+            self.last_non_nl = Some(pos + body.len());
         }
-        let t = line.trim_end();
+        let t = s.trim_end();
         if !t.is_empty() {
             self.last_non_ws = Some(pos + t.len());
         }
-        let mut run = 0;
-        for &c in b {
+        for (i, &c) in b.iter().enumerate() {
             if c == b'`' {
-                run += 1;
-                self.backticks = self.backticks.max(run);
-            } else {
-                run = 0;
+                if self.run == 0 {
+                    self.run_at = pos + i;
+                }
+                self.run += 1;
+                self.backticks = self.backticks.max(self.run);
+            } else if self.run > 0 {
+                self.runs.insert(std::mem::take(&mut self.run), self.run_at);
             }
+        }
+        // The fence: the line's head a byte at a time, its rest at once.
+        let mut i = 0;
+        while i < b.len() {
+            match self.head {
+                Head::Indent(n) => match b[i] {
+                    b' ' => self.head = Head::Indent(n + 1),
+                    c @ (b'`' | b'~') => {
+                        self.indent = n;
+                        self.head = Head::Run(c, 1);
+                    }
+                    _ => self.head = Head::Not,
+                },
+                Head::Run(c, n) if b[i] == c => self.head = Head::Run(c, n + 1),
+                Head::Run(c, n) => {
+                    self.head = Head::Rest(c, n);
+                    continue;
+                }
+                Head::Rest(c, n) => {
+                    let rest = &s[i..];
+                    if self.indent <= 3 && n >= 3 && open.is_none() && !self.tick {
+                        if c == b'`' && rest.contains('`') {
+                            // Not a fence: the info is not needed.
+                            self.tick = true;
+                            self.info = String::new();
+                        } else {
+                            self.info.push_str(rest);
+                        }
+                    }
+                    if self.rest_ws {
+                        self.rest_ws = rest.chars().all(char::is_whitespace);
+                    }
+                    return;
+                }
+                Head::Not => return,
+            }
+            i += 1;
+        }
+    }
+
+    /// What the line is, read whole: `Some(Some(info))` opens a block, `Some(None)` closes
+    /// the open one, `None` is text.
+    fn fence(&self, open: Option<(u8, usize)>) -> Option<(Option<String>, (u8, usize))> {
+        let (c, run) = match self.head {
+            Head::Run(c, n) | Head::Rest(c, n) => (c, n),
+            _ => return None,
+        };
+        if self.indent > 3 {
+            return None;
+        }
+        match open {
+            None if run >= 3 && !self.tick => Some((Some(self.info.trim().to_string()), (c, run))),
+            Some((c0, n0)) if c == c0 && run >= n0 && self.rest_ws => Some((None, (c, run))),
+            _ => None,
         }
     }
 }
 
 /// Where a text's fenced code blocks are (``` or ~~~, up to three spaces in, closed by a
 /// fence of the same character at least as long; an unclosed block runs to the end), read
-/// one line at a time.
+/// in chunks, a line at a time without holding it.
 struct Fences {
     parts: Vec<Part>,
     cur: Part,
     /// The open block's fence: its character and length.
     open: Option<(u8, usize)>,
+    /// Split at fences (else every line is the one part's).
+    fenced: bool,
+    line: Line,
+    /// The backtick runs of the lines at least this long are kept.
+    long: usize,
+    runs: Runs,
 }
 
 impl Fences {
-    fn new() -> Self {
+    fn new(fenced: bool, long: usize) -> Self {
         Fences {
+            long,
+            runs: Runs::default(),
             parts: Vec::new(),
-            cur: Part::new(None, 0),
+            cur: Part::new((!fenced).then(String::new), 0),
             open: None,
+            fenced,
+            line: Line::new(0),
         }
     }
 
-    /// The next line (with its `\n`, if any), at `pos`.
-    fn line(&mut self, line: &str, pos: usize) {
-        let end = pos + line.len();
-        let trimmed = line.trim_start_matches(' ');
-        let indent = line.len() - trimmed.len();
-        let fence = trimmed
-            .as_bytes()
-            .first()
-            .copied()
-            .filter(|c| *c == b'`' || *c == b'~');
-        let run = fence.map_or(0, |c| trimmed.bytes().take_while(|b| *b == c).count());
-        match (self.open, fence) {
-            (None, Some(c)) if indent <= 3 && run >= 3 => {
-                let info = trimmed[run..].trim();
-                if !(c == b'`' && info.contains('`')) {
-                    let next = Part::new(Some(info.to_string()), end);
-                    self.end_part(pos, next);
-                    self.open = Some((c, run));
-                    return;
-                }
-            }
-            (Some((c0, n0)), Some(c))
-                if c == c0 && run >= n0 && indent <= 3 && trimmed[run..].trim().is_empty() =>
-            {
-                self.end_part(pos, Part::new(None, end));
-                self.open = None;
-                return;
-            }
-            _ => {}
+    /// The next chunk of the text, at `pos`: it ends a line if it ends with `\n`.
+    fn chunk(&mut self, s: &str, pos: usize) {
+        self.line.chunk(s, pos, self.open);
+        if s.ends_with('\n') {
+            self.end_line(pos + s.len());
         }
-        self.cur.add(line, pos);
+    }
+
+    /// The line read ends at `end`.
+    fn end_line(&mut self, end: usize) {
+        let mut line = std::mem::replace(&mut self.line, Line::new(end));
+        if line.run > 0 {
+            line.runs.insert(line.run, line.run_at);
+        }
+        if line.len >= self.long {
+            self.runs
+                .0
+                .insert(line.start, std::mem::take(&mut line.runs));
+        }
+        let fence = if self.fenced {
+            line.fence(self.open)
+        } else {
+            None
+        };
+        match fence {
+            Some((Some(info), f)) => {
+                self.end_part(line.start, Part::new(Some(info), end));
+                self.open = Some(f);
+            }
+            Some((None, _)) => {
+                self.end_part(line.start, Part::new(None, end));
+                self.open = None;
+            }
+            None => self.cur.add(&line),
+        }
     }
 
     fn end_part(&mut self, at: usize, next: Part) {
@@ -365,7 +522,16 @@ impl Fences {
 
     /// The parts of the text of `len` bytes, cut at `keep` (where its trailing whitespace
     /// starts): what is past `keep` is whitespace and belongs to no part.
-    fn finish(mut self, len: usize, keep: usize) -> Vec<Part> {
+    fn finish(mut self, len: usize, keep: usize) -> (Vec<Part>, Runs) {
+        if self.line.len > 0 {
+            self.end_line(len);
+        }
+        if !self.fenced {
+            let mut whole = self.cur;
+            whole.range = 0..len;
+            whole.first_non_nl = whole.first_non_nl.min(len);
+            return (vec![whole], self.runs);
+        }
         self.end_part(len, Part::new(None, len));
         for p in &mut self.parts {
             let start = p.range.start.min(keep);
@@ -378,42 +544,69 @@ impl Fences {
             p.range = start..end;
             p.first_non_nl = p.first_non_nl.clamp(start, end);
         }
-        self.parts
+        (self.parts, self.runs)
     }
 }
 
 /// The parts of `src` without its trailing whitespace (`fenced`: split at its fenced code
 /// blocks; else one code part, the whole text untrimmed), and the length of what is kept.
-pub(crate) fn layout(src: &Src<'_>, fenced: bool) -> io::Result<(Vec<Part>, usize)> {
-    let mut fences = Fences::new();
-    let mut whole = Part::new(Some(String::new()), 0);
+/// The text is read in pieces as they are decoded: no line is held whole. The [`Runs`] are
+/// what [`write_ops`] needs to escape the text's long lines in Markdown.
+pub(crate) fn layout(src: &Src<'_>, fenced: bool) -> io::Result<Layout> {
+    let long = match src {
+        Src::Str(_) => usize::MAX,
+        Src::Raw { piece, .. } => *piece,
+    };
+    let mut fences = Fences::new(fenced, long);
     let mut len = 0;
     let mut keep = 0;
-    src.each(true, |at, p| {
+    src.each(false, |at, p| {
         let mut pos = 0;
         while pos < p.len() {
             let end = p[pos..].find('\n').map_or(p.len(), |i| pos + i + 1);
-            let line = &p[pos..end];
-            if fenced {
-                fences.line(line, at + pos);
-                let t = line.trim_end();
-                if !t.is_empty() {
-                    keep = at + pos + t.len();
-                }
-            } else {
-                whole.add(line, at + pos);
-            }
+            fences.chunk(&p[pos..end], at + pos);
             pos = end;
+        }
+        let t = p.trim_end();
+        if !t.is_empty() {
+            keep = at + t.len();
         }
         len = at + p.len();
         Ok(())
     })?;
-    if fenced {
-        Ok((fences.finish(len, keep), keep))
-    } else {
-        whole.range = 0..len;
-        whole.first_non_nl = whole.first_non_nl.min(len);
-        Ok((vec![whole], len))
+    let keep = if fenced { keep } else { len };
+    let (parts, runs) = fences.finish(len, keep);
+    Ok(Layout { parts, keep, runs })
+}
+
+/// What [`layout`] gives.
+pub(crate) struct Layout {
+    /// The parts.
+    pub parts: Vec<Part>,
+    /// The length of what is kept.
+    pub keep: usize,
+    /// The backtick runs of the long lines.
+    pub runs: Runs,
+}
+
+/// The backtick runs of the lines [`Src::each`] may cut (at least a piece long), by where
+/// the line starts: for each length, where the last run that long starts.
+#[derive(Debug, Default)]
+pub(crate) struct Runs(HashMap<usize, HashMap<usize, usize>>);
+
+impl Runs {
+    /// Whether a backtick run exactly `len` long starts at or after `from` on the line that
+    /// starts at `line`, `s` (at `at`) holding the rest of the line unless the line is one
+    /// of these.
+    fn follows(&self, line: usize, from: usize, len: usize, s: &str, at: usize) -> bool {
+        match self.0.get(&line) {
+            Some(runs) => runs.get(&len).is_some_and(|&last| last >= from),
+            None => from
+                .checked_sub(at)
+                .and_then(|i| s.get(i..))
+                .and_then(|rest| super::run_follows(rest, 0, len))
+                .unwrap_or(false),
+        }
     }
 }
 
@@ -422,7 +615,7 @@ pub(crate) fn layout(src: &Src<'_>, fenced: bool) -> io::Result<(Vec<Part>, usiz
 pub(crate) enum Esc {
     /// As it is.
     Raw,
-    /// [`super::md_text`], a line at a time.
+    /// [`super::md_text`] (by [`super::MdEsc`]: a long line in pieces).
     Md,
     /// [`super::escape_html`].
     Html,
@@ -444,7 +637,8 @@ fn put<W: Write + ?Sized>(out: &mut W, s: &str, esc: Esc) -> io::Result<()> {
     let mut out = out;
     match esc {
         Esc::Raw => out.write_all(s.as_bytes()),
-        Esc::Md => super::write_pieces(&mut out, s, true, super::md_text),
+        // Through `write_ops`' `MdEsc`.
+        Esc::Md => Ok(()),
         Esc::Html => super::write_pieces(&mut out, s, false, super::escape_html),
         Esc::Json => super::write_pieces(&mut out, s, false, |p| {
             let mut q = Vec::with_capacity(p.len() + 2);
@@ -457,16 +651,20 @@ fn put<W: Write + ?Sized>(out: &mut W, s: &str, esc: Esc) -> io::Result<()> {
 }
 
 /// Writes `ops` (ranges in order, not overlapping), reading `src` once; `whole(out, n,
-/// text)` writes an [`Op::Whole`].
+/// text)` writes an [`Op::Whole`]; `runs`: the text's [`Layout::runs`] (needed by
+/// [`Esc::Md`] only).
 pub(crate) fn write_ops<W: Write>(
     out: &mut W,
     src: &Src<'_>,
     ops: Vec<Op>,
+    runs: &Runs,
     mut whole: impl FnMut(&mut W, usize, &str) -> io::Result<()>,
 ) -> io::Result<()> {
     let reads = ops.iter().any(|o| !matches!(o, Op::Lit(_)));
-    // The Markdown escape reads whole lines; the others one character at a time.
+    // The Markdown escape looks ahead on a line: in the piece when the line ends there,
+    // else in `runs` (a line a piece long); the others read one character at a time.
     let lines = ops.iter().any(|o| matches!(o, Op::Text(_, Esc::Md)));
+    let mut md: Option<super::MdEsc> = None;
     let mut ops = ops
         .into_iter()
         .filter(|o| !matches!(o, Op::Text(r, _) if r.is_empty()))
@@ -480,6 +678,30 @@ pub(crate) fn write_ops<W: Write>(
                     Op::Lit(s) => out.write_all(s.as_bytes())?,
                     Op::Text(r, _) | Op::Whole(r, _) if r.start >= end && !r.is_empty() => break,
                     Op::Whole(r, _) if r.start > end => break,
+                    Op::Text(r, Esc::Md) => {
+                        let (a, b) = (r.start.max(at) - at, r.end.min(end) - at);
+                        let e = md.get_or_insert_with(|| super::MdEsc::new(r.start, false));
+                        let mut opens = |line, from, len| runs.follows(line, from, len, p, at);
+                        // About a megabyte escaped at a time.
+                        let mut i = a;
+                        while i < b {
+                            let mut j = (i + (1 << 20)).min(b);
+                            while !p.is_char_boundary(j) {
+                                j += 1;
+                            }
+                            let mut s = String::with_capacity(j - i + (j - i) / 16);
+                            e.push(&mut s, p.get(i..j).unwrap_or_default(), at + i, &mut opens);
+                            out.write_all(s.as_bytes())?;
+                            i = j;
+                        }
+                        if r.end > end {
+                            break;
+                        }
+                        let mut s = String::new();
+                        e.finish(&mut s);
+                        out.write_all(s.as_bytes())?;
+                        md = None;
+                    }
                     Op::Text(r, esc) => {
                         let (a, b) = (r.start.max(at) - at, r.end.min(end) - at);
                         put(out, p.get(a..b).unwrap_or_default(), *esc)?;
@@ -523,7 +745,7 @@ mod tests {
     //! A text read in pieces renders to the same bytes as the text whole, and both to the
     //! bytes of the renderers from before the pieces (kept here as the reference).
     use super::super::highlight::Highlighter;
-    use super::super::{escape_html, md_text, write_pieces};
+    use super::super::{escape_html, md_escape, write_pieces};
     use super::*;
     use proptest::collection::vec;
     use proptest::prelude::*;
@@ -592,6 +814,67 @@ mod tests {
         );
     }
 
+    /// The reference: `md_escape` as it was (a text held whole).
+    fn old_md_escape(t: &str, closed: bool) -> String {
+        let b = t.as_bytes();
+        let mut out = String::with_capacity(t.len() + t.len() / 16);
+        let mut i = 0;
+        let mut plain_from = 0;
+        let flush = |out: &mut String, s: &str, last: bool| {
+            let mut chars = s.chars().peekable();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' => out.push_str("\\\\"),
+                    '&' => out.push_str("&amp;"),
+                    '<' => out.push_str("&lt;"),
+                    ']' => match chars.peek() {
+                        Some('(' | '[' | ':') => out.push_str("\\]"),
+                        None if last && closed => out.push_str("\\]"),
+                        _ => out.push(']'),
+                    },
+                    c => out.push(c),
+                }
+            }
+        };
+        while i < b.len() {
+            if b[i] != b'`' {
+                i += 1;
+                continue;
+            }
+            let run = b[i..].iter().take_while(|&&c| c == b'`').count();
+            // The closing run: as long, on the same line.
+            let line_end = b[i..]
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(b.len(), |p| i + p);
+            let mut j = i + run;
+            let mut close = None;
+            while j < line_end {
+                if b[j] == b'`' {
+                    let r = b[j..line_end].iter().take_while(|&&c| c == b'`').count();
+                    if r == run {
+                        close = Some(j + r);
+                        break;
+                    }
+                    j += r;
+                } else {
+                    j += 1;
+                }
+            }
+            match close {
+                Some(end) => {
+                    flush(&mut out, &t[plain_from..i], false);
+                    out.push_str(&t[i..end]);
+                    i = end;
+                    plain_from = end;
+                }
+                None => i += run,
+            }
+        }
+        flush(&mut out, &t[plain_from..], true);
+        out
+    }
+
     /// The reference: `Writer::text` as it was.
     fn old_md(t: &str) -> Vec<u8> {
         let mut out = Vec::new();
@@ -600,7 +883,8 @@ mod tests {
                 None => {
                     let x = x.trim_matches('\n').trim_end();
                     if !x.trim().is_empty() {
-                        write_pieces(&mut out, x, true, md_text).expect("in memory");
+                        write_pieces(&mut out, x, true, |l| old_md_escape(l, false))
+                            .expect("in memory");
                         out.extend_from_slice(b"\n\n");
                     }
                 }
@@ -647,6 +931,7 @@ mod tests {
             &mut json,
             src,
             vec![Op::Text(0..usize::MAX, Esc::Json)],
+            &Runs::default(),
             |_, _, _| Ok(()),
         )
         .expect("in memory");
@@ -662,7 +947,7 @@ mod tests {
     /// whitespace (Unicode's too), multi-byte characters, escapes of every kind (a backtick
     /// or a newline escaped, surrogate pairs, lone surrogates) and invalid UTF-8.
     fn arb_raw() -> impl Strategy<Value = Vec<u8>> {
-        let atom = select(vec![
+        let atoms = vec![
             "a",
             "b c",
             " ",
@@ -706,9 +991,23 @@ mod tests {
             "<script>",
             "let x = 1;",
             "\u{2028}",
-        ]);
+        ];
+        // Without a newline (escaped or not).
+        let in_line: Vec<&str> = atoms
+            .iter()
+            .copied()
+            .filter(|a| !a.contains(r"\n"))
+            .collect();
+        let atom = select(atoms);
         prop_oneof![
             9 => vec(atom, 0..40).prop_map(|v| v.concat().into_bytes()),
+            // Long lines (longer than the pieces), the last without a newline.
+            3 => (vec(vec(select(in_line), 20..120), 1..3),
+                  select(vec!["", "```", "~~~ x", "   ```rust"]))
+                .prop_map(|(lines, head)| {
+                    let lines: Vec<String> = lines.iter().map(|l| l.concat()).collect();
+                    format!("{head}{}", lines.join(r"\n")).into_bytes()
+                }),
             1 => vec(select(vec![b"a".to_vec(), b"\xff".to_vec(), b"\xe2\x82".to_vec(),
                                  br"\n".to_vec(), b"`".to_vec()]), 0..20)
                 .prop_map(|v| v.concat()),
@@ -731,6 +1030,8 @@ mod tests {
             let b = render(&Src::Raw { raw: &raw, piece });
             prop_assert_eq!(&a, &b, "pieces of {} bytes: {:?}", piece, whole);
             prop_assert_eq!(&a[0], &old_md(&whole), "Markdown before: {:?}", whole);
+            prop_assert_eq!(md_escape(&whole, false), old_md_escape(&whole, false));
+            prop_assert_eq!(md_escape(&whole, true), old_md_escape(&whole, true));
             prop_assert_eq!(&a[2], &old_html(&whole), "HTML before: {:?}", whole);
             let mut fence = Vec::new();
             old_fence(&mut fence, "x", &whole);
