@@ -286,7 +286,8 @@ function knownDifference(lines) {
 	// docs/pi-versions.md: duplicate ids (pi lists the later entry twice in getTree()).
 	// Keys as pi's Map has them: every entry without an id (a JSON line that is not an object
 	// included) shares the key `undefined`; object ids are keys by identity (never shared).
-	const entries = lines.slice(lines.findIndex((l) => parse(l) !== undefined) + 1).map(parse).filter((v) => v);
+	// (pi 1.5 skips the falsy lines `0`, `false`, `""`; omp 18 keeps them: README.)
+	const entries = lines.slice(lines.findIndex((l) => parse(l) !== undefined) + 1).map(parse).filter((v) => (ORACLE === "omp" ? v !== undefined && v !== null : v));
 	const seen = new Set();
 	for (const e of entries) {
 		const id = isObj(e) ? e.id : undefined;
@@ -407,6 +408,12 @@ while (Date.now() - t0 < MINUTES * 60000 && stats.cases < MAX_CASES) {
 		spawnSync(process.execPath, [join(ROOT, "tools/goldens/pi-oracle.mjs"), "expect", join(OUT, `${name}.jsonl`), join(OUT, name), "--sample", "1000", "--timeout", "10"],
 			{ env: { ...process.env, PI_PKG, PI_LABEL: "1.5.2", TZ: "UTC", LC_ALL: "C" }, stdio: "ignore" });
 	} else {
+		// The blobs the case refers to go with it (OUT/agent/blobs: what the goldens test reads).
+		for (const [, hash] of small.join("\n").matchAll(/blob:sha256:([0-9a-f]{64})/g)) {
+			if (!existsSync(join(work, "agent", "blobs", hash))) continue;
+			mkdirSync(join(OUT, "agent", "blobs"), { recursive: true });
+			copyFileSync(join(work, "agent", "blobs", hash), join(OUT, "agent", "blobs", hash));
+		}
 		spawnSync(BUN, [join(ROOT, "tools/goldens/omp-oracle.ts"), "expect", join(OUT, `${name}.jsonl`), join(OUT, name), "--sample", "1000", "--timeout", "20", "--store"],
 			{ env: { ...process.env, OMP_PKG, TZ: "UTC", LC_ALL: "C", HOME: work, PI_CODING_AGENT_DIR: join(work, "agent") }, stdio: "ignore" });
 	}

@@ -571,3 +571,75 @@ fn check_llm(answers: &Path, version: OmpVersion, what: &str) {
     assert!(t.files >= 9, "{what}: {} files", t.files);
     t.finish(what);
 }
+
+/// The omp side of the differential fuzzer (tools/fuzz-pi, `--oracle omp`): its minimised
+/// disagreements in goldens/fuzz-omp, each with omp 18.2.3's answers (`omp-oracle.ts expect
+/// --sample 1000 --store`: every context with the blob store attached, as `arbor context`
+/// has it; the blobs a case refers to are in goldens/fuzz-omp/agent/blobs). Every key of
+/// context.json and llm.json (arbor's omp builder with 18.2's rules, what `arbor context
+/// --omp-version 18.2` runs), tree.json and meta.json. The keys omp threw on or could not
+/// convert (`error.txt`) are answered by arbor and checked to be an object.
+#[test]
+fn fuzz_omp_goldens() {
+    let dir = goldens_root().join("fuzz-omp");
+    let blobs = BlobStore::new(dir.join("agent/blobs"));
+    let mut ctx_t = Tally::default();
+    let mut llm_t = Tally::default();
+    let mut tree_t = Tally::default();
+    let mut meta_t = Tally::default();
+    for (name, path) in inputs(&dir) {
+        let mut doc = arbor_store::load_doc(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        resolve_doc_blobs(&mut doc, &blobs, false).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(doc.dialect(), Dialect::Omp, "{name}");
+        let map = id_map(&doc, &peer_entries(&dir, &name, &path))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        for (t, llm) in [(&mut ctx_t, false), (&mut llm_t, true)] {
+            let ext = if llm { "llm.json" } else { "context.json" };
+            let Some(want) = read_json_opt(&dir.join(format!("{name}.{ext}"))) else {
+                continue;
+            };
+            t.files += 1;
+            for (key, want) in members(&want) {
+                t.golden += 1;
+                let arbor_key = map.id(&key);
+                let ctx = SessionContext::Omp(OmpContext::build_for(
+                    &doc,
+                    leaf_sel(&arbor_key),
+                    Some(&blobs),
+                    OmpVersion::V18_2,
+                ));
+                t.compared += 1;
+                if let Err(d) = same_object(
+                    &map.value(want),
+                    &context_json(&doc, &ctx, llm),
+                    OMP_CONTEXT_EXTRA,
+                ) {
+                    t.bad.push(format!("{name} {key}: {d}"));
+                }
+            }
+        }
+        if let Some(want) = read_json_opt(&dir.join(format!("{name}.tree.json"))) {
+            tree_t.files += 1;
+            tree_t.golden += 1;
+            let mut out = Vec::new();
+            doc.index().tree(&doc).write_json(&doc, &mut out);
+            tree_t.compared += 1;
+            if let Err(d) = same(&map.value(&want), &parse_printed(&out)) {
+                tree_t.bad.push(format!("{name}: {d}"));
+            }
+        }
+        if let Some(want) = read_json_opt(&dir.join(format!("{name}.meta.json"))) {
+            meta_t.files += 1;
+            meta_t.golden += 1;
+            meta_t.compared += 1;
+            if let Err(d) = same(&map.value(&want), &meta_of(&doc)) {
+                meta_t.bad.push(format!("{name}: {d}"));
+            }
+        }
+    }
+    assert!(tree_t.files >= 1, "goldens/fuzz-omp holds no case");
+    ctx_t.finish("fuzz-omp context.json");
+    llm_t.finish("fuzz-omp llm.json");
+    tree_t.finish("fuzz-omp tree.json");
+    meta_t.finish("fuzz-omp meta.json");
+}
