@@ -322,7 +322,7 @@ async function compare(lines) {
 	for (const r of [ar.tree, ...Object.values(ar.ctx), ...Object.values(ar.llm)]) {
 		if (r.code === 101 || r.sig || /panicked/.test(r.err)) diffs.push({ kind: "arbor-crash", detail: r.err.slice(0, 300) });
 	}
-	if (!pi.ok) return { pi: pi.stage === "hang" ? "hang" : "throw", diffs, leaves };
+	if (!pi.ok) return { pi: pi.stage === "hang" ? "hang" : "throw", why: `${pi.stage}: ${String(pi.error).slice(0, 70)}`, diffs, leaves };
 	const t = parseOut(ar.tree);
 	if (!t) diffs.push({ kind: "tree-error", detail: ar.tree.err.slice(0, 300) });
 	else if (!same(t, pi.tree)) diffs.push({ kind: "tree", detail: "" });
@@ -378,7 +378,7 @@ if (args.includes("--recheck")) {
 
 // ---- main loop -------------------------------------------------------------------------------
 const t0 = Date.now();
-const stats = { oracle: ORACLE, seed, arbor: ARBOR, peer: ORACLE === "pi" ? PI_PKG : OMP_PKG, cases: 0, peerHang: 0, peerThrow: 0, agree: 0, disagree: 0, known: {}, kinds: {}, crashes: 0, written: [] };
+const stats = { oracle: ORACLE, seed, arbor: ARBOR, peer: ORACLE === "pi" ? PI_PKG : OMP_PKG, cases: 0, peerHang: 0, peerThrow: 0, throws: {}, agree: 0, disagree: 0, known: {}, kinds: {}, crashes: 0, written: [] };
 const found = new Set(existsSync(join(OUT, "summary.json")) ? [] : []);
 while (Date.now() - t0 < MINUTES * 60000 && stats.cases < MAX_CASES) {
 	const base = pick(corpus);
@@ -388,7 +388,7 @@ while (Date.now() - t0 < MINUTES * 60000 && stats.cases < MAX_CASES) {
 	if (stats.cases % 200 === 0) writeFileSync(join(OUT, "summary.json"), JSON.stringify({ ...stats, minutes: (Date.now() - t0) / 60000 }, null, 1) + "\n");
 	const r = await compare(lines);
 	if (r.pi === "hang") stats.peerHang++;
-	if (r.pi === "throw") stats.peerThrow++;
+	if (r.pi === "throw") { stats.peerThrow++; stats.throws[r.why] = (stats.throws[r.why] ?? 0) + 1; }
 	if (r.diffs.some((d) => d.kind === "arbor-crash")) stats.crashes++;
 	if (!r.diffs.length) { if (r.pi === "ok") stats.agree++; continue; }
 	const known = knownDifference(lines);

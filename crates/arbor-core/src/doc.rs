@@ -67,8 +67,9 @@ pub struct LoadReport {
     pub torn_tail: Option<BadLine>,
     /// The last line is complete JSON but has no newline after it.
     pub missing_final_newline: bool,
-    /// 1-based numbers of further `type: "session"` lines after the header (pi's
-    /// duplicate-header bug writes them); they are not entries.
+    /// 1-based numbers of further `type: "session"` lines after the header in a pi file (pi's
+    /// duplicate-header bug writes them); pi skips them, so they are not entries. (In an omp
+    /// file they are entries, as omp 18 reads them, and not listed here.)
     pub extra_headers: Vec<usize>,
     /// The format version the file was written in (1 when the header has none).
     pub version: u32,
@@ -585,16 +586,24 @@ impl SessionDoc {
                 found,
             });
         }
-        // The JSON lines `0`, `false`, `""`: entries without id to omp 18 (as truthy ones are
-        // to both), skipped by pi 1.5. Which rule holds is the file's dialect, which needs the
-        // header and the entries: known only now (before a v1/v2 migration links entries).
+        // Two things omp 18 reads as entries and pi 1.5 skips: the JSON lines `0`, `false`,
+        // `""` (entries without id, as truthy ones are to both), and a further `type:
+        // "session"` line (omp takes every line after the header; pi skips session lines). Which
+        // rule holds is the file's dialect, which needs the header and the entries: known only
+        // now, before a v1/v2 migration links the entries.
         let falsy = |e: &Entry| e.non_object && Entry::is_falsy_line(slice(data, &e.line));
-        if records.iter().any(|(_, e)| falsy(e)) {
+        let mut dialect = Dialect::Pi;
+        if records
+            .iter()
+            .skip(1)
+            .any(|(_, e)| e.etype == EntryType::Session || falsy(e))
+        {
             let session_id = first.1.fields.str(first_line, "id");
             let omp_mark = records
                 .iter()
                 .any(|(_, e)| is_omp_mark(slice(data, &e.line), e));
-            if dialect_of(title_slot.is_some(), session_id.as_deref(), omp_mark) == Dialect::Pi {
+            dialect = dialect_of(title_slot.is_some(), session_id.as_deref(), omp_mark);
+            if dialect == Dialect::Pi {
                 records.retain(|(_, e)| !falsy(e));
             }
         }
@@ -620,7 +629,7 @@ impl SessionDoc {
         // some 2.5 MB per 100 MB of session in fresh pages).
         let entries: Vec<Entry> = records
             .filter_map(|(ln, e)| {
-                if e.etype == EntryType::Session {
+                if e.etype == EntryType::Session && dialect == Dialect::Pi {
                     report.extra_headers.push(ln);
                     None
                 } else {
@@ -1240,5 +1249,28 @@ mod dialect_tests {
             // Every one of them is reported, whether an entry or not.
             assert_eq!(d.report().malformed.len(), 5, "{lines:?}");
         }
+    }
+
+    /// A further `type: "session"` line is an entry to omp 18 (it takes every line after the
+    /// header: goldens/fuzz-omp/fuzz-ec9d9bd54e, found by the fuzzer's omp oracle) and skipped
+    /// by pi (`LoadReport::extra_headers`, which `check` notes).
+    #[test]
+    fn a_second_header_is_an_entry_in_omp_files_only() {
+        let slot = crate::title::serialize_title_slot(None, None, "2025-01-01T00:00:00.000Z")
+            .expect("slot");
+        let slot = String::from_utf8(slot).expect("utf-8");
+        let slot = slot.trim_end_matches('\n');
+        let uuid = HEX.replace("0123456789abcdef", "019a0000-0000-7000-8000-000000000000");
+        let child = r#"{"type":"custom","id":"c","parentId":"019a0000-0000-7000-8000-000000000000","timestamp":"2025-01-01T00:00:00.000Z","customType":"x"}"#;
+        let pi = doc(&[&uuid, child, &uuid]);
+        assert_eq!(pi.report().extra_headers, vec![3]);
+        assert_eq!(pi.entries().len(), 1);
+        let omp = doc(&[slot, &uuid, child, &uuid]);
+        assert!(omp.report().extra_headers.is_empty());
+        assert_eq!(omp.entries().len(), 2);
+        assert_eq!(omp.entries()[1].etype, EntryType::Session);
+        // omp's tree: the header line is a root, and the parent of the entry naming its id.
+        let leaf = omp.index().leaf.map(|i| omp.entries()[i].line_no);
+        assert_eq!(leaf, Some(4));
     }
 }
