@@ -59,7 +59,7 @@ for await (const line of rl) {
 			}
 		}
 	} catch (e: any) {
-		Object.assign(out, { ok: false, stage, error: String(e?.message ?? e) });
+		Object.assign(out, { ok: false, stage, error: String(e?.message ?? e).split(copy).join("<copy>") });
 	}
 	try {
 		await sm?.close?.();
