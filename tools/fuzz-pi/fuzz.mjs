@@ -59,6 +59,7 @@ if (ORACLE === "omp") {
 	}
 }
 process.on("exit", () => rmSync(work, { recursive: true, force: true }));
+const BLOBS = readdirSync(join(work, "agent", "blobs")).filter((f) => /^[0-9a-f]{64}$/.test(f));
 const log = (s) => appendFileSync(LOG, `${new Date().toISOString()} ${s}\n`);
 
 // ---- random ------------------------------------------------------------------------------
@@ -178,6 +179,8 @@ function ompKinds(L, H, anyId, at, edit, header) {
 		() => ins({ type: "message", message: { role: pick(OMP_ROLES), content: pick(["hi", [{ type: "text", text: "t" }], 5]), timestamp: pick([5, "x", null]),
 			...(rnd() < 0.5 ? { command: "ls", output: "o", code: "print(1)", files: [{ path: "a" }], summary: "s", customType: "c", display: true } : {}) } }),
 		() => edit((e) => { if (e.type === "compaction") e.preserveData = pick([null, 5, {}, { anthropicCompaction: null }]); }),
+		// A blob reference omp's store has, or one it has not (omp leaves that in place).
+		() => edit((e) => { if (isObj(e.message)) e.message.content = [{ type: "text", text: "see" }, { type: "image", mimeType: "image/png", data: `blob:sha256:${pick(BLOBS.length && rnd() < 0.5 ? BLOBS : ["0".repeat(64), "f".repeat(63)])}` }]; }),
 	];
 }
 
@@ -243,7 +246,9 @@ async function askArbor(file, leaves) {
 	const jobs = [runArbor(["tree", "--json", file])];
 	for (const k of leaves) {
 		const leaf = k === "__open__" ? [] : ["--leaf", k];
-		const v = ORACLE === "omp" ? ["--omp-version", "18.2"] : [];
+		// --lenient: a missing blob reference left in place, as omp leaves it (arbor's default
+		// refuses it, naming it: README).
+		const v = ORACLE === "omp" ? ["--omp-version", "18.2", "--lenient"] : [];
 		jobs.push(runArbor(["context", ...v, ...leaf, file]), runArbor(["context", "--llm", ...v, ...leaf, file]));
 	}
 	const r = await Promise.all(jobs);
