@@ -3,7 +3,7 @@
 // sessions. One fuzzer, two oracles (`--oracle pi`, the default, or `--oracle omp`): the
 // mutations, the comparison, the minimisation and the golden writing are shared; an oracle
 // names its corpus, its worker, the keys arbor adds to its contexts, its known differences
-// and its golden writer (ORACLES below).
+// and its golden writer (the `ORACLE === …` branches below).
 //
 //   node tools/fuzz-pi/fuzz.mjs --arbor target/debug/arbor [--oracle pi|omp] [--minutes 30]
 //        [--seed N] [--out goldens/fuzz-ORACLE] [--log /tmp/fuzz-ORACLE.log]
@@ -23,9 +23,10 @@
 //
 // omp: the omp sessions of goldens/omp (a title slot put before the edge cases that have
 // none, which arbor would read as pi files) and goldens/omp-context, mutated the same ways and
-// in omp's (title slot, omp entry types and roles, omp compaction fields); omp 18.2.3 answers
-// through omp-worker.ts under bun, arbor with `--omp-version 18.2`; goldens written by
-// tools/goldens/omp-oracle.ts expect --store, into goldens/fuzz-omp.
+// in omp's (title slot, omp entry types and roles, omp compaction fields, blob references);
+// omp 18.2.3 answers through omp-worker.ts under bun, arbor with `--omp-version 18.2
+// --lenient`; goldens written by tools/goldens/omp-oracle.ts expect --store, into
+// goldens/fuzz-omp, with the blobs a case refers to.
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, appendFileSync, mkdtempSync } from "node:fs";
