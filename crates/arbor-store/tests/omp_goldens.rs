@@ -572,6 +572,31 @@ fn check_llm(answers: &Path, version: OmpVersion, what: &str) {
     t.finish(what);
 }
 
+/// goldens/fuzz-omp cases whose tree arbor does not match yet: omp runs under bun, whose
+/// JavaScriptCore sorts children with an inconsistent comparator (a sibling with an
+/// unparseable timestamp: `NaN`) in another order than V8, whose sort arbor follows
+/// (`js_sort`). Everything but the sibling order is compared (docs/pi-versions.md).
+const JSC_SIBLING_ORDER: &[&str] = &["fuzz-5c02d183f8"];
+
+/// A tree JSON with its nodes ordered by id and every `children` list sorted: what stays when
+/// sibling order is set aside.
+fn sorted_siblings(tree: &JsValue) -> JsValue {
+    let key = |v: &JsValue| v.to_json();
+    let mut t = tree.clone();
+    if let Some(JsValue::Array(nodes)) = t.get_mut("nodes") {
+        for n in nodes.iter_mut() {
+            if let Some(JsValue::Array(c)) = n.get_mut("children") {
+                c.sort_by_key(key);
+            }
+        }
+        nodes.sort_by_key(key);
+    }
+    if let Some(JsValue::Array(r)) = t.get_mut("roots") {
+        r.sort_by_key(key);
+    }
+    t
+}
+
 /// The omp side of the differential fuzzer (tools/fuzz-pi, `--oracle omp`): its minimised
 /// disagreements in goldens/fuzz-omp, each with omp 18.2.3's answers (`omp-oracle.ts expect
 /// --sample 1000 --store`: every context with the blob store attached, as `arbor context`
@@ -623,8 +648,22 @@ fn fuzz_omp_goldens() {
             tree_t.golden += 1;
             let mut out = Vec::new();
             doc.index().tree(&doc).write_json(&doc, &mut out);
+            let have = parse_printed(&out);
+            if JSC_SIBLING_ORDER.contains(&name.as_str()) {
+                // Not yet followed (docs/pi-versions.md): the same tree, siblings in another
+                // order. Fails once arbor follows JavaScriptCore's sort here: then drop the name.
+                assert!(
+                    same(&want, &have).is_err(),
+                    "{name}: now equal to omp's tree"
+                );
+                same(&sorted_siblings(&want), &sorted_siblings(&have))
+                    .unwrap_or_else(|d| panic!("{name}: more than the sibling order differs: {d}"));
+                tree_t.deviated += 1;
+                tree_t.own += 1;
+                continue;
+            }
             tree_t.compared += 1;
-            if let Err(d) = same(&map.value(&want), &parse_printed(&out)) {
+            if let Err(d) = same(&map.value(&want), &have) {
                 tree_t.bad.push(format!("{name}: {d}"));
             }
         }
