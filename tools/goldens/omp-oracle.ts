@@ -3,13 +3,14 @@
 // Set PI_CODING_AGENT_DIR: omp externalizes images (>= 1024 base64 chars) into <agentDir>/blobs/<sha256>.
 //
 //   bun omp-oracle.ts gen OUTDIR SEED N [--images] [--no-tools]  -> prints the new session file path
-//   bun omp-oracle.ts expect FILE OUTPREFIX [--sample K] [--head H] [--timeout S] [--no-llm] [--no-entries] [--llm-max-bytes N]
+//   bun omp-oracle.ts expect FILE OUTPREFIX [--sample K] [--head H] [--timeout S] [--no-llm] [--no-entries] [--llm-max-bytes N] [--store]
 //        writes OUTPREFIX.{context,llm,tree,entries,meta}.json, OUTPREFIX.open.jsonl, OUTPREFIX.error.txt on failure.
 //   bun omp-oracle.ts list DIR OUT.json
 import { spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
+import { treeJson } from "./tree-json.mjs";
 import { assistantMessage, bashMessage, customRoleMessage, makeOps, pick, toolResultMessage, userMessage } from "./ops.mjs";
 
 const ROOT = process.env.OMP_PKG ?? "/tmp/peers/omp/node_modules/@oh-my-pi/pi-coding-agent/src/session";
@@ -75,28 +76,6 @@ function sampled(entries: any[], k: number, head: number) {
 	return out.filter((e) => (seen.has(e.id) ? false : (seen.add(e.id), true)));
 }
 
-function treeJson(sm: any) {
-	const roots = sm.getTree();
-	const val = (v: any) => (v === undefined ? null : v);
-	const isObj = (e: any) => e !== null && typeof e === "object" && !Array.isArray(e);
-	const nodes: any[] = [];
-	const stack: any[] = [];
-	for (let i = roots.length - 1; i >= 0; i--) stack.push(roots[i]);
-	while (stack.length) {
-		const n = stack.pop();
-		const e = n.entry;
-		const node: any = isObj(e)
-			? { id: val(e.id), parentId: val(e.parentId), type: val(e.type), timestamp: val(e.timestamp) }
-			: { id: null, parentId: null, type: null, timestamp: null, raw: e };
-		if (n.label !== undefined) node.label = n.label;
-		node.children = n.children.map((c: any) => (isObj(c.entry) ? val(c.entry.id) : null));
-		nodes.push(node);
-		for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i]);
-	}
-	const leaf = sm.getLeafId();
-	return { leaf: leaf === undefined ? null : leaf, roots: roots.map((n: any) => (isObj(n.entry) ? val(n.entry.id) : null)), nodes };
-}
-
 // OUTPREFIX.open.jsonl is written only when opening changed the file's bytes (migration rewrite, truncation, ...);
 // when it is absent the opened file was byte-identical to the input. This keeps goldens/ small.
 function writeOpenBytes(copy: string, prefix: string, orig?: string) {
@@ -124,6 +103,15 @@ async function expectInner(copy: string, prefix: string, args: string[]) {
 	const stage = (s: string) => writeFileSync(status, s);
 	const { SessionManager } = await import(`${ROOT}/session-manager.ts`);
 	const { buildSessionContext } = await import(`${ROOT}/session-context.ts`);
+	// --store: every context with the blob store attached (snapcompact frames kept as blob
+	// references resolved), as sm.buildSessionContext() and `arbor context` have it.
+	let options: any;
+	if (args.includes("--store")) {
+		const { BlobStore, lazyImageDataSync } = await import(`${ROOT}/blob-store.ts`);
+		const { getBlobsDir } = await import(`${ROOT}/../../../pi-utils/src/index.ts`);
+		const blobs = new BlobStore(getBlobsDir());
+		options = { resolveFrameData: (data: string) => lazyImageDataSync(blobs, data) };
+	}
 	let convertToLlm: any;
 	try { ({ convertToLlm } = await import(`${ROOT}/messages.ts`)); } catch { convertToLlm = undefined; }
 	stage("open");
@@ -148,7 +136,7 @@ async function expectInner(copy: string, prefix: string, args: string[]) {
 	for (const e of sampled(entries, Number(flag(args, "--sample", 60)), Number(flag(args, "--head", 0)))) {
 		if (skip.has(e.id)) continue;
 		stage(`context ${e.id}`);
-		ctx[e.id] = buildSessionContext(entries, e.id);
+		ctx[e.id] = buildSessionContext(entries, e.id, undefined, options);
 		if (wantLlm) { stage(`llm ${e.id}`); llm[e.id] = { ...ctx[e.id], messages: convertToLlm(ctx[e.id].messages) }; }
 	}
 	if (!skip.has("__open__")) {

@@ -67,8 +67,9 @@ pub struct LoadReport {
     pub torn_tail: Option<BadLine>,
     /// The last line is complete JSON but has no newline after it.
     pub missing_final_newline: bool,
-    /// 1-based numbers of further `type: "session"` lines after the header (pi's
-    /// duplicate-header bug writes them); they are not entries.
+    /// 1-based numbers of further `type: "session"` lines after the header in a pi file (pi's
+    /// duplicate-header bug writes them); pi skips them, so they are not entries. (In an omp
+    /// file they are entries, as omp 18 reads them, and not listed here.)
     pub extra_headers: Vec<usize>,
     /// The format version the file was written in (1 when the header has none).
     pub version: u32,
@@ -523,8 +524,9 @@ fn scan_lines(
                     out.torn_tail = Some(bad);
                 } else {
                     out.missing_final_newline |= !has_newline;
-                    // JSON but not an object: still reported (`check` names it), and a
-                    // truthy one is also an entry, as pi keeps it.
+                    // JSON but not an object: still reported (`check` names it), and also
+                    // an entry, as pi keeps a truthy one and omp any (a falsy one is
+                    // dropped from a pi file by `parse_with`, once the dialect is known).
                     if e == LineError::NotObject {
                         if let Some(entry) = Entry::non_object(line, lref, line_no) {
                             records.push((line_no, entry));
@@ -630,6 +632,29 @@ impl SessionDoc {
                 found,
             });
         }
+        // Two things omp 18 reads as entries and pi 1.5 skips: the JSON lines `0`, `false`,
+        // `""` (entries without id, as truthy ones are to both), and a further `type:
+        // "session"` line (omp takes every line after the header; pi skips session lines). Which
+        // rule holds is the file's dialect, which needs the header and the entries: known only
+        // now, before a v1/v2 migration links the entries.
+        let falsy = |e: &Entry| e.non_object && Entry::is_falsy_line(slice(data, &e.line));
+        let mut dialect = Dialect::Pi;
+        if records
+            .iter()
+            .skip(1)
+            .any(|(_, e)| e.etype == EntryType::Session || falsy(e))
+        {
+            let session_id = first.1.fields.str(first_line, "id");
+            let omp_mark = records
+                .iter()
+                .any(|(_, e)| is_omp_mark(slice(data, &e.line), e));
+            dialect = dialect_of(title_slot.is_some(), session_id.as_deref(), omp_mark);
+            if dialect == Dialect::Pi {
+                records.retain(|(_, e)| !falsy(e));
+            }
+        }
+        let first_line = slice(data, &records[0].1.line);
+        let first = &records[0];
         report.version = migrate::header_version(first_line, &first.1.fields);
         let mut owned: Vec<Box<[u8]>> = Vec::new();
         let migration = if report.version < 3 {
@@ -650,7 +675,7 @@ impl SessionDoc {
         // some 2.5 MB per 100 MB of session in fresh pages).
         let entries: Vec<Entry> = records
             .filter_map(|(ln, e)| {
-                if e.etype == EntryType::Session {
+                if e.etype == EntryType::Session && dialect == Dialect::Pi {
                     report.extra_headers.push(ln);
                     None
                 } else {
@@ -830,7 +855,7 @@ impl SessionDoc {
     pub fn push_line(&mut self, bytes: Vec<u8>) -> Result<usize, LineError> {
         let entry = match parse_fields(&bytes) {
             Ok(fields) => Entry::from_fields(&bytes, fields, LineRef::Owned(self.owned.len()), 0),
-            Err(LineError::NotObject) => {
+            Err(LineError::NotObject) if !Entry::is_falsy_line(&bytes) => {
                 Entry::non_object(&bytes, LineRef::Owned(self.owned.len()), 0)
                     .ok_or(LineError::NotObject)?
             }
@@ -1228,5 +1253,70 @@ mod dialect_tests {
         // goldens/fuzz-pi case: pi drops the developer message).
         let developer = r#"{"type":"message","id":"b","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"developer","content":"d","timestamp":1}}"#;
         assert_eq!(doc(&[HEX, developer]).dialect(), Dialect::Pi);
+    }
+
+    /// The JSON lines `0`, `false`, `""` are entries without id to omp 18 (its reader keeps
+    /// every value; goldens/fuzz-omp, found by the fuzzer's omp oracle) and skipped by pi 1.5
+    /// (goldens/pi15/exact-non-object-falsy); a truthy one is an entry to both, `null` to neither.
+    #[test]
+    fn falsy_json_lines_are_entries_in_omp_files_only() {
+        let slot = crate::title::serialize_title_slot(None, None, "2025-01-01T00:00:00.000Z")
+            .expect("slot");
+        let slot = String::from_utf8(slot).expect("utf-8");
+        let slot = slot.trim_end_matches('\n');
+        let mark = r#"{"type":"reset_boundary","id":"b","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z"}"#;
+        let uuid = HEX.replace("0123456789abcdef", "019a0000-0000-7000-8000-000000000000");
+        let count = |d: &SessionDoc| d.entries().iter().filter(|e| e.non_object).count();
+        for (lines, dialect, kept) in [
+            (
+                vec![&uuid as &str, "0", "false", "\"\"", "null", "42"],
+                Dialect::Pi,
+                1,
+            ),
+            (
+                vec![slot, &uuid, "0", "false", "\"\"", "null", "42"],
+                Dialect::Omp,
+                4,
+            ),
+            (
+                vec![HEX, mark, "0", "false", "\"\"", "null", "42"],
+                Dialect::Omp,
+                4,
+            ),
+            (
+                vec![HEX, "0", "false", "\"\"", "null", "42"],
+                Dialect::Pi,
+                1,
+            ),
+        ] {
+            let d = doc(&lines);
+            assert_eq!(d.dialect(), dialect, "{lines:?}");
+            assert_eq!(count(&d), kept, "{lines:?}");
+            // Every one of them is reported, whether an entry or not.
+            assert_eq!(d.report().malformed.len(), 5, "{lines:?}");
+        }
+    }
+
+    /// A further `type: "session"` line is an entry to omp 18 (it takes every line after the
+    /// header: goldens/fuzz-omp/fuzz-ec9d9bd54e, found by the fuzzer's omp oracle) and skipped
+    /// by pi (`LoadReport::extra_headers`, which `check` notes).
+    #[test]
+    fn a_second_header_is_an_entry_in_omp_files_only() {
+        let slot = crate::title::serialize_title_slot(None, None, "2025-01-01T00:00:00.000Z")
+            .expect("slot");
+        let slot = String::from_utf8(slot).expect("utf-8");
+        let slot = slot.trim_end_matches('\n');
+        let uuid = HEX.replace("0123456789abcdef", "019a0000-0000-7000-8000-000000000000");
+        let child = r#"{"type":"custom","id":"c","parentId":"019a0000-0000-7000-8000-000000000000","timestamp":"2025-01-01T00:00:00.000Z","customType":"x"}"#;
+        let pi = doc(&[&uuid, child, &uuid]);
+        assert_eq!(pi.report().extra_headers, vec![3]);
+        assert_eq!(pi.entries().len(), 1);
+        let omp = doc(&[slot, &uuid, child, &uuid]);
+        assert!(omp.report().extra_headers.is_empty());
+        assert_eq!(omp.entries().len(), 2);
+        assert_eq!(omp.entries()[1].etype, EntryType::Session);
+        // omp's tree: the header line is a root, and the parent of the entry naming its id.
+        let leaf = omp.index().leaf.map(|i| omp.entries()[i].line_no);
+        assert_eq!(leaf, Some(4));
     }
 }

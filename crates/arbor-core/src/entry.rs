@@ -452,11 +452,13 @@ impl Entry {
         }
     }
 
-    /// A line that is JSON but not an object, kept as pi keeps it ([`Entry::non_object`]);
-    /// `None` for a falsy value (`0`, `false`, `""`, `null`), which pi skips.
+    /// A line that is JSON but not an object, kept as an entry without id: pi and omp keep a
+    /// truthy one (`42`, `[1]`, `"s"`, `true`), omp 18 a falsy one (`0`, `false`, `""`) too,
+    /// which pi 1.5 skips ([`Entry::is_falsy_line`]: the caller drops those from a pi file).
+    /// `None` for `null` (pi skips it, omp refuses the file) and for an object.
     pub fn non_object(line: &[u8], line_ref: LineRef, line_no: usize) -> Option<Entry> {
         let v = JsValue::parse(line).ok()?;
-        if !v.is_truthy() || matches!(v, JsValue::Object(_)) {
+        if matches!(v, JsValue::Null | JsValue::Object(_)) {
             return None;
         }
         Some(Entry {
@@ -474,6 +476,13 @@ impl Entry {
             message: None,
             content: None,
         })
+    }
+
+    /// Whether `line`, a line [`Entry::non_object`] kept, is falsy in JavaScript (`0`,
+    /// `false`, `""`): an entry to omp 18 (its JSONL reader keeps every value but `null`'s
+    /// line fails later), skipped by pi 1.5.
+    pub fn is_falsy_line(line: &[u8]) -> bool {
+        JsValue::parse(line).is_ok_and(|v| !v.is_truthy())
     }
 
     /// The id as a person reads it: the string, else the `id` member as written (`5`, `null`),

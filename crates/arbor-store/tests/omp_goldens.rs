@@ -571,3 +571,114 @@ fn check_llm(answers: &Path, version: OmpVersion, what: &str) {
     assert!(t.files >= 9, "{what}: {} files", t.files);
     t.finish(what);
 }
+
+/// goldens/fuzz-omp cases whose tree arbor does not match yet: omp runs under bun, whose
+/// JavaScriptCore sorts children with an inconsistent comparator (a sibling with an
+/// unparseable timestamp: `NaN`) in another order than V8, whose sort arbor follows
+/// (`js_sort`). Everything but the sibling order is compared (docs/pi-versions.md).
+const JSC_SIBLING_ORDER: &[&str] = &["fuzz-5c02d183f8"];
+
+/// A tree JSON with its nodes ordered by id and every `children` list sorted: what stays when
+/// sibling order is set aside.
+fn sorted_siblings(tree: &JsValue) -> JsValue {
+    let key = |v: &JsValue| v.to_json();
+    let mut t = tree.clone();
+    if let Some(JsValue::Array(nodes)) = t.get_mut("nodes") {
+        for n in nodes.iter_mut() {
+            if let Some(JsValue::Array(c)) = n.get_mut("children") {
+                c.sort_by_key(key);
+            }
+        }
+        nodes.sort_by_key(key);
+    }
+    if let Some(JsValue::Array(r)) = t.get_mut("roots") {
+        r.sort_by_key(key);
+    }
+    t
+}
+
+/// The omp side of the differential fuzzer (tools/fuzz-pi, `--oracle omp`): its minimised
+/// disagreements in goldens/fuzz-omp, each with omp 18.2.3's answers (`omp-oracle.ts expect
+/// --sample 1000 --store`: every context with the blob store attached, as `arbor context`
+/// has it; the blobs a case refers to are in goldens/fuzz-omp/agent/blobs). Every key of
+/// context.json and llm.json (arbor's omp builder with 18.2's rules, what `arbor context
+/// --omp-version 18.2` runs), tree.json and meta.json. The keys omp threw on or could not
+/// convert (`error.txt`) are answered by arbor and checked to be an object.
+#[test]
+fn fuzz_omp_goldens() {
+    let dir = goldens_root().join("fuzz-omp");
+    let blobs = BlobStore::new(dir.join("agent/blobs"));
+    let mut ctx_t = Tally::default();
+    let mut llm_t = Tally::default();
+    let mut tree_t = Tally::default();
+    let mut meta_t = Tally::default();
+    for (name, path) in inputs(&dir) {
+        let mut doc = arbor_store::load_doc(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        resolve_doc_blobs(&mut doc, &blobs, false).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(doc.dialect(), Dialect::Omp, "{name}");
+        let map = id_map(&doc, &peer_entries(&dir, &name, &path))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        for (t, llm) in [(&mut ctx_t, false), (&mut llm_t, true)] {
+            let ext = if llm { "llm.json" } else { "context.json" };
+            let Some(want) = read_json_opt(&dir.join(format!("{name}.{ext}"))) else {
+                continue;
+            };
+            t.files += 1;
+            for (key, want) in members(&want) {
+                t.golden += 1;
+                let arbor_key = map.id(&key);
+                let ctx = SessionContext::Omp(OmpContext::build_for(
+                    &doc,
+                    leaf_sel(&arbor_key),
+                    Some(&blobs),
+                    OmpVersion::V18_2,
+                ));
+                t.compared += 1;
+                if let Err(d) = same_object(
+                    &map.value(want),
+                    &context_json(&doc, &ctx, llm),
+                    OMP_CONTEXT_EXTRA,
+                ) {
+                    t.bad.push(format!("{name} {key}: {d}"));
+                }
+            }
+        }
+        if let Some(want) = read_json_opt(&dir.join(format!("{name}.tree.json"))) {
+            tree_t.files += 1;
+            tree_t.golden += 1;
+            let mut out = Vec::new();
+            doc.index().tree(&doc).write_json(&doc, &mut out);
+            let have = parse_printed(&out);
+            if JSC_SIBLING_ORDER.contains(&name.as_str()) {
+                // Not yet followed (docs/pi-versions.md): the same tree, siblings in another
+                // order. Fails once arbor follows JavaScriptCore's sort here: then drop the name.
+                assert!(
+                    same(&want, &have).is_err(),
+                    "{name}: now equal to omp's tree"
+                );
+                same(&sorted_siblings(&want), &sorted_siblings(&have))
+                    .unwrap_or_else(|d| panic!("{name}: more than the sibling order differs: {d}"));
+                tree_t.deviated += 1;
+                tree_t.own += 1;
+                continue;
+            }
+            tree_t.compared += 1;
+            if let Err(d) = same(&map.value(&want), &have) {
+                tree_t.bad.push(format!("{name}: {d}"));
+            }
+        }
+        if let Some(want) = read_json_opt(&dir.join(format!("{name}.meta.json"))) {
+            meta_t.files += 1;
+            meta_t.golden += 1;
+            meta_t.compared += 1;
+            if let Err(d) = same(&map.value(&want), &meta_of(&doc)) {
+                meta_t.bad.push(format!("{name}: {d}"));
+            }
+        }
+    }
+    assert!(tree_t.files >= 1, "goldens/fuzz-omp holds no case");
+    ctx_t.finish("fuzz-omp context.json");
+    llm_t.finish("fuzz-omp llm.json");
+    tree_t.finish("fuzz-omp tree.json");
+    meta_t.finish("fuzz-omp meta.json");
+}

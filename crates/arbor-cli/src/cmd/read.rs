@@ -39,8 +39,9 @@ fn warn_report(path: &Path, doc: &SessionDoc) {
         );
     }
     for bad in r.malformed.iter().take(5) {
-        // A line that is JSON but not an object is an entry without id to pi, and to arbor
-        // (a truthy one: `5`, `"x"`); other malformed lines are skipped by both.
+        // A line that is JSON but not an object is an entry without id to pi and omp, and to
+        // arbor (a truthy one: `5`, `"x"`; in an omp file a falsy one too: `0`, `""`); other
+        // malformed lines are skipped by all.
         let kept = doc
             .entries()
             .iter()
@@ -49,10 +50,10 @@ fn warn_report(path: &Path, doc: &SessionDoc) {
             "arbor: warning: {}:{}: {}: {}",
             path.display(),
             bad.line_no,
-            if kept {
-                "kept as an entry without id, as pi keeps it"
-            } else {
-                "skipped"
+            match (kept, doc.dialect()) {
+                (true, arbor_core::Dialect::Pi) => "kept as an entry without id, as pi keeps it",
+                (true, arbor_core::Dialect::Omp) => "kept as an entry without id, as omp keeps it",
+                (false, _) => "skipped",
             },
             bad.error
         );

@@ -428,7 +428,7 @@ pub fn check_doc(doc: &SessionDoc, blobs: Option<&BlobStore>) -> Vec<Finding> {
         f.push(Finding::note(
             "extra_header",
             Some(l),
-            format!("line {l} is a second session header (pi and omp skip it)"),
+            format!("line {l} is a second session header (pi skips it)"),
         ));
     }
     for i in 0..doc.entries().len() {

@@ -198,12 +198,15 @@ fn strip_demoted_thinking(m: &JsValue) -> JsValue {
     with(m, "content", JsValue::Array(content[..run_start].to_vec()))
 }
 
-/// agent-core's `getPrunedToolResultContent`.
-fn pruned_tool_content(m: &JsValue) -> JsValue {
-    let content = m.get("content").cloned().unwrap_or(JsValue::Null);
+/// agent-core's `getPrunedToolResultContent`. `None` is `undefined`: a message without
+/// `content` that was not pruned keeps having none (`{...message, content: undefined}` writes no
+/// key; goldens/fuzz-omp/fuzz-072703a5bd).
+fn pruned_tool_content(m: &JsValue) -> Option<JsValue> {
+    let content = m.get("content").cloned();
     if m.get("prunedAt").is_none() {
         return content;
     }
+    let content = content.unwrap_or(JsValue::Null);
     let blocks = array(Some(&content));
     let mut text = Vec::new();
     for b in blocks.iter().filter(|b| block_type(b) == Some(b"text")) {
@@ -219,7 +222,7 @@ fn pruned_tool_content(m: &JsValue) -> JsValue {
     let Some(first) = first else {
         let mut out = vec![text];
         out.extend(blocks.iter().cloned());
-        return JsValue::Array(out);
+        return Some(JsValue::Array(out));
     };
     let mut out = Vec::new();
     for (k, b) in blocks.iter().enumerate() {
@@ -229,7 +232,7 @@ fn pruned_tool_content(m: &JsValue) -> JsValue {
             out.push(text.clone());
         }
     }
-    JsValue::Array(out)
+    Some(JsValue::Array(out))
 }
 
 /// agent-core's `convertMessageToLlm` (`None`: dropped).
@@ -307,7 +310,10 @@ fn convert_core(m: &JsValue) -> Option<JsValue> {
         )),
         b"assistant" => Some(m.clone()),
         b"toolResult" => {
-            let out = with(m, "content", pruned_tool_content(m));
+            let out = match pruned_tool_content(m) {
+                Some(content) => with(m, "content", content),
+                None => m.clone(),
+            };
             Some(with(
                 &out,
                 "attribution",
@@ -677,6 +683,18 @@ mod tests {
         assert_eq!(
             got,
             r#"[{"role":"toolResult","toolCallId":"c","content":[{"type":"text","text":"[Output truncated]"},{"type":"image","data":"AA","mimeType":"image/png"}],"prunedAt":3,"attribution":"agent"}]"#
+        );
+    }
+
+    /// `{...message, content: getPrunedToolResultContent(message)}` of a tool result without
+    /// `content` writes `content: undefined`, which JSON leaves out (omp 18.2.3:
+    /// goldens/fuzz-omp/fuzz-072703a5bd); arbor wrote `"content":null`.
+    #[test]
+    fn tool_result_without_content_stays_without() {
+        let got = conv(r#"{"role":"toolResult","code":"print(1)","output":"null","timestamp":1}"#);
+        assert_eq!(
+            got,
+            r#"[{"role":"toolResult","code":"print(1)","output":"null","timestamp":1,"attribution":"agent"}]"#
         );
     }
 
