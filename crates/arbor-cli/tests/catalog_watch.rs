@@ -598,3 +598,49 @@ fn a_watcher_of_another_build_hands_over_nothing() {
     w.kill().expect("kill");
     let _ = w.wait();
 }
+
+/// A catalog named by a relative path (`--catalog cat.db` in the directory it lives in): the
+/// watcher answers as it does for an absolute one (it never recognised its own tick before,
+/// and every command waited 2 s for an answer, then read the files itself).
+#[test]
+fn a_watcher_of_a_catalog_named_relatively_answers() {
+    let env = Env::new();
+    let dir = env.catalog.parent().expect("parent").to_path_buf();
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let rel = |args: &[&str]| {
+        let mut c = env.cmd(args);
+        c.current_dir(&dir).env_remove("ARBOR_CATALOG");
+        c
+    };
+    let mut child = rel(&["index", "--watch", "--catalog", "catalog.db"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn watcher");
+    let err = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(err).lines();
+    loop {
+        match lines.next() {
+            Some(Ok(l)) if l.contains("watching") => break,
+            Some(Ok(_)) => {}
+            other => panic!("the watcher ended before it watched: {other:?}"),
+        }
+    }
+    std::thread::spawn(move || for _ in lines {});
+    let mut w = Watcher(child);
+    let (served0, _) = arbor_index::watch::served(&env.catalog).expect("a live watcher");
+    let p = env.project.to_str().expect("utf8").to_string();
+    let out = rel(&["ls", "--json", "--dir", &p, "--catalog", "catalog.db"])
+        .output()
+        .expect("run arbor");
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("hello number 0"));
+    let (served1, _) = arbor_index::watch::served(&env.catalog).expect("a live watcher");
+    assert_eq!(served1 - served0, 1, "the listing came from the watcher");
+    assert!(arbor_index::watch::vouches(
+        &env.catalog,
+        &env.keys(&[&env.project])
+    ));
+    w.kill().expect("kill");
+    let _ = w.wait();
+}

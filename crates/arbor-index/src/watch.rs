@@ -495,7 +495,11 @@ pub fn run(
     render: Renderer<'_>,
     report: &mut dyn FnMut(WatchEvent<'_>),
 ) -> Result<(), IndexError> {
+    // Absolute: inotify's events name absolute paths (notify joins a relative path to the
+    // working directory), and the tick's event is recognised by its path; a catalog named
+    // relatively (`--catalog my.db`) never saw its tick, and the watcher never answered.
     let ctl = control_dir(cat.path());
+    let ctl = std::path::absolute(&ctl).at(&ctl)?;
     arbor_store::file::create_dir_private(&ctl).at(&ctl)?;
     let m = std::fs::symlink_metadata(&ctl).at(&ctl)?;
     if !m.is_dir() || m.uid() != arbor_store::safe_fs::euid() || m.mode() & 0o077 != 0 {
