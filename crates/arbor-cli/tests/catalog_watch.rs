@@ -41,6 +41,28 @@ impl Drop for Watcher {
     }
 }
 
+/// Starts the watcher command `c` (`arbor index --watch ...`) and waits for it to say it
+/// watches.
+fn spawn_watcher(mut c: Command) -> Watcher {
+    let mut child = c
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn watcher");
+    let err = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(err).lines();
+    loop {
+        match lines.next() {
+            Some(Ok(l)) if l.contains("watching") => break,
+            Some(Ok(_)) => {}
+            other => panic!("the watcher ended before it watched: {other:?}"),
+        }
+    }
+    // Keep reading its stderr so that it never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    Watcher(child)
+}
+
 struct Env {
     _tmp: tempfile::TempDir,
     root: PathBuf,
@@ -88,24 +110,7 @@ impl Env {
     }
     /// Starts `arbor index --watch` and waits for it to say it watches.
     fn watcher(&self) -> Watcher {
-        let mut child = self
-            .cmd(&["index", "--watch"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn watcher");
-        let err = child.stderr.take().expect("stderr");
-        let mut lines = BufReader::new(err).lines();
-        loop {
-            match lines.next() {
-                Some(Ok(l)) if l.contains("watching") => break,
-                Some(Ok(_)) => {}
-                other => panic!("the watcher ended before it watched: {other:?}"),
-            }
-        }
-        // Keep reading its stderr so that it never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        Watcher(child)
+        spawn_watcher(self.cmd(&["index", "--watch"]))
     }
     fn keys(&self, dirs: &[&Path]) -> Vec<String> {
         dirs.iter().map(|d| dir_key(d)).collect()
@@ -569,25 +574,12 @@ fn a_watcher_of_another_build_hands_over_nothing() {
         .get_envs()
         .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
         .collect();
-    let mut child = Command::new(&old)
+    let mut old_cmd = Command::new(&old);
+    old_cmd
         .args(built.get_args())
         .envs(envs)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn the old build's watcher");
-    let err = child.stderr.take().expect("stderr");
-    let mut lines = BufReader::new(err).lines();
-    loop {
-        match lines.next() {
-            Some(Ok(l)) if l.contains("watching") => break,
-            Some(Ok(_)) => {}
-            other => panic!("the watcher ended before it watched: {other:?}"),
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
-    let mut w = Watcher(child);
+        .stdin(Stdio::null());
+    let mut w = spawn_watcher(old_cmd);
     let (served0, _) = arbor_index::watch::served(&env.catalog).expect("a live watcher");
     assert_same(&env.ls_both_ways(&truth), "with an old build's watcher");
     let (served1, _) = arbor_index::watch::served(&env.catalog).expect("a live watcher");
@@ -612,22 +604,7 @@ fn a_watcher_of_a_catalog_named_relatively_answers() {
         c.current_dir(&dir).env_remove("ARBOR_CATALOG");
         c
     };
-    let mut child = rel(&["index", "--watch", "--catalog", "catalog.db"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn watcher");
-    let err = child.stderr.take().expect("stderr");
-    let mut lines = BufReader::new(err).lines();
-    loop {
-        match lines.next() {
-            Some(Ok(l)) if l.contains("watching") => break,
-            Some(Ok(_)) => {}
-            other => panic!("the watcher ended before it watched: {other:?}"),
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
-    let mut w = Watcher(child);
+    let mut w = spawn_watcher(rel(&["index", "--watch", "--catalog", "catalog.db"]));
     let (served0, _) = arbor_index::watch::served(&env.catalog).expect("a live watcher");
     let p = env.project.to_str().expect("utf8").to_string();
     let out = rel(&["ls", "--json", "--dir", &p, "--catalog", "catalog.db"])

@@ -40,6 +40,17 @@ struct Row<'a> {
     of: RowOf<'a>,
 }
 
+impl<'a> Row<'a> {
+    /// The row of a pi session as the catalog lists it.
+    fn pi(l: &'a Listed) -> Row<'a> {
+        Row {
+            file: &l.file,
+            modified: l.info.modified_ms,
+            of: RowOf::Pi(l),
+        }
+    }
+}
+
 /// Where a row's fields come from.
 enum RowOf<'a> {
     /// omp's own numbers, for a file pi's rules would not list.
@@ -109,14 +120,7 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
             of: RowOf::Omp(info),
         })
         .collect();
-    let pi_rows: Vec<Row<'_>> = listed[..pi_count]
-        .iter()
-        .map(|l| Row {
-            file: &l.file,
-            modified: l.info.modified_ms,
-            of: RowOf::Pi(l),
-        })
-        .collect();
+    let pi_rows: Vec<Row<'_>> = listed[..pi_count].iter().map(Row::pi).collect();
     if rows.is_empty() {
         rows = pi_rows;
     } else if !pi_rows.is_empty() {
@@ -474,14 +478,7 @@ pub fn render_for_watcher(loc: &Locator, opts: &str, listed: &[Listed]) -> Optio
         width,
         height: None,
     };
-    let rows: Vec<Row<'_>> = listed
-        .iter()
-        .map(|l| Row {
-            file: &l.file,
-            modified: l.info.modified_ms,
-            of: RowOf::Pi(l),
-        })
-        .collect();
+    let rows: Vec<Row<'_>> = listed.iter().map(Row::pi).collect();
     let ids = ShortIds::new(loc, rows.iter().map(|r| r.file));
     Some(make_table(long, all, &term, &rows, &HashMap::new(), &ids).encode())
 }

@@ -215,7 +215,7 @@ pub(crate) fn skip_string(src: &[u8], pos: usize) -> Result<usize, JsonError> {
     skip_string_segments(src, pos, LONG_STRING)
 }
 
-/// How much of a string [`skip_string`] reads before it releases what is behind.
+/// How much of a string `skip_string` reads before it releases what is behind.
 pub const LONG_STRING: usize = 8 << 20;
 
 static RELEASE: std::sync::OnceLock<fn(&[u8])> = std::sync::OnceLock::new();
