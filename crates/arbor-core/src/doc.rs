@@ -359,43 +359,23 @@ fn scan_lines_parallel(
 /// Scans the lines of `data[from..to]` (`to` is the input's end or just past a newline).
 /// `at_start`: the run begins the file, so its first line may be omp's title slot.
 /// The first `\n` of `b`. A long line is searched [`crate::json::LONG_STRING`] bytes at a
-/// time, and what was searched is released (see `json::set_release_hook`): its parse reads
-/// it next, a part at a time too, and a line of hundreds of megabytes is not resident whole.
+/// time, and what was searched is released ([`crate::json::find_in_windows`]): its parse
+/// reads it next, a part at a time too, and a line of hundreds of megabytes is not resident
+/// whole.
 fn newline(b: &[u8]) -> Option<usize> {
-    let mut from: usize = 0;
-    loop {
-        let to = from.saturating_add(crate::json::LONG_STRING).min(b.len());
-        let part = b.get(from..to).unwrap_or_default();
-        if let Some(i) = memchr::memchr(b'\n', part) {
-            return Some(from + i);
-        }
-        if to == b.len() {
-            return None;
-        }
-        crate::json::scan::release(part);
-        from = to;
-    }
+    crate::json::find_in_windows(b, crate::json::LONG_STRING, 0, |from, part, _| {
+        memchr::memchr(b'\n', part).map(|i| from + i)
+    })
 }
 
 /// Whether `b` holds the needle of `finder`, searched as [`newline`] searches: a long line a
 /// part at a time (each part read a needle's length into the next), released behind.
 fn holds(finder: &memchr::memmem::Finder<'_>, b: &[u8]) -> bool {
     let over = finder.needle().len();
-    let mut from: usize = 0;
-    loop {
-        let to = from.saturating_add(crate::json::LONG_STRING).min(b.len());
-        let part = b
-            .get(from..to.saturating_add(over).min(b.len()))
-            .unwrap_or_default();
-        if finder.find(part).is_some() {
-            return true;
-        }
-        if to == b.len() {
-            return false;
-        }
-        crate::json::scan::release(b.get(from..to).unwrap_or_default());
-        from = to;
-    }
+    crate::json::find_in_windows(b, crate::json::LONG_STRING, over, |_, part, _| {
+        finder.find(part)
+    })
+    .is_some()
 }
 
 fn scan_lines(

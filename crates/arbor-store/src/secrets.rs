@@ -318,23 +318,10 @@ fn may_hold_secret_windows(line: &[u8], window: usize, overlap: usize) -> bool {
     // escape that starts in a window ends in it or in its overlap with the next (the
     // overlap is longer than any literal and than `\uXXXX`), so each is found whole, and
     // only in windows that hold all of it.
-    let mut from: usize = 0;
-    loop {
-        let to = from.saturating_add(window.max(1)).min(line.len());
-        let w = line
-            .get(from..to.saturating_add(overlap).min(line.len()))
-            .unwrap_or_default();
-        let last = to == line.len();
-        let starts_before = if last { w.len() } else { to - from };
-        if p.all.is_match(w) || escape_may_spell(w, starts_before, &p.chars) {
-            return true;
-        }
-        if last {
-            return false;
-        }
-        crate::map::release_pages(line.get(from..to).unwrap_or_default());
-        from = to;
-    }
+    arbor_core::json::find_in_windows(line, window, overlap, |_, w, own| {
+        (p.all.is_match(w) || escape_may_spell(w, own, &p.chars)).then_some(())
+    })
+    .is_some()
 }
 
 /// How much of a line [`may_hold_secret`] reads before it releases the pages behind.

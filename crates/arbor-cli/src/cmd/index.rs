@@ -478,13 +478,13 @@ pub fn search(
     // another thread while the catalog is searched (both take 10-30 ms at 10,000 sessions);
     // the answer is given only once the files are known to be as indexed, else the catalog
     // is brought up to date and searched again.
-    let keys: Vec<String> = dirs.iter().map(|d| arbor_index::dir_key(d)).collect();
-    let mut check_after = false;
-    if new_kinds || cat.report.in_memory_because.is_some() || cat.report.created {
+    let check_after = if new_kinds || !watcher_may_answer(&cat) {
         refresh(&mut cat, &dirs, texts_only)?;
-    } else if !arbor_index::watch::vouches(cat.path(), &keys) {
-        check_after = true;
-    }
+        false
+    } else {
+        let keys: Vec<String> = dirs.iter().map(|d| arbor_index::dir_key(d)).collect();
+        !arbor_index::watch::vouches(cat.path(), &keys)
+    };
     let mut q = SearchQuery::new(o.query);
     q.kinds = kinds;
     q.since_ms = since_ms;

@@ -234,6 +234,47 @@ pub(crate) fn release(bytes: &[u8]) {
     }
 }
 
+/// Searches a long `bytes` a `window` at a time, each window read `overlap` bytes into the
+/// next, the bytes behind handed to the [`set_release_hook`] hook: a line of hundreds of
+/// megabytes in a memory map is not resident whole while it is searched. `find` gets each
+/// window's offset in `bytes`, the window with its overlap, and how many of its bytes are
+/// its own (a match starting at or after that is found whole in the next window; in the last
+/// window every byte is its own); the first `Some` it returns is the answer.
+///
+/// ```
+/// use arbor_core::json::find_in_windows;
+/// let b = b"aaaaaaaaXbb";
+/// let at = find_in_windows(b, 3, 0, |from, w, _| w.iter().position(|&c| c == b'X').map(|i| from + i));
+/// assert_eq!(at, Some(8));
+/// // A needle across a window's end is found with an overlap of its length.
+/// let two = find_in_windows(b, 8, 2, |_, w, _| w.windows(2).position(|p| p == b"aX"));
+/// assert!(two.is_some());
+/// ```
+pub fn find_in_windows<T>(
+    bytes: &[u8],
+    window: usize,
+    overlap: usize,
+    mut find: impl FnMut(usize, &[u8], usize) -> Option<T>,
+) -> Option<T> {
+    let mut from: usize = 0;
+    loop {
+        let to = from.saturating_add(window.max(1)).min(bytes.len());
+        let w = bytes
+            .get(from..to.saturating_add(overlap).min(bytes.len()))
+            .unwrap_or_default();
+        let last = to == bytes.len();
+        let own = if last { w.len() } else { to - from };
+        if let Some(found) = find(from, w, own) {
+            return Some(found);
+        }
+        if last {
+            return None;
+        }
+        release(bytes.get(from..to).unwrap_or_default());
+        from = to;
+    }
+}
+
 /// [`skip_string`], `seg` bytes at a time: each segment is skipped in `src` cut at its end;
 /// the skip is the same as over the whole of `src` unless it reached the cut still inside
 /// the string. Then it resumes after the last byte before the cut that cannot be inside an
