@@ -469,11 +469,29 @@ unsafe extern "C" fn rank_fn(
     let r = std::panic::catch_unwind(|| unsafe { score(api, fts, n, args) });
     // SAFETY: `ctx` is this call's result context.
     unsafe {
-        match r {
-            Ok(Ok(v)) => ffi::sqlite3_result_double(ctx, v),
-            Ok(Err(rc)) => ffi::sqlite3_result_error_code(ctx, rc),
-            Err(_) => ffi::sqlite3_result_error(ctx, c"arbor_rank: internal error".as_ptr(), -1),
-        }
+        answer(ctx, r, c"arbor_rank: internal error", |ctx, v| {
+            ffi::sqlite3_result_double(ctx, v)
+        })
+    }
+}
+
+/// Sets the result of an auxiliary function's call from what its body gave: the value (by
+/// `set`), SQLite's error code, or, for a panic caught at the C boundary, `internal`.
+///
+/// # Safety
+/// `ctx` is the call's result context.
+unsafe fn answer<T>(
+    ctx: *mut ffi::sqlite3_context,
+    r: std::thread::Result<Result<T, c_int>>,
+    internal: &std::ffi::CStr,
+    set: impl FnOnce(*mut ffi::sqlite3_context, T),
+) {
+    match r {
+        Ok(Ok(v)) => set(ctx, v),
+        // SAFETY: `ctx` is the call's result context (the caller's promise).
+        Ok(Err(rc)) => unsafe { ffi::sqlite3_result_error_code(ctx, rc) },
+        // SAFETY: as above; the message is NUL-terminated.
+        Err(_) => unsafe { ffi::sqlite3_result_error(ctx, internal.as_ptr(), -1) },
     }
 }
 
@@ -519,11 +537,9 @@ unsafe extern "C" fn best_fn(
     let r = std::panic::catch_unwind(|| unsafe { best(api, fts, n, args) });
     // SAFETY: `ctx` is this call's result context.
     unsafe {
-        match r {
-            Ok(Ok(v)) => ffi::sqlite3_result_int(ctx, c_int::from(v)),
-            Ok(Err(rc)) => ffi::sqlite3_result_error_code(ctx, rc),
-            Err(_) => ffi::sqlite3_result_error(ctx, c"arbor_best: internal error".as_ptr(), -1),
-        }
+        answer(ctx, r, c"arbor_best: internal error", |ctx, v| {
+            ffi::sqlite3_result_int(ctx, c_int::from(v))
+        })
     }
 }
 
