@@ -1,5 +1,9 @@
 //! Search through the library: ranking, the rank window, filters, texts indexed on demand,
 //! and a catalog damaged where only a search reads it.
+#[path = "support/indexed.rs"]
+mod indexed;
+use indexed::indexed;
+
 use arbor_index::{Catalog, Kind, RefreshOptions, SearchQuery};
 use std::path::Path;
 
@@ -134,13 +138,7 @@ fn damage_found_by_a_search_is_recovered_from() {
     }
     let db = d.path().join("c.db");
     {
-        let mut cat = Catalog::open(&db).unwrap();
-        cat.refresh_dirs(
-            std::slice::from_ref(&dir),
-            RefreshOptions::with_texts(),
-            &mut |_| {},
-        )
-        .unwrap();
+        let cat = indexed(&db, &dir);
         cat.conn_checkpoint();
     }
     // Zero two pages near the end (FTS and text rows live there; the files table is at the
@@ -411,13 +409,7 @@ fn hits_are_the_best_in_rank_then_time_order_with_ties() {
         session(&dir, &format!("s{k:02}"), k % 3, &texts);
     }
     let db = d.path().join("c.db");
-    let mut cat = Catalog::open(&db).unwrap();
-    cat.refresh_dirs(
-        std::slice::from_ref(&dir),
-        RefreshOptions::with_texts(),
-        &mut |_| {},
-    )
-    .unwrap();
+    let cat = indexed(&db, &dir);
     let raw = rusqlite::Connection::open(&db).unwrap();
     for query in ["walrus", "tusk", "\"walrus tusk\"", "walr*"] {
         for window in [0usize, 7, 30, 2000] {

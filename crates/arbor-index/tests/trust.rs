@@ -5,6 +5,10 @@
 //! a search that finds little), and every other state (written by something else, a process
 //! that died while writing, no stamp, a stamp that does not match) is checked as before, so
 //! damage is still found.
+#[path = "support/indexed.rs"]
+mod indexed;
+use indexed::indexed;
+
 use arbor_index::{Catalog, IndexError, RefreshOptions, SearchQuery};
 use std::path::{Path, PathBuf};
 
@@ -32,13 +36,7 @@ fn world() -> World {
         );
     }
     let db = tmp.path().join("c.db");
-    let mut cat = Catalog::open(&db).unwrap();
-    cat.refresh_dirs(
-        std::slice::from_ref(&dir),
-        RefreshOptions::with_texts(),
-        &mut |_| {},
-    )
-    .unwrap();
+    let cat = indexed(&db, &dir);
     assert!(cat
         .search(&SearchQuery::new("xylophone"))
         .unwrap()
