@@ -68,13 +68,28 @@ pub enum StoreError {
     },
     /// A session store refused or failed (see [`crate::backend`]).
     #[error(transparent)]
-    Backend(#[from] crate::backend::BackendError),
+    Backend(crate::backend::BackendError),
     /// A line could not be redacted (see [`crate::secrets::redact_doc`]).
     #[error("redaction: {0}")]
     Redact(#[from] crate::secrets::RedactError),
     /// omp's title slot could not be made (a title that cannot fit).
     #[error("the title slot: {0}")]
     TitleSlot(#[from] arbor_core::title::TitleSlotError),
+}
+
+/// A store's error as the store's callers know it: a file's I/O error, lock refusal or
+/// write-path failure stays the error it was ([`StoreError::Io`], [`StoreError::Lock`], ...),
+/// whatever else a store says is [`StoreError::Backend`].
+impl From<crate::backend::BackendError> for StoreError {
+    fn from(e: crate::backend::BackendError) -> StoreError {
+        use crate::backend::BackendError as B;
+        match e {
+            B::Io { path, source, .. } => StoreError::Io { path, source },
+            B::Lock { source, .. } => StoreError::Lock(source),
+            B::Store { source, .. } => *source,
+            e => StoreError::Backend(e),
+        }
+    }
 }
 
 /// "entry ID (line N)", or "line N" for an entry without an id.

@@ -1,10 +1,19 @@
 //! [`FileStore`]: the JSONL files of an agent directory as a [`SessionStore`], laid out as pi
-//! and omp lay them out (`<agent dir>/sessions/<encoded cwd>/<time>_<id>.jsonl`), written
-//! with the same guarantees as [`crate::SessionManager::open`]: the writer lock (`flock` on
-//! the session and its `.lock` file, held until the writer is dropped or its process dies),
-//! new files created exclusively and fsynced, appends in one `write`, rewrites atomic.
-use super::{check_lines, BackendError, SessionMeta, SessionStore, SessionWriter, StoredSession};
-use crate::file::{atomic_write, AppendFile, Durability};
+//! and omp lay them out (`<agent dir>/sessions/<encoded cwd>/<time>_<id>.jsonl`), and
+//! [`FileWriter`], the one writer of a session file (a [`crate::SessionManager`] on a file
+//! writes through it, and so does the store): the writer lock (`flock` on the session and its
+//! `.lock` file, held until the writer is dropped or its process dies; symlinks resolved once,
+//! when it is taken, and never followed after), new files created exclusively, appends in one
+//! `write` cut back on failure, the durability policy, a last line without its newline
+//! completed before the next line, rewrites atomic. [`FileStore::open_file`] opens a session
+//! file for writing as pi's `open` does, with arbor's repairs: a torn tail saved to a sidecar
+//! and cut, a v1/v2 file migrated by an atomic rewrite.
+use super::{
+    check_lines, BackendError, OpenNote, SessionMeta, SessionStore, SessionWriter, SlotWrite,
+    StoredSession,
+};
+use crate::error::{IoContext, StoreError};
+use crate::file::{atomic_write, create_dir_private, AppendFile, Durability};
 use crate::lock::{LockError, WriterLock};
 use arbor_core::doc::Dialect;
 use std::path::{Path, PathBuf};
@@ -278,13 +287,11 @@ impl SessionStore for FileStore {
         let lock = WriterLock::acquire(&path, wait).map_err(|e| self.busy(id, e))?;
         let real = lock.real_path().to_path_buf();
         let bytes = crate::safe_fs::read_regular(&real).map_err(self.io(&real))?;
-        let file = AppendFile::open(&real, false, Durability::default()).map_err(self.io(&real))?;
-        Ok(Box::new(FileWriter {
-            store: self.clone(),
-            len: split(&bytes).len() as u64,
-            lock,
-            file,
-        }))
+        let mut w = FileWriter::locked(&path, lock, true, Durability::default());
+        w.store = self.name();
+        w.len = Some(split(&bytes).len() as u64);
+        w.needs_newline = !bytes.is_empty() && !bytes.ends_with(b"\n");
+        Ok(Box::new(w))
     }
 
     fn set_name(&self, id: &str, _name: &str) -> Result<(), BackendError> {
@@ -331,18 +338,210 @@ impl SessionStore for FileStore {
     }
 }
 
-/// The writer of a [`FileStore`] session: the writer lock and the open file.
+/// What [`FileStore::open_file`] opened: the writer, the session as it is now (after the
+/// repairs), and what was repaired.
 #[derive(Debug)]
-struct FileWriter {
-    store: FileStore,
+pub struct OpenedFile {
+    /// The writer (it holds the lock).
+    pub writer: FileWriter,
+    /// The session as read after the repairs; `None` when there is no file yet (the
+    /// writer's first append creates it).
+    pub doc: Option<arbor_core::doc::SessionDoc>,
+    /// The repairs: a torn tail saved, a migration.
+    pub notes: Vec<OpenNote>,
+}
+
+impl FileStore {
+    /// Opens the session file `path` for writing, as pi's `open` (a missing file is a new
+    /// session there, created by the writer's first append) with arbor's rules: the writer
+    /// lock is taken first (waiting up to `wait`), then a torn last line is saved to a
+    /// sidecar and cut ([`crate::repair::save_torn_tail`]) and a v1/v2 file is migrated by an
+    /// atomic rewrite that the lock follows; the document is read again after either.
+    ///
+    /// # Errors
+    /// [`StoreError::Lock`] (another writer, an unusable lock file),
+    /// [`StoreError::NotASession`] for a file without a valid header (left as it is),
+    /// [`StoreError::Io`] naming the file (not a regular file, no permission, a full disk
+    /// while the sidecar or the migration is written).
+    pub fn open_file(
+        path: &Path,
+        wait: Option<Duration>,
+        durability: Durability,
+    ) -> Result<OpenedFile, StoreError> {
+        let mut lock = WriterLock::acquire(path, wait)?;
+        if !path.exists() {
+            return Ok(OpenedFile {
+                writer: FileWriter::locked(path, lock, false, durability),
+                doc: None,
+                notes: Vec::new(),
+            });
+        }
+        let mut doc = crate::load_doc_copy(path)?;
+        let mut notes = Vec::new();
+        let real = lock.real_path().to_path_buf();
+        if let Some(torn) = doc.report().torn_tail.clone() {
+            let sidecar = crate::repair::save_torn_tail(&real, &doc, &torn)?;
+            notes.push(OpenNote::TornTailSaved {
+                sidecar,
+                bytes: torn.len,
+            });
+        }
+        if let Some(m) = &doc.migration() {
+            let from_version = m.from_version;
+            let bytes = doc.rewritten_bytes();
+            atomic_write(&real, &[&bytes]).at(path)?;
+            lock.follow_file()?;
+            notes.push(OpenNote::Migrated { from_version });
+        }
+        if !notes.is_empty() {
+            doc = crate::load_doc_copy(path)?;
+        }
+        let mut writer = FileWriter::locked(path, lock, true, durability);
+        writer.needs_newline = doc.report().missing_final_newline;
+        Ok(OpenedFile {
+            writer,
+            doc: Some(doc),
+            notes,
+        })
+    }
+}
+
+/// The one writer of a session file (see the module documentation): the writer lock, the
+/// file opened for appending at the first write (created then, exclusively, when it does not
+/// exist yet), the durability policy.
+#[derive(Debug)]
+pub struct FileWriter {
+    /// How errors name the store.
+    store: String,
+    /// The session's path as given (errors name it).
+    path: PathBuf,
     lock: WriterLock,
-    file: AppendFile,
-    len: u64,
+    file: Option<AppendFile>,
+    /// The file exists (otherwise the first append creates it).
+    exists: bool,
+    durability: Durability,
+    /// The file's last line has no newline (a torn tail kept by a reader's choice, or a file
+    /// written so): the next append starts with one.
+    needs_newline: bool,
+    /// Lines in the file, when counted.
+    len: Option<u64>,
+}
+
+impl FileWriter {
+    fn locked(path: &Path, lock: WriterLock, exists: bool, durability: Durability) -> FileWriter {
+        FileWriter {
+            store: "files".into(),
+            path: path.to_path_buf(),
+            lock,
+            file: None,
+            exists,
+            durability,
+            needs_newline: false,
+            len: if exists { None } else { Some(0) },
+        }
+    }
+
+    /// The writer of a new session file at `path` (its directory created, 0700, when
+    /// missing): the lock is taken now, the file is created by the first append.
+    ///
+    /// # Errors
+    /// [`StoreError::Lock`], [`StoreError::Io`] for the directory.
+    pub fn create(
+        path: &Path,
+        wait: Option<Duration>,
+        durability: Durability,
+    ) -> Result<FileWriter, StoreError> {
+        if let Some(dir) = path.parent() {
+            if !dir.as_os_str().is_empty() && !dir.exists() {
+                create_dir_private(dir).at(dir)?;
+            }
+        }
+        let lock = WriterLock::acquire(path, wait)?;
+        Ok(FileWriter::locked(path, lock, path.exists(), durability))
+    }
+
+    /// The session's real path (where it is written).
+    pub fn real_path(&self) -> &Path {
+        self.lock.real_path()
+    }
+
+    fn io_at(&self, path: &Path) -> impl Fn(std::io::Error) -> BackendError + '_ {
+        let path = path.to_path_buf();
+        move |source| BackendError::Io {
+            store: self.store.clone(),
+            path: path.clone(),
+            source,
+        }
+    }
+
+    fn lock_err(&self, source: LockError) -> BackendError {
+        BackendError::Lock {
+            store: self.store.clone(),
+            source,
+        }
+    }
+
+    fn store_err(&self, source: StoreError) -> BackendError {
+        BackendError::Store {
+            store: self.store.clone(),
+            source: Box::new(source),
+        }
+    }
+
+    /// Appends `bytes` (complete lines), creating the file first when it does not exist: the
+    /// lock follows the new file, and its directory entry is made durable (except with
+    /// durability `none`). A new file whose first write fails is removed again.
+    fn append_bytes(&mut self, bytes: &[u8]) -> Result<(), BackendError> {
+        let creating = !self.exists;
+        if self.file.is_none() {
+            // Write where the lock says the session really is (symlinks resolved once, at
+            // locking), never following a link planted since.
+            let real = self.lock.real_path().to_path_buf();
+            let f = AppendFile::open(&real, creating, self.durability)
+                .map_err(self.io_at(&self.path))?;
+            if creating {
+                if let Err(e) = self.lock.follow_file() {
+                    drop(f);
+                    let _ = std::fs::remove_file(&real);
+                    return Err(self.lock_err(e));
+                }
+            }
+            self.file = Some(f);
+        }
+        let result = match self.file.as_mut() {
+            Some(f) => f.append(bytes),
+            None => Ok(()),
+        };
+        if let Err(e) = result {
+            if creating {
+                // Nothing left behind: the new file goes with the failure.
+                self.file = None;
+                let _ = std::fs::remove_file(self.lock.real_path());
+            }
+            return Err(self.io_at(&self.path)(e));
+        }
+        self.exists = true;
+        if creating && self.durability != Durability::None {
+            // A new file: its directory entry must survive a crash too.
+            if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                crate::file::sync_dir(dir).map_err(self.io_at(dir))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Lines in the file now (read and counted once, then kept up to date).
+    fn count(&self) -> u64 {
+        if let Some(n) = self.len {
+            return n;
+        }
+        crate::safe_fs::read_regular(self.lock.real_path()).map_or(0, |b| split(&b).len() as u64)
+    }
 }
 
 impl SessionWriter for FileWriter {
     fn len(&self) -> u64 {
-        self.len
+        self.count()
     }
 
     fn fence(&self) -> u64 {
@@ -350,25 +549,66 @@ impl SessionWriter for FileWriter {
     }
 
     fn append(&mut self, lines: &[&[u8]]) -> Result<(), BackendError> {
-        check_lines(&self.store.name(), lines)?;
-        let real = self.lock.real_path().to_path_buf();
-        self.file
-            .append(&joined(lines))
-            .map_err(self.store.io(&real))?;
-        self.len += lines.len() as u64;
+        check_lines(&self.store, lines)?;
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let mut bytes = Vec::with_capacity(1 + lines.iter().map(|l| l.len() + 1).sum::<usize>());
+        if self.needs_newline {
+            bytes.push(b'\n');
+        }
+        for l in lines {
+            bytes.extend_from_slice(l);
+            bytes.push(b'\n');
+        }
+        self.append_bytes(&bytes)?;
+        self.needs_newline = false;
+        // Counted only when asked (a manager never asks): an append does not read the file.
+        self.len = self.len.map(|n| n + lines.len() as u64);
         Ok(())
     }
 
     fn replace_all(&mut self, lines: &[&[u8]]) -> Result<(), BackendError> {
-        check_lines(&self.store.name(), lines)?;
+        check_lines(&self.store, lines)?;
         let real = self.lock.real_path().to_path_buf();
-        atomic_write(&real, &[&joined(lines)]).map_err(self.store.io(&real))?;
-        self.lock
-            .follow_file()
-            .map_err(|e| self.store.busy("", e))?;
-        self.file =
-            AppendFile::open(&real, false, Durability::default()).map_err(self.store.io(&real))?;
-        self.len = lines.len() as u64;
+        atomic_write(&real, &[&joined(lines)]).map_err(self.io_at(&self.path))?;
+        self.lock.follow_file().map_err(|e| self.lock_err(e))?;
+        self.file = None;
+        self.exists = true;
+        self.needs_newline = false;
+        self.len = Some(lines.len() as u64);
         Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), BackendError> {
+        let path = self.path.clone();
+        if let Some(f) = self.file.as_mut() {
+            f.flush().map_err(|source| BackendError::Io {
+                store: self.store.clone(),
+                path,
+                source,
+            })?;
+        }
+        Ok(())
+    }
+
+    fn file_path(&self) -> Option<&Path> {
+        Some(self.lock.real_path())
+    }
+
+    fn write_title_slot(&mut self, slot: &[u8]) -> Result<SlotWrite, BackendError> {
+        let real = self.lock.real_path().to_path_buf();
+        let in_place = crate::title::write_slot_in_place(&real, slot, self.durability)
+            .map_err(|e| self.store_err(e))?;
+        if in_place {
+            return Ok(SlotWrite::InPlace);
+        }
+        // No fixed slot to overwrite: give the file one (atomic rewrite, every other byte
+        // kept), then continue on the new file.
+        crate::title::rewrite_with_slot(&real, slot).map_err(|e| self.store_err(e))?;
+        self.lock.follow_file().map_err(|e| self.lock_err(e))?;
+        self.file = None;
+        self.len = None;
+        Ok(SlotWrite::Rewritten)
     }
 }

@@ -135,6 +135,33 @@ pub enum BackendError {
         /// The store.
         store: String,
     },
+    /// A file of the store could not be read or written.
+    #[error("{store}: {}: {source}", path.display())]
+    Io {
+        /// The store.
+        store: String,
+        /// The file.
+        path: std::path::PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A session file's writer lock could not be taken or kept (see [`crate::lock`]).
+    #[error("{store}: {source}")]
+    Lock {
+        /// The store.
+        store: String,
+        /// The cause.
+        source: crate::lock::LockError,
+    },
+    /// A step of the store's write path failed (a sidecar, a migration, omp's title slot):
+    /// the error of that step.
+    #[error("{store}: {source}")]
+    Store {
+        /// The store.
+        store: String,
+        /// The cause.
+        source: Box<crate::StoreError>,
+    },
     /// The database or its connection failed.
     #[error("{store}: {message}")]
     Db {
@@ -309,6 +336,63 @@ pub trait SessionWriter: Send + std::fmt::Debug {
     /// # Errors
     /// As [`SessionWriter::append`].
     fn replace_all(&mut self, lines: &[&[u8]]) -> Result<(), BackendError>;
+
+    /// Forces what was appended to stable storage, as the writer's durability policy says
+    /// (a store that commits every append has nothing left to do).
+    ///
+    /// # Errors
+    /// The storage failing.
+    fn flush(&mut self) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    /// The file this writer writes, for a session kept as a file (its real path, symlinks
+    /// resolved when the writer was made): omp's blob store registers it for `gc`.
+    fn file_path(&self) -> Option<&std::path::Path> {
+        None
+    }
+
+    /// Writes omp's 256-byte title slot `slot` (line 1) the store's own way, if it has one:
+    /// a file overwrites it in place (one positional write) or rewrites the file atomically
+    /// with it. The default, [`SlotWrite::Lines`], leaves it to the caller to
+    /// [`SessionWriter::replace_all`] the lines with the new slot.
+    ///
+    /// # Errors
+    /// The storage failing; nothing was changed then.
+    fn write_title_slot(&mut self, slot: &[u8]) -> Result<SlotWrite, BackendError> {
+        let _ = slot;
+        Ok(SlotWrite::Lines)
+    }
+}
+
+/// How [`SessionWriter::write_title_slot`] kept a new title slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotWrite {
+    /// Line 1 was overwritten in place: every other byte is as it was.
+    InPlace,
+    /// The session was rewritten with the slot as its first line (a file without a valid
+    /// fixed-size slot): read it again.
+    Rewritten,
+    /// Nothing was written: the caller replaces the lines ([`SessionWriter::replace_all`]).
+    Lines,
+}
+
+/// What opening a session for writing did to it, for the caller to report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenNote {
+    /// The session was migrated from this version (a file rewritten atomically, a store's
+    /// lines replaced in one step).
+    Migrated {
+        /// The version it had.
+        from_version: u32,
+    },
+    /// A torn last line was moved to a sidecar file and cut from the session.
+    TornTailSaved {
+        /// The sidecar.
+        sidecar: std::path::PathBuf,
+        /// Bytes moved.
+        bytes: usize,
+    },
 }
 
 /// The metadata of a session from its header line (and the tool it was written by).

@@ -7,11 +7,12 @@
 //! deferred persistence writes the header once (pi can write it twice); `fork_from` migrates.
 mod writer;
 
+use crate::backend::files::FileStore;
+use crate::backend::SlotWrite;
 use crate::build::{Base, NewEntry};
 use crate::error::{IoContext, StoreError};
-use crate::file::{atomic_write, create_dir_private, write_new, Durability};
+use crate::file::{create_dir_private, Durability};
 use crate::ids::{new_entry_id, new_session_id, now_iso};
-use crate::lock::WriterLock;
 use crate::map::FileBytes;
 use crate::paths;
 use arbor_core::context::{build_session_context, LeafSel, SessionContext};
@@ -47,22 +48,7 @@ pub struct ManagerOptions {
     pub session_id: Option<String>,
 }
 
-/// What happened while opening, for the caller to report.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OpenNote {
-    /// The file was migrated from this version and rewritten atomically.
-    Migrated {
-        /// The version it had.
-        from_version: u32,
-    },
-    /// A torn last line was moved to a sidecar file and cut from the session.
-    TornTailSaved {
-        /// The sidecar.
-        sidecar: PathBuf,
-        /// Bytes moved.
-        bytes: usize,
-    },
-}
+pub use crate::backend::OpenNote;
 
 /// A session being read or written.
 #[derive(Debug)]
@@ -365,13 +351,8 @@ impl SessionManager {
     /// is), [`StoreError::Io`] naming the file (not a regular file, no permission, a full
     /// disk while a torn tail is saved or a migration written).
     pub fn open(path: &Path, opts: ManagerOptions) -> Result<SessionManager, StoreError> {
-        let lock = if opts.read_only {
-            None
-        } else {
-            Some(WriterLock::acquire(path, opts.wait)?)
-        };
-        if !path.exists() {
-            if opts.read_only {
+        if opts.read_only {
+            if !path.exists() {
                 return Err(StoreError::Io {
                     path: path.to_path_buf(),
                     source: std::io::Error::new(
@@ -380,6 +361,12 @@ impl SessionManager {
                     ),
                 });
             }
+            let doc = load_doc_copy(path)?;
+            return Ok(SessionManager::opened(doc, path, None, opts, Vec::new()));
+        }
+        let opened = FileStore::open_file(path, opts.wait, opts.durability)?;
+        let writer: Box<dyn crate::backend::SessionWriter> = Box::new(opened.writer);
+        let Some(doc) = opened.doc else {
             let dialect = opts.dialect.unwrap_or(Dialect::Pi);
             let cwd = process_cwd();
             let id = new_session_id(dialect);
@@ -392,7 +379,7 @@ impl SessionManager {
             ));
             let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
             let mut sm = SessionManager::blank(doc, cwd, opts);
-            sm.w.lock = lock;
+            sm.w.sink = Some(writer);
             sm.session_dir = Some(dir);
             sm.path = Some(path.to_path_buf());
             sm.persist = true;
@@ -400,44 +387,36 @@ impl SessionManager {
                 sm.write_pending(None)?;
             }
             return Ok(sm);
-        }
-        let mut lock = lock;
-        let mut doc = load_doc_copy(path)?;
-        let mut notes = Vec::new();
-        if let Some(lock) = lock.as_mut() {
-            let real = lock.real_path().to_path_buf();
-            if let Some(torn) = doc.report().torn_tail.clone() {
-                let sidecar = crate::repair::save_torn_tail(&real, &doc, &torn)?;
-                notes.push(OpenNote::TornTailSaved {
-                    sidecar,
-                    bytes: torn.len,
-                });
-            }
-            if let Some(m) = &doc.migration() {
-                let from_version = m.from_version;
-                let bytes = doc.rewritten_bytes();
-                atomic_write(&real, &[&bytes]).at(path)?;
-                lock.follow_file()?;
-                notes.push(OpenNote::Migrated { from_version });
-            }
-            if !notes.is_empty() {
-                doc = load_doc_copy(path)?;
-            }
-        }
+        };
+        Ok(SessionManager::opened(
+            doc,
+            path,
+            Some(writer),
+            opts,
+            opened.notes,
+        ))
+    }
+
+    /// A manager on the session file `path` as read (`doc`), everything of it on disk.
+    fn opened(
+        doc: SessionDoc,
+        path: &Path,
+        sink: Option<Box<dyn crate::backend::SessionWriter>>,
+        opts: ManagerOptions,
+        notes: Vec<OpenNote>,
+    ) -> SessionManager {
         let cwd = doc.header_str("cwd").unwrap_or_else(process_cwd);
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let needs_newline = doc.report().missing_final_newline;
         let entries = doc.entries().len();
         let mut sm = SessionManager::blank(doc, cwd, opts);
-        sm.w.lock = lock;
+        sm.w.sink = sink;
         sm.session_dir = Some(dir);
         sm.path = Some(path.to_path_buf());
         sm.persist = !sm.opts.read_only;
         sm.w.header_on_disk = true;
         sm.w.on_disk = entries;
-        sm.w.needs_newline = needs_newline;
         sm.notes = notes;
-        Ok(sm)
+        sm
     }
 
     /// Opens a session for reading only: no lock, no write, the migrated view in memory.
@@ -625,30 +604,17 @@ impl SessionManager {
             bytes.extend_from_slice(src.entry_line(i));
             bytes.push(b'\n');
         }
-        let mut lock = WriterLock::acquire(&path, opts.wait)?;
-        write_new(lock.real_path(), &bytes).at(&path)?;
-        // A fork that fails leaves nothing behind: no copy, no lock.
-        let opened = lock.follow_file().map_err(StoreError::from).and_then(|()| {
-            SessionManager::open(
-                &path,
-                ManagerOptions {
-                    read_only: true,
-                    ..opts.clone()
-                },
-            )
-        });
-        let mut sm = match opened {
-            Ok(sm) => sm,
-            Err(e) => {
-                let _ = std::fs::remove_file(lock.real_path());
-                drop(lock);
-                return Err(e);
-            }
-        };
-        sm.opts = opts;
-        sm.w.lock = Some(lock);
+        let doc = SessionDoc::parse(Arc::new(bytes)).map_err(|reason| StoreError::NotASession {
+            path: path.clone(),
+            reason,
+        })?;
+        // Written at once, as any new session (one append through a new writer); a fork that
+        // fails leaves nothing behind: no copy, no lock.
+        let mut sm = SessionManager::blank(doc, target_cwd.to_string(), opts);
+        sm.session_dir = Some(dir);
+        sm.path = Some(path);
         sm.persist = true;
-        sm.cwd = target_cwd.to_string();
+        sm.write_pending(None)?;
         Ok(sm)
     }
 
@@ -873,13 +839,8 @@ impl SessionManager {
     /// Writes everything not yet on disk (header, deferred entries) plus `line`, in one
     /// append. On failure nothing stays on disk and the error is latched.
     fn write_pending(&mut self, line: Option<&[u8]>) -> Result<(), StoreError> {
-        if self.w.store.is_some() {
-            return self.w.write_pending_store(&self.doc, &self.opts, line);
-        }
-        let Some(path) = self.path.clone() else {
-            return Ok(());
-        };
-        self.w.write_pending(&self.doc, &path, &self.opts, line)
+        self.w
+            .write_pending(&self.doc, self.path.as_deref(), &self.opts, line)
     }
 
     /// Appends `entry` as a child of `parent` (pi: always the leaf); the leaf moves to it.
@@ -1052,8 +1013,8 @@ impl SessionManager {
                     // (omp's custom-session-files) before its first blob reference is
                     // written.
                     if crate::blobs::contains(&new, arbor_core::blobref::BLOB_PREFIX.as_bytes()) {
-                        if let Some(lock) = &self.w.lock {
-                            crate::gc::register_session_file(&store, lock.real_path())?;
+                        if let Some(real) = self.w.sink.as_ref().and_then(|w| w.file_path()) {
+                            crate::gc::register_session_file(&store, real)?;
                         } else if let Some(p) = &self.path {
                             crate::gc::register_session_file(&store, p)?;
                         }
@@ -1296,41 +1257,36 @@ impl SessionManager {
         let parent = self.leaf_id().map(str::to_string);
         let id = self.append_at(&entry, parent.as_deref(), &ts)?;
         let slot = serialize_title_slot(Some(&title), Some(TitleSource::User), &ts)?;
-        if self.w.store.is_some() {
+        if !(self.persist && self.w.header_on_disk) {
             self.doc.set_title_slot(&slot)?;
-            if self.persist && self.w.header_on_disk {
-                self.w.replace_in_store(&self.doc)?;
-                if let Some(store) = &self.w.store {
-                    store.set_name(&self.session_id(), &title)?;
-                }
-            }
             return Ok(id);
         }
-        if self.persist && self.w.header_on_disk {
-            let path = match self.w.lock.as_ref() {
-                Some(l) => l.real_path().to_path_buf(),
-                None => return Err(StoreError::ReadOnly),
-            };
-            let in_place = crate::title::write_slot_in_place(&path, &slot, self.opts.durability)?;
-            if !in_place {
-                // No fixed slot to overwrite: give the file one (atomic rewrite, every other
-                // byte kept), then continue on the new file.
-                crate::title::rewrite_with_slot(&path, &slot)?;
-                if let Some(l) = self.w.lock.as_mut() {
-                    l.follow_file()?;
-                }
+        let Some(sink) = self.w.sink.as_mut() else {
+            return Err(StoreError::ReadOnly);
+        };
+        match sink.write_title_slot(&slot)? {
+            SlotWrite::InPlace => self.doc.set_title_slot(&slot)?,
+            SlotWrite::Rewritten => {
+                // The file was rewritten with a slot: read it again, keeping the leaf.
+                let real = sink.file_path().map(Path::to_path_buf);
                 let leaf = self.leaf_id().map(str::to_string);
-                self.w.file = None;
-                self.doc = load_doc_copy(&path)?;
+                let Some(real) = real.or_else(|| self.path.clone()) else {
+                    return Err(StoreError::ReadOnly);
+                };
+                self.doc = load_doc_copy(&real)?;
                 self.w.on_disk = self.doc.entries().len();
-                self.w.needs_newline = self.doc.report().missing_final_newline;
                 if let Some(l) = leaf {
                     self.doc.branch_to(&l);
                 }
-                return Ok(id);
+            }
+            SlotWrite::Lines => {
+                self.doc.set_title_slot(&slot)?;
+                self.w.replace_all(&self.doc)?;
             }
         }
-        self.doc.set_title_slot(&slot)?;
+        if let Some(store) = &self.w.store {
+            store.set_name(&self.session_id(), &title)?;
+        }
         Ok(id)
     }
 
@@ -1528,61 +1484,47 @@ impl SessionManager {
             bytes.push(b'\n');
             last = Some(lid);
         }
-        let new_doc = SessionDoc::parse(Arc::new(bytes.clone())).map_err(|reason| {
-            StoreError::NotASession {
+        let new_doc =
+            SessionDoc::parse(Arc::new(bytes)).map_err(|reason| StoreError::NotASession {
                 path: PathBuf::from("<branched session>"),
                 reason,
-            }
-        })?;
+            })?;
         if !self.persist {
             self.doc = new_doc;
             return Ok(None);
         }
-        if self.w.store.is_some() {
-            // A session kept in a store branches into a new session of the same store
-            // (created with all its lines in one step, now or at the first message when
-            // deferred); the source's lease is released.
-            self.w.sink = None;
-            self.w.header_on_disk = false;
-            self.w.on_disk = 0;
-            self.doc = new_doc;
-            if !self.opts.deferred || has_conversation(&self.doc) {
-                self.w.write_pending_store(&self.doc, &self.opts, None)?;
-            }
-            return Ok(None);
-        }
-        let dir = self.session_dir.clone().unwrap_or_default();
-        let new_path = paths::session_file_name(&dir, &ts, &id);
-        let mut lock = WriterLock::acquire(&new_path, self.opts.wait)?;
-        let write_now = !self.opts.deferred || has_conversation(&new_doc);
-        if write_now {
-            write_new(lock.real_path(), &bytes).at(&new_path)?;
-            if let Err(e) = lock.follow_file() {
-                // Nothing left behind: the new file goes with the failure.
-                let _ = std::fs::remove_file(lock.real_path());
-                return Err(e.into());
-            }
-        }
-        self.w.file = None;
-        self.w.lock = Some(lock);
-        self.w.on_disk = if write_now {
-            new_doc.entries().len()
-        } else {
-            0
-        };
-        self.w.header_on_disk = write_now;
-        self.w.needs_newline = false;
+        // The new session is written as any new session is (one append through a new writer,
+        // now or at the first message when deferred): a store-kept session branches into a
+        // new session of the same store, a file into a new file of the session directory.
+        // The source's writer (its lock or lease) is released.
+        self.w.sink = None;
+        self.w.header_on_disk = false;
+        self.w.on_disk = 0;
         self.doc = new_doc;
-        self.path = Some(new_path.clone());
-        Ok(Some(new_path))
+        let new_path = if self.w.store.is_some() {
+            None
+        } else {
+            let dir = self.session_dir.clone().unwrap_or_default();
+            Some(paths::session_file_name(&dir, &ts, &id))
+        };
+        self.path = new_path.clone();
+        if let Some(p) = &new_path {
+            // The lock of the new file is taken now, even when its first write is deferred.
+            self.w.sink = Some(Box::new(crate::backend::files::FileWriter::create(
+                p,
+                self.opts.wait,
+                self.opts.durability,
+            )?));
+        }
+        if !self.opts.deferred || has_conversation(&self.doc) {
+            self.write_pending(None)?;
+        }
+        Ok(new_path)
     }
 
     /// Forces appended entries to stable storage (per the durability policy).
     pub fn flush(&mut self) -> Result<(), StoreError> {
-        match &self.path {
-            Some(p) => self.w.flush(p),
-            None => Ok(()),
-        }
+        self.w.flush()
     }
 
     /// Flushes and releases the writer lock.

@@ -1,12 +1,12 @@
-//! The write side of a [`super::SessionManager`]: the writer lock, the open append-only file,
-//! how much of the document is already on disk, and the error that latched the session
-//! read-only after a failed write. The read view (the document, the context) lives in the
-//! manager; this part only turns "what is not yet on disk" into one append.
+//! The write side of a [`super::SessionManager`]: the one [`SessionWriter`] the session is
+//! written through (a [`FileWriter`] for a session file, a store's lease otherwise), how much
+//! of the document is already stored, and the error that latched the session read-only after
+//! a failed write. The read view (the document, the context) lives in the manager; this part
+//! only turns "what is not yet stored" into one append.
 use super::ManagerOptions;
-use crate::backend::{meta_from_header, SessionStore, SessionWriter};
-use crate::error::{IoContext, StoreError};
-use crate::file::{create_dir_private, AppendFile, Durability};
-use crate::lock::WriterLock;
+use crate::backend::files::FileWriter;
+use crate::backend::{meta_from_header, BackendError, SessionStore, SessionWriter};
+use crate::error::StoreError;
 use arbor_core::doc::SessionDoc;
 use std::path::Path;
 use std::sync::Arc;
@@ -14,23 +14,30 @@ use std::sync::Arc;
 /// See the module documentation.
 #[derive(Debug, Default)]
 pub(super) struct Writer {
-    /// The writer lock, taken at the first write.
-    pub(super) lock: Option<WriterLock>,
-    /// The session file, opened for appending at the first write.
-    pub(super) file: Option<AppendFile>,
-    /// The header (and omp's title slot) are in the file.
+    /// The header (and omp's title slot) are stored.
     pub(super) header_on_disk: bool,
-    /// How many of the document's entries are in the file.
+    /// How many of the document's entries are stored.
     pub(super) on_disk: usize,
-    /// The file's last line has no newline yet (a torn tail was kept): the next append
-    /// starts with one.
-    pub(super) needs_newline: bool,
     /// Why writing stopped: a failed append leaves the session read-only.
     pub(super) latched: Option<String>,
-    /// For a session in a [`SessionStore`]: the store, and the writer lease once taken.
+    /// For a session in a [`SessionStore`]: the store (a new session is created there).
     pub(super) store: Option<Arc<dyn SessionStore>>,
-    /// The lease of a store-kept session (taken at open, or when it is first written).
+    /// The writer: a session file's (its lock held from open, or from the first write of a
+    /// new file), or a store's lease (taken at open, or when the session is first stored).
     pub(super) sink: Option<Box<dyn SessionWriter>>,
+}
+
+/// What a failed write latches: the cause itself (a file's I/O error without the path the
+/// latched error names again).
+fn latch_reason(e: &BackendError) -> String {
+    match e {
+        BackendError::Io { source, .. } => source.to_string(),
+        BackendError::Store { source, .. } => match source.as_ref() {
+            StoreError::Io { source, .. } => source.to_string(),
+            other => other.to_string(),
+        },
+        other => other.to_string(),
+    }
 }
 
 impl Writer {
@@ -43,6 +50,12 @@ impl Writer {
             }),
             None => Ok(()),
         }
+    }
+
+    /// Latches `e` (the session is read-only until reopened) and returns it.
+    pub(super) fn latch(&mut self, e: BackendError) -> StoreError {
+        self.latched = Some(latch_reason(&e));
+        e.into()
     }
 
     /// The lines of `doc` not yet stored (omp's title slot and the header when nothing is,
@@ -62,51 +75,74 @@ impl Writer {
         lines
     }
 
-    /// [`Writer::write_pending`] for a session kept in a store: a new session is created
-    /// with all its lines in one step, then its lease taken; later lines are one append.
-    /// On failure nothing is stored and the error is latched.
-    pub(super) fn write_pending_store(
+    /// Writes everything of `doc` not yet stored (omp's title slot and the header, deferred
+    /// entries) plus `line`, in one append through the session's writer. The writer is made
+    /// first when there is none: a store-kept session is created with all these lines in one
+    /// step and its lease taken; a new session file at `path` is locked and created by the
+    /// append. On failure nothing is stored and the error is latched.
+    pub(super) fn write_pending(
         &mut self,
         doc: &SessionDoc,
+        path: Option<&Path>,
         opts: &ManagerOptions,
         line: Option<&[u8]>,
     ) -> Result<(), StoreError> {
-        let Some(store) = self.store.clone() else {
-            return Ok(());
-        };
         let lines = self.pending(doc, line);
         if lines.is_empty() {
             return Ok(());
         }
-        let id = doc.session_id().unwrap_or_default();
-        let result = if !self.header_on_disk {
-            let tool = if doc.dialect() == arbor_core::Dialect::Omp {
-                "omp"
-            } else {
-                "pi"
-            };
-            let meta = meta_from_header(doc.header_line(), tool);
-            store.create(&meta, &lines).and_then(|()| {
-                self.sink = Some(store.writer(&id, opts.wait)?);
-                Ok(())
-            })
-        } else {
-            match self.sink.as_mut() {
-                Some(sink) => sink.append(&lines),
-                None => return Err(StoreError::ReadOnly),
+        if self.sink.is_none() {
+            match (&self.store, path) {
+                (Some(store), _) if !self.header_on_disk => {
+                    let store = store.clone();
+                    let id = doc.session_id().unwrap_or_default();
+                    let tool = if doc.dialect() == arbor_core::Dialect::Omp {
+                        "omp"
+                    } else {
+                        "pi"
+                    };
+                    let meta = meta_from_header(doc.header_line(), tool);
+                    let made = store
+                        .create(&meta, &lines)
+                        .and_then(|()| store.writer(&id, opts.wait));
+                    match made {
+                        Ok(w) => self.sink = Some(w),
+                        Err(e) => return Err(self.latch(e)),
+                    }
+                    self.stored(doc);
+                    return Ok(());
+                }
+                (None, Some(path)) => {
+                    self.sink = Some(Box::new(FileWriter::create(
+                        path,
+                        opts.wait,
+                        opts.durability,
+                    )?));
+                }
+                (None, None) => return Ok(()),
+                (Some(_), _) => return Err(StoreError::ReadOnly),
             }
+        }
+        let result = match self.sink.as_mut() {
+            Some(sink) => sink.append(&lines),
+            None => return Err(StoreError::ReadOnly),
         };
         if let Err(e) = result {
-            self.latched = Some(e.to_string());
-            return Err(e.into());
+            return Err(self.latch(e));
         }
-        self.header_on_disk = true;
-        self.on_disk = doc.entries().len();
+        self.stored(doc);
         Ok(())
     }
 
-    /// Replaces a store-kept session's lines with `doc`'s (omp's rewritten title slot).
-    pub(super) fn replace_in_store(&mut self, doc: &SessionDoc) -> Result<(), StoreError> {
+    /// Everything of `doc` is stored.
+    fn stored(&mut self, doc: &SessionDoc) {
+        self.header_on_disk = true;
+        self.on_disk = doc.entries().len();
+    }
+
+    /// Replaces the session's lines with `doc`'s (omp's rewritten title slot in a store that
+    /// keeps it as a line).
+    pub(super) fn replace_all(&mut self, doc: &SessionDoc) -> Result<(), StoreError> {
         let Some(sink) = self.sink.as_mut() else {
             return Err(StoreError::ReadOnly);
         };
@@ -119,101 +155,16 @@ impl Writer {
             lines.push(doc.entry_line(i));
         }
         if let Err(e) = sink.replace_all(&lines) {
-            self.latched = Some(e.to_string());
-            return Err(e.into());
+            return Err(self.latch(e));
         }
-        self.on_disk = doc.entries().len();
-        Ok(())
-    }
-
-    /// Writes everything of `doc` not yet on disk (header, deferred entries) plus `line`, in
-    /// one append to `path`, taking the lock and opening the file first when needed. On
-    /// failure nothing stays on disk and the error is latched.
-    pub(super) fn write_pending(
-        &mut self,
-        doc: &SessionDoc,
-        path: &Path,
-        opts: &ManagerOptions,
-        line: Option<&[u8]>,
-    ) -> Result<(), StoreError> {
-        let mut bytes = Vec::new();
-        if self.needs_newline {
-            bytes.push(b'\n');
-        }
-        if !self.header_on_disk {
-            if let Some(slot) = doc.title_slot() {
-                bytes.extend_from_slice(doc.line(&slot.line));
-                bytes.push(b'\n');
-            }
-            bytes.extend_from_slice(doc.header_line());
-            bytes.push(b'\n');
-        }
-        for i in self.on_disk..doc.entries().len() {
-            bytes.extend_from_slice(doc.entry_line(i));
-            bytes.push(b'\n');
-        }
-        if let Some(l) = line {
-            bytes.extend_from_slice(l);
-            bytes.push(b'\n');
-        }
-        if bytes.is_empty() {
-            return Ok(());
-        }
-        if self.lock.is_none() {
-            if let Some(dir) = path.parent() {
-                if !dir.as_os_str().is_empty() && !dir.exists() {
-                    create_dir_private(dir).at(dir)?;
-                }
-            }
-            self.lock = Some(WriterLock::acquire(path, opts.wait)?);
-        }
-        if self.file.is_none() {
-            let lock = match self.lock.as_mut() {
-                Some(l) => l,
-                None => return Err(StoreError::ReadOnly),
-            };
-            // Write where the lock says the session really is (symlinks resolved once, at
-            // locking), never following a link planted since.
-            let real = lock.real_path().to_path_buf();
-            let f = AppendFile::open(&real, !self.header_on_disk, opts.durability).at(path)?;
-            if !self.header_on_disk {
-                lock.follow_file()?;
-            }
-            self.file = Some(f);
-        }
-        let result = match self.file.as_mut() {
-            Some(f) => f.append(&bytes),
-            None => Ok(()),
-        };
-        if let Err(e) = result {
-            self.latched = Some(e.to_string());
-            return Err(StoreError::Io {
-                path: path.to_path_buf(),
-                source: e,
-            });
-        }
-        if !self.header_on_disk && opts.durability != Durability::None {
-            // A new file: its directory entry must survive a crash too.
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                if let Err(e) = crate::file::sync_dir(dir) {
-                    self.latched = Some(e.to_string());
-                    return Err(StoreError::Io {
-                        path: dir.to_path_buf(),
-                        source: e,
-                    });
-                }
-            }
-        }
-        self.needs_newline = false;
-        self.header_on_disk = true;
         self.on_disk = doc.entries().len();
         Ok(())
     }
 
     /// Forces appended entries to stable storage (per the durability policy).
-    pub(super) fn flush(&mut self, path: &Path) -> Result<(), StoreError> {
-        if let Some(f) = self.file.as_mut() {
-            f.flush().at(path)?;
+    pub(super) fn flush(&mut self) -> Result<(), StoreError> {
+        if let Some(sink) = self.sink.as_mut() {
+            sink.flush()?;
         }
         Ok(())
     }
