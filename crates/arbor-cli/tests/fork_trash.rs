@@ -192,3 +192,39 @@ fn rm_takes_a_planted_symlink_as_a_link() {
     assert!(victim.exists(), "the link's target is never touched");
     assert!(std::fs::symlink_metadata(&link).is_err());
 }
+
+/// pi's `forkFrom` and `createBranchedSession` record the source as an absolute path
+/// (`resolvePath`: against the current directory, `.` and `..` resolved, symlinks kept), so
+/// `arbor fork` of a relative path records the same: a relative `parentSession` would name
+/// another file as soon as pi runs from another directory.
+#[test]
+fn fork_of_a_relative_path_records_the_absolute_parent_as_pi_does() {
+    let home = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(home.path().join("proj/sub")).expect("dirs");
+    let src = home.path().join("proj/in.jsonl");
+    std::fs::copy(goldens().join("input.jsonl"), &src).expect("copy");
+    for at in [None, Some("a3")] {
+        let mut args = vec!["fork", "./proj/sub/../in.jsonl", "--json"];
+        if let Some(a) = at {
+            args.extend(["--at", a]);
+        }
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_arbor"))
+            .args(&args)
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env("XDG_DATA_HOME", home.path().join(".local/share"))
+            .env("ARBOR_CATALOG", home.path().join("catalog.db"))
+            .env_remove("PI_CODING_AGENT_DIR")
+            .output()
+            .expect("run arbor");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        let want = src.to_str().expect("utf-8");
+        assert_eq!(v["parentSession"], want, "--at {at:?}");
+        let path = home.path().join(v["path"].as_str().expect("path"));
+        let text = std::fs::read_to_string(&path).expect("fork");
+        let header: Value =
+            serde_json::from_str(text.lines().next().expect("header")).expect("header JSON");
+        assert_eq!(header["parentSession"], want, "--at {at:?}");
+    }
+}

@@ -786,19 +786,16 @@ fn fork_copy(lines: &[Vec<u8>], s: &StoredSession, local_path: &Path) -> Result<
     } else {
         arbor_core::doc::Dialect::Pi
     });
-    let mut out = Vec::new();
-    for l in lines {
-        if crate::schema::extract(l).etype.as_deref() == Some("session") {
-            out.extend_from_slice(&arbor_store::backend::rewrite_header(
-                l,
-                &new_id,
-                &local_path.display().to_string(),
-            ));
-        } else {
-            out.extend_from_slice(l);
-        }
-        out.push(b'\n');
-    }
+    // The one fork (arbor_store::backend::fork): the header rewritten, every other line kept.
+    let lines: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
+    let parent = local_path.display().to_string();
+    let out = arbor_store::backend::fork::fork_lines(
+        &lines,
+        &new_id,
+        &parent,
+        &arbor_store::backend::fork::ForkHeader::Kept,
+    )
+    .bytes();
     // Next to the local file, named from the new id and the shared copy's creation time
     // when that is a checked ISO time (else now): nothing of the row's text but a checked time.
     let created = if valid_iso_time(&s.meta.created) {

@@ -27,6 +27,7 @@
 //! ```
 pub mod conformance;
 pub mod files;
+pub mod fork;
 pub mod memory;
 
 use std::time::Duration;
@@ -261,28 +262,15 @@ pub trait SessionStore: Send + Sync + std::fmt::Debug {
     fn fork(&self, id: &str, new_id: &str, parent_ref: &str) -> Result<SessionMeta, BackendError> {
         let bytes = std::sync::Arc::new(self.read_joined(id, 0)?);
         let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
-        let mut lines: Vec<&[u8]> = body.split(|b| *b == b'\n').collect();
-        let is_header = |l: &[u8]| {
-            arbor_core::entry::parse_fields(l)
-                .ok()
-                .and_then(|f| f.str(l, "type").map(|t| t == "session"))
-                .unwrap_or(false)
-        };
-        // The header is the first line, or the second after omp's title slot.
-        let at = lines.iter().take(2).position(|l| is_header(l)).unwrap_or(0);
-        let tool = if at == 1 { "omp" } else { "pi" };
-        let header = lines.get(at).map(|h| rewrite_header(h, new_id, parent_ref));
-        if let (Some(slot), Some(h)) = (lines.get_mut(at), header.as_deref()) {
-            *slot = h;
-        }
-        let mut meta = meta_from_header(header.as_deref().unwrap_or_default(), tool);
-        meta.id = new_id.to_string();
+        let lines: Vec<&[u8]> = body.split(|b| *b == b'\n').collect();
+        let forked = fork::fork_lines(&lines, new_id, parent_ref, &fork::ForkHeader::Kept);
+        let mut meta = forked.meta.clone();
         // The name from the lines (the copy's are the source's); the bytes are shared, not
         // copied.
         meta.name = arbor_core::doc::SessionDoc::parse(bytes.clone())
             .ok()
             .and_then(|d| d.session_name());
-        self.create(&meta, &lines)?;
+        self.create(&meta, &forked.lines())?;
         Ok(meta)
     }
 

@@ -203,7 +203,14 @@ pub fn load_doc_copy(path: &Path) -> Result<SessionDoc, StoreError> {
     })
 }
 
-fn header_line(dialect: Dialect, id: &str, ts: &str, cwd: &str, parent: Option<&str>) -> Vec<u8> {
+/// A new session's header line, in pi's key order.
+pub(crate) fn header_line(
+    dialect: Dialect,
+    id: &str,
+    ts: &str,
+    cwd: &str,
+    parent: Option<&str>,
+) -> Vec<u8> {
     let _ = dialect;
     let l = crate::build::LineBuilder::new()
         .str("type", "session")
@@ -219,7 +226,7 @@ fn header_line(dialect: Dialect, id: &str, ts: &str, cwd: &str, parent: Option<&
 }
 
 /// The first lines of a new session: omp's title slot (omp files only), then the header.
-fn initial_lines(
+pub(crate) fn initial_lines(
     dialect: Dialect,
     header: Vec<u8>,
     ts: &str,
@@ -581,8 +588,11 @@ impl SessionManager {
         let id = new_session_id(dialect);
         let ts = now_iso();
         let path = paths::session_file_name(&dir, &ts, &id);
+        // pi records the source as `resolvePath` makes it: absolute, `.` and `..` resolved.
         let parent = match dialect {
-            Dialect::Pi => source.to_string_lossy().into_owned(),
+            Dialect::Pi => paths::resolve_lexical(&source.to_string_lossy())
+                .to_string_lossy()
+                .into_owned(),
             Dialect::Omp => src.session_id().unwrap_or_default(),
         };
         let title = src.session_name();
@@ -593,17 +603,25 @@ impl SessionManager {
         let title_arg = title
             .as_deref()
             .map(|t| (t, src_slot.and_then(|s| s.source)));
-        let mut bytes = initial_lines(
-            dialect,
-            header_line(dialect, &id, &ts, target_cwd, Some(&parent)),
-            &ts,
-            title_arg,
-        );
-        bytes.push(b'\n');
-        for i in 0..src.entries().len() {
-            bytes.extend_from_slice(src.entry_line(i));
-            bytes.push(b'\n');
+        // pi's `forkFrom`: a new header, then every entry (of the migrated view).
+        let mut lines = Vec::with_capacity(src.entries().len() + 2);
+        if let Some(slot) = src.title_slot() {
+            lines.push(src.line(&slot.line));
         }
+        lines.push(src.header_line());
+        lines.extend((0..src.entries().len()).map(|i| src.entry_line(i)));
+        let bytes = crate::backend::fork::fork_lines(
+            &lines,
+            &id,
+            &parent,
+            &crate::backend::fork::ForkHeader::New {
+                dialect,
+                cwd: target_cwd,
+                timestamp: &ts,
+                title: title_arg,
+            },
+        )
+        .bytes();
         let doc = SessionDoc::parse(Arc::new(bytes)).map_err(|reason| StoreError::NotASession {
             path: path.clone(),
             reason,
@@ -1343,8 +1361,14 @@ impl SessionManager {
         let dialect = self.doc.dialect();
         let ts = now_iso();
         let id = new_session_id(dialect);
+        // pi records the session file as `resolvePath` made it when it was opened: absolute,
+        // `.` and `..` resolved.
         let parent = if self.persist {
-            self.path.as_ref().map(|p| p.to_string_lossy().into_owned())
+            self.path.as_ref().map(|p| {
+                paths::resolve_lexical(&p.to_string_lossy())
+                    .to_string_lossy()
+                    .into_owned()
+            })
         } else {
             None
         };
