@@ -267,6 +267,51 @@ fn process_cwd() -> String {
         .unwrap_or_default()
 }
 
+/// pi's `forkFrom` of `src` as a document: a new header (`id`, `parent`, `cwd`, `ts`; omp's
+/// title slot made anew with the source's title), then every entry of the migrated view,
+/// through the one fork ([`crate::backend::fork::fork_lines`]). `at` names the new session
+/// in an error.
+fn forked_doc(
+    src: &SessionDoc,
+    dialect: Dialect,
+    id: &str,
+    parent: &str,
+    cwd: &str,
+    ts: &str,
+    at: &Path,
+) -> Result<SessionDoc, StoreError> {
+    let title = src.session_name();
+    let src_slot = src
+        .title_slot()
+        .as_ref()
+        .and_then(|s| arbor_core::title::parse_title_slot(src.line(&s.line)));
+    let title_arg = title
+        .as_deref()
+        .map(|t| (t, src_slot.and_then(|s| s.source)));
+    let mut lines = Vec::with_capacity(src.entries().len() + 2);
+    if let Some(slot) = src.title_slot() {
+        lines.push(src.line(&slot.line));
+    }
+    lines.push(src.header_line());
+    lines.extend((0..src.entries().len()).map(|i| src.entry_line(i)));
+    let bytes = crate::backend::fork::fork_lines(
+        &lines,
+        id,
+        parent,
+        &crate::backend::fork::ForkHeader::New {
+            dialect,
+            cwd,
+            timestamp: ts,
+            title: title_arg,
+        },
+    )
+    .bytes();
+    SessionDoc::parse(Arc::new(bytes)).map_err(|reason| StoreError::NotASession {
+        path: at.to_path_buf(),
+        reason,
+    })
+}
+
 impl SessionManager {
     fn blank(doc: SessionDoc, cwd: String, opts: ManagerOptions) -> SessionManager {
         SessionManager {
@@ -560,6 +605,32 @@ impl SessionManager {
         Ok(sm)
     }
 
+    /// [`SessionManager::continue_recent`] in a store: opens the most recently appended
+    /// session of `store` whose header's `cwd` is `cwd` (the store's listing; ties go to the
+    /// later one listed), or creates a new one there.
+    ///
+    /// # Errors
+    /// As [`SessionManager::open_in`] and [`SessionManager::create_in`].
+    pub fn continue_recent_in(
+        store: Arc<dyn crate::backend::SessionStore>,
+        cwd: &str,
+        opts: ManagerOptions,
+    ) -> Result<SessionManager, StoreError> {
+        let recent = store
+            .list()?
+            .into_iter()
+            .filter(|s| s.meta.cwd == cwd)
+            .max_by_key(|s| s.modified_ms);
+        match recent {
+            Some(s) => {
+                let mut sm = SessionManager::open_in(store, &s.meta.id, opts)?;
+                sm.cwd = cwd.to_string();
+                Ok(sm)
+            }
+            None => SessionManager::create_in(store, cwd, opts),
+        }
+    }
+
     /// pi's `forkFrom`: a new session in `target_cwd`'s directory holding every entry of
     /// `source` (migrated first, unlike pi), with `parentSession` = the source path.
     pub fn fork_from(
@@ -595,42 +666,45 @@ impl SessionManager {
                 .into_owned(),
             Dialect::Omp => src.session_id().unwrap_or_default(),
         };
-        let title = src.session_name();
-        let src_slot = src
-            .title_slot()
-            .as_ref()
-            .and_then(|s| arbor_core::title::parse_title_slot(src.line(&s.line)));
-        let title_arg = title
-            .as_deref()
-            .map(|t| (t, src_slot.and_then(|s| s.source)));
-        // pi's `forkFrom`: a new header, then every entry (of the migrated view).
-        let mut lines = Vec::with_capacity(src.entries().len() + 2);
-        if let Some(slot) = src.title_slot() {
-            lines.push(src.line(&slot.line));
-        }
-        lines.push(src.header_line());
-        lines.extend((0..src.entries().len()).map(|i| src.entry_line(i)));
-        let bytes = crate::backend::fork::fork_lines(
-            &lines,
-            &id,
-            &parent,
-            &crate::backend::fork::ForkHeader::New {
-                dialect,
-                cwd: target_cwd,
-                timestamp: &ts,
-                title: title_arg,
-            },
-        )
-        .bytes();
-        let doc = SessionDoc::parse(Arc::new(bytes)).map_err(|reason| StoreError::NotASession {
-            path: path.clone(),
-            reason,
-        })?;
+        let doc = forked_doc(&src, dialect, &id, &parent, target_cwd, &ts, &path)?;
         // Written at once, as any new session (one append through a new writer); a fork that
         // fails leaves nothing behind: no copy, no lock.
         let mut sm = SessionManager::blank(doc, target_cwd.to_string(), opts);
         sm.session_dir = Some(dir);
         sm.path = Some(path);
+        sm.persist = true;
+        sm.write_pending(None)?;
+        Ok(sm)
+    }
+
+    /// [`SessionManager::fork_from`] in a store: a new session of `store` holding every entry
+    /// of its session `source_id` (migrated first), with `parentSession` = `source_id` (a
+    /// store-kept session has no path; omp records the id too). Stored at once, its writer
+    /// lease taken.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] (no such session, the database failing),
+    /// [`StoreError::NotASession`] when the source's first line is not a header.
+    pub fn fork_from_in(
+        store: Arc<dyn crate::backend::SessionStore>,
+        source_id: &str,
+        target_cwd: &str,
+        opts: ManagerOptions,
+    ) -> Result<SessionManager, StoreError> {
+        let at = PathBuf::from(format!("{}#{source_id}", store.describe()));
+        let src =
+            SessionDoc::parse(Arc::new(store.read_joined(source_id, 0)?)).map_err(|reason| {
+                StoreError::NotASession {
+                    path: at.clone(),
+                    reason,
+                }
+            })?;
+        let dialect = opts.dialect.unwrap_or_else(|| src.dialect());
+        let id = new_session_id(dialect);
+        let ts = now_iso();
+        let doc = forked_doc(&src, dialect, &id, source_id, target_cwd, &ts, &at)?;
+        let mut sm = SessionManager::blank(doc, target_cwd.to_string(), opts);
+        sm.w.store = Some(store);
         sm.persist = true;
         sm.write_pending(None)?;
         Ok(sm)

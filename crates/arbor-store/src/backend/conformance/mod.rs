@@ -97,7 +97,7 @@ pub fn session_files_in(dir: &std::path::Path) -> std::io::Result<Vec<Vec<u8>>> 
 /// # Errors
 /// The failed check's name and what it found.
 pub fn run_all(fresh: Fresh<'_>, files: &[Vec<u8>]) -> Check {
-    let checks: [(&str, CheckFn); 10] = [
+    let checks: [(&str, CheckFn); 11] = [
         ("write_and_reopen", write_and_reopen),
         ("one_writer", one_writer),
         ("lost_lease_cannot_append", lost_lease_cannot_append),
@@ -108,6 +108,10 @@ pub fn run_all(fresh: Fresh<'_>, files: &[Vec<u8>]) -> Check {
         ("newline_in_line_refused", newline_refused),
         ("fork_copies_with_a_new_header", fork_copy),
         ("blobs_by_hash", blobs_by_hash),
+        (
+            "fork_from_and_continue_recent_in_the_store",
+            fork_and_continue,
+        ),
     ];
     for (name, check) in checks {
         check(fresh).map_err(|e| {
@@ -124,6 +128,57 @@ pub fn run_all(fresh: Fresh<'_>, files: &[Vec<u8>]) -> Check {
             fresh(Duration::from_secs(30)).describe()
         )
     })
+}
+
+/// `SessionManager::continue_recent_in` opens the store's latest session of a cwd (a new one
+/// for another cwd), and `fork_from_in` copies every entry into a new session of the same
+/// store with pi's new header (`cwd`, `parentSession` = the source's id).
+fn fork_and_continue(fresh: Fresh<'_>) -> Check {
+    let store = fresh(Duration::from_secs(30));
+    let opts = ManagerOptions::default;
+    let mut a = SessionManager::create_in(store.clone(), "/p", opts()).map_err(e2s)?;
+    a.append_message(&user("one")).map_err(e2s)?;
+    a.append_message(&assistant("two")).map_err(e2s)?;
+    let a_id = a.session_id();
+    drop(a);
+    let mut c = SessionManager::continue_recent_in(store.clone(), "/p", opts()).map_err(e2s)?;
+    ensure(c.session_id() == a_id, || {
+        "continued another session".into()
+    })?;
+    c.append_message(&user("three")).map_err(e2s)?;
+    drop(c);
+    let other =
+        SessionManager::continue_recent_in(store.clone(), "/elsewhere", opts()).map_err(e2s)?;
+    ensure(other.session_id() != a_id, || {
+        "continued a session of another cwd".into()
+    })?;
+    drop(other);
+    let f = SessionManager::fork_from_in(store.clone(), &a_id, "/q", opts()).map_err(e2s)?;
+    let f_id = f.session_id();
+    ensure(f_id != a_id && f.entries().len() == 3, || {
+        format!("the fork has {} entries", f.entries().len())
+    })?;
+    drop(f);
+    let source = store.read(&a_id, 0).map_err(e2s)?;
+    let copy = store.read(&f_id, 0).map_err(e2s)?;
+    ensure(copy.get(1..) == source.get(1..), || {
+        "the fork's entries are not the source's, byte for byte".into()
+    })?;
+    let header = arbor_core::json::JsValue::parse(&copy[0]).map_err(e2s)?;
+    let field = |k: &str| {
+        header
+            .get(k)
+            .and_then(|v| v.as_str_lossy())
+            .map(|v| v.into_owned())
+    };
+    ensure(
+        field("parentSession").as_deref() == Some(a_id.as_str())
+            && field("cwd").as_deref() == Some("/q")
+            && field("id").as_deref() == Some(f_id.as_str()),
+        || format!("the fork's header: {}", String::from_utf8_lossy(&copy[0])),
+    )?;
+    let again = SessionManager::open_in(store, &f_id, opts()).map_err(e2s)?;
+    ensure(again.entries().len() == 3, || "the fork reopened".into())
 }
 
 fn user(text: &str) -> Vec<u8> {
