@@ -153,25 +153,32 @@ impl std::fmt::Debug for PgStore {
 }
 
 fn pg_err(name: &str) -> impl Fn(postgres::Error) -> BackendError + '_ {
-    move |e| BackendError::Db {
-        store: name.to_string(),
-        message: match e.as_db_error() {
-            Some(d) => d.message().to_string(),
-            // The client's own error and its causes (a TLS handshake names why it failed).
-            None => {
-                let mut m = e.to_string();
-                let mut cause = std::error::Error::source(&e);
-                while let Some(c) = cause {
-                    let text = c.to_string();
-                    if !m.contains(&text) {
-                        m.push_str(": ");
-                        m.push_str(&text);
-                    }
-                    cause = c.source();
-                }
-                m
-            }
+    move |e| match e.as_db_error() {
+        // The server's message; its error is not kept as a cause, whose text ("db error:
+        // ERROR: ...") would be printed again after it.
+        Some(d) => BackendError::Db {
+            store: name.to_string(),
+            message: d.message().to_string(),
         },
+        // The client's own error and its causes (a TLS handshake names why it failed), the
+        // error kept as the cause.
+        None => {
+            let mut m = e.to_string();
+            let mut cause = std::error::Error::source(&e);
+            while let Some(c) = cause {
+                let text = c.to_string();
+                if !m.contains(&text) {
+                    m.push_str(": ");
+                    m.push_str(&text);
+                }
+                cause = c.source();
+            }
+            BackendError::Database {
+                store: name.to_string(),
+                message: m,
+                source: Box::new(e),
+            }
+        }
     }
 }
 
@@ -557,11 +564,15 @@ impl PgStore {
     /// # Errors
     /// As [`PgStore::connect`].
     pub fn connect_with_lease(url: &str, lease: Duration) -> Result<PgStore, BackendError> {
+        // A connection error's text is scrubbed of the URL's secrets, and its cause (whose
+        // text is not) is dropped.
         Self::connect_inner(url, lease).map_err(|e| match e {
-            BackendError::Db { store, message } => BackendError::Db {
-                store,
-                message: scrub(&message, url),
-            },
+            BackendError::Db { store, message } | BackendError::Database { store, message, .. } => {
+                BackendError::Db {
+                    store,
+                    message: scrub(&message, url),
+                }
+            }
             other => other,
         })
     }

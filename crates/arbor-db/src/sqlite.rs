@@ -20,9 +20,10 @@ pub struct SqliteStore {
 }
 
 fn db_err(path: &Path) -> impl Fn(rusqlite::Error) -> BackendError + '_ {
-    move |e| BackendError::Db {
+    move |e| BackendError::Database {
         store: format!("sqlite:{}", path.display()),
         message: e.to_string(),
+        source: Box::new(e),
     }
 }
 
@@ -76,9 +77,12 @@ fn identify(path: &Path) -> Result<Identity, BackendError> {
             .iter()
             .all(|t| tables.iter().any(|x| x == t))
     };
-    arbor_store::sqlite_file::identify(path, STORE_APP_ID, &legacy).map_err(|e| BackendError::Db {
-        store: format!("sqlite:{}", path.display()),
-        message: e.to_string(),
+    arbor_store::sqlite_file::identify(path, STORE_APP_ID, &legacy).map_err(|e| {
+        BackendError::Database {
+            store: format!("sqlite:{}", path.display()),
+            message: e.to_string(),
+            source: Box::new(e),
+        }
     })
 }
 
@@ -633,6 +637,27 @@ impl Drop for SqliteWriter {
         let _ = self.store.conn().execute(
             "UPDATE sessions SET holder = NULL, lease_until_ms = NULL WHERE id = ?1 AND fence = ?2",
             params![self.id, self.fence as i64],
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database failure keeps the client's error as its cause (`source`), with the same
+    /// text as before for people.
+    #[test]
+    fn a_database_error_keeps_its_cause() {
+        let e = db_err(Path::new("/s.db"))(rusqlite::Error::QueryReturnedNoRows);
+        assert_eq!(
+            e.to_string(),
+            format!("sqlite:/s.db: {}", rusqlite::Error::QueryReturnedNoRows)
+        );
+        let cause = std::error::Error::source(&e).expect("a cause");
+        assert!(
+            cause.downcast_ref::<rusqlite::Error>().is_some(),
+            "{cause:?}"
         );
     }
 }

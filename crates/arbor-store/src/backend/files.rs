@@ -78,10 +78,11 @@ impl FileStore {
     }
 
     fn io(&self, path: &Path) -> impl Fn(std::io::Error) -> BackendError + '_ {
-        let p = path.display().to_string();
-        move |e| BackendError::Db {
+        let path = path.to_path_buf();
+        move |source| BackendError::Io {
             store: self.name(),
-            message: format!("{p}: {e}"),
+            path: path.clone(),
+            source,
         }
     }
 
@@ -171,9 +172,9 @@ impl FileStore {
                 id: id.to_string(),
                 holder,
             },
-            LockError::Io { path, source } => BackendError::Db {
+            e @ LockError::Io { .. } => BackendError::Lock {
                 store: self.name(),
-                message: format!("{}: {source}", path.display()),
+                source: e,
             },
         }
     }
@@ -219,9 +220,9 @@ impl SessionStore for FileStore {
                 id: meta.id.clone(),
             });
         }
-        crate::ids::check_session_id(&meta.id).map_err(|e| BackendError::Db {
+        crate::ids::check_session_id(&meta.id).map_err(|e| BackendError::Store {
             store: self.name(),
-            message: e.to_string(),
+            source: Box::new(e),
         })?;
         let dialect = if meta.tool == "omp" {
             Dialect::Omp
@@ -310,9 +311,9 @@ impl SessionStore for FileStore {
         crate::blobs::BlobStore::for_agent_dir(&self.agent_dir)
             .put(bytes, None)
             .map(|_| ())
-            .map_err(|e| BackendError::Db {
+            .map_err(|e| BackendError::Store {
                 store: self.name(),
-                message: e.to_string(),
+                source: Box::new(e.into()),
             })
     }
 
@@ -320,9 +321,9 @@ impl SessionStore for FileStore {
         match crate::blobs::BlobStore::for_agent_dir(&self.agent_dir).get(hash) {
             Ok(b) => Ok(Some(b)),
             Err(crate::blobs::BlobError::Missing { .. }) => Ok(None),
-            Err(e) => Err(BackendError::Db {
+            Err(e) => Err(BackendError::Store {
                 store: self.name(),
-                message: e.to_string(),
+                source: Box::new(e.into()),
             }),
         }
     }
@@ -610,5 +611,33 @@ impl SessionWriter for FileWriter {
         self.file = None;
         self.len = None;
         Ok(SlotWrite::Rewritten)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file the store cannot read is an error that keeps the I/O error as its cause and
+    /// names the file; the manager sees it as the `StoreError::Io` it always was.
+    #[test]
+    fn an_unreadable_session_keeps_the_io_error_as_its_cause() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let id = "0190a8a0-0000-7000-8000-000000000001";
+        let bad = tmp.path().join(format!(
+            "sessions/--p--/2026-01-01T00-00-00-000Z_{id}.jsonl"
+        ));
+        std::fs::create_dir_all(&bad).expect("a directory where the file would be");
+        let store = FileStore::new(tmp.path());
+        let e = store
+            .read(id, 0)
+            .expect_err("a directory is not a session file");
+        assert!(e.to_string().contains(&bad.display().to_string()), "{e}");
+        let cause = std::error::Error::source(&e).expect("a cause");
+        assert!(
+            cause.downcast_ref::<std::io::Error>().is_some(),
+            "{cause:?}"
+        );
+        assert!(matches!(StoreError::from(e), StoreError::Io { path, .. } if path == bad));
     }
 }

@@ -163,7 +163,20 @@ pub enum BackendError {
         /// The cause.
         source: Box<crate::StoreError>,
     },
-    /// The database or its connection failed.
+    /// The database or its connection failed, with the database client's error as the cause
+    /// (`message` says it for people: the server's message, or the client's error and its
+    /// causes).
+    #[error("{store}: {message}")]
+    Database {
+        /// The store.
+        store: String,
+        /// What the database said.
+        message: String,
+        /// The client's error.
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+    /// The database or its connection failed (a refusal of arbor's own, or a message that
+    /// must not keep its cause: a connection error scrubbed of its password).
     #[error("{store}: {message}")]
     Db {
         /// The store.
