@@ -742,10 +742,6 @@ impl SessionStore for PgStore {
         tx.commit().map_err(&err)
     }
 
-    fn read(&self, id: &str, from: u64) -> Result<Vec<Vec<u8>>, BackendError> {
-        self.read_range(id, from, u64::MAX)
-    }
-
     fn read_range(&self, id: &str, from: u64, to: u64) -> Result<Vec<Vec<u8>>, BackendError> {
         let err = pg_err(&self.name);
         let mut c = self.client();
@@ -766,7 +762,12 @@ impl SessionStore for PgStore {
         Ok(rows.into_iter().map(|r| r.get::<_, Vec<u8>>(0)).collect())
     }
 
-    fn read_joined(&self, id: &str, from: u64) -> Result<Vec<u8>, BackendError> {
+    fn read_into(
+        &self,
+        id: &str,
+        from: u64,
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), BackendError> {
         use postgres::fallible_iterator::FallibleIterator;
         let err = pg_err(&self.name);
         let mut c = self.client();
@@ -775,14 +776,9 @@ impl SessionStore for PgStore {
             .read_only(true)
             .start()
             .map_err(&err)?;
-        let bytes = self.stored_bytes(&mut tx, id)?;
+        self.stored_bytes(&mut tx, id)?;
         let from = i64::try_from(from).unwrap_or(i64::MAX);
-        // Rows straight into one buffer: no vector per line, no second copy.
-        let mut out = Vec::with_capacity(if from == 0 {
-            usize::try_from(bytes).unwrap_or(0)
-        } else {
-            0
-        });
+        // Rows as they arrive, straight into `out`: no vector per line, no whole session.
         let mut rows = tx
             .query_raw(
                 "SELECT line FROM arbor_entries WHERE session_id = $1 AND seq >= $2 ORDER BY seq",
@@ -791,12 +787,11 @@ impl SessionStore for PgStore {
             .map_err(&err)?;
         while let Some(row) = rows.next().map_err(&err)? {
             let line: &[u8] = row.try_get(0).map_err(&err)?;
-            out.extend_from_slice(line);
-            out.push(b'\n');
+            arbor_store::backend::write_line(&self.name, out, line)?;
         }
         drop(rows);
         tx.commit().map_err(&err)?;
-        Ok(out)
+        Ok(())
     }
 
     fn has_blob(&self, hash: &str) -> Result<bool, BackendError> {

@@ -317,7 +317,12 @@ impl SessionStore for SqliteStore {
         tx.commit().map_err(&err)
     }
 
-    fn read(&self, id: &str, from: u64) -> Result<Vec<Vec<u8>>, BackendError> {
+    fn read_into(
+        &self,
+        id: &str,
+        from: u64,
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), BackendError> {
         let err = db_err(&self.path);
         let conn = self.conn();
         let exists: bool = conn
@@ -336,12 +341,17 @@ impl SessionStore for SqliteStore {
                 "SELECT line FROM entries WHERE session_id = ?1 AND seq >= ?2 ORDER BY seq",
             )
             .map_err(&err)?;
-        let rows = st
-            .query_map(params![id, i64::try_from(from).unwrap_or(i64::MAX)], |r| {
-                r.get::<_, Vec<u8>>(0)
-            })
+        // Row by row into `out`: one line in memory at a time.
+        let mut rows = st
+            .query(params![id, i64::try_from(from).unwrap_or(i64::MAX)])
             .map_err(&err)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(&err)
+        let name = self.name();
+        while let Some(row) = rows.next().map_err(&err)? {
+            let line = row.get_ref(0).map_err(&err)?;
+            let line = line.as_blob().map_err(|e| err(e.into()))?;
+            arbor_store::backend::write_line(&name, out, line)?;
+        }
+        Ok(())
     }
 
     fn read_range(&self, id: &str, from: u64, to: u64) -> Result<Vec<Vec<u8>>, BackendError> {

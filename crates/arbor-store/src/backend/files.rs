@@ -240,12 +240,54 @@ impl SessionStore for FileStore {
         crate::file::write_new(&path, &joined(lines)).map_err(self.io(&path))
     }
 
-    fn read(&self, id: &str, from: u64) -> Result<Vec<Vec<u8>>, BackendError> {
+    fn read_into(
+        &self,
+        id: &str,
+        from: u64,
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), BackendError> {
+        use std::io::Read;
         let path = self.path_of(id)?;
-        let bytes = crate::safe_fs::read_regular(&path).map_err(self.io(&path))?;
-        let lines = split(&bytes);
-        let from = usize::try_from(from).unwrap_or(usize::MAX).min(lines.len());
-        Ok(lines[from..].to_vec())
+        let mut f = crate::safe_fs::open_regular(&path).map_err(self.io(&path))?;
+        // A block at a time: the first `from` lines skipped, the rest written through; a
+        // last line without its newline gets one (as a line of a store does).
+        let mut block = vec![0u8; 1 << 16];
+        let mut skip = from;
+        let mut last = b'\n';
+        loop {
+            let n = match f.read(&mut block) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.io(&path)(e)),
+            };
+            let mut chunk = &block[..n];
+            while skip > 0 && !chunk.is_empty() {
+                match chunk.iter().position(|b| *b == b'\n') {
+                    Some(i) => {
+                        chunk = &chunk[i + 1..];
+                        skip -= 1;
+                    }
+                    None => chunk = &[],
+                }
+            }
+            if let Some(&b) = chunk.last() {
+                last = b;
+                out.write_all(chunk)
+                    .map_err(|source| BackendError::Output {
+                        store: self.name(),
+                        source,
+                    })?;
+            }
+        }
+        if last != b'\n' {
+            out.write_all(b"\n")
+                .map_err(|source| BackendError::Output {
+                    store: self.name(),
+                    source,
+                })?;
+        }
+        Ok(())
     }
 
     fn list(&self) -> Result<Vec<StoredSession>, BackendError> {
@@ -617,6 +659,36 @@ impl SessionWriter for FileWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `read_into` streams what `read` and `read_joined` give: every line from `from` on,
+    /// each with its newline (a last line without one gets it), across block boundaries.
+    #[test]
+    fn read_into_streams_the_lines_from_a_sequence_number() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let id = "0190a8a0-0000-7000-8000-000000000002";
+        let dir = tmp.path().join("sessions/--p--");
+        std::fs::create_dir_all(&dir).expect("dir");
+        let long = "x".repeat(100_000);
+        let text = format!("{{\"type\":\"session\",\"id\":\"{id}\"}}\n{long}\n\nthird\nno newline");
+        std::fs::write(
+            dir.join(format!("2026-01-01T00-00-00-000Z_{id}.jsonl")),
+            &text,
+        )
+        .expect("write");
+        let store = FileStore::new(tmp.path());
+        let want: Vec<Vec<u8>> = text.split('\n').map(|l| l.as_bytes().to_vec()).collect();
+        for from in 0..7u64 {
+            let mut out = Vec::new();
+            store.read_into(id, from, &mut out).expect("read_into");
+            let rest = want.get(from as usize..).unwrap_or_default();
+            assert_eq!(
+                out,
+                joined(&rest.iter().map(Vec::as_slice).collect::<Vec<_>>()),
+                "{from}"
+            );
+            assert_eq!(store.read(id, from).expect("read"), rest, "{from}");
+        }
+    }
 
     /// A file the store cannot read is an error that keeps the I/O error as its cause and
     /// names the file; the manager sees it as the `StoreError::Io` it always was.

@@ -115,13 +115,21 @@ impl SessionStore for MemoryStore {
         Ok(())
     }
 
-    fn read(&self, id: &str, from: u64) -> Result<Vec<Vec<u8>>, BackendError> {
+    fn read_into(
+        &self,
+        id: &str,
+        from: u64,
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), BackendError> {
         let map = self.lock();
         let s = map.get(id).ok_or_else(|| no_session(id))?;
         let from = usize::try_from(from)
             .unwrap_or(usize::MAX)
             .min(s.lines.len());
-        Ok(s.lines[from..].to_vec())
+        for l in &s.lines[from..] {
+            super::write_line("memory", out, l)?;
+        }
+        Ok(())
     }
 
     fn list(&self) -> Result<Vec<StoredSession>, BackendError> {

@@ -163,6 +163,14 @@ pub enum BackendError {
         /// The cause.
         source: Box<crate::StoreError>,
     },
+    /// Writing the lines read to the caller's output failed ([`SessionStore::read_into`]).
+    #[error("{store}: writing the lines read: {source}")]
+    Output {
+        /// The store.
+        store: String,
+        /// The cause.
+        source: std::io::Error,
+    },
     /// The database or its connection failed, with the database client's error as the cause
     /// (`message` says it for people: the server's message, or the client's error and its
     /// causes).
@@ -206,11 +214,33 @@ pub trait SessionStore: Send + Sync + std::fmt::Debug {
     /// [`BackendError::Exists`] when the id is taken.
     fn create(&self, meta: &SessionMeta, lines: &[&[u8]]) -> Result<(), BackendError>;
 
-    /// The lines from sequence number `from` on, in order, each without its newline.
+    /// Streams the lines from sequence number `from` on into `out`, in order, each followed
+    /// by `\n` (what a JSONL file of the session holds from that line on; a last line stored
+    /// without its newline gets one), in bounded memory: a 1 GB session is never held whole.
+    ///
+    /// # Errors
+    /// [`BackendError::NoSession`]; [`BackendError::Output`] when `out` fails; a storage
+    /// failure. What reached `out` before an error is a prefix of whole lines or less.
+    fn read_into(
+        &self,
+        id: &str,
+        from: u64,
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), BackendError>;
+
+    /// The lines from sequence number `from` on, in order, each without its newline (built
+    /// on [`SessionStore::read_into`]; for small reads: it holds every line).
     ///
     /// # Errors
     /// [`BackendError::NoSession`].
-    fn read(&self, id: &str, from: u64) -> Result<Vec<Vec<u8>>, BackendError>;
+    fn read(&self, id: &str, from: u64) -> Result<Vec<Vec<u8>>, BackendError> {
+        let bytes = self.read_joined(id, from)?;
+        let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+        if bytes.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(body.split(|b| *b == b'\n').map(<[u8]>::to_vec).collect())
+    }
 
     /// The lines `from..to` (fewer at the end of the session).
     ///
@@ -223,18 +253,14 @@ pub trait SessionStore: Send + Sync + std::fmt::Debug {
     }
 
     /// The lines from sequence number `from` on as one buffer, each line followed by `\n`
-    /// (what a JSONL file of the session holds from that line on). A backend overrides it
-    /// to skip the line-by-line copies (opening a 100 MB session reads it this way).
+    /// (what a JSONL file of the session holds from that line on): [`SessionStore::read_into`]
+    /// a vector (opening a session into a manager reads it this way).
     ///
     /// # Errors
     /// [`BackendError::NoSession`].
     fn read_joined(&self, id: &str, from: u64) -> Result<Vec<u8>, BackendError> {
-        let lines = self.read(id, from)?;
-        let mut bytes = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
-        for l in &lines {
-            bytes.extend_from_slice(l);
-            bytes.push(b'\n');
-        }
+        let mut bytes = Vec::new();
+        self.read_into(id, from, &mut bytes)?;
         Ok(bytes)
     }
 
@@ -428,6 +454,24 @@ pub fn check_blob(store: &str, hash: &str, bytes: &[u8]) -> Result<(), BackendEr
         });
     }
     Ok(())
+}
+
+/// Writes `line` and its newline to `out` ([`SessionStore::read_into`] of a store that keeps
+/// lines one by one).
+///
+/// # Errors
+/// [`BackendError::Output`] naming `store`.
+pub fn write_line(
+    store: &str,
+    out: &mut dyn std::io::Write,
+    line: &[u8],
+) -> Result<(), BackendError> {
+    out.write_all(line)
+        .and_then(|()| out.write_all(b"\n"))
+        .map_err(|source| BackendError::Output {
+            store: store.to_string(),
+            source,
+        })
 }
 
 /// Checks that no line holds a newline (a store keeps one line per row).

@@ -475,6 +475,38 @@ fn read_from_sequence(fresh: Fresh<'_>) -> Check {
             .collect();
         ensure(joined == want, || format!("read_joined from {from}"))?;
     }
+    // Streamed: the same bytes through a small writer, written as the lines are read; a
+    // writer that fails is the store's `Output` error.
+    struct Small<'a>(&'a mut Vec<u8>);
+    impl std::io::Write for Small<'_> {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            let n = b.len().min(7);
+            self.0.extend_from_slice(&b[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut streamed = Vec::new();
+    store
+        .read_into(&sm.session_id(), 0, &mut Small(&mut streamed))
+        .map_err(e2s)?;
+    let joined = store.read_joined(&sm.session_id(), 0).map_err(e2s)?;
+    ensure(streamed == joined, || "read_into differs from read_joined".into())?;
+    struct Full;
+    impl std::io::Write for Full {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::from(std::io::ErrorKind::StorageFull))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    match store.read_into(&sm.session_id(), 0, &mut Full) {
+        Err(BackendError::Output { .. }) => {}
+        other => return Err(format!("read_into a failing writer: {other:?}")),
+    }
     match store.read_joined("no-such-session", 0) {
         Err(BackendError::NoSession { .. }) => Ok(()),
         other => Err(format!("read_joined of a missing session: {other:?}")),
