@@ -3,7 +3,7 @@
 use crate::schema::extract;
 use crate::sqlite::{holder, now_ms};
 use arbor_store::backend::{
-    check_lines, BackendError, SessionMeta, SessionStore, SessionWriter, StoredSession,
+    check_lines, BackendError, Blobs, SessionMeta, SessionStore, SessionWriter, StoredSession,
 };
 use postgres::binary_copy::BinaryCopyInWriter;
 use postgres::types::Type;
@@ -794,31 +794,6 @@ impl SessionStore for PgStore {
         Ok(())
     }
 
-    fn has_blob(&self, hash: &str) -> Result<bool, BackendError> {
-        self.client()
-            .query_opt("SELECT 1 FROM arbor_blobs WHERE hash = $1", &[&hash])
-            .map(|r| r.is_some())
-            .map_err(pg_err(&self.name))
-    }
-
-    fn put_blob(&self, hash: &str, bytes: &[u8]) -> Result<(), BackendError> {
-        arbor_store::backend::check_blob(&self.name, hash, bytes)?;
-        self.client()
-            .execute(
-                "INSERT INTO arbor_blobs (hash, bytes) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING",
-                &[&hash, &bytes],
-            )
-            .map(|_| ())
-            .map_err(pg_err(&self.name))
-    }
-
-    fn get_blob(&self, hash: &str) -> Result<Option<Vec<u8>>, BackendError> {
-        self.client()
-            .query_opt("SELECT bytes FROM arbor_blobs WHERE hash = $1", &[&hash])
-            .map(|r| r.map(|r| r.get::<_, Vec<u8>>(0)))
-            .map_err(pg_err(&self.name))
-    }
-
     fn list(&self) -> Result<Vec<StoredSession>, BackendError> {
         let rows = self
             .client()
@@ -945,6 +920,33 @@ impl SessionStore for PgStore {
         tx.execute("DELETE FROM arbor_sessions WHERE id = $1", &[&id])
             .map_err(&err)?;
         tx.commit().map_err(&err)
+    }
+}
+
+impl Blobs for PgStore {
+    fn has_blob(&self, hash: &str) -> Result<bool, BackendError> {
+        self.client()
+            .query_opt("SELECT 1 FROM arbor_blobs WHERE hash = $1", &[&hash])
+            .map(|r| r.is_some())
+            .map_err(pg_err(&self.name))
+    }
+
+    fn put_blob(&self, hash: &str, bytes: &[u8]) -> Result<(), BackendError> {
+        arbor_store::backend::check_blob(&self.name, hash, bytes)?;
+        self.client()
+            .execute(
+                "INSERT INTO arbor_blobs (hash, bytes) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING",
+                &[&hash, &bytes],
+            )
+            .map(|_| ())
+            .map_err(pg_err(&self.name))
+    }
+
+    fn get_blob(&self, hash: &str) -> Result<Option<Vec<u8>>, BackendError> {
+        self.client()
+            .query_opt("SELECT bytes FROM arbor_blobs WHERE hash = $1", &[&hash])
+            .map(|r| r.map(|r| r.get::<_, Vec<u8>>(0)))
+            .map_err(pg_err(&self.name))
     }
 }
 

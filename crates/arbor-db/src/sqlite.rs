@@ -1,7 +1,7 @@
 //! [`SqliteStore`]: many sessions in one SQLite database file, one row per line.
 use crate::schema::{extract, SCHEMA_VERSION, SQLITE_BLOBS, SQLITE_SCHEMA};
 use arbor_store::backend::{
-    check_lines, BackendError, SessionMeta, SessionStore, SessionWriter, StoredSession,
+    check_lines, BackendError, Blobs, SessionMeta, SessionStore, SessionWriter, StoredSession,
 };
 use arbor_store::sqlite_file::Identity;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
@@ -485,34 +485,6 @@ impl SessionStore for SqliteStore {
         Ok(())
     }
 
-    fn has_blob(&self, hash: &str) -> Result<bool, BackendError> {
-        self.conn()
-            .query_row("SELECT 1 FROM blobs WHERE hash = ?1", [hash], |_| Ok(()))
-            .optional()
-            .map(|r| r.is_some())
-            .map_err(db_err(&self.path))
-    }
-
-    fn put_blob(&self, hash: &str, bytes: &[u8]) -> Result<(), BackendError> {
-        arbor_store::backend::check_blob(&self.name(), hash, bytes)?;
-        self.conn()
-            .execute(
-                "INSERT INTO blobs (hash, bytes) VALUES (?1, ?2) ON CONFLICT (hash) DO NOTHING",
-                params![hash, bytes],
-            )
-            .map(|_| ())
-            .map_err(db_err(&self.path))
-    }
-
-    fn get_blob(&self, hash: &str) -> Result<Option<Vec<u8>>, BackendError> {
-        self.conn()
-            .query_row("SELECT bytes FROM blobs WHERE hash = ?1", [hash], |r| {
-                r.get(0)
-            })
-            .optional()
-            .map_err(db_err(&self.path))
-    }
-
     fn delete(&self, id: &str) -> Result<(), BackendError> {
         let err = db_err(&self.path);
         let mut conn = self.conn();
@@ -545,6 +517,36 @@ impl SessionStore for SqliteStore {
         tx.execute("DELETE FROM sessions WHERE id = ?1", [id])
             .map_err(&err)?;
         tx.commit().map_err(&err)
+    }
+}
+
+impl Blobs for SqliteStore {
+    fn has_blob(&self, hash: &str) -> Result<bool, BackendError> {
+        self.conn()
+            .query_row("SELECT 1 FROM blobs WHERE hash = ?1", [hash], |_| Ok(()))
+            .optional()
+            .map(|r| r.is_some())
+            .map_err(db_err(&self.path))
+    }
+
+    fn put_blob(&self, hash: &str, bytes: &[u8]) -> Result<(), BackendError> {
+        arbor_store::backend::check_blob(&self.name(), hash, bytes)?;
+        self.conn()
+            .execute(
+                "INSERT INTO blobs (hash, bytes) VALUES (?1, ?2) ON CONFLICT (hash) DO NOTHING",
+                params![hash, bytes],
+            )
+            .map(|_| ())
+            .map_err(db_err(&self.path))
+    }
+
+    fn get_blob(&self, hash: &str) -> Result<Option<Vec<u8>>, BackendError> {
+        self.conn()
+            .query_row("SELECT bytes FROM blobs WHERE hash = ?1", [hash], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(db_err(&self.path))
     }
 }
 

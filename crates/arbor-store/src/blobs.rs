@@ -312,15 +312,71 @@ pub fn blob_dir_for_session(session: &Path, agent_override: Option<&Path>) -> Pa
 /// Runs omp's write-side transforms on one new entry line (truncation, blob
 /// externalization), storing blobs in `store` before returning. `Ok(None)`: nothing changed.
 pub fn prepare_line(line: &[u8], store: &BlobStore) -> Result<Option<Vec<u8>>, StoreError> {
+    prepare_with(line, &mut |b: BlobPut<'_>| {
+        store
+            .put(b.bytes, b.extension.as_deref())
+            .map_err(StoreError::from)
+    })
+}
+
+/// [`prepare_line`] with the blobs stored in `blobs` (a session kept in a database keeps
+/// its blobs there, [`crate::backend::Blobs`]); omp's typed sidecars are a directory's
+/// convenience and are not made.
+pub fn prepare_line_in(
+    line: &[u8],
+    blobs: &dyn crate::backend::Blobs,
+) -> Result<Option<Vec<u8>>, StoreError> {
+    prepare_with(line, &mut |b: BlobPut<'_>| {
+        let hash = sha256_hex(b.bytes);
+        blobs.put_blob(&hash, b.bytes)?;
+        Ok(hash)
+    })
+}
+
+/// omp's write-side transforms of one line, each blob stored by `put` (which returns its
+/// hash) before this returns.
+fn prepare_with(
+    line: &[u8],
+    put: &mut dyn FnMut(BlobPut<'_>) -> Result<String, StoreError>,
+) -> Result<Option<Vec<u8>>, StoreError> {
     if !persist::may_need_persistence_transform(line) {
         return Ok(None);
     }
     let mut v = JsValue::parse(line).map_err(|e| StoreError::Line(e.into()))?;
-    let mut put = |b: BlobPut<'_>| store.put(b.bytes, b.extension.as_deref());
-    if persist::prepare_for_persistence(&mut v, &mut put)? {
+    if persist::prepare_for_persistence(&mut v, put)? {
         Ok(Some(v.to_json()))
     } else {
         Ok(None)
+    }
+}
+
+/// The blob directory as a [`crate::backend::Blobs`] store (what a [`crate::backend::files::FileStore`]
+/// keeps its sessions' blobs in): a blob is stored as [`BlobStore::put`] stores it.
+impl crate::backend::Blobs for BlobStore {
+    fn has_blob(&self, hash: &str) -> Result<bool, crate::backend::BackendError> {
+        Ok(self.path_of(hash).is_ok_and(|p| p.is_file()))
+    }
+
+    fn put_blob(&self, hash: &str, bytes: &[u8]) -> Result<(), crate::backend::BackendError> {
+        let name = format!("blobs:{}", self.dir.display());
+        crate::backend::check_blob(&name, hash, bytes)?;
+        self.put(bytes, None)
+            .map(|_| ())
+            .map_err(|e| crate::backend::BackendError::Store {
+                store: name,
+                source: Box::new(e.into()),
+            })
+    }
+
+    fn get_blob(&self, hash: &str) -> Result<Option<Vec<u8>>, crate::backend::BackendError> {
+        match self.get(hash) {
+            Ok(b) => Ok(Some(b)),
+            Err(BlobError::Missing { .. }) => Ok(None),
+            Err(e) => Err(crate::backend::BackendError::Store {
+                store: format!("blobs:{}", self.dir.display()),
+                source: Box::new(e.into()),
+            }),
+        }
     }
 }
 

@@ -9,8 +9,8 @@
 //! file for writing as pi's `open` does, with arbor's repairs: a torn tail saved to a sidecar
 //! and cut, a v1/v2 file migrated by an atomic rewrite.
 use super::{
-    check_lines, BackendError, OpenNote, SessionMeta, SessionStore, SessionWriter, SlotWrite,
-    StoredSession,
+    check_lines, BackendError, Blobs, OpenNote, SessionMeta, SessionStore, SessionWriter,
+    SlotWrite, StoredSession,
 };
 use crate::error::{IoContext, StoreError};
 use crate::file::{atomic_write, create_dir_private, AppendFile, Durability};
@@ -342,34 +342,6 @@ impl SessionStore for FileStore {
         self.path_of(id).map(|_| ())
     }
 
-    /// The agent directory's `blobs/` (omp's store, as omp lays it out).
-    fn has_blob(&self, hash: &str) -> Result<bool, BackendError> {
-        let blobs = crate::blobs::BlobStore::for_agent_dir(&self.agent_dir);
-        Ok(blobs.path_of(hash).is_ok_and(|p| p.is_file()))
-    }
-
-    fn put_blob(&self, hash: &str, bytes: &[u8]) -> Result<(), BackendError> {
-        super::check_blob(&self.name(), hash, bytes)?;
-        crate::blobs::BlobStore::for_agent_dir(&self.agent_dir)
-            .put(bytes, None)
-            .map(|_| ())
-            .map_err(|e| BackendError::Store {
-                store: self.name(),
-                source: Box::new(e.into()),
-            })
-    }
-
-    fn get_blob(&self, hash: &str) -> Result<Option<Vec<u8>>, BackendError> {
-        match crate::blobs::BlobStore::for_agent_dir(&self.agent_dir).get(hash) {
-            Ok(b) => Ok(Some(b)),
-            Err(crate::blobs::BlobError::Missing { .. }) => Ok(None),
-            Err(e) => Err(BackendError::Store {
-                store: self.name(),
-                source: Box::new(e.into()),
-            }),
-        }
-    }
-
     fn delete(&self, id: &str) -> Result<(), BackendError> {
         let path = self.path_of(id)?;
         let lock = WriterLock::acquire(&path, None).map_err(|e| self.busy(id, e))?;
@@ -378,6 +350,21 @@ impl SessionStore for FileStore {
         drop(lock);
         let _ = std::fs::remove_file(crate::lock::lock_path(&real));
         Ok(())
+    }
+}
+
+/// The agent directory's `blobs/` (omp's store, as omp lays it out).
+impl Blobs for FileStore {
+    fn has_blob(&self, hash: &str) -> Result<bool, BackendError> {
+        crate::blobs::BlobStore::for_agent_dir(&self.agent_dir).has_blob(hash)
+    }
+
+    fn put_blob(&self, hash: &str, bytes: &[u8]) -> Result<(), BackendError> {
+        crate::blobs::BlobStore::for_agent_dir(&self.agent_dir).put_blob(hash, bytes)
+    }
+
+    fn get_blob(&self, hash: &str) -> Result<Option<Vec<u8>>, BackendError> {
+        crate::blobs::BlobStore::for_agent_dir(&self.agent_dir).get_blob(hash)
     }
 }
 

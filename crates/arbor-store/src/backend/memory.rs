@@ -1,5 +1,7 @@
 //! A [`SessionStore`] in this process's memory: for tests, and sessions that need no disk.
-use super::{check_lines, BackendError, SessionMeta, SessionStore, SessionWriter, StoredSession};
+use super::{
+    check_lines, BackendError, Blobs, SessionMeta, SessionStore, SessionWriter, StoredSession,
+};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -200,22 +202,6 @@ impl SessionStore for MemoryStore {
         Ok(())
     }
 
-    fn has_blob(&self, hash: &str) -> Result<bool, BackendError> {
-        Ok(self.blobs().contains_key(hash))
-    }
-
-    fn put_blob(&self, hash: &str, bytes: &[u8]) -> Result<(), BackendError> {
-        super::check_blob("memory", hash, bytes)?;
-        self.blobs()
-            .entry(hash.to_string())
-            .or_insert_with(|| bytes.to_vec());
-        Ok(())
-    }
-
-    fn get_blob(&self, hash: &str) -> Result<Option<Vec<u8>>, BackendError> {
-        Ok(self.blobs().get(hash).cloned())
-    }
-
     fn delete(&self, id: &str) -> Result<(), BackendError> {
         let mut map = self.lock();
         let s = map.get(id).ok_or_else(|| no_session(id))?;
@@ -230,6 +216,24 @@ impl SessionStore for MemoryStore {
         }
         map.remove(id);
         Ok(())
+    }
+}
+
+impl Blobs for MemoryStore {
+    fn has_blob(&self, hash: &str) -> Result<bool, BackendError> {
+        Ok(self.blobs().contains_key(hash))
+    }
+
+    fn put_blob(&self, hash: &str, bytes: &[u8]) -> Result<(), BackendError> {
+        super::check_blob("memory", hash, bytes)?;
+        self.blobs()
+            .entry(hash.to_string())
+            .or_insert_with(|| bytes.to_vec());
+        Ok(())
+    }
+
+    fn get_blob(&self, hash: &str) -> Result<Option<Vec<u8>>, BackendError> {
+        Ok(self.blobs().get(hash).cloned())
     }
 }
 

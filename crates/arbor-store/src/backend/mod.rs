@@ -194,8 +194,35 @@ pub enum BackendError {
     },
 }
 
-/// Sessions kept somewhere: the operations a [`crate::SessionManager`] needs.
-pub trait SessionStore: Send + Sync + std::fmt::Debug {
+/// omp's content-addressed blobs as a store keeps them: images and large outputs that
+/// sessions name as `blob:sha256:<hash>`. Every [`SessionStore`] keeps its sessions' blobs
+/// (an omp session kept in a database has its blobs there); the blob directory of an agent
+/// ([`crate::blobs::BlobStore`]) is one too.
+pub trait Blobs: Send + Sync + std::fmt::Debug {
+    /// Whether the store holds blob `hash` (omp's content-addressed store: images and large
+    /// outputs that sessions name as `blob:sha256:<hash>`).
+    ///
+    /// # Errors
+    /// A database failure.
+    fn has_blob(&self, hash: &str) -> Result<bool, BackendError>;
+
+    /// Stores a blob under its hash (kept once; storing it again changes nothing). The bytes
+    /// must hash to `hash`.
+    ///
+    /// # Errors
+    /// [`BackendError::BadBlob`] when they do not; a database failure.
+    fn put_blob(&self, hash: &str, bytes: &[u8]) -> Result<(), BackendError>;
+
+    /// A blob's bytes (`None` when the store does not hold it).
+    ///
+    /// # Errors
+    /// A database failure.
+    fn get_blob(&self, hash: &str) -> Result<Option<Vec<u8>>, BackendError>;
+}
+
+/// Sessions kept somewhere: the operations a [`crate::SessionManager`] needs (and the
+/// sessions' blobs, [`Blobs`]).
+pub trait SessionStore: Blobs {
     /// How the store names itself in messages (`memory`, `sqlite:PATH`, `postgres://host/db`;
     /// never a password).
     fn describe(&self) -> String;
@@ -269,26 +296,6 @@ pub trait SessionStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// A database failure.
     fn list(&self) -> Result<Vec<StoredSession>, BackendError>;
-
-    /// Whether the store holds blob `hash` (omp's content-addressed store: images and large
-    /// outputs that sessions name as `blob:sha256:<hash>`).
-    ///
-    /// # Errors
-    /// A database failure.
-    fn has_blob(&self, hash: &str) -> Result<bool, BackendError>;
-
-    /// Stores a blob under its hash (kept once; storing it again changes nothing). The bytes
-    /// must hash to `hash`.
-    ///
-    /// # Errors
-    /// [`BackendError::BadBlob`] when they do not; a database failure.
-    fn put_blob(&self, hash: &str, bytes: &[u8]) -> Result<(), BackendError>;
-
-    /// A blob's bytes (`None` when the store does not hold it).
-    ///
-    /// # Errors
-    /// A database failure.
-    fn get_blob(&self, hash: &str) -> Result<Option<Vec<u8>>, BackendError>;
 
     /// Copies session `id` as a new session `new_id`, as pi forks a file: the header gets
     /// the new id and `parentSession` = `parent_ref` (other members unchanged, in their

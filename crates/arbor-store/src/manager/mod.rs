@@ -1098,13 +1098,26 @@ impl SessionManager {
         if self.persist && dialect == Dialect::Omp {
             // omp's persistence transforms: cut huge strings, move images to the blob store
             // (each blob fsynced before this line is written).
+            // A session kept in a store keeps its blobs there (unless a blob directory was
+            // given); a session file, in the blob directory omp uses for it.
+            let in_store = self
+                .w
+                .store
+                .clone()
+                .filter(|_| self.opts.blob_dir.is_none());
             let store = self.blob_store();
-            match crate::blobs::prepare_line(&line, &store) {
+            let prepared = match &in_store {
+                Some(s) => crate::blobs::prepare_line_in(&line, s.as_ref()),
+                None => crate::blobs::prepare_line(&line, &store),
+            };
+            match prepared {
                 Ok(Some(new)) => {
                     // A session outside the sessions root is registered where gc looks
                     // (omp's custom-session-files) before its first blob reference is
                     // written.
-                    if crate::blobs::contains(&new, arbor_core::blobref::BLOB_PREFIX.as_bytes()) {
+                    if in_store.is_none()
+                        && crate::blobs::contains(&new, arbor_core::blobref::BLOB_PREFIX.as_bytes())
+                    {
                         if let Some(real) = self.w.sink.as_ref().and_then(|w| w.file_path()) {
                             crate::gc::register_session_file(&store, real)?;
                         } else if let Some(p) = &self.path {
@@ -1115,7 +1128,7 @@ impl SessionManager {
                 }
                 Ok(None) => {}
                 Err(e) => {
-                    if matches!(e, StoreError::Blob(_)) {
+                    if matches!(e, StoreError::Blob(_) | StoreError::Backend(_)) {
                         self.w.latched = Some(e.to_string());
                     }
                     return Err(e);

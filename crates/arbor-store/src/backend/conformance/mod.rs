@@ -97,7 +97,7 @@ pub fn session_files_in(dir: &std::path::Path) -> std::io::Result<Vec<Vec<u8>>> 
 /// # Errors
 /// The failed check's name and what it found.
 pub fn run_all(fresh: Fresh<'_>, files: &[Vec<u8>]) -> Check {
-    let checks: [(&str, CheckFn); 11] = [
+    let checks: [(&str, CheckFn); 12] = [
         ("write_and_reopen", write_and_reopen),
         ("one_writer", one_writer),
         ("lost_lease_cannot_append", lost_lease_cannot_append),
@@ -112,6 +112,7 @@ pub fn run_all(fresh: Fresh<'_>, files: &[Vec<u8>]) -> Check {
             "fork_from_and_continue_recent_in_the_store",
             fork_and_continue,
         ),
+        ("omp_blobs_kept_in_the_store", omp_blobs_in_the_store),
     ];
     for (name, check) in checks {
         check(fresh).map_err(|e| {
@@ -179,6 +180,43 @@ fn fork_and_continue(fresh: Fresh<'_>) -> Check {
     )?;
     let again = SessionManager::open_in(store, &f_id, opts()).map_err(e2s)?;
     ensure(again.entries().len() == 3, || "the fork reopened".into())
+}
+
+/// An image in an omp session kept in the store goes to the store's own blobs (omp's
+/// persistence transform), and the stored line names it.
+fn omp_blobs_in_the_store(fresh: Fresh<'_>) -> Check {
+    let store = fresh(Duration::from_secs(30));
+    let mut sm = SessionManager::create_in(
+        store.clone(),
+        "/p",
+        ManagerOptions {
+            dialect: Some(Dialect::Omp),
+            ..Default::default()
+        },
+    )
+    .map_err(e2s)?;
+    let data = "A".repeat(4096);
+    let message = format!(
+        r#"{{"role":"user","content":[{{"type":"image","data":"{data}","mimeType":"image/png"}}],"timestamp":1}}"#
+    );
+    sm.append_message(message.as_bytes()).map_err(e2s)?;
+    let lines = store.read(&sm.session_id(), 0).map_err(e2s)?;
+    let last = lines
+        .last()
+        .map(|l| String::from_utf8_lossy(l).into_owned());
+    let last = last.unwrap_or_default();
+    let hash = last
+        .split("blob:sha256:")
+        .nth(1)
+        .and_then(|r| r.get(..64))
+        .ok_or_else(|| format!("no blob reference in the stored line: {last:.200}"))?;
+    let bytes = store.get_blob(hash).map_err(e2s)?;
+    ensure(bytes == Some(vec![0u8; 3072]), || {
+        format!(
+            "blob {hash} in the store: {:?} bytes",
+            bytes.map(|b| b.len())
+        )
+    })
 }
 
 fn user(text: &str) -> Vec<u8> {
@@ -493,7 +531,9 @@ fn read_from_sequence(fresh: Fresh<'_>) -> Check {
         .read_into(&sm.session_id(), 0, &mut Small(&mut streamed))
         .map_err(e2s)?;
     let joined = store.read_joined(&sm.session_id(), 0).map_err(e2s)?;
-    ensure(streamed == joined, || "read_into differs from read_joined".into())?;
+    ensure(streamed == joined, || {
+        "read_into differs from read_joined".into()
+    })?;
     struct Full;
     impl std::io::Write for Full {
         fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
