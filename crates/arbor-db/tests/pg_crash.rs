@@ -1,10 +1,13 @@
-//! SIGKILL of a process appending through `SessionManager` on PostgreSQL: every append it
-//! acknowledged is in the database after the kill, whole, and the session opens clean; the
-//! next writer takes over at once (the killed one's connection is gone).
+//! SIGKILL of a process appending through `SessionManager` on PostgreSQL and on SQLite: every
+//! append it acknowledged is in the database after the kill, whole, and the session opens
+//! clean; the next writer takes over at once (the killed one's connection is gone, or its
+//! lease is a dead local process's).
 //!
-//! The appender is this test binary run again (`ARBOR_PG_APPEND_CHILD`), printing `ack ID`
-//! after each append returns.
-use arbor_db::PgStore;
+//! The appender is this test binary run again (`ARBOR_PG_APPEND_CHILD` naming the store:
+//! `sqlite:PATH` or a PostgreSQL URL), printing `ack ID` after each append returns.
+//! `ARBOR_STORE_CRASH_KILLS` sets the number of kills per database (default 8; the issue's
+//! figure is 200).
+use arbor_db::{PgStore, SqliteStore};
 use arbor_pgtest::TestServer;
 use arbor_store::backend::SessionStore;
 use arbor_store::{ManagerOptions, SessionManager};
@@ -14,10 +17,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const CHILD: &str = "ARBOR_PG_APPEND_CHILD";
-const NAME: &str = "killed_appenders_lose_nothing_acknowledged";
+
+/// The store `target` names: `sqlite:PATH`, else a PostgreSQL URL.
+fn open(target: &str) -> Arc<dyn SessionStore> {
+    match target.strip_prefix("sqlite:") {
+        Some(path) => Arc::new(SqliteStore::open(std::path::Path::new(path)).expect("sqlite")),
+        None => Arc::new(PgStore::connect(target).expect("connect")),
+    }
+}
 
 fn child(url: &str, id: &str, round: &str) {
-    let store: Arc<dyn SessionStore> = Arc::new(PgStore::connect(url).expect("connect"));
+    let store = open(url);
     let opts = ManagerOptions {
         wait: Some(Duration::from_secs(20)),
         ..Default::default()
@@ -40,6 +50,7 @@ fn child(url: &str, id: &str, round: &str) {
 
 #[test]
 fn killed_appenders_lose_nothing_acknowledged() {
+    const NAME: &str = "killed_appenders_lose_nothing_acknowledged";
     if let Ok(url) = std::env::var(CHILD) {
         let id = std::env::var("ARBOR_PG_APPEND_SESSION").expect("session");
         let round = std::env::var("ARBOR_PG_APPEND_ROUND").unwrap_or_default();
@@ -48,7 +59,32 @@ fn killed_appenders_lose_nothing_acknowledged() {
     }
     let server = TestServer::start().expect("a PostgreSQL server (.ci/run installs postgresql)");
     let url = server.url_for(&server.unique_database("arbor_crash").expect("database"));
-    let store: Arc<dyn SessionStore> = Arc::new(PgStore::connect(&url).expect("connect"));
+    killed_appenders(&url, NAME);
+}
+
+#[test]
+fn killed_sqlite_appenders_lose_nothing_acknowledged() {
+    const NAME: &str = "killed_sqlite_appenders_lose_nothing_acknowledged";
+    if let Ok(url) = std::env::var(CHILD) {
+        let id = std::env::var("ARBOR_PG_APPEND_SESSION").expect("session");
+        let round = std::env::var("ARBOR_PG_APPEND_ROUND").unwrap_or_default();
+        child(&url, &id, &round);
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite:{}", dir.path().join("store.db").display());
+    killed_appenders(&url, NAME);
+}
+
+/// Kills appenders of one session of the store `url` names, each at a moment of its own,
+/// and checks after each kill that every acknowledged entry is stored whole.
+fn killed_appenders(url: &str, name: &str) {
+    let kills: usize = std::env::var("ARBOR_STORE_CRASH_KILLS")
+        .ok()
+        .and_then(|k| k.parse().ok())
+        .unwrap_or(8);
+    let url = url.to_string();
+    let store = open(&url);
     let mut sm =
         SessionManager::create_in(store.clone(), "/crash", ManagerOptions::default()).expect("c");
     sm.append_message(br#"{"role":"user","content":"start","timestamp":0}"#)
@@ -58,9 +94,9 @@ fn killed_appenders_lose_nothing_acknowledged() {
     let me = std::env::current_exe().expect("test binary");
     let mut acked: Vec<String> = Vec::new();
     let mut seed = 0x2545_f491_u64;
-    for round in 0..8 {
+    for round in 0..kills {
         let mut c = Command::new(&me)
-            .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
+            .args(["--exact", name, "--nocapture", "--test-threads=1"])
             .env(CHILD, &url)
             .env("ARBOR_PG_APPEND_SESSION", &id)
             .env("ARBOR_PG_APPEND_ROUND", round.to_string())
@@ -89,7 +125,10 @@ fn killed_appenders_lose_nothing_acknowledged() {
         seed ^= seed >> 7;
         seed ^= seed << 17;
         if first.is_ok() {
-            std::thread::sleep(Duration::from_millis(seed % 400));
+            // Up to 400 ms over the default 8 kills; shorter over many (the session, reread
+            // after each kill, stays of a size a test can read 200 times).
+            let most = (3200 / kills.max(1) as u64).clamp(20, 400);
+            std::thread::sleep(Duration::from_millis(seed % most));
         }
         let _ = c.kill(); // SIGKILL
         let _ = c.wait();
@@ -130,9 +169,10 @@ fn killed_appenders_lose_nothing_acknowledged() {
             "round {round}: counts"
         );
     }
-    assert!(acked.len() > 8, "{} appends acknowledged", acked.len());
+    assert!(acked.len() > kills, "{} appends acknowledged", acked.len());
     println!(
-        "{} appends acknowledged over 8 killed appenders, all there",
+        "{}: {} appends acknowledged over {kills} killed appenders, all there",
+        store.describe(),
         acked.len()
     );
     // A writer now takes the session at once and appends.

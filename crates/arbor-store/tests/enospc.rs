@@ -5,6 +5,7 @@
 //! The disk is a 256 KiB tmpfs mounted by the test where it may (root, mount allowed); else
 //! the per-process file size limit (`RLIMIT_FSIZE`, failing writes with EFBIG) stands in for
 //! it. This file holds a single test because the fallback limit applies to the whole process.
+//! A new session (a fork) whose first write fails leaves no file behind, not even an empty one.
 use arbor_store::{ManagerOptions, NewEntry, SessionManager, StoreError};
 
 #[path = "support/full_disk.rs"]
@@ -103,4 +104,34 @@ fn full_disk_append_fails_loudly_and_changes_nothing() {
         .collect();
     assert_eq!(ids, vec![first.as_str(), &second, &third]);
     assert_eq!(doc.entries()[2].parent_id.as_deref(), Some(second.as_str()));
+
+    // The disk nearly full again (room for a lock file, not for the 40 KB entry): a fork
+    // fails and leaves no session file, empty or not, where it would have been.
+    let fresh = mnt.join("fresh");
+    std::fs::create_dir(&fresh).expect("mkdir");
+    if mount.is_some() {
+        fill(&filler);
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&filler)
+            .expect("filler");
+        let len = f.metadata().expect("filler").len();
+        f.set_len(len.saturating_sub(16 << 10))
+            .expect("a little room");
+    } else {
+        set_fsize_limit(4096);
+    }
+    let err = SessionManager::fork_from(&path, "/w", Some(&fresh), ManagerOptions::default())
+        .expect_err("no room for the fork");
+    if mount.is_none() {
+        set_fsize_limit(u64::MAX);
+    }
+    assert!(matches!(err, StoreError::Io { .. }), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&fresh)
+        .expect("the directory")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().ends_with(".jsonl"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }
