@@ -237,7 +237,24 @@ impl SessionStore for FileStore {
             meta.created.clone()
         };
         let path = crate::paths::session_file_name(&dir, &created, &meta.id);
-        crate::file::write_new(&path, &joined(lines)).map_err(self.io(&path))
+        // Through the one writer: locked, created `O_EXCL` with every line in one write and
+        // forced to the disk (all or none after a crash), removed again if that write fails.
+        let mut w = FileWriter::create(&path, None, Durability::Strict).map_err(|e| match e {
+            StoreError::Lock(l) => self.busy(&meta.id, l),
+            e => BackendError::Store {
+                store: self.name(),
+                source: Box::new(e),
+            },
+        })?;
+        if w.exists {
+            return Err(BackendError::Exists {
+                store: self.name(),
+                id: meta.id.clone(),
+            });
+        }
+        w.store = self.name();
+        // The lines in one write (none: an empty file, as asked).
+        w.append_bytes(&joined(lines))
     }
 
     fn read_into(
