@@ -246,7 +246,7 @@ impl SessionStore for FileStore {
                 source: Box::new(e),
             },
         })?;
-        if w.exists {
+        if path.exists() {
             return Err(BackendError::Exists {
                 store: self.name(),
                 id: meta.id.clone(),
@@ -504,7 +504,9 @@ impl FileWriter {
             }
         }
         let lock = WriterLock::acquire(path, wait)?;
-        Ok(FileWriter::locked(path, lock, path.exists(), durability))
+        // Always a new file: if one appeared at this name, the exclusive creation of the
+        // first append refuses it (never appended to).
+        Ok(FileWriter::locked(path, lock, false, durability))
     }
 
     /// The session's real path (where it is written).
@@ -692,6 +694,25 @@ mod tests {
             );
             assert_eq!(store.read(id, from).expect("read"), rest, "{from}");
         }
+    }
+
+    /// The writer of a new session never appends to a file that is already at its name: the
+    /// first append's exclusive creation refuses it, and the file is left as it was.
+    #[test]
+    fn a_new_session_writer_never_appends_to_an_existing_file() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("s.jsonl");
+        std::fs::write(&path, b"{\"someone\":\"else\"}\n").expect("write");
+        let mut w = FileWriter::create(&path, None, Durability::None).expect("lock");
+        let e = w.append(&[b"{\"type\":\"session\"}"]).expect_err("exists");
+        assert!(
+            matches!(&e, BackendError::Io { source, .. } if source.kind() == std::io::ErrorKind::AlreadyExists),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read(&path).expect("read"),
+            b"{\"someone\":\"else\"}\n"
+        );
     }
 
     /// A file the store cannot read is an error that keeps the I/O error as its cause and
