@@ -48,13 +48,21 @@ fn child(url: &str, id: &str, round: &str) {
     }
 }
 
+/// In the appender this binary runs as (`CHILD` set): appends until killed; `true` then.
+fn run_as_child() -> bool {
+    let Ok(url) = std::env::var(CHILD) else {
+        return false;
+    };
+    let id = std::env::var("ARBOR_PG_APPEND_SESSION").expect("session");
+    let round = std::env::var("ARBOR_PG_APPEND_ROUND").unwrap_or_default();
+    child(&url, &id, &round);
+    true
+}
+
 #[test]
 fn killed_appenders_lose_nothing_acknowledged() {
     const NAME: &str = "killed_appenders_lose_nothing_acknowledged";
-    if let Ok(url) = std::env::var(CHILD) {
-        let id = std::env::var("ARBOR_PG_APPEND_SESSION").expect("session");
-        let round = std::env::var("ARBOR_PG_APPEND_ROUND").unwrap_or_default();
-        child(&url, &id, &round);
+    if run_as_child() {
         return;
     }
     let server = TestServer::start().expect("a PostgreSQL server (.ci/run installs postgresql)");
@@ -65,10 +73,7 @@ fn killed_appenders_lose_nothing_acknowledged() {
 #[test]
 fn killed_sqlite_appenders_lose_nothing_acknowledged() {
     const NAME: &str = "killed_sqlite_appenders_lose_nothing_acknowledged";
-    if let Ok(url) = std::env::var(CHILD) {
-        let id = std::env::var("ARBOR_PG_APPEND_SESSION").expect("session");
-        let round = std::env::var("ARBOR_PG_APPEND_ROUND").unwrap_or_default();
-        child(&url, &id, &round);
+    if run_as_child() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

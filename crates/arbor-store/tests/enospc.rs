@@ -10,7 +10,7 @@ use arbor_store::{ManagerOptions, NewEntry, SessionManager, StoreError};
 
 #[path = "support/full_disk.rs"]
 mod full_disk;
-use full_disk::{fill, set_fsize_limit, try_tmpfs};
+use full_disk::{fill, fill_leaving, set_fsize_limit, try_tmpfs};
 
 fn msg(text: &str) -> NewEntry {
     NewEntry::Message(format!(r#"{{"role":"user","content":"{text}","timestamp":1}}"#).into_bytes())
@@ -110,14 +110,7 @@ fn full_disk_append_fails_loudly_and_changes_nothing() {
     let fresh = mnt.join("fresh");
     std::fs::create_dir(&fresh).expect("mkdir");
     if mount.is_some() {
-        fill(&filler);
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(&filler)
-            .expect("filler");
-        let len = f.metadata().expect("filler").len();
-        f.set_len(len.saturating_sub(16 << 10))
-            .expect("a little room");
+        fill_leaving(&filler, 16 << 10);
     } else {
         set_fsize_limit(4096);
     }

@@ -9,7 +9,7 @@ use arbor_store::{ManagerOptions, NewEntry, SessionManager};
 
 #[path = "support/full_disk.rs"]
 mod full_disk;
-use full_disk::{fill, set_fsize_limit, try_tmpfs};
+use full_disk::{fill_leaving, set_fsize_limit, try_tmpfs};
 
 fn sidecars(dir: &std::path::Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
@@ -47,14 +47,8 @@ fn a_sidecar_that_cannot_be_written_whole_is_not_left_behind() {
 
     let filler = mnt.join("filler");
     if mount.is_some() {
-        fill(&filler);
         // Room for the lock file's page, not for a 60 KB sidecar.
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(&filler)
-            .expect("filler");
-        let len = f.metadata().expect("meta").len();
-        f.set_len(len.saturating_sub(16 * 1024)).expect("shrink");
+        fill_leaving(&filler, 16 * 1024);
     } else {
         set_fsize_limit(1000);
     }

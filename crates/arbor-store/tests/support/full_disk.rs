@@ -37,6 +37,18 @@ pub fn fill(filler: &Path) {
     let _ = f.sync_all();
 }
 
+/// Fills the filesystem of `filler`, then gives back `room` bytes: room for a small file
+/// (a lock file's page), not for a larger write.
+pub fn fill_leaving(filler: &Path, room: u64) {
+    fill(filler);
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(filler)
+        .expect("filler");
+    let len = f.metadata().expect("filler").len();
+    f.set_len(len.saturating_sub(room)).expect("give room back");
+}
+
 /// Limits the size of files this process writes (`RLIMIT_FSIZE`; a write past it fails with
 /// EFBIG instead of a signal): the full disk where a tmpfs cannot be mounted. `u64::MAX`
 /// lifts it.

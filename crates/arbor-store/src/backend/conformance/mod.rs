@@ -182,11 +182,9 @@ fn fork_and_continue(fresh: Fresh<'_>) -> Check {
     ensure(again.entries().len() == 3, || "the fork reopened".into())
 }
 
-/// An image in an omp session kept in the store goes to the store's own blobs (omp's
-/// persistence transform), and the stored line names it.
-fn omp_blobs_in_the_store(fresh: Fresh<'_>) -> Check {
-    let store = fresh(Duration::from_secs(30));
-    let mut sm = SessionManager::create_in(
+/// A new omp session in `store`, its header stored.
+fn omp_session(store: &Arc<dyn SessionStore>) -> Result<SessionManager, String> {
+    SessionManager::create_in(
         store.clone(),
         "/p",
         ManagerOptions {
@@ -194,7 +192,14 @@ fn omp_blobs_in_the_store(fresh: Fresh<'_>) -> Check {
             ..Default::default()
         },
     )
-    .map_err(e2s)?;
+    .map_err(e2s)
+}
+
+/// An image in an omp session kept in the store goes to the store's own blobs (omp's
+/// persistence transform), and the stored line names it.
+fn omp_blobs_in_the_store(fresh: Fresh<'_>) -> Check {
+    let store = fresh(Duration::from_secs(30));
+    let mut sm = omp_session(&store)?;
     let data = "A".repeat(4096);
     let message = format!(
         r#"{{"role":"user","content":[{{"type":"image","data":"{data}","mimeType":"image/png"}}],"timestamp":1}}"#
@@ -460,15 +465,7 @@ fn list_name_delete(fresh: Fresh<'_>) -> Check {
 /// omp sessions: the title slot line comes first and is rewritten by a rename.
 fn omp_title_slot(fresh: Fresh<'_>) -> Check {
     let store = fresh(Duration::from_secs(30));
-    let mut sm = SessionManager::create_in(
-        store.clone(),
-        "/p",
-        ManagerOptions {
-            dialect: Some(Dialect::Omp),
-            ..Default::default()
-        },
-    )
-    .map_err(e2s)?;
+    let mut sm = omp_session(&store)?;
     sm.append_message(&user("hi")).map_err(e2s)?;
     sm.set_session_name("omp title").map_err(e2s)?;
     let id = sm.session_id();
