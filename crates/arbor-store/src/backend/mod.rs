@@ -7,9 +7,12 @@
 //! fence token: a writer that lost its lease (it expired and another writer took it, or the
 //! session was deleted) cannot append any more.
 //!
-//! Implementations: [`memory::MemoryStore`] here (tests, non-persistent sessions); SQLite and
-//! PostgreSQL in the `arbor-db` crate. The JSONL files of an agent directory stay what
-//! [`crate::SessionManager::open`] and [`crate::SessionManager::create`] read and write.
+//! Implementations: [`files::FileStore`] (the JSONL files of an agent directory) and
+//! [`memory::MemoryStore`] here; SQLite and PostgreSQL in the `arbor-db` crate. A
+//! [`crate::SessionManager`] writes through one [`SessionWriter`] whatever keeps the session:
+//! [`files::FileWriter`] for a session file ([`crate::SessionManager::open`],
+//! [`crate::SessionManager::create`]), a store's lease otherwise. Every fork is
+//! [`fork::fork_lines`].
 //!
 //! ```
 //! use arbor_store::backend::{memory::MemoryStore, SessionStore};
