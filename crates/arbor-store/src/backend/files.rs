@@ -402,7 +402,7 @@ impl FileStore {
     /// Opens the session file `path` for writing, as pi's `open` (a missing file is a new
     /// session there, created by the writer's first append) with arbor's rules: the writer
     /// lock is taken first (waiting up to `wait`), then a torn last line is saved to a
-    /// sidecar and cut ([`crate::repair::save_torn_tail`]) and a v1/v2 file is migrated by an
+    /// sidecar and cut (`repair::save_torn_tail`) and a v1/v2 file is migrated by an
     /// atomic rewrite that the lock follows; the document is read again after either.
     ///
     /// # Errors
