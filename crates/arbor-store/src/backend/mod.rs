@@ -28,6 +28,7 @@
 pub mod conformance;
 pub mod files;
 pub mod memory;
+pub mod sync_support;
 
 use std::time::Duration;
 
