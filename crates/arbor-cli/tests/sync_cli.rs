@@ -154,7 +154,8 @@ fn travel(url: &str) {
     let ctx_b = ok(&arbor(&b, &["context", fb.to_str().expect("utf-8")]));
     assert_eq!(ctx_a, ctx_b);
     assert!(ctx_a.contains("from b"));
-    // Both append: a conflict, reported with exit status 1, never merged.
+    // Both append: the session branched. Both sides end with both entries, and each file's
+    // last line (where pi resumes) is its own machine's.
     ok(&arbor(
         &a,
         &[
@@ -172,6 +173,41 @@ fn travel(url: &str) {
         ],
     ));
     ok(&arbor(&a, &["sync", "push", "--to", &url]));
+    assert!(states(&b, &url).contains(&(id.to_string(), "diverged".into())));
+    let out = ok(&arbor(&b, &["sync", "pull", "--from", &url]));
+    assert!(out.contains("merged 1 line"), "{out}");
+    ok(&arbor(&b, &["sync", "push", "--to", &url]));
+    ok(&arbor(&a, &["sync", "pull", "--from", &url]));
+    let last = |p: &Path| {
+        std::fs::read_to_string(p)
+            .expect("read")
+            .lines()
+            .last()
+            .expect("a line")
+            .to_string()
+    };
+    assert!(last(&fa).contains("a says") && last(&fb).contains("b says"));
+    let (text_a, text_b) = (
+        std::fs::read_to_string(&fa).expect("a"),
+        std::fs::read_to_string(&fb).expect("b"),
+    );
+    let mut la: Vec<&str> = text_a.lines().collect();
+    let mut lb: Vec<&str> = text_b.lines().collect();
+    la.sort_unstable();
+    lb.sort_unstable();
+    assert_eq!(la, lb, "the same lines on both sides");
+    // Nothing new: a second round changes no byte on either side.
+    for m in [&a, &b] {
+        let out = ok(&arbor(m, &["sync", "pull", "--from", &url]));
+        assert!(out.contains("0 lines"), "{out}");
+        let out = ok(&arbor(m, &["sync", "push", "--to", &url]));
+        assert!(out.contains("0 lines"), "{out}");
+    }
+    assert_eq!(std::fs::read_to_string(&fa).expect("a"), text_a);
+    assert_eq!(std::fs::read_to_string(&fb).expect("b"), text_b);
+    // A change inside what both agreed on (b's copy of a's entry rewritten): a conflict,
+    // reported with exit status 1, never merged.
+    std::fs::write(&fb, text_b.replace("a says", "a said")).expect("rewrite b");
     let before = std::fs::read(&fb).expect("b");
     let o = arbor(&b, &["sync", "push", "--to", &url]);
     assert_eq!(
@@ -204,8 +240,17 @@ fn travel(url: &str) {
         })
         .collect();
     assert_eq!(forks.len(), 1, "{forks:?}");
-    let fork_ctx = ok(&arbor(&b, &["context", forks[0].to_str().expect("utf-8")]));
-    assert!(fork_ctx.contains("a says") && !fork_ctx.contains("b says"));
+    let fork_text = std::fs::read_to_string(&forks[0]).expect("fork");
+    assert!(fork_text.contains("a says") && !fork_text.contains("a said"));
+    ok(&arbor(&b, &["context", forks[0].to_str().expect("utf-8")]));
+    // Resolved once: no later sync reports it again or writes another fork.
+    ok(&arbor(
+        &b,
+        &["sync", "pull", "--from", &url, "--fork-on-conflict"],
+    ));
+    ok(&arbor(&b, &["sync", "push", "--to", &url]));
+    assert!(states(&b, &url).contains(&(id.to_string(), "resolved".into())));
+    assert_eq!(files(&b).len(), files(&a).len() + 1, "one fork");
 }
 
 #[test]

@@ -1211,10 +1211,13 @@ fn pull_into(
     }
     let mut lock = match sync_support::lock_session(path, Some(Duration::from_secs(10))) {
         Ok(l) => l,
-        Err(e) => {
+        Err(e @ arbor_store::lock::LockError::Busy { .. }) => {
             row.note = Some(e.to_string());
             row.unresolved = true;
             return Ok((row, cursor));
+        }
+        Err(arbor_store::lock::LockError::Io { source, .. }) => {
+            return Ok((unreadable(id.clone(), path.to_path_buf(), &source), cursor));
         }
     };
     // pi takes no lock: a line it appends between the read and the write makes the write
