@@ -244,7 +244,10 @@ fn two_machines_pushing_the_same_session_at_once() {
         // One takes the shared copy's writer lease first; the other either finds the copy
         // changed under it (told, exit 1, nothing sent) or came after and sent its line as
         // a branch. Never neither.
-        assert!(won.iter().any(|w| *w), "round {round}: one goes through: {won:?}");
+        assert!(
+            won.iter().any(|w| *w),
+            "round {round}: one goes through: {won:?}"
+        );
         for (o, w) in [(&oa, won[0]), (&ob, won[1])] {
             if !w {
                 let out = String::from_utf8_lossy(&o.stdout);
@@ -283,6 +286,10 @@ fn two_machines_pushing_the_same_session_at_once() {
         let (la, lb, ls) = (sorted(&ta), sorted(&tb), sorted(&pulled));
         assert_eq!(la, lb, "round {round}");
         assert_eq!(la, ls, "round {round}");
-        assert_eq!(la.len(), 2001 + 2 * (round + 1), "round {round}: every line once");
+        assert_eq!(
+            la.len(),
+            2001 + 2 * (round + 1),
+            "round {round}: every line once"
+        );
     }
 }

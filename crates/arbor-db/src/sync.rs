@@ -150,6 +150,9 @@ pub struct Local {
     pub machine: String,
 }
 
+/// Lines, each without its newline.
+type Lines = Vec<Vec<u8>>;
+
 /// One line's hash, and the order-independent digest of a set of lines (the wrapping sum of
 /// their hashes: the same lines in any order give the same digest).
 type Hash = u128;
@@ -427,7 +430,7 @@ fn agreed_by_cursor(
     hashes: &[Hash],
     s: &StoredSession,
     cursor: Option<&Cursor>,
-) -> Result<Option<(Agreed, Vec<Vec<u8>>)>, BackendError> {
+) -> Result<Option<(Agreed, Lines)>, BackendError> {
     let Some(a) = cursor.map(|c| c.agreed) else {
         return Ok(None);
     };

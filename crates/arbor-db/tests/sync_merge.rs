@@ -109,7 +109,10 @@ fn append_entry(m: &Local, n: usize, count: &mut usize, branch: Option<usize>) -
     // pi resumes at the last line; a branch starts from an older entry.
     let parent = match branch {
         Some(k) if k < entries.len() => Some(entries[entries.len() - 1 - k].clone()),
-        _ => lines.last().and_then(|l| l.id.clone()).filter(|_| !entries.is_empty()),
+        _ => lines
+            .last()
+            .and_then(|l| l.id.clone())
+            .filter(|_| !entries.is_empty()),
     };
     *count += 1;
     let id = format!("m{n}e{count:04}");
@@ -141,9 +144,7 @@ fn pull(store: &dyn SessionStore, m: &Local) {
     if old_leaf.text != new_leaf.text {
         let known: HashSet<&str> = before.iter().map(|l| l.text.as_str()).collect();
         let continued = after.iter().any(|l| {
-            !known.contains(l.text.as_str())
-                && l.parent.is_some()
-                && l.parent == old_leaf.id
+            !known.contains(l.text.as_str()) && l.parent.is_some() && l.parent == old_leaf.id
         });
         assert!(
             continued,
@@ -212,7 +213,11 @@ fn run(store: &dyn SessionStore, root: &Path, machines: usize, ops: &[Op]) {
     let tree = tree_of(&shared, "the store");
     let mut want = appended.clone();
     want.sort();
-    assert_eq!(tree.keys().cloned().collect::<Vec<_>>(), want, "nothing lost");
+    assert_eq!(
+        tree.keys().cloned().collect::<Vec<_>>(),
+        want,
+        "nothing lost"
+    );
     for m in &ms {
         let here = tree_of(&lines_of(&file_of(m).expect("file")), &m.machine);
         assert_eq!(here, tree, "{} holds the store's tree", m.machine);
@@ -223,7 +228,10 @@ fn run(store: &dyn SessionStore, root: &Path, machines: usize, ops: &[Op]) {
         pull(store, m);
         push(store, m);
     }
-    assert!(before == snapshot(store, &ms), "a round with nothing new changed bytes");
+    assert!(
+        before == snapshot(store, &ms),
+        "a round with nothing new changed bytes"
+    );
 }
 
 fn cases(n: u32) -> ProptestConfig {

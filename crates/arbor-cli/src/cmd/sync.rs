@@ -105,7 +105,11 @@ fn state_text(s: &State) -> String {
         State::LocalAhead(n) => format!("here +{}", lines_n(*n)),
         State::RemoteAhead(n) => format!("shared +{}", lines_n(*n)),
         State::Diverged { here, shared } => {
-            format!("branched: here +{}, shared +{}", lines_n(*here), lines_n(*shared))
+            format!(
+                "branched: here +{}, shared +{}",
+                lines_n(*here),
+                lines_n(*shared)
+            )
         }
         State::Resolved => "resolved by a fork".into(),
         State::Unreadable => "NOT READ".into(),

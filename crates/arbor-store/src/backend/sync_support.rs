@@ -43,10 +43,7 @@ fn snapshot_of(mut f: File) -> io::Result<Snapshot> {
     // What the file held when it was looked at: a line appended while reading waits for the
     // next sync.
     (&mut f).take(size).read_to_end(&mut bytes)?;
-    let complete = bytes
-        .iter()
-        .rposition(|b| *b == b'\n')
-        .map_or(0, |i| i + 1);
+    let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
     let torn = (bytes.len() - complete) as u64;
     let body = &bytes[..complete];
     let lines = if body.is_empty() {
@@ -132,7 +129,8 @@ impl SyncLock {
     /// The file cannot be opened or written (nothing of `bytes` stays then).
     pub fn append_at(&mut self, expect: u64, bytes: &[u8]) -> io::Result<Written> {
         let real = self.lock.real_path().to_path_buf();
-        let mut f = crate::file::AppendFile::open(&real, false, crate::file::Durability::default())?;
+        let mut f =
+            crate::file::AppendFile::open(&real, false, crate::file::Durability::default())?;
         let found = std::fs::symlink_metadata(&real)?.len();
         if found != expect || f.len() != expect {
             return Ok(Written::Moved { found });
