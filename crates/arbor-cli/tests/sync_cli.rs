@@ -380,6 +380,48 @@ fn omp_blobs_travel_with_their_session() {
     );
     assert_eq!(v[0]["state"], "localOnly");
     assert!(v[0]["lines"].as_u64().unwrap_or(0) > 0);
+    // Another machine pulls it without the blobs: the session opens all the same in show,
+    // context and export, the images marked missing (never a hard failure).
+    let d = tmp.path().join("d");
+    std::fs::create_dir_all(&d).expect("d");
+    let o = arbor(&d, &["sync", "pull", "--from", &url2]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    let file_d = find(&d, "s_omp.jsonl");
+    let fd = file_d.to_str().expect("utf-8");
+    let shown = ok(&arbor(&d, &["show", fd]));
+    assert!(shown.contains("[image missing: blob "), "{shown}");
+    ok(&arbor(&d, &["context", fd]));
+    let out = d.join("out.md");
+    ok(&arbor(
+        &d,
+        &[
+            "export",
+            "--format",
+            "md",
+            "-o",
+            out.to_str().expect("utf-8"),
+            fd,
+        ],
+    ));
+    // The blobs turn up on the pushing side: the next push sends them (they were remembered
+    // as missing), the next pull fetches them.
+    std::fs::create_dir_all(c.join("blobs")).expect("blobs");
+    for h in &hashes {
+        std::fs::copy(
+            root().join("goldens/omp/agent/blobs").join(h),
+            c.join("blobs").join(h),
+        )
+        .expect("blob");
+    }
+    let v: Value =
+        serde_json::from_str(&ok(&arbor(&c, &["sync", "push", "--to", &url2, "--json"])))
+            .expect("json");
+    assert_eq!(v[0]["blobs"], hashes.len(), "{v}");
+    ok(&arbor(&d, &["sync", "pull", "--from", &url2]));
+    for h in &hashes {
+        assert!(d.join("blobs").join(h).is_file(), "blob {h} pulled");
+    }
+    assert_eq!(ctx(&d, &file_d), ca, "the same context, images included");
 }
 
 /// A server that wants a password: arbor takes it from the password file (`$PGPASSFILE`) or

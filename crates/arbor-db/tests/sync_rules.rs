@@ -159,7 +159,7 @@ fn a_local_append_during_a_pull_reaches_the_store() {
         })
     };
     let mut parent = "e1".to_string();
-    for i in 0..15 {
+    for i in 0..8 {
         let id = format!("b{i:05}");
         append(&pb, &(entry(&id, Some(&parent), "from b") + "\n"));
         parent = id;
@@ -189,7 +189,7 @@ fn a_local_append_during_a_pull_reaches_the_store() {
         .map(|l| String::from_utf8(l).expect("utf-8"))
         .collect();
     let here = ids(&lines_of(&pa));
-    assert_eq!(here.len(), 1 + 1 + 15 + written, "every line once on a");
+    assert_eq!(here.len(), 1 + 1 + 8 + written, "every line once on a");
     assert_eq!(ids(&shared), here, "the store holds every line of a");
     assert_eq!(ids(&lines_of(&pb)), here, "b holds every line of a");
 }
