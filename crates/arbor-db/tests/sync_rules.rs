@@ -288,3 +288,47 @@ fn a_missing_blob_is_sent_on_a_later_push() {
     let rows = sync::push(&store, &a, &[]).expect("push");
     assert!(store.has_blob(&hash).expect("has"), "{rows:#?}");
 }
+
+/// The real pi 1.5.2 on a session that branched on two machines and was merged by sync
+/// (tools/sync/pi-merge.sh made the two files; pi-oracle.mjs recorded pi's answers in
+/// goldens/pi15/sync-merged-{a,b}.*, whose contexts and trees arbor-core's pi15_goldens
+/// compares with arbor's): both files hold the same lines, and pi resumes each at its own
+/// machine's last turn.
+#[test]
+fn pi_1_5_2_resumes_each_merged_file_at_its_own_leaf() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/pi15");
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).expect(name);
+    let sorted = |text: String| {
+        let mut v: Vec<String> = text.lines().map(str::to_string).collect();
+        v.sort();
+        v
+    };
+    let (a, b) = (read("sync-merged-a.jsonl"), read("sync-merged-b.jsonl"));
+    assert_ne!(a, b, "the two files order their branches differently");
+    assert_eq!(
+        sorted(a.clone()),
+        sorted(b.clone()),
+        "the same lines on both"
+    );
+    for (m, text) in [("A", &a), ("B", &b)] {
+        let meta = read(&format!("sync-merged-{}.meta.json", m.to_lowercase()));
+        let leaf = meta
+            .split("\"leaf\":\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .expect("pi's leaf");
+        let line = text
+            .lines()
+            .find(|l| l.contains(&format!("\"id\":\"{leaf}\"")))
+            .expect("the leaf's line");
+        assert!(
+            line.contains(&format!("answered on machine {m}")),
+            "{m}: pi resumes at {line}"
+        );
+        assert_eq!(
+            text.lines().last(),
+            Some(line),
+            "{m}: the leaf is the last line"
+        );
+    }
+}
