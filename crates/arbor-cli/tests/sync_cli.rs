@@ -265,10 +265,12 @@ fn watch_pushes_an_append_within_a_second() {
         .expect("demo");
     std::fs::copy(&src, project.join(src.file_name().expect("name"))).expect("copy");
     let url = format!("sqlite:{}", tmp.path().join("shared.db").display());
+    let printed = tmp.path().join("watch.out");
     let mut child = Command::new(env!("CARGO_BIN_EXE_arbor"))
         .args(["sync", "push", "--to", &url, "--watch"])
         .env("PI_CODING_AGENT_DIR", &a)
-        .stdout(std::process::Stdio::null())
+        .env("NO_COLOR", "1")
+        .stdout(std::fs::File::create(&printed).expect("out"))
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("watch");
@@ -302,10 +304,73 @@ fn watch_pushes_an_append_within_a_second() {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let _ = child.kill();
-    let _ = child.wait();
     let took = took.expect("the append was pushed");
     assert!(took < Duration::from_secs(1), "pushed after {took:?}");
+    // A change that moves nothing (another file in the project directory) prints nothing;
+    // the next append prints again. Events are handled in order, so once that append is
+    // pushed, the run for the other file is done too.
+    // Each run ends by replacing the cursor file (a new inode): that is the event waited for.
+    let cursor_inode = || -> Option<u64> {
+        use std::os::unix::fs::MetadataExt;
+        let dir = a.join("arbor");
+        std::fs::read_dir(&dir)
+            .ok()?
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with("sync-"))
+            .and_then(|e| e.metadata().ok())
+            .map(|m| m.ino())
+    };
+    let before = cursor_inode();
+    std::fs::write(project.join("notes.txt"), "not a session").expect("notes");
+    let t_notes = Instant::now();
+    while cursor_inode() == before {
+        assert!(
+            t_notes.elapsed() < Duration::from_secs(5),
+            "a run after notes.txt"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    ok(&arbor(
+        &a,
+        &[
+            "append",
+            id,
+            r#"{"type":"message","message":{"role":"user","content":"watched again","timestamp":1767225600001}}"#,
+        ],
+    ));
+    let t2 = Instant::now();
+    while !states(&a, &url).contains(&(id.to_string(), "inSync".into())) {
+        assert!(
+            t2.elapsed() < Duration::from_secs(5),
+            "second append pushed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // (The report is printed after the store has the line: wait for the third.)
+    let reports = || -> Vec<String> {
+        std::fs::read_to_string(&printed)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains(" sessions, "))
+            .map(str::to_string)
+            .collect()
+    };
+    let t3 = Instant::now();
+    while reports().len() < 3 && t3.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let r = reports();
+    assert_eq!(
+        r.len(),
+        3,
+        "the first push and one per append, nothing else: {r:#?}"
+    );
+    assert!(
+        r[1..].iter().all(|l| l.contains("; 1 line (")),
+        "each report after the first is an append's: {r:#?}"
+    );
 }
 
 /// omp's blobs travel with the lines that name them: pushed from one agent directory's
