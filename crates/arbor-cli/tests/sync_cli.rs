@@ -482,6 +482,8 @@ fn omp_blobs_travel_with_their_session() {
         serde_json::from_str(&ok(&arbor(&c, &["sync", "push", "--to", &url2, "--json"])))
             .expect("json");
     assert_eq!(v[0]["blobs"], hashes.len(), "{v}");
+    // (A push from d in between must not forget what d still lacks.)
+    ok(&arbor(&d, &["sync", "push", "--to", &url2]));
     ok(&arbor(&d, &["sync", "pull", "--from", &url2]));
     for h in &hashes {
         assert!(d.join("blobs").join(h).is_file(), "blob {h} pulled");

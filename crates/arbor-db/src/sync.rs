@@ -194,8 +194,10 @@ struct Cursor {
     settled: bool,
     /// A conflict resolved by a fork against the shared copy of these lines and bytes.
     resolved: Option<(u64, u64)>,
-    /// Blobs the session names that one side lacked: tried again on each sync.
+    /// Blobs the session names that the shared store lacked: each push tries again.
     pending: Vec<String>,
+    /// Blobs the session names that this machine lacked: each pull tries again.
+    pending_here: Vec<String>,
 }
 
 const CURSOR_MAGIC: &str = "arbor sync cursor 2";
@@ -213,9 +215,15 @@ fn load_cursors(path: &Path) -> HashMap<String, Cursor> {
     lines
         .filter_map(|l| {
             let f: Vec<&str> = l.split('\t').collect();
-            if f.len() != 13 {
+            if f.len() != 14 {
                 return None;
             }
+            let hashes = |s: &str| -> Vec<String> {
+                s.split(',')
+                    .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+                    .map(str::to_string)
+                    .collect()
+            };
             let pair = |s: &str| -> Option<(u64, u64)> {
                 let (a, b) = s.split_once(':')?;
                 Some((a.parse().ok()?, b.parse().ok()?))
@@ -236,13 +244,10 @@ fn load_cursors(path: &Path) -> HashMap<String, Cursor> {
                 seen: pair(f[8])?,
                 settled: f[9] == "1",
                 resolved: pair(f[10]),
-                pending: f[11]
-                    .split(',')
-                    .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
-                    .map(str::to_string)
-                    .collect(),
+                pending: hashes(f[11]),
+                pending_here: hashes(f[12]),
             };
-            Some((f[0].to_string(), c)).filter(|_| f[12] == "end")
+            Some((f[0].to_string(), c)).filter(|_| f[13] == "end")
         })
         .collect()
 }
@@ -251,6 +256,13 @@ fn save_cursors(path: &Path, cursors: &HashMap<String, Cursor>) -> Result<(), Sy
     let mut ids: Vec<&String> = cursors.keys().collect();
     ids.sort();
     let mut text = format!("{CURSOR_MAGIC}\n");
+    let list = |hashes: &[String]| {
+        if hashes.is_empty() {
+            "-".to_string()
+        } else {
+            hashes.join(",")
+        }
+    };
     for id in ids {
         let c = &cursors[id];
         // A path that cannot be one field of the line is left out (its header is read).
@@ -267,7 +279,7 @@ fn save_cursors(path: &Path, cursors: &HashMap<String, Cursor>) -> Result<(), Sy
             });
         let a = c.agreed;
         text.push_str(&format!(
-            "{id}\t{path}\t{size}\t{mtime}\t{}\t{}\t{}\t{:032x}\t{}:{}\t{}\t{}\t{}\tend\n",
+            "{id}\t{path}\t{size}\t{mtime}\t{}\t{}\t{}\t{:032x}\t{}:{}\t{}\t{}\t{}\t{}\tend\n",
             a.local,
             a.shared,
             a.shared_bytes,
@@ -277,11 +289,8 @@ fn save_cursors(path: &Path, cursors: &HashMap<String, Cursor>) -> Result<(), Sy
             u8::from(c.settled),
             c.resolved
                 .map_or("-".to_string(), |(l, b)| format!("{l}:{b}")),
-            if c.pending.is_empty() {
-                "-".to_string()
-            } else {
-                c.pending.join(",")
-            },
+            list(&c.pending),
+            list(&c.pending_here),
         ));
     }
     let err = |source| SyncError::Cursor {
@@ -772,14 +781,25 @@ pub fn push(
     Ok(rows)
 }
 
-/// Whether nothing changed on either side since both whole copies last agreed.
-fn settled(c: Option<&Cursor>, stat: Option<(u64, i128)>, s: &StoredSession) -> bool {
+/// Which way blobs go: a push retries the blobs the store lacked, a pull those this machine
+/// lacked, a status looks at both.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Way {
+    Push,
+    Pull,
+    Status,
+}
+
+/// Whether nothing changed on either side since both whole copies last agreed (and no blob
+/// waits to go `way`).
+fn settled(c: Option<&Cursor>, stat: Option<(u64, i128)>, s: &StoredSession, way: Way) -> bool {
     c.is_some_and(|c| {
         c.settled
             && c.stamp.is_some()
             && c.stamp == stat
             && c.seen == (s.lines, s.bytes)
-            && c.pending.is_empty()
+            && (way == Way::Pull || c.pending.is_empty())
+            && (way == Way::Push || c.pending_here.is_empty())
             && c.resolved.is_none()
     })
 }
@@ -809,7 +829,7 @@ fn push_one(
 ) -> Result<(Row, Option<Cursor>), SyncError> {
     let (id, path, here) = (&f.id, &f.path, f.store);
     if let Some(s) = there {
-        if settled(cursor.as_ref(), f.stat, s) {
+        if settled(cursor.as_ref(), f.stat, s, Way::Push) {
             let mut c = cursor;
             if let Some(c) = c.as_mut() {
                 c.path = Some(path.clone());
@@ -831,6 +851,10 @@ fn push_one(
     let pending = cursor
         .as_ref()
         .map(|c| c.pending.clone())
+        .unwrap_or_default();
+    let pending_here = cursor
+        .as_ref()
+        .map(|c| c.pending_here.clone())
         .unwrap_or_default();
     if !pending.is_empty() {
         row.blobs += retry_blobs(here, remote, &pending)?.0;
@@ -869,6 +893,7 @@ fn push_one(
             settled: snap.stamp.is_some(),
             resolved: None,
             pending: still_missing(remote, &pending, &row.missing_blobs)?,
+            pending_here,
         };
         return Ok((row, Some(c)));
     };
@@ -926,6 +951,7 @@ fn push_one(
             && agreed.shared == seen.0,
         resolved: None,
         pending: still_missing(remote, &pending, &row.missing_blobs)?,
+        pending_here,
     };
     Ok((row, Some(c)))
 }
@@ -1178,7 +1204,8 @@ fn pull_new(
         seen: (n, row.bytes),
         settled: stamp.is_some() && (n, row.bytes) == (s.lines, s.bytes),
         resolved: None,
-        pending: still_missing(here, &[], &row.missing_blobs)?,
+        pending: Vec::new(),
+        pending_here: still_missing(here, &[], &row.missing_blobs)?,
     };
     Ok((row, Some(c)))
 }
@@ -1197,7 +1224,7 @@ fn pull_into(
     mut row: Row,
 ) -> Result<(Row, Option<Cursor>), SyncError> {
     let id = &s.meta.id;
-    if settled(cursor.as_ref(), found, s) {
+    if settled(cursor.as_ref(), found, s, Way::Pull) {
         row.state = State::InSync;
         return Ok((row, cursor));
     }
@@ -1205,9 +1232,14 @@ fn pull_into(
         return Ok((resolved_row(row), cursor));
     }
     let store = store_of(local, &s.meta.tool);
-    let pending = cursor
+    // (Blobs this machine lacked; those the store lacked are the push's.)
+    let pending_there = cursor
         .as_ref()
         .map(|c| c.pending.clone())
+        .unwrap_or_default();
+    let pending = cursor
+        .as_ref()
+        .map(|c| c.pending_here.clone())
         .unwrap_or_default();
     if !pending.is_empty() {
         row.blobs += retry_blobs(remote, store, &pending)?.0;
@@ -1248,7 +1280,7 @@ fn pull_into(
         let old_local = &hashes[..usize::try_from(plan.agreed.local).unwrap_or(0)];
         let seen = (plan.shared_len(), plan.shared_bytes());
         let cursor_for =
-            |final_hashes: &[Hash], stamp: Option<(u64, i128)>, pending: Vec<String>| {
+            |final_hashes: &[Hash], stamp: Option<(u64, i128)>, pending_here: Vec<String>| {
                 let agreed = advance(
                     plan.agreed,
                     old_local,
@@ -1265,7 +1297,8 @@ fn pull_into(
                         && agreed.local == final_hashes.len() as u64
                         && agreed.shared == seen.0,
                     resolved: None,
-                    pending,
+                    pending: pending_there.clone(),
+                    pending_here,
                 }
             };
         match plan.state {
@@ -1420,7 +1453,7 @@ pub fn status(
         let row = Row::new(id.clone(), Some(path.clone()), State::LocalOnly);
         let row = match shared.get(&id) {
             None => row,
-            Some(s) if settled(cursor, stat, s) => Row {
+            Some(s) if settled(cursor, stat, s, Way::Status) => Row {
                 state: State::InSync,
                 ..row
             },
