@@ -168,6 +168,49 @@ fn digest(hashes: &[Hash]) -> Hash {
     hashes.iter().fold(0, |a, h| a.wrapping_add(*h))
 }
 
+/// What stands for omp's title slot (an omp file's first line, rewritten in place by a
+/// rename) in comparisons: two slots are the same line whatever title they hold; which title
+/// wins is decided apart ([`later_slot`]).
+const SLOT_HASH: Hash = 0x7469_746c_6520_736c_6f74_2076_3120_0001;
+
+/// Whether `line` (without its newline) is omp's fixed-size title slot.
+fn is_slot(line: &[u8]) -> bool {
+    line.len() + 1 == arbor_core::title::SESSION_TITLE_SLOT_BYTES
+        && arbor_core::title::parse_title_slot(line).is_some()
+}
+
+/// The hashes of `lines`, the first of which is line `first` of its copy (line 0, a title
+/// slot, hashes as [`SLOT_HASH`]).
+fn hashes_of(lines: &[Vec<u8>], first: u64) -> Vec<Hash> {
+    lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if first + i as u64 == 0 && is_slot(l) {
+                SLOT_HASH
+            } else {
+                line_hash(l)
+            }
+        })
+        .collect()
+}
+
+/// Of two title slots, the one set last (omp writes the rename's time as `updatedAt`: the
+/// latest `title_change` wins); equal times: the larger bytes, so both sides choose the same.
+fn later_slot<'a>(a: &'a [u8], b: &'a [u8]) -> &'a [u8] {
+    let at = |l: &[u8]| arbor_core::title::parse_title_slot(l).map(|t| t.updated_at);
+    match at(a).cmp(&at(b)) {
+        std::cmp::Ordering::Greater => a,
+        std::cmp::Ordering::Less => b,
+        std::cmp::Ordering::Equal => a.max(b),
+    }
+}
+
+/// A short digest of the name a store lists for a session (what a title pushed changes).
+fn name_digest(name: Option<&str>) -> u64 {
+    name.map_or(0, |n| line_hash(n.as_bytes()) as u64 | 1)
+}
+
 /// What the two sides agree on: the first `local` lines of the file and the first `shared`
 /// lines of the shared copy hold the same lines (`digest`), maybe in another order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -189,7 +232,8 @@ struct Cursor {
     stamp: Option<(u64, i128)>,
     agreed: Agreed,
     /// The shared copy's lines and bytes when last compared.
-    seen: (u64, u64),
+    /// ... and the digest of the name the store lists (a title pushed changes it).
+    seen: (u64, u64, u64),
     /// Both whole copies agreed at `stamp` and `seen`: unchanged since, nothing is read.
     settled: bool,
     /// A conflict resolved by a fork against the shared copy of these lines and bytes.
@@ -241,7 +285,11 @@ fn load_cursors(path: &Path) -> HashMap<String, Cursor> {
                     shared_bytes: f[6].parse().ok()?,
                     digest: Hash::from_str_radix(f[7], 16).ok()?,
                 },
-                seen: pair(f[8])?,
+                seen: {
+                    let (l, rest) = f[8].split_once(':')?;
+                    let (b, n) = rest.split_once(':')?;
+                    (l.parse().ok()?, b.parse().ok()?, n.parse().ok()?)
+                },
                 settled: f[9] == "1",
                 resolved: pair(f[10]),
                 pending: hashes(f[11]),
@@ -279,13 +327,14 @@ fn save_cursors(path: &Path, cursors: &HashMap<String, Cursor>) -> Result<(), Sy
             });
         let a = c.agreed;
         text.push_str(&format!(
-            "{id}\t{path}\t{size}\t{mtime}\t{}\t{}\t{}\t{:032x}\t{}:{}\t{}\t{}\t{}\t{}\tend\n",
+            "{id}\t{path}\t{size}\t{mtime}\t{}\t{}\t{}\t{:032x}\t{}:{}:{}\t{}\t{}\t{}\t{}\tend\n",
             a.local,
             a.shared,
             a.shared_bytes,
             a.digest,
             c.seen.0,
             c.seen.1,
+            c.seen.2,
             u8::from(c.settled),
             c.resolved
                 .map_or("-".to_string(), |(l, b)| format!("{l}:{b}")),
@@ -484,7 +533,7 @@ fn compare(
         }
     };
     let from = usize::try_from(agreed.local).unwrap_or(usize::MAX);
-    let tail_hashes: Vec<Hash> = tail.iter().map(|l| line_hash(l)).collect();
+    let tail_hashes = hashes_of(&tail, agreed.shared);
     let in_tail: HashSet<Hash> = tail_hashes.iter().copied().collect();
     let local_new: Vec<usize> = (from..lines.len())
         .filter(|i| !in_tail.contains(&hashes[*i]))
@@ -797,7 +846,7 @@ fn settled(c: Option<&Cursor>, stat: Option<(u64, i128)>, s: &StoredSession, way
         c.settled
             && c.stamp.is_some()
             && c.stamp == stat
-            && c.seen == (s.lines, s.bytes)
+            && c.seen == (s.lines, s.bytes, name_digest(s.meta.name.as_deref()))
             && (way == Way::Pull || c.pending.is_empty())
             && (way == Way::Push || c.pending_here.is_empty())
             && c.resolved.is_none()
@@ -846,7 +895,7 @@ fn push_one(
         Err(e) => return Ok((unreadable(id.clone(), path.clone(), &e), cursor)),
     };
     let lines = &snap.lines;
-    let hashes: Vec<Hash> = lines.iter().map(|l| line_hash(l)).collect();
+    let hashes = hashes_of(lines, 0);
     let tool = tool_of(lines);
     let pending = cursor
         .as_ref()
@@ -889,7 +938,7 @@ fn push_one(
                 shared_bytes: row.bytes,
                 digest: all,
             },
-            seen: (lines.len() as u64, row.bytes),
+            seen: (lines.len() as u64, row.bytes, name_digest(None)),
             settled: snap.stamp.is_some(),
             resolved: None,
             pending: still_missing(remote, &pending, &row.missing_blobs)?,
@@ -934,12 +983,44 @@ fn push_one(
         }
         _ => {}
     }
-    let tail_hashes: Vec<Hash> = tail.iter().map(|l| line_hash(l)).collect();
+    let mut name = name_digest(s.meta.name.as_deref());
+    // omp's title: this file's slot set later than the shared copy's goes there (the whole
+    // copy replaced in one step, the store's name set).
+    if let Some(here0) = lines.first().filter(|l| is_slot(l)) {
+        let there0 = match plan.tail.first() {
+            Some(l) if plan.agreed.shared == 0 => Some(l.clone()),
+            _ => remote.read_range(id, 0, 1)?.into_iter().next(),
+        };
+        if let Some(there0) = there0.filter(|t| is_slot(t) && t != here0) {
+            if later_slot(here0, &there0) == here0.as_slice() {
+                let known = plan.agreed.shared + tail.len() as u64;
+                let mut w = remote.writer(id, Some(Duration::from_secs(10)))?;
+                let mut all = remote.read(id, 0)?;
+                if w.len() != known || all.len() as u64 != known {
+                    row.note = Some("the shared copy changed while pushing; run sync again".into());
+                    row.unresolved = true;
+                    return Ok((row, cursor));
+                }
+                all[0] = here0.clone();
+                let refs: Vec<&[u8]> = all.iter().map(Vec::as_slice).collect();
+                w.replace_all(&refs)?;
+                drop(w);
+                let title = arbor_core::title::parse_title_slot(here0)
+                    .map(|t| t.title)
+                    .unwrap_or_default();
+                remote.set_name(id, &title)?;
+                name = name_digest(Some(&title));
+                row.note = Some(format!("title {title:?} sent (set here later)"));
+            }
+        }
+    }
+    let tail_hashes = hashes_of(&tail, plan.agreed.shared);
     let old_local = &hashes[..usize::try_from(plan.agreed.local).unwrap_or(0)];
     let agreed = advance(plan.agreed, old_local, &hashes, &tail, &tail_hashes);
     let seen = (
         plan.agreed.shared + tail.len() as u64,
         plan.agreed.shared_bytes + bytes_of(&tail),
+        name,
     );
     let c = Cursor {
         path: Some(path.clone()),
@@ -1187,7 +1268,7 @@ fn pull_new(
     row.moved = lines.len() as u64;
     row.bytes = bytes.len() as u64;
     row.path = Some(target.clone());
-    let hashes: Vec<Hash> = lines.iter().map(|l| line_hash(l)).collect();
+    let hashes = hashes_of(&lines, 0);
     // The file was created here, exclusively, with these bytes: its stamp is theirs when it
     // is still exactly that long.
     let stamp = stat(&target).filter(|(size, _)| *size == bytes.len() as u64);
@@ -1201,13 +1282,54 @@ fn pull_new(
             shared_bytes: row.bytes,
             digest: digest(&hashes),
         },
-        seen: (n, row.bytes),
+        seen: (n, row.bytes, name_digest(s.meta.name.as_deref())),
         settled: stamp.is_some() && (n, row.bytes) == (s.lines, s.bytes),
         resolved: None,
         pending: Vec::new(),
         pending_here: still_missing(here, &[], &row.missing_blobs)?,
     };
     Ok((row, Some(c)))
+}
+
+/// omp's title: the shared copy's slot, set later than this file's, is written over this
+/// file's (in place, the 256 bytes at offset 0, as omp renames; under the lock). Whether it
+/// wrote.
+fn take_title(
+    remote: &dyn SessionStore,
+    id: &str,
+    lock: &sync_support::SyncLock,
+    lines: &[Vec<u8>],
+    plan: &Plan,
+    row: &mut Row,
+) -> Result<bool, SyncError> {
+    let Some(here0) = lines.first().filter(|l| is_slot(l)) else {
+        return Ok(false);
+    };
+    let there0 = match plan.tail.first() {
+        Some(l) if plan.agreed.shared == 0 => Some(l.clone()),
+        _ => remote.read_range(id, 0, 1)?.into_iter().next(),
+    };
+    let Some(there0) = there0.filter(|t| is_slot(t) && t != here0) else {
+        return Ok(false);
+    };
+    if later_slot(here0, &there0) != there0.as_slice() {
+        return Ok(false);
+    }
+    let mut slot = there0.clone();
+    slot.push(b'\n');
+    let written = lock.write_title_slot(&slot).map_err(|e| BackendError::Db {
+        store: "files".into(),
+        message: format!("{}: {e}", lock.path().display()),
+    })?;
+    if written {
+        let title = arbor_core::title::parse_title_slot(&there0)
+            .map(|t| t.title)
+            .unwrap_or_default();
+        row.note = Some(format!(
+            "title {title:?} taken from the shared copy (set there later)"
+        ));
+    }
+    Ok(written)
 }
 
 /// A session both sides have: the shared copy's new lines written into the local file,
@@ -1272,13 +1394,17 @@ fn pull_into(
             return Ok((row, cursor));
         }
         let lines = &snap.lines;
-        let hashes: Vec<Hash> = lines.iter().map(|l| line_hash(l)).collect();
+        let hashes = hashes_of(lines, 0);
         let plan = compare(remote, id, lines, &hashes, s, cursor.as_ref())?;
         row.state = plan.state.clone();
         row.note = plan.note.clone();
-        let tail_hashes: Vec<Hash> = plan.tail.iter().map(|l| line_hash(l)).collect();
+        let tail_hashes = hashes_of(&plan.tail, plan.agreed.shared);
         let old_local = &hashes[..usize::try_from(plan.agreed.local).unwrap_or(0)];
-        let seen = (plan.shared_len(), plan.shared_bytes());
+        let seen = (
+            plan.shared_len(),
+            plan.shared_bytes(),
+            name_digest(s.meta.name.as_deref()),
+        );
         let cursor_for =
             |final_hashes: &[Hash], stamp: Option<(u64, i128)>, pending_here: Vec<String>| {
                 let agreed = advance(
@@ -1370,11 +1496,19 @@ fn pull_into(
                     .chain(hashes[at..].iter().copied())
                     .collect();
                 let pending = still_missing(store, &pending, &row.missing_blobs)?;
+                let stamp = match take_title(remote, id, &lock, lines, &plan, &mut row)? {
+                    true => None,
+                    false => stamp,
+                };
                 return Ok((row, Some(cursor_for(&final_hashes, stamp, pending))));
             }
             _ => {
                 let pending = still_missing(store, &pending, &[])?;
-                return Ok((row, Some(cursor_for(&hashes, snap.stamp, pending))));
+                let stamp = match take_title(remote, id, &lock, lines, &plan, &mut row)? {
+                    true => None,
+                    false => snap.stamp,
+                };
+                return Ok((row, Some(cursor_for(&hashes, stamp, pending))));
             }
         }
     }
@@ -1460,7 +1594,7 @@ pub fn status(
             Some(s) if resolved(cursor, s) => resolved_row(row),
             Some(s) => match sync_support::read_snapshot(&path) {
                 Ok(snap) => {
-                    let hashes: Vec<Hash> = snap.lines.iter().map(|l| line_hash(l)).collect();
+                    let hashes = hashes_of(&snap.lines, 0);
                     match compare(remote, &id, &snap.lines, &hashes, s, cursor) {
                         Ok(plan) => Row {
                             state: plan.state,

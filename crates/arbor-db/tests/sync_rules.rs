@@ -332,3 +332,102 @@ fn pi_1_5_2_resumes_each_merged_file_at_its_own_leaf() {
         );
     }
 }
+
+/// omp's title slot (the file's first line, rewritten in place by a rename) merges: both
+/// machines rename and append; after syncs both files and the store start with the slot set
+/// last (the latest `title_change` wins), hold the same lines, and a further round changes
+/// nothing.
+#[test]
+fn omp_titles_merge_the_latest_wins() {
+    use arbor_core::title::{serialize_title_slot, TitleSource};
+    let tmp = tempfile::tempdir().expect("tmp");
+    let store = SqliteStore::open(&tmp.path().join("shared.db")).expect("store");
+    let (a, b) = (machine(tmp.path(), "a"), machine(tmp.path(), "b"));
+    let slot = |title: &str, at: &str| {
+        String::from_utf8(
+            serialize_title_slot(Some(title), Some(TitleSource::User), at).expect("slot"),
+        )
+        .expect("utf-8")
+    };
+    let dir = a.omp.agent_dir().join("sessions/--work-p--");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let pa = dir.join(format!("2026-01-01T00-00-00-000Z_{ID}.jsonl"));
+    std::fs::write(
+        &pa,
+        format!(
+            "{}{}\n{}\n",
+            slot("first", "2026-01-01T00:00:00.000Z"),
+            header(ID),
+            entry("e1", None, "hello")
+        ),
+    )
+    .expect("write");
+    sync::push(&store, &a, &[]).expect("push a");
+    sync::pull(&store, &b, &[], false).expect("pull b");
+    let pb = b.omp.session_files().into_iter().next().expect("b's file");
+    // A rename as omp does it: the slot rewritten in place, a title_change entry appended.
+    let rename = |path: &Path, title: &str, at: &str, id: &str| {
+        let text = std::fs::read_to_string(path).expect("read");
+        let rest = &text[arbor_core::title::SESSION_TITLE_SLOT_BYTES..];
+        let change = format!(
+            r#"{{"type":"title_change","id":"{id}","parentId":"e1","timestamp":"{at}","title":"{title}","source":"user","previousTitle":"first"}}"#
+        );
+        std::fs::write(path, format!("{}{rest}{change}\n", slot(title, at))).expect("rename");
+    };
+    rename(&pb, "from b", "2026-01-01T00:00:01.000Z", "tb");
+    append(&pb, &(entry("b1", Some("tb"), "more on b") + "\n"));
+    rename(&pa, "from a", "2026-01-01T00:00:02.000Z", "ta");
+    for (m, action) in [
+        (&a, "push"),
+        (&b, "pull"),
+        (&b, "push"),
+        (&a, "pull"),
+        (&a, "push"),
+    ] {
+        let rows = if action == "push" {
+            sync::push(&store, m, &[])
+        } else {
+            sync::pull(&store, m, &[], false)
+        }
+        .expect("sync");
+        assert!(
+            rows.iter().all(|r| !r.unresolved),
+            "{} {action}: {rows:#?}",
+            m.machine
+        );
+    }
+    let want = slot("from a", "2026-01-01T00:00:02.000Z");
+    let (ta, tb) = (
+        std::fs::read_to_string(&pa).expect("a"),
+        std::fs::read_to_string(&pb).expect("b"),
+    );
+    let shared = String::from_utf8(store.read_joined(ID, 0).expect("store")).expect("utf-8");
+    for (side, text) in [("a", &ta), ("b", &tb), ("store", &shared)] {
+        assert!(
+            text.starts_with(&want),
+            "{side} has the latest title:\n{text}"
+        );
+    }
+    let sorted = |t: &str| {
+        let mut v: Vec<&str> = t.lines().collect();
+        v.sort_unstable();
+        v.into_iter().map(str::to_string).collect::<Vec<_>>()
+    };
+    assert_eq!(sorted(&ta), sorted(&tb));
+    assert_eq!(sorted(&ta), sorted(&shared));
+    assert_eq!(ta.lines().count(), 6, "slot, header, e1, ta, tb, b1");
+    assert_eq!(
+        store.list().expect("list")[0].meta.name.as_deref(),
+        Some("from a")
+    );
+    for m in [&a, &b] {
+        sync::pull(&store, m, &[], false).expect("pull");
+        sync::push(&store, m, &[]).expect("push");
+    }
+    assert_eq!(std::fs::read_to_string(&pa).expect("a"), ta);
+    assert_eq!(std::fs::read_to_string(&pb).expect("b"), tb);
+    assert_eq!(
+        String::from_utf8(store.read_joined(ID, 0).expect("store")).expect("utf-8"),
+        shared
+    );
+}

@@ -123,6 +123,20 @@ impl SyncLock {
         read_snapshot(self.lock.real_path())
     }
 
+    /// Overwrites omp's title slot (the 256 bytes at offset 0) with `slot` in place, as omp
+    /// renames a session (see `title::write_slot_in_place`); `Ok(false)` when the file's first
+    /// line is not such a slot (nothing written).
+    ///
+    /// # Errors
+    /// The file cannot be opened or written.
+    pub fn write_title_slot(&self, slot: &[u8]) -> Result<bool, crate::error::StoreError> {
+        crate::title::write_slot_in_place(
+            self.lock.real_path(),
+            slot,
+            crate::file::Durability::default(),
+        )
+    }
+
     /// Appends `bytes` (complete lines) if the file is still `expect` bytes long.
     ///
     /// # Errors
