@@ -23,8 +23,10 @@
 //! machine's own leaf (when the shared entries continue from that last line, they are
 //! appended instead: the conversation went on elsewhere). Lines already on both sides (in
 //! another order) are agreed. The same id with other bytes, a line without an id among the
-//! new lines of both sides (the header, v1 entries, omp's title slot), or an entry whose
-//! parent is on neither side is a **conflict**: reported with the line and id, never merged.
+//! new lines of both sides (the header, v1 entries, omp's lines without id), or an entry
+//! whose parent is on neither side is a **conflict**: reported with the line and id, never
+//! merged. omp's title slot (the first line, rewritten in place by a rename) compares as one
+//! line whatever it holds; the slot set last wins on both sides.
 //! `pull --fork-on-conflict` keeps the shared copy as a fork (a new id, `parentSession`
 //! naming the local file) and the cursor remembers the conflict as resolved for that shared
 //! copy: it is not reported again until the shared copy changes.
@@ -614,7 +616,7 @@ fn compare(
         if let Some((_, n, side)) = first_bare {
             let why = format!(
                 "both sides changed since they agreed, and line {n} ({side}) has no entry id \
-                 (a header, a v1 entry, omp's title slot): such lines merge only when one side \
+                 (a header, a v1 entry, an omp line without id): such lines merge only when one side \
                  has nothing new"
             );
             conflict(&mut plan, why);
