@@ -55,4 +55,5 @@ fi
 cat "$DIR"/*.jsonl "$BIGFILE" >/dev/null # the page cache holds them
 
 echo "machine: $(nproc) cores, $(uname -sr); $(date -u +%Y-%m-%dT%H:%MZ)"
-"$BIN/arbor-syncbench" --agent "$AGENT" --big "$BIGFILE" --arbor "$BIN/arbor" --runs "$RUNS"
+# ARBOR=/path/to/another/arbor times that binary (e.g. one built from an earlier commit).
+"$BIN/arbor-syncbench" --agent "$AGENT" --big "$BIGFILE" --arbor "${ARBOR:-$BIN/arbor}" --runs "$RUNS"
