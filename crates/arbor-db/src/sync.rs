@@ -998,12 +998,16 @@ fn push_one(
                 let known = plan.agreed.shared + tail.len() as u64;
                 let mut w = remote.writer(id, Some(Duration::from_secs(10)))?;
                 let mut all = remote.read(id, 0)?;
-                if w.len() != known || all.len() as u64 != known {
-                    row.note = Some("the shared copy changed while pushing; run sync again".into());
-                    row.unresolved = true;
-                    return Ok((row, cursor));
-                }
-                all[0] = here0.clone();
+                let first = match all.first_mut() {
+                    Some(first) if w.len() == known && all.len() as u64 == known => first,
+                    _ => {
+                        row.note =
+                            Some("the shared copy changed while pushing; run sync again".into());
+                        row.unresolved = true;
+                        return Ok((row, cursor));
+                    }
+                };
+                *first = here0.clone();
                 let refs: Vec<&[u8]> = all.iter().map(Vec::as_slice).collect();
                 w.replace_all(&refs)?;
                 drop(w);
