@@ -998,8 +998,9 @@ fn push_one(
                 let known = plan.agreed.shared + tail.len() as u64;
                 let mut w = remote.writer(id, Some(Duration::from_secs(10)))?;
                 let mut all = remote.read(id, 0)?;
+                let same = w.len() == known && all.len() as u64 == known;
                 let first = match all.first_mut() {
-                    Some(first) if w.len() == known && all.len() as u64 == known => first,
+                    Some(first) if same => first,
                     _ => {
                         row.note =
                             Some("the shared copy changed while pushing; run sync again".into());
