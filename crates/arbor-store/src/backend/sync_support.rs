@@ -167,6 +167,17 @@ impl SyncLock {
     /// # Errors
     /// The rewrite failed (the original is untouched), or copying the late bytes failed.
     pub fn rewrite_at(&mut self, expect: u64, content: &[u8]) -> io::Result<Written> {
+        self.rewrite_at_with(expect, content, &mut || {})
+    }
+
+    /// [`SyncLock::rewrite_at`], calling `after_check` between the last check and the rename
+    /// (a test stands in for pi appending there).
+    fn rewrite_at_with(
+        &mut self,
+        expect: u64,
+        content: &[u8],
+        after_check: &mut dyn FnMut(),
+    ) -> io::Result<Written> {
         let real = self.lock.real_path().to_path_buf();
         let mut old = crate::safe_fs::open_regular(&real)?;
         let old_meta = old.metadata()?;
@@ -184,6 +195,7 @@ impl SyncLock {
                 moved = Some(named.len());
                 return Err(io::Error::other("the session moved while it was merged"));
             }
+            after_check();
             Ok(())
         });
         if let Some(found) = moved {
@@ -212,5 +224,90 @@ impl SyncLock {
             stamp,
             recovered: late,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn session(dir: &Path, text: &str) -> std::path::PathBuf {
+        let p = dir.join("s.jsonl");
+        std::fs::write(&p, text).expect("write");
+        p
+    }
+
+    fn append(p: &Path, text: &str) {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(p)
+            .expect("open");
+        f.write_all(text.as_bytes()).expect("append");
+    }
+
+    #[test]
+    fn a_read_stops_at_the_last_complete_line() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let p = session(tmp.path(), "a\nb\nhalf");
+        let s = read_snapshot(&p).expect("read");
+        assert_eq!(s.lines, vec![b"a".to_vec(), b"b".to_vec()]);
+        assert_eq!((s.complete_len, s.torn), (4, 4));
+        assert_eq!(s.stamp, None, "a torn tail: no stamp");
+        append(&p, "\n");
+        assert!(read_snapshot(&p).expect("read").stamp.is_some());
+    }
+
+    #[test]
+    fn writes_refuse_a_file_that_grew_since_it_was_read() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let p = session(tmp.path(), "a\nb\n");
+        let mut lock = lock_session(&p, None).expect("lock");
+        let len = lock.read().expect("read").complete_len;
+        append(&p, "pi\n");
+        assert_eq!(
+            lock.append_at(len, b"x\n").expect("append"),
+            Written::Moved { found: len + 3 }
+        );
+        assert_eq!(
+            lock.rewrite_at(len, b"a\nx\nb\n").expect("rewrite"),
+            Written::Moved { found: len + 3 }
+        );
+        assert_eq!(std::fs::read(&p).expect("read"), b"a\nb\npi\n");
+    }
+
+    /// pi appends to the old file after the last check, before the rename: its line is
+    /// copied to the end of the new file.
+    #[test]
+    fn bytes_appended_during_a_rewrite_are_kept() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let p = session(tmp.path(), "a\nb\n");
+        let mut lock = lock_session(&p, None).expect("lock");
+        let len = lock.read().expect("read").complete_len;
+        let q = p.clone();
+        let w = lock
+            .rewrite_at_with(len, b"a\nx\nb\n", &mut || append(&q, "pi\n"))
+            .expect("rewrite");
+        assert_eq!(
+            w,
+            Written::Done {
+                stamp: None,
+                recovered: 3
+            }
+        );
+        assert_eq!(std::fs::read(&p).expect("read"), b"a\nx\nb\npi\n");
+        // Without an append: the stamp is the new file's.
+        let len = lock.read().expect("read").complete_len;
+        let w = lock.rewrite_at(len, b"a\nx\ny\nb\npi\n").expect("rewrite");
+        assert!(
+            matches!(
+                w,
+                Written::Done {
+                    stamp: Some(_),
+                    recovered: 0
+                }
+            ),
+            "{w:?}"
+        );
     }
 }
