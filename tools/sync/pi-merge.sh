@@ -88,3 +88,24 @@ for (const [m, f] of [['A', fa], ['B', fb]]) {
 }
 check(seen.A === seen.B, 'A and B hold the same entries');
 " "$FILE_A" "$FILE_B"
+
+PI073=${PI073:-/tmp/peers/pi/node_modules/@mariozechner/pi-coding-agent/dist/index.js}
+if [[ -f $PI073 ]]; then
+	step "pi 0.73.1 opens both files"
+	for m in A B; do
+		f=$FILE_A
+		[[ $m == B ]] && f=$FILE_B
+		PI_PKG=$PI073 node --input-type=module -e "
+import { copyFileSync, mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+const { SessionManager } = await import(process.env.PI_PKG);
+const d = mkdtempSync(join(tmpdir(), 'pi073-')); const p = join(d, 'c.jsonl'); copyFileSync(process.argv[1], p);
+const sm = SessionManager.open(p);
+const text = sm.getLeafEntry()?.message?.content?.[0]?.text;
+const ok = text === 'answered on machine ' + process.argv[2];
+console.log((ok ? 'ok: ' : 'FAIL: ') + process.argv[2] + ': pi 0.73.1 resumes at ' + JSON.stringify(text) + ' (' + sm.getEntries().length + ' entries)');
+if (!ok) process.exitCode = 1;
+" "$f" "$m"
+	done
+fi
