@@ -392,8 +392,9 @@ pub struct BlobIssue {
 }
 
 /// Replaces the blob references of `doc`'s entries with the blobs' contents, in the positions
-/// omp restores on load (see [`persist::resolve_blob_refs`]). A missing, corrupt or malformed
-/// reference is an error naming it; with `lenient` it is left in place and returned instead.
+/// omp restores on load (see [`persist::resolve_blob_refs`]). A missing blob's reference is
+/// left in place and returned as an issue; a corrupt blob or a malformed reference is an error
+/// naming it, unless `lenient` (then it is left in place and returned too).
 ///
 /// The resolved lines live only in memory: such a document is for reading (context, show,
 /// export), never for writing back.
@@ -435,7 +436,10 @@ pub fn resolve_doc_blobs(
                     ResolveAs::Base64 => JsStr::from(blobref::encode_base64(&bytes)),
                     ResolveAs::DataUrl => JsStr::from(String::from_utf8_lossy(&bytes).into_owned()),
                 })),
-                Err(error) if lenient => {
+                // A missing blob never stops a read (a session pulled before its blob
+                // arrived must still open): the reference stays in place, the issue names
+                // it. A blob that is there but wrong fails unless `lenient`.
+                Err(error) if lenient || matches!(error, BlobError::Missing { .. }) => {
                     issues.push(BlobIssue {
                         line_no,
                         entry_id: entry_id.clone(),
