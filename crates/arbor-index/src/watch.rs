@@ -28,6 +28,7 @@ use crate::catalog::{Catalog, Listed};
 use crate::error::{IndexError, IoContext};
 use crate::prepared::dir_field;
 use crate::refresh::RefreshOptions;
+use crate::search::{Hit, SearchQuery};
 use crate::RefreshStats;
 use std::collections::{BTreeSet, HashMap};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -157,7 +158,26 @@ fn prepared(catalog: &Path, form: &str, dirs: &[PathBuf]) -> Option<Vec<u8>> {
     Some(buf)
 }
 
-/// How many prepared listings ([`listing`], [`listing_json`]) a live watcher of the catalog
+/// The hits of the search `q` in the directories `dirs` and the number of matches in all (what
+/// [`Catalog::search_with_total`] gives, `q.dirs` being the keys of `dirs`), from a live
+/// watcher of `cat`'s catalog that vouches for every one of `dirs` (as [`vouches`]): it
+/// searches its own connection, after the same wait for the tick as a listing, and keeps the
+/// answer as it keeps listings (until its next refresh or another process's commit). `None`
+/// when no watcher answers (as [`listing`]), when the watcher's search failed (a query FTS5
+/// cannot read, damage: the command searches itself and reports it), and when the answer has
+/// fewer hits than the limit while `cat` (the command's own view of the file) does not trust the
+/// text index as checked: damage makes FTS5 find nothing, and only the command's own search
+/// checks the index before it says "no match" (see the module `stamp`).
+pub fn search(cat: &Catalog, q: &SearchQuery, dirs: &[PathBuf]) -> Option<(Vec<Hit>, u64)> {
+    let form = format!("search\t{}", crate::prepared::encode_query(q));
+    let (hits, total) = crate::prepared::decode_hits(&prepared(cat.path(), &form, dirs)?)?;
+    if q.check_index && hits.len() < q.limit && !cat.trusted().1 {
+        return None;
+    }
+    Some((hits, total))
+}
+
+/// How many prepared listings ([`listing`], [`listing_json`]) and searches ([`search`]) a live watcher of the catalog
 /// `catalog` has handed over since it started, and how many of them it had to read from the
 /// catalog (the others were kept from an earlier question), once it has taken in every change
 /// made before the question. `None` when no watcher answers.
@@ -334,6 +354,9 @@ enum Form {
     Rows,
     /// What the renderer makes of the rows with these options.
     Render(String),
+    /// The hits of this search ([`crate::prepared::encode_query`]) in these directories
+    /// ([`crate::prepared::encode_hits`]).
+    Search(String),
 }
 
 impl Question {
@@ -350,6 +373,7 @@ impl Question {
                     "json" => Form::Json,
                     "rows" => Form::Rows,
                     "render" => Form::Render(parts.next()?.to_string()),
+                    "search" => Form::Search(parts.next()?.to_string()),
                     _ => return None,
                 };
                 let fields: Vec<&str> = parts.collect();
@@ -415,15 +439,27 @@ impl PreparedCache {
             self.served += 1;
             return Ok(Some(Arc::clone(b)));
         }
-        let mut listed = cat.listed_as_indexed_keyed(dirs)?;
-        crate::catalog::sort_like_pi(&mut listed, dirs.len() > 1);
+        let listed = || -> Result<Vec<Listed>, IndexError> {
+            let mut listed = cat.listed_as_indexed_keyed(dirs)?;
+            crate::catalog::sort_like_pi(&mut listed, dirs.len() > 1);
+            Ok(listed)
+        };
         let bytes = Arc::new(match &key.0 {
-            Form::Json => crate::prepared::json_of(&listed),
-            Form::Rows => crate::prepared::encode_rows(&listed),
-            Form::Render(opts) => match render(opts, &listed) {
+            Form::Json => crate::prepared::json_of(&listed()?),
+            Form::Rows => crate::prepared::encode_rows(&listed()?),
+            Form::Render(opts) => match render(opts, &listed()?) {
                 Some(b) => b,
                 None => return Ok(None),
             },
+            Form::Search(hex) => {
+                let Some(mut q) = crate::prepared::decode_query(hex) else {
+                    return Ok(None);
+                };
+                // Exactly the directories vouched for.
+                q.dirs = Some(dirs.iter().map(|(k, _)| k.clone()).collect());
+                let (hits, total) = cat.search_with_total(&q)?;
+                crate::prepared::encode_hits(&hits, total)
+            }
         });
         if self.by_question.len() >= MAX_KEPT {
             self.by_question.clear();
