@@ -513,4 +513,68 @@ mod tests {
         assert_eq!(json_of(&rows), want);
         assert_eq!(json_of(&[]), b"[]\n");
     }
+
+    #[test]
+    fn a_search_and_its_hits_come_back_field_for_field() {
+        let mut q = SearchQuery::new("Ωmeg* \"a\tphrase\"\nNEAR(x y)");
+        q.kinds = Some(vec![Kind::User, Kind::Label, Kind::ContextEdit]);
+        q.since_ms = Some(1.5e12);
+        q.limit = 7;
+        q.marks = ("\u{e000}".into(), "\u{e001}".into());
+        q.snippet_words = 9;
+        q.rank_window = 0;
+        q.check_index = false;
+        q.count_total = true;
+        q.count_cap = 0;
+        let hex = encode_query(&q);
+        assert!(!hex.contains(['\t', '\n']), "one field of a request line");
+        assert_eq!(decode_query(&hex), Some(q.clone()));
+        q.kinds = None;
+        q.since_ms = None;
+        assert_eq!(decode_query(&encode_query(&q)), Some(q));
+        for bad in [
+            &hex[..hex.len() - 2],
+            &hex[..hex.len() - 1],
+            "zz",
+            &format!("{hex}00"),
+        ] {
+            assert!(decode_query(bad).is_none(), "{bad}");
+        }
+
+        let hits = vec![
+            Hit {
+                path: PathBuf::from(OsString::from_vec(b"/s/\xffodd/a.jsonl".to_vec())),
+                session_id: Some("sid".into()),
+                session_name: None,
+                entry_id: Some("e1".into()),
+                kind: Kind::Assistant,
+                timestamp: Some("2026-01-01T00:00:00.000Z".into()),
+                on_current_branch: false,
+                snippet: "a \u{e000}match\u{e001} here".into(),
+                rank: -1.25,
+                seq: 42,
+            },
+            Hit {
+                path: PathBuf::from("/b.jsonl"),
+                session_id: None,
+                session_name: Some("named".into()),
+                entry_id: None,
+                kind: Kind::Name,
+                timestamp: None,
+                on_current_branch: true,
+                snippet: String::new(),
+                rank: f64::MIN_POSITIVE,
+                seq: -1,
+            },
+        ];
+        let bytes = encode_hits(&hits, 1021);
+        assert_eq!(decode_hits(&bytes), Some((hits.clone(), 1021)));
+        assert_eq!(decode_hits(&encode_hits(&[], 0)), Some((Vec::new(), 0)));
+        for n in 0..bytes.len() {
+            assert!(decode_hits(&bytes[..n]).is_none(), "cut at {n}");
+        }
+        let mut more = bytes;
+        more.push(0);
+        assert!(decode_hits(&more).is_none(), "a byte too many");
+    }
 }
