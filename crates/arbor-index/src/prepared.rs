@@ -314,7 +314,7 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 /// exactly such a question.
 pub fn decode_query(hex: &str) -> Option<SearchQuery> {
     let h = hex.as_bytes();
-    if h.len() % 2 != 0 {
+    if !h.len().is_multiple_of(2) {
         return None;
     }
     let nib = |c: u8| HEX.iter().position(|&x| x == c).map(|v| v as u8);
