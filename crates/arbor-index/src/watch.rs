@@ -403,6 +403,8 @@ enum Msg {
 struct PreparedCache {
     version: Option<i64>,
     by_question: HashMap<Asked, Arc<Vec<u8>>>,
+    /// Searches' answers, apart (many small answers, which do not push out the listings).
+    searches: HashMap<Asked, Arc<Vec<u8>>>,
     /// Listings handed over, and listings read from the catalog.
     served: u64,
     read: u64,
@@ -414,10 +416,18 @@ type Asked = (Form, Vec<(String, PathBuf)>);
 /// At most this many listings are kept (each is the size of its JSON).
 const MAX_KEPT: usize = 8;
 
+/// At most this many searches' answers are kept (each is its hits: some kB for the default 20).
+const MAX_KEPT_SEARCHES: usize = 64;
+
+/// A search's answer larger than this (a `--limit` in the thousands) is handed over but not
+/// kept, so that what is kept stays under 64 MiB.
+const MAX_KEPT_SEARCH_BYTES: usize = 1 << 20;
+
 impl PreparedCache {
     fn clear(&mut self) {
         self.version = None;
         self.by_question.clear();
+        self.searches.clear();
     }
 
     /// The listing asked for, as the catalog holds it now (`None`: the renderer made nothing
@@ -432,10 +442,17 @@ impl PreparedCache {
         let now = cat.data_version()?;
         if self.version != Some(now) {
             self.by_question.clear();
+            self.searches.clear();
             self.version = Some(now);
         }
         let key = (form, dirs.to_vec());
-        if let Some(b) = self.by_question.get(&key) {
+        let search = matches!(key.0, Form::Search(_));
+        let kept = if search {
+            &self.searches
+        } else {
+            &self.by_question
+        };
+        if let Some(b) = kept.get(&key) {
             self.served += 1;
             return Ok(Some(Arc::clone(b)));
         }
@@ -461,10 +478,17 @@ impl PreparedCache {
                 crate::prepared::encode_hits(&hits, total)
             }
         });
-        if self.by_question.len() >= MAX_KEPT {
-            self.by_question.clear();
+        let (kept, max) = if search {
+            (&mut self.searches, MAX_KEPT_SEARCHES)
+        } else {
+            (&mut self.by_question, MAX_KEPT)
+        };
+        if !search || bytes.len() <= MAX_KEPT_SEARCH_BYTES {
+            if kept.len() >= max {
+                kept.clear();
+            }
+            kept.insert(key, Arc::clone(&bytes));
         }
-        self.by_question.insert(key, Arc::clone(&bytes));
         self.served += 1;
         self.read += 1;
         Ok(Some(bytes))
@@ -648,6 +672,7 @@ pub fn run(
     let mut cache = PreparedCache {
         version: None,
         by_question: HashMap::new(),
+        searches: HashMap::new(),
         served: 0,
         read: 0,
     };
