@@ -143,7 +143,12 @@ impl Catalog {
     /// first after that term), and anything else (an operator, a quote, a column, two
     /// completions, none) leaves the query to FTS5 as it is.
     fn complete_prefixes(&self, expr: &str) -> rusqlite::Result<Option<String>> {
-        let words: Vec<&str> = expr.split_whitespace().collect();
+        // Split where FTS5's query syntax does (its `fts5ExprIsspace`): any other byte is part
+        // of a word, and decides whether it is a bareword.
+        let words: Vec<&str> = expr
+            .split([' ', '\t', '\n', '\r'])
+            .filter(|w| !w.is_empty())
+            .collect();
         if !words.iter().any(|w| w.ends_with('*')) {
             return Ok(None);
         }
@@ -557,6 +562,7 @@ mod tests {
         assert_eq!(c("Ωmeg*").as_deref(), Some("\"ωmega\""));
         assert_eq!(c("ΩMEGA*").as_deref(), Some("\"ωmega\""));
         assert_eq!(c("Ωmeg* lock").as_deref(), Some("\"ωmega\" lock"));
+        assert_eq!(c("\tΩmeg*\r\nlock ").as_deref(), Some("\"ωmega\" lock"));
         assert_eq!(c("crè* lo*").as_deref(), Some("\"creme\" \"lock\""));
         assert_eq!(c("refactorin*").as_deref(), Some("\"refactoring\""));
         // Two completions, none, no prefix, or more than plain words: left to FTS5.
@@ -572,6 +578,9 @@ mod tests {
             "Ωmeg*x",
             "a_b*",
             "^Ωmeg*",
+            // Not spaces to FTS5: inside a word (U+00A0 is two tokens) or no bareword.
+            "lock Ωmeg\u{a0}x*",
+            "Ωmeg*\u{b}lock",
         ] {
             assert_eq!(c(q), None, "{q}");
         }
