@@ -248,7 +248,7 @@ fn html_entry<W: Write>(
                     } else if let Some(raw) = long {
                         Src::raw(raw)
                     } else {
-                        Src::Str(crate::render::content_text(m.get("content")).into())
+                        text::content(m.get("content"), &long_blocks)
                     };
                     let lines = text::line_count(&text)?;
                     let ops = vec![
@@ -276,44 +276,41 @@ fn html_entry<W: Write>(
                                 b.get(k).and_then(|v| v.as_str_lossy()).unwrap_or_default()
                             };
                             match b.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
-                                Some("text") => match text::block(&long_blocks, k) {
-                                    Some(raw) => body(w, &Src::raw(raw), "text")?,
-                                    None => body(w, &Src::Str(bs("text")), "text")?,
-                                },
-                                Some("thinking") if !bs("thinking").trim().is_empty() => {
-                                    write!(
-                                        w.out,
-                                        "<details><summary>Thinking</summary><div class=\"text\">"
-                                    )?;
-                                    write_pieces(&mut w.out, &bs("thinking"), false, esc)?;
-                                    write!(w.out, "</div></details>")?;
+                                Some("text") => body(w, &long_blocks.text(k, b, "text"), "text")?,
+                                Some("thinking") => {
+                                    let t = long_blocks.text(k, b, "thinking");
+                                    // Only whitespace: nothing (`layout` says where the last
+                                    // other character is).
+                                    let l = text::layout(&t, false)?;
+                                    if l.parts.first().is_some_and(|p| p.last_non_ws.is_some()) {
+                                        let ops = vec![
+                                            Op::Lit(
+                                                "<details><summary>Thinking</summary><div class=\"text\">"
+                                                    .into(),
+                                            ),
+                                            Op::Text(0..usize::MAX, Esc::Html),
+                                            Op::Lit("</div></details>".into()),
+                                        ];
+                                        text::write_ops(
+                                            &mut w.out,
+                                            &t,
+                                            ops,
+                                            &l.runs,
+                                            |_, _, _| Ok(()),
+                                        )?;
+                                    }
                                 }
                                 Some("toolCall") => {
-                                    let args = b
-                                        .get("arguments")
-                                        .map(|a| String::from_utf8_lossy(&a.to_json()).into_owned())
-                                        .unwrap_or_default();
-                                    let a = args;
+                                    let args =
+                                        long_blocks.json(k, b, "arguments").unwrap_or("".into());
                                     let hint =
-                                        b.get("arguments")
-                                            .and_then(|a| {
-                                                [
-                                                    "path",
-                                                    "file_path",
-                                                    "command",
-                                                    "pattern",
-                                                    "query",
-                                                    "url",
-                                                ]
-                                                .iter()
-                                                .find_map(|k| {
-                                                    a.get(k)
-                                                        .and_then(|v| v.as_str_lossy())
-                                                        .map(|v| v.into_owned())
-                                                })
+                                        ["path", "file_path", "command", "pattern", "query", "url"]
+                                            .iter()
+                                            .find_map(|key| {
+                                                long_blocks.str_in(k, b, "arguments", key)
                                             })
+                                            .map(|h| text::one_line(&h, 80))
                                             .unwrap_or_default();
-                                    let hint = crate::render::one_line(&hint, 80);
                                     write!(
                                         w.out,
                                         "<details><summary>Tool call <b>{}</b> {}</summary>",
@@ -321,10 +318,18 @@ fn html_entry<W: Write>(
                                         esc(&hint)
                                     )?;
                                     // Plain: highlighting JSON adds a span per token and little to read.
-                                    write!(w.out, "<pre>")?;
-                                    write_pieces(&mut w.out, &a, false, esc)?;
-                                    write!(w.out, "</pre>")?;
-                                    write!(w.out, "</details>")?;
+                                    let ops = vec![
+                                        Op::Lit("<pre>".into()),
+                                        Op::Text(0..usize::MAX, Esc::Html),
+                                        Op::Lit("</pre></details>".into()),
+                                    ];
+                                    text::write_ops(
+                                        &mut w.out,
+                                        &args,
+                                        ops,
+                                        &text::Runs::default(),
+                                        |_, _, _| Ok(()),
+                                    )?;
                                 }
                                 _ => {}
                             }

@@ -103,12 +103,11 @@ impl<'a, W: Write> Writer<'a, W> {
         }
     }
 
-    /// Message content: a string, or blocks (a long `text` of which is in `long`, by block
-    /// index: [`text::Payload::blocks`]).
+    /// Message content: a string, or blocks (their long members in `long`: [`text::message`]).
     fn blocks(
         &mut self,
         content: Option<&JsValue>,
-        long: &[(usize, &[u8])],
+        long: &text::LongBlocks<'_>,
     ) -> std::io::Result<()> {
         match content {
             Some(JsValue::String(s)) => self.text(&Src::Str(s.to_string_lossy())),
@@ -117,25 +116,14 @@ impl<'a, W: Write> Writer<'a, W> {
                     // Borrowed: a long text is not copied.
                     let s = |k: &str| b.get(k).and_then(|v| v.as_str_lossy()).unwrap_or_default();
                     match b.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
-                        Some("text") => match text::block(long, k) {
-                            Some(raw) => self.text(&Src::raw(raw))?,
-                            None => self.text(&Src::Str(s("text")))?,
-                        },
+                        Some("text") => self.text(&long.text(k, b, "text"))?,
                         Some("thinking") => {
-                            let t = s("thinking");
-                            if !t.trim().is_empty() {
-                                writeln!(self.out, "<details><summary>Thinking</summary>\n")?;
-                                write_pieces(&mut self.out, t.trim_end(), true, md_text)?;
-                                writeln!(self.out, "\n\n</details>\n")?;
-                            }
+                            md_thinking(&mut self.out, &long.text(k, b, "thinking"))?
                         }
                         Some("toolCall") => {
                             writeln!(self.out, "**Tool call** {}\n", md_code(&s("name")))?;
-                            let args = b
-                                .get("arguments")
-                                .map(|a| String::from_utf8_lossy(&a.to_json()).into_owned())
-                                .unwrap_or_default();
-                            self.fence("json", &args.as_str().into())?;
+                            let args = long.json(k, b, "arguments").unwrap_or("".into());
+                            self.fence("json", &args)?;
                         }
                         Some("image") => self.image(&s("data"), &s("mimeType"))?,
                         _ => {}
@@ -146,6 +134,21 @@ impl<'a, W: Write> Writer<'a, W> {
             _ => Ok(()),
         }
     }
+}
+
+/// A thinking block in Markdown, unless it is only whitespace: in `<details>`, its text
+/// without trailing whitespace through [`md_text`].
+fn md_thinking(out: &mut impl Write, t: &Src<'_>) -> std::io::Result<()> {
+    let l = text::layout(t, false)?;
+    let Some(end) = l.parts.first().and_then(|p| p.last_non_ws) else {
+        return Ok(());
+    };
+    let ops = vec![
+        Op::Lit("<details><summary>Thinking</summary>\n\n".into()),
+        Op::Text(0..end, Esc::Md),
+        Op::Lit("\n\n</details>\n\n".into()),
+    ];
+    text::write_ops(out, t, ops, &l.runs, |_, _, _| Ok(()))
 }
 
 /// A fenced block of `body` whose fence is longer than any backtick run inside.
@@ -657,7 +660,7 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
                     }
                     let text = match long {
                         Some(raw) => Src::raw(raw),
-                        None => Src::Str(crate::render::content_text(m.get("content")).into()),
+                        None => text::content(m.get("content"), &long_blocks),
                     };
                     w.fence("", &text)?;
                     if let Some(JsValue::Array(blocks)) = m.get("content") {
@@ -705,7 +708,7 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
             let ct = md_inline(&ct);
             writeln!(w.out, "### {anchor}Custom message · {ct} · {id} · {ts}\n")?;
             let c = e.fields.value(line, "content");
-            w.blocks(c.as_ref(), &[])?;
+            w.blocks(c.as_ref(), &text::LongBlocks::default())?;
         }
         _ => {
             let d = crate::render::one_line(&crate::render::describe(doc, i), 300);
@@ -776,6 +779,9 @@ pub fn json(
         let mut tail = Vec::new();
         // Each text as its parts, joined by `\n` as they are written.
         let mut texts: Vec<(&str, Vec<Src<'_>>)> = Vec::new();
+        // The tool calls (each its members before `arguments`, and the arguments): written
+        // between the texts and `tail`, the arguments streamed.
+        let mut calls: Vec<(Vec<u8>, Src<'_>)> = Vec::new();
         let mut o = JsonObject::new(&mut head);
         o.opt_str("id", e.id.as_deref())
             .opt_str("parentId", e.parent_id.as_deref())
@@ -795,7 +801,6 @@ pub fn json(
             // Borrowed from the parsed message: a long text is not copied.
             let mut text: Vec<Src<'_>> = Vec::new();
             let mut thinking: Vec<Src<'_>> = Vec::new();
-            let mut calls = Vec::new();
             match m.get("content") {
                 Some(JsValue::String(t)) => text.push(Src::Str(t.to_string_lossy())),
                 Some(JsValue::Array(blocks)) => {
@@ -803,18 +808,22 @@ pub fn json(
                         let bs =
                             |k: &str| bl.get(k).and_then(|v| v.as_str_lossy()).unwrap_or_default();
                         match bl.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
-                            Some("text") => text.push(match text::block(&long_blocks, k) {
-                                Some(raw) => Src::raw(raw),
-                                None => Src::Str(bs("text")),
-                            }),
-                            Some("thinking") => thinking.push(Src::Str(bs("thinking"))),
-                            Some("toolCall") => calls.push((
-                                bs("id"),
-                                bs("name"),
-                                bl.get("arguments")
-                                    .map(|a| a.to_json())
-                                    .unwrap_or_else(|| b"null".to_vec()),
-                            )),
+                            Some("text") => text.push(long_blocks.text(k, bl, "text")),
+                            Some("thinking") => thinking.push(long_blocks.text(k, bl, "thinking")),
+                            Some("toolCall") => {
+                                // `{"id":…,"name":…` then the arguments, streamed.
+                                let mut c = Vec::new();
+                                JsonObject::new(&mut c)
+                                    .str("id", &bs("id"))
+                                    .str("name", &bs("name"));
+                                c.pop();
+                                calls.push((
+                                    c,
+                                    long_blocks
+                                        .json(k, bl, "arguments")
+                                        .unwrap_or("null".into()),
+                                ));
+                            }
                             _ => {}
                         }
                     }
@@ -828,19 +837,6 @@ pub fn json(
             }
             if !thinking.is_empty() {
                 texts.push(("thinking", thinking));
-            }
-            if !calls.is_empty() {
-                let mut cb = Vec::new();
-                let mut arr = arbor_core::json::JsonArray::new(&mut cb);
-                for (cid, name, args) in &calls {
-                    // The arguments as they are (redacted with the document, inside their
-                    // strings: still valid JSON).
-                    arr.object(|c| {
-                        c.str("id", cid).str("name", name).raw("arguments", args);
-                    });
-                }
-                arr.finish();
-                t.raw("toolCalls", &cb);
             }
             if let Some(JsValue::Bool(b)) = m.get("isError") {
                 t.bool("isError", *b);
@@ -880,6 +876,21 @@ pub fn json(
                 )?;
             }
             out.write_all(b"\"")?;
+        }
+        if !calls.is_empty() {
+            out.write_all(b",\"toolCalls\":[")?;
+            for (j, (c, args)) in calls.iter().enumerate() {
+                if j > 0 {
+                    out.write_all(b",")?;
+                }
+                out.write_all(c)?;
+                out.write_all(b",\"arguments\":")?;
+                // The arguments as they are (redacted with the document, inside their
+                // strings: still valid JSON).
+                args.each(false, |_, p| out.write_all(p.as_bytes()))?;
+                out.write_all(b"}")?;
+            }
+            out.write_all(b"]")?;
         }
         match tail.get(1..) {
             Some(members) if members != b"}" => {

@@ -27,6 +27,12 @@ pub(crate) enum Src<'a> {
     /// piece at a time, lossily (lone surrogates and invalid UTF-8 as U+FFFD), as
     /// `JsStr::to_string_lossy` decodes it whole; pieces of `piece` bytes (at least).
     Raw { raw: &'a [u8], piece: usize },
+    /// Texts one after the other (a tool result's blocks, `\n` between them as texts of
+    /// their own).
+    Cat(Vec<Src<'a>>),
+    /// A JSON value of the session's line as `JSON.stringify` writes it (tool-call
+    /// arguments), its long strings spelled a piece at a time ([`JsonText`]).
+    Json(&'a JsonText<'a>),
 }
 
 impl<'a> Src<'a> {
@@ -34,6 +40,51 @@ impl<'a> Src<'a> {
     pub(crate) fn raw(raw: &'a [u8]) -> Self {
         Src::Raw { raw, piece: PIECE }
     }
+
+    /// How long a line [`Src::each`] may cut (and [`layout`] records the backtick runs of):
+    /// the smallest piece of the texts read in pieces; none for a text in memory.
+    fn piece(&self) -> usize {
+        match self {
+            Src::Str(_) => usize::MAX,
+            Src::Raw { piece, .. } => *piece,
+            Src::Cat(parts) => parts.iter().map(Src::piece).min().unwrap_or(usize::MAX),
+            Src::Json(j) => j.piece,
+        }
+    }
+
+    /// Calls `f` with the text's consecutive chunks as they are decoded (any size; a long
+    /// string's pages behind are released as it goes).
+    fn chunks(&self, f: &mut dyn FnMut(&str) -> io::Result<()>) -> io::Result<()> {
+        match self {
+            Src::Str(s) => f(s),
+            Src::Raw { raw, piece } => {
+                let mut pieces = StrPieces::new(raw, *piece);
+                let mut released = 0;
+                while let Some(p) = pieces.next() {
+                    let p = p.map_err(bad_text)?;
+                    f(&p)?;
+                    drop(p);
+                    released = release_behind(raw, released, pieces.consumed());
+                }
+                Ok(())
+            }
+            Src::Cat(parts) => parts.iter().try_for_each(|p| p.chunks(f)),
+            Src::Json(j) => j.chunks(f),
+        }
+    }
+}
+
+/// A long text that does not decode, as an I/O error of the export.
+fn bad_text(e: arbor_core::json::JsonError) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, format!("a message text: {e}"))
+}
+
+/// Releases the map's pages of `raw[released..done]` (the part of a long string a pass has
+/// read and does not read again; a page that straddles the last release is included the
+/// next time); returns where the next release starts.
+fn release_behind(raw: &[u8], released: usize, done: usize) -> usize {
+    arbor_store::map::release_pages(raw.get(released..done).unwrap_or_default());
+    done.saturating_sub(1 << 16)
 }
 
 impl<'a> From<&'a str> for Src<'a> {
@@ -45,58 +96,151 @@ impl<'a> From<&'a str> for Src<'a> {
 impl Src<'_> {
     /// Calls `f(offset, piece)` for consecutive pieces of the text (`offset` in bytes of the
     /// decoded text). With `lines`, a piece ends with `\n` but for the last one and a line
-    /// at least `piece` bytes long, which is cut (pieces of about `piece` bytes); without, a
-    /// piece ends at any character. An empty text has no pieces.
+    /// at least [`Src::piece`] bytes long, which is cut (pieces of about that many bytes);
+    /// without, a piece ends at any character. An empty text has no pieces.
     pub(crate) fn each(
         &self,
         lines: bool,
         mut f: impl FnMut(usize, &str) -> io::Result<()>,
     ) -> io::Result<()> {
-        match self {
-            Src::Str(s) if s.is_empty() => Ok(()),
-            Src::Str(s) => f(0, s),
-            Src::Raw { raw, piece } => {
-                let mut pieces = StrPieces::new(raw, *piece);
-                let mut carry = String::new();
-                let mut at = 0;
-                let mut released = 0;
-                while let Some(p) = pieces.next() {
-                    let p = p.map_err(|e| {
-                        io::Error::new(io::ErrorKind::InvalidData, format!("a message text: {e}"))
-                    })?;
-                    if !lines {
-                        f(at, &p)?;
-                        at += p.len();
-                    } else {
-                        carry.push_str(&p);
-                    }
-                    drop(p);
-                    // A line at least a piece long is cut (its end is not waited for).
-                    let nl = carry.rfind('\n').map_or(0, |n| n + 1);
-                    let cut = if carry.len() - nl >= *piece {
-                        carry.len()
-                    } else {
-                        nl
-                    };
-                    if cut > 0 {
-                        let rest = carry[cut..].to_string();
-                        carry.truncate(cut);
-                        f(at, &carry)?;
-                        at += carry.len();
-                        carry = rest;
-                    }
-                    // The line's pages behind are not read again by this pass (a page that
-                    // straddles the last release is included the next time).
-                    let done = pieces.consumed();
-                    arbor_store::map::release_pages(raw.get(released..done).unwrap_or_default());
-                    released = done.saturating_sub(1 << 16);
-                }
-                if !carry.is_empty() {
-                    f(at, &carry)?;
-                }
-                Ok(())
-            }
+        if let Src::Str(s) = self {
+            return if s.is_empty() { Ok(()) } else { f(0, s) };
         }
+        let piece = self.piece();
+        let mut carry = String::new();
+        let mut at = 0;
+        self.chunks(&mut |p| {
+            if p.is_empty() {
+                return Ok(());
+            }
+            if !lines {
+                f(at, p)?;
+                at += p.len();
+                return Ok(());
+            }
+            carry.push_str(p);
+            // A line at least a piece long is cut (its end is not waited for).
+            let nl = carry.rfind('\n').map_or(0, |n| n + 1);
+            let cut = if carry.len() - nl >= piece {
+                carry.len()
+            } else {
+                nl
+            };
+            if cut > 0 {
+                let rest = carry[cut..].to_string();
+                carry.truncate(cut);
+                f(at, &carry)?;
+                at += carry.len();
+                carry = rest;
+            }
+            Ok(())
+        })?;
+        if !carry.is_empty() {
+            f(at, &carry)?;
+        }
+        Ok(())
+    }
+}
+
+/// A JSON value as `JSON.stringify(JSON.parse(raw))` spells it, without its long strings
+/// in memory: the value with each string value longer than [`LONG`] replaced by a marker
+/// is spelled whole (`json::canonicalize`, small), and each marker's place is filled, as the
+/// text is read, with its string spelled a piece at a time (`StrPieces::next_wtf8`, then
+/// `write_js_str`: the escapes are per character, so the pieces spell the whole).
+pub(crate) struct JsonText<'a> {
+    /// The spelling with markers.
+    text: String,
+    /// Each marker's range in `text` (between its quotes) and the long string's raw
+    /// contents, in order.
+    marks: Vec<(Range<usize>, &'a [u8])>,
+    piece: usize,
+}
+
+impl<'a> JsonText<'a> {
+    /// The value `raw` (a whole JSON value of the line), and the value parsed with the
+    /// markers in place of its long strings (for the short members a renderer reads, see
+    /// [`JsonText::long_of`]); `None` when it holds no long string or is not JSON.
+    pub(crate) fn new(raw: &'a [u8], long: usize, piece: usize) -> Option<(Self, JsValue)> {
+        use arbor_core::json::{skip_ws, value_end};
+        // The long string values: a string followed by `:` is a key.
+        let mut longs = Vec::new();
+        let mut i = 0;
+        while let Some(q) = memchr::memchr(b'"', raw.get(i..)?).map(|q| i + q) {
+            let end = value_end(raw, q).ok()?;
+            if end - q - 2 > long && raw.get(skip_ws(raw, end)) != Some(&b':') {
+                longs.push(q + 1..end - 1);
+            }
+            i = end;
+        }
+        if longs.is_empty() {
+            return None;
+        }
+        // A marker no string of the value spells: a nonce not in the masked spelling.
+        for nonce in 0..16u32 {
+            let mark = |k: usize| format!("\\u0000arbor-long-{nonce}-{k}\\u0000");
+            let mut masked = Vec::with_capacity(
+                raw.len() - longs.iter().map(|r| r.len()).sum::<usize>() + 64 * longs.len(),
+            );
+            let mut from = 0;
+            for (k, r) in longs.iter().enumerate() {
+                masked.extend_from_slice(raw.get(from..r.start)?);
+                masked.extend_from_slice(mark(k).as_bytes());
+                from = r.end;
+            }
+            masked.extend_from_slice(raw.get(from..)?);
+            let mut out = Vec::new();
+            arbor_core::json::canonicalize(&masked, &mut out).ok()?;
+            let text = String::from_utf8(out).ok()?;
+            let prefix = format!("\\u0000arbor-long-{nonce}-");
+            if text.matches(prefix.as_str()).count() != longs.len() {
+                continue;
+            }
+            let mut marks = Vec::with_capacity(longs.len());
+            for (k, r) in longs.iter().enumerate() {
+                let m = mark(k);
+                let at = text.find(m.as_str())?;
+                marks.push((at..at + m.len(), raw.get(r.clone())?));
+            }
+            // In the spelling's order (a value may move: integer-like keys first).
+            marks.sort_by_key(|(r, _)| r.start);
+            let value = JsValue::parse(&masked).ok()?;
+            return Some((JsonText { text, marks, piece }, value));
+        }
+        None
+    }
+
+    /// The long string whose marker `s` is (a string of [`JsonText::value`]).
+    pub(crate) fn long_of(&self, s: &str) -> Option<&'a [u8]> {
+        let spelled = {
+            let mut v = Vec::new();
+            arbor_core::json::write_str_escaped(s, &mut v);
+            v
+        };
+        let inner = spelled.get(1..spelled.len().checked_sub(1)?)?;
+        self.marks
+            .iter()
+            .find(|(r, _)| self.text.as_bytes().get(r.clone()) == Some(inner))
+            .map(|(_, raw)| *raw)
+    }
+
+    fn chunks(&self, f: &mut dyn FnMut(&str) -> io::Result<()>) -> io::Result<()> {
+        let mut from = 0;
+        for (r, raw) in &self.marks {
+            f(self.text.get(from..r.start).unwrap_or_default())?;
+            let mut pieces = StrPieces::new(raw, self.piece);
+            let mut released = 0;
+            while let Some(p) = pieces.next_wtf8() {
+                let p = p.map_err(bad_text)?;
+                let mut spelled = Vec::with_capacity(p.0.len() + 16);
+                arbor_core::json::write_js_str(&p, &mut spelled);
+                drop(p);
+                let inner = spelled.get(1..spelled.len() - 1).unwrap_or_default();
+                f(&String::from_utf8_lossy(inner))?;
+                released = release_behind(raw, released, pieces.consumed());
+            }
+            from = r.end;
+        }
+        f(self.text.get(from..).unwrap_or_default())
     }
 }
 
@@ -110,7 +254,7 @@ pub(crate) fn message<'l>(e: &Entry, line: &'l [u8], blocks: bool) -> Payload<'l
     let whole = || Payload {
         value: e.fields.value(line, "message"),
         content: None,
-        blocks: Vec::new(),
+        blocks: LongBlocks::default(),
     };
     let Some(f) = &e.message else {
         return whole();
@@ -119,8 +263,13 @@ pub(crate) fn message<'l>(e: &Entry, line: &'l [u8], blocks: bool) -> Payload<'l
         Some((raw, kind)) if raw.len() > LONG => (raw, kind),
         _ => return whole(),
     };
-    let array =
-        kind == ValueKind::Array && blocks && e.role == Some(arbor_core::entry::Role::Assistant);
+    use arbor_core::entry::Role;
+    let array = kind == ValueKind::Array
+        && blocks
+        && matches!(
+            e.role,
+            Some(Role::Assistant | Role::User | Role::ToolResult)
+        );
     if kind != ValueKind::String && !array {
         return whole();
     }
@@ -145,10 +294,10 @@ pub(crate) fn message<'l>(e: &Entry, line: &'l [u8], blocks: bool) -> Payload<'l
         return Payload {
             value: Some(m),
             content: raw.get(1..raw.len() - 1),
-            blocks: Vec::new(),
+            blocks: LongBlocks::default(),
         };
     }
-    match long_text_blocks(raw) {
+    match long_blocks(raw) {
         Some((content, blocks)) => {
             m.set("content", content);
             Payload {
@@ -161,8 +310,71 @@ pub(crate) fn message<'l>(e: &Entry, line: &'l [u8], blocks: bool) -> Payload<'l
     }
 }
 
-/// Long `text` strings of content blocks: the block's index, the raw contents.
-pub(crate) type LongBlocks<'l> = Vec<(usize, &'l [u8])>;
+/// A long member of a content block, left in the line.
+pub(crate) enum Long<'l> {
+    /// A string's raw contents (`text`, `thinking`).
+    Str(&'l [u8]),
+    /// A JSON value (a tool call's `arguments`).
+    Json(JsonText<'l>),
+}
+
+/// The long members of content blocks ([`Payload::blocks`]): the block's index, the
+/// member's name, the member.
+#[derive(Default)]
+pub(crate) struct LongBlocks<'l>(Vec<(usize, &'static str, Long<'l>)>);
+
+impl<'l> LongBlocks<'l> {
+    fn get(&self, i: usize, key: &str) -> Option<&Long<'l>> {
+        self.0
+            .iter()
+            .find(|(k, name, _)| *k == i && *name == key)
+            .map(|(_, _, l)| l)
+    }
+
+    /// The string member `key` of block `b` (at index `i`): read in pieces when it is long,
+    /// else the value's (`""` when it is not a string).
+    pub(crate) fn text<'s>(&'s self, i: usize, b: &'s JsValue, key: &str) -> Src<'s> {
+        match self.get(i, key) {
+            Some(Long::Str(raw)) => Src::raw(raw),
+            _ => Src::Str(
+                b.get(key)
+                    .and_then(JsValue::as_str_lossy)
+                    .unwrap_or_default(),
+            ),
+        }
+    }
+
+    /// The member `key` of block `b` (at index `i`) as `JSON.stringify` writes it: spelled
+    /// in pieces when it holds a long string; `None` when the block has no such member.
+    pub(crate) fn json<'s>(&'s self, i: usize, b: &'s JsValue, key: &str) -> Option<Src<'s>> {
+        match self.get(i, key) {
+            Some(Long::Json(j)) => Some(Src::Json(j)),
+            _ => b
+                .get(key)
+                .map(|a| Src::Str(String::from_utf8_lossy(&a.to_json()).into_owned().into())),
+        }
+    }
+
+    /// The string member `key` of block `b` (at index `i`) when it is one, whole or not;
+    /// a member of the long JSON value `key` (a tool call's `arguments`) is looked up in it
+    /// with `inner`.
+    pub(crate) fn str_in<'s>(
+        &'s self,
+        i: usize,
+        b: &'s JsValue,
+        key: &str,
+        inner: &str,
+    ) -> Option<Src<'s>> {
+        let v = b.get(key)?.get(inner)?.as_str_lossy()?;
+        match self.get(i, key) {
+            Some(Long::Json(j)) => match j.long_of(&v) {
+                Some(raw) => Some(Src::raw(raw)),
+                None => Some(Src::Str(v)),
+            },
+            _ => Some(Src::Str(v)),
+        }
+    }
+}
 
 /// What [`message`] gives.
 pub(crate) struct Payload<'l> {
@@ -170,22 +382,53 @@ pub(crate) struct Payload<'l> {
     pub value: Option<JsValue>,
     /// A long `content` string's raw contents.
     pub content: Option<&'l [u8]>,
-    /// Long `text` strings of `content` blocks.
+    /// Long members of `content` blocks.
     pub blocks: LongBlocks<'l>,
 }
 
-/// The long `text` of block `i` among `blocks` ([`Payload::blocks`]), if it is one.
-pub(crate) fn block<'l>(blocks: &[(usize, &'l [u8])], i: usize) -> Option<&'l [u8]> {
-    blocks.iter().find(|(k, _)| *k == i).map(|(_, raw)| *raw)
+/// A message's content as one text, as [`crate::render::content_text`] writes it (a tool
+/// result: its blocks' texts, `[thinking] …`, `[tool call NAME] ARGS`, `[image]`, one a
+/// line), the long members of `long` read in pieces.
+pub(crate) fn content<'s>(v: Option<&'s JsValue>, long: &'s LongBlocks<'s>) -> Src<'s> {
+    let Some(JsValue::Array(blocks)) = v.filter(|_| !long.0.is_empty()) else {
+        return Src::Str(crate::render::content_text(v).into());
+    };
+    let mut parts = Vec::new();
+    for (k, b) in blocks.iter().enumerate() {
+        let part = match b.get("type").and_then(JsValue::as_str_lossy).as_deref() {
+            Some("text") => long.text(k, b, "text"),
+            Some("thinking") => Src::Cat(vec!["[thinking] ".into(), long.text(k, b, "thinking")]),
+            Some("toolCall") => Src::Cat(vec![
+                Src::Str(
+                    format!(
+                        "[tool call {}] ",
+                        b.get("name")
+                            .and_then(JsValue::as_str_lossy)
+                            .unwrap_or_default()
+                    )
+                    .into(),
+                ),
+                long.json(k, b, "arguments").unwrap_or("".into()),
+            ]),
+            Some("image") => "[image]".into(),
+            _ => continue,
+        };
+        if !parts.is_empty() {
+            parts.push("\n".into());
+        }
+        parts.push(part);
+    }
+    Src::Cat(parts)
 }
 
-/// A content array (raw) parsed with every `text` member longer than [`LONG`] left out
-/// (`""` in its place, the raw contents returned by block index); `None` when it is not an
-/// array of values `JsValue::parse` reads.
-fn long_text_blocks(raw: &[u8]) -> Option<(JsValue, LongBlocks<'_>)> {
+/// A content array (raw) parsed with every long member of its blocks left in the line: a
+/// `text` or `thinking` string longer than [`LONG`] (`""` in its place), a tool call's
+/// `arguments` longer than that and holding such a string ([`JsonText`]; its markers in
+/// place of the strings); `None` when it is not an array of values `JsValue::parse` reads.
+fn long_blocks(raw: &[u8]) -> Option<(JsValue, LongBlocks<'_>)> {
     use arbor_core::json::{scan_object, skip_ws, value_end};
     let mut items = Vec::new();
-    let mut long = Vec::new();
+    let mut long = LongBlocks::default();
     let mut i = skip_ws(raw, 1);
     if raw.get(i) == Some(&b']') {
         return Some((JsValue::Array(items), long));
@@ -196,27 +439,43 @@ fn long_text_blocks(raw: &[u8]) -> Option<(JsValue, LongBlocks<'_>)> {
         if item.first() == Some(&b'{') {
             let scan = scan_object(item).ok()?;
             let mut b = JsValue::Object(Vec::new());
-            let mut text = None;
+            let k = items.len();
             for member in &scan.members {
                 let key = arbor_core::json::decode_string(item.get(member.key.clone())?).ok()?;
                 let value = item.get(member.value.clone())?;
-                if key.0 == b"text" {
-                    // The last one counts (as `JSON.parse`), in the first one's place.
-                    if text.is_none() {
-                        b.set("text", JsValue::Null);
+                let name = match &key.0[..] {
+                    b"text" => Some("text"),
+                    b"thinking" => Some("thinking"),
+                    b"arguments" => Some("arguments"),
+                    _ => None,
+                };
+                // The last one counts (as `JSON.parse`), in the first one's place.
+                if let Some(name) = name {
+                    long.0.retain(|(j, n, _)| !(*j == k && *n == name));
+                }
+                let kept = match (name, member.kind) {
+                    (Some(name @ ("text" | "thinking")), ValueKind::String)
+                        if value.len() > LONG =>
+                    {
+                        long.0
+                            .push((k, name, Long::Str(value.get(1..value.len() - 1)?)));
+                        Some(JsValue::String(Default::default()))
                     }
-                    text = Some((value, member.kind));
-                    continue;
-                }
-                b.set(&key.to_string_lossy(), JsValue::parse(value).ok()?);
-            }
-            match text {
-                Some((value, ValueKind::String)) if value.len() > LONG => {
-                    b.set("text", JsValue::String(Default::default()));
-                    long.push((items.len(), value.get(1..value.len() - 1)?));
-                }
-                Some((value, _)) => b.set("text", JsValue::parse(value).ok()?),
-                None => {}
+                    (Some("arguments"), ValueKind::Object | ValueKind::Array)
+                        if value.len() > LONG =>
+                    {
+                        JsonText::new(value, LONG, PIECE).map(|(j, v)| {
+                            long.0.push((k, "arguments", Long::Json(j)));
+                            v
+                        })
+                    }
+                    _ => None,
+                };
+                let v = match kept {
+                    Some(v) => v,
+                    None => JsValue::parse(value).ok()?,
+                };
+                b.set(&key.to_string_lossy(), v);
             }
             items.push(b);
         } else {
@@ -553,11 +812,7 @@ impl Fences {
 /// The text is read in pieces as they are decoded: no line is held whole. The [`Runs`] are
 /// what [`write_ops`] needs to escape the text's long lines in Markdown.
 pub(crate) fn layout(src: &Src<'_>, fenced: bool) -> io::Result<Layout> {
-    let long = match src {
-        Src::Str(_) => usize::MAX,
-        Src::Raw { piece, .. } => *piece,
-    };
-    let mut fences = Fences::new(fenced, long);
+    let mut fences = Fences::new(fenced, src.piece());
     let mut len = 0;
     let mut keep = 0;
     src.each(false, |at, p| {
@@ -1012,6 +1267,91 @@ mod tests {
                                  br"\n".to_vec(), b"`".to_vec()]), 0..20)
                 .prop_map(|v| v.concat()),
         ]
+    }
+
+    /// The whole text of `src` (its pieces joined).
+    fn joined(src: &Src<'_>) -> String {
+        let mut all = String::new();
+        src.each(false, |_, p| {
+            all.push_str(p);
+            Ok(())
+        })
+        .expect("in memory");
+        all
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+        /// Texts one after the other (a tool result's blocks, long ones in pieces) render as
+        /// the text they make whole, in every renderer.
+        #[test]
+        fn texts_one_after_the_other_render_as_their_whole(
+            a in arb_raw(), b in arb_raw(), piece in 1usize..24, short in "[a-z`\n ]{0,6}",
+        ) {
+            let dec = |r: &[u8]| arbor_core::json::decode_string(r)
+                .expect("valid").to_string_lossy().into_owned();
+            let whole = format!("{}\n[thinking] {}\n{short}", dec(&a), dec(&b));
+            let cat = Src::Cat(vec![
+                Src::Raw { raw: &a, piece },
+                "\n".into(),
+                Src::Cat(vec!["[thinking] ".into(), Src::Raw { raw: &b, piece: piece + 3 }]),
+                "\n".into(),
+                Src::Str(short.as_str().into()),
+            ]);
+            prop_assert_eq!(render(&Src::from(whole.as_str())), render(&cat));
+        }
+
+        /// A JSON value with its long strings spelled in pieces ([`JsonText`]) is what
+        /// `JSON.stringify(JSON.parse(raw))` writes (`to_json`, as the exports wrote tool-call
+        /// arguments): strings of every kind of escape, keys that move (integer-like first),
+        /// duplicate keys, a long key (not a value: spelled with the rest), nesting; and
+        /// each of its string members is found again by its marker.
+        #[test]
+        fn json_text_spells_what_to_json_writes(
+            strs in vec(arb_raw(), 1..5),
+            long in 0usize..12,
+            piece in 1usize..24,
+            shape in 0usize..4,
+        ) {
+            let q = |r: &Vec<u8>| format!("\"{}\"", String::from_utf8_lossy(r));
+            let raw = match shape {
+                0 => format!("{{\"path\":\"a.rs\",\"content\":{}}}", q(&strs[0])),
+                1 => format!(
+                    "{{\"b\": {} , \"2\":[1,{}], \"b\":{}, {}:null}}",
+                    q(&strs[0]),
+                    strs.get(1).map_or("true".into(), q),
+                    strs.last().map_or("0".into(), q),
+                    q(&strs[0]),
+                ),
+                2 => format!("[{}]", strs.iter().map(q).collect::<Vec<_>>().join(",")),
+                _ => format!(
+                    "{{\"x\":{{\"y\":[{{\"command\":{}}}]}},\"1\":{}}}",
+                    q(&strs[0]),
+                    strs.last().map_or("0".into(), q)
+                ),
+            };
+            // Lossy bytes may have made a string that is not JSON: such is not a case.
+            let Ok(v) = JsValue::parse(raw.as_bytes()) else { return Ok(()) };
+            let expected = String::from_utf8_lossy(&v.to_json()).into_owned();
+            match JsonText::new(raw.as_bytes(), long, piece) {
+                Some((j, masked)) => {
+                    prop_assert_eq!(joined(&Src::Json(&j)), expected.clone());
+                    // The markers stand for the long strings, each found by its own.
+                    if let Some(JsValue::String(c)) = masked.get("content") {
+                        let raw_of = j.long_of(&c.to_string_lossy());
+                        let whole = v.get("content").and_then(JsValue::as_str_lossy);
+                        // Not a marker: the string itself (a short one).
+                        let got = raw_of.map_or_else(|| c.to_string_lossy().into_owned(), |r| joined(&Src::raw(r)));
+                        prop_assert_eq!(Some(got.as_str()), whole.as_deref());
+                    }
+                    let r = render(&Src::Json(&j));
+                    prop_assert_eq!(r, render(&Src::from(expected.as_str())));
+                }
+                // No string value longer than `long` (the export then parses the value whole).
+                None => {}
+            }
+        }
     }
 
     proptest! {
