@@ -627,10 +627,7 @@ impl Finder {
         for (i, rule) in rules().iter().enumerate() {
             // Where the rule's tail in progress starts (relative), once asked.
             let mut tail: Option<usize> = None;
-            loop {
-                let Some(rel) = self.at[i].checked_sub(base).filter(|&r| r <= text.len()) else {
-                    break;
-                };
+            while let Some(rel) = self.at[i].checked_sub(base).filter(|&r| r <= text.len()) {
                 let limit = if last {
                     usize::MAX
                 } else {
