@@ -1117,16 +1117,58 @@ pub struct RedactError {
 /// A line that does not parse or whose redacted form is not an entry any more; `doc` is then
 /// unchanged.
 pub fn redact_doc(doc: &mut SessionDoc, only: Option<&[usize]>) -> Result<usize, RedactError> {
+    redact_doc_deferring(doc, only, &|_, _| Vec::new()).map(|(n, _)| n)
+}
+
+/// Long strings whose secrets [`redact_doc_deferring`] left to its caller: for each entry
+/// (its index), each string's raw contents (a byte range of the entry's line) and its
+/// secrets, in the string decoded (lossily, as [`redact_value`] reads it).
+pub type Deferred = Vec<(usize, Vec<(std::ops::Range<usize>, Vec<Secret>)>)>;
+
+/// The least a string must take in its line to be left to the caller (decoded, it is longer
+/// than the 4,096 bytes under which [`find_in`] also reads a member as `name=value`).
+const DEFER_AT_LEAST: usize = 1 << 16;
+
+/// [`redact_doc`], except that in an entry line the string values `long(entry, line)` names
+/// (raw contents: byte ranges of the line, each at least 64 KB) are not redacted in the
+/// line when the line holds no secret elsewhere: the line is kept as it is, and each
+/// string's secrets, found as it is decoded a piece at a time ([`Finder`], never the string
+/// whole), are returned for the caller to replace as it reads the string (an export
+/// streaming it). They are exactly those `redact_value` replaces in the string. A line with
+/// a secret outside those strings (or one they cannot be read for) is redacted whole, as
+/// `redact_doc` does. Returns how many secrets, counting the deferred ones.
+///
+/// # Errors
+/// As [`redact_doc`].
+pub fn redact_doc_deferring(
+    doc: &mut SessionDoc,
+    only: Option<&[usize]>,
+    long: &dyn Fn(&arbor_core::entry::Entry, &[u8]) -> Vec<std::ops::Range<usize>>,
+) -> Result<(usize, Deferred), RedactError> {
     let mut n = 0;
     let mut slot = None;
     let mut header = None;
     let mut entries = Vec::new();
+    let mut deferred = Vec::new();
     let mut behind = crate::map::Resident::new(doc.base_bytes());
     for (i, line_no, place, line) in doc_lines(doc, only) {
         let fail = |problem: String| RedactError {
             line: line_no,
             problem,
         };
+        let strings = i
+            .filter(|_| may_hold_secret(line))
+            .map(|i| long(&doc.entries()[i], line))
+            .and_then(|r| defer(line, &r));
+        if let (Some(i), Some(strings)) = (i, strings) {
+            behind.read(line);
+            let k: usize = strings.iter().map(|(_, s)| s.len()).sum();
+            if k > 0 {
+                n += k;
+                deferred.push((i, strings));
+            }
+            continue;
+        }
         let redacted = redact_line(line);
         // Read once: the pages of a mapped session go back to the page cache (a long line is
         // not resident twice, as map and as parsed text, while the export renders).
@@ -1161,7 +1203,46 @@ pub fn redact_doc(doc: &mut SessionDoc, only: Option<&[usize]>) -> Result<usize,
         .map_or(0, |(i, _)| doc.entries()[*i].line_no);
     doc.replace_entry_lines(entries)
         .map_err(|e| fail(first, e))?;
-    Ok(n)
+    Ok((n, deferred))
+}
+
+/// The secrets of each of `strings` (raw contents in `line`, in order, not overlapping),
+/// read in pieces, when the line without them holds none; `None`: the line is to be
+/// redacted whole (no such string, a secret elsewhere, a string that does not decode).
+fn defer(
+    line: &[u8],
+    strings: &[std::ops::Range<usize>],
+) -> Option<Vec<(std::ops::Range<usize>, Vec<Secret>)>> {
+    if strings.is_empty() || strings.iter().any(|r| r.len() < DEFER_AT_LEAST) {
+        return None;
+    }
+    // The line with those strings empty: no secret may be left in it.
+    let mut masked = Vec::new();
+    let mut from = 0;
+    for r in strings {
+        masked.extend_from_slice(line.get(from..r.start)?);
+        from = r.end;
+    }
+    masked.extend_from_slice(line.get(from..)?);
+    if !matches!(redact_line(&masked), Ok(None)) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(strings.len());
+    for r in strings {
+        let raw = line.get(r.clone())?;
+        let mut finder = Finder::new();
+        let mut pieces = arbor_core::json::StrPieces::new(raw, FIND_WINDOW);
+        let mut released = 0;
+        while let Some(p) = pieces.next() {
+            finder.push(&p.ok()?);
+            // The string's pages behind are not read again by this pass.
+            let done = pieces.consumed();
+            crate::map::release_pages(raw.get(released..done).unwrap_or_default());
+            released = done.saturating_sub(1 << 16);
+        }
+        out.push((r.clone(), finder.finish()));
+    }
+    Some(out)
 }
 
 #[cfg(test)]

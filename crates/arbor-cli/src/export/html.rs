@@ -68,6 +68,7 @@ pub fn html(
         &leaf
             .map(|l| doc.index().path(doc, l).entries)
             .unwrap_or_default(),
+        opts.redactions,
     );
     let title = if title.trim().is_empty() {
         file_name.to_string()
@@ -132,7 +133,15 @@ pub fn html(
                 EntryType::Compaction | EntryType::BranchSummary | EntryType::Label
             );
         if shown {
-            let label = crate::render::one_line(&crate::render::describe(doc, i), 60);
+            // A content whose long strings are redacted as they are read: described from a
+            // redacted copy of its beginning (what the line redacted whole would show).
+            let content = text::redacted_content(doc, i, opts.redactions);
+            let described = crate::render::describe_with(
+                doc,
+                i,
+                content.as_ref().map(|(raw, kind)| (raw.as_slice(), *kind)),
+            );
+            let label = crate::render::one_line(&described, 60);
             let label = esc(&label);
             let id = esc(&id_of(i));
             let cur = if on_path[i] { " class=\"cur\"" } else { "" };
@@ -185,7 +194,7 @@ fn html_entry<W: Write>(
         value: m,
         content: long,
         blocks: long_blocks,
-    } = text::message(e, line, true);
+    } = text::message(e, line, true, w.opts.redactions);
     // Parsed: the map's pages of the line are not needed while it is written.
     arbor_store::map::release_pages(line);
     let s = |k: &str| {
@@ -245,8 +254,8 @@ fn html_entry<W: Write>(
                 "toolResult" | "bashExecution" => {
                     let text = if role == "bashExecution" {
                         Src::Str(format!("$ {}\n{}", s("command"), s("output")).into())
-                    } else if let Some(raw) = long {
-                        Src::raw(raw)
+                    } else if let Some(src) = long.clone() {
+                        src
                     } else {
                         text::content(m.get("content"), &long_blocks)
                     };
@@ -264,8 +273,8 @@ fn html_entry<W: Write>(
                     })?;
                     html_images(m.get("content"), w)?;
                 }
-                _ => match (long, m.get("content")) {
-                    (Some(raw), _) => body(w, &Src::raw(raw), "text")?,
+                _ => match (&long, m.get("content")) {
+                    (Some(src), _) => body(w, src, "text")?,
                     (None, Some(JsValue::String(t))) => {
                         body(w, &Src::Str(t.to_string_lossy()), "text")?
                     }

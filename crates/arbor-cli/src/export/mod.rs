@@ -28,6 +28,8 @@ pub struct Options<'a> {
     pub redact: bool,
     /// Where images go (`FILE.assets/`), `None`: placeholders only (stdout).
     pub assets: Option<&'a output::Assets>,
+    /// The secrets [`redact`] left in long strings, replaced as they are read.
+    pub redactions: Option<&'a Redactions>,
 }
 
 /// Counts kept while writing.
@@ -434,16 +436,21 @@ fn fragment(id: &str) -> String {
     out
 }
 
-/// Redacts `doc` for an export with [`arbor_store::secrets::redact_doc`], the scanner
-/// `arbor secrets` reports with: every entry (an export of one path still shows text from
-/// others: the session's name is the last `session_info` entry of any branch, a label names
-/// its target), the header and omp's title slot. Every format then renders only redacted
-/// text. Returns how many secrets.
+/// Redacts `doc` for an export with [`arbor_store::secrets::redact_doc_deferring`], the
+/// scanner `arbor secrets` reports with: every entry (an export of one path still shows text
+/// from others: the session's name is the last `session_info` entry of any branch, a label
+/// names its target), the header and omp's title slot. The long strings the export reads in
+/// pieces ([`text::long_strings`]) keep their line when they are its only secrets: their
+/// secrets are returned ([`Redactions`], for [`Options::redactions`]) and replaced as each is
+/// read. Every format then renders only redacted text. Returns how many secrets.
 ///
 /// # Errors
 /// A line that cannot be redacted (the export is then refused).
-pub fn redact(doc: &mut SessionDoc) -> Result<usize, arbor_store::secrets::RedactError> {
-    arbor_store::secrets::redact_doc(doc, None)
+pub fn redact(
+    doc: &mut SessionDoc,
+) -> Result<(usize, Redactions), arbor_store::secrets::RedactError> {
+    let (n, deferred) = arbor_store::secrets::redact_doc_deferring(doc, None, &text::long_strings)?;
+    Ok((n, Redactions::new(doc, deferred)))
 }
 
 /// The session's token and cost totals over `entries` (assistant messages' `usage`).
@@ -476,7 +483,7 @@ fn totals(doc: &SessionDoc, entries: &[usize], resident: &mut Resident<'_>) -> [
 }
 
 /// The session's name, or else its first user message on one line (80 columns).
-fn title_of(doc: &SessionDoc, path: &[usize]) -> String {
+fn title_of(doc: &SessionDoc, path: &[usize], red: Option<&Redactions>) -> String {
     doc.session_name().unwrap_or_else(|| {
         let first_user = path
             .iter()
@@ -485,16 +492,16 @@ fn title_of(doc: &SessionDoc, path: &[usize]) -> String {
                 if e.role != Some(arbor_core::entry::Role::User) {
                     return None;
                 }
-                let p = text::message(e, doc.line(&e.line), false);
+                let p = text::message(e, doc.line(&e.line), true, red);
                 match (p.content, p.value) {
                     // One line of a long text: only as much of it as the line needs.
-                    (Some(long), _) => Some(text::one_line(&Src::raw(long), 80)),
+                    (Some(long), _) => Some(text::one_line(&long, 80)),
                     (None, m) => m.map(|m| match m.get("content") {
                         // One line of a text: not a copy of it all.
                         Some(JsValue::String(s)) => {
                             crate::render::one_line(&s.to_string_lossy(), 80)
                         }
-                        c => crate::render::one_line(&crate::render::content_text(c), 80),
+                        c => text::one_line(&text::content(c, &p.blocks), 80),
                     }),
                 }
             })
@@ -540,7 +547,11 @@ pub fn markdown(
         v.dedup();
         v
     };
-    let title = title_of(doc, paths.first().map(Vec::as_slice).unwrap_or_default());
+    let title = title_of(
+        doc,
+        paths.first().map(Vec::as_slice).unwrap_or_default(),
+        opts.redactions,
+    );
     // One line already (or the file's name), and nothing follows it on its line.
     let title = md_text(&crate::render::one_line(
         if title.is_empty() { file_name } else { &title },
@@ -625,7 +636,7 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
                 value: m,
                 content: long,
                 blocks: long_blocks,
-            } = text::message(e, line, true);
+            } = text::message(e, line, true, w.opts.redactions);
             let m = m.unwrap_or(JsValue::Null);
             // Parsed: the map's pages of the line are not needed while it is written.
             arbor_store::map::release_pages(line);
@@ -659,7 +670,7 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
                         writeln!(w.out, "> **error**\n")?;
                     }
                     let text = match long {
-                        Some(raw) => Src::raw(raw),
+                        Some(src) => src,
                         None => text::content(m.get("content"), &long_blocks),
                     };
                     w.fence("", &text)?;
@@ -688,7 +699,7 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
                     w.fence("", &s("output").as_str().into())?;
                 }
                 _ => match long {
-                    Some(raw) => w.text(&Src::raw(raw))?,
+                    Some(src) => w.text(&src)?,
                     None => w.blocks(m.get("content"), &long_blocks)?,
                 },
             }
@@ -767,7 +778,7 @@ pub fn json(
             value: m,
             content: long,
             blocks: long_blocks,
-        } = text::message(e, line, true);
+        } = text::message(e, line, true, opts.redactions);
         if m.is_some() {
             // Parsed: the map's pages of the line are not needed while it is written.
             arbor_store::map::release_pages(line);
@@ -830,8 +841,8 @@ pub fn json(
                 }
                 _ => {}
             }
-            if let Some(raw) = long {
-                texts.push(("text", vec![Src::raw(raw)]));
+            if let Some(src) = long {
+                texts.push(("text", vec![src]));
             } else if !text.is_empty() {
                 texts.push(("text", text));
             }
@@ -911,3 +922,4 @@ pub mod output;
 mod text;
 pub use html::html;
 pub use output::assets_of;
+pub use text::Redactions;

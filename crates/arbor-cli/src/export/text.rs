@@ -8,6 +8,7 @@
 //! one piece, a long one many; the bytes written are the same.
 use arbor_core::entry::{key_is, Entry};
 use arbor_core::json::{JsValue, StrPieces, ValueKind};
+use arbor_store::secrets::Secret;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -20,13 +21,20 @@ pub(crate) const LONG: usize = 1 << 20;
 const PIECE: usize = 1 << 20;
 
 /// A text to render.
+#[derive(Clone)]
 pub(crate) enum Src<'a> {
     /// In memory.
     Str(Cow<'a, str>),
     /// A JSON string's raw contents (between its quotes), in the session's line: decoded a
     /// piece at a time, lossily (lone surrogates and invalid UTF-8 as U+FFFD), as
-    /// `JsStr::to_string_lossy` decodes it whole; pieces of `piece` bytes (at least).
-    Raw { raw: &'a [u8], piece: usize },
+    /// `JsStr::to_string_lossy` decodes it whole; pieces of `piece` bytes (at least); its
+    /// `secrets` (ranges of the decoded text, in order) replaced by `[REDACTED:kind]` as it
+    /// is read ([`Redactions`]).
+    Raw {
+        raw: &'a [u8],
+        piece: usize,
+        secrets: &'a [Secret],
+    },
     /// Texts one after the other (a tool result's blocks, `\n` between them as texts of
     /// their own).
     Cat(Vec<Src<'a>>),
@@ -37,8 +45,22 @@ pub(crate) enum Src<'a> {
 
 impl<'a> Src<'a> {
     /// A JSON string's raw contents, read in pieces of [`PIECE`] bytes.
+    #[cfg(test)]
     pub(crate) fn raw(raw: &'a [u8]) -> Self {
-        Src::Raw { raw, piece: PIECE }
+        Src::Raw {
+            raw,
+            piece: PIECE,
+            secrets: &[],
+        }
+    }
+
+    /// [`Src::raw`] with the secrets `red` has for it replaced as it is read.
+    pub(crate) fn raw_redacted(raw: &'a [u8], red: Option<&'a Redactions>) -> Self {
+        Src::Raw {
+            raw,
+            piece: PIECE,
+            secrets: red.map_or(&[], |r| r.of(raw)),
+        }
     }
 
     /// How long a line [`Src::each`] may cut (and [`layout`] records the backtick runs of):
@@ -57,12 +79,17 @@ impl<'a> Src<'a> {
     fn chunks(&self, f: &mut dyn FnMut(&str) -> io::Result<()>) -> io::Result<()> {
         match self {
             Src::Str(s) => f(s),
-            Src::Raw { raw, piece } => {
+            Src::Raw {
+                raw,
+                piece,
+                secrets,
+            } => {
                 let mut pieces = StrPieces::new(raw, *piece);
                 let mut released = 0;
+                let mut redacting = Redacting::new(secrets);
                 while let Some(p) = pieces.next() {
                     let p = p.map_err(bad_text)?;
-                    f(&p)?;
+                    redacting.piece(&p, f)?;
                     drop(p);
                     released = release_behind(raw, released, pieces.consumed());
                 }
@@ -72,6 +99,171 @@ impl<'a> Src<'a> {
             Src::Json(j) => j.chunks(f),
         }
     }
+}
+
+/// Replaces secrets (ranges of a decoded text, in order, not overlapping) by
+/// `[REDACTED:kind]` in the text's consecutive pieces, as `secrets::redact_value` replaces
+/// them in the text whole.
+struct Redacting<'s> {
+    secrets: &'s [Secret],
+    /// Where the next piece starts in the decoded text.
+    at: usize,
+}
+
+impl<'s> Redacting<'s> {
+    fn new(secrets: &'s [Secret]) -> Self {
+        Redacting { secrets, at: 0 }
+    }
+
+    /// Calls `f` with the next piece, redacted (in one or more parts).
+    fn piece(&mut self, p: &str, f: &mut dyn FnMut(&str) -> io::Result<()>) -> io::Result<()> {
+        let start = self.at;
+        self.at += p.len();
+        let mut i = 0;
+        while i < p.len() {
+            let pos = start + i;
+            match self.secrets.first() {
+                Some(s) if s.end <= pos => self.secrets = &self.secrets[1..],
+                Some(s) if s.start <= pos => {
+                    if s.start == pos {
+                        f(&format!("[REDACTED:{}]", s.kind))?;
+                    }
+                    i = (s.end - start).min(p.len());
+                }
+                Some(s) => {
+                    let to = (s.start - start).min(p.len());
+                    f(p.get(i..to).unwrap_or_default())?;
+                    i = to;
+                }
+                None => {
+                    f(p.get(i..).unwrap_or_default())?;
+                    i = p.len();
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The secrets of the long strings an export reads in pieces, left in their lines by
+/// [`arbor_store::secrets::redact_doc_deferring`] (see [`long_strings`]): by where each
+/// string's raw contents are (the session's map is not changed while the export runs).
+#[derive(Debug, Default)]
+pub struct Redactions {
+    strings: HashMap<usize, Vec<Secret>>,
+    /// The entries that hold them.
+    entries: std::collections::HashSet<usize>,
+}
+
+impl Redactions {
+    /// Of what `redact_doc_deferring` gave for `doc`.
+    pub(crate) fn new(
+        doc: &arbor_core::doc::SessionDoc,
+        deferred: arbor_store::secrets::Deferred,
+    ) -> Self {
+        let mut r = Redactions::default();
+        for (i, strings) in deferred {
+            let line = doc.entry_line(i).as_ptr() as usize;
+            r.entries.insert(i);
+            for (range, secrets) in strings {
+                r.strings.insert(line + range.start, secrets);
+            }
+        }
+        r
+    }
+
+    /// The secrets of the string whose raw contents are `raw` (none: it has none, or its
+    /// line was redacted whole).
+    pub(crate) fn of(&self, raw: &[u8]) -> &[Secret] {
+        self.strings
+            .get(&(raw.as_ptr() as usize))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether entry `i` holds strings redacted as they are read.
+    pub(crate) fn holds(&self, i: usize) -> bool {
+        self.entries.contains(&i)
+    }
+}
+
+/// The long strings of a message that the export reads in pieces (a `content` string, a
+/// block's `text` or `thinking`, the long strings of a tool call's `arguments`): byte ranges
+/// of their raw contents in `line`, in order, for `redact_doc_deferring`. Only a user's, an
+/// assistant's or a tool result's (the others' lines are redacted whole).
+pub(crate) fn long_strings(e: &Entry, line: &[u8]) -> Vec<Range<usize>> {
+    use arbor_core::entry::Role;
+    if !matches!(
+        e.role,
+        Some(Role::User | Role::Assistant | Role::ToolResult)
+    ) {
+        return Vec::new();
+    }
+    let p = message(e, line, true, None);
+    let at = |raw: &[u8]| {
+        let start = raw.as_ptr() as usize - line.as_ptr() as usize;
+        start..start + raw.len()
+    };
+    let mut out = Vec::new();
+    if let Some(Src::Raw { raw, .. }) = &p.content {
+        out.push(at(raw));
+    }
+    for (_, _, l) in &p.blocks.0 {
+        match l {
+            Long::Str(raw, _) => out.push(at(raw)),
+            Long::Json(j) => out.extend(j.marks.iter().map(|(_, raw, _)| at(raw))),
+        }
+    }
+    out.sort_by_key(|r| r.start);
+    out
+}
+
+/// The `content` of entry `i` (a message whose long strings hold secrets `red` has, see
+/// [`Redactions::holds`]) as raw JSON with each long string cut to its first characters,
+/// redacted: enough for what [`crate::render::describe_with`] reads of it (200 characters),
+/// which it would read from the line redacted whole. `None` for another entry.
+pub(crate) fn redacted_content(
+    doc: &arbor_core::doc::SessionDoc,
+    i: usize,
+    red: Option<&Redactions>,
+) -> Option<(Vec<u8>, ValueKind)> {
+    let red = red.filter(|r| r.holds(i))?;
+    let e = doc.entries().get(i)?;
+    let line = doc.line(&e.line);
+    let (raw, kind) = e.message.as_ref()?.get(line, "content")?;
+    let base = raw.as_ptr() as usize - line.as_ptr() as usize;
+    let mut out = Vec::new();
+    let mut from = 0;
+    for r in long_strings(e, line) {
+        let (Some(start), Some(end)) = (r.start.checked_sub(base), r.end.checked_sub(base)) else {
+            continue;
+        };
+        out.extend_from_slice(raw.get(from..start)?);
+        let head = one_line_prefix(&Src::raw_redacted(line.get(r)?, Some(red)), 256);
+        let mut q = Vec::new();
+        arbor_core::json::write_str_escaped(&head, &mut q);
+        out.extend_from_slice(q.get(1..q.len() - 1)?);
+        from = end;
+    }
+    out.extend_from_slice(raw.get(from..)?);
+    Some((out, kind))
+}
+
+/// The first `n` characters of a text (all of it when shorter), reading no more of it.
+fn one_line_prefix(src: &Src<'_>, n: usize) -> String {
+    let mut out = String::new();
+    let mut count = 0;
+    // Stopping early is an error that only ends the reading.
+    let _ = src.each(false, |_, p| {
+        for c in p.chars() {
+            if count == n {
+                return Err(io::Error::other("enough"));
+            }
+            out.push(c);
+            count += 1;
+        }
+        Ok(())
+    });
+    out
 }
 
 /// A long text that does not decode, as an I/O error of the export.
@@ -150,9 +342,9 @@ impl Src<'_> {
 pub(crate) struct JsonText<'a> {
     /// The spelling with markers.
     text: String,
-    /// Each marker's range in `text` (between its quotes) and the long string's raw
-    /// contents, in order.
-    marks: Vec<(Range<usize>, &'a [u8])>,
+    /// Each marker's range in `text` (between its quotes), the long string's raw contents
+    /// and its secrets ([`Redactions`]), in order.
+    marks: Vec<(Range<usize>, &'a [u8], &'a [Secret])>,
     piece: usize,
 }
 
@@ -160,7 +352,12 @@ impl<'a> JsonText<'a> {
     /// The value `raw` (a whole JSON value of the line), and the value parsed with the
     /// markers in place of its long strings (for the short members a renderer reads, see
     /// [`JsonText::long_of`]); `None` when it holds no long string or is not JSON.
-    pub(crate) fn new(raw: &'a [u8], long: usize, piece: usize) -> Option<(Self, JsValue)> {
+    pub(crate) fn new(
+        raw: &'a [u8],
+        long: usize,
+        piece: usize,
+        red: Option<&'a Redactions>,
+    ) -> Option<(Self, JsValue)> {
         use arbor_core::json::{skip_ws, value_end};
         // The long string values: a string followed by `:` is a key.
         let mut longs = Vec::new();
@@ -199,10 +396,12 @@ impl<'a> JsonText<'a> {
             for (k, r) in longs.iter().enumerate() {
                 let m = mark(k);
                 let at = text.find(m.as_str())?;
-                marks.push((at..at + m.len(), raw.get(r.clone())?));
+                let contents = raw.get(r.clone())?;
+                let secrets = red.map_or(&[][..], |red| red.of(contents));
+                marks.push((at..at + m.len(), contents, secrets));
             }
             // In the spelling's order (a value may move: integer-like keys first).
-            marks.sort_by_key(|(r, _)| r.start);
+            marks.sort_by_key(|(r, _, _)| r.start);
             let value = JsValue::parse(&masked).ok()?;
             return Some((JsonText { text, marks, piece }, value));
         }
@@ -210,7 +409,7 @@ impl<'a> JsonText<'a> {
     }
 
     /// The long string whose marker `s` is (a string of [`JsonText::value`]).
-    pub(crate) fn long_of(&self, s: &str) -> Option<&'a [u8]> {
+    pub(crate) fn long_of(&self, s: &str) -> Option<Src<'a>> {
         let spelled = {
             let mut v = Vec::new();
             arbor_core::json::write_str_escaped(s, &mut v);
@@ -219,14 +418,37 @@ impl<'a> JsonText<'a> {
         let inner = spelled.get(1..spelled.len().checked_sub(1)?)?;
         self.marks
             .iter()
-            .find(|(r, _)| self.text.as_bytes().get(r.clone()) == Some(inner))
-            .map(|(_, raw)| *raw)
+            .find(|(r, _, _)| self.text.as_bytes().get(r.clone()) == Some(inner))
+            .map(|(_, raw, secrets)| Src::Raw {
+                raw,
+                piece: self.piece,
+                secrets,
+            })
     }
 
     fn chunks(&self, f: &mut dyn FnMut(&str) -> io::Result<()>) -> io::Result<()> {
         let mut from = 0;
-        for (r, raw) in &self.marks {
+        for (r, raw, secrets) in &self.marks {
             f(self.text.get(from..r.start).unwrap_or_default())?;
+            if !secrets.is_empty() {
+                // Redacted, the string is spelled from its lossy text (as `redact_value`
+                // replaces it: a lone surrogate is U+FFFD then).
+                let mut spell = |t: &str| {
+                    let mut q = Vec::with_capacity(t.len() + 16);
+                    arbor_core::json::write_str_escaped(t, &mut q);
+                    f(&String::from_utf8_lossy(
+                        q.get(1..q.len() - 1).unwrap_or_default(),
+                    ))
+                };
+                Src::Raw {
+                    raw,
+                    piece: self.piece,
+                    secrets,
+                }
+                .chunks(&mut spell)?;
+                from = r.end;
+                continue;
+            }
             let mut pieces = StrPieces::new(raw, self.piece);
             let mut released = 0;
             while let Some(p) = pieces.next_wtf8() {
@@ -250,7 +472,12 @@ impl<'a> JsonText<'a> {
 /// assistant's `content` array longer than [`LONG`] has each `text` member longer than that
 /// read the same way: the value holds `""` in its place, and [`Payload::blocks`] the raw
 /// contents, by block index.
-pub(crate) fn message<'l>(e: &Entry, line: &'l [u8], blocks: bool) -> Payload<'l> {
+pub(crate) fn message<'l>(
+    e: &Entry,
+    line: &'l [u8],
+    blocks: bool,
+    red: Option<&'l Redactions>,
+) -> Payload<'l> {
     let whole = || Payload {
         value: e.fields.value(line, "message"),
         content: None,
@@ -293,11 +520,11 @@ pub(crate) fn message<'l>(e: &Entry, line: &'l [u8], blocks: bool) -> Payload<'l
     if !array {
         return Payload {
             value: Some(m),
-            content: raw.get(1..raw.len() - 1),
+            content: raw.get(1..raw.len() - 1).map(|r| Src::raw_redacted(r, red)),
             blocks: LongBlocks::default(),
         };
     }
-    match long_blocks(raw) {
+    match long_blocks(raw, red) {
         Some((content, blocks)) => {
             m.set("content", content);
             Payload {
@@ -312,8 +539,8 @@ pub(crate) fn message<'l>(e: &Entry, line: &'l [u8], blocks: bool) -> Payload<'l
 
 /// A long member of a content block, left in the line.
 pub(crate) enum Long<'l> {
-    /// A string's raw contents (`text`, `thinking`).
-    Str(&'l [u8]),
+    /// A string's raw contents (`text`, `thinking`) and its secrets ([`Redactions`]).
+    Str(&'l [u8], &'l [Secret]),
     /// A JSON value (a tool call's `arguments`).
     Json(JsonText<'l>),
 }
@@ -335,7 +562,11 @@ impl<'l> LongBlocks<'l> {
     /// else the value's (`""` when it is not a string).
     pub(crate) fn text<'s>(&'s self, i: usize, b: &'s JsValue, key: &str) -> Src<'s> {
         match self.get(i, key) {
-            Some(Long::Str(raw)) => Src::raw(raw),
+            Some(Long::Str(raw, secrets)) => Src::Raw {
+                raw,
+                piece: PIECE,
+                secrets,
+            },
             _ => Src::Str(
                 b.get(key)
                     .and_then(JsValue::as_str_lossy)
@@ -367,10 +598,7 @@ impl<'l> LongBlocks<'l> {
     ) -> Option<Src<'s>> {
         let v = b.get(key)?.get(inner)?.as_str_lossy()?;
         match self.get(i, key) {
-            Some(Long::Json(j)) => match j.long_of(&v) {
-                Some(raw) => Some(Src::raw(raw)),
-                None => Some(Src::Str(v)),
-            },
+            Some(Long::Json(j)) => Some(j.long_of(&v).unwrap_or(Src::Str(v))),
             _ => Some(Src::Str(v)),
         }
     }
@@ -380,8 +608,8 @@ impl<'l> LongBlocks<'l> {
 pub(crate) struct Payload<'l> {
     /// The message (without what is in `content` or `blocks`).
     pub value: Option<JsValue>,
-    /// A long `content` string's raw contents.
-    pub content: Option<&'l [u8]>,
+    /// A long `content` string, read in pieces.
+    pub content: Option<Src<'l>>,
     /// Long members of `content` blocks.
     pub blocks: LongBlocks<'l>,
 }
@@ -425,7 +653,10 @@ pub(crate) fn content<'s>(v: Option<&'s JsValue>, long: &'s LongBlocks<'s>) -> S
 /// `text` or `thinking` string longer than [`LONG`] (`""` in its place), a tool call's
 /// `arguments` longer than that and holding such a string ([`JsonText`]; its markers in
 /// place of the strings); `None` when it is not an array of values `JsValue::parse` reads.
-fn long_blocks(raw: &[u8]) -> Option<(JsValue, LongBlocks<'_>)> {
+fn long_blocks<'l>(
+    raw: &'l [u8],
+    red: Option<&'l Redactions>,
+) -> Option<(JsValue, LongBlocks<'l>)> {
     use arbor_core::json::{scan_object, skip_ws, value_end};
     let mut items = Vec::new();
     let mut long = LongBlocks::default();
@@ -457,14 +688,15 @@ fn long_blocks(raw: &[u8]) -> Option<(JsValue, LongBlocks<'_>)> {
                     (Some(name @ ("text" | "thinking")), ValueKind::String)
                         if value.len() > LONG =>
                     {
-                        long.0
-                            .push((k, name, Long::Str(value.get(1..value.len() - 1)?)));
+                        let contents = value.get(1..value.len() - 1)?;
+                        let secrets = red.map_or(&[][..], |r| r.of(contents));
+                        long.0.push((k, name, Long::Str(contents, secrets)));
                         Some(JsValue::String(Default::default()))
                     }
                     (Some("arguments"), ValueKind::Object | ValueKind::Array)
                         if value.len() > LONG =>
                     {
-                        JsonText::new(value, LONG, PIECE).map(|(j, v)| {
+                        JsonText::new(value, LONG, PIECE, red).map(|(j, v)| {
                             long.0.push((k, "arguments", Long::Json(j)));
                             v
                         })
