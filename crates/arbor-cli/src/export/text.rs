@@ -192,10 +192,13 @@ impl Redactions {
 /// assistant's or a tool result's (the others' lines are redacted whole).
 pub(crate) fn long_strings(e: &Entry, line: &[u8]) -> Vec<Range<usize>> {
     use arbor_core::entry::Role;
-    if !matches!(
-        e.role,
-        Some(Role::User | Role::Assistant | Role::ToolResult)
-    ) {
+    // No string of a short line is long (and its message is not parsed for nothing).
+    if line.len() <= LONG
+        || !matches!(
+            e.role,
+            Some(Role::User | Role::Assistant | Role::ToolResult)
+        )
+    {
         return Vec::new();
     }
     let p = message(e, line, true, None);
