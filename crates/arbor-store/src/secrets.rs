@@ -964,7 +964,12 @@ pub fn scan_line(line: &[u8]) -> Result<Vec<Found>, JsonError> {
 /// # Errors
 /// The line is not JSON.
 pub fn redact_line(line: &[u8]) -> Result<Option<(Vec<u8>, usize)>, JsonError> {
-    if !may_hold_secret(line) && valid_json(line) {
+    redact_line_after(line, may_hold_secret(line))
+}
+
+/// [`redact_line`], `may` being what [`may_hold_secret`] says of the line.
+fn redact_line_after(line: &[u8], may: bool) -> Result<Option<(Vec<u8>, usize)>, JsonError> {
+    if !may && valid_json(line) {
         return Ok(None);
     }
     let mut v = JsValue::parse(line)?;
@@ -1160,8 +1165,10 @@ pub fn redact_doc_deferring(
             line: line_no,
             problem,
         };
+        // The prefilter once per line (it is most of the cost of a line without secrets).
+        let may = may_hold_secret(line);
         let strings = i
-            .filter(|_| may_hold_secret(line))
+            .filter(|_| may)
             .map(|i| long(&doc.entries()[i], line))
             .and_then(|r| defer(line, &r));
         if let (Some(i), Some(strings)) = (i, strings) {
@@ -1173,7 +1180,7 @@ pub fn redact_doc_deferring(
             }
             continue;
         }
-        let redacted = redact_line(line);
+        let redacted = redact_line_after(line, may);
         // Read once: the pages of a mapped session go back to the page cache (a long line is
         // not resident twice, as map and as parsed text, while the export renders).
         behind.read(line);

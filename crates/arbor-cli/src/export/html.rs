@@ -290,8 +290,14 @@ fn html_entry<W: Write>(
                                     let t = long_blocks.text(k, b, "thinking");
                                     // Only whitespace: nothing (`layout` says where the last
                                     // other character is).
-                                    let l = text::layout(&t, false)?;
-                                    if l.parts.first().is_some_and(|p| p.last_non_ws.is_some()) {
+                                    let blank = match &t {
+                                        Src::Str(s) => s.trim().is_empty(),
+                                        _ => text::layout(&t, false)?
+                                            .parts
+                                            .first()
+                                            .is_none_or(|p| p.last_non_ws.is_none()),
+                                    };
+                                    if !blank {
                                         let ops = vec![
                                             Op::Lit(
                                                 "<details><summary>Thinking</summary><div class=\"text\">"
@@ -304,7 +310,7 @@ fn html_entry<W: Write>(
                                             &mut w.out,
                                             &t,
                                             ops,
-                                            &l.runs,
+                                            &text::Runs::default(),
                                             |_, _, _| Ok(()),
                                         )?;
                                     }

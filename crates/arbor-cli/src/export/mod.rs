@@ -141,8 +141,18 @@ impl<'a, W: Write> Writer<'a, W> {
 /// A thinking block in Markdown, unless it is only whitespace: in `<details>`, its text
 /// without trailing whitespace through [`md_text`].
 fn md_thinking(out: &mut impl Write, t: &Src<'_>) -> std::io::Result<()> {
-    let l = text::layout(t, false)?;
-    let Some(end) = l.parts.first().and_then(|p| p.last_non_ws) else {
+    let (end, runs) = match t {
+        // In memory: no pass to find where it ends (nor `Runs`: its lines are not cut).
+        Src::Str(s) => (
+            Some(s.trim_end().len()).filter(|_| !s.trim().is_empty()),
+            text::Runs::default(),
+        ),
+        _ => {
+            let l = text::layout(t, false)?;
+            (l.parts.first().and_then(|p| p.last_non_ws), l.runs)
+        }
+    };
+    let Some(end) = end else {
         return Ok(());
     };
     let ops = vec![
@@ -150,7 +160,7 @@ fn md_thinking(out: &mut impl Write, t: &Src<'_>) -> std::io::Result<()> {
         Op::Text(0..end, Esc::Md),
         Op::Lit("\n\n</details>\n\n".into()),
     ];
-    text::write_ops(out, t, ops, &l.runs, |_, _, _| Ok(()))
+    text::write_ops(out, t, ops, &runs, |_, _, _| Ok(()))
 }
 
 /// A fenced block of `body` whose fence is longer than any backtick run inside.
