@@ -30,6 +30,9 @@ enum Shape {
     ToolArgs,
     /// A tool result's text block, after a user message and a short tool call, compact.
     ToolResult,
+    /// A user message's `content` string with a GitHub token in its middle, compact: its
+    /// secrets are found and replaced as it is read.
+    Secret,
 }
 
 /// The session: a header and one message whose text is `lines` lines of code in a fenced
@@ -42,6 +45,11 @@ fn session(path: &Path, lines: usize, shape: Shape) -> u64 {
         Shape::OneLine => format!(
             "Here is `the` text: {}",
             "a [span] and [a](link) & <b>, then ]( or a \\ tick; ".repeat(lines * 3 / 2)
+        ),
+        Shape::Secret => format!(
+            "Here is the file:\n```rust\n{}    let token = \"ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5\";\n{}```\n",
+            line.repeat(lines / 2),
+            line.repeat(lines - lines / 2)
         ),
         _ => format!("Here is the file:\n```rust\n{}```\n", line.repeat(lines)),
     };
@@ -141,6 +149,7 @@ fn a_long_message_is_exported_in_memory_that_does_not_grow_with_it() {
         Shape::Thinking,
         Shape::ToolArgs,
         Shape::ToolResult,
+        Shape::Secret,
     ] {
         session(&small, 1, shape);
         // About 48 MB: the windows the reading keeps (8 MB each, two or three resident at

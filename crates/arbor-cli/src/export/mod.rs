@@ -933,3 +933,97 @@ mod text;
 pub use html::html;
 pub use output::assets_of;
 pub use text::Redactions;
+
+#[cfg(test)]
+mod tests {
+    //! Redaction as a long string is read renders what the whole-line redaction renders.
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Every format of `doc` (the path to its leaf), as bytes.
+    fn render_all(doc: &SessionDoc, red: Option<&Redactions>) -> Vec<Vec<u8>> {
+        let leaf = doc.index().leaf.expect("a leaf");
+        let paths = vec![doc.index().path(doc, leaf).entries];
+        let opts = Options {
+            redact: true,
+            assets: None,
+            redactions: red,
+        };
+        let mut md = Vec::new();
+        markdown(doc, "s.jsonl", &paths, &opts, &mut md).expect("in memory");
+        let mut page = Vec::new();
+        html(doc, "s.jsonl", &opts, &mut page).expect("in memory");
+        let mut js = Vec::new();
+        json(doc, Path::new("s.jsonl"), &paths, &opts, &mut js).expect("in memory");
+        vec![md, page, js]
+    }
+
+    const SECRETS: &[&str] = &[
+        "ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5",
+        "token = ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5",
+        "password: Tr0ub4dor&3x!",
+        "Authorization: Bearer 4f9c2a7e1b3d5f6a8c0e2b4d6f8a0c1e",
+        "postgres://app:s3cr3tPa55@db.internal/prod",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1234\n-----END RSA PRIVATE KEY-----",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1234\n",
+        "é😀 `x` ]( <b>",
+        "CLIENT_SECRET=9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+
+        /// A session whose long strings (a user's content, text, thinking, tool-call
+        /// arguments, a tool result) hold secrets anywhere (around the 1 MB pieces too, at a
+        /// string's start, where the sidebar and the title read): with the secrets replaced
+        /// as each string is read, every format writes the bytes it writes from the lines
+        /// redacted whole (`redact_doc`, the code before), and the same count.
+        #[test]
+        fn redacting_as_read_renders_as_redacting_whole(
+            plants in proptest::collection::vec((0..SECRETS.len(), 0usize..5, 0usize..1_300_000), 1..5),
+        ) {
+            let line = "    let value = compute(&items[index], options.clone()); // step 42\n";
+            let mut texts: Vec<String> = vec![line.repeat(1_200_000 / line.len()); 5];
+            for (k, place, at) in &plants {
+                let t = &mut texts[*place];
+                let at = (*at).min(t.len());
+                let at = (0..=at).rev().find(|&i| t.is_char_boundary(i)).unwrap_or(0);
+                t.insert_str(at, &format!(" {} ", SECRETS[*k]));
+            }
+            let j = |s: &str| {
+                let mut v = Vec::new();
+                arbor_core::json::write_str_escaped(s, &mut v);
+                String::from_utf8(v).expect("utf-8")
+            };
+            let head = r#"{"type":"session","version":3,"id":"01a2031c-aa28-755e-9ecf-bfbc78024bb1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+            let msg = |id: &str, parent: &str, m: String| format!(
+                r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z","message":{m}}}"#
+            );
+            let lines = [
+                head.to_string(),
+                msg("u1", "null", format!(r#"{{"role":"user","content":{},"timestamp":1}}"#, j(&texts[0]))),
+                msg("a1", "\"u1\"", format!(
+                    r#"{{"role":"assistant","content":[{{"type":"thinking","thinking":{}}},{{"type":"text","text":{}}},{{"type":"toolCall","id":"c1","name":"write","arguments":{{"path":"/p/a.rs","content":{}}}}}],"timestamp":2}}"#,
+                    j(&texts[1]), j(&texts[2]), j(&texts[3])
+                )),
+                msg("r1", "\"a1\"", format!(
+                    r#"{{"role":"toolResult","toolCallId":"c1","toolName":"write","content":[{{"type":"text","text":{}}},{{"type":"text","text":"ok"}}],"timestamp":3}}"#,
+                    j(&texts[4])
+                )),
+            ];
+            let bytes = (lines.join("\n") + "\n").into_bytes();
+            let parse = || SessionDoc::parse(std::sync::Arc::new(bytes.clone())).expect("a session");
+            let mut whole = parse();
+            let n = arbor_store::secrets::redact_doc(&mut whole, None).expect("redacts");
+            let mut read = parse();
+            let (m, red) = redact(&mut read).expect("redacts");
+            prop_assert_eq!(n, m);
+            prop_assert!(n >= 1);
+            let a = render_all(&whole, None);
+            let b = render_all(&read, Some(&red));
+            for (x, y) in a.iter().zip(&b) {
+                prop_assert!(x == y, "{} / {} bytes differ", x.len(), y.len());
+            }
+        }
+    }
+}

@@ -1528,9 +1528,9 @@ mod tests {
                 .expect("valid").to_string_lossy().into_owned();
             let whole = format!("{}\n[thinking] {}\n{short}", dec(&a), dec(&b));
             let cat = Src::Cat(vec![
-                Src::Raw { raw: &a, piece },
+                Src::Raw { raw: &a, piece, secrets: &[] },
                 "\n".into(),
-                Src::Cat(vec!["[thinking] ".into(), Src::Raw { raw: &b, piece: piece + 3 }]),
+                Src::Cat(vec!["[thinking] ".into(), Src::Raw { raw: &b, piece: piece + 3, secrets: &[] }]),
                 "\n".into(),
                 Src::Str(short.as_str().into()),
             ]);
@@ -1569,7 +1569,7 @@ mod tests {
             // Lossy bytes may have made a string that is not JSON: such is not a case.
             let Ok(v) = JsValue::parse(raw.as_bytes()) else { return Ok(()) };
             let expected = String::from_utf8_lossy(&v.to_json()).into_owned();
-            match JsonText::new(raw.as_bytes(), long, piece) {
+            match JsonText::new(raw.as_bytes(), long, piece, None) {
                 Some((j, masked)) => {
                     prop_assert_eq!(joined(&Src::Json(&j)), expected.clone());
                     // The markers stand for the long strings, each found by its own.
@@ -1577,7 +1577,7 @@ mod tests {
                         let raw_of = j.long_of(&c.to_string_lossy());
                         let whole = v.get("content").and_then(JsValue::as_str_lossy);
                         // Not a marker: the string itself (a short one).
-                        let got = raw_of.map_or_else(|| c.to_string_lossy().into_owned(), |r| joined(&Src::raw(r)));
+                        let got = raw_of.map_or_else(|| c.to_string_lossy().into_owned(), |r| joined(&r));
                         prop_assert_eq!(Some(got.as_str()), whole.as_deref());
                     }
                     let r = render(&Src::Json(&j));
@@ -1602,7 +1602,7 @@ mod tests {
                 .to_string_lossy()
                 .into_owned();
             let a = render(&Src::from(whole.as_str()));
-            let b = render(&Src::Raw { raw: &raw, piece });
+            let b = render(&Src::Raw { raw: &raw, piece, secrets: &[] });
             prop_assert_eq!(&a, &b, "pieces of {} bytes: {:?}", piece, whole);
             prop_assert_eq!(&a[0], &old_md(&whole), "Markdown before: {:?}", whole);
             prop_assert_eq!(md_escape(&whole, false), old_md_escape(&whole, false));
