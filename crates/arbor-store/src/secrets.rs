@@ -1134,6 +1134,10 @@ pub fn redact_doc(doc: &mut SessionDoc, only: Option<&[usize]>) -> Result<usize,
 /// secrets, in the string decoded (lossily, as [`redact_value`] reads it).
 pub type Deferred = Vec<(usize, Vec<(std::ops::Range<usize>, Vec<Secret>)>)>;
 
+/// What [`redact_doc_deferring`] asks of an entry line: the byte ranges of the raw contents
+/// of the strings its caller reads itself.
+pub type LongStrings = dyn Fn(&arbor_core::entry::Entry, &[u8]) -> Vec<std::ops::Range<usize>>;
+
 /// The least a string must take in its line to be left to the caller (decoded, it is longer
 /// than the 4,096 bytes under which [`find_in`] also reads a member as `name=value`).
 const DEFER_AT_LEAST: usize = 1 << 16;
@@ -1152,7 +1156,7 @@ const DEFER_AT_LEAST: usize = 1 << 16;
 pub fn redact_doc_deferring(
     doc: &mut SessionDoc,
     only: Option<&[usize]>,
-    long: &dyn Fn(&arbor_core::entry::Entry, &[u8]) -> Vec<std::ops::Range<usize>>,
+    long: &LongStrings,
 ) -> Result<(usize, Deferred), RedactError> {
     let mut n = 0;
     let mut slot = None;

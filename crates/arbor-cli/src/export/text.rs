@@ -44,17 +44,8 @@ pub(crate) enum Src<'a> {
 }
 
 impl<'a> Src<'a> {
-    /// A JSON string's raw contents, read in pieces of [`PIECE`] bytes.
-    #[cfg(test)]
-    pub(crate) fn raw(raw: &'a [u8]) -> Self {
-        Src::Raw {
-            raw,
-            piece: PIECE,
-            secrets: &[],
-        }
-    }
-
-    /// [`Src::raw`] with the secrets `red` has for it replaced as it is read.
+    /// A JSON string's raw contents, read in pieces of [`PIECE`] bytes, the secrets `red` has
+    /// for it replaced as it is read.
     pub(crate) fn raw_redacted(raw: &'a [u8], red: Option<&'a Redactions>) -> Self {
         Src::Raw {
             raw,
@@ -1569,22 +1560,20 @@ mod tests {
             // Lossy bytes may have made a string that is not JSON: such is not a case.
             let Ok(v) = JsValue::parse(raw.as_bytes()) else { return Ok(()) };
             let expected = String::from_utf8_lossy(&v.to_json()).into_owned();
-            match JsonText::new(raw.as_bytes(), long, piece, None) {
-                Some((j, masked)) => {
-                    prop_assert_eq!(joined(&Src::Json(&j)), expected.clone());
-                    // The markers stand for the long strings, each found by its own.
-                    if let Some(JsValue::String(c)) = masked.get("content") {
-                        let raw_of = j.long_of(&c.to_string_lossy());
-                        let whole = v.get("content").and_then(JsValue::as_str_lossy);
-                        // Not a marker: the string itself (a short one).
-                        let got = raw_of.map_or_else(|| c.to_string_lossy().into_owned(), |r| joined(&r));
-                        prop_assert_eq!(Some(got.as_str()), whole.as_deref());
-                    }
-                    let r = render(&Src::Json(&j));
-                    prop_assert_eq!(r, render(&Src::from(expected.as_str())));
+            // None: no string value longer than `long` (the export then parses the value
+            // whole).
+            if let Some((j, masked)) = JsonText::new(raw.as_bytes(), long, piece, None) {
+                prop_assert_eq!(joined(&Src::Json(&j)), expected.clone());
+                // The markers stand for the long strings, each found by its own.
+                if let Some(JsValue::String(c)) = masked.get("content") {
+                    let raw_of = j.long_of(&c.to_string_lossy());
+                    let whole = v.get("content").and_then(JsValue::as_str_lossy);
+                    // Not a marker: the string itself (a short one).
+                    let got = raw_of.map_or_else(|| c.to_string_lossy().into_owned(), |r| joined(&r));
+                    prop_assert_eq!(Some(got.as_str()), whole.as_deref());
                 }
-                // No string value longer than `long` (the export then parses the value whole).
-                None => {}
+                let r = render(&Src::Json(&j));
+                prop_assert_eq!(r, render(&Src::from(expected.as_str())));
             }
         }
     }
