@@ -1528,6 +1528,46 @@ mod tests {
             prop_assert_eq!(render(&Src::from(whole.as_str())), render(&cat));
         }
 
+        /// A text read in pieces of any size with secrets replaced as it is read
+        /// ([`Redacting`]) is the text whole with them replaced, wherever a secret starts or
+        /// ends against the pieces.
+        #[test]
+        fn secrets_are_replaced_across_pieces(
+            raw in arb_raw(), piece in 1usize..24, cuts in vec((0usize..200, 0usize..12), 0..5),
+        ) {
+            let whole = arbor_core::json::decode_string(&raw)
+                .expect("valid").to_string_lossy().into_owned();
+            // Non-overlapping ranges on character boundaries, in order.
+            let mut secrets = Vec::new();
+            let mut at = 0;
+            for (gap, len) in cuts {
+                let mut start = at + gap;
+                while start < whole.len() && !whole.is_char_boundary(start) {
+                    start += 1;
+                }
+                let mut end = (start + len + 1).min(whole.len());
+                while end < whole.len() && !whole.is_char_boundary(end) {
+                    end += 1;
+                }
+                if start >= end {
+                    break;
+                }
+                secrets.push(Secret { kind: "k", start, end });
+                at = end;
+            }
+            let mut expected = String::new();
+            let mut from = 0;
+            for s in &secrets {
+                expected.push_str(&whole[from..s.start]);
+                expected.push_str("[REDACTED:k]");
+                from = s.end;
+            }
+            expected.push_str(&whole[from..]);
+            let src = Src::Raw { raw: &raw, piece, secrets: &secrets };
+            prop_assert_eq!(joined(&src), expected.clone());
+            prop_assert_eq!(render(&src), render(&Src::from(expected.as_str())));
+        }
+
         /// A JSON value with its long strings spelled in pieces ([`JsonText`]) is what
         /// `JSON.stringify(JSON.parse(raw))` writes (`to_json`, as the exports wrote tool-call
         /// arguments): strings of every kind of escape, keys that move (integer-like first),
