@@ -342,3 +342,36 @@ fn markdown_from_a_hostile_session_renders_inert() {
         }
     }
 }
+
+/// An omp image whose blob is not here (a session pulled before its blob arrived) is marked
+/// missing in every format: never decoded as if the reference were base64 and written out as
+/// an image file.
+#[test]
+fn an_image_whose_blob_is_missing_is_marked_missing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let hash = "ab".repeat(32);
+    let f = tmp.path().join("s.jsonl");
+    let lines = [
+        r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#.to_string(),
+        r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"look","timestamp":1}}"#.to_string(),
+        format!(r#"{{"type":"message","id":"t1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"toolResult","toolCallId":"c","toolName":"screenshot","content":[{{"type":"image","data":"blob:sha256:{hash}","mimeType":"image/png"}}],"isError":false,"timestamp":2}}}}"#),
+    ];
+    std::fs::write(&f, lines.join("\n") + "\n").expect("write");
+    let marked = format!("[image missing: blob {hash}]");
+    for format in ["md", "html"] {
+        let out = tmp.path().join(format!("out.{format}"));
+        let (_, err) = export(&[
+            "--format",
+            format,
+            f.to_str().expect("utf-8"),
+            "-o",
+            out.to_str().expect("utf-8"),
+        ]);
+        let text = std::fs::read_to_string(&out).expect("export");
+        assert!(text.contains(&marked), "{format}: {err}");
+        assert!(
+            !tmp.path().join(format!("out.{format}.assets")).exists(),
+            "{format}: no image file is written for a missing blob"
+        );
+    }
+}

@@ -390,6 +390,11 @@ fn html_images<W: Write>(content: Option<&JsValue>, w: &mut Writer<'_, W>) -> st
                 let base64 = data
                     .bytes()
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'='));
+                // An omp blob reference still in place: its blob is not here.
+                if let Ok(Some(hash)) = arbor_core::blobref::parse_blob_ref(data.as_bytes()) {
+                    write!(w.out, "<p class=\"note\">[image missing: blob {hash}]</p>")?;
+                    continue;
+                }
                 if !(plain_mime && base64) {
                     write!(
                         w.out,

@@ -70,6 +70,11 @@ impl<'a, W: Write> Writer<'a, W> {
 
     /// An image: written once to the assets directory and linked, or a placeholder.
     fn image(&mut self, data: &str, mime: &str) -> std::io::Result<()> {
+        // An omp blob reference still in place: its blob is not here (pulled before its
+        // blob arrived). Marked missing, as `show` does; never decoded as if it were base64.
+        if let Ok(Some(hash)) = arbor_core::blobref::parse_blob_ref(data.as_bytes()) {
+            return writeln!(self.out, "*[image missing: blob {hash}]*\n");
+        }
         // A plain media type names the file and is shown; anything else is not written out.
         let plain = mime.starts_with("image/")
             && mime.len() <= 64
