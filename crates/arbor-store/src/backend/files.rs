@@ -415,7 +415,7 @@ impl FileStore {
         wait: Option<Duration>,
         durability: Durability,
     ) -> Result<OpenedFile, StoreError> {
-        let mut lock = WriterLock::acquire(path, wait)?;
+        let lock = WriterLock::acquire(path, wait)?;
         if !path.exists() {
             return Ok(OpenedFile {
                 writer: FileWriter::locked(path, lock, false, durability),
@@ -423,11 +423,11 @@ impl FileStore {
                 notes: Vec::new(),
             });
         }
+        let mut writer = FileWriter::locked(path, lock, true, durability);
         let mut doc = crate::load_doc_copy(path)?;
         let mut notes = Vec::new();
-        let real = lock.real_path().to_path_buf();
         if let Some(torn) = doc.report().torn_tail.clone() {
-            let sidecar = crate::repair::save_torn_tail(&real, &doc, &torn)?;
+            let sidecar = crate::repair::save_torn_tail(&mut writer, &doc, &torn)?;
             notes.push(OpenNote::TornTailSaved {
                 sidecar,
                 bytes: torn.len,
@@ -436,14 +436,12 @@ impl FileStore {
         if let Some(m) = &doc.migration() {
             let from_version = m.from_version;
             let bytes = doc.rewritten_bytes();
-            atomic_write(&real, &[&bytes]).at(path)?;
-            lock.follow_file()?;
+            writer.rewrite(&[&bytes], None)?;
             notes.push(OpenNote::Migrated { from_version });
         }
         if !notes.is_empty() {
             doc = crate::load_doc_copy(path)?;
         }
-        let mut writer = FileWriter::locked(path, lock, true, durability);
         writer.needs_newline = doc.report().missing_final_newline;
         Ok(OpenedFile {
             writer,
@@ -512,6 +510,84 @@ impl FileWriter {
     /// The session's real path (where it is written).
     pub fn real_path(&self) -> &Path {
         self.lock.real_path()
+    }
+
+    /// The writer of the existing session file `path`, as it is: the lock is taken (waiting
+    /// up to `wait`), nothing is read or repaired (`arbor check --repair` reads the file and
+    /// decides what to write itself; [`FileStore::open_file`] is the opening with pi's
+    /// repairs).
+    ///
+    /// # Errors
+    /// [`StoreError::Lock`] (another writer, an unusable lock file, a planted symlink).
+    pub fn existing(
+        path: &Path,
+        wait: Option<Duration>,
+        durability: Durability,
+    ) -> Result<FileWriter, StoreError> {
+        let lock = WriterLock::acquire(path, wait)?;
+        Ok(FileWriter::locked(path, lock, true, durability))
+    }
+
+    /// Replaces the whole file by `content` atomically (a temporary file beside it, fsynced,
+    /// renamed over it, the directory fsynced; the file's owner and permissions kept; a hard
+    /// link refused), and the lock follows the new file. With `expect_len`, only when the
+    /// file is still that long: a writer without arbor's lock (pi) may have appended since
+    /// the caller read it, and its bytes must not be lost; `Ok(false)` then, nothing
+    /// replaced. Every rewrite of a session file goes through here.
+    ///
+    /// # Errors
+    /// [`StoreError::Io`] naming the file (the original is then untouched),
+    /// [`StoreError::Lock`] when the lock cannot follow the new file.
+    pub fn rewrite(
+        &mut self,
+        content: &[&[u8]],
+        expect_len: Option<u64>,
+    ) -> Result<bool, StoreError> {
+        self.replace(content, expect_len).map_err(StoreError::from)
+    }
+
+    fn replace(
+        &mut self,
+        content: &[&[u8]],
+        expect_len: Option<u64>,
+    ) -> Result<bool, BackendError> {
+        let real = self.lock.real_path().to_path_buf();
+        if let Some(want) = expect_len {
+            let now = std::fs::metadata(&real).map_err(self.io_at(&self.path))?;
+            if now.len() != want {
+                return Ok(false);
+            }
+        }
+        atomic_write(&real, content).map_err(self.io_at(&self.path))?;
+        self.lock.follow_file().map_err(|e| self.lock_err(e))?;
+        self.file = None;
+        self.exists = true;
+        self.needs_newline = content
+            .iter()
+            .rev()
+            .find(|c| !c.is_empty())
+            .is_some_and(|c| !c.ends_with(b"\n"));
+        self.len = None;
+        Ok(true)
+    }
+
+    /// Cuts the file back to `len` bytes (a torn last line, saved first by the caller), if
+    /// it is still `expect_len` bytes long (nobody appended since it was read; `Ok(false)`
+    /// otherwise, nothing cut), and forces the cut to the disk.
+    ///
+    /// # Errors
+    /// [`StoreError::Io`] naming the file.
+    pub fn cut(&mut self, len: u64, expect_len: u64) -> Result<bool, StoreError> {
+        let real = self.lock.real_path().to_path_buf();
+        let f = crate::safe_fs::open_rw_nofollow(&real).at(&self.path)?;
+        if f.metadata().at(&self.path)?.len() != expect_len {
+            return Ok(false);
+        }
+        f.set_len(len).at(&self.path)?;
+        f.sync_all().at(&self.path)?;
+        self.file = None;
+        self.len = None;
+        Ok(true)
     }
 
     fn io_at(&self, path: &Path) -> impl Fn(std::io::Error) -> BackendError + '_ {
@@ -619,12 +695,7 @@ impl SessionWriter for FileWriter {
 
     fn replace_all(&mut self, lines: &[&[u8]]) -> Result<(), BackendError> {
         check_lines(&self.store, lines)?;
-        let real = self.lock.real_path().to_path_buf();
-        atomic_write(&real, &[&joined(lines)]).map_err(self.io_at(&self.path))?;
-        self.lock.follow_file().map_err(|e| self.lock_err(e))?;
-        self.file = None;
-        self.exists = true;
-        self.needs_newline = false;
+        self.replace(&[&joined(lines)], None)?;
         self.len = Some(lines.len() as u64);
         Ok(())
     }
@@ -713,6 +784,46 @@ mod tests {
             std::fs::read(&path).expect("read"),
             b"{\"someone\":\"else\"}\n"
         );
+    }
+
+    /// Every rewrite and cut of a session file is [`FileWriter::rewrite`] /
+    /// [`FileWriter::cut`] (`check --repair`, the migration and torn-tail repair at open,
+    /// `replace_all`): given the length the caller read, neither replaces nor cuts a file that
+    /// grew since (pi appends without arbor's lock), and the appended bytes stay.
+    #[test]
+    fn a_rewrite_or_a_cut_never_loses_what_another_writer_appended() {
+        use std::io::Write;
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("s.jsonl");
+        let original = b"{\"type\":\"session\"}\n{\"torn".to_vec();
+        std::fs::write(&path, &original).expect("write");
+        let mut w = FileWriter::existing(&path, None, Durability::None).expect("lock");
+        let read_len = original.len() as u64;
+        // pi, which takes no lock, appends after the caller read the file.
+        let mut pi = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .expect("open");
+        pi.write_all(b"\n{\"type\":\"message\"}\n").expect("append");
+        let grown = std::fs::read(&path).expect("read");
+        assert!(!w.rewrite(&[b"{}\n"], Some(read_len)).expect("rewrite"));
+        assert!(!w.cut(19, read_len).expect("cut"));
+        assert_eq!(std::fs::read(&path).expect("read"), grown);
+        // With the length as it is now, both happen; the lock follows the new file.
+        assert!(w.cut(19, grown.len() as u64).expect("cut"));
+        assert_eq!(
+            std::fs::read(&path).expect("read"),
+            b"{\"type\":\"session\"}\n"
+        );
+        assert!(w
+            .rewrite(&[b"{\"type\":\"session\"}\n", b"{}\n"], Some(19))
+            .expect("rewrite"));
+        assert_eq!(
+            std::fs::read(&path).expect("read"),
+            b"{\"type\":\"session\"}\n{}\n"
+        );
+        let other = crate::lock::WriterLock::acquire(&path, None);
+        assert!(other.is_err(), "the lock follows the rewritten file");
     }
 
     /// A file the store cannot read is an error that keeps the I/O error as its cause and
