@@ -725,11 +725,18 @@ impl SessionWriter for FileWriter {
         }
         // No fixed slot to overwrite: give the file one (atomic rewrite, every other byte
         // kept), then continue on the new file.
-        crate::title::rewrite_with_slot(&real, slot).map_err(|e| self.store_err(e))?;
-        self.lock.follow_file().map_err(|e| self.lock_err(e))?;
-        self.file = None;
-        self.len = None;
-        Ok(SlotWrite::Rewritten)
+        // Read and rewritten only if nobody appended in between (pi takes no lock): read
+        // again when someone did.
+        for _ in 0..8 {
+            let bytes = crate::safe_fs::read_regular(&real).map_err(self.io_at(&self.path))?;
+            let rest = crate::title::after_new_slot(&bytes);
+            if self.replace(&[slot, rest], Some(bytes.len() as u64))? {
+                return Ok(SlotWrite::Rewritten);
+            }
+        }
+        Err(self.io_at(&self.path)(std::io::Error::other(
+            "the file kept growing while its title slot was being written (another writer without arbor's lock?); nothing was replaced",
+        )))
     }
 }
 
