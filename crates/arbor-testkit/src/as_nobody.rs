@@ -108,3 +108,33 @@ fn reachable_by_others(bin: &Path) -> bool {
     };
     mode(bin) & 0o001 != 0 && bin.ancestors().skip(1).all(|d| mode(d) & 0o001 != 0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A program in a directory `nobody` cannot enter (a checkout in `/root`) runs from a
+    /// reachable copy, made once.
+    #[test]
+    fn a_program_nobody_cannot_reach_runs_from_a_reachable_copy() {
+        if !unless_root("running a program as nobody needs root (CI runs as root)") {
+            return;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
+            .expect("a directory only root may enter");
+        let prog = dir.path().join("true");
+        std::fs::copy("/bin/true", &prog).expect("copy /bin/true");
+        std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let mut c = Command::new(&prog);
+        as_nobody(&mut c);
+        assert_ne!(Path::new(c.get_program()), prog);
+        assert_eq!(Path::new(c.get_program()), reachable(&prog), "one copy");
+        assert!(c.status().expect("run as nobody").success());
+        // A program everyone reaches is run where it is.
+        let mut t = Command::new("/bin/true");
+        as_nobody(&mut t);
+        assert_eq!(t.get_program(), "/bin/true");
+        assert!(t.status().expect("run as nobody").success());
+    }
+}
