@@ -7,7 +7,7 @@
 //! - [`skip`]: the tests' visible skip (and `ARBOR_REQUIRE_ALL=1`, which makes it fail);
 //! - [`full_disk`]: a small full disk (a size-limited tmpfs, or `RLIMIT_FSIZE`);
 //! - [`as_nobody`]: running a program as another user (root only);
-//! - [`private_home`]: running `arbor` in a home of its own ([`private_home!`]);
+//! - [`private_home`](mod@private_home): running `arbor` in a home of its own ([`private_home!`]);
 //! - [`planted`]: sessions with secrets planted in random places (proptest strategies);
 //! - [`goldens`]: the golden harness's readers and comparisons (pi and omp);
 //! - [`catalog`]: catalog fixtures.

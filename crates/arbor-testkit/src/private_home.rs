@@ -44,7 +44,7 @@ pub fn fails(bin: &Path, home: &Path, args: &[&str]) -> String {
 }
 
 /// Defines the module `private_home` in the calling test crate: `arbor(home, args)`,
-/// `ok(home, args)` and `fails(home, args)` of [`crate::private_home`] on the crate's own
+/// `ok(home, args)` and `fails(home, args)` of [`mod@crate::private_home`] on the crate's own
 /// `arbor` binary (`CARGO_BIN_EXE_arbor` is known only when the calling test is compiled).
 #[macro_export]
 macro_rules! private_home {
