@@ -533,7 +533,9 @@ impl FileWriter {
     /// link refused), and the lock follows the new file. With `expect_len`, only when the
     /// file is still that long: a writer without arbor's lock (pi) may have appended since
     /// the caller read it, and its bytes must not be lost; `Ok(false)` then, nothing
-    /// replaced. Every rewrite of a session file goes through here.
+    /// replaced. (The length is checked before the new copy is written: a line appended while
+    /// it is written and renamed is not seen.) Every rewrite of a session file goes through
+    /// here.
     ///
     /// # Errors
     /// [`StoreError::Io`] naming the file (the original is then untouched),
