@@ -11,7 +11,9 @@
 # package postgresql) with fsync and synchronous_commit on, and prints:
 #   - full `arbor sync push` of the N sessions into an empty database (median of RUNS, MB/s);
 #   - `arbor sync push` after one turn is appended to one session;
-#   - `arbor sync pull` of everything into an empty agent directory, compared byte for byte;
+#   - `arbor sync pull` of everything into an empty agent directory (median of RUNS, each into
+#     a new directory), compared byte for byte;
+# each with the CPU time (user + system) of arbor beside the wall time (the machine is shared);
 #   - one append through SessionManager on the PostgreSQL store (median and p95 of 300);
 #   - opening the large session from PostgreSQL against opening its file (median of RUNS);
 # with one PASS/FAIL line per target of issue 16. Everything goes under $ARBOR_BENCH_DIR
@@ -53,4 +55,5 @@ fi
 cat "$DIR"/*.jsonl "$BIGFILE" >/dev/null # the page cache holds them
 
 echo "machine: $(nproc) cores, $(uname -sr); $(date -u +%Y-%m-%dT%H:%MZ)"
-"$BIN/arbor-syncbench" --agent "$AGENT" --big "$BIGFILE" --arbor "$BIN/arbor" --runs "$RUNS"
+# ARBOR=/path/to/another/arbor times that binary (e.g. one built from an earlier commit).
+"$BIN/arbor-syncbench" --agent "$AGENT" --big "$BIGFILE" --arbor "${ARBOR:-$BIN/arbor}" --runs "$RUNS"

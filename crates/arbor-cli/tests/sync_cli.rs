@@ -153,7 +153,8 @@ fn travel(url: &str) {
     let ctx_b = ok(&arbor(&b, &["context", fb.to_str().expect("utf-8")]));
     assert_eq!(ctx_a, ctx_b);
     assert!(ctx_a.contains("from b"));
-    // Both append: a conflict, reported with exit status 1, never merged.
+    // Both append: the session branched. Both sides end with both entries, and each file's
+    // last line (where pi resumes) is its own machine's.
     ok(&arbor(
         &a,
         &[
@@ -171,6 +172,41 @@ fn travel(url: &str) {
         ],
     ));
     ok(&arbor(&a, &["sync", "push", "--to", &url]));
+    assert!(states(&b, &url).contains(&(id.to_string(), "diverged".into())));
+    let out = ok(&arbor(&b, &["sync", "pull", "--from", &url]));
+    assert!(out.contains("merged 1 line"), "{out}");
+    ok(&arbor(&b, &["sync", "push", "--to", &url]));
+    ok(&arbor(&a, &["sync", "pull", "--from", &url]));
+    let last = |p: &Path| {
+        std::fs::read_to_string(p)
+            .expect("read")
+            .lines()
+            .last()
+            .expect("a line")
+            .to_string()
+    };
+    assert!(last(&fa).contains("a says") && last(&fb).contains("b says"));
+    let (text_a, text_b) = (
+        std::fs::read_to_string(&fa).expect("a"),
+        std::fs::read_to_string(&fb).expect("b"),
+    );
+    let mut la: Vec<&str> = text_a.lines().collect();
+    let mut lb: Vec<&str> = text_b.lines().collect();
+    la.sort_unstable();
+    lb.sort_unstable();
+    assert_eq!(la, lb, "the same lines on both sides");
+    // Nothing new: a second round changes no byte on either side.
+    for m in [&a, &b] {
+        let out = ok(&arbor(m, &["sync", "pull", "--from", &url]));
+        assert!(out.contains("0 lines"), "{out}");
+        let out = ok(&arbor(m, &["sync", "push", "--to", &url]));
+        assert!(out.contains("0 lines"), "{out}");
+    }
+    assert_eq!(std::fs::read_to_string(&fa).expect("a"), text_a);
+    assert_eq!(std::fs::read_to_string(&fb).expect("b"), text_b);
+    // A change inside what both agreed on (b's copy of a's entry rewritten): a conflict,
+    // reported with exit status 1, never merged.
+    std::fs::write(&fb, text_b.replace("a says", "a said")).expect("rewrite b");
     let before = std::fs::read(&fb).expect("b");
     let o = arbor(&b, &["sync", "push", "--to", &url]);
     assert_eq!(
@@ -203,8 +239,17 @@ fn travel(url: &str) {
         })
         .collect();
     assert_eq!(forks.len(), 1, "{forks:?}");
-    let fork_ctx = ok(&arbor(&b, &["context", forks[0].to_str().expect("utf-8")]));
-    assert!(fork_ctx.contains("a says") && !fork_ctx.contains("b says"));
+    let fork_text = std::fs::read_to_string(&forks[0]).expect("fork");
+    assert!(fork_text.contains("a says") && !fork_text.contains("a said"));
+    ok(&arbor(&b, &["context", forks[0].to_str().expect("utf-8")]));
+    // Resolved once: no later sync reports it again or writes another fork.
+    ok(&arbor(
+        &b,
+        &["sync", "pull", "--from", &url, "--fork-on-conflict"],
+    ));
+    ok(&arbor(&b, &["sync", "push", "--to", &url]));
+    assert!(states(&b, &url).contains(&(id.to_string(), "resolved".into())));
+    assert_eq!(files(&b).len(), files(&a).len() + 1, "one fork");
 }
 
 #[test]
@@ -219,10 +264,12 @@ fn watch_pushes_an_append_within_a_second() {
         .expect("demo");
     std::fs::copy(&src, project.join(src.file_name().expect("name"))).expect("copy");
     let url = format!("sqlite:{}", tmp.path().join("shared.db").display());
+    let printed = tmp.path().join("watch.out");
     let mut child = Command::new(env!("CARGO_BIN_EXE_arbor"))
         .args(["sync", "push", "--to", &url, "--watch"])
         .env("PI_CODING_AGENT_DIR", &a)
-        .stdout(std::process::Stdio::null())
+        .env("NO_COLOR", "1")
+        .stdout(std::fs::File::create(&printed).expect("out"))
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("watch");
@@ -256,10 +303,73 @@ fn watch_pushes_an_append_within_a_second() {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let _ = child.kill();
-    let _ = child.wait();
     let took = took.expect("the append was pushed");
     assert!(took < Duration::from_secs(1), "pushed after {took:?}");
+    // A change that moves nothing (another file in the project directory) prints nothing;
+    // the next append prints again. Events are handled in order, so once that append is
+    // pushed, the run for the other file is done too.
+    // Each run ends by replacing the cursor file (a new inode): that is the event waited for.
+    let cursor_inode = || -> Option<u64> {
+        use std::os::unix::fs::MetadataExt;
+        let dir = a.join("arbor");
+        std::fs::read_dir(&dir)
+            .ok()?
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with("sync-"))
+            .and_then(|e| e.metadata().ok())
+            .map(|m| m.ino())
+    };
+    let before = cursor_inode();
+    std::fs::write(project.join("notes.txt"), "not a session").expect("notes");
+    let t_notes = Instant::now();
+    while cursor_inode() == before {
+        assert!(
+            t_notes.elapsed() < Duration::from_secs(5),
+            "a run after notes.txt"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    ok(&arbor(
+        &a,
+        &[
+            "append",
+            id,
+            r#"{"type":"message","message":{"role":"user","content":"watched again","timestamp":1767225600001}}"#,
+        ],
+    ));
+    let t2 = Instant::now();
+    while !states(&a, &url).contains(&(id.to_string(), "inSync".into())) {
+        assert!(
+            t2.elapsed() < Duration::from_secs(5),
+            "second append pushed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // (The report is printed after the store has the line: wait for the third.)
+    let reports = || -> Vec<String> {
+        std::fs::read_to_string(&printed)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains(" sessions, "))
+            .map(str::to_string)
+            .collect()
+    };
+    let t3 = Instant::now();
+    while reports().len() < 3 && t3.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let r = reports();
+    assert_eq!(
+        r.len(),
+        3,
+        "the first push and one per append, nothing else: {r:#?}"
+    );
+    assert!(
+        r[1..].iter().all(|l| l.contains("; 1 line (")),
+        "each report after the first is an append's: {r:#?}"
+    );
 }
 
 /// omp's blobs travel with the lines that name them: pushed from one agent directory's
@@ -334,6 +444,50 @@ fn omp_blobs_travel_with_their_session() {
     );
     assert_eq!(v[0]["state"], "localOnly");
     assert!(v[0]["lines"].as_u64().unwrap_or(0) > 0);
+    // Another machine pulls it without the blobs: the session opens all the same in show,
+    // context and export, the images marked missing (never a hard failure).
+    let d = tmp.path().join("d");
+    std::fs::create_dir_all(&d).expect("d");
+    let o = arbor(&d, &["sync", "pull", "--from", &url2]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    let file_d = find(&d, "s_omp.jsonl");
+    let fd = file_d.to_str().expect("utf-8");
+    let shown = ok(&arbor(&d, &["show", fd]));
+    assert!(shown.contains("[image missing: blob "), "{shown}");
+    ok(&arbor(&d, &["context", fd]));
+    let out = d.join("out.md");
+    ok(&arbor(
+        &d,
+        &[
+            "export",
+            "--format",
+            "md",
+            "-o",
+            out.to_str().expect("utf-8"),
+            fd,
+        ],
+    ));
+    // The blobs turn up on the pushing side: the next push sends them (they were remembered
+    // as missing), the next pull fetches them.
+    std::fs::create_dir_all(c.join("blobs")).expect("blobs");
+    for h in &hashes {
+        std::fs::copy(
+            root().join("goldens/omp/agent/blobs").join(h),
+            c.join("blobs").join(h),
+        )
+        .expect("blob");
+    }
+    let v: Value =
+        serde_json::from_str(&ok(&arbor(&c, &["sync", "push", "--to", &url2, "--json"])))
+            .expect("json");
+    assert_eq!(v[0]["blobs"], hashes.len(), "{v}");
+    // (A push from d in between must not forget what d still lacks.)
+    ok(&arbor(&d, &["sync", "push", "--to", &url2]));
+    ok(&arbor(&d, &["sync", "pull", "--from", &url2]));
+    for h in &hashes {
+        assert!(d.join("blobs").join(h).is_file(), "blob {h} pulled");
+    }
+    assert_eq!(ctx(&d, &file_d), ca, "the same context, images included");
 }
 
 /// A server that wants a password: arbor takes it from the password file (`$PGPASSFILE`) or

@@ -1,20 +1,40 @@
 //! `arbor sync`: sessions between this machine's agent directories (a
 //! [`FileStore`] each) and a shared store (SQLite, PostgreSQL).
 //!
-//! Sessions are append-only logs of lines, so two copies of a session compare by prefix: the
-//! shorter one must be a prefix of the longer, which then holds what the other lacks (sent by
-//! push, fetched by pull); when neither is a prefix of the other, both sides changed since
-//! they last agreed, and the session is a **conflict**: reported, never merged. `pull
-//! --fork-on-conflict` keeps both: the shared copy is written next to the local one as a
-//! fork (a new id, `parentSession` naming the local file).
+//! **Reading and writing.** A local file is read up to its last complete line (a line pi is
+//! still writing is not sent: [`sync_support::read_snapshot`]). A pull writes under the
+//! session's writer lock, and only when the file is still exactly as long as what it read
+//! (pi takes no lock: a line it appended meanwhile makes the pull read again); a merge that
+//! inserts lines rewrites the file atomically and keeps what pi appended to the old file
+//! during the rewrite ([`sync_support::SyncLock::rewrite_at`]).
 //!
-//! A cursor file per shared store remembers, for each local file, its size and modification
-//! time and the shared copy's line count and size at the last sync: a session unchanged on
-//! both sides since then is not read again (an incremental push after one append reads one
-//! file).
+//! **The cursor is the agreed state.** Per session the cursor file records how many lines
+//! of the local file and of the shared copy the two sides agree on (a prefix of each) and
+//! an order-independent digest of those lines (the wrapping sum of each line's SHA-256), taken
+//! from the bytes read or written, never from a `stat()`. A later sync checks the local
+//! prefix against the digest and the shared prefix by its size, then compares only what
+//! follows. When the check fails (a file rewritten, no cursor yet) the two copies are
+//! compared whole: their common prefix, then the rest by content.
+//!
+//! **Merge.** Sessions are trees (each entry names its `parentId`). When both sides added
+//! entries since they agreed, each side's new entries go to the other: the shared store
+//! receives this machine's entries appended in file order; a pull inserts the shared entries
+//! right before the file's last line, so that the last line, where pi resumes, stays this
+//! machine's own leaf (when the shared entries continue from that last line, they are
+//! appended instead: the conversation went on elsewhere). Lines already on both sides (in
+//! another order) are agreed. The same id with other bytes, a line without an id among the
+//! new lines of both sides (the header, v1 entries, omp's lines without id), or an entry
+//! whose parent is on neither side is a **conflict**: reported with the line and id, never
+//! merged. omp's title slot (the first line, rewritten in place by a rename) compares as one
+//! line whatever it holds; the slot set last wins on both sides.
+//! `pull --fork-on-conflict` keeps the shared copy as a fork (a new id, `parentSession`
+//! naming the local file) and the cursor remembers the conflict as resolved for that shared
+//! copy: it is not reported again until the shared copy changes.
 use arbor_store::backend::files::FileStore;
+use arbor_store::backend::sync_support::{self, Snapshot, Written};
 use arbor_store::backend::{BackendError, SessionMeta, SessionStore, StoredSession};
-use std::collections::HashMap;
+use sha2::{Digest, Sha256};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -27,20 +47,33 @@ pub enum State {
     LocalOnly,
     /// Only there (pull writes it here).
     RemoteOnly,
-    /// Here has `n` more lines.
+    /// Here has `n` lines the shared copy lacks.
     LocalAhead(u64),
-    /// There has `n` more lines.
+    /// There are `n` lines this copy lacks.
     RemoteAhead(u64),
+    /// Both sides added entries since they agreed (the session branched): push sends
+    /// `here`, pull merges `shared` in.
+    Diverged {
+        /// Lines only here.
+        here: u64,
+        /// Lines only there.
+        shared: u64,
+    },
+    /// A conflict resolved earlier by a fork (`pull --fork-on-conflict`): the shared copy is
+    /// kept here as another session, this one stays here only. Reported again when the
+    /// shared copy changes.
+    Resolved,
     /// A local session file or directory that could not be read (the row's `path`, its
     /// `note` why): not synced, and `arbor sync` exits with status 1.
     Unreadable,
-    /// Both changed since they last agreed (`local` and `remote` lines, `common` shared).
+    /// Both changed in a way that cannot be merged (`local` and `remote` lines, `common`
+    /// agreed): the row's note says which line and why.
     Conflict {
         /// Lines here.
         local: u64,
         /// Lines there.
         remote: u64,
-        /// Lines both start with.
+        /// Lines both start with (agreed).
         common: u64,
     },
 }
@@ -58,15 +91,16 @@ pub struct Row {
     pub moved: u64,
     /// Bytes of those lines.
     pub bytes: u64,
-    /// What was done about it, when not just `moved` lines (a fork written, a refusal).
+    /// What was done about it, when not just `moved` lines (a fork written, a refusal, a
+    /// conflict's first difference).
     pub note: Option<String>,
     /// Left undone: a conflict (without a fork kept), a writer in the way, a copy that moved
-    /// while syncing. `arbor sync` exits with status 1 then.
+    /// while syncing, a session that failed. `arbor sync` exits with status 1 then.
     pub unresolved: bool,
     /// omp blobs the moved lines name that were sent (push) or written here (pull).
     pub blobs: u64,
-    /// Blobs the moved lines name that the giving side does not hold (the lines moved
-    /// without them).
+    /// Blobs the session names that the giving side does not hold (the lines moved without
+    /// them; tried again on the next sync).
     pub missing_blobs: Vec<String>,
 }
 
@@ -118,33 +152,152 @@ pub struct Local {
     pub machine: String,
 }
 
-/// Last-sync facts of one local file (see the module documentation).
+/// Lines, each without its newline.
+type Lines = Vec<Vec<u8>>;
+
+/// One line's hash, and the order-independent digest of a set of lines (the wrapping sum of
+/// their hashes: the same lines in any order give the same digest).
+type Hash = u128;
+
+fn line_hash(line: &[u8]) -> Hash {
+    let d = Sha256::digest(line);
+    let mut first = [0u8; 16];
+    first.copy_from_slice(&d[..16]);
+    u128::from_le_bytes(first)
+}
+
+fn digest(hashes: &[Hash]) -> Hash {
+    hashes.iter().fold(0, |a, h| a.wrapping_add(*h))
+}
+
+/// What stands for omp's title slot (an omp file's first line, rewritten in place by a
+/// rename) in comparisons: two slots are the same line whatever title they hold; which title
+/// wins is decided apart ([`later_slot`]).
+const SLOT_HASH: Hash = 0x7469_746c_6520_736c_6f74_2076_3120_0001;
+
+/// Whether `line` (without its newline) is omp's fixed-size title slot.
+fn is_slot(line: &[u8]) -> bool {
+    line.len() + 1 == arbor_core::title::SESSION_TITLE_SLOT_BYTES
+        && arbor_core::title::parse_title_slot(line).is_some()
+}
+
+/// The hashes of `lines`, the first of which is line `first` of its copy (line 0, a title
+/// slot, hashes as [`SLOT_HASH`]).
+fn hashes_of(lines: &[Vec<u8>], first: u64) -> Vec<Hash> {
+    lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if first + i as u64 == 0 && is_slot(l) {
+                SLOT_HASH
+            } else {
+                line_hash(l)
+            }
+        })
+        .collect()
+}
+
+/// Of two title slots, the one set last (omp writes the rename's time as `updatedAt`: the
+/// latest `title_change` wins); equal times: the larger bytes, so both sides choose the same.
+fn later_slot<'a>(a: &'a [u8], b: &'a [u8]) -> &'a [u8] {
+    let at = |l: &[u8]| arbor_core::title::parse_title_slot(l).map(|t| t.updated_at);
+    match at(a).cmp(&at(b)) {
+        std::cmp::Ordering::Greater => a,
+        std::cmp::Ordering::Less => b,
+        std::cmp::Ordering::Equal => a.max(b),
+    }
+}
+
+/// A short digest of the name a store lists for a session (what a title pushed changes).
+fn name_digest(name: Option<&str>) -> u64 {
+    name.map_or(0, |n| line_hash(n.as_bytes()) as u64 | 1)
+}
+
+/// What the two sides agree on: the first `local` lines of the file and the first `shared`
+/// lines of the shared copy hold the same lines (`digest`), maybe in another order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Agreed {
+    local: u64,
+    shared: u64,
+    /// Bytes of the shared copy's first `shared` lines, newlines included.
+    shared_bytes: u64,
+    digest: Hash,
+}
+
+/// The sync state of one session with one shared store (see the module documentation).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 struct Cursor {
-    size: u64,
-    mtime_ns: i128,
-    remote_lines: u64,
-    remote_bytes: u64,
-    /// The file it was (an unchanged file's id is then known without reading its header).
+    /// The local file it was.
     path: Option<PathBuf>,
+    /// The file's size and modification time when it was last read or written, if it held
+    /// exactly those lines then.
+    stamp: Option<(u64, i128)>,
+    agreed: Agreed,
+    /// The shared copy's lines and bytes when last compared.
+    /// ... and the digest of the name the store lists (a title pushed changes it).
+    seen: (u64, u64, u64),
+    /// Both whole copies agreed at `stamp` and `seen`: unchanged since, nothing is read.
+    settled: bool,
+    /// A conflict resolved by a fork against the shared copy of these lines and bytes.
+    resolved: Option<(u64, u64)>,
+    /// Blobs the session names that the shared store lacked: each push tries again.
+    pending: Vec<String>,
+    /// Blobs the session names that this machine lacked: each pull tries again.
+    pending_here: Vec<String>,
 }
+
+const CURSOR_MAGIC: &str = "arbor sync cursor 2";
 
 fn load_cursors(path: &Path) -> HashMap<String, Cursor> {
     let Ok(text) = std::fs::read_to_string(path) else {
         return HashMap::new();
     };
-    text.lines()
+    let mut lines = text.lines();
+    // Another format (an older arbor's guesses from stat): not trusted, the copies are
+    // compared whole once.
+    if lines.next() != Some(CURSOR_MAGIC) {
+        return HashMap::new();
+    }
+    lines
         .filter_map(|l| {
-            let mut f = l.split('\t');
-            let id = f.next()?.to_string();
-            let c = Cursor {
-                size: f.next()?.parse().ok()?,
-                mtime_ns: f.next()?.parse().ok()?,
-                remote_lines: f.next()?.parse().ok()?,
-                remote_bytes: f.next()?.parse().ok()?,
-                path: f.next().filter(|p| !p.is_empty()).map(PathBuf::from),
+            let f: Vec<&str> = l.split('\t').collect();
+            if f.len() != 14 {
+                return None;
+            }
+            let hashes = |s: &str| -> Vec<String> {
+                s.split(',')
+                    .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+                    .map(str::to_string)
+                    .collect()
             };
-            Some((id, c))
+            let pair = |s: &str| -> Option<(u64, u64)> {
+                let (a, b) = s.split_once(':')?;
+                Some((a.parse().ok()?, b.parse().ok()?))
+            };
+            let stamp = match (f[2].parse::<u64>(), f[3].parse::<i128>()) {
+                (Ok(s), Ok(m)) => Some((s, m)),
+                _ => None,
+            };
+            let c = Cursor {
+                path: Some(f[1]).filter(|p| !p.is_empty()).map(PathBuf::from),
+                stamp,
+                agreed: Agreed {
+                    local: f[4].parse().ok()?,
+                    shared: f[5].parse().ok()?,
+                    shared_bytes: f[6].parse().ok()?,
+                    digest: Hash::from_str_radix(f[7], 16).ok()?,
+                },
+                seen: {
+                    let (l, rest) = f[8].split_once(':')?;
+                    let (b, n) = rest.split_once(':')?;
+                    (l.parse().ok()?, b.parse().ok()?, n.parse().ok()?)
+                },
+                settled: f[9] == "1",
+                resolved: pair(f[10]),
+                pending: hashes(f[11]),
+                pending_here: hashes(f[12]),
+            };
+            Some((f[0].to_string(), c)).filter(|_| f[13] == "end")
         })
         .collect()
 }
@@ -152,7 +305,14 @@ fn load_cursors(path: &Path) -> HashMap<String, Cursor> {
 fn save_cursors(path: &Path, cursors: &HashMap<String, Cursor>) -> Result<(), SyncError> {
     let mut ids: Vec<&String> = cursors.keys().collect();
     ids.sort();
-    let mut text = String::new();
+    let mut text = format!("{CURSOR_MAGIC}\n");
+    let list = |hashes: &[String]| {
+        if hashes.is_empty() {
+            "-".to_string()
+        } else {
+            hashes.join(",")
+        }
+    };
     for id in ids {
         let c = &cursors[id];
         // A path that cannot be one field of the line is left out (its header is read).
@@ -162,9 +322,26 @@ fn save_cursors(path: &Path, cursors: &HashMap<String, Cursor>) -> Result<(), Sy
             .and_then(|p| p.to_str())
             .filter(|p| !p.contains(['\t', '\n', '\r']))
             .unwrap_or("");
+        let (size, mtime) = c
+            .stamp
+            .map_or(("-".to_string(), "-".to_string()), |(s, m)| {
+                (s.to_string(), m.to_string())
+            });
+        let a = c.agreed;
         text.push_str(&format!(
-            "{id}\t{}\t{}\t{}\t{}\t{path}\n",
-            c.size, c.mtime_ns, c.remote_lines, c.remote_bytes
+            "{id}\t{path}\t{size}\t{mtime}\t{}\t{}\t{}\t{:032x}\t{}:{}:{}\t{}\t{}\t{}\t{}\tend\n",
+            a.local,
+            a.shared,
+            a.shared_bytes,
+            a.digest,
+            c.seen.0,
+            c.seen.1,
+            c.seen.2,
+            u8::from(c.settled),
+            c.resolved
+                .map_or("-".to_string(), |(l, b)| format!("{l}:{b}")),
+            list(&c.pending),
+            list(&c.pending_here),
         ));
     }
     let err = |source| SyncError::Cursor {
@@ -178,13 +355,12 @@ fn save_cursors(path: &Path, cursors: &HashMap<String, Cursor>) -> Result<(), Sy
 }
 
 fn stat(path: &Path) -> Option<(u64, i128)> {
+    use std::os::unix::fs::MetadataExt;
     let m = std::fs::metadata(path).ok()?;
-    let t = m
-        .modified()
-        .ok()?
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?;
-    Some((m.len(), t.as_nanos() as i128))
+    Some((
+        m.len(),
+        i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+    ))
 }
 
 /// A local session file, as found at the start of a sync.
@@ -194,11 +370,13 @@ struct LocalFile<'l> {
     path: PathBuf,
     /// The agent directory it is in.
     store: &'l FileStore,
-    /// Its size and modification time when found (taken once, before it is read).
+    /// Its size and modification time when found.
     stat: Option<(u64, i128)>,
 }
 
-/// The local session files, and (as rows) the files and directories that could not be read.
+/// The local session files, and (as rows) the files and directories that could not be read
+/// and the files whose id another file has already (each id is one session: the first file
+/// in path order is synced, the others named).
 fn local_sessions<'l>(
     local: &'l Local,
     cursors: &HashMap<String, Cursor>,
@@ -207,11 +385,9 @@ fn local_sessions<'l>(
         .iter()
         .filter_map(|(id, c)| Some((c.path.as_deref()?, (id, c))))
         .collect();
-    let mut out = Vec::new();
-    let mut unreadable = Vec::new();
-    let mut not_read = |path: PathBuf, why: std::io::Error| {
-        unreadable.push(self::unreadable(String::new(), path, &why))
-    };
+    let mut out: Vec<LocalFile<'l>> = Vec::new();
+    let mut first: HashMap<String, PathBuf> = HashMap::new();
+    let mut rows = Vec::new();
     let same = local.pi.agent_dir() == local.omp.agent_dir();
     for store in [&local.pi, &local.omp]
         .into_iter()
@@ -219,17 +395,27 @@ fn local_sessions<'l>(
     {
         let (files, dirs) = store.scan();
         for (dir, e) in dirs {
-            not_read(dir, e);
+            rows.push(unreadable(String::new(), dir, &e));
         }
         for path in files {
             let stat = stat(&path);
             let remembered = match (known.get(path.as_path()), stat) {
-                (Some((id, c)), Some((size, mtime))) if c.size == size && c.mtime_ns == mtime => {
-                    Some((*id).clone())
-                }
+                (Some((id, c)), Some(now)) if c.stamp == Some(now) => Some((*id).clone()),
                 _ => None,
             };
             if let Some(id) = remembered.or_else(|| FileStore::id_of(&path)) {
+                if let Some(other) = first.get(&id) {
+                    let mut row = Row::new(id, Some(path), State::Unreadable);
+                    row.note = Some(format!(
+                        "not synced: {} has the same session id (one of the two is a copy; \
+                         give it another id, e.g. with `arbor fork`, or remove it)",
+                        other.display()
+                    ));
+                    row.unresolved = true;
+                    rows.push(row);
+                    continue;
+                }
+                first.insert(id.clone(), path.clone());
                 out.push(LocalFile {
                     id,
                     path,
@@ -238,11 +424,11 @@ fn local_sessions<'l>(
                 });
             } else if let Err(e) = arbor_store::safe_fs::open_regular(&path) {
                 // (A readable file without a session header is not a session: passed over.)
-                not_read(path, e);
+                rows.push(unreadable(String::new(), path, &e));
             }
         }
     }
-    (out, unreadable)
+    (out, rows)
 }
 
 /// The row of a local file or directory that could not be read (`id` empty when unknown).
@@ -253,88 +439,309 @@ fn unreadable(id: String, path: PathBuf, why: &dyn std::fmt::Display) -> Row {
     row
 }
 
-/// The lines of a local session file (an error: the caller's row is [`unreadable`]).
-fn read_lines(path: &Path) -> std::io::Result<Vec<Vec<u8>>> {
-    let bytes = arbor_store::safe_fs::read_regular(path)?;
-    if bytes.is_empty() {
-        return Ok(Vec::new());
-    }
-    let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
-    Ok(body.split(|b| *b == b'\n').map(<[u8]>::to_vec).collect())
+/// The row of a session whose sync failed (the others go on).
+fn failed(mut row: Row, why: &dyn std::fmt::Display) -> Row {
+    row.note = Some(format!("not synced: {why}"));
+    row.unresolved = true;
+    row
 }
 
 fn bytes_of(lines: &[Vec<u8>]) -> u64 {
     lines.iter().map(|l| l.len() as u64 + 1).sum()
 }
 
-/// Compares a local copy with the shared one: the state, and (when the shared copy is
-/// longer) its extra lines. The copies agree on their common part when its first line, its
-/// last line and its size in bytes are the same on both sides (sessions only grow at the end;
-/// a rewrite, such as omp's renamed title slot on the first line, shows as a conflict).
+fn joined<'a>(lines: impl IntoIterator<Item = &'a Vec<u8>>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for l in lines {
+        out.extend_from_slice(l);
+        out.push(b'\n');
+    }
+    out
+}
+
+/// How the two copies of a session compare.
+struct Plan {
+    state: State,
+    note: Option<String>,
+    /// What the copies agreed on (checked), and the shared copy after it.
+    agreed: Agreed,
+    tail: Vec<Vec<u8>>,
+    /// Indices (in the local file) of the lines the shared copy lacks, in file order.
+    local_new: Vec<usize>,
+    /// Indices (in `tail`) of the lines this copy lacks, in the shared order.
+    incoming: Vec<usize>,
+}
+
+impl Plan {
+    fn shared_len(&self) -> u64 {
+        self.agreed.shared + self.tail.len() as u64
+    }
+    fn shared_bytes(&self) -> u64 {
+        self.agreed.shared_bytes + bytes_of(&self.tail)
+    }
+}
+
+/// The agreed state of the cursor, if it still holds: the local file still starts with lines
+/// of its digest, the shared copy (the listing's `s`) with lines of its size. Then the
+/// shared copy from there.
+fn agreed_by_cursor(
+    remote: &dyn SessionStore,
+    id: &str,
+    hashes: &[Hash],
+    s: &StoredSession,
+    cursor: Option<&Cursor>,
+) -> Result<Option<(Agreed, Lines)>, BackendError> {
+    let Some(a) = cursor.map(|c| c.agreed) else {
+        return Ok(None);
+    };
+    let Ok(local) = usize::try_from(a.local) else {
+        return Ok(None);
+    };
+    if local > hashes.len() || a.shared > s.lines || digest(&hashes[..local]) != a.digest {
+        return Ok(None);
+    }
+    let tail = remote.read(id, a.shared)?;
+    // The listing and the read agree on the length (nobody appended in between), and the
+    // shared copy before the tail is as long as when agreed.
+    let ok = a.shared + tail.len() as u64 == s.lines && a.shared_bytes + bytes_of(&tail) == s.bytes;
+    Ok(ok.then_some((a, tail)))
+}
+
+/// The comparison of the local lines (`lines`, their `hashes`) with the shared copy `s`.
 fn compare(
     remote: &dyn SessionStore,
     id: &str,
-    local: &[Vec<u8>],
-    shared: &StoredSession,
-) -> Result<(State, Vec<Vec<u8>>), BackendError> {
-    let (n, r) = (local.len() as u64, shared.lines);
-    let k = n.min(r);
-    let extra = if r > n {
-        remote.read(id, n)?
-    } else {
-        Vec::new()
-    };
-    if k == 0 {
-        return Ok(if n == 0 {
-            (State::RemoteAhead(r), extra)
-        } else {
-            (State::LocalAhead(n), extra)
-        });
-    }
-    let first = remote.read_range(id, 0, 1)?;
-    let last = remote.read_range(id, k - 1, k)?;
-    let shared_prefix = shared.bytes.saturating_sub(bytes_of(&extra));
-    let agree = first.first() == local.first()
-        && last.first() == local.get(k as usize - 1)
-        && shared_prefix == bytes_of(&local[..k as usize]);
-    if !agree {
-        let all = remote.read(id, 0)?;
-        let common = all.iter().zip(local).take_while(|(a, b)| a == b).count() as u64;
-        return Ok((
-            State::Conflict {
-                local: n,
-                remote: r,
-                common,
-            },
-            Vec::new(),
-        ));
-    }
-    Ok(match n.cmp(&r) {
-        std::cmp::Ordering::Equal => (State::InSync, Vec::new()),
-        std::cmp::Ordering::Greater => (State::LocalAhead(n - r), Vec::new()),
-        std::cmp::Ordering::Less => (State::RemoteAhead(r - n), extra),
-    })
-}
-
-/// Whether neither copy changed since the last sync recorded them: the file has (`stat`) the
-/// size and modification time, the shared copy the lines and bytes, of the cursor.
-fn unchanged_since_sync(
-    cursors: &HashMap<String, Cursor>,
-    id: &str,
-    stat: Option<(u64, i128)>,
-    shared: &StoredSession,
-) -> bool {
-    match (stat, cursors.get(id)) {
-        (Some((size, mtime)), Some(c)) => {
-            c.size == size
-                && c.mtime_ns == mtime
-                && c.remote_lines == shared.lines
-                && c.remote_bytes == shared.bytes
+    lines: &[Vec<u8>],
+    hashes: &[Hash],
+    s: &StoredSession,
+    cursor: Option<&Cursor>,
+) -> Result<Plan, BackendError> {
+    let (agreed, tail) = match agreed_by_cursor(remote, id, hashes, s, cursor)? {
+        Some(x) => x,
+        None => {
+            // Compared whole: what both start with is agreed.
+            let mut all = remote.read(id, 0)?;
+            let k = all.iter().zip(lines).take_while(|(a, b)| a == b).count();
+            let tail = all.split_off(k);
+            (
+                Agreed {
+                    local: k as u64,
+                    shared: k as u64,
+                    shared_bytes: bytes_of(&all),
+                    digest: digest(&hashes[..k]),
+                },
+                tail,
+            )
         }
+    };
+    let from = usize::try_from(agreed.local).unwrap_or(usize::MAX);
+    let tail_hashes = hashes_of(&tail, agreed.shared);
+    let in_tail: HashSet<Hash> = tail_hashes.iter().copied().collect();
+    let local_new: Vec<usize> = (from..lines.len())
+        .filter(|i| !in_tail.contains(&hashes[*i]))
+        .collect();
+    let incoming: Vec<usize> = if tail.is_empty() {
+        Vec::new()
+    } else {
+        let here: HashSet<Hash> = hashes.iter().copied().collect();
+        (0..tail.len())
+            .filter(|j| !here.contains(&tail_hashes[*j]))
+            .collect()
+    };
+    let mut plan = Plan {
+        state: State::InSync,
+        note: None,
+        agreed,
+        tail,
+        local_new,
+        incoming,
+    };
+    let conflict = |plan: &mut Plan, why: String| {
+        plan.state = State::Conflict {
+            local: lines.len() as u64,
+            remote: plan.shared_len(),
+            common: plan.agreed.local,
+        };
+        plan.note = Some(format!(
+            "{why}; resolve with `arbor sync pull --fork-on-conflict` (keeps the shared copy as \
+             a fork here) or by removing one of the two copies"
+        ));
+    };
+    if plan.incoming.is_empty() && plan.local_new.is_empty() {
+        return Ok(plan);
+    }
+    // The same id with other bytes, on either side.
+    if !plan.incoming.is_empty() || !plan.local_new.is_empty() {
+        let mut ids_here: HashMap<String, usize> = HashMap::new();
+        for (i, l) in lines.iter().enumerate() {
+            if let Some(e) = crate::schema::extract(l).id {
+                ids_here.entry(e).or_insert(i);
+            }
+        }
+        for &j in &plan.incoming {
+            let x = crate::schema::extract(&plan.tail[j]);
+            if x.etype.as_deref() == Some("session") {
+                continue;
+            }
+            if let Some(e) = x.id {
+                if let Some(i) = ids_here.get(&e) {
+                    let why = format!(
+                        "entry {e} is line {} here and line {} in the shared copy, with other \
+                         bytes",
+                        i + 1,
+                        plan.agreed.shared + j as u64 + 1
+                    );
+                    conflict(&mut plan, why);
+                    return Ok(plan);
+                }
+            }
+        }
+    }
+    let both = !plan.incoming.is_empty() && !plan.local_new.is_empty();
+    if both {
+        // Lines without an id cannot be merged by id: the prefix rule.
+        let first_bare = plan
+            .local_new
+            .iter()
+            .map(|&i| (&lines[i], i as u64 + 1, "here"))
+            .chain(
+                plan.incoming
+                    .iter()
+                    .map(|&j| (&plan.tail[j], plan.agreed.shared + j as u64 + 1, "shared")),
+            )
+            .find(|(l, _, _)| {
+                let x = crate::schema::extract(l);
+                x.id.is_none() || x.etype.as_deref() == Some("session")
+            });
+        if let Some((_, n, side)) = first_bare {
+            let why = format!(
+                "both sides changed since they agreed, and line {n} ({side}) has no entry id \
+                 (a header, a v1 entry, an omp line without id): such lines merge only when one side \
+                 has nothing new"
+            );
+            conflict(&mut plan, why);
+            return Ok(plan);
+        }
+    }
+    plan.state = match (plan.local_new.len() as u64, plan.incoming.len() as u64) {
+        (0, 0) => State::InSync,
+        (n, 0) => State::LocalAhead(n),
+        (0, m) => State::RemoteAhead(m),
+        (n, m) => State::Diverged { here: n, shared: m },
+    };
+    Ok(plan)
+}
+
+/// Where the shared lines `incoming` go in the local `lines`: right before the last line, so
+/// that pi (which resumes at the last line) stays on this machine's leaf; at the end when the
+/// last line is not an entry (a header only), when an incoming line has no id, or when the
+/// incoming entries continue from the last line (the conversation went on elsewhere).
+/// Every incoming entry's parent must come before it. Returns the position, or why not.
+fn placement(lines: &[Vec<u8>], incoming: &[&Vec<u8>]) -> Result<usize, String> {
+    let n = lines.len();
+    let last = lines.last().map(|l| crate::schema::extract(l));
+    let incoming_x: Vec<_> = incoming.iter().map(|l| crate::schema::extract(l)).collect();
+    let keep_leaf = match &last {
+        Some(x) if x.etype.as_deref() != Some("session") => match &x.id {
+            Some(leaf) => incoming_x
+                .iter()
+                .all(|e| e.id.is_some() && e.parent_id.as_deref() != Some(leaf.as_str())),
+            None => false,
+        },
         _ => false,
+    };
+    let at = if keep_leaf { n - 1 } else { n };
+    let mut before: HashSet<String> = lines[..at]
+        .iter()
+        .filter_map(|l| crate::schema::extract(l).id)
+        .collect();
+    for e in &incoming_x {
+        if let (Some(id), Some(p)) = (&e.id, &e.parent_id) {
+            if !before.contains(p) {
+                return Err(format!(
+                    "entry {id} of the shared copy names parent {p}, which is on neither side \
+                     before it"
+                ));
+            }
+        }
+        if let Some(id) = &e.id {
+            before.insert(id.clone());
+        }
+    }
+    Ok(at)
+}
+
+/// The agreed state after an operation: the longest prefix of the local lines (`final_hashes`,
+/// as they are now) made of agreed lines or lines of the shared tail, against the longest
+/// prefix of the shared tail (`tail_hashes`, as it is now) made of lines here, if the two hold
+/// the same lines; else what was agreed before.
+fn advance(
+    old: Agreed,
+    old_local: &[Hash],
+    final_hashes: &[Hash],
+    tail: &[Vec<u8>],
+    tail_hashes: &[Hash],
+) -> Agreed {
+    let here: HashSet<Hash> = final_hashes.iter().copied().collect();
+    let j = tail_hashes.iter().take_while(|h| here.contains(h)).count();
+    let known: HashSet<Hash> = old_local
+        .iter()
+        .chain(tail_hashes[..j].iter())
+        .copied()
+        .collect();
+    let x = final_hashes
+        .iter()
+        .take_while(|h| known.contains(h))
+        .count();
+    let d = digest(&final_hashes[..x]);
+    if d == old.digest.wrapping_add(digest(&tail_hashes[..j])) {
+        Agreed {
+            local: x as u64,
+            shared: old.shared + j as u64,
+            shared_bytes: old.shared_bytes + bytes_of(&tail[..j]),
+            digest: d,
+        }
+    } else {
+        old
     }
 }
 
+/// Tries again the blobs a session named that one side lacked (`from` gives, `to` takes):
+/// the ones still missing on both.
+fn retry_blobs(
+    from: &dyn SessionStore,
+    to: &dyn SessionStore,
+    pending: &[String],
+) -> Result<(u64, Vec<String>), BackendError> {
+    copy_blobs(from, to, pending)
+}
+
+/// The pending blobs after a sync: those of `before` and `now` that `to` still lacks.
+fn still_missing(
+    to: &dyn SessionStore,
+    before: &[String],
+    now: &[String],
+) -> Result<Vec<String>, BackendError> {
+    let mut out = Vec::new();
+    for h in before.iter().chain(now) {
+        if !out.contains(h) && !to.has_blob(h)? {
+            out.push(h.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn tool_of(lines: &[Vec<u8>]) -> &'static str {
+    let header = lines
+        .iter()
+        .take(2)
+        .position(|l| crate::schema::extract(l).etype.as_deref() == Some("session"));
+    if header == Some(1) {
+        "omp"
+    } else {
+        "pi"
+    }
+}
 /// The blobs omp lines name (each once, in order of first mention); none for pi's.
 fn named_blobs<'a>(tool: &str, lines: impl IntoIterator<Item = &'a [u8]>) -> Vec<String> {
     if tool != "omp" {
@@ -379,13 +786,14 @@ fn selected(ids: &[String], id: &str, path: Option<&Path>) -> bool {
         })
 }
 
-/// Sends what the shared store lacks: new sessions whole, longer ones their new lines (under
+/// Sends what the shared store lacks: new sessions whole, the new lines of others (under
 /// the shared copy's writer lease), each session in one transaction: a push killed halfway
-/// leaves every session as it was or as it is here, never in between. Only sessions selected by `ids` (ids, id prefixes or
-/// paths; empty: all).
+/// leaves every session as it was or as it is here, never in between. Only sessions
+/// selected by `ids` (ids, id prefixes or paths; empty: all). A session that fails is a row
+/// (named, the rest is pushed).
 ///
 /// # Errors
-/// The shared store failing as a whole (a session's own conflict is a row).
+/// The shared store failing as a whole (its listing), or the cursor file.
 pub fn push(
     remote: &dyn SessionStore,
     local: &Local,
@@ -398,115 +806,242 @@ pub fn push(
         .map(|s| (s.meta.id.clone(), s))
         .collect();
     let (files, mut rows) = local_sessions(local, &cursors);
-    for LocalFile {
-        id,
-        path,
-        store: here,
-        stat: found,
-    } in files
-    {
-        if !selected(ids, &id, Some(&path)) {
+    for f in files {
+        if !selected(ids, &f.id, Some(&f.path)) {
             continue;
         }
-        let there = shared.get(&id);
-        if let Some(s) = there {
-            if unchanged_since_sync(&cursors, &id, found, s) {
-                if let Some(c) = cursors.get_mut(&id) {
-                    c.path = Some(path.clone());
-                }
-                rows.push(Row::new(id, Some(path), State::InSync));
-                continue;
-            }
-        }
-        let lines = match read_lines(&path) {
-            Ok(l) => l,
-            Err(e) => {
-                rows.push(unreadable(id, path, &e));
-                continue;
-            }
+        let row = Row::new(f.id.clone(), Some(f.path.clone()), State::LocalOnly);
+        let cursor = cursors.remove(&f.id);
+        let (row, cursor) = match push_one(
+            remote,
+            local,
+            &f,
+            shared.get(&f.id),
+            cursor.clone(),
+            row.clone(),
+        ) {
+            Ok(x) => x,
+            Err(e) => (failed(row, &e), cursor),
         };
-        let mut row = Row::new(id.clone(), Some(path.clone()), State::LocalOnly);
-        match there {
-            None => {
-                let header = lines
-                    .iter()
-                    .find(|l| crate::schema::extract(l).etype.as_deref() == Some("session"));
-                let tool = if lines.first() != header { "omp" } else { "pi" };
-                let mut meta: SessionMeta = arbor_store::backend::meta_from_header(
-                    header.map(Vec::as_slice).unwrap_or_default(),
-                    tool,
-                );
-                meta.id = id.clone();
-                meta.machine = Some(local.machine.clone());
-                meta.source_path = Some(path.display().to_string());
-                let hashes = named_blobs(tool, lines.iter().map(Vec::as_slice));
-                (row.blobs, row.missing_blobs) = copy_blobs(here, remote, &hashes)?;
-                // One step: after a crash the session is there whole or not at all.
-                let refs: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
-                remote.create(&meta, &refs)?;
-                row.moved = lines.len() as u64;
-                row.bytes = bytes_of(&lines);
-            }
-            Some(s) => {
-                let (state, _) = compare(remote, &id, &lines, s)?;
-                row.unresolved = matches!(state, State::Conflict { .. });
-                row.state = state.clone();
-                if let State::LocalAhead(k) = state {
-                    let mut w = match remote.writer(&id, Some(Duration::from_secs(10))) {
-                        Ok(w) => w,
-                        Err(e @ BackendError::Busy { .. }) => {
-                            row.note = Some(e.to_string());
-                            row.unresolved = true;
-                            rows.push(row);
-                            continue;
-                        }
-                        Err(e) => return Err(e.into()),
-                    };
-                    let new = &lines[lines.len() - k as usize..];
-                    if w.len() != s.lines {
-                        row.note =
-                            Some("the shared copy changed while pushing; run sync again".into());
-                        row.unresolved = true;
-                        rows.push(row);
-                        continue;
-                    }
-                    let hashes = named_blobs(&s.meta.tool, new.iter().map(Vec::as_slice));
-                    (row.blobs, row.missing_blobs) = copy_blobs(here, remote, &hashes)?;
-                    let refs: Vec<&[u8]> = new.iter().map(Vec::as_slice).collect();
-                    w.append(&refs)?;
-                    row.moved = k;
-                    row.bytes = bytes_of(new);
-                }
-            }
-        }
-        if !matches!(row.state, State::Conflict { .. }) && row.note.is_none() {
-            // The file as found before it was read: if it grew since, the next sync sees
-            // another size and reads it again.
-            if let Some((size, mtime)) = found {
-                let remote_lines = match &row.state {
-                    State::RemoteAhead(_) => there.map_or(0, |s| s.lines),
-                    _ => lines.len() as u64,
-                };
-                let remote_bytes = match &row.state {
-                    State::RemoteAhead(_) => there.map_or(0, |s| s.bytes),
-                    _ => bytes_of(&lines),
-                };
-                cursors.insert(
-                    id.clone(),
-                    Cursor {
-                        size,
-                        mtime_ns: mtime,
-                        remote_lines,
-                        remote_bytes,
-                        path: Some(path.clone()),
-                    },
-                );
-            }
+        if let Some(c) = cursor {
+            cursors.insert(f.id.clone(), c);
         }
         rows.push(row);
     }
     save_cursors(&local.cursor_file, &cursors)?;
     Ok(rows)
+}
+
+/// Which way blobs go: a push retries the blobs the store lacked, a pull those this machine
+/// lacked, a status looks at both.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Way {
+    Push,
+    Pull,
+    Status,
+}
+
+/// Whether nothing changed on either side since both whole copies last agreed (and no blob
+/// waits to go `way`).
+fn settled(c: Option<&Cursor>, stat: Option<(u64, i128)>, s: &StoredSession, way: Way) -> bool {
+    c.is_some_and(|c| {
+        c.settled
+            && c.stamp.is_some()
+            && c.stamp == stat
+            && c.seen == (s.lines, s.bytes, name_digest(s.meta.name.as_deref()))
+            && (way == Way::Pull || c.pending.is_empty())
+            && (way == Way::Push || c.pending_here.is_empty())
+            && c.resolved.is_none()
+    })
+}
+
+/// Whether a conflict with this shared copy was resolved by a fork.
+fn resolved(c: Option<&Cursor>, s: &StoredSession) -> bool {
+    c.is_some_and(|c| c.resolved == Some((s.lines, s.bytes)))
+}
+
+fn resolved_row(mut row: Row) -> Row {
+    row.state = State::Resolved;
+    row.note = Some(
+        "a conflict resolved earlier: the shared copy is kept here as a fork, this copy is not \
+         synced"
+            .into(),
+    );
+    row
+}
+
+fn push_one(
+    remote: &dyn SessionStore,
+    local: &Local,
+    f: &LocalFile<'_>,
+    there: Option<&StoredSession>,
+    cursor: Option<Cursor>,
+    mut row: Row,
+) -> Result<(Row, Option<Cursor>), SyncError> {
+    let (id, path, here) = (&f.id, &f.path, f.store);
+    if let Some(s) = there {
+        if settled(cursor.as_ref(), f.stat, s, Way::Push) {
+            let mut c = cursor;
+            if let Some(c) = c.as_mut() {
+                c.path = Some(path.clone());
+            }
+            row.state = State::InSync;
+            return Ok((row, c));
+        }
+        if resolved(cursor.as_ref(), s) {
+            return Ok((resolved_row(row), cursor));
+        }
+    }
+    let snap = match sync_support::read_snapshot(path) {
+        Ok(s) => s,
+        Err(e) => return Ok((unreadable(id.clone(), path.clone(), &e), cursor)),
+    };
+    let lines = &snap.lines;
+    let hashes = hashes_of(lines, 0);
+    let tool = tool_of(lines);
+    let pending = cursor
+        .as_ref()
+        .map(|c| c.pending.clone())
+        .unwrap_or_default();
+    let pending_here = cursor
+        .as_ref()
+        .map(|c| c.pending_here.clone())
+        .unwrap_or_default();
+    if !pending.is_empty() {
+        row.blobs += retry_blobs(here, remote, &pending)?.0;
+    }
+    let Some(s) = there else {
+        let header = lines
+            .iter()
+            .find(|l| crate::schema::extract(l).etype.as_deref() == Some("session"));
+        let mut meta: SessionMeta = arbor_store::backend::meta_from_header(
+            header.map(Vec::as_slice).unwrap_or_default(),
+            tool,
+        );
+        meta.id = id.clone();
+        meta.machine = Some(local.machine.clone());
+        meta.source_path = Some(path.display().to_string());
+        let hashes_b = named_blobs(tool, lines.iter().map(Vec::as_slice));
+        let (n, missing) = copy_blobs(here, remote, &hashes_b)?;
+        row.blobs += n;
+        row.missing_blobs = missing;
+        // One step: after a crash the session is there whole or not at all.
+        let refs: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
+        remote.create(&meta, &refs)?;
+        row.moved = lines.len() as u64;
+        row.bytes = bytes_of(lines);
+        let all = digest(&hashes);
+        let c = Cursor {
+            path: Some(path.clone()),
+            stamp: snap.stamp,
+            agreed: Agreed {
+                local: lines.len() as u64,
+                shared: lines.len() as u64,
+                shared_bytes: row.bytes,
+                digest: all,
+            },
+            seen: (lines.len() as u64, row.bytes, name_digest(None)),
+            settled: snap.stamp.is_some(),
+            resolved: None,
+            pending: still_missing(remote, &pending, &row.missing_blobs)?,
+            pending_here,
+        };
+        return Ok((row, Some(c)));
+    };
+    let plan = compare(remote, id, lines, &hashes, s, cursor.as_ref())?;
+    row.state = plan.state.clone();
+    row.note = plan.note.clone();
+    let mut tail = plan.tail.clone();
+    match plan.state {
+        State::Conflict { .. } => {
+            row.unresolved = true;
+            return Ok((row, cursor));
+        }
+        State::LocalAhead(_) | State::Diverged { .. } => {
+            let new: Vec<&Vec<u8>> = plan.local_new.iter().map(|&i| &lines[i]).collect();
+            let mut w = match remote.writer(id, Some(Duration::from_secs(10))) {
+                Ok(w) => w,
+                Err(e @ BackendError::Busy { .. }) => {
+                    row.note = Some(e.to_string());
+                    row.unresolved = true;
+                    return Ok((row, cursor));
+                }
+                Err(e) => return Err(e.into()),
+            };
+            if w.len() != plan.shared_len() {
+                row.note = Some("the shared copy changed while pushing; run sync again".into());
+                row.unresolved = true;
+                return Ok((row, cursor));
+            }
+            let names = named_blobs(&s.meta.tool, new.iter().map(|l| l.as_slice()));
+            let (n, missing) = copy_blobs(here, remote, &names)?;
+            row.blobs += n;
+            row.missing_blobs = missing;
+            let refs: Vec<&[u8]> = new.iter().map(|l| l.as_slice()).collect();
+            w.append(&refs)?;
+            row.moved = new.len() as u64;
+            row.bytes = new.iter().map(|l| l.len() as u64 + 1).sum();
+            tail.extend(new.into_iter().cloned());
+        }
+        _ => {}
+    }
+    let mut name = name_digest(s.meta.name.as_deref());
+    // omp's title: this file's slot set later than the shared copy's goes there (the whole
+    // copy replaced in one step, the store's name set).
+    if let Some(here0) = lines.first().filter(|l| is_slot(l)) {
+        let there0 = match plan.tail.first() {
+            Some(l) if plan.agreed.shared == 0 => Some(l.clone()),
+            _ => remote.read_range(id, 0, 1)?.into_iter().next(),
+        };
+        if let Some(there0) = there0.filter(|t| is_slot(t) && t != here0) {
+            if later_slot(here0, &there0) == here0.as_slice() {
+                let known = plan.agreed.shared + tail.len() as u64;
+                let mut w = remote.writer(id, Some(Duration::from_secs(10)))?;
+                let mut all = remote.read(id, 0)?;
+                let same = w.len() == known && all.len() as u64 == known;
+                let first = match all.first_mut() {
+                    Some(first) if same => first,
+                    _ => {
+                        row.note =
+                            Some("the shared copy changed while pushing; run sync again".into());
+                        row.unresolved = true;
+                        return Ok((row, cursor));
+                    }
+                };
+                *first = here0.clone();
+                let refs: Vec<&[u8]> = all.iter().map(Vec::as_slice).collect();
+                w.replace_all(&refs)?;
+                drop(w);
+                let title = arbor_core::title::parse_title_slot(here0)
+                    .map(|t| t.title)
+                    .unwrap_or_default();
+                remote.set_name(id, &title)?;
+                name = name_digest(Some(&title));
+                row.note = Some(format!("title {title:?} sent (set here later)"));
+            }
+        }
+    }
+    let tail_hashes = hashes_of(&tail, plan.agreed.shared);
+    let old_local = &hashes[..usize::try_from(plan.agreed.local).unwrap_or(0)];
+    let agreed = advance(plan.agreed, old_local, &hashes, &tail, &tail_hashes);
+    let seen = (
+        plan.agreed.shared + tail.len() as u64,
+        plan.agreed.shared_bytes + bytes_of(&tail),
+        name,
+    );
+    let c = Cursor {
+        path: Some(path.clone()),
+        stamp: snap.stamp,
+        agreed,
+        seen,
+        settled: snap.stamp.is_some()
+            && agreed.local == lines.len() as u64
+            && agreed.shared == seen.0,
+        resolved: None,
+        pending: still_missing(remote, &pending, &row.missing_blobs)?,
+        pending_here,
+    };
+    Ok((row, Some(c)))
 }
 
 /// The local agent directory of a tool: omp's for `omp`, pi's for anything else.
@@ -626,12 +1161,13 @@ fn header_id(bytes: &[u8]) -> Option<String> {
 }
 
 /// Writes here what only the shared store has: new sessions as files laid out as their tool
-/// lays them out (byte-identical to what was pushed), longer ones their new lines (under the
-/// local writer lock). A conflict is reported; with `fork_on_conflict` the shared copy is
-/// also written as a fork of the local session.
+/// lays them out (byte-identical to what was pushed), the shared copy's new lines into
+/// existing ones (under the local writer lock; merged when both sides added entries). A
+/// conflict is reported; with `fork_on_conflict` the shared copy is also written as a fork
+/// of the local session, once. A session that fails is a row (named, the rest is pulled).
 ///
 /// # Errors
-/// The shared store failing as a whole.
+/// The shared store failing as a whole (its listing), or the cursor file.
 pub fn pull(
     remote: &dyn SessionStore,
     local: &Local,
@@ -653,128 +1189,339 @@ pub fn pull(
         if !selected(ids, &id, path.as_deref()) {
             continue;
         }
-        let mut row = Row::new(id.clone(), path.clone(), State::RemoteOnly);
-        match &path {
-            None => {
-                let target = match place(local, &s.meta) {
-                    Ok(t) => t,
-                    Err(why) => {
-                        row.note = Some(why);
-                        row.unresolved = true;
-                        rows.push(row);
-                        continue;
-                    }
-                };
-                let bytes = remote.read_joined(&id, 0)?;
-                if header_id(&bytes).as_deref() != Some(id.as_str()) {
-                    row.note = Some(format!(
-                        "refused: its lines are not session {id:?} (their header names {:?})",
-                        header_id(&bytes).unwrap_or_default()
-                    ));
-                    row.unresolved = true;
-                    rows.push(row);
-                    continue;
-                }
-                let here = store_of(local, &s.meta.tool);
-                let hashes = named_blobs(&s.meta.tool, bytes.split(|b| *b == b'\n'));
-                (row.blobs, row.missing_blobs) = copy_blobs(remote, here, &hashes)?;
-                if let Some(dir) = target.parent() {
-                    arbor_store::file::create_dir_private(dir).map_err(|e| BackendError::Db {
-                        store: "files".into(),
-                        message: format!("{}: {e}", dir.display()),
-                    })?;
-                }
-                match arbor_store::file::write_new(&target, &bytes) {
-                    Ok(()) => {}
-                    // Another file by that name (perhaps this session, unreadable here): kept,
-                    // and this row left undone.
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                        row.note =
-                            Some(format!("not written: {} exists already", target.display()));
-                        row.unresolved = true;
-                        rows.push(row);
-                        continue;
-                    }
-                    Err(e) => {
-                        return Err(BackendError::Db {
-                            store: "files".into(),
-                            message: format!("{}: {e}", target.display()),
-                        }
-                        .into())
-                    }
-                }
-                row.moved = bytes.iter().filter(|b| **b == b'\n').count() as u64;
-                row.bytes = bytes.len() as u64;
-                row.path = Some(target);
-            }
-            Some(_) if unchanged_since_sync(&cursors, &id, found, &s) => {
-                row.state = State::InSync;
-            }
-            Some(p) => {
-                let lines = match read_lines(p) {
-                    Ok(l) => l,
-                    Err(e) => {
-                        rows.push(unreadable(id, p.clone(), &e));
-                        continue;
-                    }
-                };
-                let (state, extra) = compare(remote, &id, &lines, &s)?;
-                row.unresolved = matches!(state, State::Conflict { .. }) && !fork_on_conflict;
-                row.state = state.clone();
-                match state {
-                    State::RemoteAhead(_) => {
-                        let store = store_of(local, &s.meta.tool);
-                        match store.writer(&id, None) {
-                            Ok(mut w) => {
-                                let hashes =
-                                    named_blobs(&s.meta.tool, extra.iter().map(Vec::as_slice));
-                                (row.blobs, row.missing_blobs) =
-                                    copy_blobs(remote, store, &hashes)?;
-                                let refs: Vec<&[u8]> = extra.iter().map(Vec::as_slice).collect();
-                                w.append(&refs)?;
-                                row.moved = extra.len() as u64;
-                                row.bytes = bytes_of(&extra);
-                            }
-                            Err(e) => {
-                                row.note = Some(e.to_string());
-                                row.unresolved = true;
-                            }
-                        }
-                    }
-                    State::Conflict { .. } if fork_on_conflict => {
-                        let all = remote.read(&id, 0)?;
-                        let hashes = named_blobs(&s.meta.tool, all.iter().map(Vec::as_slice));
-                        let here = store_of(local, &s.meta.tool);
-                        (row.blobs, row.missing_blobs) = copy_blobs(remote, here, &hashes)?;
-                        row.note = Some(fork_copy(&all, &s, p)?);
-                    }
-                    _ => {}
-                }
-            }
-        }
-        let target = row.path.clone();
-        if let (Some(t), false) = (
-            target,
-            matches!(row.state, State::Conflict { .. } | State::LocalAhead(_))
-                || row.note.is_some(),
-        ) {
-            if let Some((size, mtime)) = stat(&t) {
-                cursors.insert(
-                    id.clone(),
-                    Cursor {
-                        size,
-                        mtime_ns: mtime,
-                        remote_lines: s.lines,
-                        remote_bytes: s.bytes,
-                        path: Some(t.clone()),
-                    },
-                );
-            }
+        let row = Row::new(id.clone(), path.clone(), State::RemoteOnly);
+        let cursor = cursors.remove(&id);
+        let result = match &path {
+            None => pull_new(remote, local, &s, row.clone()),
+            Some(p) => pull_into(
+                remote,
+                local,
+                &s,
+                p,
+                found,
+                cursor.clone(),
+                fork_on_conflict,
+                row.clone(),
+            ),
+        };
+        let (row, cursor) = match result {
+            Ok(x) => x,
+            Err(e) => (failed(row, &e), cursor),
+        };
+        if let Some(c) = cursor {
+            cursors.insert(id, c);
         }
         rows.push(row);
     }
     save_cursors(&local.cursor_file, &cursors)?;
     Ok(rows)
+}
+
+/// A session only the shared store has: written as a new file.
+fn pull_new(
+    remote: &dyn SessionStore,
+    local: &Local,
+    s: &StoredSession,
+    mut row: Row,
+) -> Result<(Row, Option<Cursor>), SyncError> {
+    let id = &s.meta.id;
+    let target = match place(local, &s.meta) {
+        Ok(t) => t,
+        Err(why) => {
+            row.note = Some(why);
+            row.unresolved = true;
+            return Ok((row, None));
+        }
+    };
+    let bytes = remote.read_joined(id, 0)?;
+    if header_id(&bytes).as_deref() != Some(id.as_str()) {
+        row.note = Some(format!(
+            "refused: its lines are not session {id:?} (their header names {:?})",
+            header_id(&bytes).unwrap_or_default()
+        ));
+        row.unresolved = true;
+        return Ok((row, None));
+    }
+    let here = store_of(local, &s.meta.tool);
+    let hashes = named_blobs(&s.meta.tool, bytes.split(|b| *b == b'\n'));
+    (row.blobs, row.missing_blobs) = copy_blobs(remote, here, &hashes)?;
+    if let Some(dir) = target.parent() {
+        arbor_store::file::create_dir_private(dir).map_err(|e| BackendError::Db {
+            store: "files".into(),
+            message: format!("{}: {e}", dir.display()),
+        })?;
+    }
+    match arbor_store::file::write_new(&target, &bytes) {
+        Ok(()) => {}
+        // Another file by that name (perhaps this session, unreadable here): kept, and this
+        // row left undone.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            row.note = Some(format!("not written: {} exists already", target.display()));
+            row.unresolved = true;
+            return Ok((row, None));
+        }
+        Err(e) => {
+            return Err(BackendError::Db {
+                store: "files".into(),
+                message: format!("{}: {e}", target.display()),
+            }
+            .into())
+        }
+    }
+    let lines: Vec<Vec<u8>> = match bytes.strip_suffix(b"\n") {
+        Some(body) => body.split(|b| *b == b'\n').map(<[u8]>::to_vec).collect(),
+        None => Vec::new(),
+    };
+    row.moved = lines.len() as u64;
+    row.bytes = bytes.len() as u64;
+    row.path = Some(target.clone());
+    let hashes = hashes_of(&lines, 0);
+    // The file was created here, exclusively, with these bytes: its stamp is theirs when it
+    // is still exactly that long.
+    let stamp = stat(&target).filter(|(size, _)| *size == bytes.len() as u64);
+    let n = lines.len() as u64;
+    let c = Cursor {
+        path: Some(target),
+        stamp,
+        agreed: Agreed {
+            local: n,
+            shared: n,
+            shared_bytes: row.bytes,
+            digest: digest(&hashes),
+        },
+        seen: (n, row.bytes, name_digest(s.meta.name.as_deref())),
+        settled: stamp.is_some() && (n, row.bytes) == (s.lines, s.bytes),
+        resolved: None,
+        pending: Vec::new(),
+        pending_here: still_missing(here, &[], &row.missing_blobs)?,
+    };
+    Ok((row, Some(c)))
+}
+
+/// omp's title: the shared copy's slot, set later than this file's, is written over this
+/// file's (in place, the 256 bytes at offset 0, as omp renames; under the lock). Whether it
+/// wrote.
+fn take_title(
+    remote: &dyn SessionStore,
+    id: &str,
+    lock: &sync_support::SyncLock,
+    lines: &[Vec<u8>],
+    plan: &Plan,
+    row: &mut Row,
+) -> Result<bool, SyncError> {
+    let Some(here0) = lines.first().filter(|l| is_slot(l)) else {
+        return Ok(false);
+    };
+    let there0 = match plan.tail.first() {
+        Some(l) if plan.agreed.shared == 0 => Some(l.clone()),
+        _ => remote.read_range(id, 0, 1)?.into_iter().next(),
+    };
+    let Some(there0) = there0.filter(|t| is_slot(t) && t != here0) else {
+        return Ok(false);
+    };
+    if later_slot(here0, &there0) != there0.as_slice() {
+        return Ok(false);
+    }
+    let mut slot = there0.clone();
+    slot.push(b'\n');
+    let written = lock.write_title_slot(&slot).map_err(|e| BackendError::Db {
+        store: "files".into(),
+        message: format!("{}: {e}", lock.path().display()),
+    })?;
+    if written {
+        let title = arbor_core::title::parse_title_slot(&there0)
+            .map(|t| t.title)
+            .unwrap_or_default();
+        row.note = Some(format!(
+            "title {title:?} taken from the shared copy (set there later)"
+        ));
+    }
+    Ok(written)
+}
+
+/// A session both sides have: the shared copy's new lines written into the local file,
+/// under its writer lock.
+#[allow(clippy::too_many_arguments)]
+fn pull_into(
+    remote: &dyn SessionStore,
+    local: &Local,
+    s: &StoredSession,
+    path: &Path,
+    found: Option<(u64, i128)>,
+    cursor: Option<Cursor>,
+    fork_on_conflict: bool,
+    mut row: Row,
+) -> Result<(Row, Option<Cursor>), SyncError> {
+    let id = &s.meta.id;
+    if settled(cursor.as_ref(), found, s, Way::Pull) {
+        row.state = State::InSync;
+        return Ok((row, cursor));
+    }
+    if resolved(cursor.as_ref(), s) {
+        return Ok((resolved_row(row), cursor));
+    }
+    let store = store_of(local, &s.meta.tool);
+    // (Blobs this machine lacked; those the store lacked are the push's.)
+    let pending_there = cursor
+        .as_ref()
+        .map(|c| c.pending.clone())
+        .unwrap_or_default();
+    let pending = cursor
+        .as_ref()
+        .map(|c| c.pending_here.clone())
+        .unwrap_or_default();
+    if !pending.is_empty() {
+        row.blobs += retry_blobs(remote, store, &pending)?.0;
+    }
+    let mut lock = match sync_support::lock_session(path, Some(Duration::from_secs(10))) {
+        Ok(l) => l,
+        Err(e @ arbor_store::lock::LockError::Busy { .. }) => {
+            row.note = Some(e.to_string());
+            row.unresolved = true;
+            return Ok((row, cursor));
+        }
+        Err(arbor_store::lock::LockError::Io { source, .. }) => {
+            return Ok((unreadable(id.clone(), path.to_path_buf(), &source), cursor));
+        }
+    };
+    // pi takes no lock: a line it appends between the read and the write makes the write
+    // refuse (the length moved), and the file is read again.
+    for _ in 0..5 {
+        let snap: Snapshot = match lock.read() {
+            Ok(s) => s,
+            Err(e) => return Ok((unreadable(id.clone(), path.to_path_buf(), &e), cursor)),
+        };
+        if snap.torn > 0 {
+            row.note = Some(format!(
+                "its last line is incomplete ({} bytes without a newline: being written?); \
+                 nothing written, sync again",
+                snap.torn
+            ));
+            row.unresolved = true;
+            return Ok((row, cursor));
+        }
+        let lines = &snap.lines;
+        let hashes = hashes_of(lines, 0);
+        let plan = compare(remote, id, lines, &hashes, s, cursor.as_ref())?;
+        row.state = plan.state.clone();
+        row.note = plan.note.clone();
+        let tail_hashes = hashes_of(&plan.tail, plan.agreed.shared);
+        let old_local = &hashes[..usize::try_from(plan.agreed.local).unwrap_or(0)];
+        let seen = (
+            plan.shared_len(),
+            plan.shared_bytes(),
+            name_digest(s.meta.name.as_deref()),
+        );
+        let cursor_for =
+            |final_hashes: &[Hash], stamp: Option<(u64, i128)>, pending_here: Vec<String>| {
+                let agreed = advance(
+                    plan.agreed,
+                    old_local,
+                    final_hashes,
+                    &plan.tail,
+                    &tail_hashes,
+                );
+                Cursor {
+                    path: Some(path.to_path_buf()),
+                    stamp,
+                    agreed,
+                    seen,
+                    settled: stamp.is_some()
+                        && agreed.local == final_hashes.len() as u64
+                        && agreed.shared == seen.0,
+                    resolved: None,
+                    pending: pending_there.clone(),
+                    pending_here,
+                }
+            };
+        match plan.state {
+            State::Conflict { .. } if fork_on_conflict => {
+                let all = remote.read(id, 0)?;
+                let names = named_blobs(&s.meta.tool, all.iter().map(Vec::as_slice));
+                (row.blobs, row.missing_blobs) = copy_blobs(remote, store, &names)?;
+                row.note = Some(fork_copy(&all, s, path)?);
+                let mut c = cursor.unwrap_or_default();
+                c.path = Some(path.to_path_buf());
+                c.settled = false;
+                c.resolved = Some((all.len() as u64, bytes_of(&all)));
+                return Ok((row, Some(c)));
+            }
+            State::Conflict { .. } => {
+                row.unresolved = true;
+                return Ok((row, cursor));
+            }
+            State::RemoteAhead(_) | State::Diverged { .. } => {
+                let inc: Vec<&Vec<u8>> = plan.incoming.iter().map(|&j| &plan.tail[j]).collect();
+                let at = match placement(lines, &inc) {
+                    Ok(at) => at,
+                    Err(why) => {
+                        row.state = State::Conflict {
+                            local: lines.len() as u64,
+                            remote: plan.shared_len(),
+                            common: plan.agreed.local,
+                        };
+                        row.note = Some(format!("{why}: not merged"));
+                        row.unresolved = true;
+                        return Ok((row, cursor));
+                    }
+                };
+                let names = named_blobs(&s.meta.tool, inc.iter().map(|l| l.as_slice()));
+                let (n, missing) = copy_blobs(remote, store, &names)?;
+                let io = |e: std::io::Error| BackendError::Db {
+                    store: "files".into(),
+                    message: format!("{}: {e}", path.display()),
+                };
+                let written = if at == lines.len() {
+                    lock.append_at(snap.complete_len, &joined(inc.iter().copied()))
+                        .map_err(io)?
+                } else {
+                    let content = joined(
+                        lines[..at]
+                            .iter()
+                            .chain(inc.iter().copied())
+                            .chain(lines[at..].iter()),
+                    );
+                    lock.rewrite_at(snap.complete_len, &content).map_err(io)?
+                };
+                let (stamp, recovered) = match written {
+                    Written::Moved { .. } => continue,
+                    Written::Done { stamp, recovered } => (stamp, recovered),
+                };
+                row.blobs += n;
+                row.missing_blobs = missing;
+                row.moved = inc.len() as u64;
+                row.bytes = inc.iter().map(|l| l.len() as u64 + 1).sum();
+                if recovered > 0 {
+                    row.note = Some(format!(
+                        "{recovered} bytes appended here during the merge were kept after it"
+                    ));
+                }
+                let final_hashes: Vec<Hash> = hashes[..at]
+                    .iter()
+                    .copied()
+                    .chain(plan.incoming.iter().map(|&j| tail_hashes[j]))
+                    .chain(hashes[at..].iter().copied())
+                    .collect();
+                let pending = still_missing(store, &pending, &row.missing_blobs)?;
+                let stamp = match take_title(remote, id, &lock, lines, &plan, &mut row)? {
+                    true => None,
+                    false => stamp,
+                };
+                return Ok((row, Some(cursor_for(&final_hashes, stamp, pending))));
+            }
+            _ => {
+                let pending = still_missing(store, &pending, &[])?;
+                let stamp = match take_title(remote, id, &lock, lines, &plan, &mut row)? {
+                    true => None,
+                    false => snap.stamp,
+                };
+                return Ok((row, Some(cursor_for(&hashes, stamp, pending))));
+            }
+        }
+    }
+    row.note = Some("the file kept changing while pulling; run sync again".into());
+    row.unresolved = true;
+    Ok((row, cursor))
 }
 
 /// Writes the shared copy of a conflicting session next to the local one as a fork: a new
@@ -834,24 +1581,37 @@ pub fn status(
         .collect();
     let cursors = load_cursors(&local.cursor_file);
     let (files, mut rows) = local_sessions(local, &cursors);
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = HashSet::new();
     for LocalFile { id, path, stat, .. } in files {
         if !selected(ids, &id, Some(&path)) {
             continue;
         }
         seen.insert(id.clone());
-        let state = match shared.get(&id) {
-            None => State::LocalOnly,
-            Some(s) if unchanged_since_sync(&cursors, &id, stat, s) => State::InSync,
-            Some(s) => match read_lines(&path) {
-                Ok(lines) => compare(remote, &id, &lines, s)?.0,
-                Err(e) => {
-                    rows.push(unreadable(id, path, &e));
-                    continue;
+        let cursor = cursors.get(&id);
+        let row = Row::new(id.clone(), Some(path.clone()), State::LocalOnly);
+        let row = match shared.get(&id) {
+            None => row,
+            Some(s) if settled(cursor, stat, s, Way::Status) => Row {
+                state: State::InSync,
+                ..row
+            },
+            Some(s) if resolved(cursor, s) => resolved_row(row),
+            Some(s) => match sync_support::read_snapshot(&path) {
+                Ok(snap) => {
+                    let hashes = hashes_of(&snap.lines, 0);
+                    match compare(remote, &id, &snap.lines, &hashes, s, cursor) {
+                        Ok(plan) => Row {
+                            state: plan.state,
+                            note: plan.note,
+                            ..row
+                        },
+                        Err(e) => failed(row, &e),
+                    }
                 }
+                Err(e) => unreadable(id, path, &e),
             },
         };
-        rows.push(Row::new(id, Some(path), state));
+        rows.push(row);
     }
     for (id, _) in shared {
         if !seen.contains(&id) && selected(ids, &id, None) {

@@ -471,8 +471,10 @@ pub struct BlobIssue {
 
 /// Replaces the blob references of `doc`'s entries with the blobs' contents, in the positions
 /// omp restores on load (see [`persist::resolve_blob_refs`]), from `store` (a session file's
-/// blob directory, or the store that keeps the session: [`StoreBlobs`]). A missing, corrupt or malformed
-/// reference is an error naming it; with `lenient` it is left in place and returned instead.
+/// blob directory, or the store that keeps the session: [`StoreBlobs`]). A missing blob's
+/// reference is left in place and returned as an issue; a corrupt blob or a malformed
+/// reference is an error naming it, unless `lenient` (then it is left in place and returned
+/// too).
 ///
 /// The resolved lines live only in memory: such a document is for reading (context, show,
 /// export), never for writing back.
@@ -514,7 +516,10 @@ pub fn resolve_doc_blobs(
                     ResolveAs::Base64 => JsStr::from(blobref::encode_base64(&bytes)),
                     ResolveAs::DataUrl => JsStr::from(String::from_utf8_lossy(&bytes).into_owned()),
                 })),
-                Err(error) if lenient => {
+                // A missing blob never stops a read (a session pulled before its blob
+                // arrived must still open): the reference stays in place, the issue names
+                // it. A blob that is there but wrong fails unless `lenient`.
+                Err(error) if lenient || matches!(error, BlobError::Missing { .. }) => {
                     issues.push(BlobIssue {
                         line_no,
                         entry_id: entry_id.clone(),

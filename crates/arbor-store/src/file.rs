@@ -198,6 +198,21 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 /// untouched), and `InvalidInput` / `PermissionDenied` for a hard-linked file or an owner that
 /// cannot be kept.
 pub fn atomic_write(path: &Path, content: &[&[u8]]) -> io::Result<()> {
+    atomic_write_checked(path, content, &mut || Ok(()))
+}
+
+/// [`atomic_write`], with `before_rename` called after the new content is written and
+/// synced and right before the rename: an error from it leaves the original untouched (the
+/// temporary file is removed). `arbor sync` checks there that nobody appended to the session
+/// while its merged copy was written.
+///
+/// # Errors
+/// As [`atomic_write`], and whatever `before_rename` returns.
+pub fn atomic_write_checked(
+    path: &Path,
+    content: &[&[u8]],
+    before_rename: &mut dyn FnMut() -> io::Result<()>,
+) -> io::Result<()> {
     use std::os::unix::fs::MetadataExt;
     let path = &crate::safe_fs::real_path_for_write(path)?;
     let dir = match path.parent() {
@@ -249,6 +264,7 @@ pub fn atomic_write(path: &Path, content: &[&[u8]]) -> io::Result<()> {
         // After the owner: chown clears set-id bits, the mode is set last.
         tmp.as_file().set_permissions(m.permissions())?;
     }
+    before_rename()?;
     tmp.persist(path).map_err(|e| e.error)?;
     sync_dir(&dir)
 }

@@ -56,7 +56,23 @@ fn sessions_bytes(dir: &Path) -> Result<(usize, u64)> {
     Ok((n, bytes))
 }
 
+/// CPU time (user + system) of the children reaped so far, in seconds.
+fn children_cpu() -> f64 {
+    // SAFETY: an all-zero rusage is valid; getrusage fills it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is valid for writing.
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
+    t(ru.ru_utime) + t(ru.ru_stime)
+}
+
+thread_local! {
+    /// The CPU time of the last `arbor` run (the machine is shared: wall times are noisy).
+    static LAST_CPU: std::cell::Cell<f64> = const { std::cell::Cell::new(0.0) };
+}
+
 fn arbor(bin: &Path, agent: &Path, args: &[&str]) -> Result<Duration> {
+    let cpu0 = children_cpu();
     let t = Instant::now();
     let o = Command::new(bin)
         .args(args)
@@ -64,6 +80,7 @@ fn arbor(bin: &Path, agent: &Path, args: &[&str]) -> Result<Duration> {
         .env("NO_COLOR", "1")
         .output()?;
     let took = t.elapsed();
+    LAST_CPU.with(|c| c.set(children_cpu() - cpu0));
     if !o.status.success() {
         bail!(
             "arbor {}: {}{}",
@@ -73,6 +90,10 @@ fn arbor(bin: &Path, agent: &Path, args: &[&str]) -> Result<Duration> {
         );
     }
     Ok(took)
+}
+
+fn last_cpu() -> f64 {
+    LAST_CPU.with(|c| c.get())
 }
 
 fn verdict(ok: bool) -> &'static str {
@@ -121,6 +142,7 @@ fn push_and_pull(
 ) -> Result<()> {
     // 1. Full push into an empty database, `runs` times.
     let mut full = Vec::new();
+    let mut full_cpu = Vec::new();
     let mut last_url = String::new();
     for r in 0..a.runs {
         let url = server.url_for(
@@ -134,13 +156,15 @@ fn push_and_pull(
         std::os::unix::fs::symlink(a.agent.join("sessions"), agent.join("sessions"))?;
         let took = arbor(&a.arbor, &agent, &["sync", "push", "--to", &url])?;
         full.push(took.as_secs_f64());
+        full_cpu.push(last_cpu());
         last_url = url;
     }
     let full_s = median(full.clone());
     let rate = mb / full_s;
     println!(
-        "full push: median {full_s:.2} s of {:?} -> {rate:.1} MB/s  [{} >= 50 MB/s]",
+        "full push: median {full_s:.2} s of {:?} -> {rate:.1} MB/s, cpu median {:.2} s  [{} >= 50 MB/s]",
         full.iter().map(|s| format!("{s:.2}")).collect::<Vec<_>>(),
+        median(full_cpu),
         verdict(rate >= 50.0)
     );
 
@@ -154,6 +178,7 @@ fn push_and_pull(
         .context("a session")?;
     let original = std::fs::read(&victim)?;
     let mut inc = Vec::new();
+    let mut inc_cpu = Vec::new();
     for i in 0..(a.runs.max(5)) {
         let mut f = std::fs::OpenOptions::new().append(true).open(&victim)?;
         writeln!(
@@ -164,20 +189,28 @@ fn push_and_pull(
         inc.push(
             arbor(&a.arbor, &agent, &["sync", "push", "--to", &last_url])?.as_secs_f64() * 1000.0,
         );
+        inc_cpu.push(last_cpu() * 1000.0);
     }
     let inc_ms = median(inc.clone());
     println!(
-        "incremental push after one append: median {inc_ms:.1} ms of {:?}  [{} < 50 ms]",
+        "incremental push after one append: median {inc_ms:.1} ms of {:?}, cpu median {:.1} ms  [{} < 50 ms]",
         inc.iter().map(|s| format!("{s:.1}")).collect::<Vec<_>>(),
+        median(inc_cpu),
         verdict(inc_ms < 50.0)
     );
 
     // 3. Pull everything into an empty agent directory: byte-identical?
+    // (`runs` pulls, each into a new directory; the earlier ones removed: the disk is shared.)
+    let (mut pulls, mut pulls_cpu) = (Vec::new(), Vec::new());
     let pulled = scratch.join("pulled");
-    std::fs::create_dir_all(&pulled)?;
-    let t = Instant::now();
-    arbor(&a.arbor, &pulled, &["sync", "pull", "--from", &last_url])?;
-    let pull_s = t.elapsed().as_secs_f64();
+    for _ in 0..a.runs {
+        let _ = std::fs::remove_dir_all(&pulled);
+        std::fs::create_dir_all(&pulled)?;
+        pulls.push(arbor(&a.arbor, &pulled, &["sync", "pull", "--from", &last_url])?.as_secs_f64());
+        pulls_cpu.push(last_cpu());
+    }
+    let pull_cpu = median(pulls_cpu);
+    let pull_s = median(pulls);
     let mut same = 0;
     let mut differ = 0;
     for proj in std::fs::read_dir(a.agent.join("sessions"))?.flatten() {
@@ -199,7 +232,7 @@ fn push_and_pull(
     }
     std::fs::write(&victim, &original)?;
     println!(
-        "pull of everything: {pull_s:.2} s; {same} files byte-identical, {differ} differ  [{}]",
+        "pull of everything: median {pull_s:.2} s, cpu median {pull_cpu:.2} s; {same} files byte-identical, {differ} differ  [{}]",
         verdict(differ == 0 && same == n)
     );
 

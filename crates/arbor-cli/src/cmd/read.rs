@@ -77,7 +77,8 @@ fn warn_report(path: &Path, doc: &SessionDoc) {
 }
 
 /// Loads a session for reading its conversation: blob references are replaced by the blobs'
-/// contents as omp does on load (missing or corrupt blobs are an error unless `lenient`).
+/// contents as omp does on load (a missing blob stays a reference, with a warning; a corrupt
+/// one is an error unless `lenient`).
 fn load_resolved(
     session: &str,
     lenient: bool,

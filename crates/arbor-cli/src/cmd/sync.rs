@@ -104,6 +104,14 @@ fn state_text(s: &State) -> String {
         State::RemoteOnly => "shared only".into(),
         State::LocalAhead(n) => format!("here +{}", lines_n(*n)),
         State::RemoteAhead(n) => format!("shared +{}", lines_n(*n)),
+        State::Diverged { here, shared } => {
+            format!(
+                "branched: here +{}, shared +{}",
+                lines_n(*here),
+                lines_n(*shared)
+            )
+        }
+        State::Resolved => "resolved by a fork".into(),
         State::Unreadable => "NOT READ".into(),
         State::Conflict {
             local,
@@ -131,6 +139,8 @@ fn print(rows: &[Row], action: Action, json: bool, term: &Term) -> Result<bool> 
                 State::RemoteOnly => "remoteOnly",
                 State::LocalAhead(_) => "localAhead",
                 State::RemoteAhead(_) => "remoteAhead",
+                State::Diverged { .. } => "diverged",
+                State::Resolved => "resolved",
                 State::Unreadable => "unreadable",
                 State::Conflict { .. } => "conflict",
             };
@@ -166,11 +176,16 @@ fn print(rows: &[Row], action: Action, json: bool, term: &Term) -> Result<bool> 
             continue;
         }
         let verb = match (action, &r.state) {
-            (Action::Push, State::LocalOnly | State::LocalAhead(_)) if r.note.is_none() => {
+            (Action::Push, State::LocalOnly | State::LocalAhead(_) | State::Diverged { .. })
+                if r.moved > 0 =>
+            {
                 format!("sent {}", lines_n(r.moved))
             }
             (Action::Pull, State::RemoteOnly | State::RemoteAhead(_)) if r.moved > 0 => {
                 format!("wrote {}", lines_n(r.moved))
+            }
+            (Action::Pull, State::Diverged { .. }) if r.moved > 0 => {
+                format!("merged {}", lines_n(r.moved))
             }
             _ => state_text(&r.state),
         };
@@ -245,13 +260,26 @@ pub fn sync(o: &SyncOpts<'_>, term: &Term) -> Result<ExitCode> {
     let store = open_store(url, o.action)?;
     let local = local_for(url, o.map_cwd)?;
     let what = redact_url(url);
-    let run = || -> Result<bool> {
+    // What was last reported: --watch prints again only when a sync moved something or its
+    // sessions with a note or left undone differ from the last report.
+    let mut last: Option<Vec<String>> = None;
+    let mut run = || -> Result<bool> {
         let rows = match o.action {
             Action::Push => sync::push(store.as_ref(), &local, o.sessions),
             Action::Pull => sync::pull(store.as_ref(), &local, o.sessions, o.fork_on_conflict),
             Action::Status => sync::status(store.as_ref(), &local, o.sessions),
         }
         .with_context(|| what.clone())?;
+        let report: Vec<String> = rows
+            .iter()
+            .filter(|r| r.unresolved || r.note.is_some())
+            .map(|r| format!("{}\t{:?}\t{:?}\t{}", r.id, r.state, r.note, r.unresolved))
+            .collect();
+        let moved = rows.iter().any(|r| r.moved > 0 || r.blobs > 0);
+        if !moved && last.as_ref() == Some(&report) {
+            return Ok(rows.iter().any(|r| r.unresolved));
+        }
+        last = Some(report);
         print(&rows, o.action, o.json, term)
     };
     let conflicts = run()?;

@@ -32,6 +32,7 @@ pub mod conformance;
 pub mod files;
 pub mod fork;
 pub mod memory;
+pub mod sync_support;
 
 use std::time::Duration;
 

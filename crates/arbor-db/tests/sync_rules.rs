@@ -1,0 +1,433 @@
+//! `arbor_db::sync` against the store's rules (issue 23, items 2 and 4): push never sends a
+//! line that is still being written; a local append during a pull reaches the store; push
+//! never records what it did not send; a conflict resolved by a fork is not reported again;
+//! one bad session does not stop the others; a missing blob is retried. Two machines are two
+//! agent directories in a temporary directory, the shared store a SQLite file.
+use arbor_db::sync::{self, Local, Row, State};
+use arbor_db::SqliteStore;
+use arbor_store::backend::files::FileStore;
+use arbor_store::backend::SessionStore;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+const ID: &str = "0195a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
+
+fn machine(root: &Path, name: &str) -> Local {
+    let dir = root.join(name);
+    std::fs::create_dir_all(dir.join("sessions")).expect("dirs");
+    Local {
+        pi: FileStore::new(&dir),
+        omp: FileStore::new(&dir.join("omp")),
+        map_cwd: Vec::new(),
+        cursor_file: dir.join("arbor/sync-test.tsv"),
+        machine: name.to_string(),
+    }
+}
+
+fn header(id: &str) -> String {
+    format!(
+        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/p"}}"#
+    )
+}
+
+fn entry(id: &str, parent: Option<&str>, text: &str) -> String {
+    let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
+    )
+}
+
+/// A session file with `entries` (id, parent) on machine `m`.
+fn session(m: &Local, id: &str, entries: &[(&str, Option<&str>)]) -> PathBuf {
+    let dir = m.pi.agent_dir().join("sessions/--work-p--");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join(format!("2026-01-01T00-00-00-000Z_{id}.jsonl"));
+    let mut text = header(id) + "\n";
+    for (e, p) in entries {
+        text += &(entry(e, *p, e) + "\n");
+    }
+    std::fs::write(&path, text).expect("write");
+    path
+}
+
+fn append(path: &Path, text: &str) {
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .expect("open");
+    f.write_all(text.as_bytes()).expect("append");
+}
+
+fn the_file(m: &Local, id: &str) -> PathBuf {
+    m.pi.session_files()
+        .into_iter()
+        .find(|p| FileStore::id_of(p).as_deref() == Some(id))
+        .unwrap_or_else(|| panic!("session {id} on {}", m.machine))
+}
+
+fn row<'r>(rows: &'r [Row], id: &str) -> &'r Row {
+    rows.iter()
+        .find(|r| r.id == id)
+        .unwrap_or_else(|| panic!("no row {id} in {rows:#?}"))
+}
+
+fn lines_of(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .expect("read")
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn push_never_sends_a_line_still_being_written() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let store = SqliteStore::open(&tmp.path().join("shared.db")).expect("store");
+    let a = machine(tmp.path(), "a");
+    let path = session(&a, ID, &[("e1", None)]);
+    // pi is writing its next line: half of it is there.
+    let next = entry("e2", Some("e1"), "the next line") + "\n";
+    let (first, rest) = next.split_at(40);
+    append(&path, first);
+    let rows = sync::push(&store, &a, &[]).expect("push");
+    assert!(!row(&rows, ID).unresolved, "{rows:#?}");
+    assert_eq!(
+        store.read(ID, 0).expect("read").len(),
+        2,
+        "only the complete lines are sent"
+    );
+    append(&path, rest);
+    sync::push(&store, &a, &[]).expect("push");
+    let shared = store.read_joined(ID, 0).expect("read");
+    assert_eq!(shared, std::fs::read(&path).expect("file"));
+    // The other machine gets exactly the file.
+    let b = machine(tmp.path(), "b");
+    let rows = sync::pull(&store, &b, &[], false).expect("pull");
+    assert!(rows.iter().all(|r| !r.unresolved), "{rows:#?}");
+    assert_eq!(
+        std::fs::read(the_file(&b, ID)).expect("b"),
+        std::fs::read(&path).expect("a")
+    );
+}
+
+#[test]
+fn push_after_the_shared_copy_moved_ahead_records_nothing_it_did_not_send() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let store = SqliteStore::open(&tmp.path().join("shared.db")).expect("store");
+    let (a, b) = (machine(tmp.path(), "a"), machine(tmp.path(), "b"));
+    let pa = session(&a, ID, &[("e1", None)]);
+    sync::push(&store, &a, &[]).expect("push a");
+    sync::pull(&store, &b, &[], false).expect("pull b");
+    let pb = the_file(&b, ID);
+    append(&pb, &(entry("b1", Some("e1"), "from b") + "\n"));
+    sync::push(&store, &b, &[]).expect("push b");
+    // A has nothing new: its push sends nothing and must not take the shared line as agreed.
+    let rows = sync::push(&store, &a, &[]).expect("push a");
+    assert_eq!(row(&rows, ID).moved, 0);
+    let rows = sync::pull(&store, &a, &[], false).expect("pull a");
+    assert_eq!(row(&rows, ID).moved, 1, "{rows:#?}");
+    assert_eq!(lines_of(&pa), lines_of(&pb));
+}
+
+/// pi takes no lock: its appends can land at any moment of a pull. An appender writes lines
+/// (each the child of its last one, as pi does) while the other machine's lines are pulled in;
+/// once it stops, a pull and a push bring both sides to the same entries, none lost.
+#[test]
+fn a_local_append_during_a_pull_reaches_the_store() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let db = tmp.path().join("shared.db");
+    let store = SqliteStore::open(&db).expect("store");
+    let (a, b) = (machine(tmp.path(), "a"), machine(tmp.path(), "b"));
+    let pa = session(&a, ID, &[("e1", None)]);
+    sync::push(&store, &a, &[]).expect("push a");
+    sync::pull(&store, &b, &[], false).expect("pull b");
+    let pb = the_file(&b, ID);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let appender = {
+        let (stop, pa) = (stop.clone(), pa.clone());
+        std::thread::spawn(move || {
+            let mut parent = "e1".to_string();
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) || n < 5 {
+                let id = format!("a{n:05}");
+                append(&pa, &(entry(&id, Some(&parent), "from a") + "\n"));
+                parent = id;
+                n += 1;
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+            n
+        })
+    };
+    let mut parent = "e1".to_string();
+    for i in 0..8 {
+        let id = format!("b{i:05}");
+        append(&pb, &(entry(&id, Some(&parent), "from b") + "\n"));
+        parent = id;
+        sync::push(&store, &b, &[]).expect("push b");
+        sync::pull(&store, &a, &[], false).expect("pull a");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let written = appender.join().expect("appender");
+    for _ in 0..2 {
+        sync::pull(&store, &a, &[], false).expect("pull a");
+        sync::push(&store, &a, &[]).expect("push a");
+        sync::pull(&store, &b, &[], false).expect("pull b");
+        sync::push(&store, &b, &[]).expect("push b");
+    }
+    let ids = |lines: &[String]| {
+        let mut v: Vec<String> = lines
+            .iter()
+            .filter_map(|l| arbor_db::schema::extract(l.as_bytes()).id)
+            .collect();
+        v.sort();
+        v
+    };
+    let shared: Vec<String> = store
+        .read(ID, 0)
+        .expect("read")
+        .into_iter()
+        .map(|l| String::from_utf8(l).expect("utf-8"))
+        .collect();
+    let here = ids(&lines_of(&pa));
+    assert_eq!(here.len(), 1 + 1 + 8 + written, "every line once on a");
+    assert_eq!(ids(&shared), here, "the store holds every line of a");
+    assert_eq!(ids(&lines_of(&pb)), here, "b holds every line of a");
+}
+
+/// A change inside the agreed part (the same id, other bytes) is a conflict; `pull
+/// --fork-on-conflict` keeps the shared copy as a fork once, and the resolved conflict is not
+/// reported again by pull, push or status.
+#[test]
+fn a_conflict_resolved_by_a_fork_stays_resolved() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let store = SqliteStore::open(&tmp.path().join("shared.db")).expect("store");
+    let a = machine(tmp.path(), "a");
+    let pa = session(&a, ID, &[("e1", None), ("e2", Some("e1"))]);
+    sync::push(&store, &a, &[]).expect("push");
+    let text = std::fs::read_to_string(&pa).expect("read");
+    std::fs::write(
+        &pa,
+        text.replace("\"content\":\"e2\"", "\"content\":\"E2\""),
+    )
+    .expect("w");
+    let rows = sync::pull(&store, &a, &[], false).expect("pull");
+    let r = row(&rows, ID);
+    assert!(matches!(r.state, State::Conflict { .. }), "{r:#?}");
+    assert!(r.unresolved);
+    assert!(
+        r.note.as_deref().is_some_and(|n| n.contains("e2")),
+        "names the entry: {r:#?}"
+    );
+    let rows = sync::pull(&store, &a, &[], true).expect("pull --fork-on-conflict");
+    assert!(!row(&rows, ID).unresolved, "{rows:#?}");
+    assert_eq!(a.pi.session_files().len(), 2, "the fork");
+    for _ in 0..2 {
+        let rows = sync::pull(&store, &a, &[], true).expect("pull again");
+        assert!(!row(&rows, ID).unresolved, "{rows:#?}");
+        let rows = sync::push(&store, &a, &[]).expect("push");
+        assert!(rows.iter().all(|r| !r.unresolved), "{rows:#?}");
+        let rows = sync::status(&store, &a, &[]).expect("status");
+        assert!(rows.iter().all(|r| !r.unresolved), "{rows:#?}");
+    }
+    assert_eq!(a.pi.session_files().len(), 2, "no second fork");
+}
+
+#[test]
+fn push_goes_on_past_a_duplicate_id() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let store = SqliteStore::open(&tmp.path().join("shared.db")).expect("store");
+    let a = machine(tmp.path(), "a");
+    let ids: Vec<String> = (0..6)
+        .map(|i| format!("0195a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a{i:02}"))
+        .collect();
+    for id in &ids {
+        session(&a, id, &[("e1", None)]);
+    }
+    // A copy of the third session under another name (same id).
+    let third = the_file(&a, &ids[2]);
+    std::fs::copy(&third, third.with_file_name("copy.jsonl")).expect("copy");
+    let rows = sync::push(&store, &a, &[]).expect("push");
+    let listed: Vec<String> = store
+        .list()
+        .expect("list")
+        .into_iter()
+        .map(|s| s.meta.id)
+        .collect();
+    for id in &ids {
+        assert!(listed.contains(id), "{id} pushed: {rows:#?}");
+    }
+    assert!(
+        rows.iter().any(|r| r.unresolved),
+        "the duplicate is named: {rows:#?}"
+    );
+}
+
+#[test]
+fn a_missing_blob_is_sent_on_a_later_push() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let store = SqliteStore::open(&tmp.path().join("shared.db")).expect("store");
+    let a = machine(tmp.path(), "a");
+    let blob = b"an image";
+    let hash = arbor_store::blobs::sha256_hex(blob);
+    let dir = a.omp.agent_dir().join("sessions/--work-p--");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join(format!("2026-01-01T00-00-00-000Z_{ID}.jsonl"));
+    std::fs::write(
+        &path,
+        format!(
+            "{{\"type\":\"title\",\"title\":\"t\"}}\n{}\n{{\"type\":\"message\",\"id\":\"e1\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"image\",\"data\":\"blob:sha256:{hash}\",\"mimeType\":\"image/png\"}}],\"timestamp\":1}}}}\n",
+            header(ID)
+        ),
+    )
+    .expect("write");
+    let rows = sync::push(&store, &a, &[]).expect("push");
+    assert_eq!(row(&rows, ID).missing_blobs, vec![hash.clone()]);
+    assert!(!store.has_blob(&hash).expect("has"));
+    // The blob turns up (omp wrote it late): the next push sends it.
+    a.omp.put_blob(&hash, blob).expect("put");
+    let rows = sync::push(&store, &a, &[]).expect("push");
+    assert!(store.has_blob(&hash).expect("has"), "{rows:#?}");
+}
+
+/// The real pi 1.5.2 on a session that branched on two machines and was merged by sync
+/// (tools/sync/pi-merge.sh made the two files; pi-oracle.mjs recorded pi's answers in
+/// goldens/pi15/sync-merged-{a,b}.*, whose contexts and trees arbor-core's pi15_goldens
+/// compares with arbor's): both files hold the same lines, and pi resumes each at its own
+/// machine's last turn.
+#[test]
+fn pi_1_5_2_resumes_each_merged_file_at_its_own_leaf() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/pi15");
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).expect(name);
+    let sorted = |text: String| {
+        let mut v: Vec<String> = text.lines().map(str::to_string).collect();
+        v.sort();
+        v
+    };
+    let (a, b) = (read("sync-merged-a.jsonl"), read("sync-merged-b.jsonl"));
+    assert_ne!(a, b, "the two files order their branches differently");
+    assert_eq!(
+        sorted(a.clone()),
+        sorted(b.clone()),
+        "the same lines on both"
+    );
+    for (m, text) in [("A", &a), ("B", &b)] {
+        let meta = read(&format!("sync-merged-{}.meta.json", m.to_lowercase()));
+        let leaf = meta
+            .split("\"leaf\":\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .expect("pi's leaf");
+        let line = text
+            .lines()
+            .find(|l| l.contains(&format!("\"id\":\"{leaf}\"")))
+            .expect("the leaf's line");
+        assert!(
+            line.contains(&format!("answered on machine {m}")),
+            "{m}: pi resumes at {line}"
+        );
+        assert_eq!(
+            text.lines().last(),
+            Some(line),
+            "{m}: the leaf is the last line"
+        );
+    }
+}
+
+/// omp's title slot (the file's first line, rewritten in place by a rename) merges: both
+/// machines rename and append; after syncs both files and the store start with the slot set
+/// last (the latest `title_change` wins), hold the same lines, and a further round changes
+/// nothing.
+#[test]
+fn omp_titles_merge_the_latest_wins() {
+    use arbor_core::title::{serialize_title_slot, TitleSource};
+    let tmp = tempfile::tempdir().expect("tmp");
+    let store = SqliteStore::open(&tmp.path().join("shared.db")).expect("store");
+    let (a, b) = (machine(tmp.path(), "a"), machine(tmp.path(), "b"));
+    let slot = |title: &str, at: &str| {
+        String::from_utf8(
+            serialize_title_slot(Some(title), Some(TitleSource::User), at).expect("slot"),
+        )
+        .expect("utf-8")
+    };
+    let dir = a.omp.agent_dir().join("sessions/--work-p--");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let pa = dir.join(format!("2026-01-01T00-00-00-000Z_{ID}.jsonl"));
+    std::fs::write(
+        &pa,
+        format!(
+            "{}{}\n{}\n",
+            slot("first", "2026-01-01T00:00:00.000Z"),
+            header(ID),
+            entry("e1", None, "hello")
+        ),
+    )
+    .expect("write");
+    sync::push(&store, &a, &[]).expect("push a");
+    sync::pull(&store, &b, &[], false).expect("pull b");
+    let pb = b.omp.session_files().into_iter().next().expect("b's file");
+    // A rename as omp does it: the slot rewritten in place, a title_change entry appended.
+    let rename = |path: &Path, title: &str, at: &str, id: &str| {
+        let text = std::fs::read_to_string(path).expect("read");
+        let rest = &text[arbor_core::title::SESSION_TITLE_SLOT_BYTES..];
+        let change = format!(
+            r#"{{"type":"title_change","id":"{id}","parentId":"e1","timestamp":"{at}","title":"{title}","source":"user","previousTitle":"first"}}"#
+        );
+        std::fs::write(path, format!("{}{rest}{change}\n", slot(title, at))).expect("rename");
+    };
+    rename(&pb, "from b", "2026-01-01T00:00:01.000Z", "tb");
+    append(&pb, &(entry("b1", Some("tb"), "more on b") + "\n"));
+    rename(&pa, "from a", "2026-01-01T00:00:02.000Z", "ta");
+    for (m, action) in [
+        (&a, "push"),
+        (&b, "pull"),
+        (&b, "push"),
+        (&a, "pull"),
+        (&a, "push"),
+    ] {
+        let rows = if action == "push" {
+            sync::push(&store, m, &[])
+        } else {
+            sync::pull(&store, m, &[], false)
+        }
+        .expect("sync");
+        assert!(
+            rows.iter().all(|r| !r.unresolved),
+            "{} {action}: {rows:#?}",
+            m.machine
+        );
+    }
+    let want = slot("from a", "2026-01-01T00:00:02.000Z");
+    let (ta, tb) = (
+        std::fs::read_to_string(&pa).expect("a"),
+        std::fs::read_to_string(&pb).expect("b"),
+    );
+    let shared = String::from_utf8(store.read_joined(ID, 0).expect("store")).expect("utf-8");
+    for (side, text) in [("a", &ta), ("b", &tb), ("store", &shared)] {
+        assert!(
+            text.starts_with(&want),
+            "{side} has the latest title:\n{text}"
+        );
+    }
+    let sorted = |t: &str| {
+        let mut v: Vec<&str> = t.lines().collect();
+        v.sort_unstable();
+        v.into_iter().map(str::to_string).collect::<Vec<_>>()
+    };
+    assert_eq!(sorted(&ta), sorted(&tb));
+    assert_eq!(sorted(&ta), sorted(&shared));
+    assert_eq!(ta.lines().count(), 6, "slot, header, e1, ta, tb, b1");
+    assert_eq!(
+        store.list().expect("list")[0].meta.name.as_deref(),
+        Some("from a")
+    );
+    for m in [&a, &b] {
+        sync::pull(&store, m, &[], false).expect("pull");
+        sync::push(&store, m, &[]).expect("push");
+    }
+    assert_eq!(std::fs::read_to_string(&pa).expect("a"), ta);
+    assert_eq!(std::fs::read_to_string(&pb).expect("b"), tb);
+    assert_eq!(
+        String::from_utf8(store.read_joined(ID, 0).expect("store")).expect("utf-8"),
+        shared
+    );
+}
