@@ -13,7 +13,7 @@ use super::{
     SlotWrite, StoredSession,
 };
 use crate::error::{IoContext, StoreError};
-use crate::file::{atomic_write, create_dir_private, AppendFile, Durability};
+use crate::file::{create_dir_private, AppendFile, Durability};
 use crate::lock::{LockError, WriterLock};
 use arbor_core::doc::Dialect;
 use std::path::{Path, PathBuf};
@@ -472,7 +472,28 @@ pub struct FileWriter {
     len: Option<u64>,
 }
 
+/// What [`FileWriter::rewrite_checked`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rewrite {
+    /// Nothing: the file was not the length expected (or not the same file).
+    Moved {
+        /// Its length found.
+        found: u64,
+    },
+    /// Replaced.
+    Done {
+        /// Bytes another writer appended to the old file during the rewrite, copied to the
+        /// end of the new one.
+        recovered: u64,
+    },
+}
+
 impl FileWriter {
+    /// The writer of an existing session file whose lock the caller took.
+    pub(crate) fn from_lock(path: &Path, lock: WriterLock, durability: Durability) -> FileWriter {
+        FileWriter::locked(path, lock, true, durability)
+    }
+
     fn locked(path: &Path, lock: WriterLock, exists: bool, durability: Durability) -> FileWriter {
         FileWriter {
             store: "files".into(),
@@ -533,9 +554,9 @@ impl FileWriter {
     /// link refused), and the lock follows the new file. With `expect_len`, only when the
     /// file is still that long: a writer without arbor's lock (pi) may have appended since
     /// the caller read it, and its bytes must not be lost; `Ok(false)` then, nothing
-    /// replaced. (The length is checked before the new copy is written: a line appended while
-    /// it is written and renamed is not seen.) Every rewrite of a session file goes through
-    /// here.
+    /// replaced; checked again right before the rename, and bytes appended to the old file
+    /// after that are copied to the end of the new one. Every rewrite of a session file goes
+    /// through here.
     ///
     /// # Errors
     /// [`StoreError::Io`] naming the file (the original is then untouched),
@@ -553,24 +574,88 @@ impl FileWriter {
         content: &[&[u8]],
         expect_len: Option<u64>,
     ) -> Result<bool, BackendError> {
+        Ok(matches!(
+            self.rewrite_checked(content, expect_len, &mut || {})?,
+            Rewrite::Done { .. }
+        ))
+    }
+
+    /// The one atomic rewrite of a session file ([`FileWriter::rewrite`], and sync's merge):
+    /// with `expect`, the file must be that long when this starts and again right before the
+    /// rename (the same file, checked in `file::atomic_write_checked`'s last step), and bytes
+    /// that reached the old file after that check (pi opened it by its path before the rename)
+    /// are copied to the end of the new one. `after_check` runs between the last check and
+    /// the rename (a test stands in for pi there).
+    pub(crate) fn rewrite_checked(
+        &mut self,
+        content: &[&[u8]],
+        expect: Option<u64>,
+        after_check: &mut dyn FnMut(),
+    ) -> Result<Rewrite, BackendError> {
+        use std::io::{Read, Seek, SeekFrom};
+        use std::os::unix::fs::MetadataExt;
         let real = self.lock.real_path().to_path_buf();
-        if let Some(want) = expect_len {
-            let now = std::fs::metadata(&real).map_err(self.io_at(&self.path))?;
-            if now.len() != want {
-                return Ok(false);
+        let (store, path) = (self.store.clone(), self.path.clone());
+        let io = move |source| BackendError::Io {
+            store: store.clone(),
+            path: path.clone(),
+            source,
+        };
+        let mut old = match expect {
+            Some(want) => {
+                let f = crate::safe_fs::open_regular(&real).map_err(&io)?;
+                let m = f.metadata().map_err(&io)?;
+                if m.len() != want {
+                    return Ok(Rewrite::Moved { found: m.len() });
+                }
+                Some((f, m, want))
             }
+            None => None,
+        };
+        let mut moved = None;
+        let result = crate::file::atomic_write_checked(&real, content, &mut || {
+            if let Some((f, m0, want)) = &old {
+                let now = f.metadata()?;
+                let named = std::fs::symlink_metadata(&real)?;
+                if now.len() != *want || named.ino() != m0.ino() || named.dev() != m0.dev() {
+                    moved = Some(named.len());
+                    return Err(std::io::Error::other(
+                        "the session changed while it was rewritten",
+                    ));
+                }
+            }
+            after_check();
+            Ok(())
+        });
+        if let Some(found) = moved {
+            return Ok(Rewrite::Moved { found });
         }
-        atomic_write(&real, content).map_err(self.io_at(&self.path))?;
+        result.map_err(&io)?;
+        // The identity lock follows the new file.
         self.lock.follow_file().map_err(|e| self.lock_err(e))?;
         self.file = None;
         self.exists = true;
+        self.len = None;
         self.needs_newline = content
             .iter()
             .rev()
             .find(|c| !c.is_empty())
             .is_some_and(|c| !c.ends_with(b"\n"));
-        self.len = None;
-        Ok(true)
+        let mut recovered = 0;
+        if let Some((f, _, want)) = old.as_mut() {
+            let late = f.metadata().map_err(&io)?.len().saturating_sub(*want);
+            if late > 0 {
+                let mut extra = Vec::new();
+                f.seek(SeekFrom::Start(*want)).map_err(&io)?;
+                f.take(late).read_to_end(&mut extra).map_err(&io)?;
+                let mut a = AppendFile::open(&real, false, self.durability).map_err(&io)?;
+                a.append(&extra).map_err(&io)?;
+                a.flush().map_err(&io)?;
+                self.needs_newline = !extra.ends_with(b"\n");
+                recovered = late;
+            }
+        }
+        Ok(Rewrite::Done { recovered })
     }
 
     /// Cuts the file back to `len` bytes (a torn last line, saved first by the caller), if
@@ -833,6 +918,24 @@ mod tests {
         );
         let other = crate::lock::WriterLock::acquire(&path, None);
         assert!(other.is_err(), "the lock follows the rewritten file");
+        // pi appends after the last check, right before the rename: its bytes reached the
+        // old file and are copied to the end of the new one.
+        let len = std::fs::metadata(&path).expect("stat").len();
+        let p2 = path.clone();
+        let r = w
+            .rewrite_checked(&[b"{\"type\":\"session\"}\n"], Some(len), &mut || {
+                let mut pi = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&p2)
+                    .expect("open");
+                pi.write_all(b"{\"pi\":1}\n").expect("append");
+            })
+            .expect("rewrite");
+        assert_eq!(r, Rewrite::Done { recovered: 9 });
+        assert_eq!(
+            std::fs::read(&path).expect("read"),
+            b"{\"type\":\"session\"}\n{\"pi\":1}\n"
+        );
     }
 
     /// A file the store cannot read is an error that keeps the I/O error as its cause and
