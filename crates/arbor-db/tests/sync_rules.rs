@@ -6,7 +6,7 @@
 use arbor_db::sync::{self, Local, Row, State};
 use arbor_db::SqliteStore;
 use arbor_store::backend::files::FileStore;
-use arbor_store::backend::SessionStore;
+use arbor_store::backend::{Blobs, SessionStore};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
