@@ -658,6 +658,34 @@ impl FileWriter {
         Ok(Rewrite::Done { recovered })
     }
 
+    /// Appends `bytes` (complete lines) only if the file is still `expect` bytes long (pi
+    /// takes no lock and may have appended since the caller read it): `Ok(Some(found))`, its
+    /// length, otherwise, nothing written. The file is opened afresh for this (its length is
+    /// the file's now, not what an earlier append left), appended to in one write (cut back on
+    /// failure) and flushed by the durability policy. Sync's pull appends through here.
+    pub(crate) fn append_if_len(
+        &mut self,
+        expect: u64,
+        bytes: &[u8],
+    ) -> Result<Option<u64>, BackendError> {
+        let real = self.lock.real_path().to_path_buf();
+        self.file = None;
+        let mut f =
+            AppendFile::open(&real, false, self.durability).map_err(self.io_at(&self.path))?;
+        let found = std::fs::symlink_metadata(&real)
+            .map_err(self.io_at(&self.path))?
+            .len();
+        if found != expect || f.len() != expect {
+            return Ok(Some(found));
+        }
+        f.append(bytes).map_err(self.io_at(&self.path))?;
+        f.flush().map_err(self.io_at(&self.path))?;
+        self.exists = true;
+        self.len = None;
+        self.needs_newline = !bytes.is_empty() && !bytes.ends_with(b"\n");
+        Ok(None)
+    }
+
     /// Cuts the file back to `len` bytes (a torn last line, saved first by the caller), if
     /// it is still `expect_len` bytes long (nobody appended since it was read; `Ok(false)`
     /// otherwise, nothing cut), and forces the cut to the disk.

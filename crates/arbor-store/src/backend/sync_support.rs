@@ -145,20 +145,16 @@ impl SyncLock {
         crate::title::write_slot_in_place(self.path(), slot, Durability::default())
     }
 
-    /// Appends `bytes` (complete lines) if the file is still `expect` bytes long.
+    /// Appends `bytes` (complete lines) if the file is still `expect` bytes long, through the
+    /// writer (`FileWriter::append_if_len`).
     ///
     /// # Errors
     /// The file cannot be opened or written (nothing of `bytes` stays then).
     pub fn append_at(&mut self, expect: u64, bytes: &[u8]) -> io::Result<Written> {
-        let real = self.path().to_path_buf();
-        let mut f = crate::file::AppendFile::open(&real, false, Durability::default())?;
-        let found = std::fs::symlink_metadata(&real)?.len();
-        if found != expect || f.len() != expect {
+        if let Some(found) = self.writer.append_if_len(expect, bytes).map_err(as_io)? {
             return Ok(Written::Moved { found });
         }
-        f.append(bytes)?;
-        f.flush()?;
-        let m = std::fs::symlink_metadata(&real)?;
+        let m = std::fs::symlink_metadata(self.path())?;
         let stamp = (m.len() == expect + bytes.len() as u64).then(|| (m.len(), mtime_ns(&m)));
         Ok(Written::Done {
             stamp,
