@@ -619,3 +619,182 @@ fn a_watcher_of_a_catalog_named_relatively_answers() {
     w.kill().expect("kill");
     let _ = w.wait();
 }
+
+/// The searches a live watcher answers: JSON and text, one directory and all, a prefix, a
+/// phrase with more matches than the limit, a query FTS5 cannot read (searched as words),
+/// and one that matches nothing. (The texts of [`kiwi_sessions`] differ in length, so that
+/// no two hits tie: a full tie is ordered by the row ids, which two catalogs may give in
+/// another order.)
+fn search_commands(p: &Path) -> Vec<Vec<String>> {
+    let p = p.to_str().expect("utf8").to_string();
+    [
+        vec!["search", "kiwi", "--all", "--json"],
+        vec!["search", "kiwi", "--dir", &p],
+        vec!["search", "kiw*", "--all", "--json"],
+        vec![
+            "search",
+            "\"kiwi fruit\"",
+            "--json",
+            "--limit",
+            "2",
+            "--dir",
+            &p,
+        ],
+        vec!["search", "c++ kiwi", "--all", "--json"],
+        vec!["search", "xylophone", "--all", "--json"],
+    ]
+    .into_iter()
+    .map(|v| v.into_iter().map(str::to_string).collect())
+    .collect()
+}
+
+/// What a command printed: standard output, standard error, exit status.
+type Printed = (String, String, Option<i32>);
+
+impl Env {
+    /// What each search prints: through the watcher's catalog, and through a catalog of its
+    /// own that no watcher serves (so refreshed from the files themselves).
+    fn search_both_ways(&self, truth_catalog: &Path) -> Vec<(Printed, Printed)> {
+        let printed = |o: Output| {
+            (
+                String::from_utf8_lossy(&o.stdout).into_owned(),
+                String::from_utf8_lossy(&o.stderr).into_owned(),
+                o.status.code(),
+            )
+        };
+        search_commands(&self.project)
+            .iter()
+            .map(|args| {
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                let served = self.run(&args);
+                let truth = self
+                    .cmd(&args)
+                    .env("ARBOR_CATALOG", truth_catalog)
+                    .output()
+                    .expect("run arbor");
+                (printed(served), printed(truth))
+            })
+            .collect()
+    }
+}
+
+/// Sessions whose texts match `kiwi` at different ranks.
+fn kiwi_sessions(p: &Path) {
+    session(p, "k0", "kiwi fruit");
+    session(p, "k1", "kiwi fruit number one");
+    session(p, "k2", "kiwi fruit number two of three");
+    session(p, "k3", "kiwi kiwi numbat");
+}
+
+fn assert_same_search(outs: &[(Printed, Printed)], when: &str) {
+    for (k, (served, truth)) in outs.iter().enumerate() {
+        assert_eq!(
+            served, truth,
+            "{when}: search {k} printed otherwise with the watcher"
+        );
+    }
+}
+
+/// Issue 21, item 15: a search with a live watcher is answered by the watcher, from its own
+/// connection (its count of answers handed over grows), and prints, byte for byte, what a
+/// search of a catalog refreshed from the files prints; an answer it kept is never handed
+/// over after a change (an append, a new session, a deletion), however soon the search
+/// follows it.
+#[test]
+fn search_through_the_watcher_prints_what_a_refresh_prints() {
+    let env = Env::new();
+    kiwi_sessions(&env.project);
+    let truth = env.root.join("truth/catalog.db");
+    let mut w = env.watcher();
+    let n = search_commands(&env.project).len() as u64;
+    let (served0, read0) = arbor_index::watch::served(&env.catalog).expect("a live watcher");
+    let outs = env.search_both_ways(&truth);
+    assert_same_search(&outs, "at the start");
+    assert!(
+        outs[0].0 .0.contains("kiwi fruit number one"),
+        "{:?}",
+        outs[0]
+    );
+    assert_eq!(outs[5].0 .2, Some(1), "no match: exit status 1");
+    assert!(outs[3].0 .1.contains("1 more match"), "{:?}", outs[3]);
+    let (served1, read1) = arbor_index::watch::served(&env.catalog).expect("a live watcher");
+    // (The first two are one question: the same search of the same one directory, printed
+    // as JSON and as text by the command.)
+    assert_eq!(
+        (served1 - served0, read1 - read0),
+        (n, n - 1),
+        "every search was answered by the watcher"
+    );
+    // Asked again with nothing changed: the answers kept are handed over.
+    assert_same_search(&env.search_both_ways(&truth), "asked again");
+    let (served2, read2) = arbor_index::watch::served(&env.catalog).expect("a live watcher");
+    assert_eq!((served2 - served1, read2 - read1), (n, 0));
+
+    // An append in place, then at once the searches.
+    let p = env.project.clone();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(p.join("k0.jsonl"))
+        .expect("open");
+    let line = r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"kiwi xylophone appended here","timestamp":3}}"#;
+    std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()).expect("append");
+    drop(f);
+    let outs = env.search_both_ways(&truth);
+    assert_same_search(&outs, "after an append");
+    assert!(
+        outs[0].0 .0.contains("kiwi xylophone appended"),
+        "{:?}",
+        outs[0]
+    );
+    assert_eq!(
+        outs[5].0 .2,
+        Some(0),
+        "the appended word is found: {:?}",
+        outs[5]
+    );
+
+    // A new session and a deleted one.
+    session(&p, "k9", "kiwi newcomer of another length");
+    std::fs::remove_file(p.join("k1.jsonl")).expect("rm");
+    let outs = env.search_both_ways(&truth);
+    assert_same_search(&outs, "after a new session and a deletion");
+    assert!(
+        outs[0].0 .0.contains("kiwi newcomer") && !outs[0].0 .0.contains("kiwi fruit number one"),
+        "{:?}",
+        outs[0]
+    );
+    let (served3, _) = arbor_index::watch::served(&env.catalog).expect("a live watcher");
+    assert_eq!(served3 - served2, 2 * n, "the watcher answered them all");
+    w.kill().expect("kill");
+    let _ = w.wait();
+}
+
+/// The guarantee with a watcher: damage makes FTS5 find nothing, so a watcher's answer with
+/// fewer hits than the limit is believed only when the command trusts the text index as
+/// checked. Here another process damaged the text index while the watcher ran (the watcher,
+/// which opened the catalog before, does not see it): the command checks the index itself,
+/// finds the damage, rebuilds, and finds the texts, instead of printing "no match".
+#[test]
+fn a_watchers_short_answer_from_a_damaged_index_is_not_believed() {
+    let env = Env::new();
+    let mut w = env.watcher();
+    let args = ["search", "hello", "--all", "--json"];
+    let before = env.run(&args);
+    assert!(before.status.success(), "{before:?}");
+    assert!(String::from_utf8_lossy(&before.stdout).contains("hello number 2"));
+    // Zero the text index's blocks (b-trees intact, so only FTS5's own check sees it).
+    let db = rusqlite::Connection::open(&env.catalog).expect("open catalog");
+    db.execute_batch(
+        "UPDATE fts_data SET block = zeroblob(length(block)) WHERE id > 10; PRAGMA wal_checkpoint(TRUNCATE);",
+    )
+    .expect("damage");
+    drop(db);
+    let after = env.run(&args);
+    let out = String::from_utf8_lossy(&after.stdout);
+    assert!(
+        after.status.success() && out.contains("hello number 2"),
+        "a damaged index answered: {after:?}"
+    );
+    w.kill().expect("kill");
+    let _ = w.wait();
+}

@@ -14,7 +14,20 @@ use std::path::{Path, PathBuf};
 /// 6: `spend_files`, what `arbor stats` adds up of each session.
 pub const SCHEMA_VERSION: i64 = 6;
 
-const SCHEMA: &str = r#"
+/// The text index's tokenizer, as `tokenize=` names it (one literal for the schema and for
+/// the search's reading of prefixes, see [`FTS_TOKENIZE`]).
+macro_rules! fts_tokenize {
+    () => {
+        "unicode61 remove_diacritics 2"
+    };
+}
+
+/// The text index's tokenizer (`fts`'s `tokenize=`): the search reads a query's prefixes with
+/// the same one.
+pub(crate) const FTS_TOKENIZE: &str = fts_tokenize!();
+
+const SCHEMA: &str = concat!(
+    r#"
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS files (
   fid INTEGER PRIMARY KEY,
@@ -92,7 +105,9 @@ CREATE INDEX IF NOT EXISTS docs_fid ON docs(fid, seq);
 -- The FTS index is written by the indexer, row by row, never by triggers: FTS5 flushes its
 -- in-memory terms at every savepoint, and a trigger opens one per row (2.5x slower loads).
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-  text, content='docs', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+  text, content='docs', content_rowid='id', tokenize='"#,
+    fts_tokenize!(),
+    r#"'
 );
 -- What `arbor stats` adds up of each session file (see spends.rs), by the directory's key
 -- and the file's name, valid while the file's stat is the one stored.
@@ -115,7 +130,8 @@ CREATE TABLE IF NOT EXISTS spend_files (
   buckets BLOB NOT NULL,
   PRIMARY KEY (dir, name)
 ) WITHOUT ROWID;
-"#;
+"#
+);
 
 /// The covering index of [`crate::refresh`]'s fingerprint query (created in catalogs made
 /// before it too).

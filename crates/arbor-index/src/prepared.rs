@@ -10,10 +10,14 @@
 //!   [`decode_rows`]), from which a command renders anything else (the table) as it would
 //!   from the catalog.
 //!
+//! A live watcher answers searches in the same way: the question ([`encode_query`]) and the
+//! hits ([`encode_hits`], [`decode_hits`]) in that binary form.
+//!
 //! Decoding never panics: input that is cut short or malformed is `None` (the command then reads
 //! the catalog itself).
 use crate::catalog::Listed;
-use crate::text::Usage;
+use crate::search::{Hit, SearchQuery};
+use crate::text::{Kind, Usage};
 use arbor_core::json::JsStr;
 use arbor_store::discover::SessionInfo;
 use std::ffi::OsString;
@@ -265,6 +269,145 @@ fn decode(r: &mut Reader<'_>) -> Option<Listed> {
     })
 }
 
+/// A search's question in the request line's form: every field of `q` but its directories
+/// (the question names those itself), in the binary form, as lowercase hex (no tab, no
+/// newline, whatever the query holds). [`decode_query`] reads it.
+pub fn encode_query(q: &SearchQuery) -> String {
+    let mut b = Vec::with_capacity(q.query.len() + 96);
+    put_bytes(&mut b, q.query.as_bytes());
+    match &q.kinds {
+        None => b.push(0),
+        Some(ks) => {
+            b.push(1);
+            put_u64(&mut b, ks.len() as u64);
+            for k in ks {
+                put_u64(&mut b, k.code() as u64);
+            }
+        }
+    }
+    match q.since_ms {
+        None => b.push(0),
+        Some(t) => {
+            b.push(1);
+            put_f64(&mut b, t);
+        }
+    }
+    put_u64(&mut b, q.limit as u64);
+    put_bytes(&mut b, q.marks.0.as_bytes());
+    put_bytes(&mut b, q.marks.1.as_bytes());
+    put_u64(&mut b, u64::from(q.snippet_words));
+    put_u64(&mut b, q.rank_window as u64);
+    b.push(u8::from(q.check_index));
+    b.push(u8::from(q.count_total));
+    put_u64(&mut b, q.count_cap as u64);
+    let mut hex = String::with_capacity(b.len() * 2);
+    for byte in b {
+        hex.push(char::from(HEX[usize::from(byte >> 4)]));
+        hex.push(char::from(HEX[usize::from(byte & 15)]));
+    }
+    hex
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// The search [`encode_query`] wrote (its directories `None`), or `None` when `hex` is not
+/// exactly such a question.
+pub fn decode_query(hex: &str) -> Option<SearchQuery> {
+    let h = hex.as_bytes();
+    if !h.len().is_multiple_of(2) {
+        return None;
+    }
+    let nib = |c: u8| HEX.iter().position(|&x| x == c).map(|v| v as u8);
+    let bytes = h
+        .chunks_exact(2)
+        .map(|p| Some((nib(p[0])? << 4) | nib(p[1])?))
+        .collect::<Option<Vec<u8>>>()?;
+    let mut r = Reader(&bytes);
+    let query = r.string()?;
+    let kinds = if r.flag()? {
+        let n = r.u64()?;
+        if n > bytes.len() as u64 / 8 {
+            return None;
+        }
+        let ks = (0..n)
+            .map(|_| Kind::from_code(i64::try_from(r.u64()?).ok()?))
+            .collect::<Option<Vec<Kind>>>()?;
+        Some(ks)
+    } else {
+        None
+    };
+    let since_ms = if r.flag()? { Some(r.f64()?) } else { None };
+    let limit = usize::try_from(r.u64()?).ok()?;
+    let marks = (r.string()?, r.string()?);
+    let snippet_words = u32::try_from(r.u64()?).ok()?;
+    let rank_window = usize::try_from(r.u64()?).ok()?;
+    let check_index = r.flag()?;
+    let count_total = r.flag()?;
+    let count_cap = usize::try_from(r.u64()?).ok()?;
+    r.is_empty().then_some(SearchQuery {
+        query,
+        kinds,
+        since_ms,
+        dirs: None,
+        limit,
+        marks,
+        snippet_words,
+        rank_window,
+        check_index,
+        count_total,
+        count_cap,
+    })
+}
+
+/// A search's answer (the hits, and the number of matches in all, as
+/// [`crate::Catalog::search_with_total`] gives them) in the binary form; [`decode_hits`]
+/// reads it.
+pub fn encode_hits(hits: &[Hit], total: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(hits.len() * 512 + 16);
+    put_u64(&mut out, total);
+    put_u64(&mut out, hits.len() as u64);
+    for h in hits {
+        put_bytes(&mut out, h.path.as_os_str().as_bytes());
+        put_opt_str(&mut out, h.session_id.as_deref());
+        put_opt_str(&mut out, h.session_name.as_deref());
+        put_opt_str(&mut out, h.entry_id.as_deref());
+        put_u64(&mut out, h.kind.code() as u64);
+        put_opt_str(&mut out, h.timestamp.as_deref());
+        out.push(u8::from(h.on_current_branch));
+        put_bytes(&mut out, h.snippet.as_bytes());
+        put_f64(&mut out, h.rank);
+        put_u64(&mut out, h.seq as u64);
+    }
+    out
+}
+
+/// The answer [`encode_hits`] wrote, or `None` when `bytes` is not exactly such an answer.
+pub fn decode_hits(bytes: &[u8]) -> Option<(Vec<Hit>, u64)> {
+    let mut r = Reader(bytes);
+    let total = r.u64()?;
+    let n = r.u64()?;
+    // Each hit takes at least 60 bytes.
+    if n > (bytes.len() / 60) as u64 + 1 {
+        return None;
+    }
+    let mut hits = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        hits.push(Hit {
+            path: r.path()?,
+            session_id: r.opt_string()?,
+            session_name: r.opt_string()?,
+            entry_id: r.opt_string()?,
+            kind: Kind::from_code(i64::try_from(r.u64()?).ok()?)?,
+            timestamp: r.opt_string()?,
+            on_current_branch: r.flag()?,
+            snippet: r.string()?,
+            rank: r.f64()?,
+            seq: r.u64()? as i64,
+        });
+    }
+    r.is_empty().then_some((hits, total))
+}
+
 /// The request line's form of a directory: its catalog key and the path as the command
 /// names it (rows show `path` under the latter), or `None` when either holds a tab, a newline
 /// or bytes that are not UTF-8 (the command then reads the catalog itself).
@@ -369,5 +512,69 @@ mod tests {
         want.extend_from_slice(b"]\n");
         assert_eq!(json_of(&rows), want);
         assert_eq!(json_of(&[]), b"[]\n");
+    }
+
+    #[test]
+    fn a_search_and_its_hits_come_back_field_for_field() {
+        let mut q = SearchQuery::new("Ωmeg* \"a\tphrase\"\nNEAR(x y)");
+        q.kinds = Some(vec![Kind::User, Kind::Label, Kind::ContextEdit]);
+        q.since_ms = Some(1.5e12);
+        q.limit = 7;
+        q.marks = ("\u{e000}".into(), "\u{e001}".into());
+        q.snippet_words = 9;
+        q.rank_window = 0;
+        q.check_index = false;
+        q.count_total = true;
+        q.count_cap = 0;
+        let hex = encode_query(&q);
+        assert!(!hex.contains(['\t', '\n']), "one field of a request line");
+        assert_eq!(decode_query(&hex), Some(q.clone()));
+        q.kinds = None;
+        q.since_ms = None;
+        assert_eq!(decode_query(&encode_query(&q)), Some(q));
+        for bad in [
+            &hex[..hex.len() - 2],
+            &hex[..hex.len() - 1],
+            "zz",
+            &format!("{hex}00"),
+        ] {
+            assert!(decode_query(bad).is_none(), "{bad}");
+        }
+
+        let hits = vec![
+            Hit {
+                path: PathBuf::from(OsString::from_vec(b"/s/\xffodd/a.jsonl".to_vec())),
+                session_id: Some("sid".into()),
+                session_name: None,
+                entry_id: Some("e1".into()),
+                kind: Kind::Assistant,
+                timestamp: Some("2026-01-01T00:00:00.000Z".into()),
+                on_current_branch: false,
+                snippet: "a \u{e000}match\u{e001} here".into(),
+                rank: -1.25,
+                seq: 42,
+            },
+            Hit {
+                path: PathBuf::from("/b.jsonl"),
+                session_id: None,
+                session_name: Some("named".into()),
+                entry_id: None,
+                kind: Kind::Name,
+                timestamp: None,
+                on_current_branch: true,
+                snippet: String::new(),
+                rank: f64::MIN_POSITIVE,
+                seq: -1,
+            },
+        ];
+        let bytes = encode_hits(&hits, 1021);
+        assert_eq!(decode_hits(&bytes), Some((hits.clone(), 1021)));
+        assert_eq!(decode_hits(&encode_hits(&[], 0)), Some((Vec::new(), 0)));
+        for n in 0..bytes.len() {
+            assert!(decode_hits(&bytes[..n]).is_none(), "cut at {n}");
+        }
+        let mut more = bytes;
+        more.push(0);
+        assert!(decode_hits(&more).is_none(), "a byte too many");
     }
 }

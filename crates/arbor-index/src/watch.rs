@@ -28,6 +28,7 @@ use crate::catalog::{Catalog, Listed};
 use crate::error::{IndexError, IoContext};
 use crate::prepared::dir_field;
 use crate::refresh::RefreshOptions;
+use crate::search::{Hit, SearchQuery};
 use crate::RefreshStats;
 use std::collections::{BTreeSet, HashMap};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -157,7 +158,26 @@ fn prepared(catalog: &Path, form: &str, dirs: &[PathBuf]) -> Option<Vec<u8>> {
     Some(buf)
 }
 
-/// How many prepared listings ([`listing`], [`listing_json`]) a live watcher of the catalog
+/// The hits of the search `q` in the directories `dirs` and the number of matches in all (what
+/// [`Catalog::search_with_total`] gives, `q.dirs` being the keys of `dirs`), from a live
+/// watcher of `cat`'s catalog that vouches for every one of `dirs` (as [`vouches`]): it
+/// searches its own connection, after the same wait for the tick as a listing, and keeps the
+/// answer as it keeps listings (until its next refresh or another process's commit). `None`
+/// when no watcher answers (as [`listing`]), when the watcher's search failed (a query FTS5
+/// cannot read, damage: the command searches itself and reports it), and when the answer has
+/// fewer hits than the limit while `cat` (the command's own view of the file) does not trust the
+/// text index as checked: damage makes FTS5 find nothing, and only the command's own search
+/// checks the index before it says "no match" (see the module `stamp`).
+pub fn search(cat: &Catalog, q: &SearchQuery, dirs: &[PathBuf]) -> Option<(Vec<Hit>, u64)> {
+    let form = format!("search\t{}", crate::prepared::encode_query(q));
+    let (hits, total) = crate::prepared::decode_hits(&prepared(cat.path(), &form, dirs)?)?;
+    if q.check_index && hits.len() < q.limit && !cat.trusted().1 {
+        return None;
+    }
+    Some((hits, total))
+}
+
+/// How many prepared listings ([`listing`], [`listing_json`]) and searches ([`search`]) a live watcher of the catalog
 /// `catalog` has handed over since it started, and how many of them it had to read from the
 /// catalog (the others were kept from an earlier question), once it has taken in every change
 /// made before the question. `None` when no watcher answers.
@@ -334,6 +354,9 @@ enum Form {
     Rows,
     /// What the renderer makes of the rows with these options.
     Render(String),
+    /// The hits of this search ([`crate::prepared::encode_query`]) in these directories
+    /// ([`crate::prepared::encode_hits`]).
+    Search(String),
 }
 
 impl Question {
@@ -350,6 +373,7 @@ impl Question {
                     "json" => Form::Json,
                     "rows" => Form::Rows,
                     "render" => Form::Render(parts.next()?.to_string()),
+                    "search" => Form::Search(parts.next()?.to_string()),
                     _ => return None,
                 };
                 let fields: Vec<&str> = parts.collect();
@@ -379,6 +403,8 @@ enum Msg {
 struct PreparedCache {
     version: Option<i64>,
     by_question: HashMap<Asked, Arc<Vec<u8>>>,
+    /// Searches' answers, apart (many small answers, which do not push out the listings).
+    searches: HashMap<Asked, Arc<Vec<u8>>>,
     /// Listings handed over, and listings read from the catalog.
     served: u64,
     read: u64,
@@ -390,10 +416,18 @@ type Asked = (Form, Vec<(String, PathBuf)>);
 /// At most this many listings are kept (each is the size of its JSON).
 const MAX_KEPT: usize = 8;
 
+/// At most this many searches' answers are kept (each is its hits: some kB for the default 20).
+const MAX_KEPT_SEARCHES: usize = 64;
+
+/// A search's answer larger than this (a `--limit` in the thousands) is handed over but not
+/// kept, so that what is kept stays under 64 MiB.
+const MAX_KEPT_SEARCH_BYTES: usize = 1 << 20;
+
 impl PreparedCache {
     fn clear(&mut self) {
         self.version = None;
         self.by_question.clear();
+        self.searches.clear();
     }
 
     /// The listing asked for, as the catalog holds it now (`None`: the renderer made nothing
@@ -408,27 +442,53 @@ impl PreparedCache {
         let now = cat.data_version()?;
         if self.version != Some(now) {
             self.by_question.clear();
+            self.searches.clear();
             self.version = Some(now);
         }
         let key = (form, dirs.to_vec());
-        if let Some(b) = self.by_question.get(&key) {
+        let search = matches!(key.0, Form::Search(_));
+        let kept = if search {
+            &self.searches
+        } else {
+            &self.by_question
+        };
+        if let Some(b) = kept.get(&key) {
             self.served += 1;
             return Ok(Some(Arc::clone(b)));
         }
-        let mut listed = cat.listed_as_indexed_keyed(dirs)?;
-        crate::catalog::sort_like_pi(&mut listed, dirs.len() > 1);
+        let listed = || -> Result<Vec<Listed>, IndexError> {
+            let mut listed = cat.listed_as_indexed_keyed(dirs)?;
+            crate::catalog::sort_like_pi(&mut listed, dirs.len() > 1);
+            Ok(listed)
+        };
         let bytes = Arc::new(match &key.0 {
-            Form::Json => crate::prepared::json_of(&listed),
-            Form::Rows => crate::prepared::encode_rows(&listed),
-            Form::Render(opts) => match render(opts, &listed) {
+            Form::Json => crate::prepared::json_of(&listed()?),
+            Form::Rows => crate::prepared::encode_rows(&listed()?),
+            Form::Render(opts) => match render(opts, &listed()?) {
                 Some(b) => b,
                 None => return Ok(None),
             },
+            Form::Search(hex) => {
+                let Some(mut q) = crate::prepared::decode_query(hex) else {
+                    return Ok(None);
+                };
+                // Exactly the directories vouched for.
+                q.dirs = Some(dirs.iter().map(|(k, _)| k.clone()).collect());
+                let (hits, total) = cat.search_with_total(&q)?;
+                crate::prepared::encode_hits(&hits, total)
+            }
         });
-        if self.by_question.len() >= MAX_KEPT {
-            self.by_question.clear();
+        let (kept, max) = if search {
+            (&mut self.searches, MAX_KEPT_SEARCHES)
+        } else {
+            (&mut self.by_question, MAX_KEPT)
+        };
+        if !search || bytes.len() <= MAX_KEPT_SEARCH_BYTES {
+            if kept.len() >= max {
+                kept.clear();
+            }
+            kept.insert(key, Arc::clone(&bytes));
         }
-        self.by_question.insert(key, Arc::clone(&bytes));
         self.served += 1;
         self.read += 1;
         Ok(Some(bytes))
@@ -612,6 +672,7 @@ pub fn run(
     let mut cache = PreparedCache {
         version: None,
         by_question: HashMap::new(),
+        searches: HashMap::new(),
         served: 0,
         read: 0,
     };

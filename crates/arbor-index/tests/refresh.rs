@@ -609,3 +609,53 @@ fn a_damaged_catalog_is_set_aside_and_rebuilt() {
     ));
     assert_eq!(std::fs::read(&db).unwrap(), text);
 }
+
+/// The texts-only refresh (a search's freshness check) compares the directory's names with
+/// the catalog's rows in name order: a new name before, between and after the indexed ones, a
+/// deleted one, a changed one, and unchanged ones are each told apart, and the catalog ends
+/// as one built from scratch.
+#[test]
+fn a_texts_only_refresh_finds_every_kind_of_change_in_name_order() {
+    use arbor_testkit::catalog::session;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    for n in ["b", "d", "f", "h"] {
+        session(&d, n, &format!("text of {n}"));
+    }
+    let db_dir = tempfile::tempdir().unwrap();
+    let mut inc = Catalog::open(&db_dir.path().join("inc.db")).unwrap();
+    let texts = RefreshOptions {
+        listing: false,
+        ..RefreshOptions::with_texts()
+    };
+    let refresh = |c: &mut Catalog| {
+        c.refresh_dirs(std::slice::from_ref(&d), texts, &mut |_| {})
+            .unwrap()
+            .1
+    };
+    let s = refresh(&mut inc);
+    assert_eq!((s.files, s.unchanged, s.full, s.removed), (4, 0, 4, 0));
+    let s = refresh(&mut inc);
+    assert_eq!((s.files, s.unchanged, s.full, s.removed), (4, 4, 0, 0));
+    // New before ("a"), between ("c", "e") and after ("z"); "d" deleted; "f" rewritten.
+    for n in ["a", "c", "e", "z"] {
+        session(&d, n, &format!("text of {n}"));
+    }
+    std::fs::remove_file(d.join("d.jsonl")).unwrap();
+    session(&d, "f", "text of f, rewritten longer");
+    let s = refresh(&mut inc);
+    assert_eq!(
+        (s.files, s.unchanged, s.full, s.removed),
+        (7, 2, 5, 1),
+        "{s:?}"
+    );
+    let s = refresh(&mut inc);
+    assert_eq!((s.files, s.unchanged, s.full, s.removed), (7, 7, 0, 0));
+    let path = inc.path().to_path_buf();
+    drop(inc);
+    let mut fresh = Catalog::open(&db_dir.path().join("fresh.db")).unwrap();
+    refresh(&mut fresh);
+    let fresh_path = fresh.path().to_path_buf();
+    drop(fresh);
+    assert_eq!(dump(&path), dump(&fresh_path));
+}

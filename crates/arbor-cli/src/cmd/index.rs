@@ -474,17 +474,6 @@ pub fn search(
         listing: false,
         ..RefreshOptions::default()
     };
-    // Without a watcher's word for the catalog, the directories are read and `stat`ed on
-    // another thread while the catalog is searched (both take 10-30 ms at 10,000 sessions);
-    // the answer is given only once the files are known to be as indexed, else the catalog
-    // is brought up to date and searched again.
-    let check_after = if new_kinds || !watcher_may_answer(&cat) {
-        refresh(&mut cat, &dirs, texts_only)?;
-        false
-    } else {
-        let keys: Vec<String> = dirs.iter().map(|d| arbor_index::dir_key(d)).collect();
-        !arbor_index::watch::vouches(cat.path(), &keys)
-    };
     let mut q = SearchQuery::new(o.query);
     q.kinds = kinds;
     q.since_ms = since_ms;
@@ -499,6 +488,26 @@ pub fn search(
     // Matched words are marked with private-use characters, which no sanitizer touches and
     // no session text is likely to hold: replaced by colour, or turned into offsets for JSON.
     q.marks = (MARK_ON.into(), MARK_OFF.into());
+    // A live watcher that vouches for the directories answers from its own connection (see
+    // `arbor_index::watch::search`). Without a watcher's word for the catalog, the directories
+    // are read and `stat`ed on another thread while the catalog is searched (both take 10-30 ms
+    // at 10,000 sessions); the answer is given only once the files are known to be as indexed,
+    // else the catalog is brought up to date and searched again.
+    let may_ask = !new_kinds && watcher_may_answer(&cat);
+    let answered = if may_ask {
+        arbor_index::watch::search(&cat, &q, &dirs)
+    } else {
+        None
+    };
+    let check_after = if answered.is_some() {
+        false
+    } else if !may_ask {
+        refresh(&mut cat, &dirs, texts_only)?;
+        false
+    } else {
+        let keys: Vec<String> = dirs.iter().map(|d| arbor_index::dir_key(d)).collect();
+        !arbor_index::watch::vouches(cat.path(), &keys)
+    };
     let run = |cat: &mut Catalog| {
         with_rebuild(cat, |c, rebuilt| {
             if rebuilt {
@@ -508,7 +517,9 @@ pub fn search(
             c.search_with_total(&q)
         })
     };
-    let (hits, total) = if check_after {
+    let (hits, total) = if let Some(answer) = answered {
+        answer
+    } else if check_after {
         std::thread::scope(|s| -> Result<_> {
             let reader = s.spawn(|| {
                 dirs.iter()
