@@ -213,6 +213,16 @@ pub fn content_text(v: Option<&JsValue>) -> String {
 
 /// A short description of an entry for the tree view.
 pub fn describe(doc: &SessionDoc, i: usize) -> String {
+    describe_with(doc, i, None)
+}
+
+/// [`describe`], a message's `content` read from `content` (raw JSON and its kind) instead
+/// of its line when given (an export's redacted copy of a content left in its line).
+pub fn describe_with(
+    doc: &SessionDoc,
+    i: usize,
+    content: Option<(&[u8], arbor_core::json::ValueKind)>,
+) -> String {
     let e = &doc.entries()[i];
     let line = doc.line(&e.line);
     let s = |k: &str| {
@@ -225,10 +235,8 @@ pub fn describe(doc: &SessionDoc, i: usize) -> String {
         EntryType::Message => {
             let role = e.role.as_ref().map(Role::name).unwrap_or("?").to_string();
             // From the raw bytes: a huge tool output costs a scan, not a parse.
-            let text = e
-                .message
-                .as_ref()
-                .and_then(|m| m.get(line, "content"))
+            let text = content
+                .or_else(|| e.message.as_ref().and_then(|m| m.get(line, "content")))
                 .map(|(raw, kind)| crate::snippet::content(raw, kind, 200))
                 .unwrap_or_default();
             let text = if text.is_empty() {

@@ -2,7 +2,8 @@
 //! with the message (issue 21 item 17). Every format, with redaction (the default) and
 //! `--no-redact`; the message line as pi writes it (compact) and with spaces after `:` and
 //! `,` (another writer's; the loader reads such a line by another path); the text a user's
-//! `content` string or an assistant's text block.
+//! `content` string, an assistant's text block or thinking block, a tool call's arguments or
+//! a tool result's text block.
 //!
 //! Peak RSS is the child's own, compared with the same export of a session of one
 //! short message: before the text was read in pieces, a long message took two to three times
@@ -23,6 +24,15 @@ enum Shape {
     /// code span, links and HTML for the escapes), compact. (Not many backticks: the code
     /// before scanned to the line's end at each, quadratic on a long line.)
     OneLine,
+    /// An assistant's thinking block (then a short text block), compact.
+    Thinking,
+    /// An assistant's `write` tool call whose `arguments.content` is the text, compact.
+    ToolArgs,
+    /// A tool result's text block, after a user message and a short tool call, compact.
+    ToolResult,
+    /// A user message's `content` string with a GitHub token in its middle, compact: its
+    /// secrets are found and replaced as it is read.
+    Secret,
 }
 
 /// The session: a header and one message whose text is `lines` lines of code in a fenced
@@ -36,6 +46,11 @@ fn session(path: &Path, lines: usize, shape: Shape) -> u64 {
             "Here is `the` text: {}",
             "a [span] and [a](link) & <b>, then ]( or a \\ tick; ".repeat(lines * 3 / 2)
         ),
+        Shape::Secret => format!(
+            "Here is the file:\n```rust\n{}    let token = \"ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5\";\n{}```\n",
+            line.repeat(lines / 2),
+            line.repeat(lines - lines / 2)
+        ),
         _ => format!("Here is the file:\n```rust\n{}```\n", line.repeat(lines)),
     };
     let content = serde_json::to_string(&text).expect("json");
@@ -43,6 +58,9 @@ fn session(path: &Path, lines: usize, shape: Shape) -> u64 {
     let header = format!(
         "{{\"type\"{c}\"session\"{s}\"version\"{c}3{s}\"id\"{c}\"01a2031c-aa28-755e-9ecf-bfbc78024bb1\"{s}\"timestamp\"{c}\"2026-01-01T00:00:00.000Z\"{s}\"cwd\"{c}\"/p\"}}\n"
     );
+    let call = |args: &str| {
+        format!("[{{\"type\":\"toolCall\",\"id\":\"c1\",\"name\":\"write\",\"arguments\":{{\"path\":\"/p/a.rs\",\"content\":{args}}}}}]")
+    };
     let (role, content) = match shape {
         Shape::Blocks => (
             "assistant",
@@ -50,12 +68,35 @@ fn session(path: &Path, lines: usize, shape: Shape) -> u64 {
                 "[{{\"type\":\"text\",\"text\":{content}}},{{\"type\":\"text\",\"text\":\"done\"}}]"
             ),
         ),
+        Shape::Thinking => (
+            "assistant",
+            format!(
+                "[{{\"type\":\"thinking\",\"thinking\":{content}}},{{\"type\":\"text\",\"text\":\"done\"}}]"
+            ),
+        ),
+        Shape::ToolArgs => ("assistant", call(&content)),
+        Shape::ToolResult => (
+            "toolResult",
+            format!("[{{\"type\":\"text\",\"text\":{content}}}]"),
+        ),
         _ => ("user", content),
     };
-    let message = format!(
-        "{{\"type\"{c}\"message\"{s}\"id\"{c}\"a1\"{s}\"parentId\"{c}null{s}\"timestamp\"{c}\"2026-01-01T00:00:01.000Z\"{s}\"message\"{c}{{\"role\"{c}\"{role}\"{s}\"content\"{c}{content}{s}\"timestamp\"{c}1}}}}\n"
-    );
-    std::fs::write(path, format!("{header}{message}")).expect("write session");
+    let message = |id: &str, parent: &str, role: &str, content: &str| {
+        format!(
+            "{{\"type\"{c}\"message\"{s}\"id\"{c}\"{id}\"{s}\"parentId\"{c}{parent}{s}\"timestamp\"{c}\"2026-01-01T00:00:01.000Z\"{s}\"message\"{c}{{\"role\"{c}\"{role}\"{s}\"content\"{c}{content}{s}\"timestamp\"{c}1}}}}\n"
+        )
+    };
+    let messages = match shape {
+        // The tool result answers a short call.
+        Shape::ToolResult => [
+            message("u1", "null", "user", "\"write it\""),
+            message("c1", "\"u1\"", "assistant", &call("\"x\"")),
+            message("a1", "\"c1\"", role, &content),
+        ]
+        .concat(),
+        _ => message("a1", "null", role, &content),
+    };
+    std::fs::write(path, format!("{header}{messages}")).expect("write session");
     std::fs::metadata(path).expect("stat").len()
 }
 
@@ -100,7 +141,16 @@ fn a_long_message_is_exported_in_memory_that_does_not_grow_with_it() {
     let big = tmp.path().join("big.jsonl");
     let out = tmp.path().join("out");
     let out = out.to_str().expect("utf-8");
-    for shape in [Shape::OneLine, Shape::Spaced, Shape::Compact, Shape::Blocks] {
+    for shape in [
+        Shape::OneLine,
+        Shape::Spaced,
+        Shape::Compact,
+        Shape::Blocks,
+        Shape::Thinking,
+        Shape::ToolArgs,
+        Shape::ToolResult,
+        Shape::Secret,
+    ] {
         session(&small, 1, shape);
         // About 48 MB: the windows the reading keeps (8 MB each, two or three resident at
         // once: 18-27 MB over, measured) are a fixed cost; the code before took 1.7 times the

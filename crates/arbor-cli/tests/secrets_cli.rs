@@ -425,3 +425,70 @@ fn a_name_set_on_another_branch_is_redacted_in_a_path_export() {
         assert!(!out.contains(&GHP[4..]), "{format}: {out}");
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 6, ..Default::default() })]
+
+    /// Secrets planted in strings an export reads in pieces (over 1 MB: a user's `content`,
+    /// an assistant's text and thinking blocks, a tool call's arguments, a tool result's text
+    /// block), anywhere in them (across the 1 MB pieces and the scanner's windows too), in
+    /// every spelling: no export format keeps any of their bytes or anything the scanner
+    /// would report, and each reports the count `secrets` reported (the secrets are replaced
+    /// as each string is read: `secrets::redact_doc_deferring`).
+    #[test]
+    fn no_export_format_keeps_a_secret_planted_in_a_long_string(
+        plants in proptest::collection::vec(
+            (planted::secret(), planted::spelling(), 0u8..5, 0usize..2_300_000),
+            1..4,
+        )
+    ) {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let f = tmp.path().join("s.jsonl");
+        let line = r"    let value = compute(&items[index], options.clone()); // step 42 of the export\n";
+        let filler = line.repeat(2_400_000 / line.len());
+        let mut lines = Vec::new();
+        let mut parent: Option<String> = None;
+        for (k, (s, how, place, at)) in plants.iter().enumerate() {
+            let lit = planted::literal(s, how);
+            // Between two lines' characters, never inside an escape.
+            let at = at / line.len() * line.len() + (at % line.len()).min(line.len() - 3);
+            let long = format!("\"{} {} {}\"", &filler[..at], &lit[1..lit.len() - 1], &filler[at..]);
+            let id = format!("e{k:07}");
+            let p = parent.as_deref().map_or("null".to_string(), |p| format!("\"{p}\""));
+            let message = |role: &str, content: &str| format!(
+                r#"{{"type":"message","id":"{id}","parentId":{p},"timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"{role}","content":{content},"timestamp":2}}}}"#
+            );
+            lines.push(match place {
+                0 => message("user", &long),
+                1 => message("assistant", &format!(r#"[{{"type":"text","text":{long}}}]"#)),
+                2 => message("assistant", &format!(r#"[{{"type":"thinking","thinking":{long}}},{{"type":"text","text":"ok"}}]"#)),
+                3 => message("assistant", &format!(
+                    r#"[{{"type":"toolCall","id":"c","name":"write","arguments":{{"path":"/p/a.rs","content":{long}}}}}]"#
+                )),
+                _ => message("toolResult", &format!(r#"[{{"type":"text","text":{long}}}]"#)),
+            });
+            parent = Some(id);
+        }
+        std::fs::write(&f, planted::session(HEADER.trim_end(), &lines)).expect("write");
+        let path = f.to_str().expect("utf-8");
+        let scan = arbor(tmp.path(), &["secrets", path, "--json"]);
+        let reported = serde_json::from_slice::<serde_json::Value>(&scan.stdout)
+            .expect("json")
+            .as_array()
+            .map_or(0, Vec::len);
+        proptest::prop_assert!(reported >= plants.len());
+        for format in ["md", "json", "html"] {
+            let o = arbor(tmp.path(), &["export", path, "--tree", "--format", format]);
+            proptest::prop_assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let out = String::from_utf8_lossy(&o.stdout);
+            for (s, _, _, _) in &plants {
+                proptest::prop_assert!(!out.contains(&planted::body(s)), "{}: {} survived", format, s);
+            }
+            let left = arbor_store::secrets::find(&out);
+            proptest::prop_assert!(left.is_empty(), "{}: {:?}", format, left);
+            let err = String::from_utf8_lossy(&o.stderr);
+            let said = format!("{reported} secret{} redacted", if reported == 1 { "" } else { "s" });
+            proptest::prop_assert!(err.contains(&said), "{}: {}", format, err);
+        }
+    }
+}

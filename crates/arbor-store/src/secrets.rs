@@ -433,6 +433,284 @@ pub fn find(text: &str) -> Vec<Secret> {
     kept
 }
 
+/// For each rule, the tail of a text that a match of the rule could still be in the middle
+/// of: `(?:P)\z`, where `P` matches every prefix of every match (the rule's syntax tree with
+/// its assertions dropped, which only adds strings: see [`prefixes`]). [`Finder`] keeps the
+/// text from where the leftmost such tail starts.
+fn in_progress() -> &'static [Regex] {
+    static P: OnceLock<Vec<Regex>> = OnceLock::new();
+    P.get_or_init(|| {
+        rules()
+            .iter()
+            .map(|r| {
+                // The patterns are constants of this file, checked by the tests.
+                let hir = regex_syntax::Parser::new()
+                    .parse(r.re.as_str())
+                    .unwrap_or_else(|e| panic!("secret rule {}: {e}", r.kind));
+                let p = format!("(?:{})\\z", prefixes(&hir));
+                // A lazy DFA's cache larger than the default 2 MB: with that one the engine gave up
+                // on the larger rules' automata and ran its NFA (35 s of CPU for a 120 MB
+                // string; 0.7 s with 8 MB).
+                regex::RegexBuilder::new(&p)
+                    .size_limit(64 << 20)
+                    .dfa_size_limit(8 << 20)
+                    .build()
+                    .unwrap_or_else(|e| panic!("secret rule {} in progress: {e}", r.kind))
+            })
+            .collect()
+    })
+}
+
+/// Every prefix of every string `h` matches (the empty one and the whole ones included),
+/// or more: assertions are dropped.
+fn prefixes(h: &regex_syntax::hir::Hir) -> regex_syntax::hir::Hir {
+    use regex_syntax::hir::{Hir, HirKind, Repetition};
+    match h.kind() {
+        HirKind::Empty | HirKind::Look(_) => Hir::empty(),
+        HirKind::Literal(lit) => {
+            // Cut between characters only (the rules' literals are text).
+            let s = String::from_utf8_lossy(&lit.0);
+            let mut alts = vec![Hir::empty()];
+            for (i, c) in s.char_indices() {
+                alts.push(Hir::literal(s[..i + c.len_utf8()].as_bytes()));
+            }
+            Hir::alternation(alts)
+        }
+        HirKind::Class(_) => Hir::alternation(vec![Hir::empty(), h.clone()]),
+        HirKind::Repetition(r) => match r.max {
+            Some(0) => Hir::empty(),
+            max => Hir::concat(vec![
+                Hir::repetition(Repetition {
+                    min: 0,
+                    max: max.map(|m| m - 1),
+                    greedy: true,
+                    sub: Box::new(unasserted(&r.sub)),
+                }),
+                prefixes(&r.sub),
+            ]),
+        },
+        HirKind::Capture(c) => prefixes(&c.sub),
+        HirKind::Concat(subs) => Hir::alternation(
+            (0..subs.len())
+                .map(|k| {
+                    let mut parts: Vec<Hir> = subs[..k].iter().map(unasserted).collect();
+                    parts.push(prefixes(&subs[k]));
+                    Hir::concat(parts)
+                })
+                .collect(),
+        ),
+        HirKind::Alternation(subs) => Hir::alternation(subs.iter().map(prefixes).collect()),
+    }
+}
+
+/// `h` without its assertions and captures: it matches what `h` matches, and more.
+fn unasserted(h: &regex_syntax::hir::Hir) -> regex_syntax::hir::Hir {
+    use regex_syntax::hir::{Hir, HirKind, Repetition};
+    match h.kind() {
+        HirKind::Look(_) => Hir::empty(),
+        HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) => h.clone(),
+        HirKind::Repetition(r) => Hir::repetition(Repetition {
+            min: r.min,
+            max: r.max,
+            greedy: r.greedy,
+            sub: Box::new(unasserted(&r.sub)),
+        }),
+        HirKind::Capture(c) => unasserted(&c.sub),
+        HirKind::Concat(subs) => Hir::concat(subs.iter().map(unasserted).collect()),
+        HirKind::Alternation(subs) => Hir::alternation(subs.iter().map(unasserted).collect()),
+    }
+}
+
+/// How much new text [`Finder`] gathers before it scans.
+const FIND_WINDOW: usize = 1 << 20;
+
+/// [`find`] of a text given in pieces (a long string decoded a piece at a time), without
+/// holding it: the same secrets at the same offsets (of the whole text), in the same order.
+///
+/// Each rule runs as in `find`, from where its last match left it, on what is held of the
+/// text; a match is taken only when it starts before the rule's tail in progress
+/// ([`in_progress`]: where a match that the text still to come could extend, or complete,
+/// may start). Such a match is the one `find` takes on the whole text: a match of the whole
+/// text that starts earlier ends inside what is held (else its start would be in progress),
+/// so it would have been found first, and no longer match at the same start can exist for
+/// the same reason. Otherwise the rule waits for more text, and what is before its tail in
+/// progress holds no match start: it is let go. What is held is so the text from the
+/// leftmost tail in progress among the rules (a few bytes for ordinary text; from a
+/// `-----BEGIN … PRIVATE KEY-----` to its END line or the text's end, whose body any text may
+/// continue) plus the window.
+///
+/// ```
+/// let t = "export GITHUB_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ012345 done";
+/// let mut f = arbor_store::secrets::Finder::new();
+/// for piece in t.as_bytes().chunks(7) {
+///     f.push(std::str::from_utf8(piece).unwrap());
+/// }
+/// assert_eq!(f.finish(), arbor_store::secrets::find(t));
+/// ```
+#[derive(Debug)]
+pub struct Finder {
+    /// The text held, from `base` in the whole text.
+    buf: String,
+    base: usize,
+    /// Bytes pushed since the last scan.
+    fresh: usize,
+    /// For each rule, where its next search starts (in the whole text); `usize::MAX`: done.
+    at: Vec<usize>,
+    /// Found: the rule's index and the secret.
+    found: Vec<(usize, Secret)>,
+    total: usize,
+    window: usize,
+}
+
+impl Default for Finder {
+    fn default() -> Self {
+        Finder::new()
+    }
+}
+
+impl Finder {
+    /// An empty text.
+    pub fn new() -> Self {
+        Finder::with_window(FIND_WINDOW)
+    }
+
+    /// Scanning each time `window` bytes were added (tests: small windows).
+    fn with_window(window: usize) -> Self {
+        Finder {
+            buf: String::new(),
+            base: 0,
+            fresh: 0,
+            at: vec![0; rules().len()],
+            found: Vec::new(),
+            total: 0,
+            window: window.max(1),
+        }
+    }
+
+    /// The next piece of the text.
+    pub fn push(&mut self, piece: &str) {
+        self.buf.push_str(piece);
+        self.total += piece.len();
+        self.fresh += piece.len();
+        if self.fresh >= self.window {
+            self.scan(false);
+            self.fresh = 0;
+        }
+    }
+
+    /// The text has ended: its secrets, as [`find`] gives them.
+    pub fn finish(mut self) -> Vec<Secret> {
+        if self.total < 16 {
+            return Vec::new();
+        }
+        self.scan(true);
+        let mut out = std::mem::take(&mut self.found);
+        // `find`'s order: a tie (the same range from two rules) goes to the earlier rule.
+        out.sort_by(|(ra, a), (rb, b)| {
+            a.start
+                .cmp(&b.start)
+                .then(b.end.cmp(&a.end))
+                .then(ra.cmp(rb))
+        });
+        let mut kept: Vec<Secret> = Vec::new();
+        for (_, s) in out {
+            if kept.last().is_some_and(|k| s.start < k.end) {
+                continue;
+            }
+            kept.push(s);
+        }
+        kept
+    }
+
+    /// Runs every rule on what is held; `last`: the text ends there.
+    fn scan(&mut self, last: bool) {
+        let candidates = candidates(&self.buf);
+        let progress = in_progress();
+        let text = self.buf.as_str();
+        let base = self.base;
+        for (i, rule) in rules().iter().enumerate() {
+            // Where the rule's tail in progress starts (relative), once asked.
+            let mut tail: Option<usize> = None;
+            while let Some(rel) = self.at[i].checked_sub(base).filter(|&r| r <= text.len()) {
+                let limit = if last {
+                    usize::MAX
+                } else {
+                    match tail {
+                        Some(t) if t >= rel => t,
+                        _ => {
+                            let t = progress
+                                .get(i)
+                                .and_then(|p| p.find_at(text, rel))
+                                .map_or(rel, |m| m.start());
+                            tail = Some(t);
+                            t
+                        }
+                    }
+                };
+                let caps = if candidates & (1 << i) != 0 {
+                    rule.re.captures_at(text, rel)
+                } else {
+                    None
+                };
+                let Some(caps) = caps.filter(|c| c.get(0).is_some_and(|w| w.start() < limit))
+                else {
+                    self.at[i] = base + if last { text.len() + 1 } else { limit };
+                    break;
+                };
+                let (Some(whole), Some(m)) = (caps.get(0), caps.get(rule.group)) else {
+                    self.at[i] = usize::MAX;
+                    break;
+                };
+                // As `find` does, offsets in the whole text.
+                let next = if m.start() > whole.start() {
+                    m.start()
+                } else {
+                    whole.end().max(whole.start() + 1)
+                };
+                let v = m.as_str();
+                let rejected = if rule.entropy == RELATIVE {
+                    !random_enough(v)
+                } else {
+                    rule.entropy > 0.0 && entropy(v) < rule.entropy
+                } || (rule.group != 0 && placeholder(v));
+                let mut at = if rejected {
+                    next
+                } else {
+                    self.found.push((
+                        i,
+                        Secret {
+                            kind: rule.kind,
+                            start: base + m.start(),
+                            end: base + m.end(),
+                        },
+                    ));
+                    whole.end().max(whole.start() + 1)
+                };
+                while at < text.len() && !text.is_char_boundary(at) {
+                    at += 1;
+                }
+                self.at[i] = if at > text.len() && last {
+                    usize::MAX
+                } else {
+                    base + at
+                };
+            }
+        }
+        if last {
+            return;
+        }
+        // What no rule reads again goes (a few bytes kept before: a word boundary looks at
+        // the byte before a match).
+        let keep = self.at.iter().map(|&a| a.max(base)).min().unwrap_or(base) - base;
+        let mut cut = keep.min(self.buf.len()).saturating_sub(8);
+        while !self.buf.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        self.buf.drain(..cut);
+        self.base += cut;
+    }
+}
+
 /// `text` with every secret replaced by `[REDACTED:kind]` (borrowed when there is none).
 ///
 /// ```
@@ -686,7 +964,12 @@ pub fn scan_line(line: &[u8]) -> Result<Vec<Found>, JsonError> {
 /// # Errors
 /// The line is not JSON.
 pub fn redact_line(line: &[u8]) -> Result<Option<(Vec<u8>, usize)>, JsonError> {
-    if !may_hold_secret(line) && valid_json(line) {
+    redact_line_after(line, may_hold_secret(line))
+}
+
+/// [`redact_line`], `may` being what [`may_hold_secret`] says of the line.
+fn redact_line_after(line: &[u8], may: bool) -> Result<Option<(Vec<u8>, usize)>, JsonError> {
+    if !may && valid_json(line) {
         return Ok(None);
     }
     let mut v = JsValue::parse(line)?;
@@ -843,17 +1126,65 @@ pub struct RedactError {
 /// A line that does not parse or whose redacted form is not an entry any more; `doc` is then
 /// unchanged.
 pub fn redact_doc(doc: &mut SessionDoc, only: Option<&[usize]>) -> Result<usize, RedactError> {
+    redact_doc_deferring(doc, only, &|_, _| Vec::new()).map(|(n, _)| n)
+}
+
+/// Long strings whose secrets [`redact_doc_deferring`] left to its caller: for each entry
+/// (its index), each string's raw contents (a byte range of the entry's line) and its
+/// secrets, in the string decoded (lossily, as [`redact_value`] reads it).
+pub type Deferred = Vec<(usize, Vec<(std::ops::Range<usize>, Vec<Secret>)>)>;
+
+/// What [`redact_doc_deferring`] asks of an entry line: the byte ranges of the raw contents
+/// of the strings its caller reads itself.
+pub type LongStrings = dyn Fn(&arbor_core::entry::Entry, &[u8]) -> Vec<std::ops::Range<usize>>;
+
+/// The least a string must take in its line to be left to the caller (decoded, it is longer
+/// than the 4,096 bytes under which [`find_in`] also reads a member as `name=value`).
+const DEFER_AT_LEAST: usize = 1 << 16;
+
+/// [`redact_doc`], except that in an entry line the string values `long(entry, line)` names
+/// (raw contents: byte ranges of the line, each at least 64 KB) are not redacted in the
+/// line when the line holds no secret elsewhere: the line is kept as it is, and each
+/// string's secrets, found as it is decoded a piece at a time ([`Finder`], never the string
+/// whole), are returned for the caller to replace as it reads the string (an export
+/// streaming it). They are exactly those `redact_value` replaces in the string. A line with
+/// a secret outside those strings (or one they cannot be read for) is redacted whole, as
+/// `redact_doc` does. Returns how many secrets, counting the deferred ones.
+///
+/// # Errors
+/// As [`redact_doc`].
+pub fn redact_doc_deferring(
+    doc: &mut SessionDoc,
+    only: Option<&[usize]>,
+    long: &LongStrings,
+) -> Result<(usize, Deferred), RedactError> {
     let mut n = 0;
     let mut slot = None;
     let mut header = None;
     let mut entries = Vec::new();
+    let mut deferred = Vec::new();
     let mut behind = crate::map::Resident::new(doc.base_bytes());
     for (i, line_no, place, line) in doc_lines(doc, only) {
         let fail = |problem: String| RedactError {
             line: line_no,
             problem,
         };
-        let redacted = redact_line(line);
+        // The prefilter once per line (it is most of the cost of a line without secrets).
+        let may = may_hold_secret(line);
+        let strings = i
+            .filter(|_| may)
+            .map(|i| long(&doc.entries()[i], line))
+            .and_then(|r| defer(line, &r));
+        if let (Some(i), Some(strings)) = (i, strings) {
+            behind.read(line);
+            let k: usize = strings.iter().map(|(_, s)| s.len()).sum();
+            if k > 0 {
+                n += k;
+                deferred.push((i, strings));
+            }
+            continue;
+        }
+        let redacted = redact_line_after(line, may);
         // Read once: the pages of a mapped session go back to the page cache (a long line is
         // not resident twice, as map and as parsed text, while the export renders).
         behind.read(line);
@@ -887,7 +1218,46 @@ pub fn redact_doc(doc: &mut SessionDoc, only: Option<&[usize]>) -> Result<usize,
         .map_or(0, |(i, _)| doc.entries()[*i].line_no);
     doc.replace_entry_lines(entries)
         .map_err(|e| fail(first, e))?;
-    Ok(n)
+    Ok((n, deferred))
+}
+
+/// The secrets of each of `strings` (raw contents in `line`, in order, not overlapping),
+/// read in pieces, when the line without them holds none; `None`: the line is to be
+/// redacted whole (no such string, a secret elsewhere, a string that does not decode).
+fn defer(
+    line: &[u8],
+    strings: &[std::ops::Range<usize>],
+) -> Option<Vec<(std::ops::Range<usize>, Vec<Secret>)>> {
+    if strings.is_empty() || strings.iter().any(|r| r.len() < DEFER_AT_LEAST) {
+        return None;
+    }
+    // The line with those strings empty: no secret may be left in it.
+    let mut masked = Vec::new();
+    let mut from = 0;
+    for r in strings {
+        masked.extend_from_slice(line.get(from..r.start)?);
+        from = r.end;
+    }
+    masked.extend_from_slice(line.get(from..)?);
+    if !matches!(redact_line(&masked), Ok(None)) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(strings.len());
+    for r in strings {
+        let raw = line.get(r.clone())?;
+        let mut finder = Finder::new();
+        let mut pieces = arbor_core::json::StrPieces::new(raw, FIND_WINDOW);
+        let mut released = 0;
+        while let Some(p) = pieces.next() {
+            finder.push(&p.ok()?);
+            // The string's pages behind are not read again by this pass.
+            let done = pieces.consumed();
+            crate::map::release_pages(raw.get(released..done).unwrap_or_default());
+            released = done.saturating_sub(1 << 16);
+        }
+        out.push((r.clone(), finder.finish()));
+    }
+    Some(out)
 }
 
 #[cfg(test)]
@@ -1303,6 +1673,131 @@ mod tests {
             let text: String = parts.iter().map(|&i| TEXTS[i]).collect();
             proptest::prop_assert_eq!(find(&text), unfiltered(|| find(&text)), "{}", text);
         }
+    }
+
+    /// Decoded text for [`Finder`]: a secret of every rule, whole and cut into its name, its
+    /// separator and its value (so that they straddle windows), private keys with and without
+    /// their END line, look-alikes a rule turns down, whitespace runs, words that continue a
+    /// name, characters that fold to ASCII and multi-byte ones.
+    const STREAM: &[&str] = &[
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1234\nabcd\n-----END RSA PRIVATE KEY-----",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n",
+        "-----END OPENSSH PRIVATE KEY-----",
+        "-----BEGIN ",
+        "PRIVATE KEY-----",
+        "AKIAQWERTYUIOPASDFGH",
+        "aws_secret_access_key = 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",
+        "aws_secret_access_key",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ2mB8vNq1",
+        "ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5",
+        "ghp_",
+        "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5",
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghij",
+        "glpat-aB3dE5fG7hI9jK1lM3nO5",
+        "sk-ant-api03-aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5zA7bC9dE1fG3hI5jK7l",
+        "sk-proj-aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5zA7bC9",
+        "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",
+        "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+        "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+        "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXXa1b2c3d4e5f6g7h8i9",
+        "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+        "npm_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5",
+        "hf_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3",
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9",
+        ".eyJzdWIiOiIxMjM0NTY3ODkwIn0",
+        "postgres://app:s3cr3tPa55@db.internal/prod",
+        "postgres://app:",
+        "s3cr3tPa55@db",
+        "Authorization: Bearer 4f9c2a7e1b3d5f6a8c0e2b4d6f8a0c1e",
+        "Authorization",
+        ": Bearer ",
+        "4f9c2a7e1b3d5f6a8c0e2b4d6f8a0c1e",
+        "DB_PASSWORD=Tr0ub4dor&3x!",
+        "DB_PASSWORD",
+        "Tr0ub4dor&3x!",
+        "password: \"hunter2hunter2\"",
+        "CLIENT_SECRET=9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e",
+        "CLIENT_SECRET",
+        "9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e",
+        "\"api_key\": \"Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0LzXc\"",
+        "api_key=API_TOKEN=522dd222500000003000610413437084",
+        "password = <your password>",
+        "my_token_count = 1234567890",
+        "Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0LzXc",
+        "=",
+        ": ",
+        "\"",
+        " ",
+        "      ",
+        "\n",
+        "\n\n   \t",
+        "abc_def",
+        "_",
+        "-",
+        "let value = compute(&items[index]); ",
+        "\u{17F}",
+        "\u{212A}",
+        "é",
+        "😀",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+        /// A text given in pieces and scanned in windows ([`Finder`]) has the secrets the
+        /// whole text has: the same ranges, kinds and order, wherever the pieces and the
+        /// windows cut a secret, a name from its value, a key block from its END line.
+        #[test]
+        fn windows_find_what_the_whole_text_holds(
+            parts in proptest::collection::vec(0..STREAM.len(), 1..12),
+            cuts in proptest::collection::vec(1usize..30, 1..8),
+            window in 1usize..64,
+        ) {
+            let text: String = parts.iter().map(|&i| STREAM[i]).collect();
+            let mut f = Finder::with_window(window);
+            let mut at = 0;
+            let mut k = 0;
+            while at < text.len() {
+                let mut end = (at + cuts[k % cuts.len()]).min(text.len());
+                while !text.is_char_boundary(end) {
+                    end += 1;
+                }
+                f.push(&text[at..end]);
+                at = end;
+                k += 1;
+            }
+            proptest::prop_assert_eq!(f.finish(), find(&text), "{:?} (windows of {})", text, window);
+        }
+    }
+
+    /// What [`Finder`] holds of ordinary text (code, prose, secrets among them) stays near
+    /// a window however long the text; a private key block whose END line does not come is
+    /// held from its BEGIN line (any text may continue its body).
+    #[test]
+    fn the_text_held_stays_near_a_window() {
+        let line =
+            "    let value = compute(&items[index], options.clone()); // step 42, password: x\n";
+        let secret = "token = ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5\n";
+        let window = 4096;
+        let mut f = Finder::with_window(window);
+        let mut most = 0;
+        for k in 0..20_000 {
+            f.push(if k % 997 == 0 { secret } else { line });
+            most = most.max(f.buf.len());
+        }
+        assert!(most < 2 * window, "held {most} bytes");
+        assert_eq!(f.finish().len(), 21);
+        let mut f = Finder::with_window(window);
+        f.push("-----BEGIN RSA PRIVATE KEY-----\n");
+        for _ in 0..2_000 {
+            f.push(line);
+        }
+        assert!(
+            f.buf.len() > 2_000 * line.len(),
+            "held {} bytes",
+            f.buf.len()
+        );
     }
 
     /// A value a rule turns down can hold a secret: `API_TOKEN=…` is not random as a whole

@@ -424,10 +424,10 @@ pub fn export(
     };
     // Redacted before anything is rendered: every format writes only what the one scanner
     // (`arbor secrets`) left.
-    let redacted = if redact {
+    let (redacted, redactions) = if redact {
         crate::export::redact(&mut doc).with_context(|| path.display().to_string())?
     } else {
-        0
+        (0, crate::export::Redactions::default())
     };
     let file_name = path
         .file_name()
@@ -440,6 +440,7 @@ pub fn export(
     let opts = crate::export::Options {
         redact,
         assets: assets.as_ref(),
+        redactions: Some(&redactions),
     };
     let report = match output {
         Some(o) => {

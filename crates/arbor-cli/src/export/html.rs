@@ -68,6 +68,7 @@ pub fn html(
         &leaf
             .map(|l| doc.index().path(doc, l).entries)
             .unwrap_or_default(),
+        opts.redactions,
     );
     let title = if title.trim().is_empty() {
         file_name.to_string()
@@ -132,7 +133,15 @@ pub fn html(
                 EntryType::Compaction | EntryType::BranchSummary | EntryType::Label
             );
         if shown {
-            let label = crate::render::one_line(&crate::render::describe(doc, i), 60);
+            // A content whose long strings are redacted as they are read: described from a
+            // redacted copy of its beginning (what the line redacted whole would show).
+            let content = text::redacted_content(doc, i, opts.redactions);
+            let described = crate::render::describe_with(
+                doc,
+                i,
+                content.as_ref().map(|(raw, kind)| (raw.as_slice(), *kind)),
+            );
+            let label = crate::render::one_line(&described, 60);
             let label = esc(&label);
             let id = esc(&id_of(i));
             let cur = if on_path[i] { " class=\"cur\"" } else { "" };
@@ -185,7 +194,7 @@ fn html_entry<W: Write>(
         value: m,
         content: long,
         blocks: long_blocks,
-    } = text::message(e, line, true);
+    } = text::message(e, line, true, w.opts.redactions);
     // Parsed: the map's pages of the line are not needed while it is written.
     arbor_store::map::release_pages(line);
     let s = |k: &str| {
@@ -245,10 +254,10 @@ fn html_entry<W: Write>(
                 "toolResult" | "bashExecution" => {
                     let text = if role == "bashExecution" {
                         Src::Str(format!("$ {}\n{}", s("command"), s("output")).into())
-                    } else if let Some(raw) = long {
-                        Src::raw(raw)
+                    } else if let Some(src) = long.clone() {
+                        src
                     } else {
-                        Src::Str(crate::render::content_text(m.get("content")).into())
+                        text::content(m.get("content"), &long_blocks)
                     };
                     let lines = text::line_count(&text)?;
                     let ops = vec![
@@ -264,8 +273,8 @@ fn html_entry<W: Write>(
                     })?;
                     html_images(m.get("content"), w)?;
                 }
-                _ => match (long, m.get("content")) {
-                    (Some(raw), _) => body(w, &Src::raw(raw), "text")?,
+                _ => match (&long, m.get("content")) {
+                    (Some(src), _) => body(w, src, "text")?,
                     (None, Some(JsValue::String(t))) => {
                         body(w, &Src::Str(t.to_string_lossy()), "text")?
                     }
@@ -276,44 +285,47 @@ fn html_entry<W: Write>(
                                 b.get(k).and_then(|v| v.as_str_lossy()).unwrap_or_default()
                             };
                             match b.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
-                                Some("text") => match text::block(&long_blocks, k) {
-                                    Some(raw) => body(w, &Src::raw(raw), "text")?,
-                                    None => body(w, &Src::Str(bs("text")), "text")?,
-                                },
-                                Some("thinking") if !bs("thinking").trim().is_empty() => {
-                                    write!(
-                                        w.out,
-                                        "<details><summary>Thinking</summary><div class=\"text\">"
-                                    )?;
-                                    write_pieces(&mut w.out, &bs("thinking"), false, esc)?;
-                                    write!(w.out, "</div></details>")?;
+                                Some("text") => body(w, &long_blocks.text(k, b, "text"), "text")?,
+                                Some("thinking") => {
+                                    let t = long_blocks.text(k, b, "thinking");
+                                    // Only whitespace: nothing (`layout` says where the last
+                                    // other character is).
+                                    let blank = match &t {
+                                        Src::Str(s) => s.trim().is_empty(),
+                                        _ => text::layout(&t, false)?
+                                            .parts
+                                            .first()
+                                            .is_none_or(|p| p.last_non_ws.is_none()),
+                                    };
+                                    if !blank {
+                                        let ops = vec![
+                                            Op::Lit(
+                                                "<details><summary>Thinking</summary><div class=\"text\">"
+                                                    .into(),
+                                            ),
+                                            Op::Text(0..usize::MAX, Esc::Html),
+                                            Op::Lit("</div></details>".into()),
+                                        ];
+                                        text::write_ops(
+                                            &mut w.out,
+                                            &t,
+                                            ops,
+                                            &text::Runs::default(),
+                                            |_, _, _| Ok(()),
+                                        )?;
+                                    }
                                 }
                                 Some("toolCall") => {
-                                    let args = b
-                                        .get("arguments")
-                                        .map(|a| String::from_utf8_lossy(&a.to_json()).into_owned())
-                                        .unwrap_or_default();
-                                    let a = args;
+                                    let args =
+                                        long_blocks.json(k, b, "arguments").unwrap_or("".into());
                                     let hint =
-                                        b.get("arguments")
-                                            .and_then(|a| {
-                                                [
-                                                    "path",
-                                                    "file_path",
-                                                    "command",
-                                                    "pattern",
-                                                    "query",
-                                                    "url",
-                                                ]
-                                                .iter()
-                                                .find_map(|k| {
-                                                    a.get(k)
-                                                        .and_then(|v| v.as_str_lossy())
-                                                        .map(|v| v.into_owned())
-                                                })
+                                        ["path", "file_path", "command", "pattern", "query", "url"]
+                                            .iter()
+                                            .find_map(|key| {
+                                                long_blocks.str_in(k, b, "arguments", key)
                                             })
+                                            .map(|h| text::one_line(&h, 80))
                                             .unwrap_or_default();
-                                    let hint = crate::render::one_line(&hint, 80);
                                     write!(
                                         w.out,
                                         "<details><summary>Tool call <b>{}</b> {}</summary>",
@@ -321,10 +333,18 @@ fn html_entry<W: Write>(
                                         esc(&hint)
                                     )?;
                                     // Plain: highlighting JSON adds a span per token and little to read.
-                                    write!(w.out, "<pre>")?;
-                                    write_pieces(&mut w.out, &a, false, esc)?;
-                                    write!(w.out, "</pre>")?;
-                                    write!(w.out, "</details>")?;
+                                    let ops = vec![
+                                        Op::Lit("<pre>".into()),
+                                        Op::Text(0..usize::MAX, Esc::Html),
+                                        Op::Lit("</pre></details>".into()),
+                                    ];
+                                    text::write_ops(
+                                        &mut w.out,
+                                        &args,
+                                        ops,
+                                        &text::Runs::default(),
+                                        |_, _, _| Ok(()),
+                                    )?;
                                 }
                                 _ => {}
                             }

@@ -28,6 +28,8 @@ pub struct Options<'a> {
     pub redact: bool,
     /// Where images go (`FILE.assets/`), `None`: placeholders only (stdout).
     pub assets: Option<&'a output::Assets>,
+    /// The secrets [`redact`] left in long strings, replaced as they are read.
+    pub redactions: Option<&'a Redactions>,
 }
 
 /// Counts kept while writing.
@@ -103,12 +105,11 @@ impl<'a, W: Write> Writer<'a, W> {
         }
     }
 
-    /// Message content: a string, or blocks (a long `text` of which is in `long`, by block
-    /// index: [`text::Payload::blocks`]).
+    /// Message content: a string, or blocks (their long members in `long`: [`text::message`]).
     fn blocks(
         &mut self,
         content: Option<&JsValue>,
-        long: &[(usize, &[u8])],
+        long: &text::LongBlocks<'_>,
     ) -> std::io::Result<()> {
         match content {
             Some(JsValue::String(s)) => self.text(&Src::Str(s.to_string_lossy())),
@@ -117,25 +118,14 @@ impl<'a, W: Write> Writer<'a, W> {
                     // Borrowed: a long text is not copied.
                     let s = |k: &str| b.get(k).and_then(|v| v.as_str_lossy()).unwrap_or_default();
                     match b.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
-                        Some("text") => match text::block(long, k) {
-                            Some(raw) => self.text(&Src::raw(raw))?,
-                            None => self.text(&Src::Str(s("text")))?,
-                        },
+                        Some("text") => self.text(&long.text(k, b, "text"))?,
                         Some("thinking") => {
-                            let t = s("thinking");
-                            if !t.trim().is_empty() {
-                                writeln!(self.out, "<details><summary>Thinking</summary>\n")?;
-                                write_pieces(&mut self.out, t.trim_end(), true, md_text)?;
-                                writeln!(self.out, "\n\n</details>\n")?;
-                            }
+                            md_thinking(&mut self.out, &long.text(k, b, "thinking"))?
                         }
                         Some("toolCall") => {
                             writeln!(self.out, "**Tool call** {}\n", md_code(&s("name")))?;
-                            let args = b
-                                .get("arguments")
-                                .map(|a| String::from_utf8_lossy(&a.to_json()).into_owned())
-                                .unwrap_or_default();
-                            self.fence("json", &args.as_str().into())?;
+                            let args = long.json(k, b, "arguments").unwrap_or("".into());
+                            self.fence("json", &args)?;
                         }
                         Some("image") => self.image(&s("data"), &s("mimeType"))?,
                         _ => {}
@@ -146,6 +136,31 @@ impl<'a, W: Write> Writer<'a, W> {
             _ => Ok(()),
         }
     }
+}
+
+/// A thinking block in Markdown, unless it is only whitespace: in `<details>`, its text
+/// without trailing whitespace through [`md_text`].
+fn md_thinking(out: &mut impl Write, t: &Src<'_>) -> std::io::Result<()> {
+    let (end, runs) = match t {
+        // In memory: no pass to find where it ends (nor `Runs`: its lines are not cut).
+        Src::Str(s) => (
+            Some(s.trim_end().len()).filter(|_| !s.trim().is_empty()),
+            text::Runs::default(),
+        ),
+        _ => {
+            let l = text::layout(t, false)?;
+            (l.parts.first().and_then(|p| p.last_non_ws), l.runs)
+        }
+    };
+    let Some(end) = end else {
+        return Ok(());
+    };
+    let ops = vec![
+        Op::Lit("<details><summary>Thinking</summary>\n\n".into()),
+        Op::Text(0..end, Esc::Md),
+        Op::Lit("\n\n</details>\n\n".into()),
+    ];
+    text::write_ops(out, t, ops, &runs, |_, _, _| Ok(()))
 }
 
 /// A fenced block of `body` whose fence is longer than any backtick run inside.
@@ -431,16 +446,21 @@ fn fragment(id: &str) -> String {
     out
 }
 
-/// Redacts `doc` for an export with [`arbor_store::secrets::redact_doc`], the scanner
-/// `arbor secrets` reports with: every entry (an export of one path still shows text from
-/// others: the session's name is the last `session_info` entry of any branch, a label names
-/// its target), the header and omp's title slot. Every format then renders only redacted
-/// text. Returns how many secrets.
+/// Redacts `doc` for an export with [`arbor_store::secrets::redact_doc_deferring`], the
+/// scanner `arbor secrets` reports with: every entry (an export of one path still shows text
+/// from others: the session's name is the last `session_info` entry of any branch, a label
+/// names its target), the header and omp's title slot. The long strings the export reads in
+/// pieces ([`text::long_strings`]) keep their line when they are its only secrets: their
+/// secrets are returned ([`Redactions`], for [`Options::redactions`]) and replaced as each is
+/// read. Every format then renders only redacted text. Returns how many secrets.
 ///
 /// # Errors
 /// A line that cannot be redacted (the export is then refused).
-pub fn redact(doc: &mut SessionDoc) -> Result<usize, arbor_store::secrets::RedactError> {
-    arbor_store::secrets::redact_doc(doc, None)
+pub fn redact(
+    doc: &mut SessionDoc,
+) -> Result<(usize, Redactions), arbor_store::secrets::RedactError> {
+    let (n, deferred) = arbor_store::secrets::redact_doc_deferring(doc, None, &text::long_strings)?;
+    Ok((n, Redactions::new(doc, deferred)))
 }
 
 /// The session's token and cost totals over `entries` (assistant messages' `usage`).
@@ -473,7 +493,7 @@ fn totals(doc: &SessionDoc, entries: &[usize], resident: &mut Resident<'_>) -> [
 }
 
 /// The session's name, or else its first user message on one line (80 columns).
-fn title_of(doc: &SessionDoc, path: &[usize]) -> String {
+fn title_of(doc: &SessionDoc, path: &[usize], red: Option<&Redactions>) -> String {
     doc.session_name().unwrap_or_else(|| {
         let first_user = path
             .iter()
@@ -482,16 +502,16 @@ fn title_of(doc: &SessionDoc, path: &[usize]) -> String {
                 if e.role != Some(arbor_core::entry::Role::User) {
                     return None;
                 }
-                let p = text::message(e, doc.line(&e.line), false);
+                let p = text::message(e, doc.line(&e.line), true, red);
                 match (p.content, p.value) {
                     // One line of a long text: only as much of it as the line needs.
-                    (Some(long), _) => Some(text::one_line(&Src::raw(long), 80)),
+                    (Some(long), _) => Some(text::one_line(&long, 80)),
                     (None, m) => m.map(|m| match m.get("content") {
                         // One line of a text: not a copy of it all.
                         Some(JsValue::String(s)) => {
                             crate::render::one_line(&s.to_string_lossy(), 80)
                         }
-                        c => crate::render::one_line(&crate::render::content_text(c), 80),
+                        c => text::one_line(&text::content(c, &p.blocks), 80),
                     }),
                 }
             })
@@ -537,7 +557,11 @@ pub fn markdown(
         v.dedup();
         v
     };
-    let title = title_of(doc, paths.first().map(Vec::as_slice).unwrap_or_default());
+    let title = title_of(
+        doc,
+        paths.first().map(Vec::as_slice).unwrap_or_default(),
+        opts.redactions,
+    );
     // One line already (or the file's name), and nothing follows it on its line.
     let title = md_text(&crate::render::one_line(
         if title.is_empty() { file_name } else { &title },
@@ -622,7 +646,7 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
                 value: m,
                 content: long,
                 blocks: long_blocks,
-            } = text::message(e, line, true);
+            } = text::message(e, line, true, w.opts.redactions);
             let m = m.unwrap_or(JsValue::Null);
             // Parsed: the map's pages of the line are not needed while it is written.
             arbor_store::map::release_pages(line);
@@ -656,8 +680,8 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
                         writeln!(w.out, "> **error**\n")?;
                     }
                     let text = match long {
-                        Some(raw) => Src::raw(raw),
-                        None => Src::Str(crate::render::content_text(m.get("content")).into()),
+                        Some(src) => src,
+                        None => text::content(m.get("content"), &long_blocks),
                     };
                     w.fence("", &text)?;
                     if let Some(JsValue::Array(blocks)) = m.get("content") {
@@ -685,7 +709,7 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
                     w.fence("", &s("output").as_str().into())?;
                 }
                 _ => match long {
-                    Some(raw) => w.text(&Src::raw(raw))?,
+                    Some(src) => w.text(&src)?,
                     None => w.blocks(m.get("content"), &long_blocks)?,
                 },
             }
@@ -705,7 +729,7 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
             let ct = md_inline(&ct);
             writeln!(w.out, "### {anchor}Custom message · {ct} · {id} · {ts}\n")?;
             let c = e.fields.value(line, "content");
-            w.blocks(c.as_ref(), &[])?;
+            w.blocks(c.as_ref(), &text::LongBlocks::default())?;
         }
         _ => {
             let d = crate::render::one_line(&crate::render::describe(doc, i), 300);
@@ -764,7 +788,7 @@ pub fn json(
             value: m,
             content: long,
             blocks: long_blocks,
-        } = text::message(e, line, true);
+        } = text::message(e, line, true, opts.redactions);
         if m.is_some() {
             // Parsed: the map's pages of the line are not needed while it is written.
             arbor_store::map::release_pages(line);
@@ -776,6 +800,9 @@ pub fn json(
         let mut tail = Vec::new();
         // Each text as its parts, joined by `\n` as they are written.
         let mut texts: Vec<(&str, Vec<Src<'_>>)> = Vec::new();
+        // The tool calls (each its members before `arguments`, and the arguments): written
+        // between the texts and `tail`, the arguments streamed.
+        let mut calls: Vec<(Vec<u8>, Src<'_>)> = Vec::new();
         let mut o = JsonObject::new(&mut head);
         o.opt_str("id", e.id.as_deref())
             .opt_str("parentId", e.parent_id.as_deref())
@@ -795,7 +822,6 @@ pub fn json(
             // Borrowed from the parsed message: a long text is not copied.
             let mut text: Vec<Src<'_>> = Vec::new();
             let mut thinking: Vec<Src<'_>> = Vec::new();
-            let mut calls = Vec::new();
             match m.get("content") {
                 Some(JsValue::String(t)) => text.push(Src::Str(t.to_string_lossy())),
                 Some(JsValue::Array(blocks)) => {
@@ -803,44 +829,35 @@ pub fn json(
                         let bs =
                             |k: &str| bl.get(k).and_then(|v| v.as_str_lossy()).unwrap_or_default();
                         match bl.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
-                            Some("text") => text.push(match text::block(&long_blocks, k) {
-                                Some(raw) => Src::raw(raw),
-                                None => Src::Str(bs("text")),
-                            }),
-                            Some("thinking") => thinking.push(Src::Str(bs("thinking"))),
-                            Some("toolCall") => calls.push((
-                                bs("id"),
-                                bs("name"),
-                                bl.get("arguments")
-                                    .map(|a| a.to_json())
-                                    .unwrap_or_else(|| b"null".to_vec()),
-                            )),
+                            Some("text") => text.push(long_blocks.text(k, bl, "text")),
+                            Some("thinking") => thinking.push(long_blocks.text(k, bl, "thinking")),
+                            Some("toolCall") => {
+                                // `{"id":…,"name":…` then the arguments, streamed.
+                                let mut c = Vec::new();
+                                JsonObject::new(&mut c)
+                                    .str("id", &bs("id"))
+                                    .str("name", &bs("name"));
+                                c.pop();
+                                calls.push((
+                                    c,
+                                    long_blocks
+                                        .json(k, bl, "arguments")
+                                        .unwrap_or("null".into()),
+                                ));
+                            }
                             _ => {}
                         }
                     }
                 }
                 _ => {}
             }
-            if let Some(raw) = long {
-                texts.push(("text", vec![Src::raw(raw)]));
+            if let Some(src) = long {
+                texts.push(("text", vec![src]));
             } else if !text.is_empty() {
                 texts.push(("text", text));
             }
             if !thinking.is_empty() {
                 texts.push(("thinking", thinking));
-            }
-            if !calls.is_empty() {
-                let mut cb = Vec::new();
-                let mut arr = arbor_core::json::JsonArray::new(&mut cb);
-                for (cid, name, args) in &calls {
-                    // The arguments as they are (redacted with the document, inside their
-                    // strings: still valid JSON).
-                    arr.object(|c| {
-                        c.str("id", cid).str("name", name).raw("arguments", args);
-                    });
-                }
-                arr.finish();
-                t.raw("toolCalls", &cb);
             }
             if let Some(JsValue::Bool(b)) = m.get("isError") {
                 t.bool("isError", *b);
@@ -881,6 +898,21 @@ pub fn json(
             }
             out.write_all(b"\"")?;
         }
+        if !calls.is_empty() {
+            out.write_all(b",\"toolCalls\":[")?;
+            for (j, (c, args)) in calls.iter().enumerate() {
+                if j > 0 {
+                    out.write_all(b",")?;
+                }
+                out.write_all(c)?;
+                out.write_all(b",\"arguments\":")?;
+                // The arguments as they are (redacted with the document, inside their
+                // strings: still valid JSON).
+                args.each(false, |_, p| out.write_all(p.as_bytes()))?;
+                out.write_all(b"}")?;
+            }
+            out.write_all(b"]")?;
+        }
         match tail.get(1..) {
             Some(members) if members != b"}" => {
                 out.write_all(b",")?;
@@ -900,3 +932,98 @@ pub mod output;
 mod text;
 pub use html::html;
 pub use output::assets_of;
+pub use text::Redactions;
+
+#[cfg(test)]
+mod tests {
+    //! Redaction as a long string is read renders what the whole-line redaction renders.
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Every format of `doc` (the path to its leaf), as bytes.
+    fn render_all(doc: &SessionDoc, red: Option<&Redactions>) -> Vec<Vec<u8>> {
+        let leaf = doc.index().leaf.expect("a leaf");
+        let paths = vec![doc.index().path(doc, leaf).entries];
+        let opts = Options {
+            redact: true,
+            assets: None,
+            redactions: red,
+        };
+        let mut md = Vec::new();
+        markdown(doc, "s.jsonl", &paths, &opts, &mut md).expect("in memory");
+        let mut page = Vec::new();
+        html(doc, "s.jsonl", &opts, &mut page).expect("in memory");
+        let mut js = Vec::new();
+        json(doc, Path::new("s.jsonl"), &paths, &opts, &mut js).expect("in memory");
+        vec![md, page, js]
+    }
+
+    const SECRETS: &[&str] = &[
+        "ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5",
+        "token = ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5",
+        "password: Tr0ub4dor&3x!",
+        "Authorization: Bearer 4f9c2a7e1b3d5f6a8c0e2b4d6f8a0c1e",
+        "postgres://app:s3cr3tPa55@db.internal/prod",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1234\n-----END RSA PRIVATE KEY-----",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1234\n",
+        "é😀 `x` ]( <b>",
+        "CLIENT_SECRET=9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+
+        /// A session whose long strings (a user's content, text, thinking, tool-call
+        /// arguments, a tool result) hold secrets anywhere (around the 1 MB pieces too, at a
+        /// string's start, where the sidebar and the title read): with the secrets replaced
+        /// as each string is read, every format writes the bytes it writes from the lines
+        /// redacted whole (`redact_doc`, the code before), and the same count.
+        #[test]
+        fn redacting_as_read_renders_as_redacting_whole(
+            plants in proptest::collection::vec((0..SECRETS.len(), 0usize..5, 0usize..1_300_000), 1..5),
+        ) {
+            let line = "    let value = compute(&items[index], options.clone()); // step 42\n";
+            let mut texts: Vec<String> = vec![line.repeat(1_200_000 / line.len()); 5];
+            for (k, place, at) in &plants {
+                let t = &mut texts[*place];
+                let at = (*at).min(t.len());
+                let at = (0..=at).rev().find(|&i| t.is_char_boundary(i)).unwrap_or(0);
+                t.insert_str(at, &format!(" {} ", SECRETS[*k]));
+            }
+            let j = |s: &str| {
+                let mut v = Vec::new();
+                arbor_core::json::write_str_escaped(s, &mut v);
+                String::from_utf8(v).expect("utf-8")
+            };
+            let head = r#"{"type":"session","version":3,"id":"01a2031c-aa28-755e-9ecf-bfbc78024bb1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+            let msg = |id: &str, parent: &str, m: String| format!(
+                r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z","message":{m}}}"#
+            );
+            let lines = [
+                head.to_string(),
+                msg("u1", "null", format!(r#"{{"role":"user","content":{},"timestamp":1}}"#, j(&texts[0]))),
+                msg("a1", "\"u1\"", format!(
+                    r#"{{"role":"assistant","content":[{{"type":"thinking","thinking":{}}},{{"type":"text","text":{}}},{{"type":"toolCall","id":"c1","name":"write","arguments":{{"path":"/p/a.rs","content":{}}}}}],"timestamp":2}}"#,
+                    j(&texts[1]), j(&texts[2]), j(&texts[3])
+                )),
+                msg("r1", "\"a1\"", format!(
+                    r#"{{"role":"toolResult","toolCallId":"c1","toolName":"write","content":[{{"type":"text","text":{}}},{{"type":"text","text":"ok"}}],"timestamp":3}}"#,
+                    j(&texts[4])
+                )),
+            ];
+            let bytes = (lines.join("\n") + "\n").into_bytes();
+            let parse = || SessionDoc::parse(std::sync::Arc::new(bytes.clone())).expect("a session");
+            let mut whole = parse();
+            let n = arbor_store::secrets::redact_doc(&mut whole, None).expect("redacts");
+            let mut read = parse();
+            let (m, red) = redact(&mut read).expect("redacts");
+            prop_assert_eq!(n, m);
+            prop_assert!(n >= 1);
+            let a = render_all(&whole, None);
+            let b = render_all(&read, Some(&red));
+            for (x, y) in a.iter().zip(&b) {
+                prop_assert!(x == y, "{} / {} bytes differ", x.len(), y.len());
+            }
+        }
+    }
+}

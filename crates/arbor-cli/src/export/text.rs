@@ -8,6 +8,7 @@
 //! one piece, a long one many; the bytes written are the same.
 use arbor_core::entry::{key_is, Entry};
 use arbor_core::json::{JsValue, StrPieces, ValueKind};
+use arbor_store::secrets::Secret;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -20,20 +21,256 @@ pub(crate) const LONG: usize = 1 << 20;
 const PIECE: usize = 1 << 20;
 
 /// A text to render.
+#[derive(Clone)]
 pub(crate) enum Src<'a> {
     /// In memory.
     Str(Cow<'a, str>),
     /// A JSON string's raw contents (between its quotes), in the session's line: decoded a
     /// piece at a time, lossily (lone surrogates and invalid UTF-8 as U+FFFD), as
-    /// `JsStr::to_string_lossy` decodes it whole; pieces of `piece` bytes (at least).
-    Raw { raw: &'a [u8], piece: usize },
+    /// `JsStr::to_string_lossy` decodes it whole; pieces of `piece` bytes (at least); its
+    /// `secrets` (ranges of the decoded text, in order) replaced by `[REDACTED:kind]` as it
+    /// is read ([`Redactions`]).
+    Raw {
+        raw: &'a [u8],
+        piece: usize,
+        secrets: &'a [Secret],
+    },
+    /// Texts one after the other (a tool result's blocks, `\n` between them as texts of
+    /// their own).
+    Cat(Vec<Src<'a>>),
+    /// A JSON value of the session's line as `JSON.stringify` writes it (tool-call
+    /// arguments), its long strings spelled a piece at a time ([`JsonText`]).
+    Json(&'a JsonText<'a>),
 }
 
 impl<'a> Src<'a> {
-    /// A JSON string's raw contents, read in pieces of [`PIECE`] bytes.
-    pub(crate) fn raw(raw: &'a [u8]) -> Self {
-        Src::Raw { raw, piece: PIECE }
+    /// A JSON string's raw contents, read in pieces of [`PIECE`] bytes, the secrets `red` has
+    /// for it replaced as it is read.
+    pub(crate) fn raw_redacted(raw: &'a [u8], red: Option<&'a Redactions>) -> Self {
+        Src::Raw {
+            raw,
+            piece: PIECE,
+            secrets: red.map_or(&[], |r| r.of(raw)),
+        }
     }
+
+    /// How long a line [`Src::each`] may cut (and [`layout`] records the backtick runs of):
+    /// the smallest piece of the texts read in pieces; none for a text in memory.
+    fn piece(&self) -> usize {
+        match self {
+            Src::Str(_) => usize::MAX,
+            Src::Raw { piece, .. } => *piece,
+            Src::Cat(parts) => parts.iter().map(Src::piece).min().unwrap_or(usize::MAX),
+            Src::Json(j) => j.piece,
+        }
+    }
+
+    /// Calls `f` with the text's consecutive chunks as they are decoded (any size; a long
+    /// string's pages behind are released as it goes).
+    fn chunks(&self, f: &mut dyn FnMut(&str) -> io::Result<()>) -> io::Result<()> {
+        match self {
+            Src::Str(s) => f(s),
+            Src::Raw {
+                raw,
+                piece,
+                secrets,
+            } => {
+                let mut pieces = StrPieces::new(raw, *piece);
+                let mut released = 0;
+                let mut redacting = Redacting::new(secrets);
+                while let Some(p) = pieces.next() {
+                    let p = p.map_err(bad_text)?;
+                    redacting.piece(&p, f)?;
+                    drop(p);
+                    released = release_behind(raw, released, pieces.consumed());
+                }
+                Ok(())
+            }
+            Src::Cat(parts) => parts.iter().try_for_each(|p| p.chunks(f)),
+            Src::Json(j) => j.chunks(f),
+        }
+    }
+}
+
+/// Replaces secrets (ranges of a decoded text, in order, not overlapping) by
+/// `[REDACTED:kind]` in the text's consecutive pieces, as `secrets::redact_value` replaces
+/// them in the text whole.
+struct Redacting<'s> {
+    secrets: &'s [Secret],
+    /// Where the next piece starts in the decoded text.
+    at: usize,
+}
+
+impl<'s> Redacting<'s> {
+    fn new(secrets: &'s [Secret]) -> Self {
+        Redacting { secrets, at: 0 }
+    }
+
+    /// Calls `f` with the next piece, redacted (in one or more parts).
+    fn piece(&mut self, p: &str, f: &mut dyn FnMut(&str) -> io::Result<()>) -> io::Result<()> {
+        let start = self.at;
+        self.at += p.len();
+        let mut i = 0;
+        while i < p.len() {
+            let pos = start + i;
+            match self.secrets.first() {
+                Some(s) if s.end <= pos => self.secrets = &self.secrets[1..],
+                Some(s) if s.start <= pos => {
+                    if s.start == pos {
+                        f(&format!("[REDACTED:{}]", s.kind))?;
+                    }
+                    i = (s.end - start).min(p.len());
+                }
+                Some(s) => {
+                    let to = (s.start - start).min(p.len());
+                    f(p.get(i..to).unwrap_or_default())?;
+                    i = to;
+                }
+                None => {
+                    f(p.get(i..).unwrap_or_default())?;
+                    i = p.len();
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The secrets of the long strings an export reads in pieces, left in their lines by
+/// [`arbor_store::secrets::redact_doc_deferring`] (see [`long_strings`]): by where each
+/// string's raw contents are (the session's map is not changed while the export runs).
+#[derive(Debug, Default)]
+pub struct Redactions {
+    strings: HashMap<usize, Vec<Secret>>,
+    /// The entries that hold them.
+    entries: std::collections::HashSet<usize>,
+}
+
+impl Redactions {
+    /// Of what `redact_doc_deferring` gave for `doc`.
+    pub(crate) fn new(
+        doc: &arbor_core::doc::SessionDoc,
+        deferred: arbor_store::secrets::Deferred,
+    ) -> Self {
+        let mut r = Redactions::default();
+        for (i, strings) in deferred {
+            let line = doc.entry_line(i).as_ptr() as usize;
+            r.entries.insert(i);
+            for (range, secrets) in strings {
+                r.strings.insert(line + range.start, secrets);
+            }
+        }
+        r
+    }
+
+    /// The secrets of the string whose raw contents are `raw` (none: it has none, or its
+    /// line was redacted whole).
+    pub(crate) fn of(&self, raw: &[u8]) -> &[Secret] {
+        self.strings
+            .get(&(raw.as_ptr() as usize))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether entry `i` holds strings redacted as they are read.
+    pub(crate) fn holds(&self, i: usize) -> bool {
+        self.entries.contains(&i)
+    }
+}
+
+/// The long strings of a message that the export reads in pieces (a `content` string, a
+/// block's `text` or `thinking`, the long strings of a tool call's `arguments`): byte ranges
+/// of their raw contents in `line`, in order, for `redact_doc_deferring`. Only a user's, an
+/// assistant's or a tool result's (the others' lines are redacted whole).
+pub(crate) fn long_strings(e: &Entry, line: &[u8]) -> Vec<Range<usize>> {
+    use arbor_core::entry::Role;
+    // No string of a short line is long (and its message is not parsed for nothing).
+    if line.len() <= LONG
+        || !matches!(
+            e.role,
+            Some(Role::User | Role::Assistant | Role::ToolResult)
+        )
+    {
+        return Vec::new();
+    }
+    let p = message(e, line, true, None);
+    let at = |raw: &[u8]| {
+        let start = raw.as_ptr() as usize - line.as_ptr() as usize;
+        start..start + raw.len()
+    };
+    let mut out = Vec::new();
+    if let Some(Src::Raw { raw, .. }) = &p.content {
+        out.push(at(raw));
+    }
+    for (_, _, l) in &p.blocks.0 {
+        match l {
+            Long::Str(raw, _) => out.push(at(raw)),
+            Long::Json(j) => out.extend(j.marks.iter().map(|(_, raw, _)| at(raw))),
+        }
+    }
+    out.sort_by_key(|r| r.start);
+    out
+}
+
+/// The `content` of entry `i` (a message whose long strings hold secrets `red` has, see
+/// [`Redactions::holds`]) as raw JSON with each long string cut to its first characters,
+/// redacted: enough for what [`crate::render::describe_with`] reads of it (200 characters),
+/// which it would read from the line redacted whole. `None` for another entry.
+pub(crate) fn redacted_content(
+    doc: &arbor_core::doc::SessionDoc,
+    i: usize,
+    red: Option<&Redactions>,
+) -> Option<(Vec<u8>, ValueKind)> {
+    let red = red.filter(|r| r.holds(i))?;
+    let e = doc.entries().get(i)?;
+    let line = doc.line(&e.line);
+    let (raw, kind) = e.message.as_ref()?.get(line, "content")?;
+    let base = raw.as_ptr() as usize - line.as_ptr() as usize;
+    let mut out = Vec::new();
+    let mut from = 0;
+    for r in long_strings(e, line) {
+        let (Some(start), Some(end)) = (r.start.checked_sub(base), r.end.checked_sub(base)) else {
+            continue;
+        };
+        out.extend_from_slice(raw.get(from..start)?);
+        let head = one_line_prefix(&Src::raw_redacted(line.get(r)?, Some(red)), 256);
+        let mut q = Vec::new();
+        arbor_core::json::write_str_escaped(&head, &mut q);
+        out.extend_from_slice(q.get(1..q.len() - 1)?);
+        from = end;
+    }
+    out.extend_from_slice(raw.get(from..)?);
+    Some((out, kind))
+}
+
+/// The first `n` characters of a text (all of it when shorter), reading no more of it.
+fn one_line_prefix(src: &Src<'_>, n: usize) -> String {
+    let mut out = String::new();
+    let mut count = 0;
+    // Stopping early is an error that only ends the reading.
+    let _ = src.each(false, |_, p| {
+        for c in p.chars() {
+            if count == n {
+                return Err(io::Error::other("enough"));
+            }
+            out.push(c);
+            count += 1;
+        }
+        Ok(())
+    });
+    out
+}
+
+/// A long text that does not decode, as an I/O error of the export.
+fn bad_text(e: arbor_core::json::JsonError) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, format!("a message text: {e}"))
+}
+
+/// Releases the map's pages of `raw[released..done]` (the part of a long string a pass has
+/// read and does not read again; a page that straddles the last release is included the
+/// next time); returns where the next release starts.
+fn release_behind(raw: &[u8], released: usize, done: usize) -> usize {
+    arbor_store::map::release_pages(raw.get(released..done).unwrap_or_default());
+    done.saturating_sub(1 << 16)
 }
 
 impl<'a> From<&'a str> for Src<'a> {
@@ -45,58 +282,181 @@ impl<'a> From<&'a str> for Src<'a> {
 impl Src<'_> {
     /// Calls `f(offset, piece)` for consecutive pieces of the text (`offset` in bytes of the
     /// decoded text). With `lines`, a piece ends with `\n` but for the last one and a line
-    /// at least `piece` bytes long, which is cut (pieces of about `piece` bytes); without, a
-    /// piece ends at any character. An empty text has no pieces.
+    /// at least [`Src::piece`] bytes long, which is cut (pieces of about that many bytes);
+    /// without, a piece ends at any character. An empty text has no pieces.
     pub(crate) fn each(
         &self,
         lines: bool,
         mut f: impl FnMut(usize, &str) -> io::Result<()>,
     ) -> io::Result<()> {
-        match self {
-            Src::Str(s) if s.is_empty() => Ok(()),
-            Src::Str(s) => f(0, s),
-            Src::Raw { raw, piece } => {
-                let mut pieces = StrPieces::new(raw, *piece);
-                let mut carry = String::new();
-                let mut at = 0;
-                let mut released = 0;
-                while let Some(p) = pieces.next() {
-                    let p = p.map_err(|e| {
-                        io::Error::new(io::ErrorKind::InvalidData, format!("a message text: {e}"))
-                    })?;
-                    if !lines {
-                        f(at, &p)?;
-                        at += p.len();
-                    } else {
-                        carry.push_str(&p);
-                    }
-                    drop(p);
-                    // A line at least a piece long is cut (its end is not waited for).
-                    let nl = carry.rfind('\n').map_or(0, |n| n + 1);
-                    let cut = if carry.len() - nl >= *piece {
-                        carry.len()
-                    } else {
-                        nl
-                    };
-                    if cut > 0 {
-                        let rest = carry[cut..].to_string();
-                        carry.truncate(cut);
-                        f(at, &carry)?;
-                        at += carry.len();
-                        carry = rest;
-                    }
-                    // The line's pages behind are not read again by this pass (a page that
-                    // straddles the last release is included the next time).
-                    let done = pieces.consumed();
-                    arbor_store::map::release_pages(raw.get(released..done).unwrap_or_default());
-                    released = done.saturating_sub(1 << 16);
-                }
-                if !carry.is_empty() {
-                    f(at, &carry)?;
-                }
-                Ok(())
-            }
+        if let Src::Str(s) = self {
+            return if s.is_empty() { Ok(()) } else { f(0, s) };
         }
+        let piece = self.piece();
+        let mut carry = String::new();
+        let mut at = 0;
+        self.chunks(&mut |p| {
+            if p.is_empty() {
+                return Ok(());
+            }
+            if !lines {
+                f(at, p)?;
+                at += p.len();
+                return Ok(());
+            }
+            carry.push_str(p);
+            // A line at least a piece long is cut (its end is not waited for).
+            let nl = carry.rfind('\n').map_or(0, |n| n + 1);
+            let cut = if carry.len() - nl >= piece {
+                carry.len()
+            } else {
+                nl
+            };
+            if cut > 0 {
+                let rest = carry[cut..].to_string();
+                carry.truncate(cut);
+                f(at, &carry)?;
+                at += carry.len();
+                carry = rest;
+            }
+            Ok(())
+        })?;
+        if !carry.is_empty() {
+            f(at, &carry)?;
+        }
+        Ok(())
+    }
+}
+
+/// A JSON value as `JSON.stringify(JSON.parse(raw))` spells it, without its long strings
+/// in memory: the value with each string value longer than [`LONG`] replaced by a marker
+/// is spelled whole (`json::canonicalize`, small), and each marker's place is filled, as the
+/// text is read, with its string spelled a piece at a time (`StrPieces::next_wtf8`, then
+/// `write_js_str`: the escapes are per character, so the pieces spell the whole).
+pub(crate) struct JsonText<'a> {
+    /// The spelling with markers.
+    text: String,
+    /// Each marker's range in `text` (between its quotes), the long string's raw contents
+    /// and its secrets ([`Redactions`]), in order.
+    marks: Vec<(Range<usize>, &'a [u8], &'a [Secret])>,
+    piece: usize,
+}
+
+impl<'a> JsonText<'a> {
+    /// The value `raw` (a whole JSON value of the line), and the value parsed with the
+    /// markers in place of its long strings (for the short members a renderer reads, see
+    /// [`JsonText::long_of`]); `None` when it holds no long string or is not JSON.
+    pub(crate) fn new(
+        raw: &'a [u8],
+        long: usize,
+        piece: usize,
+        red: Option<&'a Redactions>,
+    ) -> Option<(Self, JsValue)> {
+        use arbor_core::json::{skip_ws, value_end};
+        // The long string values: a string followed by `:` is a key.
+        let mut longs = Vec::new();
+        let mut i = 0;
+        while let Some(q) = memchr::memchr(b'"', raw.get(i..)?).map(|q| i + q) {
+            let end = value_end(raw, q).ok()?;
+            if end - q - 2 > long && raw.get(skip_ws(raw, end)) != Some(&b':') {
+                longs.push(q + 1..end - 1);
+            }
+            i = end;
+        }
+        if longs.is_empty() {
+            return None;
+        }
+        // A marker no string of the value spells: a nonce not in the masked spelling.
+        for nonce in 0..16u32 {
+            let mark = |k: usize| format!("\\u0000arbor-long-{nonce}-{k}\\u0000");
+            let mut masked = Vec::with_capacity(
+                raw.len() - longs.iter().map(|r| r.len()).sum::<usize>() + 64 * longs.len(),
+            );
+            let mut from = 0;
+            for (k, r) in longs.iter().enumerate() {
+                masked.extend_from_slice(raw.get(from..r.start)?);
+                masked.extend_from_slice(mark(k).as_bytes());
+                from = r.end;
+            }
+            masked.extend_from_slice(raw.get(from..)?);
+            let mut out = Vec::new();
+            arbor_core::json::canonicalize(&masked, &mut out).ok()?;
+            let text = String::from_utf8(out).ok()?;
+            let prefix = format!("\\u0000arbor-long-{nonce}-");
+            if text.matches(prefix.as_str()).count() != longs.len() {
+                continue;
+            }
+            let mut marks = Vec::with_capacity(longs.len());
+            for (k, r) in longs.iter().enumerate() {
+                let m = mark(k);
+                let at = text.find(m.as_str())?;
+                let contents = raw.get(r.clone())?;
+                let secrets = red.map_or(&[][..], |red| red.of(contents));
+                marks.push((at..at + m.len(), contents, secrets));
+            }
+            // In the spelling's order (a value may move: integer-like keys first).
+            marks.sort_by_key(|(r, _, _)| r.start);
+            let value = JsValue::parse(&masked).ok()?;
+            return Some((JsonText { text, marks, piece }, value));
+        }
+        None
+    }
+
+    /// The long string whose marker `s` is (a string of [`JsonText::value`]).
+    pub(crate) fn long_of(&self, s: &str) -> Option<Src<'a>> {
+        let spelled = {
+            let mut v = Vec::new();
+            arbor_core::json::write_str_escaped(s, &mut v);
+            v
+        };
+        let inner = spelled.get(1..spelled.len().checked_sub(1)?)?;
+        self.marks
+            .iter()
+            .find(|(r, _, _)| self.text.as_bytes().get(r.clone()) == Some(inner))
+            .map(|(_, raw, secrets)| Src::Raw {
+                raw,
+                piece: self.piece,
+                secrets,
+            })
+    }
+
+    fn chunks(&self, f: &mut dyn FnMut(&str) -> io::Result<()>) -> io::Result<()> {
+        let mut from = 0;
+        for (r, raw, secrets) in &self.marks {
+            f(self.text.get(from..r.start).unwrap_or_default())?;
+            if !secrets.is_empty() {
+                // Redacted, the string is spelled from its lossy text (as `redact_value`
+                // replaces it: a lone surrogate is U+FFFD then).
+                let mut spell = |t: &str| {
+                    let mut q = Vec::with_capacity(t.len() + 16);
+                    arbor_core::json::write_str_escaped(t, &mut q);
+                    f(&String::from_utf8_lossy(
+                        q.get(1..q.len() - 1).unwrap_or_default(),
+                    ))
+                };
+                Src::Raw {
+                    raw,
+                    piece: self.piece,
+                    secrets,
+                }
+                .chunks(&mut spell)?;
+                from = r.end;
+                continue;
+            }
+            let mut pieces = StrPieces::new(raw, self.piece);
+            let mut released = 0;
+            while let Some(p) = pieces.next_wtf8() {
+                let p = p.map_err(bad_text)?;
+                let mut spelled = Vec::with_capacity(p.0.len() + 16);
+                arbor_core::json::write_js_str(&p, &mut spelled);
+                drop(p);
+                let inner = spelled.get(1..spelled.len() - 1).unwrap_or_default();
+                f(&String::from_utf8_lossy(inner))?;
+                released = release_behind(raw, released, pieces.consumed());
+            }
+            from = r.end;
+        }
+        f(self.text.get(from..).unwrap_or_default())
     }
 }
 
@@ -106,11 +466,16 @@ impl Src<'_> {
 /// assistant's `content` array longer than [`LONG`] has each `text` member longer than that
 /// read the same way: the value holds `""` in its place, and [`Payload::blocks`] the raw
 /// contents, by block index.
-pub(crate) fn message<'l>(e: &Entry, line: &'l [u8], blocks: bool) -> Payload<'l> {
+pub(crate) fn message<'l>(
+    e: &Entry,
+    line: &'l [u8],
+    blocks: bool,
+    red: Option<&'l Redactions>,
+) -> Payload<'l> {
     let whole = || Payload {
         value: e.fields.value(line, "message"),
         content: None,
-        blocks: Vec::new(),
+        blocks: LongBlocks::default(),
     };
     let Some(f) = &e.message else {
         return whole();
@@ -119,8 +484,13 @@ pub(crate) fn message<'l>(e: &Entry, line: &'l [u8], blocks: bool) -> Payload<'l
         Some((raw, kind)) if raw.len() > LONG => (raw, kind),
         _ => return whole(),
     };
-    let array =
-        kind == ValueKind::Array && blocks && e.role == Some(arbor_core::entry::Role::Assistant);
+    use arbor_core::entry::Role;
+    let array = kind == ValueKind::Array
+        && blocks
+        && matches!(
+            e.role,
+            Some(Role::Assistant | Role::User | Role::ToolResult)
+        );
     if kind != ValueKind::String && !array {
         return whole();
     }
@@ -144,11 +514,11 @@ pub(crate) fn message<'l>(e: &Entry, line: &'l [u8], blocks: bool) -> Payload<'l
     if !array {
         return Payload {
             value: Some(m),
-            content: raw.get(1..raw.len() - 1),
-            blocks: Vec::new(),
+            content: raw.get(1..raw.len() - 1).map(|r| Src::raw_redacted(r, red)),
+            blocks: LongBlocks::default(),
         };
     }
-    match long_text_blocks(raw) {
+    match long_blocks(raw, red) {
         Some((content, blocks)) => {
             m.set("content", content);
             Payload {
@@ -161,31 +531,129 @@ pub(crate) fn message<'l>(e: &Entry, line: &'l [u8], blocks: bool) -> Payload<'l
     }
 }
 
-/// Long `text` strings of content blocks: the block's index, the raw contents.
-pub(crate) type LongBlocks<'l> = Vec<(usize, &'l [u8])>;
+/// A long member of a content block, left in the line.
+pub(crate) enum Long<'l> {
+    /// A string's raw contents (`text`, `thinking`) and its secrets ([`Redactions`]).
+    Str(&'l [u8], &'l [Secret]),
+    /// A JSON value (a tool call's `arguments`).
+    Json(JsonText<'l>),
+}
+
+/// The long members of content blocks ([`Payload::blocks`]): the block's index, the
+/// member's name, the member.
+#[derive(Default)]
+pub(crate) struct LongBlocks<'l>(Vec<(usize, &'static str, Long<'l>)>);
+
+impl<'l> LongBlocks<'l> {
+    fn get(&self, i: usize, key: &str) -> Option<&Long<'l>> {
+        self.0
+            .iter()
+            .find(|(k, name, _)| *k == i && *name == key)
+            .map(|(_, _, l)| l)
+    }
+
+    /// The string member `key` of block `b` (at index `i`): read in pieces when it is long,
+    /// else the value's (`""` when it is not a string).
+    pub(crate) fn text<'s>(&'s self, i: usize, b: &'s JsValue, key: &str) -> Src<'s> {
+        match self.get(i, key) {
+            Some(Long::Str(raw, secrets)) => Src::Raw {
+                raw,
+                piece: PIECE,
+                secrets,
+            },
+            _ => Src::Str(
+                b.get(key)
+                    .and_then(JsValue::as_str_lossy)
+                    .unwrap_or_default(),
+            ),
+        }
+    }
+
+    /// The member `key` of block `b` (at index `i`) as `JSON.stringify` writes it: spelled
+    /// in pieces when it holds a long string; `None` when the block has no such member.
+    pub(crate) fn json<'s>(&'s self, i: usize, b: &'s JsValue, key: &str) -> Option<Src<'s>> {
+        match self.get(i, key) {
+            Some(Long::Json(j)) => Some(Src::Json(j)),
+            _ => b
+                .get(key)
+                .map(|a| Src::Str(String::from_utf8_lossy(&a.to_json()).into_owned().into())),
+        }
+    }
+
+    /// The string member `key` of block `b` (at index `i`) when it is one, whole or not;
+    /// a member of the long JSON value `key` (a tool call's `arguments`) is looked up in it
+    /// with `inner`.
+    pub(crate) fn str_in<'s>(
+        &'s self,
+        i: usize,
+        b: &'s JsValue,
+        key: &str,
+        inner: &str,
+    ) -> Option<Src<'s>> {
+        let v = b.get(key)?.get(inner)?.as_str_lossy()?;
+        match self.get(i, key) {
+            Some(Long::Json(j)) => Some(j.long_of(&v).unwrap_or(Src::Str(v))),
+            _ => Some(Src::Str(v)),
+        }
+    }
+}
 
 /// What [`message`] gives.
 pub(crate) struct Payload<'l> {
     /// The message (without what is in `content` or `blocks`).
     pub value: Option<JsValue>,
-    /// A long `content` string's raw contents.
-    pub content: Option<&'l [u8]>,
-    /// Long `text` strings of `content` blocks.
+    /// A long `content` string, read in pieces.
+    pub content: Option<Src<'l>>,
+    /// Long members of `content` blocks.
     pub blocks: LongBlocks<'l>,
 }
 
-/// The long `text` of block `i` among `blocks` ([`Payload::blocks`]), if it is one.
-pub(crate) fn block<'l>(blocks: &[(usize, &'l [u8])], i: usize) -> Option<&'l [u8]> {
-    blocks.iter().find(|(k, _)| *k == i).map(|(_, raw)| *raw)
+/// A message's content as one text, as [`crate::render::content_text`] writes it (a tool
+/// result: its blocks' texts, `[thinking] …`, `[tool call NAME] ARGS`, `[image]`, one a
+/// line), the long members of `long` read in pieces.
+pub(crate) fn content<'s>(v: Option<&'s JsValue>, long: &'s LongBlocks<'s>) -> Src<'s> {
+    let Some(JsValue::Array(blocks)) = v.filter(|_| !long.0.is_empty()) else {
+        return Src::Str(crate::render::content_text(v).into());
+    };
+    let mut parts = Vec::new();
+    for (k, b) in blocks.iter().enumerate() {
+        let part = match b.get("type").and_then(JsValue::as_str_lossy).as_deref() {
+            Some("text") => long.text(k, b, "text"),
+            Some("thinking") => Src::Cat(vec!["[thinking] ".into(), long.text(k, b, "thinking")]),
+            Some("toolCall") => Src::Cat(vec![
+                Src::Str(
+                    format!(
+                        "[tool call {}] ",
+                        b.get("name")
+                            .and_then(JsValue::as_str_lossy)
+                            .unwrap_or_default()
+                    )
+                    .into(),
+                ),
+                long.json(k, b, "arguments").unwrap_or("".into()),
+            ]),
+            Some("image") => "[image]".into(),
+            _ => continue,
+        };
+        if !parts.is_empty() {
+            parts.push("\n".into());
+        }
+        parts.push(part);
+    }
+    Src::Cat(parts)
 }
 
-/// A content array (raw) parsed with every `text` member longer than [`LONG`] left out
-/// (`""` in its place, the raw contents returned by block index); `None` when it is not an
-/// array of values `JsValue::parse` reads.
-fn long_text_blocks(raw: &[u8]) -> Option<(JsValue, LongBlocks<'_>)> {
+/// A content array (raw) parsed with every long member of its blocks left in the line: a
+/// `text` or `thinking` string longer than [`LONG`] (`""` in its place), a tool call's
+/// `arguments` longer than that and holding such a string ([`JsonText`]; its markers in
+/// place of the strings); `None` when it is not an array of values `JsValue::parse` reads.
+fn long_blocks<'l>(
+    raw: &'l [u8],
+    red: Option<&'l Redactions>,
+) -> Option<(JsValue, LongBlocks<'l>)> {
     use arbor_core::json::{scan_object, skip_ws, value_end};
     let mut items = Vec::new();
-    let mut long = Vec::new();
+    let mut long = LongBlocks::default();
     let mut i = skip_ws(raw, 1);
     if raw.get(i) == Some(&b']') {
         return Some((JsValue::Array(items), long));
@@ -196,27 +664,44 @@ fn long_text_blocks(raw: &[u8]) -> Option<(JsValue, LongBlocks<'_>)> {
         if item.first() == Some(&b'{') {
             let scan = scan_object(item).ok()?;
             let mut b = JsValue::Object(Vec::new());
-            let mut text = None;
+            let k = items.len();
             for member in &scan.members {
                 let key = arbor_core::json::decode_string(item.get(member.key.clone())?).ok()?;
                 let value = item.get(member.value.clone())?;
-                if key.0 == b"text" {
-                    // The last one counts (as `JSON.parse`), in the first one's place.
-                    if text.is_none() {
-                        b.set("text", JsValue::Null);
+                let name = match &key.0[..] {
+                    b"text" => Some("text"),
+                    b"thinking" => Some("thinking"),
+                    b"arguments" => Some("arguments"),
+                    _ => None,
+                };
+                // The last one counts (as `JSON.parse`), in the first one's place.
+                if let Some(name) = name {
+                    long.0.retain(|(j, n, _)| !(*j == k && *n == name));
+                }
+                let kept = match (name, member.kind) {
+                    (Some(name @ ("text" | "thinking")), ValueKind::String)
+                        if value.len() > LONG =>
+                    {
+                        let contents = value.get(1..value.len() - 1)?;
+                        let secrets = red.map_or(&[][..], |r| r.of(contents));
+                        long.0.push((k, name, Long::Str(contents, secrets)));
+                        Some(JsValue::String(Default::default()))
                     }
-                    text = Some((value, member.kind));
-                    continue;
-                }
-                b.set(&key.to_string_lossy(), JsValue::parse(value).ok()?);
-            }
-            match text {
-                Some((value, ValueKind::String)) if value.len() > LONG => {
-                    b.set("text", JsValue::String(Default::default()));
-                    long.push((items.len(), value.get(1..value.len() - 1)?));
-                }
-                Some((value, _)) => b.set("text", JsValue::parse(value).ok()?),
-                None => {}
+                    (Some("arguments"), ValueKind::Object | ValueKind::Array)
+                        if value.len() > LONG =>
+                    {
+                        JsonText::new(value, LONG, PIECE, red).map(|(j, v)| {
+                            long.0.push((k, "arguments", Long::Json(j)));
+                            v
+                        })
+                    }
+                    _ => None,
+                };
+                let v = match kept {
+                    Some(v) => v,
+                    None => JsValue::parse(value).ok()?,
+                };
+                b.set(&key.to_string_lossy(), v);
             }
             items.push(b);
         } else {
@@ -553,11 +1038,7 @@ impl Fences {
 /// The text is read in pieces as they are decoded: no line is held whole. The [`Runs`] are
 /// what [`write_ops`] needs to escape the text's long lines in Markdown.
 pub(crate) fn layout(src: &Src<'_>, fenced: bool) -> io::Result<Layout> {
-    let long = match src {
-        Src::Str(_) => usize::MAX,
-        Src::Raw { piece, .. } => *piece,
-    };
-    let mut fences = Fences::new(fenced, long);
+    let mut fences = Fences::new(fenced, src.piece());
     let mut len = 0;
     let mut keep = 0;
     src.each(false, |at, p| {
@@ -1014,6 +1495,129 @@ mod tests {
         ]
     }
 
+    /// The whole text of `src` (its pieces joined).
+    fn joined(src: &Src<'_>) -> String {
+        let mut all = String::new();
+        src.each(false, |_, p| {
+            all.push_str(p);
+            Ok(())
+        })
+        .expect("in memory");
+        all
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+        /// Texts one after the other (a tool result's blocks, long ones in pieces) render as
+        /// the text they make whole, in every renderer.
+        #[test]
+        fn texts_one_after_the_other_render_as_their_whole(
+            a in arb_raw(), b in arb_raw(), piece in 1usize..24, short in "[a-z`\n ]{0,6}",
+        ) {
+            let dec = |r: &[u8]| arbor_core::json::decode_string(r)
+                .expect("valid").to_string_lossy().into_owned();
+            let whole = format!("{}\n[thinking] {}\n{short}", dec(&a), dec(&b));
+            let cat = Src::Cat(vec![
+                Src::Raw { raw: &a, piece, secrets: &[] },
+                "\n".into(),
+                Src::Cat(vec!["[thinking] ".into(), Src::Raw { raw: &b, piece: piece + 3, secrets: &[] }]),
+                "\n".into(),
+                Src::Str(short.as_str().into()),
+            ]);
+            prop_assert_eq!(render(&Src::from(whole.as_str())), render(&cat));
+        }
+
+        /// A text read in pieces of any size with secrets replaced as it is read
+        /// ([`Redacting`]) is the text whole with them replaced, wherever a secret starts or
+        /// ends against the pieces.
+        #[test]
+        fn secrets_are_replaced_across_pieces(
+            raw in arb_raw(), piece in 1usize..24, cuts in vec((0usize..200, 0usize..12), 0..5),
+        ) {
+            let whole = arbor_core::json::decode_string(&raw)
+                .expect("valid").to_string_lossy().into_owned();
+            // Non-overlapping ranges on character boundaries, in order.
+            let mut secrets = Vec::new();
+            let mut at = 0;
+            for (gap, len) in cuts {
+                let mut start = at + gap;
+                while start < whole.len() && !whole.is_char_boundary(start) {
+                    start += 1;
+                }
+                let mut end = (start + len + 1).min(whole.len());
+                while end < whole.len() && !whole.is_char_boundary(end) {
+                    end += 1;
+                }
+                if start >= end {
+                    break;
+                }
+                secrets.push(Secret { kind: "k", start, end });
+                at = end;
+            }
+            let mut expected = String::new();
+            let mut from = 0;
+            for s in &secrets {
+                expected.push_str(&whole[from..s.start]);
+                expected.push_str("[REDACTED:k]");
+                from = s.end;
+            }
+            expected.push_str(&whole[from..]);
+            let src = Src::Raw { raw: &raw, piece, secrets: &secrets };
+            prop_assert_eq!(joined(&src), expected.clone());
+            prop_assert_eq!(render(&src), render(&Src::from(expected.as_str())));
+        }
+
+        /// A JSON value with its long strings spelled in pieces ([`JsonText`]) is what
+        /// `JSON.stringify(JSON.parse(raw))` writes (`to_json`, as the exports wrote tool-call
+        /// arguments): strings of every kind of escape, keys that move (integer-like first),
+        /// duplicate keys, a long key (not a value: spelled with the rest), nesting; and
+        /// each of its string members is found again by its marker.
+        #[test]
+        fn json_text_spells_what_to_json_writes(
+            strs in vec(arb_raw(), 1..5),
+            long in 0usize..12,
+            piece in 1usize..24,
+            shape in 0usize..4,
+        ) {
+            let q = |r: &Vec<u8>| format!("\"{}\"", String::from_utf8_lossy(r));
+            let raw = match shape {
+                0 => format!("{{\"path\":\"a.rs\",\"content\":{}}}", q(&strs[0])),
+                1 => format!(
+                    "{{\"b\": {} , \"2\":[1,{}], \"b\":{}, {}:null}}",
+                    q(&strs[0]),
+                    strs.get(1).map_or("true".into(), q),
+                    strs.last().map_or("0".into(), q),
+                    q(&strs[0]),
+                ),
+                2 => format!("[{}]", strs.iter().map(q).collect::<Vec<_>>().join(",")),
+                _ => format!(
+                    "{{\"x\":{{\"y\":[{{\"command\":{}}}]}},\"1\":{}}}",
+                    q(&strs[0]),
+                    strs.last().map_or("0".into(), q)
+                ),
+            };
+            // Lossy bytes may have made a string that is not JSON: such is not a case.
+            let Ok(v) = JsValue::parse(raw.as_bytes()) else { return Ok(()) };
+            let expected = String::from_utf8_lossy(&v.to_json()).into_owned();
+            // None: no string value longer than `long` (the export then parses the value
+            // whole).
+            if let Some((j, masked)) = JsonText::new(raw.as_bytes(), long, piece, None) {
+                prop_assert_eq!(joined(&Src::Json(&j)), expected.clone());
+                // The markers stand for the long strings, each found by its own.
+                if let Some(JsValue::String(c)) = masked.get("content") {
+                    let raw_of = j.long_of(&c.to_string_lossy());
+                    let whole = v.get("content").and_then(JsValue::as_str_lossy);
+                    // Not a marker: the string itself (a short one).
+                    let got = raw_of.map_or_else(|| c.to_string_lossy().into_owned(), |r| joined(&r));
+                    prop_assert_eq!(Some(got.as_str()), whole.as_deref());
+                }
+                let r = render(&Src::Json(&j));
+                prop_assert_eq!(r, render(&Src::from(expected.as_str())));
+            }
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
 
@@ -1027,7 +1631,7 @@ mod tests {
                 .to_string_lossy()
                 .into_owned();
             let a = render(&Src::from(whole.as_str()));
-            let b = render(&Src::Raw { raw: &raw, piece });
+            let b = render(&Src::Raw { raw: &raw, piece, secrets: &[] });
             prop_assert_eq!(&a, &b, "pieces of {} bytes: {:?}", piece, whole);
             prop_assert_eq!(&a[0], &old_md(&whole), "Markdown before: {:?}", whole);
             prop_assert_eq!(md_escape(&whole, false), old_md_escape(&whole, false));

@@ -808,6 +808,31 @@ proptest! {
         prop_assert_eq!(joined, whole);
     }
 
+    /// The WTF-8 pieces (`next_wtf8`) join to the whole string decoded, and each spelled by
+    /// `write_js_str` (without its quotes) joins to the whole string spelled: a lone
+    /// surrogate stays `\udxxx`, as `JSON.stringify` of the parsed value writes it.
+    #[test]
+    fn wtf8_pieces_spell_the_whole_string(raw in arb_raw_string(), piece in 1usize..12) {
+        let whole = decode_string(&raw).expect("decodes");
+        let mut spelled_whole = Vec::new();
+        write_js_str(&whole, &mut spelled_whole);
+        let mut pieces = StrPieces::new(&raw, piece);
+        let mut joined = Vec::new();
+        let mut spelled = vec![b'"'];
+        while let Some(p) = pieces.next_wtf8() {
+            let p = p.expect("a piece decodes");
+            prop_assert!(!p.is_empty());
+            joined.extend_from_slice(&p.0);
+            let mut one = Vec::new();
+            write_js_str(&p, &mut one);
+            spelled.extend_from_slice(&one[1..one.len() - 1]);
+        }
+        spelled.push(b'"');
+        prop_assert_eq!(pieces.consumed(), raw.len());
+        prop_assert_eq!(joined, whole.0);
+        prop_assert_eq!(spelled, spelled_whole);
+    }
+
     /// A string that does not decode gives an error as a piece, as `decode_string` does.
     #[test]
     fn str_pieces_fail_where_decode_string_fails(

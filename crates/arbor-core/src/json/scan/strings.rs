@@ -439,10 +439,11 @@ impl<'a> StrPieces<'a> {
     }
 }
 
-impl Iterator for StrPieces<'_> {
-    type Item = Result<String, JsonError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
+impl StrPieces<'_> {
+    /// The next piece as WTF-8 (a lone surrogate kept, as [`decode_string`] keeps it), for a
+    /// writer that spells it again (`write_js_str`): the pieces joined are exactly
+    /// `decode_string(raw)?`. The same pieces as the iterator's, before its lossy step.
+    pub fn next_wtf8(&mut self) -> Option<Result<JsStr, JsonError>> {
         let src = self.src;
         if self.failed || self.pos >= src.len() {
             return None;
@@ -487,8 +488,15 @@ impl Iterator for StrPieces<'_> {
             }
         }
         self.pos = i;
-        let s = JsStr(out);
-        Some(Ok(match s.to_string_lossy() {
+        Some(Ok(JsStr(out)))
+    }
+}
+
+impl Iterator for StrPieces<'_> {
+    type Item = Result<String, JsonError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(self.next_wtf8()?.map(|s| match s.to_string_lossy() {
             std::borrow::Cow::Borrowed(_) => String::from_utf8(s.0).unwrap_or_default(),
             std::borrow::Cow::Owned(o) => o,
         }))
