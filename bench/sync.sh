@@ -7,7 +7,7 @@
 # Builds arbor in release mode, generates the sessions with arbor-gen (deterministic, the
 # same sizes as bench/listing.sh: 0.25x to 1.75x the mean, seeds 1..N, in one project
 # directory as pi lays them out) and one large session, then runs arbor-syncbench, which
-# starts a throwaway PostgreSQL (arbor-pgtest: temporary directory, Unix socket; apt
+# starts a throwaway PostgreSQL (arbor-testkit: temporary directory, Unix socket; apt
 # package postgresql) with fsync and synchronous_commit on, and prints:
 #   - full `arbor sync push` of the N sessions into an empty database (median of RUNS, MB/s);
 #   - `arbor sync push` after one turn is appended to one session;

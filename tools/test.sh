@@ -12,12 +12,12 @@
 # What the tests need beyond cargo: C and C++ compilers (the bundled SQLite, libFuzzer), tmux
 # (the browser's end-to-end test), chromium and chromedriver (the HTML export opened in a
 # browser), openssl (the TLS sync test's certificates) and PostgreSQL's initdb and pg_ctl
-# (arbor-pgtest's throwaway servers). As root (or with password-less sudo) the missing Debian
+# (arbor-testkit's throwaway servers). As root (or with password-less sudo) the missing Debian
 # packages are installed with apt-get; otherwise they are named, and the tests that need them
 # fail (they never pass without running).
 #
 # A test that cannot do its job here (the tests of files another user cannot read need root)
-# passes but says `SKIPPED: TEST: REASON` (arbor_pgtest::skip): each one is listed before the
+# passes but says `SKIPPED: TEST: REASON` (arbor_testkit::skip): each one is listed before the
 # last line and counted as skipped, not passed; so are `#[ignore]`d tests (benchmarks run by
 # hand). Exit status: cargo's (0 only when every test binary built and passed).
 set -uo pipefail

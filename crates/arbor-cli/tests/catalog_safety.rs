@@ -6,9 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-#[path = "support/as_nobody.rs"]
-mod as_nobody;
-use as_nobody::{as_nobody, unless_root};
+use arbor_testkit::as_nobody::{as_nobody, unless_root};
 
 const DEMO: &str = "2025-11-20T23-33-01-550Z_pi-real-v1-fixture.jsonl";
 

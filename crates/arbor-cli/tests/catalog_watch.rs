@@ -9,9 +9,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-#[path = "../../arbor-index/tests/support/one_message.rs"]
-mod one_message;
-use one_message::session;
+use arbor_testkit::catalog::session;
 
 fn rename_line(name: &str) -> String {
     format!(

@@ -4,8 +4,7 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-#[path = "support/private_home.rs"]
-mod private_home;
+arbor_testkit::private_home!();
 use private_home::{arbor, fails, ok};
 
 fn s(p: &Path) -> &str {
@@ -378,14 +377,14 @@ fn a_volume_trash_someone_else_could_have_made_is_not_used() {
     let h = home.path();
     let dev = |p: &Path| std::fs::metadata(p).map(|m| m.dev()).ok();
     if dev(shm).is_none() || dev(shm) == dev(h) {
-        arbor_pgtest::skip::skip("/dev/shm is not a volume of its own here");
+        arbor_testkit::skip::skip("/dev/shm is not a volume of its own here");
         return;
     }
     // SAFETY: getuid has no preconditions.
     let uid = unsafe { libc::getuid() };
     let mine = shm.join(format!(".Trash-{uid}"));
     if std::fs::symlink_metadata(&mine).is_ok() || shm.join(".Trash").exists() {
-        arbor_pgtest::skip::skip(&format!(
+        arbor_testkit::skip::skip(&format!(
             "{} or /dev/shm/.Trash exists (a real trash; not touched)",
             mine.display()
         ));
@@ -419,7 +418,7 @@ fn a_volume_trash_someone_else_could_have_made_is_not_used() {
     std::fs::remove_dir(&mine).expect("rmdir");
 
     // Made by another user first (root only can make one for another uid).
-    if arbor_pgtest::skip::unless_root("a trash made by another user needs root (CI runs as root)")
+    if arbor_testkit::skip::unless_root("a trash made by another user needs root (CI runs as root)")
     {
         std::fs::create_dir(&mine).expect("mkdir");
         std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o700)).expect("chmod");

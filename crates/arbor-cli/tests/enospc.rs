@@ -7,9 +7,7 @@
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Output};
 
-#[path = "../../arbor-store/tests/support/full_disk.rs"]
-mod full_disk;
-use full_disk::{fill, try_tmpfs};
+use arbor_testkit::full_disk::{fill, try_tmpfs};
 
 fn arbor(args: &[&str], fsize_limit: Option<u64>) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_arbor"));

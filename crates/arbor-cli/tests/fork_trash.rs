@@ -4,8 +4,7 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-#[path = "support/private_home.rs"]
-mod private_home;
+arbor_testkit::private_home!();
 use private_home::{arbor, ok};
 
 fn goldens() -> PathBuf {

@@ -5,9 +5,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-#[path = "support/as_nobody.rs"]
-mod as_nobody;
-use as_nobody::{as_nobody, unless_root};
+use arbor_testkit::as_nobody::{as_nobody, unless_root};
 
 fn arbor(agent: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_arbor"));

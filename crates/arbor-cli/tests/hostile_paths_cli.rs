@@ -4,9 +4,7 @@ use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-#[path = "support/as_nobody.rs"]
-mod as_nobody;
-use as_nobody::{as_nobody, unless_root};
+use arbor_testkit::as_nobody::{self, as_nobody, unless_root};
 use std::time::{Duration, Instant};
 
 fn arbor() -> Command {

@@ -347,8 +347,7 @@ fn every_export_and_the_fork_hold_no_planted_secret() {
     assert_eq!(arbor(tmp.path(), &["secrets", copy]).status.code(), Some(0));
 }
 
-#[path = "../../arbor-store/tests/support/planted.rs"]
-mod planted;
+use arbor_testkit::planted;
 
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 12, ..Default::default() })]

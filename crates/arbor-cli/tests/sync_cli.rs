@@ -2,8 +2,7 @@
 //! pull byte-identical files in pi's layout (with `--map-cwd`), an append travelling back,
 //! a conflict reported (exit 1) and kept as a fork, and `--watch` pushing an append within a
 //! second.
-#[path = "support/as_nobody.rs"]
-mod as_nobody;
+use arbor_testkit::as_nobody;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -80,7 +79,7 @@ fn sessions_travel_through_sqlite() {
 
 #[test]
 fn sessions_travel_through_postgres() {
-    let server = arbor_pgtest::TestServer::start()
+    let server = arbor_testkit::pg::TestServer::start()
         .expect("a PostgreSQL server (.ci/run installs postgresql)");
     let db = server.unique_database("arbor_sync").expect("database");
     travel(&server.url_for(&db));
@@ -495,7 +494,7 @@ fn omp_blobs_travel_with_their_session() {
 /// the URL, and no message, failed or not, shows it.
 #[test]
 fn postgres_passwords_come_from_the_password_file_and_are_never_printed() {
-    let server = arbor_pgtest::TestServer::start()
+    let server = arbor_testkit::pg::TestServer::start()
         .expect("a PostgreSQL server (.ci/run installs postgresql)");
     if !server.owns_server() {
         return; // an external server's authentication is its own
@@ -731,8 +730,9 @@ fn postgres_over_tls_verifies_the_server() {
         "-extfile",
         "san.ext",
     ]);
-    let server = arbor_pgtest::TestServer::start_tls(&d.join("server.crt"), &d.join("server.key"))
-        .expect("a PostgreSQL server with TLS");
+    let server =
+        arbor_testkit::pg::TestServer::start_tls(&d.join("server.crt"), &d.join("server.key"))
+            .expect("a PostgreSQL server with TLS");
     let db = server.unique_database("arbor_tls").expect("database");
     let url = server.tls_url_for(&db).expect("tls url");
 
@@ -818,7 +818,7 @@ fn a_tampered_store_writes_nothing_outside_the_sessions_directory() {
 /// The same through PostgreSQL (the checks are the sync's, whatever the store).
 #[test]
 fn a_tampered_postgres_store_writes_nothing_outside_the_sessions_directory() {
-    let server = arbor_pgtest::TestServer::start()
+    let server = arbor_testkit::pg::TestServer::start()
         .expect("a PostgreSQL server (.ci/run installs postgresql)");
     let db = server.unique_database("arbor_tampered").expect("database");
     let url = server.url_for(&db);
@@ -1011,7 +1011,7 @@ fn unreadable_sessions_are_named_and_fail_the_sync() {
     let closed_file = open_dir.join(name(&demo[2]));
     std::fs::copy(&demo[2], &closed_file).expect("copy");
     std::fs::copy(&demo[3], closed_dir.join(name(&demo[3]))).expect("copy");
-    let root_user = arbor_pgtest::skip::am_root();
+    let root_user = arbor_testkit::skip::am_root();
     let bin = if root_user {
         // as_nobody runs a copy nobody can reach when the checkout is private.
         let bin = PathBuf::from(env!("CARGO_BIN_EXE_arbor"));

@@ -60,7 +60,7 @@ fn append_line(path: &Path, n: usize) {
 
 #[test]
 fn killed_pushes_leave_no_partial_session() {
-    let server = arbor_pgtest::TestServer::start()
+    let server = arbor_testkit::pg::TestServer::start()
         .expect("a PostgreSQL server (.ci/run installs postgresql)");
     let url = server.url_for(&server.unique_database("arbor_crash").expect("db"));
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -205,7 +205,7 @@ fn killed_pushes_leave_no_partial_session() {
 
 #[test]
 fn two_machines_pushing_the_same_session_at_once() {
-    let server = arbor_pgtest::TestServer::start().expect("server");
+    let server = arbor_testkit::pg::TestServer::start().expect("server");
     let url = server.url_for(&server.unique_database("arbor_two").expect("db"));
     let tmp = tempfile::tempdir().expect("tempdir");
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));

@@ -2,11 +2,10 @@
 //! `@earendil-works/pi-coding-agent` 1.5.2): system messages, context edits, usage entries,
 //! compactions that carry the system message, `null` contents. Every entry of every session
 //! is a leaf here: `buildSessionContext(entries, id)`, its `convertToLlm`, the tree.
-mod goldens_common;
 use arbor_core::context::{build_session_context, LeafSel};
 use arbor_core::json::JsValue;
 use arbor_core::SessionDoc;
-use goldens_common::*;
+use arbor_testkit::goldens::*;
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -15,12 +15,11 @@
 //! Where pi's answer is a bug arbor deliberately does not copy, [`DEVIATIONS`] says so and
 //! arbor's own documented answer is asserted instead. Each test prints a one-line summary and
 //! fails when a count does not add up (so a comparison that silently did not run fails too).
-mod goldens_common;
 
 use arbor_core::context::{build_session_context, LeafSel, SessionContext};
 use arbor_core::json::JsValue;
 use arbor_core::{NotASession, SessionDoc};
-use goldens_common::*;
+use arbor_testkit::goldens::*;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -2,9 +2,8 @@
 //! `new Date(s).getTime()` with TZ=UTC (goldens/v8date.json, made by
 //! tools/goldens/v8date/make.mjs): ISO forms, V8's legacy forms and 600 generated strings
 //! (issue 22, class 2: arbor read only the ISO format and gave `null` where pi gave a time).
-mod goldens_common;
 use arbor_core::json::JsValue;
-use goldens_common::*;
+use arbor_testkit::goldens::*;
 
 #[test]
 fn v8_date_parse_matches_node() {

@@ -3,9 +3,8 @@
 //! tools/goldens/v8sort/make.mjs): the same permutation at every length, runs, merges and
 //! galloping included (issue 22, class 1: arbor used Rust's `sort_by` at 64 children and more,
 //! which panicked on the inconsistent comparator and gave another order).
-mod goldens_common;
 use arbor_core::json::JsValue;
-use goldens_common::*;
+use arbor_testkit::goldens::*;
 
 #[test]
 fn v8_sort_matches_node_at_every_length() {

@@ -1,10 +1,10 @@
-//! The store conformance suite on a real PostgreSQL (a throwaway server from arbor-pgtest:
+//! The store conformance suite on a real PostgreSQL (a throwaway server from arbor-testkit:
 //! Debian's postgresql in a temporary directory, Unix socket only), a database per check; and
 //! two stores on one database keeping one writer per session.
 use arbor_db::PgStore;
-use arbor_pgtest::TestServer;
 use arbor_store::backend::{conformance, BackendError, SessionStore};
 use arbor_store::{ManagerOptions, SessionManager};
+use arbor_testkit::pg::TestServer;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;

@@ -8,9 +8,9 @@
 //! `ARBOR_STORE_CRASH_KILLS` sets the number of kills per database (default 8; the issue's
 //! figure is 200).
 use arbor_db::{PgStore, SqliteStore};
-use arbor_pgtest::TestServer;
 use arbor_store::backend::SessionStore;
 use arbor_store::{ManagerOptions, SessionManager};
+use arbor_testkit::pg::TestServer;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::Arc;

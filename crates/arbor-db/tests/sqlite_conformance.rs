@@ -197,7 +197,7 @@ fn a_store_file_another_user_planted_is_refused() {
     std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o666)).expect("chmod");
     SqliteStore::open(&mine).expect("an empty file of my own");
     assert_eq!(mode(&mine), 0o600);
-    if !arbor_pgtest::skip::unless_root(
+    if !arbor_testkit::skip::unless_root(
         "needs root to make files as another user (CI runs as root)",
     ) {
         return;

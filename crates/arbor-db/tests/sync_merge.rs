@@ -6,7 +6,7 @@
 //! continue from it. Checked at the end, after full rounds of syncs: every side (each file,
 //! the store) holds every entry exactly once with its bytes and parent, parents before
 //! children everywhere, and a further round changes no byte anywhere. On SQLite, and on
-//! PostgreSQL (a throwaway server from arbor-pgtest; skipped visibly without one).
+//! PostgreSQL (a throwaway server from arbor-testkit; skipped visibly without one).
 use arbor_db::sync::{self, Local};
 use arbor_db::{PgStore, SqliteStore};
 use arbor_store::backend::files::FileStore;
@@ -260,13 +260,13 @@ proptest! {
 }
 
 /// The PostgreSQL server of this test binary (started once), or why there is none.
-fn pg() -> Option<&'static arbor_pgtest::TestServer> {
-    static SERVER: std::sync::OnceLock<Result<arbor_pgtest::TestServer, String>> =
+fn pg() -> Option<&'static arbor_testkit::pg::TestServer> {
+    static SERVER: std::sync::OnceLock<Result<arbor_testkit::pg::TestServer, String>> =
         std::sync::OnceLock::new();
-    match SERVER.get_or_init(arbor_pgtest::TestServer::start) {
+    match SERVER.get_or_init(arbor_testkit::pg::TestServer::start) {
         Ok(s) => Some(s),
         Err(e) => {
-            arbor_pgtest::skip::skip(&format!("no PostgreSQL server: {e}"));
+            arbor_testkit::skip::skip(&format!("no PostgreSQL server: {e}"));
             None
         }
     }

@@ -610,16 +610,13 @@ fn a_damaged_catalog_is_set_aside_and_rebuilt() {
     assert_eq!(std::fs::read(&db).unwrap(), text);
 }
 
-#[path = "support/one_message.rs"]
-mod one_message;
-
 /// The texts-only refresh (a search's freshness check) compares the directory's names with
 /// the catalog's rows in name order: a new name before, between and after the indexed ones, a
 /// deleted one, a changed one, and unchanged ones are each told apart, and the catalog ends
 /// as one built from scratch.
 #[test]
 fn a_texts_only_refresh_finds_every_kind_of_change_in_name_order() {
-    use one_message::session;
+    use arbor_testkit::catalog::session;
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_path_buf();
     for n in ["b", "d", "f", "h"] {

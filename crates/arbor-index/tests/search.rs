@@ -1,8 +1,6 @@
 //! Search through the library: ranking, the rank window, filters, texts indexed on demand,
 //! and a catalog damaged where only a search reads it.
-#[path = "support/indexed.rs"]
-mod indexed;
-use indexed::indexed;
+use arbor_testkit::catalog::indexed;
 
 use arbor_index::{Catalog, Kind, RefreshOptions, SearchQuery};
 use std::path::Path;

@@ -5,16 +5,12 @@
 //! a search that finds little), and every other state (written by something else, a process
 //! that died while writing, no stamp, a stamp that does not match) is checked as before, so
 //! damage is still found.
-#[path = "support/indexed.rs"]
-mod indexed;
-use indexed::indexed;
+use arbor_testkit::catalog::indexed;
 
 use arbor_index::{Catalog, IndexError, RefreshOptions, SearchQuery};
 use std::path::{Path, PathBuf};
 
-#[path = "support/one_message.rs"]
-mod one_message;
-use one_message::session;
+use arbor_testkit::catalog::session;
 
 struct World {
     _tmp: tempfile::TempDir,
@@ -192,7 +188,7 @@ fn a_stamp_is_not_downgraded_by_a_process_that_knew_less() {
 /// A stamp someone else owns (planted beside a catalog in a shared directory) is not taken.
 #[test]
 fn a_stamp_of_another_owner_is_not_trusted() {
-    if !arbor_pgtest::skip::unless_root(
+    if !arbor_testkit::skip::unless_root(
         "needs root to give the stamp to another user (CI runs as root)",
     ) {
         return;

@@ -30,7 +30,7 @@ pub enum BlobError {
     Missing {
         /// The hash.
         hash: String,
-        /// The blob directory.
+        /// The blob directory (or the store that keeps the session, as it names itself).
         dir: PathBuf,
     },
     /// The file's bytes do not hash to its name.
@@ -380,6 +380,84 @@ impl crate::backend::Blobs for BlobStore {
     }
 }
 
+/// Where a reader finds a session's blobs: the blob directory of a session file
+/// ([`BlobStore`]) or the store that keeps the session ([`StoreBlobs`]). [`resolve_doc_blobs`]
+/// (`show`, `context`, `export`) reads through it, whichever keeps the session.
+pub trait BlobSource {
+    /// Blob `hash`'s bytes, checked against the hash.
+    ///
+    /// # Errors
+    /// [`BlobError::Missing`] when the source does not hold it, [`BlobError::Corrupt`] when
+    /// its bytes hash to something else, [`BlobError::Io`] when it cannot be read,
+    /// [`BlobError::Malformed`] for a hash that is not 64 lowercase hex characters.
+    fn fetch(&self, hash: &str) -> Result<Vec<u8>, BlobError>;
+}
+
+impl BlobSource for BlobStore {
+    fn fetch(&self, hash: &str) -> Result<Vec<u8>, BlobError> {
+        self.get(hash)
+    }
+}
+
+/// The blobs of the store that keeps a session (SQLite, PostgreSQL, memory, an agent
+/// directory: [`crate::backend::Blobs`]) as a reader finds them: an omp session kept in a
+/// database has its images there, not in a blob directory. Errors name the store as it names
+/// itself ([`crate::backend::SessionStore::describe`]).
+#[derive(Debug, Clone, Copy)]
+pub struct StoreBlobs<'s> {
+    store: &'s dyn crate::backend::SessionStore,
+}
+
+impl<'s> StoreBlobs<'s> {
+    /// The blobs of `store`.
+    pub fn new(store: &'s dyn crate::backend::SessionStore) -> StoreBlobs<'s> {
+        StoreBlobs { store }
+    }
+}
+
+impl BlobSource for StoreBlobs<'_> {
+    fn fetch(&self, hash: &str) -> Result<Vec<u8>, BlobError> {
+        if !is_valid_hash(hash.as_bytes()) {
+            return Err(BlobError::Malformed(blobref::BlobRefError::Malformed(
+                format!("{BLOB_PREFIX}{hash}"),
+            )));
+        }
+        let dir = || PathBuf::from(self.store.describe());
+        match self.store.get_blob(hash) {
+            Ok(Some(bytes)) => {
+                let actual = sha256_hex(&bytes);
+                if actual != hash {
+                    return Err(BlobError::Corrupt {
+                        hash: hash.to_string(),
+                        dir: dir(),
+                        actual,
+                    });
+                }
+                Ok(bytes)
+            }
+            Ok(None) => Err(BlobError::Missing {
+                hash: hash.to_string(),
+                dir: dir(),
+            }),
+            Err(e) => Err(BlobError::Io {
+                hash: hash.to_string(),
+                dir: dir(),
+                message: e.to_string(),
+            }),
+        }
+    }
+}
+
+/// The store's blobs as omp's context builder reads snapcompact frames.
+impl arbor_core::context::FrameBlobs for StoreBlobs<'_> {
+    fn size(&self, hash: &str) -> Option<u64> {
+        self.fetch(hash).ok().map(|b| b.len() as u64)
+    }
+    fn base64(&self, hash: &str) -> Option<String> {
+        self.fetch(hash).ok().map(|b| blobref::encode_base64(&b))
+    }
+}
+
 /// A blob reference that could not be resolved (reported with `--lenient`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlobIssue {
@@ -392,15 +470,17 @@ pub struct BlobIssue {
 }
 
 /// Replaces the blob references of `doc`'s entries with the blobs' contents, in the positions
-/// omp restores on load (see [`persist::resolve_blob_refs`]). A missing blob's reference is
-/// left in place and returned as an issue; a corrupt blob or a malformed reference is an error
-/// naming it, unless `lenient` (then it is left in place and returned too).
+/// omp restores on load (see [`persist::resolve_blob_refs`]), from `store` (a session file's
+/// blob directory, or the store that keeps the session: [`StoreBlobs`]). A missing blob's
+/// reference is left in place and returned as an issue; a corrupt blob or a malformed
+/// reference is an error naming it, unless `lenient` (then it is left in place and returned
+/// too).
 ///
 /// The resolved lines live only in memory: such a document is for reading (context, show,
 /// export), never for writing back.
 pub fn resolve_doc_blobs(
     doc: &mut SessionDoc,
-    store: &BlobStore,
+    store: &dyn BlobSource,
     lenient: bool,
 ) -> Result<Vec<BlobIssue>, StoreError> {
     let mut issues = Vec::new();
@@ -427,7 +507,7 @@ pub fn resolve_doc_blobs(
         );
         let mut resolve = |r: &JsStr, how: ResolveAs| -> Result<Option<JsStr>, BlobError> {
             let got = match parse_blob_ref(&r.0) {
-                Ok(Some(hash)) => store.get(hash),
+                Ok(Some(hash)) => store.fetch(hash),
                 Ok(None) => return Ok(None),
                 Err(e) => Err(BlobError::from(e)),
             };

@@ -1,4 +1,5 @@
 //! Repairs that never lose a byte: torn tails go to a sidecar before the file is cut.
+use crate::backend::files::FileWriter;
 use crate::error::{IoContext, StoreError};
 use crate::file::write_new_owned;
 use arbor_core::doc::{BadLine, SessionDoc};
@@ -80,24 +81,18 @@ fn write_sidecar_at(
     .at(session)
 }
 
-/// Moves the torn last line of `session` (as found in `doc`) to a sidecar file, fsynced,
-/// then cuts the session back to its last complete line. Returns the sidecar's path.
-/// The caller holds the writer lock and passes the session's real path.
+/// Moves the torn last line of a session (as found in `doc`) to a sidecar file, fsynced,
+/// then cuts the session back to its last complete line through its writer
+/// ([`FileWriter::cut`]: only if the file is still what was read). Returns the sidecar's path.
 pub fn save_torn_tail(
-    session: &Path,
+    writer: &mut FileWriter,
     doc: &SessionDoc,
     torn: &BadLine,
 ) -> Result<PathBuf, StoreError> {
     let data = doc.base_bytes();
     let tail = data.get(torn.offset..).unwrap_or_default();
-    let sidecar = write_sidecar(session, "torn", tail)?;
-    let f = crate::safe_fs::open_rw_nofollow(session).at(session)?;
-    // Only cut if the file is still what we read (no one appended behind our back).
-    let len = f.metadata().at(session)?.len();
-    if len == data.len() as u64 {
-        f.set_len(torn.offset as u64).at(session)?;
-        f.sync_all().at(session)?;
-    }
+    let sidecar = write_sidecar(writer.real_path(), "torn", tail)?;
+    writer.cut(torn.offset as u64, data.len() as u64)?;
     Ok(sidecar)
 }
 

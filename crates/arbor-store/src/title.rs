@@ -1,8 +1,8 @@
 //! omp's title slot on disk: the in-place 256-byte rewrite of line 1 (one positional write at
-//! offset 0, as omp's `updateSessionTitle`), and the atomic rewrite that gives a file without
-//! a valid slot one.
+//! offset 0, as omp's `updateSessionTitle`), and the bytes of the atomic rewrite that gives a
+//! file without a valid slot one.
 use crate::error::{IoContext, StoreError};
-use crate::file::{atomic_write, Durability};
+use crate::file::Durability;
 use arbor_core::title::{parse_title_slot, SESSION_TITLE_SLOT_BYTES};
 use std::io::Read;
 use std::os::unix::fs::FileExt;
@@ -20,7 +20,7 @@ pub fn has_fixed_slot(head: &[u8]) -> bool {
 /// Overwrites the 256-byte slot at offset 0 of `path` with `slot` (which must be 256 bytes
 /// ending in a newline). The file is checked first: if line 1 is no longer a fixed-size slot,
 /// nothing is written and `Ok(false)` is returned (the caller falls back to
-/// [`rewrite_with_slot`]). The caller holds the writer lock.
+/// an atomic rewrite, [`after_new_slot`]). The caller holds the writer lock.
 pub fn write_slot_in_place(
     path: &Path,
     slot: &[u8],
@@ -48,14 +48,15 @@ pub fn write_slot_in_place(
     Ok(true)
 }
 
-/// Rewrites `path` atomically with `slot` as its first line: an existing line 1 of type
-/// `"title"` (a slot of the wrong size, or one omp would not accept) is replaced, a UTF-8 BOM
-/// is dropped (omp could not read a slot behind it), every other byte is kept.
-pub fn rewrite_with_slot(path: &Path, slot: &[u8]) -> Result<(), StoreError> {
-    let bytes = crate::safe_fs::read_regular(path).at(path)?;
+/// What follows a new title slot when a file whose bytes are `bytes` is given one: an existing
+/// line 1 of type `"title"` (a slot of the wrong size, or one omp would not accept) is
+/// dropped, a UTF-8 BOM is dropped (omp could not read a slot behind it), every other byte is
+/// kept. The writer rewrites the file as the slot followed by these bytes
+/// ([`crate::backend::files::FileWriter`]).
+pub fn after_new_slot(bytes: &[u8]) -> &[u8] {
     let body = bytes
         .strip_prefix(b"\xEF\xBB\xBF".as_slice())
-        .unwrap_or(&bytes);
+        .unwrap_or(bytes);
     let first_end = body
         .iter()
         .position(|&b| b == b'\n')
@@ -65,10 +66,9 @@ pub fn rewrite_with_slot(path: &Path, slot: &[u8]) -> Result<(), StoreError> {
         .ok()
         .and_then(|f| f.str(first, "type").map(|t| t == "title"))
         .unwrap_or(false);
-    let rest = if is_title_line {
+    if is_title_line {
         &body[first_end..]
     } else {
         body
-    };
-    atomic_write(path, &[slot, rest]).at(path)
+    }
 }

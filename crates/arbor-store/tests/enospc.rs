@@ -8,9 +8,7 @@
 //! A new session (a fork) whose first write fails leaves no file behind, not even an empty one.
 use arbor_store::{ManagerOptions, NewEntry, SessionManager, StoreError};
 
-#[path = "support/full_disk.rs"]
-mod full_disk;
-use full_disk::{fill, fill_leaving, set_fsize_limit, try_tmpfs};
+use arbor_testkit::full_disk::{fill, fill_leaving, set_fsize_limit, try_tmpfs};
 
 fn msg(text: &str) -> NewEntry {
     NewEntry::Message(format!(r#"{{"role":"user","content":"{text}","timestamp":1}}"#).into_bytes())

@@ -7,9 +7,7 @@
 use arbor_store::check::{self, CheckOptions};
 use arbor_store::{ManagerOptions, NewEntry, SessionManager};
 
-#[path = "support/full_disk.rs"]
-mod full_disk;
-use full_disk::{fill_leaving, set_fsize_limit, try_tmpfs};
+use arbor_testkit::full_disk::{fill_leaving, set_fsize_limit, try_tmpfs};
 
 fn sidecars(dir: &std::path::Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)

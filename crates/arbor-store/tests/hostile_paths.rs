@@ -251,7 +251,7 @@ fn a_hard_linked_session_is_not_split_by_a_rewrite() {
 
 #[test]
 fn root_rewriting_a_users_session_keeps_its_owner_group_and_mode() {
-    if !arbor_pgtest::skip::unless_root(
+    if !arbor_testkit::skip::unless_root(
         "only root can give a file to another user (CI runs as root)",
     ) {
         return;

@@ -16,15 +16,13 @@
 //! Where omp's answer is a bug, or where arbor documents a different answer, [`DEVIATIONS`]
 //! says so and arbor's own answer is asserted. Each test prints a one-line summary and fails
 //! when a count does not add up.
-#[path = "../../arbor-core/tests/goldens_common/mod.rs"]
-mod goldens_common;
 
 use arbor_core::context::{build_session_context, LeafSel, SessionContext};
 use arbor_core::context::{FrameBlobs, OmpContext, OmpVersion};
 use arbor_core::json::JsValue;
 use arbor_core::{Dialect, SessionDoc};
 use arbor_store::blobs::{resolve_doc_blobs, BlobStore};
-use goldens_common::*;
+use arbor_testkit::goldens::*;
 use std::path::{Path, PathBuf};
 
 fn dir() -> PathBuf {

@@ -7,10 +7,7 @@ use arbor_store::secrets::{find, redact_doc, redact_line, scan_doc, scan_line};
 use proptest::prelude::*;
 use std::sync::Arc;
 
-mod support {
-    pub mod planted;
-}
-use support::planted::{body, planted_session, secret, session, spelling, user, HEADER};
+use arbor_testkit::planted::{body, planted_session, secret, session, spelling, user, HEADER};
 
 fn doc(text: &str) -> SessionDoc {
     SessionDoc::parse(Arc::new(text.as_bytes().to_vec())).expect("a session")

@@ -8,7 +8,7 @@
 //! - opening a large session from PostgreSQL against opening its file;
 //! - `arbor sync pull` of everything into an empty agent directory, compared byte for byte.
 //!
-//! The server is a throwaway one (arbor-pgtest: a temporary directory, a Unix socket), with
+//! The server is a throwaway one (arbor-testkit's pg: a temporary directory, a Unix socket), with
 //! `fsync` turned back on for the measurements.
 use anyhow::{bail, Context, Result};
 use arbor_bench::median;
@@ -106,7 +106,7 @@ fn verdict(ok: bool) -> &'static str {
 
 fn main() -> Result<()> {
     let a = Args::parse();
-    let server = arbor_pgtest::TestServer::start().map_err(anyhow::Error::msg)?;
+    let server = arbor_testkit::pg::TestServer::start().map_err(anyhow::Error::msg)?;
     {
         let mut c = server.connect().map_err(anyhow::Error::msg)?;
         // One statement each: ALTER SYSTEM refuses a (multi-statement) transaction block.
@@ -121,7 +121,7 @@ fn main() -> Result<()> {
         std::thread::sleep(Duration::from_millis(300));
         let fsync: String = c.query_one("SHOW fsync", &[])?.get(0);
         let sc: String = c.query_one("SHOW synchronous_commit", &[])?.get(0);
-        println!("server: PostgreSQL (arbor-pgtest, Unix socket), fsync={fsync}, synchronous_commit={sc}");
+        println!("server: PostgreSQL (arbor-testkit, Unix socket), fsync={fsync}, synchronous_commit={sc}");
     }
     let (n, bytes) = sessions_bytes(&a.agent)?;
     let mb = bytes as f64 / 1e6;
@@ -135,7 +135,7 @@ fn main() -> Result<()> {
 
 fn push_and_pull(
     a: &Args,
-    server: &arbor_pgtest::TestServer,
+    server: &arbor_testkit::pg::TestServer,
     scratch: &Path,
     n: usize,
     mb: f64,
@@ -239,7 +239,7 @@ fn push_and_pull(
     Ok(())
 }
 
-fn store_timings(a: &Args, server: &arbor_pgtest::TestServer) -> Result<()> {
+fn store_timings(a: &Args, server: &arbor_testkit::pg::TestServer) -> Result<()> {
     // 4. One append through the PostgreSQL store.
     let url = server.url_for(
         &server

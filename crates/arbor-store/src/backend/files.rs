@@ -13,7 +13,7 @@ use super::{
     SlotWrite, StoredSession,
 };
 use crate::error::{IoContext, StoreError};
-use crate::file::{atomic_write, create_dir_private, AppendFile, Durability};
+use crate::file::{create_dir_private, AppendFile, Durability};
 use crate::lock::{LockError, WriterLock};
 use arbor_core::doc::Dialect;
 use std::path::{Path, PathBuf};
@@ -415,7 +415,7 @@ impl FileStore {
         wait: Option<Duration>,
         durability: Durability,
     ) -> Result<OpenedFile, StoreError> {
-        let mut lock = WriterLock::acquire(path, wait)?;
+        let lock = WriterLock::acquire(path, wait)?;
         if !path.exists() {
             return Ok(OpenedFile {
                 writer: FileWriter::locked(path, lock, false, durability),
@@ -423,11 +423,11 @@ impl FileStore {
                 notes: Vec::new(),
             });
         }
+        let mut writer = FileWriter::locked(path, lock, true, durability);
         let mut doc = crate::load_doc_copy(path)?;
         let mut notes = Vec::new();
-        let real = lock.real_path().to_path_buf();
         if let Some(torn) = doc.report().torn_tail.clone() {
-            let sidecar = crate::repair::save_torn_tail(&real, &doc, &torn)?;
+            let sidecar = crate::repair::save_torn_tail(&mut writer, &doc, &torn)?;
             notes.push(OpenNote::TornTailSaved {
                 sidecar,
                 bytes: torn.len,
@@ -436,14 +436,12 @@ impl FileStore {
         if let Some(m) = &doc.migration() {
             let from_version = m.from_version;
             let bytes = doc.rewritten_bytes();
-            atomic_write(&real, &[&bytes]).at(path)?;
-            lock.follow_file()?;
+            writer.rewrite(&[&bytes], None)?;
             notes.push(OpenNote::Migrated { from_version });
         }
         if !notes.is_empty() {
             doc = crate::load_doc_copy(path)?;
         }
-        let mut writer = FileWriter::locked(path, lock, true, durability);
         writer.needs_newline = doc.report().missing_final_newline;
         Ok(OpenedFile {
             writer,
@@ -474,7 +472,28 @@ pub struct FileWriter {
     len: Option<u64>,
 }
 
+/// What [`FileWriter::rewrite_checked`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rewrite {
+    /// Nothing: the file was not the length expected (or not the same file).
+    Moved {
+        /// Its length found.
+        found: u64,
+    },
+    /// Replaced.
+    Done {
+        /// Bytes another writer appended to the old file during the rewrite, copied to the
+        /// end of the new one.
+        recovered: u64,
+    },
+}
+
 impl FileWriter {
+    /// The writer of an existing session file whose lock the caller took.
+    pub(crate) fn from_lock(path: &Path, lock: WriterLock, durability: Durability) -> FileWriter {
+        FileWriter::locked(path, lock, true, durability)
+    }
+
     fn locked(path: &Path, lock: WriterLock, exists: bool, durability: Durability) -> FileWriter {
         FileWriter {
             store: "files".into(),
@@ -512,6 +531,178 @@ impl FileWriter {
     /// The session's real path (where it is written).
     pub fn real_path(&self) -> &Path {
         self.lock.real_path()
+    }
+
+    /// The writer of the existing session file `path`, as it is: the lock is taken (waiting
+    /// up to `wait`), nothing is read or repaired (`arbor check --repair` reads the file and
+    /// decides what to write itself; [`FileStore::open_file`] is the opening with pi's
+    /// repairs).
+    ///
+    /// # Errors
+    /// [`StoreError::Lock`] (another writer, an unusable lock file, a planted symlink).
+    pub fn existing(
+        path: &Path,
+        wait: Option<Duration>,
+        durability: Durability,
+    ) -> Result<FileWriter, StoreError> {
+        let lock = WriterLock::acquire(path, wait)?;
+        Ok(FileWriter::locked(path, lock, true, durability))
+    }
+
+    /// Replaces the whole file by `content` atomically (a temporary file beside it, fsynced,
+    /// renamed over it, the directory fsynced; the file's owner and permissions kept; a hard
+    /// link refused), and the lock follows the new file. With `expect_len`, only when the
+    /// file is still that long: a writer without arbor's lock (pi) may have appended since
+    /// the caller read it, and its bytes must not be lost; `Ok(false)` then, nothing
+    /// replaced; checked again right before the rename, and bytes appended to the old file
+    /// after that are copied to the end of the new one. Every rewrite of a session file goes
+    /// through here.
+    ///
+    /// # Errors
+    /// [`StoreError::Io`] naming the file (the original is then untouched),
+    /// [`StoreError::Lock`] when the lock cannot follow the new file.
+    pub fn rewrite(
+        &mut self,
+        content: &[&[u8]],
+        expect_len: Option<u64>,
+    ) -> Result<bool, StoreError> {
+        self.replace(content, expect_len).map_err(StoreError::from)
+    }
+
+    fn replace(
+        &mut self,
+        content: &[&[u8]],
+        expect_len: Option<u64>,
+    ) -> Result<bool, BackendError> {
+        Ok(matches!(
+            self.rewrite_checked(content, expect_len, &mut || {})?,
+            Rewrite::Done { .. }
+        ))
+    }
+
+    /// The one atomic rewrite of a session file ([`FileWriter::rewrite`], and sync's merge):
+    /// with `expect`, the file must be that long when this starts and again right before the
+    /// rename (the same file, checked in `file::atomic_write_checked`'s last step), and bytes
+    /// that reached the old file after that check (pi opened it by its path before the rename)
+    /// are copied to the end of the new one. `after_check` runs between the last check and
+    /// the rename (a test stands in for pi there).
+    pub(crate) fn rewrite_checked(
+        &mut self,
+        content: &[&[u8]],
+        expect: Option<u64>,
+        after_check: &mut dyn FnMut(),
+    ) -> Result<Rewrite, BackendError> {
+        use std::io::{Read, Seek, SeekFrom};
+        use std::os::unix::fs::MetadataExt;
+        let real = self.lock.real_path().to_path_buf();
+        let (store, path) = (self.store.clone(), self.path.clone());
+        let io = move |source| BackendError::Io {
+            store: store.clone(),
+            path: path.clone(),
+            source,
+        };
+        let mut old = match expect {
+            Some(want) => {
+                let f = crate::safe_fs::open_regular(&real).map_err(&io)?;
+                let m = f.metadata().map_err(&io)?;
+                if m.len() != want {
+                    return Ok(Rewrite::Moved { found: m.len() });
+                }
+                Some((f, m, want))
+            }
+            None => None,
+        };
+        let mut moved = None;
+        let result = crate::file::atomic_write_checked(&real, content, &mut || {
+            if let Some((f, m0, want)) = &old {
+                let now = f.metadata()?;
+                let named = std::fs::symlink_metadata(&real)?;
+                if now.len() != *want || named.ino() != m0.ino() || named.dev() != m0.dev() {
+                    moved = Some(named.len());
+                    return Err(std::io::Error::other(
+                        "the session changed while it was rewritten",
+                    ));
+                }
+            }
+            after_check();
+            Ok(())
+        });
+        if let Some(found) = moved {
+            return Ok(Rewrite::Moved { found });
+        }
+        result.map_err(&io)?;
+        // The identity lock follows the new file.
+        self.lock.follow_file().map_err(|e| self.lock_err(e))?;
+        self.file = None;
+        self.exists = true;
+        self.len = None;
+        self.needs_newline = content
+            .iter()
+            .rev()
+            .find(|c| !c.is_empty())
+            .is_some_and(|c| !c.ends_with(b"\n"));
+        let mut recovered = 0;
+        if let Some((f, _, want)) = old.as_mut() {
+            let late = f.metadata().map_err(&io)?.len().saturating_sub(*want);
+            if late > 0 {
+                let mut extra = Vec::new();
+                f.seek(SeekFrom::Start(*want)).map_err(&io)?;
+                f.take(late).read_to_end(&mut extra).map_err(&io)?;
+                let mut a = AppendFile::open(&real, false, self.durability).map_err(&io)?;
+                a.append(&extra).map_err(&io)?;
+                a.flush().map_err(&io)?;
+                self.needs_newline = !extra.ends_with(b"\n");
+                recovered = late;
+            }
+        }
+        Ok(Rewrite::Done { recovered })
+    }
+
+    /// Appends `bytes` (complete lines) only if the file is still `expect` bytes long (pi
+    /// takes no lock and may have appended since the caller read it): `Ok(Some(found))`, its
+    /// length, otherwise, nothing written. The file is opened afresh for this (its length is
+    /// the file's now, not what an earlier append left), appended to in one write (cut back on
+    /// failure) and flushed by the durability policy. Sync's pull appends through here.
+    pub(crate) fn append_if_len(
+        &mut self,
+        expect: u64,
+        bytes: &[u8],
+    ) -> Result<Option<u64>, BackendError> {
+        let real = self.lock.real_path().to_path_buf();
+        self.file = None;
+        let mut f =
+            AppendFile::open(&real, false, self.durability).map_err(self.io_at(&self.path))?;
+        let found = std::fs::symlink_metadata(&real)
+            .map_err(self.io_at(&self.path))?
+            .len();
+        if found != expect || f.len() != expect {
+            return Ok(Some(found));
+        }
+        f.append(bytes).map_err(self.io_at(&self.path))?;
+        f.flush().map_err(self.io_at(&self.path))?;
+        self.exists = true;
+        self.len = None;
+        self.needs_newline = !bytes.is_empty() && !bytes.ends_with(b"\n");
+        Ok(None)
+    }
+
+    /// Cuts the file back to `len` bytes (a torn last line, saved first by the caller), if
+    /// it is still `expect_len` bytes long (nobody appended since it was read; `Ok(false)`
+    /// otherwise, nothing cut), and forces the cut to the disk.
+    ///
+    /// # Errors
+    /// [`StoreError::Io`] naming the file.
+    pub fn cut(&mut self, len: u64, expect_len: u64) -> Result<bool, StoreError> {
+        let real = self.lock.real_path().to_path_buf();
+        let f = crate::safe_fs::open_rw_nofollow(&real).at(&self.path)?;
+        if f.metadata().at(&self.path)?.len() != expect_len {
+            return Ok(false);
+        }
+        f.set_len(len).at(&self.path)?;
+        f.sync_all().at(&self.path)?;
+        self.file = None;
+        self.len = None;
+        Ok(true)
     }
 
     fn io_at(&self, path: &Path) -> impl Fn(std::io::Error) -> BackendError + '_ {
@@ -619,12 +810,7 @@ impl SessionWriter for FileWriter {
 
     fn replace_all(&mut self, lines: &[&[u8]]) -> Result<(), BackendError> {
         check_lines(&self.store, lines)?;
-        let real = self.lock.real_path().to_path_buf();
-        atomic_write(&real, &[&joined(lines)]).map_err(self.io_at(&self.path))?;
-        self.lock.follow_file().map_err(|e| self.lock_err(e))?;
-        self.file = None;
-        self.exists = true;
-        self.needs_newline = false;
+        self.replace(&[&joined(lines)], None)?;
         self.len = Some(lines.len() as u64);
         Ok(())
     }
@@ -654,11 +840,18 @@ impl SessionWriter for FileWriter {
         }
         // No fixed slot to overwrite: give the file one (atomic rewrite, every other byte
         // kept), then continue on the new file.
-        crate::title::rewrite_with_slot(&real, slot).map_err(|e| self.store_err(e))?;
-        self.lock.follow_file().map_err(|e| self.lock_err(e))?;
-        self.file = None;
-        self.len = None;
-        Ok(SlotWrite::Rewritten)
+        // Read and rewritten only if nobody appended in between (pi takes no lock): read
+        // again when someone did.
+        for _ in 0..8 {
+            let bytes = crate::safe_fs::read_regular(&real).map_err(self.io_at(&self.path))?;
+            let rest = crate::title::after_new_slot(&bytes);
+            if self.replace(&[slot, rest], Some(bytes.len() as u64))? {
+                return Ok(SlotWrite::Rewritten);
+            }
+        }
+        Err(self.io_at(&self.path)(std::io::Error::other(
+            "the file kept growing while its title slot was being written (another writer without arbor's lock?); nothing was replaced",
+        )))
     }
 }
 
@@ -712,6 +905,64 @@ mod tests {
         assert_eq!(
             std::fs::read(&path).expect("read"),
             b"{\"someone\":\"else\"}\n"
+        );
+    }
+
+    /// Every rewrite and cut of a session file is [`FileWriter::rewrite`] /
+    /// [`FileWriter::cut`] (`check --repair`, the migration and torn-tail repair at open,
+    /// `replace_all`): given the length the caller read, neither replaces nor cuts a file that
+    /// grew since (pi appends without arbor's lock), and the appended bytes stay.
+    #[test]
+    fn a_rewrite_or_a_cut_never_loses_what_another_writer_appended() {
+        use std::io::Write;
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("s.jsonl");
+        let original = b"{\"type\":\"session\"}\n{\"torn".to_vec();
+        std::fs::write(&path, &original).expect("write");
+        let mut w = FileWriter::existing(&path, None, Durability::None).expect("lock");
+        let read_len = original.len() as u64;
+        // pi, which takes no lock, appends after the caller read the file.
+        let mut pi = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .expect("open");
+        pi.write_all(b"\n{\"type\":\"message\"}\n").expect("append");
+        let grown = std::fs::read(&path).expect("read");
+        assert!(!w.rewrite(&[b"{}\n"], Some(read_len)).expect("rewrite"));
+        assert!(!w.cut(19, read_len).expect("cut"));
+        assert_eq!(std::fs::read(&path).expect("read"), grown);
+        // With the length as it is now, both happen; the lock follows the new file.
+        assert!(w.cut(19, grown.len() as u64).expect("cut"));
+        assert_eq!(
+            std::fs::read(&path).expect("read"),
+            b"{\"type\":\"session\"}\n"
+        );
+        assert!(w
+            .rewrite(&[b"{\"type\":\"session\"}\n", b"{}\n"], Some(19))
+            .expect("rewrite"));
+        assert_eq!(
+            std::fs::read(&path).expect("read"),
+            b"{\"type\":\"session\"}\n{}\n"
+        );
+        let other = crate::lock::WriterLock::acquire(&path, None);
+        assert!(other.is_err(), "the lock follows the rewritten file");
+        // pi appends after the last check, right before the rename: its bytes reached the
+        // old file and are copied to the end of the new one.
+        let len = std::fs::metadata(&path).expect("stat").len();
+        let p2 = path.clone();
+        let r = w
+            .rewrite_checked(&[b"{\"type\":\"session\"}\n"], Some(len), &mut || {
+                let mut pi = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&p2)
+                    .expect("open");
+                pi.write_all(b"{\"pi\":1}\n").expect("append");
+            })
+            .expect("rewrite");
+        assert_eq!(r, Rewrite::Done { recovered: 9 });
+        assert_eq!(
+            std::fs::read(&path).expect("read"),
+            b"{\"type\":\"session\"}\n{\"pi\":1}\n"
         );
     }
 

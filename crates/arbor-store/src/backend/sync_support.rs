@@ -9,9 +9,11 @@
 //! must be exactly as long as what was read; a rewrite checks again right before its rename
 //! (same inode, same length), and after the rename copies any bytes that reached the old
 //! file (pi had opened it before the rename) to the end of the new one.
+use super::files::Rewrite;
+use crate::file::Durability;
 use crate::lock::{LockError, WriterLock};
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Read};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::Duration;
@@ -92,10 +94,11 @@ pub enum Written {
     },
 }
 
-/// The writer lock of a session file, taken for a sync.
+/// The writer of a session file, taken for a sync: the one writer of session files
+/// ([`super::files::FileWriter`]) with the checks sync needs.
 #[derive(Debug)]
 pub struct SyncLock {
-    lock: WriterLock,
+    writer: super::files::FileWriter,
 }
 
 /// Takes the writer lock of session file `path` (waiting up to `wait`).
@@ -104,15 +107,24 @@ pub struct SyncLock {
 /// [`LockError::Busy`] when another writer holds it; a file that is not a regular file or
 /// sits in an unsafe directory.
 pub fn lock_session(path: &Path, wait: Option<Duration>) -> Result<SyncLock, LockError> {
+    let lock = WriterLock::acquire(path, wait)?;
     Ok(SyncLock {
-        lock: WriterLock::acquire(path, wait)?,
+        writer: super::files::FileWriter::from_lock(path, lock, Durability::default()),
     })
+}
+
+/// A writer's failure as the I/O error sync reports.
+fn as_io(e: super::BackendError) -> io::Error {
+    match e {
+        super::BackendError::Io { source, .. } => source,
+        e => io::Error::other(e.to_string()),
+    }
 }
 
 impl SyncLock {
     /// The session's real path.
     pub fn path(&self) -> &Path {
-        self.lock.real_path()
+        self.writer.real_path()
     }
 
     /// Reads the file's complete lines (see [`read_snapshot`]).
@@ -120,7 +132,7 @@ impl SyncLock {
     /// # Errors
     /// The file cannot be read.
     pub fn read(&self) -> io::Result<Snapshot> {
-        read_snapshot(self.lock.real_path())
+        read_snapshot(self.path())
     }
 
     /// Overwrites omp's title slot (the 256 bytes at offset 0) with `slot` in place, as omp
@@ -130,28 +142,19 @@ impl SyncLock {
     /// # Errors
     /// The file cannot be opened or written.
     pub fn write_title_slot(&self, slot: &[u8]) -> Result<bool, crate::error::StoreError> {
-        crate::title::write_slot_in_place(
-            self.lock.real_path(),
-            slot,
-            crate::file::Durability::default(),
-        )
+        crate::title::write_slot_in_place(self.path(), slot, Durability::default())
     }
 
-    /// Appends `bytes` (complete lines) if the file is still `expect` bytes long.
+    /// Appends `bytes` (complete lines) if the file is still `expect` bytes long, through the
+    /// writer (`FileWriter::append_if_len`).
     ///
     /// # Errors
     /// The file cannot be opened or written (nothing of `bytes` stays then).
     pub fn append_at(&mut self, expect: u64, bytes: &[u8]) -> io::Result<Written> {
-        let real = self.lock.real_path().to_path_buf();
-        let mut f =
-            crate::file::AppendFile::open(&real, false, crate::file::Durability::default())?;
-        let found = std::fs::symlink_metadata(&real)?.len();
-        if found != expect || f.len() != expect {
+        if let Some(found) = self.writer.append_if_len(expect, bytes).map_err(as_io)? {
             return Ok(Written::Moved { found });
         }
-        f.append(bytes)?;
-        f.flush()?;
-        let m = std::fs::symlink_metadata(&real)?;
+        let m = std::fs::symlink_metadata(self.path())?;
         let stamp = (m.len() == expect + bytes.len() as u64).then(|| (m.len(), mtime_ns(&m)));
         Ok(Written::Done {
             stamp,
@@ -159,10 +162,10 @@ impl SyncLock {
         })
     }
 
-    /// Replaces the file, `expect` bytes long when read, by `content` atomically (see
-    /// [`crate::file::atomic_write_checked`]): if it is not `expect` bytes long (or not the
-    /// same file) right before the rename, nothing is replaced; bytes appended to the old
-    /// file after that check are copied to the end of the new one.
+    /// Replaces the file, `expect` bytes long when read, by `content` atomically, through
+    /// the writer's one rewrite: if it is not `expect` bytes long (or not the same file) right
+    /// before the rename, nothing is replaced; bytes appended to the old file after that check
+    /// are copied to the end of the new one.
     ///
     /// # Errors
     /// The rewrite failed (the original is untouched), or copying the late bytes failed.
@@ -178,52 +181,19 @@ impl SyncLock {
         content: &[u8],
         after_check: &mut dyn FnMut(),
     ) -> io::Result<Written> {
-        let real = self.lock.real_path().to_path_buf();
-        let mut old = crate::safe_fs::open_regular(&real)?;
-        let old_meta = old.metadata()?;
-        if old_meta.len() != expect {
-            return Ok(Written::Moved {
-                found: old_meta.len(),
-            });
-        }
-        let mut moved = None;
-        let result = crate::file::atomic_write_checked(&real, &[content], &mut || {
-            let now = old.metadata()?;
-            let named = std::fs::symlink_metadata(&real)?;
-            if now.len() != expect || named.ino() != old_meta.ino() || named.dev() != old_meta.dev()
-            {
-                moved = Some(named.len());
-                return Err(io::Error::other("the session moved while it was merged"));
+        match self
+            .writer
+            .rewrite_checked(&[content], Some(expect), after_check)
+            .map_err(as_io)?
+        {
+            Rewrite::Moved { found } => Ok(Written::Moved { found }),
+            Rewrite::Done { recovered } => {
+                let m = std::fs::symlink_metadata(self.path())?;
+                let stamp = (recovered == 0 && m.len() == content.len() as u64)
+                    .then(|| (m.len(), mtime_ns(&m)));
+                Ok(Written::Done { stamp, recovered })
             }
-            after_check();
-            Ok(())
-        });
-        if let Some(found) = moved {
-            return Ok(Written::Moved { found });
         }
-        result?;
-        // The identity lock follows the new file (as every atomic rewrite of a locked session).
-        self.lock
-            .follow_file()
-            .map_err(|e| io::Error::other(e.to_string()))?;
-        // pi may have opened the old file by its path before the rename and written after the
-        // check: its bytes are on the old inode. They are copied, not lost.
-        let late = old.metadata()?.len().saturating_sub(expect);
-        if late > 0 {
-            let mut extra = Vec::new();
-            old.seek(SeekFrom::Start(expect))?;
-            (&mut old).take(late).read_to_end(&mut extra)?;
-            let mut f =
-                crate::file::AppendFile::open(&real, false, crate::file::Durability::default())?;
-            f.append(&extra)?;
-            f.flush()?;
-        }
-        let m = std::fs::symlink_metadata(&real)?;
-        let stamp = (late == 0 && m.len() == content.len() as u64).then(|| (m.len(), mtime_ns(&m)));
-        Ok(Written::Done {
-            stamp,
-            recovered: late,
-        })
     }
 }
 

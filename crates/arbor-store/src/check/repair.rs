@@ -1,9 +1,9 @@
 //! `arbor check --repair`: the repairs that lose no byte (see the parent module for what is
 //! repaired and what is only reported).
 use super::{check_bytes, cycle_cut, find_cycles, CheckOptions, CheckReport};
+use crate::backend::files::FileWriter;
 use crate::error::{IoContext, StoreError};
-use crate::file::atomic_write;
-use crate::lock::WriterLock;
+use crate::file::Durability;
 use arbor_core::doc::SessionDoc;
 use arbor_core::json::JsValue;
 use arbor_core::title::{parse_title_slot, serialize_title_slot, SESSION_TITLE_SLOT_BYTES};
@@ -185,18 +185,20 @@ fn repaired_once(doc: &SessionDoc) -> Option<(Vec<u8>, Vec<u8>)> {
     Some((kept, removed))
 }
 
-/// Checks `path` and repairs what can be repaired without losing a byte: under the writer
-/// lock (waiting up to `wait`), removed bytes go to a fsynced quarantine sidecar first, then
-/// the file is replaced atomically (temporary file, fsync, rename, directory fsync, the
-/// file's permissions kept). A file that is not a session is never touched.
+/// Checks `path` and repairs what can be repaired without losing a byte, through the one
+/// writer of a session file ([`FileWriter`]): under its lock (waiting up to `wait`), removed
+/// bytes go to a fsynced quarantine sidecar first, then the file is replaced atomically
+/// ([`FileWriter::rewrite`]: temporary file, fsync, rename, directory fsync, the file's
+/// permissions kept), only if nobody appended since it was read. A file that is not a
+/// session is never touched.
 pub fn repair(
     path: &Path,
     opts: &CheckOptions,
     wait: Option<Duration>,
 ) -> Result<RepairOutcome, StoreError> {
-    let lock = WriterLock::acquire(path, wait)?;
-    let real = lock.real_path();
-    let bytes = crate::safe_fs::read_regular(real).at(path)?;
+    let mut writer = FileWriter::existing(path, wait, Durability::default())?;
+    let real = writer.real_path().to_path_buf();
+    let bytes = crate::safe_fs::read_regular(&real).at(path)?;
     let before = check_bytes(path, bytes.clone(), opts);
     let doc = match SessionDoc::parse(Arc::new(bytes)) {
         Ok(d) => d,
@@ -228,16 +230,15 @@ pub fn repair(
     let quarantine = if removed.is_empty() {
         None
     } else {
-        Some(crate::repair::write_sidecar(real, "quarantine", &removed)?)
+        Some(crate::repair::write_sidecar(&real, "quarantine", &removed)?)
     };
-    let len_now = std::fs::metadata(real).at(path)?.len();
-    if len_now != doc.base_bytes().len() as u64 {
+    if !writer.rewrite(&[&kept], Some(doc.base_bytes().len() as u64))? {
         return Err(StoreError::Io {
             path: path.to_path_buf(),
             source: std::io::Error::other("the file changed while it was being repaired (another writer without arbor's lock?); nothing was replaced"),
         });
     }
-    atomic_write(real, &[&kept]).at(path)?;
+    drop(writer);
     let after = check_bytes(path, kept, opts);
     Ok(RepairOutcome {
         before,

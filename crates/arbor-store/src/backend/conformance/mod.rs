@@ -97,7 +97,7 @@ pub fn session_files_in(dir: &std::path::Path) -> std::io::Result<Vec<Vec<u8>>> 
 /// # Errors
 /// The failed check's name and what it found.
 pub fn run_all(fresh: Fresh<'_>, files: &[Vec<u8>]) -> Check {
-    let checks: [(&str, CheckFn); 12] = [
+    let checks: [(&str, CheckFn); 13] = [
         ("write_and_reopen", write_and_reopen),
         ("one_writer", one_writer),
         ("lost_lease_cannot_append", lost_lease_cannot_append),
@@ -113,6 +113,10 @@ pub fn run_all(fresh: Fresh<'_>, files: &[Vec<u8>]) -> Check {
             fork_and_continue,
         ),
         ("omp_blobs_kept_in_the_store", omp_blobs_in_the_store),
+        (
+            "omp_blobs_read_from_the_store",
+            omp_blobs_read_from_the_store,
+        ),
     ];
     for (name, check) in checks {
         check(fresh).map_err(|e| {
@@ -222,6 +226,57 @@ fn omp_blobs_in_the_store(fresh: Fresh<'_>) -> Check {
             bytes.map(|b| b.len())
         )
     })
+}
+
+/// An omp session kept in the store reads back with its images from the store's own blobs,
+/// through the resolver `show`, `context` and `export` use for session files too
+/// ([`crate::blobs::resolve_doc_blobs`] with [`crate::blobs::StoreBlobs`]); a blob the store
+/// does not hold leaves its reference in place, reported with the store's name, and the
+/// session still opens (omp's lenient read).
+fn omp_blobs_read_from_the_store(fresh: Fresh<'_>) -> Check {
+    use crate::blobs::{resolve_doc_blobs, BlobError, StoreBlobs};
+    let store = fresh(Duration::from_secs(30));
+    let mut sm = omp_session(&store)?;
+    let image = |data: &str| {
+        format!(
+            r#"{{"role":"user","content":[{{"type":"image","data":"{data}","mimeType":"image/png"}}],"timestamp":1}}"#
+        )
+    };
+    let data = "A".repeat(4096);
+    sm.append_message(image(&data).as_bytes()).map_err(e2s)?;
+    let absent = crate::blobs::sha256_hex(b"never stored");
+    let absent_ref = format!("blob:sha256:{absent}");
+    sm.append_message(image(&absent_ref).as_bytes())
+        .map_err(e2s)?;
+    let id = sm.session_id();
+    drop(sm);
+    // Read as `show` reads a session: its bytes parsed, its blobs resolved.
+    let bytes = store.read_joined(&id, 0).map_err(e2s)?;
+    let mut doc = SessionDoc::parse(Arc::new(bytes)).map_err(e2s)?;
+    let issues = resolve_doc_blobs(&mut doc, &StoreBlobs::new(&*store), true).map_err(e2s)?;
+    let texts: Vec<String> = doc
+        .entries()
+        .iter()
+        .enumerate()
+        .map(|(i, _)| String::from_utf8_lossy(doc.entry_line(i)).into_owned())
+        .collect();
+    ensure(
+        texts
+            .iter()
+            .any(|t| t.contains(&format!(r#""data":"{data}""#))),
+        || format!("the stored image was not read back from the store: {texts:.300?}"),
+    )?;
+    ensure(texts.iter().any(|t| t.contains(&absent_ref)), || {
+        "the reference to the missing blob is not left in place".into()
+    })?;
+    ensure(
+        matches!(
+            issues.as_slice(),
+            [i] if matches!(&i.error, BlobError::Missing { hash, dir }
+                if *hash == absent && dir.to_string_lossy() == store.describe())
+        ),
+        || format!("the missing blob is not reported once, naming the store: {issues:?}"),
+    )
 }
 
 fn user(text: &str) -> Vec<u8> {

@@ -1,7 +1,6 @@
 //! A small full disk for the ENOSPC tests of arbor-store and arbor-cli: a size-limited tmpfs
 //! mounted by the test where it may (root, mount allowed; `ARBOR_TEST_NO_TMPFS` turns it off),
 //! and a filler that uses up its space.
-#![allow(dead_code)]
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,8 +1,8 @@
-//! A real PostgreSQL server from arbor-pgtest: exact bytes and text, advisory locks across
+//! A real PostgreSQL server from arbor-testkit: exact bytes and text, advisory locks across
 //! connections, and a clean stop on drop. With ARBOR_PG_URL set, the same tests (but the
 //! stop) run against that server.
 
-use arbor_pgtest::TestServer;
+use arbor_testkit::pg::TestServer;
 use std::path::Path;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -65,7 +65,7 @@ fn bytes_and_text_read_back_exactly() {
     let err = client
         .execute("INSERT INTO lines VALUES (3, ''::bytea, $1)", &[&"a\u{0}b"])
         .expect_err("a NUL in text must be refused");
-    let msg = arbor_pgtest::pg_error(&err);
+    let msg = arbor_testkit::pg::pg_error(&err);
     assert!(msg.contains("0x00"), "unexpected error: {msg}");
 }
 
@@ -111,7 +111,7 @@ fn advisory_lock_held_until_disconnect() {
 fn drop_stops_the_server_and_removes_its_directory() {
     let server = start();
     if !server.owns_server() {
-        arbor_pgtest::skip::skip("ARBOR_PG_URL is set: no server of ours to stop");
+        arbor_testkit::skip::skip("ARBOR_PG_URL is set: no server of ours to stop");
         return;
     }
     let pid = server.pid().expect("a started server has a pid");
@@ -184,7 +184,7 @@ fn listens_on_tcp(pid: u32) -> bool {
         })
 }
 
-/// Start time, median of 3 (`cargo test --release -p arbor-pgtest --test server -- --ignored
+/// Start time, median of 3 (`cargo test --release -p arbor-testkit --test server -- --ignored
 /// --nocapture start_time`).
 #[test]
 #[ignore]

@@ -6,7 +6,7 @@
 //! `1` (CI, which runs as root, sets it: there nothing may be skipped).
 //!
 //! ```no_run
-//! if !arbor_pgtest::skip::unless_root("needs root to run arbor as another user") {
+//! if !arbor_testkit::skip::unless_root("needs root to run arbor as another user") {
 //!     return;
 //! }
 //! ```

@@ -4,7 +4,6 @@
 //! deterministic ones, and comparing JSON values **with their key order** (two values are the
 //! same when `JSON.stringify` prints them byte for byte alike: member order as inserted,
 //! integer-like keys first, as JS does).
-#![allow(dead_code)]
 
 use arbor_core::json::{JsStr, JsValue};
 use arbor_core::SessionDoc;

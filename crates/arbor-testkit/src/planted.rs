@@ -1,6 +1,5 @@
 //! Sessions with secrets planted in random places and spellings, for the property tests
 //! of redaction (`arbor-store/tests/redaction.rs`, `arbor-cli/tests/secrets_cli.rs`).
-#![allow(dead_code)]
 use proptest::prelude::*;
 
 /// A pi header line (no newline).

@@ -1,5 +1,6 @@
-//! A throwaway PostgreSQL server for tests: [`TestServer::start`] runs `initdb` and `pg_ctl`
-//! from Debian's `postgresql` package into a fresh temporary directory, the server listening
+//! A throwaway PostgreSQL server for tests (what was the `arbor-pgtest` crate):
+//! [`TestServer::start`] runs `initdb` and `pg_ctl` from Debian's `postgresql` package into a
+//! fresh temporary directory, the server listening
 //! only on a Unix socket in that directory (no TCP port is opened, except the loopback TLS
 //! listener of [`TestServer::start_tls`]), with trust
 //! authentication for the superuser `postgres`. Dropping the [`TestServer`] stops the server
@@ -14,7 +15,7 @@
 //! starts nothing and returns a handle on that existing server instead.
 //!
 //! ```
-//! use arbor_pgtest::TestServer;
+//! use arbor_testkit::pg::TestServer;
 //!
 //! let server = TestServer::start().expect("PostgreSQL test server");
 //! let db = server.unique_database("doc").expect("database");
@@ -24,10 +25,8 @@
 //! drop(server); // the server is stopped and its directory removed
 //! ```
 //!
-//! [`skip`] is the tests' visible skip (a test that cannot run here says so, and fails under
+//! [`crate::skip`] is the tests' visible skip (a test that cannot run here says so, and fails under
 //! `ARBOR_REQUIRE_ALL=1`).
-
-pub mod skip;
 
 use std::fmt::Write as _;
 use std::fs;
@@ -64,7 +63,7 @@ const READY_TIMEOUT: Duration = Duration::from_secs(30);
 /// directory removed) on drop, or a handle on an existing server named by [`URL_ENV`].
 ///
 /// ```no_run
-/// let server = arbor_pgtest::TestServer::start().expect("server");
+/// let server = arbor_testkit::pg::TestServer::start().expect("server");
 /// println!("{}", server.conn_string()); // host=/tmp/arbor-pg-XXXX port=NNNNN user=postgres dbname=postgres
 /// println!("{}", server.url()); // postgres://postgres@%2Ftmp%2Farbor-pg-XXXX:NNNNN/postgres
 /// ```
@@ -104,7 +103,7 @@ impl TestServer {
     /// Errors name the step that failed with the tool's output (and the server log's tail).
     ///
     /// ```no_run
-    /// let server = arbor_pgtest::TestServer::start().expect("server");
+    /// let server = arbor_testkit::pg::TestServer::start().expect("server");
     /// assert!(server.connect().is_ok());
     /// ```
     pub fn start() -> Result<TestServer, String> {
@@ -133,7 +132,7 @@ impl TestServer {
     ///
     /// ```no_run
     /// # use std::path::Path;
-    /// let server = arbor_pgtest::TestServer::start_tls(Path::new("server.crt"), Path::new("server.key"))
+    /// let server = arbor_testkit::pg::TestServer::start_tls(Path::new("server.crt"), Path::new("server.key"))
     ///     .expect("server");
     /// assert!(server.tls_url_for("t1").is_some());
     /// ```
@@ -159,7 +158,7 @@ impl TestServer {
     /// Whether this handle started (and will stop) its server; false for [`URL_ENV`].
     ///
     /// ```no_run
-    /// let server = arbor_pgtest::TestServer::start().expect("server");
+    /// let server = arbor_testkit::pg::TestServer::start().expect("server");
     /// if server.owns_server() {
     ///     assert!(server.dir().is_some());
     /// }
@@ -171,7 +170,7 @@ impl TestServer {
     /// The temporary directory of a started server (its socket, `data/` and `server.log`).
     ///
     /// ```no_run
-    /// let server = arbor_pgtest::TestServer::start().expect("server");
+    /// let server = arbor_testkit::pg::TestServer::start().expect("server");
     /// let dir = server.dir().expect("a started server").to_path_buf();
     /// drop(server);
     /// assert!(!dir.exists());
@@ -183,7 +182,7 @@ impl TestServer {
     /// The process id of a started server's postmaster.
     ///
     /// ```no_run
-    /// let server = arbor_pgtest::TestServer::start().expect("server");
+    /// let server = arbor_testkit::pg::TestServer::start().expect("server");
     /// let pid = server.pid().expect("a started server");
     /// assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
     /// ```
@@ -194,7 +193,7 @@ impl TestServer {
     /// The server log of a started server (for a failing test's message).
     ///
     /// ```no_run
-    /// let server = arbor_pgtest::TestServer::start().expect("server");
+    /// let server = arbor_testkit::pg::TestServer::start().expect("server");
     /// eprintln!("{}", server.log().unwrap_or_default());
     /// ```
     pub fn log(&self) -> Option<String> {
@@ -208,7 +207,7 @@ impl TestServer {
     /// server, the [`URL_ENV`] value as given.
     ///
     /// ```no_run
-    /// let server = arbor_pgtest::TestServer::start().expect("server");
+    /// let server = arbor_testkit::pg::TestServer::start().expect("server");
     /// let client = postgres::Client::connect(&server.conn_string(), postgres::NoTls);
     /// assert!(client.is_ok());
     /// ```
@@ -220,7 +219,7 @@ impl TestServer {
     /// external server, its URL with the database replaced.
     ///
     /// ```no_run
-    /// let server = arbor_pgtest::TestServer::start().expect("server");
+    /// let server = arbor_testkit::pg::TestServer::start().expect("server");
     /// server.create_database("t1").expect("database");
     /// assert!(server.conn_string_for("t1").ends_with("dbname=t1"));
     /// ```
@@ -240,7 +239,7 @@ impl TestServer {
     /// `postgres` crate and libpq accept). For an external server, the [`URL_ENV`] value.
     ///
     /// ```no_run
-    /// let server = arbor_pgtest::TestServer::start().expect("server");
+    /// let server = arbor_testkit::pg::TestServer::start().expect("server");
     /// assert!(postgres::Client::connect(&server.url(), postgres::NoTls).is_ok());
     /// ```
     pub fn url(&self) -> String {
@@ -250,7 +249,7 @@ impl TestServer {
     /// The URL of database `db` (see [`TestServer::url`]).
     ///
     /// ```no_run
-    /// let server = arbor_pgtest::TestServer::start().expect("server");
+    /// let server = arbor_testkit::pg::TestServer::start().expect("server");
     /// assert!(server.url_for("t1").ends_with("/t1"));
     /// ```
     pub fn url_for(&self, db: &str) -> String {
@@ -267,7 +266,7 @@ impl TestServer {
     /// A new connection (without TLS) to the `postgres` database.
     ///
     /// ```no_run
-    /// let server = arbor_pgtest::TestServer::start().expect("server");
+    /// let server = arbor_testkit::pg::TestServer::start().expect("server");
     /// let mut client = server.connect().expect("connect");
     /// client.batch_execute("SELECT 1").expect("query");
     /// ```
@@ -278,7 +277,7 @@ impl TestServer {
     /// A new connection (without TLS) to database `db`.
     ///
     /// ```no_run
-    /// let server = arbor_pgtest::TestServer::start().expect("server");
+    /// let server = arbor_testkit::pg::TestServer::start().expect("server");
     /// server.create_database("t1").expect("database");
     /// let mut client = server.connect_to("t1").expect("connect");
     /// client.batch_execute("CREATE TABLE t (x int)").expect("create");
@@ -293,7 +292,7 @@ impl TestServer {
     /// [`TestServer::unique_database`] there.
     ///
     /// ```no_run
-    /// let server = arbor_pgtest::TestServer::start().expect("server");
+    /// let server = arbor_testkit::pg::TestServer::start().expect("server");
     /// server.create_database("sessions").expect("database");
     /// assert!(server.create_database("sessions").is_err());
     /// ```
@@ -308,7 +307,7 @@ impl TestServer {
     /// calls (`<prefix>_<pid>_<counter>_<nanos>`), and returns its name.
     ///
     /// ```no_run
-    /// let server = arbor_pgtest::TestServer::start().expect("server");
+    /// let server = arbor_testkit::pg::TestServer::start().expect("server");
     /// let a = server.unique_database("t").expect("database");
     /// let b = server.unique_database("t").expect("database");
     /// assert_ne!(a, b);
@@ -372,7 +371,7 @@ fn start_owned(tls: Option<(Vec<u8>, Vec<u8>)>) -> Result<TestServer, String> {
     let bin = find_bindir()?;
     let initdb = bin.join("initdb");
     let pg_ctl = bin.join("pg_ctl");
-    let user = if skip::am_root() {
+    let user = if crate::skip::am_root() {
         Some(ensure_user(RUN_AS_USER)?)
     } else {
         None
@@ -431,7 +430,7 @@ fn start_owned(tls: Option<(Vec<u8>, Vec<u8>)>) -> Result<TestServer, String> {
     // Only the Unix socket in our directory; the port names the socket file (.s.PGSQL.PORT),
     // which no other server shares, the directory being new.
     let mut conf = format!(
-        "\n# arbor-pgtest\nlisten_addresses = ''\nunix_socket_directories = '{}'\nport = {port}\n\
+        "\n# arbor-testkit\nlisten_addresses = ''\nunix_socket_directories = '{}'\nport = {port}\n\
          fsync = off\nfull_page_writes = off\nlogging_collector = off\n",
         sock_dir.to_string_lossy().replace('\'', "''")
     );
@@ -719,10 +718,10 @@ fn quote_value(v: &str) -> String {
 /// server error as only "db error").
 ///
 /// ```no_run
-/// let server = arbor_pgtest::TestServer::start().expect("server");
+/// let server = arbor_testkit::pg::TestServer::start().expect("server");
 /// let mut client = server.connect().expect("connect");
 /// let err = client.batch_execute("SELECT nonsense").expect_err("an error");
-/// assert!(arbor_pgtest::pg_error(&err).contains("42703"));
+/// assert!(arbor_testkit::pg::pg_error(&err).contains("42703"));
 /// ```
 pub fn pg_error(e: &postgres::Error) -> String {
     match e.as_db_error() {
