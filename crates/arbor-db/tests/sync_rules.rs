@@ -526,3 +526,35 @@ fn a_pull_writes_what_it_adds_parents_first() {
     assert!(parents_first(&pb), "{:#?}", lines_of(&pb));
     assert!(lines_of(&pb).last().expect("last").contains("\"b1\""));
 }
+
+/// A merge killed after its rename (or one whose old file pi still held open when it ended)
+/// leaves the old file as `<session>.arbor-merge`, with a line pi wrote to it. It is no session
+/// of its own (not listed; it goes with the session in `rm`), and the next sync copies its
+/// line into the file and sends it, then removes it.
+#[test]
+fn a_merge_leftover_is_settled_by_the_next_sync() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let store = SqliteStore::open(&tmp.path().join("shared.db")).expect("store");
+    let (a, b) = (machine(tmp.path(), "a"), machine(tmp.path(), "b"));
+    let pa = session(&a, ID, &[("e1", None)]);
+    sync::push(&store, &a, &[]).expect("push a");
+    let before = std::fs::read_to_string(&pa).expect("read");
+    // The merge's new file: a line from b inserted; the old file got pi's line a1.
+    let side = arbor_store::backend::sync_support::merge_sidecar_path(&pa);
+    std::fs::write(
+        &side,
+        before.clone() + &entry("a1", Some("e1"), "late") + "\n",
+    )
+    .expect("old");
+    assert_eq!(a.pi.session_files(), vec![pa.clone()], "not a session");
+    let items = arbor_store::belongings::belongings(&pa).items;
+    assert!(items.contains(&side), "{items:?}");
+    let rows = sync::push(&store, &a, &[]).expect("push a");
+    assert!(!row(&rows, ID).unresolved, "{rows:#?}");
+    assert!(!side.exists(), "settled");
+    assert!(lines_of(&pa).last().expect("last").contains("\"a1\""));
+    let shared = store.read(ID, 0).expect("read");
+    assert_eq!(shared.len(), 3, "the line reached the store");
+    sync::pull(&store, &b, &[], false).expect("pull b");
+    assert_eq!(lines_of(&the_file(&b, ID)), lines_of(&pa));
+}
