@@ -6,7 +6,9 @@
 //! session's writer lock, and only when the file is still exactly as long as what it read
 //! (pi takes no lock: a line it appended meanwhile makes the pull read again); a merge that
 //! inserts lines rewrites the file atomically and keeps what pi appended to the old file
-//! during the rewrite ([`sync_support::SyncLock::rewrite_at`]).
+//! during the rewrite ([`sync_support::SyncLock::rewrite_at`]; the old file stays as
+//! `<session>.arbor-merge` while someone may still write to it, and the next pull or push of
+//! the session settles it first).
 //!
 //! **The cursor is the agreed state.** Per session the cursor file records how many lines
 //! of the local file and of the shared copy the two sides agree on (a prefix of each) and
@@ -24,7 +26,8 @@
 //! appended instead: the conversation went on elsewhere). Lines already on both sides (in
 //! another order) are agreed. The same id with other bytes, a line without an id among the
 //! new lines of both sides (the header, v1 entries, omp's lines without id), or an entry
-//! whose parent is on neither side is a **conflict**: reported with the line and id, never
+//! whose parent is on neither side is a **conflict** (a child before its parent in a file is
+//! not: what a sync adds is written parents-first): reported with the line and id, never
 //! merged. omp's title slot (the first line, rewritten in place by a rename) compares as one
 //! line whatever it holds; the slot set last wins on both sides.
 //! `pull --fork-on-conflict` keeps the shared copy as a fork (a new id, `parentSession`

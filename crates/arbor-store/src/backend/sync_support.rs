@@ -7,8 +7,11 @@
 //! pi takes no lock and appends by path (`appendFileSync`), so the lock keeps out arbor's
 //! own writers only; the length checks are what keep pi's lines: before writing, the file
 //! must be exactly as long as what was read; a rewrite checks again right before its rename
-//! (same inode, same length), and after the rename copies any bytes that reached the old
-//! file (pi had opened it before the rename) to the end of the new one.
+//! (same inode, same length) and links the old file as `<session>.arbor-merge`
+//! ([`merge_sidecar_path`]) so that the rename never unlinks it; after the rename the lines
+//! that reached the old file (pi had opened it before the rename) are copied to the end of
+//! the new one, and the sidecar is removed once nobody holds the old file open (a write
+//! lease; else `/proc`), or settled by a later sync ([`SyncLock::settle_leftover`]).
 use crate::lock::{LockError, WriterLock};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
