@@ -927,8 +927,9 @@ fn push_one(
             Err(e) => return Ok((failed(row, &e), cursor)),
         }
     }
-    if let Some(s) = there.filter(|_| !leftover) {
-        if settled(cursor.as_ref(), f.stat, s, Way::Push) {
+    if let Some(s) = there {
+        // (The file's stamp was taken before a leftover was settled: not trusted then.)
+        if !leftover && settled(cursor.as_ref(), f.stat, s, Way::Push) {
             let mut c = cursor;
             if let Some(c) = c.as_mut() {
                 c.path = Some(path.clone());
@@ -1465,6 +1466,7 @@ fn pull_into(
             return Ok((failed(row, &e), cursor));
         }
     }
+    let settled_note = row.note.clone();
     // pi takes no lock: a line it appends between the read and the write makes the write
     // refuse (the length moved), and the file is read again.
     for _ in 0..5 {
@@ -1485,7 +1487,7 @@ fn pull_into(
         let hashes = hashes_of(lines, 0);
         let plan = compare(remote, id, lines, &hashes, s, cursor.as_ref())?;
         row.state = plan.state.clone();
-        row.note = plan.note.clone();
+        row.note = plan.note.clone().or_else(|| settled_note.clone());
         let tail_hashes = hashes_of(&plan.tail, plan.agreed.shared);
         let old_local = &hashes[..usize::try_from(plan.agreed.local).unwrap_or(0)];
         let seen = (
