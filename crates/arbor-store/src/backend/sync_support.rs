@@ -240,7 +240,7 @@ impl SyncLock {
         // are copied to the new file.
         let mut recovered = copy_new_lines(&old, expect, &real)?;
         at(Moment::AfterCopy);
-        let left = release_sidecar(&old, expect, &real, &side)?;
+        let left = release_sidecar(&old, expect, &real, &side, at)?;
         recovered += left.copied;
         let m = std::fs::symlink_metadata(&real)?;
         let stamp = (recovered == 0 && left.kept.is_none() && m.len() == content.len() as u64)
@@ -283,7 +283,7 @@ impl SyncLock {
             return Ok(Leftover::default());
         }
         let copied = copy_new_lines(&old, 0, &real)?;
-        let mut left = release_sidecar(&old, 0, &real, &side)?;
+        let mut left = release_sidecar(&old, 0, &real, &side, &mut |_| {})?;
         left.copied += copied;
         Ok(left)
     }
@@ -298,6 +298,11 @@ enum Moment {
     AfterRename,
     /// After they were copied, before the sidecar is released.
     AfterCopy,
+    /// The write lease on the old file (descriptor `fd`) was just granted.
+    UnderLease {
+        /// The descriptor holding the lease.
+        fd: i32,
+    },
 }
 
 /// What became of the old file a merge kept (see [`SyncLock::settle_leftover`]).
@@ -411,10 +416,22 @@ fn copy_new_lines(old: &File, from: u64, real: &Path) -> io::Result<u64> {
 /// leases are not available (another file system, a file of another user), the holders are
 /// looked for in `/proc/*/fd`. Either way the sidecar stays when a holder is found, or when
 /// its last line is incomplete.
-fn release_sidecar(old: &File, from: u64, real: &Path, side: &Path) -> io::Result<Leftover> {
+fn release_sidecar(
+    old: &File,
+    from: u64,
+    real: &Path,
+    side: &Path,
+    at: &mut dyn FnMut(Moment),
+) -> io::Result<Leftover> {
     let old_meta = old.metadata()?;
     let mut left = Leftover::default();
     let lease = Lease::take(old)?;
+    if lease.held {
+        use std::os::fd::AsRawFd;
+        at(Moment::UnderLease {
+            fd: old.as_raw_fd(),
+        });
+    }
     if !lease.held {
         match open_elsewhere(&old_meta, old) {
             Some(false) => {}
@@ -696,7 +713,7 @@ mod tests {
                             .expect("open"),
                     );
                 }
-                Moment::AfterRename => {}
+                Moment::AfterRename | Moment::UnderLease { .. } => {}
                 Moment::AfterCopy => {
                     pi.as_mut()
                         .expect("open")
@@ -747,7 +764,7 @@ mod tests {
                             .expect("open"),
                     );
                 }
-                Moment::AfterRename => {}
+                Moment::AfterRename | Moment::UnderLease { .. } => {}
                 Moment::AfterCopy => {
                     let mut f = pi.take().expect("open");
                     f.write_all(b"pi\n").expect("write");
@@ -793,7 +810,7 @@ mod tests {
                     drop(f);
                     append(&q, "p2\n");
                 }
-                Moment::AfterCopy => {}
+                Moment::AfterCopy | Moment::UnderLease { .. } => {}
             })
             .expect("rewrite");
         assert!(
@@ -852,5 +869,57 @@ mod tests {
         assert!(left.kept.is_some(), "{left:?}");
         assert!(std::fs::symlink_metadata(sidecar_of(&p)).is_ok());
         assert_eq!(std::fs::read(&p).expect("read"), b"a\nx\nb\npi\n");
+    }
+
+    /// A writer that found the old file by name before it lost it, and reaches the kernel's
+    /// `open` only while the rewrite holds its lease (it waits there): the sidecar is removed
+    /// under the lease, the lease released, the writer writes to the old inode, and the
+    /// rewrite waits for it to close and copies its line through its own descriptor.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_open_that_breaks_the_lease_is_waited_for() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let p = session(tmp.path(), "a\nb\n");
+        let mut lock = lock_session(&p, None).expect("lock");
+        let len = lock.read().expect("read").complete_len;
+        let side = sidecar_of(&p);
+        let mut writer = None;
+        let mut broke = false;
+        let w = lock
+            .rewrite_at_with(len, b"a\nx\nb\n", &mut |m| {
+                if let Moment::UnderLease { fd } = m {
+                    let side = side.clone();
+                    writer = Some(std::thread::spawn(move || {
+                        let mut f = std::fs::OpenOptions::new()
+                            .append(true)
+                            .open(&side)
+                            .expect("open");
+                        f.write_all(b"pi\n").expect("write");
+                    }));
+                    // The event: the writer's open broke the lease (it waits in the kernel).
+                    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+                    while std::time::Instant::now() < deadline {
+                        // SAFETY: fcntl on the rewrite's descriptor.
+                        if unsafe { libc::fcntl(fd, libc::F_GETLEASE) } != libc::F_WRLCK {
+                            broke = true;
+                            break;
+                        }
+                        std::thread::yield_now();
+                    }
+                }
+            })
+            .expect("rewrite");
+        writer.expect("a lease was taken").join().expect("writer");
+        assert!(broke, "the writer's open broke the lease");
+        assert_eq!(
+            w,
+            Written::Done {
+                stamp: None,
+                recovered: 3,
+                kept: None,
+            }
+        );
+        assert_eq!(std::fs::read(&p).expect("read"), b"a\nx\nb\npi\n");
+        assert!(!side.exists());
     }
 }
