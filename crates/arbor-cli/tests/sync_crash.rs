@@ -359,11 +359,25 @@ fn killed_merges_lose_no_line_appended_during_them() {
         // "pi" appends while the pull runs; once the merge's rewrite has begun (its temporary
         // file or the old file's sidecar is there: an event, however slow the machine), it
         // appends again and the pull is killed at a random moment shortly after.
+        // Every fourth pull runs to its end (the merge then happens, whatever the timing).
+        if round % 4 == 3 {
+            assert!(child.wait().expect("wait").success());
+            if std::fs::read_to_string(&pa)
+                .expect("a")
+                .contains(&line("b", round))
+            {
+                merged += 1;
+            }
+            continue;
+        }
         let name = pa.file_name().expect("name").to_string_lossy().into_owned();
+        // Odd rounds wait for the old file's second name itself (the moment right before the
+        // rename) and kill at once.
+        let at_link = round % 2 == 1;
         let rewriting = || {
             std::fs::read_dir(&dir).expect("dir").flatten().any(|e| {
                 let n = e.file_name().to_string_lossy().into_owned();
-                (n.starts_with(&format!(".{name}.")) && n.ends_with(".tmp"))
+                (!at_link && n.starts_with(&format!(".{name}.")) && n.ends_with(".tmp"))
                     || n == format!("{name}.arbor-merge")
             })
         };
@@ -380,10 +394,11 @@ fn killed_merges_lose_no_line_appended_during_them() {
             }
             std::thread::sleep(Duration::from_micros(50));
         }
-        std::thread::sleep(Duration::from_micros(rand(3_000)));
+        let wait = if at_link { 300 } else { 3_000 };
+        std::thread::sleep(Duration::from_micros(rand(wait)));
         add(&pa, &line("a", written));
         written += 1;
-        std::thread::sleep(Duration::from_micros(rand(3_000)));
+        std::thread::sleep(Duration::from_micros(rand(wait)));
         if child.try_wait().expect("wait").is_none() {
             kills += 1;
         }
@@ -428,10 +443,11 @@ fn killed_merges_lose_no_line_appended_during_them() {
         "no sidecar left"
     );
     eprintln!(
-        "{kills} of 40 merging pulls killed while running, {merged} merged before, {busy} gave \
+        "{kills} of 30 merging pulls killed while running (10 more ran to their end), {merged} \
+         of the 40 merged before the kill or their end, {busy} gave \
          up (the file kept changing), {leftovers} left the old file as a sidecar; {written} lines \
          appended during them"
     );
     assert!(kills > 0, "no pull was killed while running");
-    assert!(merged > 0, "no pull merged before it was killed or ended");
+    assert!(merged >= 10, "the pulls that ran to their end merged");
 }
