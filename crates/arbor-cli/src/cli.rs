@@ -492,8 +492,9 @@ pub enum Command {
     /// Sessions between this machine and a shared store (PostgreSQL, or a SQLite database
     /// file): push sends
     /// what it lacks, pull writes here what only it has (byte-identical files, laid out as pi
-    /// and omp lay them out), status compares. A session changed on both sides is a conflict,
-    /// never merged.
+    /// and omp lay them out), status compares. A session both sides appended to is merged
+    /// (each file keeps its own last line, where pi resumes); an entry changed on one side is
+    /// a conflict, never merged.
     #[command(
         after_help = "The shared store: --to (push) / --from (pull, status) URL, or $ARBOR_SYNC_URL. URLs:\n  postgres://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE   (?host=/socket/dir for a Unix socket;\n      password from the URL, $PGPASSWORD or $PGPASSFILE / ~/.pgpass; TLS when the server asks)\n  sqlite:PATH   one database file holding many sessions\nWithout SESSION: every session. Exit status 1 when a conflict is left.\n\nExamples:\n  arbor sync push --to postgres://ann@db.example/sessions\n  arbor sync push --to sqlite:/shared/sessions.db\n  arbor sync pull --from sqlite:/shared/sessions.db --map-cwd /home/ann/proj=/work/proj\n  arbor sync status --from sqlite:/shared/sessions.db 01a2f3\n  arbor sync push --to sqlite:/shared/sessions.db --watch"
     )]

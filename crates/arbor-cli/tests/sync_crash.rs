@@ -3,7 +3,9 @@
 //! finished push left or what one is sending (never part of a session or of an append), and
 //! a last push completes everything byte for byte. Then two machines pushing appends to the
 //! same session at once: one goes through, the other is told or sends its line as a branch,
-//! and after both sync nothing is lost.
+//! and after both sync nothing is lost. And `arbor sync pull` merging into a session (an
+//! atomic rewrite) killed at random moments while "pi" appends to the same file: no line is
+//! lost, the next sync finds the lines a killed merge left in the old file.
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -292,4 +294,160 @@ fn two_machines_pushing_the_same_session_at_once() {
             "round {round}: every line once"
         );
     }
+}
+
+/// A pull that merges (inserts the other machine's entries before this file's last line:
+/// an atomic rewrite that keeps the old file as `<session>.arbor-merge`) killed with SIGKILL
+/// at random moments while a thread appends pi-shaped lines to the same file (open, write,
+/// close, no lock, as pi does). After a last pull and push without kills, every line the
+/// appender wrote is in the file once, and in the store; no sidecar is left.
+#[test]
+fn killed_merges_lose_no_line_appended_during_them() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite:{}", tmp.path().join("shared.db").display());
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let dir = a.join("sessions/--work-crash--");
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::create_dir_all(b.join("sessions")).expect("dir");
+    let id = "0195b000-0000-7000-8002-000000000001";
+    // About 300 KB.
+    let pa = write_session(&dir, id, 300);
+    assert!(arbor(&a, &["sync", "push", "--to", &url]).status.success());
+    assert!(arbor(&b, &["sync", "pull", "--from", &url])
+        .status
+        .success());
+    let pb = std::fs::read_dir(b.join("sessions/--work-crash--"))
+        .expect("b")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("b's file");
+    let line = |who: &str, n: usize| {
+        format!(
+            r#"{{"type":"message","id":"{who}{n:06}","parentId":"e000000","timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":"{who} {n}","timestamp":2}}}}"#
+        )
+    };
+    let add = |p: &Path, text: &str| {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(p)
+            .expect("open");
+        writeln!(f, "{text}").expect("append");
+    };
+    let mut seed = 0x2545_f491_u64;
+    let mut rand = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let mut written = 0usize;
+    let (mut kills, mut leftovers, mut merged, mut busy) = (0, 0, 0, 0);
+    for round in 0..40 {
+        // b has something new, and so has a: the pull merges (inserts before a's last line).
+        add(&pb, &line("b", round));
+        assert!(arbor(&b, &["sync", "push", "--to", &url]).status.success());
+        add(&pa, &line("a", written));
+        written += 1;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_arbor"))
+            .args(["sync", "pull", "--from", &url])
+            .env("PI_CODING_AGENT_DIR", &a)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("pull");
+        // "pi" appends while the pull runs; once the merge's rewrite has begun (its temporary
+        // file or the old file's sidecar is there: an event, however slow the machine), it
+        // appends again and the pull is killed at a random moment shortly after.
+        // Every fourth pull runs to its end (the merge then happens, whatever the timing).
+        if round % 4 == 3 {
+            assert!(child.wait().expect("wait").success());
+            if std::fs::read_to_string(&pa)
+                .expect("a")
+                .contains(&line("b", round))
+            {
+                merged += 1;
+            }
+            continue;
+        }
+        let name = pa.file_name().expect("name").to_string_lossy().into_owned();
+        // Odd rounds wait for the old file's second name itself (the moment right before the
+        // rename) and kill at once.
+        let at_link = round % 2 == 1;
+        let rewriting = || {
+            std::fs::read_dir(&dir).expect("dir").flatten().any(|e| {
+                let n = e.file_name().to_string_lossy().into_owned();
+                (!at_link && n.starts_with(&format!(".{name}.")) && n.ends_with(".tmp"))
+                    || n == format!("{name}.arbor-merge")
+            })
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let mut next = std::time::Instant::now() + Duration::from_millis(rand(20));
+        while !rewriting()
+            && child.try_wait().expect("wait").is_none()
+            && std::time::Instant::now() < deadline
+        {
+            if std::time::Instant::now() >= next && rand(4) == 0 {
+                add(&pa, &line("a", written));
+                written += 1;
+                next = std::time::Instant::now() + Duration::from_millis(20 + rand(40));
+            }
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        let wait = if at_link { 300 } else { 3_000 };
+        std::thread::sleep(Duration::from_micros(rand(wait)));
+        add(&pa, &line("a", written));
+        written += 1;
+        std::thread::sleep(Duration::from_micros(rand(wait)));
+        if child.try_wait().expect("wait").is_none() {
+            kills += 1;
+        }
+        let _ = child.kill();
+        let out = child.wait_with_output().expect("wait");
+        if out.status.success() && String::from_utf8_lossy(&out.stdout).contains("kept changing") {
+            busy += 1;
+        }
+        if std::fs::read_to_string(&pa)
+            .expect("a")
+            .contains(&line("b", round))
+        {
+            merged += 1;
+        }
+        if std::fs::symlink_metadata(format!("{}.arbor-merge", pa.display())).is_ok() {
+            leftovers += 1;
+        }
+    }
+    for agent in [&a, &b, &a] {
+        let o = arbor(agent, &["sync", "pull", "--from", &url]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+        let o = arbor(agent, &["sync", "push", "--to", &url]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    }
+    let text = std::fs::read_to_string(&pa).expect("a");
+    for n in 0..written {
+        let want = line("a", n);
+        assert_eq!(
+            text.lines().filter(|l| *l == want).count(),
+            1,
+            "line a{n:06} once in a's file ({written} written, {kills} pulls killed)"
+        );
+    }
+    let text_b = std::fs::read_to_string(&pb).expect("b");
+    let mut la: Vec<&str> = text.lines().collect();
+    let mut lb: Vec<&str> = text_b.lines().collect();
+    la.sort_unstable();
+    lb.sort_unstable();
+    assert_eq!(la, lb, "both machines hold the same lines");
+    assert!(
+        std::fs::symlink_metadata(format!("{}.arbor-merge", pa.display())).is_err(),
+        "no sidecar left"
+    );
+    eprintln!(
+        "{kills} of 30 merging pulls killed while running (10 more ran to their end), {merged} \
+         of the 40 merged before the kill or their end, {busy} gave \
+         up (the file kept changing), {leftovers} left the old file as a sidecar; {written} lines \
+         appended during them"
+    );
+    assert!(kills > 0, "no pull was killed while running");
+    assert!(merged >= 10, "the pulls that ran to their end merged");
 }

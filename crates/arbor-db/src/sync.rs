@@ -6,7 +6,9 @@
 //! session's writer lock, and only when the file is still exactly as long as what it read
 //! (pi takes no lock: a line it appended meanwhile makes the pull read again); a merge that
 //! inserts lines rewrites the file atomically and keeps what pi appended to the old file
-//! during the rewrite ([`sync_support::SyncLock::rewrite_at`]).
+//! during the rewrite ([`sync_support::SyncLock::rewrite_at`]; the old file stays as
+//! `<session>.arbor-merge` while someone may still write to it, and the next pull or push of
+//! the session settles it first).
 //!
 //! **The cursor is the agreed state.** Per session the cursor file records how many lines
 //! of the local file and of the shared copy the two sides agree on (a prefix of each) and
@@ -24,7 +26,8 @@
 //! appended instead: the conversation went on elsewhere). Lines already on both sides (in
 //! another order) are agreed. The same id with other bytes, a line without an id among the
 //! new lines of both sides (the header, v1 entries, omp's lines without id), or an entry
-//! whose parent is on neither side is a **conflict**: reported with the line and id, never
+//! whose parent is on neither side is a **conflict** (a child before its parent in a file is
+//! not: what a sync adds is written parents-first): reported with the line and id, never
 //! merged. omp's title slot (the first line, rewritten in place by a rename) compares as one
 //! line whatever it holds; the slot set last wins on both sides.
 //! `pull --fork-on-conflict` keeps the shared copy as a fork (a new id, `parentSession`
@@ -636,7 +639,10 @@ fn compare(
 /// that pi (which resumes at the last line) stays on this machine's leaf; at the end when the
 /// last line is not an entry (a header only), when an incoming line has no id, or when the
 /// incoming entries continue from the last line (the conversation went on elsewhere).
-/// Every incoming entry's parent must come before it. Returns the position, or why not.
+/// Every incoming entry's parent must be an entry of either side (the order of lines in a
+/// file is not always parents-first: a line pi wrote during a merge, a repair, another
+/// writer); the caller writes `incoming` parents-first ([`parents_first`]). Returns the
+/// position, or why not.
 fn placement(lines: &[Vec<u8>], incoming: &[&Vec<u8>]) -> Result<usize, String> {
     let n = lines.len();
     let last = lines.last().map(|l| crate::schema::extract(l));
@@ -651,24 +657,54 @@ fn placement(lines: &[Vec<u8>], incoming: &[&Vec<u8>]) -> Result<usize, String> 
         _ => false,
     };
     let at = if keep_leaf { n - 1 } else { n };
-    let mut before: HashSet<String> = lines[..at]
+    let known: HashSet<String> = lines
         .iter()
         .filter_map(|l| crate::schema::extract(l).id)
+        .chain(incoming_x.iter().filter_map(|e| e.id.clone()))
         .collect();
     for e in &incoming_x {
         if let (Some(id), Some(p)) = (&e.id, &e.parent_id) {
-            if !before.contains(p) {
+            if !known.contains(p) {
                 return Err(format!(
-                    "entry {id} of the shared copy names parent {p}, which is on neither side \
-                     before it"
+                    "entry {id} of the shared copy names parent {p}, which is on neither side"
                 ));
             }
         }
-        if let Some(id) = &e.id {
-            before.insert(id.clone());
-        }
     }
     Ok(at)
+}
+
+/// The indices of `lines` in an order where every entry comes after its parent when the
+/// parent is among them; otherwise in their own order (stable; lines without an id, and
+/// cycles, stay where they are met).
+fn parents_first(lines: &[&Vec<u8>]) -> Vec<usize> {
+    let xs: Vec<_> = lines.iter().map(|l| crate::schema::extract(l)).collect();
+    let at: HashMap<&str, usize> = xs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, x)| x.id.as_deref().map(|id| (id, i)))
+        .collect();
+    let mut done = vec![false; lines.len()];
+    let mut on_chain = vec![false; lines.len()];
+    let mut out = Vec::with_capacity(lines.len());
+    for i in 0..lines.len() {
+        // The chain of not yet written ancestors of line i within `lines`, oldest last.
+        let mut chain = Vec::new();
+        let mut j = i;
+        while !done[j] && !on_chain[j] {
+            on_chain[j] = true;
+            chain.push(j);
+            match xs[j].parent_id.as_deref().and_then(|p| at.get(p)) {
+                Some(&k) => j = k,
+                None => break,
+            }
+        }
+        for &k in chain.iter().rev() {
+            done[k] = true;
+            out.push(k);
+        }
+    }
+    out
 }
 
 /// The agreed state after an operation: the longest prefix of the local lines (`final_hashes`,
@@ -879,8 +915,21 @@ fn push_one(
     mut row: Row,
 ) -> Result<(Row, Option<Cursor>), SyncError> {
     let (id, path, here) = (&f.id, &f.path, f.store);
+    let leftover = has_leftover(path);
+    if leftover {
+        // A merge's old file first: lines pi wrote to it belong in the file before a push.
+        match sync_support::lock_session(path, Some(Duration::from_secs(10))) {
+            Ok(mut lock) => {
+                if let Err(e) = settle(&mut lock, &mut row) {
+                    return Ok((failed(row, &e), cursor));
+                }
+            }
+            Err(e) => return Ok((failed(row, &e), cursor)),
+        }
+    }
     if let Some(s) = there {
-        if settled(cursor.as_ref(), f.stat, s, Way::Push) {
+        // (The file's stamp was taken before a leftover was settled: not trusted then.)
+        if !leftover && settled(cursor.as_ref(), f.stat, s, Way::Push) {
             let mut c = cursor;
             if let Some(c) = c.as_mut() {
                 c.path = Some(path.clone());
@@ -959,6 +1008,7 @@ fn push_one(
         }
         State::LocalAhead(_) | State::Diverged { .. } => {
             let new: Vec<&Vec<u8>> = plan.local_new.iter().map(|&i| &lines[i]).collect();
+            let new: Vec<&Vec<u8>> = parents_first(&new).into_iter().map(|k| new[k]).collect();
             let mut w = match remote.writer(id, Some(Duration::from_secs(10))) {
                 Ok(w) => w,
                 Err(e @ BackendError::Busy { .. }) => {
@@ -1339,6 +1389,32 @@ fn take_title(
     Ok(written)
 }
 
+/// Whether a merge left the old file of session `path` beside it
+/// ([`sync_support::merge_sidecar_path`]; one `lstat`).
+fn has_leftover(path: &Path) -> bool {
+    std::fs::symlink_metadata(sync_support::merge_sidecar_path(path)).is_ok()
+}
+
+/// Settles a merge's old file ([`sync_support::SyncLock::settle_leftover`]), saying in `row`
+/// what it did.
+fn settle(lock: &mut sync_support::SyncLock, row: &mut Row) -> std::io::Result<()> {
+    let left = lock.settle_leftover()?;
+    let side = sync_support::merge_sidecar_path(lock.path());
+    if let Some(why) = left.kept {
+        row.note = Some(format!(
+            "{} (the file before a merge) is kept: {why}; sync again",
+            side.display()
+        ));
+    } else if left.copied > 0 {
+        row.note = Some(format!(
+            "{} bytes written to the file during an earlier merge were copied from {}",
+            left.copied,
+            side.display()
+        ));
+    }
+    Ok(())
+}
+
 /// A session both sides have: the shared copy's new lines written into the local file,
 /// under its writer lock.
 #[allow(clippy::too_many_arguments)]
@@ -1353,7 +1429,8 @@ fn pull_into(
     mut row: Row,
 ) -> Result<(Row, Option<Cursor>), SyncError> {
     let id = &s.meta.id;
-    if settled(cursor.as_ref(), found, s, Way::Pull) {
+    let leftover = has_leftover(path);
+    if !leftover && settled(cursor.as_ref(), found, s, Way::Pull) {
         row.state = State::InSync;
         return Ok((row, cursor));
     }
@@ -1384,6 +1461,12 @@ fn pull_into(
             return Ok((unreadable(id.clone(), path.to_path_buf(), &source), cursor));
         }
     };
+    if leftover {
+        if let Err(e) = settle(&mut lock, &mut row) {
+            return Ok((failed(row, &e), cursor));
+        }
+    }
+    let settled_note = row.note.clone();
     // pi takes no lock: a line it appends between the read and the write makes the write
     // refuse (the length moved), and the file is read again.
     for _ in 0..5 {
@@ -1404,7 +1487,7 @@ fn pull_into(
         let hashes = hashes_of(lines, 0);
         let plan = compare(remote, id, lines, &hashes, s, cursor.as_ref())?;
         row.state = plan.state.clone();
-        row.note = plan.note.clone();
+        row.note = plan.note.clone().or_else(|| settled_note.clone());
         let tail_hashes = hashes_of(&plan.tail, plan.agreed.shared);
         let old_local = &hashes[..usize::try_from(plan.agreed.local).unwrap_or(0)];
         let seen = (
@@ -1452,6 +1535,9 @@ fn pull_into(
             }
             State::RemoteAhead(_) | State::Diverged { .. } => {
                 let inc: Vec<&Vec<u8>> = plan.incoming.iter().map(|&j| &plan.tail[j]).collect();
+                // Written parents-first, whatever the shared copy's order.
+                let order = parents_first(&inc);
+                let inc: Vec<&Vec<u8>> = order.iter().map(|&k| inc[k]).collect();
                 let at = match placement(lines, &inc) {
                     Ok(at) => at,
                     Err(why) => {
@@ -1483,9 +1569,13 @@ fn pull_into(
                     );
                     lock.rewrite_at(snap.complete_len, &content).map_err(io)?
                 };
-                let (stamp, recovered) = match written {
+                let (stamp, recovered, kept) = match written {
                     Written::Moved { .. } => continue,
-                    Written::Done { stamp, recovered } => (stamp, recovered),
+                    Written::Done {
+                        stamp,
+                        recovered,
+                        kept,
+                    } => (stamp, recovered, kept),
                 };
                 row.blobs += n;
                 row.missing_blobs = missing;
@@ -1496,10 +1586,17 @@ fn pull_into(
                         "{recovered} bytes appended here during the merge were kept after it"
                     ));
                 }
+                if let Some(why) = kept {
+                    row.note = Some(format!(
+                        "the file as it was before the merge stays as {} ({why}): lines written \
+                         to it are copied by the next sync",
+                        sync_support::merge_sidecar_path(lock.path()).display()
+                    ));
+                }
                 let final_hashes: Vec<Hash> = hashes[..at]
                     .iter()
                     .copied()
-                    .chain(plan.incoming.iter().map(|&j| tail_hashes[j]))
+                    .chain(order.iter().map(|&k| tail_hashes[plan.incoming[k]]))
                     .chain(hashes[at..].iter().copied())
                     .collect();
                 let pending = still_missing(store, &pending, &row.missing_blobs)?;

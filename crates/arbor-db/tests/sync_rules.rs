@@ -438,3 +438,123 @@ fn omp_titles_merge_the_latest_wins() {
         shared
     );
 }
+
+/// Whether every entry of `path` comes after its parent (when the parent is in the file).
+fn parents_first(path: &Path) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    let all: std::collections::HashSet<String> = lines_of(path)
+        .iter()
+        .filter_map(|l| arbor_db::schema::extract(l.as_bytes()).id)
+        .collect();
+    lines_of(path).iter().all(|l| {
+        let x = arbor_db::schema::extract(l.as_bytes());
+        let ok = x
+            .parent_id
+            .as_ref()
+            .is_none_or(|p| !all.contains(p) || seen.contains(p));
+        if let Some(id) = x.id {
+            seen.insert(id);
+        }
+        ok
+    })
+}
+
+/// A file whose lines are not parents-first (a line pi wrote to the old file during a merge
+/// copied after its child, which pi wrote to the new one; a repair; another writer) is not a
+/// conflict: pushed, the store receives its lines parents-first, and the other machine,
+/// which has new lines of its own, merges them (before the race's fix, b's pull reported
+/// "names parent ..., which is on neither side before it" forever).
+#[test]
+fn a_child_before_its_parent_in_a_file_merges() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let store = SqliteStore::open(&tmp.path().join("shared.db")).expect("store");
+    let (a, b) = (machine(tmp.path(), "a"), machine(tmp.path(), "b"));
+    let pa = session(&a, ID, &[("e1", None)]);
+    sync::push(&store, &a, &[]).expect("push a");
+    sync::pull(&store, &b, &[], false).expect("pull b");
+    let pb = the_file(&b, ID);
+    append(&pb, &(entry("b1", Some("e1"), "from b") + "\n"));
+    // a's file: the child a2 before its parent a1.
+    append(&pa, &(entry("a2", Some("a1"), "second") + "\n"));
+    append(&pa, &(entry("a1", Some("e1"), "first") + "\n"));
+    let rows = sync::push(&store, &a, &[]).expect("push a");
+    assert!(!row(&rows, ID).unresolved, "{rows:#?}");
+    let rows = sync::push(&store, &b, &[]).expect("push b");
+    assert!(!row(&rows, ID).unresolved, "{rows:#?}");
+    for m in [&a, &b] {
+        let rows = sync::pull(&store, m, &[], false).expect("pull");
+        assert!(!row(&rows, ID).unresolved, "{}: {rows:#?}", m.machine);
+    }
+    let ids = |p: &Path| {
+        let mut v: Vec<String> = lines_of(p)
+            .iter()
+            .filter_map(|l| arbor_db::schema::extract(l.as_bytes()).id)
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(ids(&pa), ids(&pb));
+    assert_eq!(ids(&pb).len(), 5, "{:?}", ids(&pb));
+    assert!(parents_first(&pb), "b writes what it adds parents-first");
+    // b's own leaf stays its last line.
+    assert!(lines_of(&pb).last().expect("last").contains("\"b1\""));
+}
+
+/// A shared copy whose lines are not parents-first (written by an older arbor, or another
+/// tool) merges too: the pull writes the entries it adds parents-first.
+#[test]
+fn a_pull_writes_what_it_adds_parents_first() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let store = SqliteStore::open(&tmp.path().join("shared.db")).expect("store");
+    let (a, b) = (machine(tmp.path(), "a"), machine(tmp.path(), "b"));
+    session(&a, ID, &[("e1", None)]);
+    sync::push(&store, &a, &[]).expect("push a");
+    sync::pull(&store, &b, &[], false).expect("pull b");
+    let pb = the_file(&b, ID);
+    append(&pb, &(entry("b1", Some("e1"), "from b") + "\n"));
+    {
+        let mut w = store
+            .writer(ID, Some(std::time::Duration::from_secs(5)))
+            .expect("writer");
+        let c = entry("s2", Some("s1"), "child");
+        let p = entry("s1", Some("e1"), "parent");
+        w.append(&[c.as_bytes(), p.as_bytes()]).expect("append");
+    }
+    let rows = sync::pull(&store, &b, &[], false).expect("pull b");
+    assert!(!row(&rows, ID).unresolved, "{rows:#?}");
+    assert_eq!(row(&rows, ID).moved, 2, "{rows:#?}");
+    assert!(parents_first(&pb), "{:#?}", lines_of(&pb));
+    assert!(lines_of(&pb).last().expect("last").contains("\"b1\""));
+}
+
+/// A merge killed after its rename (or one whose old file pi still held open when it ended)
+/// leaves the old file as `<session>.arbor-merge`, with a line pi wrote to it. It is no session
+/// of its own (not listed; it goes with the session in `rm`), and the next sync copies its
+/// line into the file and sends it, then removes it.
+#[test]
+fn a_merge_leftover_is_settled_by_the_next_sync() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let store = SqliteStore::open(&tmp.path().join("shared.db")).expect("store");
+    let (a, b) = (machine(tmp.path(), "a"), machine(tmp.path(), "b"));
+    let pa = session(&a, ID, &[("e1", None)]);
+    sync::push(&store, &a, &[]).expect("push a");
+    let before = std::fs::read_to_string(&pa).expect("read");
+    // The merge's new file: a line from b inserted; the old file got pi's line a1.
+    let side = arbor_store::backend::sync_support::merge_sidecar_path(&pa);
+    std::fs::write(
+        &side,
+        before.clone() + &entry("a1", Some("e1"), "late") + "\n",
+    )
+    .expect("old");
+    assert_eq!(a.pi.session_files(), vec![pa.clone()], "not a session");
+    let items = arbor_store::belongings::belongings(&pa).items;
+    assert!(items.contains(&side), "{items:?}");
+    let rows = sync::push(&store, &a, &[]).expect("push a");
+    assert!(!row(&rows, ID).unresolved, "{rows:#?}");
+    assert!(!side.exists(), "settled");
+    assert!(lines_of(&pa).last().expect("last").contains("\"a1\""));
+    let shared = store.read(ID, 0).expect("read");
+    assert_eq!(shared.len(), 3, "the line reached the store");
+    sync::pull(&store, &b, &[], false).expect("pull b");
+    assert_eq!(lines_of(&the_file(&b, ID)), lines_of(&pa));
+}

@@ -5,6 +5,9 @@
 //! - `<file>.lock`: the writer lock (arbor's, and omp's `flock` fallback), a regular file.
 //! - `<file>.torn-<time>[-n]`, `<file>.quarantine-<time>[-n]`: arbor's repair sidecars
 //!   (see `write_sidecar`), regular files.
+//! - `<file>.arbor-merge`: the file as it was before a sync merge replaced it, kept while a
+//!   process may still write to it (see `backend::sync_support::merge_sidecar_path`), a
+//!   regular file.
 //! - `<file>.<16 hex>.bak`: omp's backup of a rewrite that was interrupted, a regular file
 //!   (omp promotes it back to `<file>` when `<file>` is missing, so it must go too).
 //! - `<file minus .jsonl>/`: omp's artifact directory, only for an omp session and only when
@@ -28,7 +31,8 @@ pub struct Belongings {
 }
 
 /// Whether `name` is the name of a file arbor, pi or omp create beside the session file named
-/// `session_name` (the lock, arbor's repair sidecars, omp's rewrite backups).
+/// `session_name` (the lock, arbor's repair sidecars, a sync merge's old file, omp's rewrite
+/// backups).
 pub fn is_sidecar_name(session_name: &str, name: &str) -> bool {
     if crate::repair::is_sidecar_name(session_name, name) {
         return true;
@@ -40,6 +44,7 @@ pub fn is_sidecar_name(session_name: &str, name: &str) -> bool {
         return false;
     };
     rest == "lock"
+        || rest == "arbor-merge"
         || rest.strip_suffix(".bak").is_some_and(|id| {
             id.len() == 16
                 && id
@@ -167,6 +172,7 @@ mod tests {
             "a.jsonl.lock",
             "a.jsonl.torn-2026-01-01T00-00-00-000Z",
             "a.jsonl.0123456789abcdef.bak",
+            "a.jsonl.arbor-merge",
         ] {
             assert!(is_sidecar_name(s, yes), "{yes}");
         }
@@ -178,6 +184,7 @@ mod tests {
             "a.jsonl.bak",
             "a.jsonl.0123456789ABCDEF.bak",
             "a.jsonl.d",
+            "a.jsonl.arbor-merge.md",
         ] {
             assert!(!is_sidecar_name(s, no), "{no}");
         }

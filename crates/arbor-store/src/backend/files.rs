@@ -631,16 +631,13 @@ impl FileWriter {
             return Ok(Rewrite::Moved { found });
         }
         result.map_err(&io)?;
-        // The identity lock follows the new file.
-        self.lock.follow_file().map_err(|e| self.lock_err(e))?;
-        self.file = None;
-        self.exists = true;
-        self.len = None;
-        self.needs_newline = content
-            .iter()
-            .rev()
-            .find(|c| !c.is_empty())
-            .is_some_and(|c| !c.ends_with(b"\n"));
+        self.replaced(
+            content
+                .iter()
+                .rev()
+                .find(|c| !c.is_empty())
+                .is_some_and(|c| !c.ends_with(b"\n")),
+        )?;
         let mut recovered = 0;
         if let Some((f, _, want)) = old.as_mut() {
             let late = f.metadata().map_err(&io)?.len().saturating_sub(*want);
@@ -663,6 +660,18 @@ impl FileWriter {
     /// length, otherwise, nothing written. The file is opened afresh for this (its length is
     /// the file's now, not what an earlier append left), appended to in one write (cut back on
     /// failure) and flushed by the durability policy. Sync's pull appends through here.
+    /// After the file was replaced by a rename (this writer's rewrite, or sync's merge
+    /// through `file::atomic_write_checked`): the identity lock follows the new file and the
+    /// writer forgets the old one (`needs_newline`: the new content ends without one).
+    pub(crate) fn replaced(&mut self, needs_newline: bool) -> Result<(), BackendError> {
+        self.lock.follow_file().map_err(|e| self.lock_err(e))?;
+        self.file = None;
+        self.exists = true;
+        self.len = None;
+        self.needs_newline = needs_newline;
+        Ok(())
+    }
+
     pub(crate) fn append_if_len(
         &mut self,
         expect: u64,
