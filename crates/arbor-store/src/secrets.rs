@@ -529,7 +529,7 @@ const FIND_WINDOW: usize = 1 << 20;
 ///
 /// Each rule runs as in `find`, from where its last match left it, on what is held of the
 /// text; a match is taken only when it starts before the rule's tail in progress
-/// ([`in_progress`]: where a match that the text still to come could extend, or complete,
+/// (`in_progress`: where a match that the text still to come could extend, or complete,
 /// may start). Such a match is the one `find` takes on the whole text: a match of the whole
 /// text that starts earlier ends inside what is held (else its start would be in progress),
 /// so it would have been found first, and no longer match at the same start can exist for

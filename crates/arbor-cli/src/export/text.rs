@@ -402,7 +402,7 @@ impl<'a> JsonText<'a> {
         None
     }
 
-    /// The long string whose marker `s` is (a string of [`JsonText::value`]).
+    /// The long string whose marker `s` is (a string of the value [`JsonText`] spells).
     pub(crate) fn long_of(&self, s: &str) -> Option<Src<'a>> {
         let spelled = {
             let mut v = Vec::new();
