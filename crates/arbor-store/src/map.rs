@@ -179,6 +179,10 @@ pub struct Resident<'a> {
     read: usize,
 }
 
+/// What one page fault may map of a file: the page and its neighbours up to Linux's
+/// `fault_around_bytes` (64 KiB by default).
+pub const FAULT_AROUND: usize = 64 << 10;
+
 impl<'a> Resident<'a> {
     /// For the bytes of a session (a map made by [`FileBytes`]; other bytes are never
     /// released).
@@ -186,9 +190,12 @@ impl<'a> Resident<'a> {
         Resident { map, read: 0 }
     }
 
-    /// `line` was read.
+    /// `line` was read. It counts with the pages the kernel maps around each fault
+    /// ([`FAULT_AROUND`]): lines read out of file order (an export follows the tree) each map
+    /// their neighbours too, so counting only their own bytes let 8 MB of lines keep 50-75 MB
+    /// of the file mapped.
     pub fn read(&mut self, line: &[u8]) {
-        self.read += line.len();
+        self.read += line.len() + FAULT_AROUND;
         if self.read >= crate::LEAN_WINDOW {
             release_pages(self.map);
             self.read = 0;
