@@ -219,3 +219,51 @@ fn a_session_of_many_entries_is_exported_in_less_memory_than_its_size() {
         }
     }
 }
+
+/// A session whose path skips most of the file: each short message on the path is followed
+/// by a 60 KB entry of another branch. The load looks for a line start near each chunk
+/// boundary of the file before it parses; those searches (and the pages the kernel mapped
+/// around them) kept most of the file mapped before the parse began (82 MB for 60 MB).
+#[test]
+fn a_path_through_a_branched_session_keeps_few_pages_mapped() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let big = tmp.path().join("branched.jsonl");
+    let out = tmp.path().join("out");
+    let out = out.to_str().expect("utf-8");
+    let mut text = String::from(
+        "{\"type\":\"session\",\"version\":3,\"id\":\"01a2031c-aa28-755e-9ecf-bfbc78024bb2\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n",
+    );
+    let filler = "x".repeat(60_000);
+    let mut parent = "null".to_string();
+    for k in 0..1_000 {
+        let id = format!("p{k:07}");
+        text.push_str(&format!(
+            "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"turn {k}\",\"timestamp\":1}}}}\n"
+        ));
+        text.push_str(&format!(
+            "{{\"type\":\"message\",\"id\":\"b{k:07}\",\"parentId\":\"{id}\",\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{filler}\",\"timestamp\":1}}}}\n"
+        ));
+        parent = format!("\"{id}\"");
+    }
+    // The last line is on the path: pi resumes there.
+    text.push_str(&format!(
+        "{{\"type\":\"message\",\"id\":\"last\",\"parentId\":{parent},\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"end\",\"timestamp\":1}}}}\n"
+    ));
+    std::fs::write(&big, &text).expect("write");
+    let size = text.len() as u64;
+    for fmt in ["md", "html", "json"] {
+        let p = peak(&[
+            "--no-redact",
+            "--format",
+            fmt,
+            "-o",
+            out,
+            big.to_str().expect("utf-8"),
+        ]);
+        std::fs::remove_file(out).expect("rm output");
+        assert!(
+            p < size * 3 / 4,
+            "{fmt}: peak RSS {p} bytes for a {size}-byte session whose path is 1,001 short lines"
+        );
+    }
+}

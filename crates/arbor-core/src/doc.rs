@@ -281,12 +281,14 @@ fn scan_lines_parallel(
         let own = data
             .get(at - 1..(at - 1 + CHUNK_BYTES).min(data.len()))
             .unwrap_or_default();
-        starts[k] = match memchr::memchr(b'\n', own) {
+        let found = memchr::memchr(b'\n', own);
+        // What the search read is parsed later, in order: its pages (and those the kernel
+        // mapped around them) go now, or a file of long lines had most of its pages mapped
+        // before its parse began.
+        crate::json::scan::release(own);
+        starts[k] = match found {
             Some(i) => at + i,
-            None => {
-                crate::json::scan::release(own);
-                starts[k + 1]
-            }
+            None => starts[k + 1],
         };
     }
     let boundary = |k: usize| starts.get(k).copied().unwrap_or(data.len());
