@@ -36,6 +36,7 @@ pub mod blobref;
 pub mod context;
 pub mod doc;
 pub mod entry;
+pub mod header;
 pub mod js;
 pub mod js_sort;
 pub mod json;

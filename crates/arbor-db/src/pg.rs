@@ -707,10 +707,8 @@ impl SessionStore for PgStore {
         let err = pg_err(&self.name);
         let mut c = self.client();
         let mut tx = c.transaction().map_err(&err)?;
-        let header = lines
-            .iter()
-            .find(|l| extract(l).etype.as_deref() == Some("session"))
-            .copied()
+        let header = arbor_core::header::locate(lines.iter().copied())
+            .map(|(_, l, _)| l)
             .unwrap_or_default();
         let n = tx
             .execute(

@@ -289,10 +289,8 @@ impl SessionStore for SqliteStore {
                 id: meta.id.clone(),
             });
         }
-        let header = lines
-            .iter()
-            .find(|l| extract(l).etype.as_deref() == Some("session"))
-            .copied()
+        let header = arbor_core::header::locate(lines.iter().copied())
+            .map(|(_, l, _)| l)
             .unwrap_or_default();
         tx.execute(
             "INSERT INTO sessions(id, cwd, created, header, name, parent_session, tool, machine, source_path, lines, bytes, modified_ms, fence)

@@ -378,7 +378,7 @@ fn apply_chunk(conn: &Connection, st: &mut JobState, chunk: &Chunk) -> rusqlite:
             st.models.push(m.clone());
         }
     }
-    st.usage = st.usage.plus(chunk.usage);
+    st.usage.add(&chunk.usage);
     let fp = &chunk.fp;
     let i = &chunk.info;
     let m = &chunk.meta;

@@ -537,7 +537,7 @@ fn entry(line: &[u8], mut e: Entry, seq: i64, seen: &mut Vec<String>, chunk: &mu
                             chunk,
                         );
                         if let Some((raw, ValueKind::Object)) = msg.get(line, "usage") {
-                            chunk.usage.add_usage_raw(raw);
+                            chunk.usage.add(&Usage::of_raw(raw));
                         }
                     }
                     // omp: a task tool's sub-agent usage counts toward the session.
@@ -547,7 +547,7 @@ fn entry(line: &[u8], mut e: Entry, seq: i64, seen: &mut Vec<String>, chunk: &mu
                         if let Some((raw, ValueKind::Object)) = msg.get(line, "details") {
                             if let Ok(d) = arbor_core::entry::parse_fields(raw) {
                                 if let Some((u, ValueKind::Object)) = d.get(raw, "usage") {
-                                    chunk.usage.add_usage_raw(u);
+                                    chunk.usage.add(&Usage::of_raw(u));
                                 }
                             }
                         }

@@ -253,68 +253,8 @@ pub fn context_edit_text(line: &[u8], e: &arbor_core::Entry) -> Option<String> {
         .map(|t| t.to_string_lossy().into_owned())
 }
 
-/// Token and cost totals.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Usage {
-    /// Input tokens.
-    pub input: f64,
-    /// Output tokens.
-    pub output: f64,
-    /// Cache-read tokens.
-    pub cache_read: f64,
-    /// Cache-write tokens.
-    pub cache_write: f64,
-    /// Cost (`usage.cost.total`), in the provider's currency.
-    pub cost: f64,
-}
-
-impl Usage {
-    /// Adds a `usage` object (missing or non-numeric fields count 0).
-    pub fn add_usage(&mut self, u: &JsValue) {
-        let n = |k: &str| match u.get(k) {
-            Some(JsValue::Number(x)) if x.is_finite() => *x,
-            _ => 0.0,
-        };
-        self.input += n("input");
-        self.output += n("output");
-        self.cache_read += n("cacheRead");
-        self.cache_write += n("cacheWrite");
-        if let Some(JsValue::Number(c)) = u.get("cost").and_then(|c| c.get("total")) {
-            if c.is_finite() {
-                self.cost += *c;
-            }
-        }
-    }
-    /// Adds a `usage` object from its raw JSON (an object), without building a DOM.
-    pub fn add_usage_raw(&mut self, raw: &[u8]) {
-        let Ok(f) = arbor_core::entry::parse_fields(raw) else {
-            return;
-        };
-        let n = |k: &str| f.num(raw, k).filter(|x| x.is_finite()).unwrap_or(0.0);
-        self.input += n("input");
-        self.output += n("output");
-        self.cache_read += n("cacheRead");
-        self.cache_write += n("cacheWrite");
-        if let Some((c, ValueKind::Object)) = f.get(raw, "cost") {
-            if let Ok(cf) = arbor_core::entry::parse_fields(c) {
-                if let Some(t) = cf.num(c, "total").filter(|x| x.is_finite()) {
-                    self.cost += t;
-                }
-            }
-        }
-    }
-
-    /// The sum of two totals.
-    pub fn plus(self, o: Usage) -> Usage {
-        Usage {
-            input: self.input + o.input,
-            output: self.output + o.output,
-            cache_read: self.cache_read + o.cache_read,
-            cache_write: self.cache_write + o.cache_write,
-            cost: self.cost + o.cost,
-        }
-    }
-}
+/// Token and cost totals: the one usage sum, [`arbor_store::usage::Tokens`].
+pub use arbor_store::usage::Tokens as Usage;
 
 #[cfg(test)]
 mod tests {
@@ -344,16 +284,18 @@ mod tests {
         assert_eq!(blocks_text(&c, "text", "text", "\n"), "a\nb");
         assert_eq!(blocks_text(&c, "thinking", "thinking", "\n"), "hmm");
         let mut u = Usage::default();
-        u.add_usage(
+        u.add(&Usage::of(
             &JsValue::parse(br#"{"input":10,"output":5,"cacheRead":1,"cost":{"total":0.5}}"#)
                 .unwrap(),
-        );
+        ));
         assert_eq!(
             (u.input, u.output, u.cache_read, u.cache_write, u.cost),
             (10.0, 5.0, 1.0, 0.0, 0.5)
         );
         let mut r = Usage::default();
-        r.add_usage_raw(br#"{"input":10,"output":5,"cacheRead":1,"cost":{"total":0.5}}"#);
+        r.add(&Usage::of_raw(
+            br#"{"input":10,"output":5,"cacheRead":1,"cost":{"total":0.5}}"#,
+        ));
         assert_eq!(r, u);
     }
 }

@@ -242,32 +242,38 @@ pub fn most_recent_session(dir: &Path) -> Option<PathBuf> {
     best.map(|(_, p)| p)
 }
 
+/// The session header of the file at `path` ([`arbor_core::header::locate`] over its first two
+/// lines, read from its first 1 MB a block at a time: a listing of a thousand sessions must not
+/// read each one whole): the header's line index (0, or 1 after omp's title slot), the line
+/// and its fields. `None` when the file cannot be opened as a regular file or has no header.
+pub fn header_of(path: &Path) -> Option<(usize, Vec<u8>, arbor_core::entry::Fields)> {
+    use std::io::Read;
+    let mut f = crate::safe_fs::open_regular(path).ok()?.take(1 << 20);
+    let mut head = Vec::new();
+    let mut block = [0u8; 8192];
+    let mut newlines = 0;
+    while newlines < 2 {
+        let n = f.read(&mut block).ok()?;
+        if n == 0 {
+            break;
+        }
+        newlines += block[..n].iter().filter(|b| **b == b'\n').count();
+        head.extend_from_slice(&block[..n]);
+    }
+    let (i, line, fields) = arbor_core::header::locate(arbor_core::header::first_lines(&head))?;
+    Some((i, line.to_vec(), fields))
+}
+
+/// The header `id` of the file at `path`, when it is a string (see [`header_of`]).
+pub fn header_id(path: &Path) -> Option<String> {
+    let (_, line, fields) = header_of(path)?;
+    fields.str(&line, "id").map(|s| s.into_owned())
+}
+
 /// Whether the file's first line (or the line after omp's title slot) is a session header
 /// with a string id.
 pub fn has_valid_header(path: &Path) -> bool {
-    use std::io::{BufRead, BufReader};
-    let Ok(f) = crate::safe_fs::open_regular(path) else {
-        return false;
-    };
-    let mut r = BufReader::new(f);
-    for _ in 0..2 {
-        let mut line = Vec::new();
-        if r.read_until(b'\n', &mut line).is_err() || line.is_empty() {
-            return false;
-        }
-        let l = line
-            .strip_prefix(b"\xEF\xBB\xBF".as_slice())
-            .unwrap_or(&line);
-        let Ok(v) = JsValue::parse(l) else {
-            return false;
-        };
-        match v.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
-            Some("title") => continue,
-            Some("session") => return matches!(v.get("id"), Some(JsValue::String(_))),
-            _ => return false,
-        }
-    }
-    false
+    header_id(path).is_some()
 }
 
 impl SessionInfo {
@@ -340,6 +346,50 @@ mod extract_text_tests {
             let kind = arbor_core::json::ValueKind::from_first_byte(raw[0]).expect("kind");
             let dom = extract_text(&JsValue::parse(raw).expect("valid"));
             assert_eq!(extract_text_raw(raw, kind), Ok(dom), "{c}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod header_tests {
+    use super::*;
+    use crate::backend::files::FileStore;
+
+    /// Every reader of a file's header (`FileStore::id_of` for the stores and sync,
+    /// [`header_id`] for `locate`, [`has_valid_header`] for pi's listing) reads it the one
+    /// way: line 1, or line 2 after omp's title slot; a session line after anything else is
+    /// an entry. (`FileStore::id_of` took any `session` line among the first two before.)
+    #[test]
+    fn every_file_header_reader_agrees() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let big = format!(
+            "{{\"type\":\"session\",\"id\":\"big\",\"cwd\":\"{}\"}}\n",
+            "x".repeat(20_000)
+        );
+        let cases: [(&[u8], Option<&str>); 8] = [
+            (b"{\"type\":\"session\",\"id\":\"p\"}\n{\"type\":\"message\"}\n", Some("p")),
+            (
+                b"{\"type\":\"title\",\"v\":1,\"title\":\"t\"}\n{\"type\":\"session\",\"id\":\"o\"}\n",
+                Some("o"),
+            ),
+            (b"\xEF\xBB\xBF{\"type\":\"session\",\"id\":\"b\"}\n", Some("b")),
+            (b"{\"type\":\"session\",\"id\":\"n\"}", Some("n")),
+            (big.as_bytes(), Some("big")),
+            (b"{\"type\":\"message\"}\n{\"type\":\"session\",\"id\":\"x\"}\n", None),
+            (b"not json\n{\"type\":\"session\",\"id\":\"x\"}\n", None),
+            (b"{\"type\":\"session\",\"id\":1}\n", None),
+        ];
+        for (n, (bytes, want)) in cases.into_iter().enumerate() {
+            let p = dir.path().join(format!("{n}.jsonl"));
+            std::fs::write(&p, bytes).expect("write");
+            let want = want.map(str::to_string);
+            assert_eq!(header_id(&p), want, "header_id, case {n}");
+            assert_eq!(FileStore::id_of(&p), want, "FileStore::id_of, case {n}");
+            assert_eq!(
+                has_valid_header(&p),
+                want.is_some(),
+                "has_valid_header, case {n}"
+            );
         }
     }
 }

@@ -163,26 +163,6 @@ fn name_matches(f: &Path, lower: &str) -> bool {
         || id_of_file_name(f).is_some_and(|id| id.to_lowercase().starts_with(lower))
 }
 
-/// The header id of a session file, read from its first lines only.
-fn header_id(path: &Path) -> Option<String> {
-    use std::io::{BufRead, BufReader};
-    let mut r = BufReader::new(crate::safe_fs::open_regular(path).ok()?);
-    for _ in 0..2 {
-        let mut line = Vec::new();
-        r.read_until(b'\n', &mut line).ok()?;
-        let l = line
-            .strip_prefix(b"\xEF\xBB\xBF".as_slice())
-            .unwrap_or(&line);
-        let f = arbor_core::entry::parse_fields(l).ok()?;
-        match f.str(l, "type").as_deref() {
-            Some("title") => continue,
-            Some("session") => return f.str(l, "id").map(|s| s.into_owned()),
-            _ => return None,
-        }
-    }
-    None
-}
-
 /// The session directories of the current directory (pi's and omp's encodings).
 fn local_dirs(agent_dir: Option<&Path>) -> Vec<PathBuf> {
     let Ok(cwd) = std::env::current_dir() else {
@@ -221,7 +201,10 @@ fn resolve_session(arg: &str, agent_dir: Option<&Path>) -> Result<PathBuf, Locat
         // File names normally carry the id; fall back to reading the headers.
         hits = files
             .iter()
-            .filter(|f| header_id(f).is_some_and(|id| id.to_lowercase().starts_with(&lower)))
+            .filter(|f| {
+                crate::discover::header_id(f)
+                    .is_some_and(|id| id.to_lowercase().starts_with(&lower))
+            })
             .cloned()
             .collect();
     }

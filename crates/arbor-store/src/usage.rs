@@ -6,7 +6,12 @@ use arbor_core::entry::{EntryType, Role};
 use arbor_core::json::JsValue;
 use std::collections::{HashMap, HashSet};
 
-/// Tokens and cost.
+/// Tokens and cost: the one usage sum of arbor (`stats`, the exports, the index's catalog all
+/// add [`Tokens`] read by [`Tokens::of`] or [`Tokens::of_raw`]).
+///
+/// What counts, as pi and omp write it: the numbers `input`, `output`, `cacheRead` and
+/// `cacheWrite` of a `usage` object and the number `cost.total` (the parts of `cost` are not
+/// added up). A member that is missing, not a number or not finite counts 0.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Tokens {
     /// Input tokens.
@@ -31,18 +36,44 @@ impl Tokens {
         self.cost += o.cost;
     }
 
-    fn of(u: &JsValue) -> Tokens {
-        let n = |v: Option<&JsValue>| match v {
-            Some(JsValue::Number(x)) if x.is_finite() => *x,
-            _ => 0.0,
-        };
+    /// The tokens of one `usage` object, from the member reader `num` (a member's number, if it
+    /// is one) and `cost.total`: the one place that names the members.
+    fn read(num: impl Fn(&str) -> Option<f64>, cost_total: Option<f64>) -> Tokens {
+        let finite = |x: Option<f64>| x.filter(|x| x.is_finite()).unwrap_or(0.0);
         Tokens {
-            input: n(u.get("input")),
-            output: n(u.get("output")),
-            cache_read: n(u.get("cacheRead")),
-            cache_write: n(u.get("cacheWrite")),
-            cost: n(u.get("cost").and_then(|c| c.get("total"))),
+            input: finite(num("input")),
+            output: finite(num("output")),
+            cache_read: finite(num("cacheRead")),
+            cache_write: finite(num("cacheWrite")),
+            cost: finite(cost_total),
         }
+    }
+
+    /// The tokens of a `usage` object held as a DOM (anything else counts 0).
+    pub fn of(u: &JsValue) -> Tokens {
+        let n = |v: Option<&JsValue>| match v {
+            Some(JsValue::Number(x)) => Some(*x),
+            _ => None,
+        };
+        Tokens::read(
+            |k| n(u.get(k)),
+            n(u.get("cost").and_then(|c| c.get("total"))),
+        )
+    }
+
+    /// The tokens of a `usage` object from its raw JSON, without building a DOM (anything but
+    /// an object counts 0).
+    pub fn of_raw(raw: &[u8]) -> Tokens {
+        let Ok(f) = arbor_core::entry::parse_fields(raw) else {
+            return Tokens::default();
+        };
+        let total = match f.get(raw, "cost") {
+            Some((c, arbor_core::json::ValueKind::Object)) => arbor_core::entry::parse_fields(c)
+                .ok()
+                .and_then(|cf| cf.num(c, "total")),
+            _ => None,
+        };
+        Tokens::read(|k| f.num(raw, k), total)
     }
 }
 
@@ -441,6 +472,51 @@ pub fn decode_buckets(b: &[u8]) -> Option<Vec<Bucket>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one usage sum: a DOM and the raw bytes read the same, with pi's and omp's rules
+    /// (numbers only, finite only, `cost.total` and never the parts of `cost`).
+    #[test]
+    fn tokens_of_a_dom_and_of_raw_bytes_agree() {
+        let cases: [(&[u8], Tokens); 6] = [
+            (
+                br#"{"input":10,"output":5,"cacheRead":1,"cacheWrite":2,"totalTokens":18,"cost":{"input":0.1,"output":0.2,"total":0.5}}"#,
+                Tokens { input: 10.0, output: 5.0, cache_read: 1.0, cache_write: 2.0, cost: 0.5 },
+            ),
+            // The parts of `cost` are not a total.
+            (
+                br#"{"input":3,"cost":{"input":0.1,"output":0.2}}"#,
+                Tokens { input: 3.0, ..Tokens::default() },
+            ),
+            // Strings, nulls, objects and non-finite numbers count 0.
+            (
+                br#"{"input":"10","output":null,"cacheRead":{},"cacheWrite":1e400,"cost":{"total":"0.5"}}"#,
+                Tokens::default(),
+            ),
+            (br#"{"cost":0.5}"#, Tokens::default()),
+            (br#"[1,2]"#, Tokens::default()),
+            (br#"7"#, Tokens::default()),
+        ];
+        for (raw, want) in cases {
+            let text = String::from_utf8_lossy(raw);
+            assert_eq!(Tokens::of_raw(raw), want, "raw {text}");
+            let dom = JsValue::parse(raw).expect("test JSON parses");
+            assert_eq!(Tokens::of(&dom), want, "dom {text}");
+        }
+        let mut t = Tokens::of_raw(br#"{"input":1,"output":2,"cost":{"total":0.25}}"#);
+        t.add(&Tokens::of_raw(
+            br#"{"input":4,"cacheWrite":8,"cost":{"total":0.5}}"#,
+        ));
+        assert_eq!(
+            t,
+            Tokens {
+                input: 5.0,
+                output: 2.0,
+                cache_read: 0.0,
+                cache_write: 8.0,
+                cost: 0.75
+            }
+        );
+    }
 
     #[test]
     fn sums_do_not_depend_on_order() {

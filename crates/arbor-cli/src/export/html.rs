@@ -94,11 +94,11 @@ pub fn html(
         } else {
             format!(" · {}", esc(&models.join(", ")))
         },
-        t[0],
-        t[1],
-        t[2],
-        t[3],
-        t[4]
+        t.input,
+        t.output,
+        t.cache_read,
+        t.cache_write,
+        t.cost
     )?;
     // The sidebar: where each user turn starts, summaries, branch points and leaves; each
     // branch of a branch point in a list of its own, each leaf with a button that shows it.

@@ -6,6 +6,7 @@ use arbor_core::doc::SessionDoc;
 use arbor_core::entry::EntryType;
 use arbor_core::json::{JsValue, JsonObject};
 use arbor_store::map::Resident;
+use arbor_store::usage::Tokens;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
@@ -469,30 +470,21 @@ pub fn redact(
 }
 
 /// The session's token and cost totals over `entries` (assistant messages' `usage`).
-fn totals(doc: &SessionDoc, entries: &[usize], resident: &mut Resident<'_>) -> [f64; 5] {
-    let mut t = [0.0; 5];
+fn totals(doc: &SessionDoc, entries: &[usize], resident: &mut Resident<'_>) -> Tokens {
+    let mut t = Tokens::default();
     for &i in entries {
         let e = &doc.entries()[i];
         resident.read(doc.entry_line(i));
         if e.etype != EntryType::Message || e.role != Some(arbor_core::entry::Role::Assistant) {
             continue;
         }
-        let Some(u) = e
+        if let Some(u) = e
             .message
             .as_ref()
             .and_then(|m| m.value(doc.line(&e.line), "usage"))
-        else {
-            continue;
-        };
-        let n = |v: Option<&JsValue>| match v {
-            Some(JsValue::Number(x)) if x.is_finite() => *x,
-            _ => 0.0,
-        };
-        t[0] += n(u.get("input"));
-        t[1] += n(u.get("output"));
-        t[2] += n(u.get("cacheRead"));
-        t[3] += n(u.get("cacheWrite"));
-        t[4] += n(u.get("cost").and_then(|c| c.get("total")));
+        {
+            t.add(&Tokens::of(&u));
+        }
     }
     t
 }
@@ -599,11 +591,14 @@ pub fn markdown(
         let models: Vec<String> = models.iter().map(|m| md_inline(m)).collect();
         writeln!(w.out, "- Models: {}", models.join(", "))?;
     }
-    if t.iter().any(|&x| x > 0.0) {
+    if [t.input, t.output, t.cache_read, t.cache_write, t.cost]
+        .iter()
+        .any(|&x| x > 0.0)
+    {
         writeln!(
             w.out,
             "- Tokens: {} in, {} out, {} cache read, {} cache write; cost ${:.4}",
-            t[0], t[1], t[2], t[3], t[4]
+            t.input, t.output, t.cache_read, t.cache_write, t.cost
         )?;
     }
     writeln!(w.out)?;

@@ -45,29 +45,10 @@ impl FileStore {
     }
 
     /// The session id of a session file: its header's `id` (the header is the first line,
-    /// or the second after omp's title slot), read from the file's first 1 MB.
+    /// or the second after omp's title slot), read from the file's first 1 MB
+    /// ([`crate::discover::header_id`]).
     pub fn id_of(path: &Path) -> Option<String> {
-        use std::io::Read;
-        let mut f = crate::safe_fs::open_regular(path).ok()?.take(1 << 20);
-        // The first two lines only (omp's title slot may come first), read a block at a
-        // time: a listing of a thousand sessions must not read each one whole.
-        let mut head = Vec::new();
-        let mut block = [0u8; 8192];
-        let mut newlines = 0;
-        while newlines < 2 {
-            let n = f.read(&mut block).ok()?;
-            if n == 0 {
-                break;
-            }
-            newlines += block[..n].iter().filter(|b| **b == b'\n').count();
-            head.extend_from_slice(&block[..n]);
-        }
-        head.split(|b| *b == b'\n').take(2).find_map(|line| {
-            let fields = arbor_core::entry::parse_fields(line).ok()?;
-            (fields.str(line, "type").as_deref() == Some("session"))
-                .then(|| fields.str(line, "id").map(|v| v.into_owned()))
-                .flatten()
-        })
+        crate::discover::header_id(path)
     }
 
     fn name(&self) -> String {

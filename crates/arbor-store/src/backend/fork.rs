@@ -61,14 +61,6 @@ impl<'l> Forked<'l> {
     }
 }
 
-/// Whether `line` is a session header (`"type":"session"`).
-fn is_header(line: &[u8]) -> bool {
-    arbor_core::entry::parse_fields(line)
-        .ok()
-        .and_then(|f| f.str(line, "type").map(|t| t == "session"))
-        .unwrap_or(false)
-}
-
 /// Forks the session whose lines are `lines` (each without its newline; the header is the
 /// first line, or the second after omp's title slot) as session `new_id` with
 /// `parentSession` = `parent_ref`, its header made as `header` says. Every line after the
@@ -79,7 +71,7 @@ pub fn fork_lines<'l>(
     parent_ref: &str,
     header: &ForkHeader<'_>,
 ) -> Forked<'l> {
-    let found = lines.iter().take(2).position(|l| is_header(l));
+    let found = arbor_core::header::locate(lines.iter().copied()).map(|(i, _, _)| i);
     let at = found.unwrap_or(0);
     let (head, tool) = match *header {
         ForkHeader::Kept => {
