@@ -198,13 +198,24 @@ pub fn repair(
 ) -> Result<RepairOutcome, StoreError> {
     let mut writer = FileWriter::existing(path, wait, Durability::default())?;
     let real = writer.real_path().to_path_buf();
+    // An earlier rewrite's old file first: pi's lines in it are appended to the session
+    // (they are part of what is checked), and it is removed unless still held open.
+    let left_before = super::leftover_finding(&real);
+    writer.settle_leftover()?;
+    let left_after = super::leftover_finding(&real);
+    let with = |mut r: CheckReport, f: &Option<super::Finding>| {
+        r.findings.extend(f.clone());
+        r
+    };
     let bytes = crate::safe_fs::read_regular(&real).at(path)?;
-    let before = check_bytes(path, bytes.clone(), opts);
+    let base = check_bytes(path, bytes.clone(), opts);
+    let before = with(base.clone(), &left_before);
+    let unchanged = with(base, &left_after);
     let doc = match SessionDoc::parse(Arc::new(bytes)) {
         Ok(d) => d,
         Err(_) => {
             return Ok(RepairOutcome {
-                after: before.clone(),
+                after: unchanged,
                 before,
                 quarantine: None,
                 rewritten: false,
@@ -213,7 +224,7 @@ pub fn repair(
     };
     let Some((kept, removed)) = repaired_bytes(&doc) else {
         return Ok(RepairOutcome {
-            after: before.clone(),
+            after: unchanged,
             before,
             quarantine: None,
             rewritten: false,
@@ -239,7 +250,10 @@ pub fn repair(
         });
     }
     drop(writer);
-    let after = check_bytes(path, kept, opts);
+    let after = with(
+        check_bytes(path, kept, opts),
+        &super::leftover_finding(&real),
+    );
     Ok(RepairOutcome {
         before,
         after,
@@ -311,5 +325,46 @@ mod tests {
         assert_eq!(now, format!("{HEAD}{a}{b}{pi_line}"));
         let side = crate::backend::sync_support::merge_sidecar_path(&path);
         assert!(!side.exists(), "the old file was settled and removed");
+    }
+
+    /// A leftover `<session>.arbor-merge` (a rewrite killed between its rename and its copy,
+    /// pi's line only in the old file) is reported by `check` (`merge_leftover`, before:
+    /// nothing) and settled by `check --repair`: pi's line appended, the sidecar removed.
+    #[test]
+    fn check_reports_a_leftover_and_repair_settles_it() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("s.jsonl");
+        let a = entry("a1", None, "one");
+        let b = entry("b1", Some("a1"), "from pi");
+        std::fs::write(&path, format!("{HEAD}{a}")).expect("write");
+        let side = crate::backend::sync_support::merge_sidecar_path(&path);
+        std::fs::write(&side, format!("{HEAD}{a}{b}")).expect("write");
+        let report = super::super::check(&path, &CheckOptions::default()).expect("check");
+        assert!(
+            report
+                .findings
+                .iter()
+                .any(|f| f.kind == "merge_leftover" && f.repairable),
+            "{:?}",
+            report.findings
+        );
+        let out = repair(&path, &CheckOptions::default(), None).expect("repair");
+        assert!(out
+            .before
+            .findings
+            .iter()
+            .any(|f| f.kind == "merge_leftover"));
+        assert!(!out
+            .after
+            .findings
+            .iter()
+            .any(|f| f.kind == "merge_leftover"));
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            format!("{HEAD}{a}{b}")
+        );
+        assert!(!side.exists());
+        let report = super::super::check(&path, &CheckOptions::default()).expect("check");
+        assert!(!report.findings.iter().any(|f| f.kind == "merge_leftover"));
     }
 }
