@@ -1301,22 +1301,12 @@ fn pull_new(
             message: format!("{}: {e}", dir.display()),
         })?;
     }
-    match arbor_store::file::write_new(&target, &bytes) {
-        Ok(()) => {}
-        // Another file by that name (perhaps this session, unreadable here): kept, and this
-        // row left undone.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            row.note = Some(format!("not written: {} exists already", target.display()));
-            row.unresolved = true;
-            return Ok((row, None));
-        }
-        Err(e) => {
-            return Err(BackendError::Db {
-                store: "files".into(),
-                message: format!("{}: {e}", target.display()),
-            }
-            .into())
-        }
+    // Another file by that name (perhaps this session, unreadable here) or another arbor
+    // writer at it: kept, and this row left undone.
+    if let Some(why) = write_new_session(&target, &bytes)? {
+        row.note = Some(why);
+        row.unresolved = true;
+        return Ok((row, None));
     }
     let lines: Vec<Vec<u8>> = match bytes.strip_suffix(b"\n") {
         Some(body) => body.split(|b| *b == b'\n').map(<[u8]>::to_vec).collect(),
@@ -1621,6 +1611,47 @@ fn pull_into(
     Ok((row, cursor))
 }
 
+/// Writes the new session file `target` holding `bytes` (whole lines) through the one writer
+/// of a session file (`FileWriter::create`): under the writer lock (a concurrent arbor writer
+/// is excluded, never waited for), created exclusively (never onto a file at that name, never
+/// through a planted symlink), flushed by the default durability with its directory entry,
+/// removed again when its write fails. `Ok(Some(why))`: not written (a file at that name, its
+/// lock held by another writer), for the row to report.
+fn write_new_session(target: &Path, bytes: &[u8]) -> Result<Option<String>, SyncError> {
+    use arbor_store::backend::files::FileWriter;
+    use arbor_store::backend::SessionWriter;
+    use arbor_store::StoreError;
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let lines: Vec<&[u8]> = if body.is_empty() {
+        Vec::new()
+    } else {
+        body.split(|b| *b == b'\n').collect()
+    };
+    let failed = |e: &dyn std::fmt::Display| BackendError::Db {
+        store: "files".into(),
+        message: format!("{}: {e}", target.display()),
+    };
+    let mut w = match FileWriter::create(target, None, arbor_store::file::Durability::default()) {
+        Ok(w) => w,
+        Err(StoreError::Lock(e)) => {
+            return Ok(Some(format!("not written: {}: {e}", target.display())))
+        }
+        Err(e) => return Err(failed(&e).into()),
+    };
+    match w.append(&lines).and_then(|()| w.flush()) {
+        Ok(()) => Ok(None),
+        Err(BackendError::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::AlreadyExists =>
+        {
+            Ok(Some(format!(
+                "not written: {} exists already",
+                target.display()
+            )))
+        }
+        Err(e) => Err(failed(&e).into()),
+    }
+}
+
 /// Writes the shared copy of a conflicting session next to the local one as a fork: a new
 /// session id, `parentSession` naming the local file, every other line of `lines` (the shared
 /// copy) as it is.
@@ -1652,10 +1683,9 @@ fn fork_copy(lines: &[Vec<u8>], s: &StoredSession, local_path: &Path) -> Result<
         _ => Path::new("."),
     };
     let target = arbor_store::paths::session_file_name(dir, &created, &new_id);
-    arbor_store::file::write_new(&target, &out).map_err(|e| BackendError::Db {
-        store: "files".into(),
-        message: format!("{}: {e}", target.display()),
-    })?;
+    if let Some(why) = write_new_session(&target, &out)? {
+        return Ok(format!("the shared copy not kept as a fork: {why}"));
+    }
     Ok(format!(
         "the shared copy kept as fork {new_id} ({})",
         target.display()
