@@ -486,11 +486,15 @@ pub struct FileWriter {
     len: Option<u64>,
 }
 
+/// What a test runs at each [`Moment`] of a rewrite.
+#[cfg(test)]
+pub(crate) type RewriteHook = Box<dyn FnMut(Moment)>;
+
 #[cfg(test)]
 thread_local! {
     /// Called at each [`Moment`] of every [`FileWriter::rewrite`] on this thread: a test
     /// stands in for pi there (a repair or a migration racing an appender).
-    pub(crate) static REWRITE_HOOK: std::cell::RefCell<Option<Box<dyn FnMut(Moment)>>> =
+    pub(crate) static REWRITE_HOOK: std::cell::RefCell<Option<RewriteHook>> =
         const { std::cell::RefCell::new(None) };
 }
 
