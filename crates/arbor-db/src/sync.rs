@@ -186,9 +186,10 @@ fn is_slot(line: &[u8]) -> bool {
 
 /// The hashes of `lines`, the first of which is line `first` of its copy (line 0, a title
 /// slot, hashes as [`SLOT_HASH`]).
-fn hashes_of(lines: &[Vec<u8>], first: u64) -> Vec<Hash> {
+fn hashes_of<L: AsRef<[u8]>>(lines: &[L], first: u64) -> Vec<Hash> {
     lines
         .iter()
+        .map(AsRef::as_ref)
         .enumerate()
         .map(|(i, l)| {
             if first + i as u64 == 0 && is_slot(l) {
@@ -1308,8 +1309,9 @@ fn pull_new(
         row.unresolved = true;
         return Ok((row, None));
     }
-    let lines: Vec<Vec<u8>> = match bytes.strip_suffix(b"\n") {
-        Some(body) => body.split(|b| *b == b'\n').map(<[u8]>::to_vec).collect(),
+    // The lines as slices of what was read (no second copy of a large session).
+    let lines: Vec<&[u8]> = match bytes.strip_suffix(b"\n") {
+        Some(body) => body.split(|b| *b == b'\n').collect(),
         None => Vec::new(),
     };
     row.moved = lines.len() as u64;
@@ -1621,12 +1623,6 @@ fn write_new_session(target: &Path, bytes: &[u8]) -> Result<Option<String>, Sync
     use arbor_store::backend::files::FileWriter;
     use arbor_store::backend::SessionWriter;
     use arbor_store::StoreError;
-    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-    let lines: Vec<&[u8]> = if body.is_empty() {
-        Vec::new()
-    } else {
-        body.split(|b| *b == b'\n').collect()
-    };
     let failed = |e: &dyn std::fmt::Display| BackendError::Db {
         store: "files".into(),
         message: format!("{}: {e}", target.display()),
@@ -1638,7 +1634,16 @@ fn write_new_session(target: &Path, bytes: &[u8]) -> Result<Option<String>, Sync
         }
         Err(e) => return Err(failed(&e).into()),
     };
-    match w.append(&lines).and_then(|()| w.flush()) {
+    // Written as read, whole lines (a last line without its newline gets one, as every
+    // append does), without a copy.
+    let owned;
+    let bytes = if bytes.is_empty() || bytes.ends_with(b"\n") {
+        bytes
+    } else {
+        owned = [bytes, b"\n"].concat();
+        &owned
+    };
+    match w.append_joined(bytes).and_then(|()| w.flush()) {
         Ok(()) => Ok(None),
         Err(BackendError::Io { source, .. })
             if source.kind() == std::io::ErrorKind::AlreadyExists =>

@@ -571,11 +571,10 @@ fn a_pull_never_writes_a_new_session_under_another_writers_lock() {
     let b = machine(tmp.path(), "b");
     let here = session(&a, ID, &[("e1", None), ("e2", Some("e1"))]);
     sync::push(&store, &a, &[]).expect("push");
-    let there = b
-        .pi
-        .agent_dir()
-        .join("sessions/--work-p--")
-        .join(here.file_name().expect("name"));
+    let there =
+        b.pi.agent_dir()
+            .join("sessions/--work-p--")
+            .join(here.file_name().expect("name"));
     std::fs::create_dir_all(there.parent().expect("dir")).expect("dir");
     let held = arbor_store::lock::WriterLock::acquire(&there, None).expect("lock");
     let rows = sync::pull(&store, &b, &[], false).expect("pull");

@@ -793,6 +793,38 @@ impl FileWriter {
         Ok(None)
     }
 
+    /// Appends `bytes`, whole lines already joined (empty, or ending in a newline), as
+    /// [`SessionWriter::append`] does but without copying them into one buffer first (a
+    /// pulled session of 100 MB is written from the bytes read): one write, creating the file
+    /// when this writer is a new session's ([`FileWriter::create`]: exclusively, removed
+    /// again when the write fails).
+    ///
+    /// # Errors
+    /// [`BackendError::BadLine`] when `bytes` does not end in a newline; [`BackendError::Io`]
+    /// naming the file (`AlreadyExists` when a new session's name is taken).
+    pub fn append_joined(&mut self, bytes: &[u8]) -> Result<(), BackendError> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        if !bytes.ends_with(b"\n") {
+            return Err(BackendError::BadLine {
+                store: self.store.clone(),
+            });
+        }
+        if self.needs_newline {
+            let mut v = Vec::with_capacity(bytes.len() + 1);
+            v.push(b'\n');
+            v.extend_from_slice(bytes);
+            self.append_bytes(&v)?;
+        } else {
+            self.append_bytes(bytes)?;
+        }
+        self.needs_newline = false;
+        let n = bytes.iter().filter(|b| **b == b'\n').count() as u64;
+        self.len = self.len.map(|l| l + n);
+        Ok(())
+    }
+
     /// Cuts the file back to `len` bytes (a torn last line, saved first by the caller), if
     /// it is still `expect_len` bytes long (nobody appended since it was read; `Ok(false)`
     /// otherwise, nothing cut), and forces the cut to the disk.

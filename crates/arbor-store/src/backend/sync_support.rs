@@ -409,7 +409,9 @@ pub(super) fn release_sidecar(
     left.copied += copy_new_lines(old, from, real)?;
     let len = old.metadata()?.len();
     let mut tail = [0u8; 1];
-    let ends_whole = len == 0 || {
+    // Only what reached the old file after `from` is another writer's: the rewritten file
+    // itself may have ended without a newline (a repair of a torn last line).
+    let ends_whole = len <= from || {
         let mut r = old;
         r.seek(SeekFrom::Start(len - 1))?;
         r.read_exact(&mut tail)?;
