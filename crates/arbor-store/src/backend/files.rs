@@ -820,8 +820,8 @@ impl FileWriter {
             self.append_bytes(bytes)?;
         }
         self.needs_newline = false;
-        let n = bytes.iter().filter(|b| **b == b'\n').count() as u64;
-        self.len = self.len.map(|l| l + n);
+        // Counted again when asked (not a pass over the bytes here).
+        self.len = None;
         Ok(())
     }
 

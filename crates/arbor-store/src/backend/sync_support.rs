@@ -40,28 +40,33 @@ fn mtime_ns(m: &std::fs::Metadata) -> i128 {
     i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec())
 }
 
-fn snapshot_of(mut f: File) -> io::Result<Snapshot> {
+fn snapshot_of(f: File) -> io::Result<Snapshot> {
+    use std::io::BufRead;
     let m = f.metadata()?;
     let size = m.len();
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    // What the file held when it was looked at: a line appended while reading waits for the
-    // next sync.
-    (&mut f).take(size).read_to_end(&mut bytes)?;
-    let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-    let torn = (bytes.len() - complete) as u64;
-    let body = &bytes[..complete];
-    let lines = if body.is_empty() {
-        Vec::new()
-    } else {
-        body[..body.len() - 1]
-            .split(|b| *b == b'\n')
-            .map(<[u8]>::to_vec)
-            .collect()
-    };
-    let whole = torn == 0 && bytes.len() as u64 == size;
+    // What the file held when it was looked at (a line appended while reading waits for the
+    // next sync), read line by line: the lines are the only copy of the file in memory.
+    let mut r = io::BufReader::with_capacity(1 << 16, f.take(size));
+    let mut lines = Vec::new();
+    let mut buf = Vec::new();
+    let (mut read, mut complete) = (0u64, 0u64);
+    loop {
+        buf.clear();
+        let n = r.read_until(b'\n', &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        read += n as u64;
+        if let Some(line) = buf.strip_suffix(b"\n") {
+            complete = read;
+            lines.push(line.to_vec());
+        }
+    }
+    let torn = read - complete;
+    let whole = torn == 0 && read == size;
     Ok(Snapshot {
         lines,
-        complete_len: complete as u64,
+        complete_len: complete,
         torn,
         stamp: whole.then(|| (size, mtime_ns(&m))),
     })
