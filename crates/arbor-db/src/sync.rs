@@ -1284,7 +1284,12 @@ fn pull_new(
             return Ok((row, None));
         }
     };
-    let bytes = remote.read_joined(id, 0)?;
+    // Read into one buffer sized from the listing (growing it by doubling would hold up to
+    // twice the session while it is copied); the size is the store's word, so only reserved
+    // where the memory is to be had, and at most 4 GiB.
+    let mut bytes = Vec::new();
+    let _ = bytes.try_reserve_exact(usize::try_from(s.bytes.min(1 << 32)).unwrap_or(0));
+    remote.read_into(id, 0, &mut bytes)?;
     if header_id(&bytes).as_deref() != Some(id.as_str()) {
         row.note = Some(format!(
             "refused: its lines are not session {id:?} (their header names {:?})",
