@@ -583,12 +583,15 @@ impl FileWriter {
     /// link refused), and the lock follows the new file. With `expect_len`, only when the
     /// file is still that long: a writer without arbor's lock (pi) may have appended since
     /// the caller read it, and its bytes must not be lost; `Ok(false)` then, nothing
-    /// replaced; checked again right before the rename, and bytes appended to the old file
-    /// after that are copied to the end of the new one. Every rewrite of a session file goes
-    /// through here.
+    /// replaced; checked again right before the rename, and complete lines that reach the
+    /// old file after that are copied to the end of the new one (the old file kept as
+    /// `<session>.arbor-merge` meanwhile: see [`FileWriter::rewrite_checked`]). Every rewrite
+    /// of a session file goes through here.
     ///
     /// # Errors
-    /// [`StoreError::Io`] naming the file (the original is then untouched),
+    /// [`StoreError::Io`] naming the file (the original is then untouched; also when an
+    /// earlier rewrite's `<session>.arbor-merge` is still held open, or the old file cannot be
+    /// given that second name: a file system without hard links),
     /// [`StoreError::Lock`] when the lock cannot follow the new file.
     pub fn rewrite(
         &mut self,
