@@ -585,7 +585,7 @@ impl FileWriter {
     /// the caller read it, and its bytes must not be lost; `Ok(false)` then, nothing
     /// replaced; checked again right before the rename, and complete lines that reach the
     /// old file after that are copied to the end of the new one (the old file kept as
-    /// `<session>.arbor-merge` meanwhile: see [`FileWriter::rewrite_checked`]). Every rewrite
+    /// `<session>.arbor-merge` meanwhile: see `FileWriter::rewrite_checked`). Every rewrite
     /// of a session file goes through here.
     ///
     /// # Errors
