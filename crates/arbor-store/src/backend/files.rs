@@ -1120,6 +1120,57 @@ mod tests {
         );
     }
 
+    /// The migration at open rewrites without a length to check (`rewrite(.., None)`): a line
+    /// pi appended to the old file right before the rename is copied to the migrated one.
+    /// Before, a rewrite without `expect` copied nothing after the rename, and the line was
+    /// lost with the old file.
+    #[test]
+    fn a_line_pi_appends_during_a_migration_is_kept() {
+        use std::io::Write;
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("s.jsonl");
+        std::fs::write(
+            &path,
+            concat!(
+                r#"{"type":"session","id":"0190a8a0-0000-7000-8000-0000000000bb","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#,
+                "\n",
+                r#"{"type":"message","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"old","timestamp":1}}"#,
+                "\n"
+            ),
+        )
+        .expect("write");
+        let pi_line = r#"{"type":"message","id":"p1","parentId":null,"timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"from pi","timestamp":2}}"#;
+        let p2 = path.clone();
+        REWRITE_HOOK.with(|h| {
+            *h.borrow_mut() = Some(Box::new(move |m| {
+                if m == Moment::BeforeRename {
+                    let mut f = std::fs::OpenOptions::new()
+                        .append(true)
+                        .open(&p2)
+                        .expect("pi opens by path");
+                    f.write_all(format!("{pi_line}\n").as_bytes())
+                        .expect("pi appends");
+                }
+            }));
+        });
+        let opened = FileStore::open_file(&path, None, Durability::None);
+        REWRITE_HOOK.with(|h| *h.borrow_mut() = None);
+        let opened = opened.expect("open");
+        assert!(
+            opened
+                .notes
+                .iter()
+                .any(|n| matches!(n, OpenNote::Migrated { .. })),
+            "{:?}",
+            opened.notes
+        );
+        drop(opened);
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert!(text.contains("\"version\":3"), "{text}");
+        assert!(text.ends_with(&format!("{pi_line}\n")), "{text}");
+        assert!(!super::super::sync_support::merge_sidecar_path(&path).exists());
+    }
+
     /// A file the store cannot read is an error that keeps the I/O error as its cause and
     /// names the file; the manager sees it as the `StoreError::Io` it always was.
     #[test]
