@@ -86,6 +86,45 @@ fn sessions_travel_through_postgres() {
 }
 
 /// Two machines (agent directories) through the store at `url`.
+/// `--agent-dir` names this machine's side, as for every other command: before, sync read
+/// only `$PI_CODING_AGENT_DIR` (or the defaults) and `--agent-dir X` alone synced 0 sessions.
+#[test]
+fn sync_uses_agent_dir() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite:{}", tmp.path().join("shared.db").display());
+    let (a, b, env) = (
+        tmp.path().join("a"),
+        tmp.path().join("b"),
+        tmp.path().join("env"),
+    );
+    let project = a.join("sessions/--work-project--");
+    std::fs::create_dir_all(&project).expect("dirs");
+    std::fs::create_dir_all(&b).expect("dirs");
+    std::fs::create_dir_all(&env).expect("dirs");
+    for f in files(&root().join("demo/sessions")) {
+        std::fs::copy(&f, project.join(f.file_name().expect("name"))).expect("copy");
+    }
+    let run = |dir: &Path, args: &[&str]| {
+        let mut full = vec!["--agent-dir", dir.to_str().expect("utf-8")];
+        full.extend_from_slice(args);
+        Command::new(env!("CARGO_BIN_EXE_arbor"))
+            .args(&full)
+            .env("PI_CODING_AGENT_DIR", &env)
+            .env("HOME", &env)
+            .env_remove("ARBOR_SYNC_URL")
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("run arbor")
+    };
+    let out = ok(&run(&a, &["sync", "push", "--to", &url]));
+    assert!(out.contains("4 sessions, 0 in sync"), "{out}");
+    ok(&run(&b, &["sync", "pull", "--from", &url]));
+    assert_eq!(files(&b).len(), 4, "{:?}", files(&b));
+    assert!(files(&env).is_empty(), "{:?}", files(&env));
+    // The cursor is kept in the directory given.
+    assert!(b.join("arbor").is_dir());
+}
+
 fn travel(url: &str) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));

@@ -186,9 +186,10 @@ fn is_slot(line: &[u8]) -> bool {
 
 /// The hashes of `lines`, the first of which is line `first` of its copy (line 0, a title
 /// slot, hashes as [`SLOT_HASH`]).
-fn hashes_of(lines: &[Vec<u8>], first: u64) -> Vec<Hash> {
+fn hashes_of<L: AsRef<[u8]>>(lines: &[L], first: u64) -> Vec<Hash> {
     lines
         .iter()
+        .map(AsRef::as_ref)
         .enumerate()
         .map(|(i, l)| {
             if first + i as u64 == 0 && is_slot(l) {
@@ -1283,7 +1284,12 @@ fn pull_new(
             return Ok((row, None));
         }
     };
-    let bytes = remote.read_joined(id, 0)?;
+    // Read into one buffer sized from the listing (growing it by doubling would hold up to
+    // twice the session while it is copied); the size is the store's word, so only reserved
+    // where the memory is to be had, and at most 4 GiB.
+    let mut bytes = Vec::new();
+    let _ = bytes.try_reserve_exact(usize::try_from(s.bytes.min(1 << 32)).unwrap_or(0));
+    remote.read_into(id, 0, &mut bytes)?;
     if header_id(&bytes).as_deref() != Some(id.as_str()) {
         row.note = Some(format!(
             "refused: its lines are not session {id:?} (their header names {:?})",
@@ -1301,25 +1307,16 @@ fn pull_new(
             message: format!("{}: {e}", dir.display()),
         })?;
     }
-    match arbor_store::file::write_new(&target, &bytes) {
-        Ok(()) => {}
-        // Another file by that name (perhaps this session, unreadable here): kept, and this
-        // row left undone.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            row.note = Some(format!("not written: {} exists already", target.display()));
-            row.unresolved = true;
-            return Ok((row, None));
-        }
-        Err(e) => {
-            return Err(BackendError::Db {
-                store: "files".into(),
-                message: format!("{}: {e}", target.display()),
-            }
-            .into())
-        }
+    // Another file by that name (perhaps this session, unreadable here) or another arbor
+    // writer at it: kept, and this row left undone.
+    if let Some(why) = write_new_session(&target, &bytes)? {
+        row.note = Some(why);
+        row.unresolved = true;
+        return Ok((row, None));
     }
-    let lines: Vec<Vec<u8>> = match bytes.strip_suffix(b"\n") {
-        Some(body) => body.split(|b| *b == b'\n').map(<[u8]>::to_vec).collect(),
+    // The lines as slices of what was read (no second copy of a large session).
+    let lines: Vec<&[u8]> = match bytes.strip_suffix(b"\n") {
+        Some(body) => body.split(|b| *b == b'\n').collect(),
         None => Vec::new(),
     };
     row.moved = lines.len() as u64;
@@ -1621,6 +1618,50 @@ fn pull_into(
     Ok((row, cursor))
 }
 
+/// Writes the new session file `target` holding `bytes` (whole lines) through the one writer
+/// of a session file (`FileWriter::create`): under the writer lock (a concurrent arbor writer
+/// is excluded, never waited for), created exclusively (never onto a file at that name, never
+/// through a planted symlink), flushed by the default durability with its directory entry,
+/// removed again when its write fails. `Ok(Some(why))`: not written (a file at that name, its
+/// lock held by another writer), for the row to report.
+fn write_new_session(target: &Path, bytes: &[u8]) -> Result<Option<String>, SyncError> {
+    use arbor_store::backend::files::FileWriter;
+    use arbor_store::backend::SessionWriter;
+    use arbor_store::StoreError;
+    let failed = |e: &dyn std::fmt::Display| BackendError::Db {
+        store: "files".into(),
+        message: format!("{}: {e}", target.display()),
+    };
+    let mut w = match FileWriter::create(target, None, arbor_store::file::Durability::default()) {
+        Ok(w) => w,
+        Err(StoreError::Lock(e)) => {
+            return Ok(Some(format!("not written: {}: {e}", target.display())))
+        }
+        Err(e) => return Err(failed(&e).into()),
+    };
+    // Written as read, whole lines (a last line without its newline gets one, as every
+    // append does), without a copy.
+    let owned;
+    let bytes = if bytes.is_empty() || bytes.ends_with(b"\n") {
+        bytes
+    } else {
+        owned = [bytes, b"\n"].concat();
+        &owned
+    };
+    match w.append_joined(bytes).and_then(|()| w.flush()) {
+        Ok(()) => Ok(None),
+        Err(BackendError::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::AlreadyExists =>
+        {
+            Ok(Some(format!(
+                "not written: {} exists already",
+                target.display()
+            )))
+        }
+        Err(e) => Err(failed(&e).into()),
+    }
+}
+
 /// Writes the shared copy of a conflicting session next to the local one as a fork: a new
 /// session id, `parentSession` naming the local file, every other line of `lines` (the shared
 /// copy) as it is.
@@ -1652,10 +1693,9 @@ fn fork_copy(lines: &[Vec<u8>], s: &StoredSession, local_path: &Path) -> Result<
         _ => Path::new("."),
     };
     let target = arbor_store::paths::session_file_name(dir, &created, &new_id);
-    arbor_store::file::write_new(&target, &out).map_err(|e| BackendError::Db {
-        store: "files".into(),
-        message: format!("{}: {e}", target.display()),
-    })?;
+    if let Some(why) = write_new_session(&target, &out)? {
+        return Ok(format!("the shared copy not kept as a fork: {why}"));
+    }
     Ok(format!(
         "the shared copy kept as fork {new_id} ({})",
         target.display()

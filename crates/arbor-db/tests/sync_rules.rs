@@ -558,3 +558,38 @@ fn a_merge_leftover_is_settled_by_the_next_sync() {
     sync::pull(&store, &b, &[], false).expect("pull b");
     assert_eq!(lines_of(&the_file(&b, ID)), lines_of(&pa));
 }
+
+/// A pull writes a new session through the one writer: under the writer lock, so an arbor
+/// writer holding the lock of that file (creating the same session here) is excluded and the
+/// row says so; the next pull, the lock released, writes it. Before, the pull wrote the file
+/// without the lock (`file::write_new`).
+#[test]
+fn a_pull_never_writes_a_new_session_under_another_writers_lock() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let store = SqliteStore::open(&tmp.path().join("shared.db")).expect("store");
+    let a = machine(tmp.path(), "a");
+    let b = machine(tmp.path(), "b");
+    let here = session(&a, ID, &[("e1", None), ("e2", Some("e1"))]);
+    sync::push(&store, &a, &[]).expect("push");
+    let there =
+        b.pi.agent_dir()
+            .join("sessions/--work-p--")
+            .join(here.file_name().expect("name"));
+    std::fs::create_dir_all(there.parent().expect("dir")).expect("dir");
+    let held = arbor_store::lock::WriterLock::acquire(&there, None).expect("lock");
+    let rows = sync::pull(&store, &b, &[], false).expect("pull");
+    let r = row(&rows, ID);
+    assert!(r.unresolved, "{rows:#?}");
+    assert!(
+        r.note.as_deref().is_some_and(|n| n.contains("not written")),
+        "{rows:#?}"
+    );
+    assert!(!there.exists(), "written under another writer's lock");
+    drop(held);
+    let rows = sync::pull(&store, &b, &[], false).expect("pull");
+    assert!(!row(&rows, ID).unresolved, "{rows:#?}");
+    assert_eq!(
+        std::fs::read(&there).expect("pulled"),
+        std::fs::read(&here).expect("here")
+    );
+}

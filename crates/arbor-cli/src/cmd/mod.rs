@@ -298,6 +298,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     fork_on_conflict,
                     watch,
                     json,
+                    agent_dir: loc.agent_override(),
                 },
                 &term,
             )

@@ -35,6 +35,8 @@ pub struct SyncOpts<'a> {
     pub watch: bool,
     /// `--json`.
     pub json: bool,
+    /// `--agent-dir` (`None`: `$PI_CODING_AGENT_DIR` / the defaults for pi and omp).
+    pub agent_dir: Option<&'a std::path::Path>,
 }
 
 /// The shared store a URL names: `sqlite:PATH` (created by `push` when missing; `pull` and
@@ -67,7 +69,10 @@ fn hostname() -> String {
         .unwrap_or_else(|| "localhost".into())
 }
 
-fn local_for(url: &str, map_cwd: &[String]) -> Result<Local> {
+/// This machine's side: `agent_dir` (`--agent-dir`) is the one directory for pi and omp
+/// sessions alike, as for every other command (see `Locator`); without it, pi's and omp's
+/// directories from the environment and the defaults.
+fn local_for(url: &str, map_cwd: &[String], agent_dir: Option<&std::path::Path>) -> Result<Local> {
     let mut map = Vec::new();
     for m in map_cwd {
         let Some((from, to)) = m.split_once('=') else {
@@ -78,13 +83,12 @@ fn local_for(url: &str, map_cwd: &[String]) -> Result<Local> {
             to.trim_end_matches('/').to_string(),
         ));
     }
-    let pi_dir = arbor_store::paths::agent_dir(arbor_core::doc::Dialect::Pi);
+    let dir = |d| agent_dir.map_or_else(|| arbor_store::paths::agent_dir(d), |a| a.to_path_buf());
+    let pi_dir = dir(arbor_core::doc::Dialect::Pi);
     let key = arbor_store::blobs::sha256_hex(redact_url(url).as_bytes());
     Ok(Local {
         pi: FileStore::new(&pi_dir),
-        omp: FileStore::new(&arbor_store::paths::agent_dir(
-            arbor_core::doc::Dialect::Omp,
-        )),
+        omp: FileStore::new(&dir(arbor_core::doc::Dialect::Omp)),
         map_cwd: map,
         cursor_file: pi_dir
             .join("arbor")
@@ -258,7 +262,7 @@ pub fn sync(o: &SyncOpts<'_>, term: &Term) -> Result<ExitCode> {
         .into());
     };
     let store = open_store(url, o.action)?;
-    let local = local_for(url, o.map_cwd)?;
+    let local = local_for(url, o.map_cwd, o.agent_dir)?;
     let what = redact_url(url);
     // What was last reported: --watch prints again only when a sync moved something or its
     // sessions with a note or left undone differ from the last report.

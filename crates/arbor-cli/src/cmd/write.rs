@@ -28,6 +28,24 @@ fn report_notes(path: &Path, sm: &SessionManager) {
                 path.display(),
                 sidecar.display()
             ),
+            OpenNote::MergeLeftover {
+                sidecar,
+                copied,
+                kept,
+            } => match kept {
+                None => say_err!(
+                    "arbor: {}: {copied} bytes of lines from {} (left by an earlier rewrite) \
+                     appended; it was removed",
+                    path.display(),
+                    sidecar.display()
+                ),
+                Some(why) => say_err!(
+                    "arbor: {}: {copied} bytes of lines from {} appended; it is kept ({why}), \
+                     the next open or sync looks again",
+                    path.display(),
+                    sidecar.display()
+                ),
+            },
         }
     }
 }

@@ -8,6 +8,7 @@
 //! completed before the next line, rewrites atomic. [`FileStore::open_file`] opens a session
 //! file for writing as pi's `open` does, with arbor's repairs: a torn tail saved to a sidecar
 //! and cut, a v1/v2 file migrated by an atomic rewrite.
+use super::sync_support::Moment;
 use super::{
     check_lines, BackendError, Blobs, OpenNote, SessionMeta, SessionStore, SessionWriter,
     SlotWrite, StoredSession,
@@ -405,8 +406,18 @@ impl FileStore {
             });
         }
         let mut writer = FileWriter::locked(path, lock, true, durability);
-        let mut doc = crate::load_doc_copy(path)?;
         let mut notes = Vec::new();
+        // What an earlier rewrite left beside the session first: pi's lines in it belong to
+        // the session before anything is read or appended.
+        let left = writer.settle_leftover()?;
+        if left.copied > 0 || left.kept.is_some() {
+            notes.push(OpenNote::MergeLeftover {
+                sidecar: super::sync_support::merge_sidecar_path(writer.real_path()),
+                copied: left.copied,
+                kept: left.kept,
+            });
+        }
+        let mut doc = crate::load_doc_copy(path)?;
         if let Some(torn) = doc.report().torn_tail.clone() {
             let sidecar = crate::repair::save_torn_tail(&mut writer, &doc, &torn)?;
             notes.push(OpenNote::TornTailSaved {
@@ -420,7 +431,10 @@ impl FileStore {
             writer.rewrite(&[&bytes], None)?;
             notes.push(OpenNote::Migrated { from_version });
         }
-        if !notes.is_empty() {
+        if notes
+            .iter()
+            .any(|n| !matches!(n, OpenNote::MergeLeftover { .. }))
+        {
             doc = crate::load_doc_copy(path)?;
         }
         writer.needs_newline = doc.report().missing_final_newline;
@@ -453,8 +467,20 @@ pub struct FileWriter {
     len: Option<u64>,
 }
 
+/// What a test runs at each [`Moment`] of a rewrite.
+#[cfg(test)]
+pub(crate) type RewriteHook = Box<dyn FnMut(Moment)>;
+
+#[cfg(test)]
+thread_local! {
+    /// Called at each [`Moment`] of every [`FileWriter::rewrite`] on this thread: a test
+    /// stands in for pi there (a repair or a migration racing an appender).
+    pub(crate) static REWRITE_HOOK: std::cell::RefCell<Option<RewriteHook>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 /// What [`FileWriter::rewrite_checked`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Rewrite {
     /// Nothing: the file was not the length expected (or not the same file).
     Moved {
@@ -463,9 +489,12 @@ pub(crate) enum Rewrite {
     },
     /// Replaced.
     Done {
-        /// Bytes another writer appended to the old file during the rewrite, copied to the
-        /// end of the new one.
+        /// Bytes of lines another writer appended to the old file during the rewrite,
+        /// copied to the end of the new one.
         recovered: u64,
+        /// Why the old file is still kept as `<session>.arbor-merge` (held open elsewhere, it
+        /// ends in an incomplete line): the next open or sync settles it. `None`: it is gone.
+        kept: Option<String>,
     },
 }
 
@@ -535,12 +564,15 @@ impl FileWriter {
     /// link refused), and the lock follows the new file. With `expect_len`, only when the
     /// file is still that long: a writer without arbor's lock (pi) may have appended since
     /// the caller read it, and its bytes must not be lost; `Ok(false)` then, nothing
-    /// replaced; checked again right before the rename, and bytes appended to the old file
-    /// after that are copied to the end of the new one. Every rewrite of a session file goes
-    /// through here.
+    /// replaced; checked again right before the rename, and complete lines that reach the
+    /// old file after that are copied to the end of the new one (the old file kept as
+    /// `<session>.arbor-merge` meanwhile: see `FileWriter::rewrite_checked`). Every rewrite
+    /// of a session file goes through here.
     ///
     /// # Errors
-    /// [`StoreError::Io`] naming the file (the original is then untouched),
+    /// [`StoreError::Io`] naming the file (the original is then untouched; also when an
+    /// earlier rewrite's `<session>.arbor-merge` is still held open, or the old file cannot be
+    /// given that second name: a file system without hard links),
     /// [`StoreError::Lock`] when the lock cannot follow the new file.
     pub fn rewrite(
         &mut self,
@@ -555,63 +587,106 @@ impl FileWriter {
         content: &[&[u8]],
         expect_len: Option<u64>,
     ) -> Result<bool, BackendError> {
+        let mut at = |m: Moment| {
+            #[cfg(test)]
+            REWRITE_HOOK.with(|h| {
+                if let Some(h) = h.borrow_mut().as_mut() {
+                    h(m);
+                }
+            });
+            let _ = m;
+        };
         Ok(matches!(
-            self.rewrite_checked(content, expect_len, &mut || {})?,
+            self.rewrite_checked(content, expect_len, &mut at)?,
             Rewrite::Done { .. }
         ))
     }
 
-    /// The one atomic rewrite of a session file ([`FileWriter::rewrite`], and sync's merge):
-    /// with `expect`, the file must be that long when this starts and again right before the
-    /// rename (the same file, checked in `file::atomic_write_checked`'s last step), and bytes
-    /// that reached the old file after that check (pi opened it by its path before the rename)
-    /// are copied to the end of the new one. `after_check` runs between the last check and
-    /// the rename (a test stands in for pi there).
+    /// The one atomic rewrite of a session file ([`FileWriter::rewrite`], and sync's merge
+    /// through `SyncLock::rewrite_at`), with the sidecar protocol that keeps every line pi
+    /// writes (pi takes no lock and appends by path):
+    ///
+    /// 1. a previous rewrite's old file left as `<session>.arbor-merge` is settled first
+    ///    ([`FileWriter::settle_leftover`]); if it is still held open, nothing is rewritten
+    ///    (an error saying so);
+    /// 2. with `expect`, the file must be that long now and again right before the rename
+    ///    (the same inode): [`Rewrite::Moved`] otherwise, nothing replaced. Without it, the
+    ///    length now is where late lines start;
+    /// 3. right before the rename the old file is linked as the sidecar, so the rename never
+    ///    unlinks it and whatever reaches it later is found;
+    /// 4. after the rename the complete lines that reached the old file beyond that length
+    ///    are appended to the new one (compared by content: never copied twice, never half a
+    ///    line);
+    /// 5. the sidecar is removed under a write lease (nobody else holds the old file open;
+    ///    `/proc` where leases are not available), after a last copy, or kept (and said why,
+    ///    [`Rewrite::Done::kept`]) for the next open or sync to settle.
+    ///
+    /// `at` is called at each [`Moment`] (a test stands in for pi there).
     pub(crate) fn rewrite_checked(
         &mut self,
         content: &[&[u8]],
         expect: Option<u64>,
-        after_check: &mut dyn FnMut(),
+        at: &mut dyn FnMut(Moment),
     ) -> Result<Rewrite, BackendError> {
-        use std::io::{Read, Seek, SeekFrom};
-        use std::os::unix::fs::MetadataExt;
+        use super::sync_support as side_fs;
         let real = self.lock.real_path().to_path_buf();
+        let side = side_fs::merge_sidecar_path(&real);
         let (store, path) = (self.store.clone(), self.path.clone());
         let io = move |source| BackendError::Io {
             store: store.clone(),
             path: path.clone(),
             source,
         };
-        let mut old = match expect {
-            Some(want) => {
-                let f = crate::safe_fs::open_regular(&real).map_err(&io)?;
+        if let Some(why) = self.settle_leftover()?.kept {
+            return Err(io(std::io::Error::other(format!(
+                "{} is still open elsewhere ({why}); nothing rewritten, try again",
+                side.display()
+            ))));
+        }
+        let old = match crate::safe_fs::open_regular(&real) {
+            Ok(f) => {
                 let m = f.metadata().map_err(&io)?;
-                if m.len() != want {
+                if expect.is_some_and(|want| m.len() != want) {
                     return Ok(Rewrite::Moved { found: m.len() });
                 }
-                Some((f, m, want))
+                let from = m.len();
+                Some((f, m, from))
             }
-            None => None,
+            Err(e) if expect.is_none() && e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(io(e)),
         };
         let mut moved = None;
+        let mut linked = false;
         let result = crate::file::atomic_write_checked(&real, content, &mut || {
-            if let Some((f, m0, want)) = &old {
+            if let Some((f, m0, from)) = &old {
                 let now = f.metadata()?;
                 let named = std::fs::symlink_metadata(&real)?;
-                if now.len() != *want || named.ino() != m0.ino() || named.dev() != m0.dev() {
+                if expect.is_some() && (now.len() != *from || !side_fs::same_inode(&named, m0)) {
                     moved = Some(named.len());
                     return Err(std::io::Error::other(
                         "the session changed while it was rewritten",
                     ));
                 }
+                at(Moment::BeforeRename);
+                // The old inode keeps a name: whatever pi writes to it from now on is found.
+                side_fs::link_sidecar(&real, &side, m0)?;
+                linked = true;
+            } else {
+                at(Moment::BeforeRename);
             }
-            after_check();
             Ok(())
         });
         if let Some(found) = moved {
             return Ok(Rewrite::Moved { found });
         }
-        result.map_err(&io)?;
+        if let Err(e) = result {
+            if let (true, Some((_, m0, _))) = (linked, &old) {
+                // Not renamed: the sidecar is a second name of the live file.
+                let _ = side_fs::remove_if_same(&side, m0);
+            }
+            return Err(io(e));
+        }
+        // The identity lock follows the new file, the writer forgets the old one.
         self.replaced(
             content
                 .iter()
@@ -619,21 +694,47 @@ impl FileWriter {
                 .find(|c| !c.is_empty())
                 .is_some_and(|c| !c.ends_with(b"\n")),
         )?;
-        let mut recovered = 0;
-        if let Some((f, _, want)) = old.as_mut() {
-            let late = f.metadata().map_err(&io)?.len().saturating_sub(*want);
-            if late > 0 {
-                let mut extra = Vec::new();
-                f.seek(SeekFrom::Start(*want)).map_err(&io)?;
-                f.take(late).read_to_end(&mut extra).map_err(&io)?;
-                let mut a = AppendFile::open(&real, false, self.durability).map_err(&io)?;
-                a.append(&extra).map_err(&io)?;
-                a.flush().map_err(&io)?;
-                self.needs_newline = !extra.ends_with(b"\n");
-                recovered = late;
-            }
+        at(Moment::AfterRename);
+        let Some((old, _, from)) = old else {
+            return Ok(Rewrite::Done {
+                recovered: 0,
+                kept: None,
+            });
+        };
+        // pi may have opened the old file by its path before the rename: lines it wrote there
+        // are copied to the new file.
+        let mut recovered = side_fs::copy_new_lines(&old, from, &real).map_err(&io)?;
+        at(Moment::AfterCopy);
+        let left = side_fs::release_sidecar(&old, from, &real, &side, at).map_err(&io)?;
+        recovered += left.copied;
+        if recovered > 0 {
+            self.needs_newline = false;
         }
-        Ok(Rewrite::Done { recovered })
+        Ok(Rewrite::Done {
+            recovered,
+            kept: left.kept,
+        })
+    }
+
+    /// Settles the old file a rewrite of this session left as `<session>.arbor-merge` (a
+    /// rewrite killed before it finished, or one whose old file was still held open when it
+    /// ended): its complete lines that the live file lacks are appended to it (in the
+    /// sidecar's order), and the sidecar is removed once nobody holds it open. Nothing to do
+    /// when there is none. A sidecar that is a symlink or not a regular file is left alone
+    /// and reported ([`Leftover::kept`](super::sync_support::Leftover::kept)).
+    ///
+    /// # Errors
+    /// [`BackendError::Io`]: the sidecar or the live file cannot be read, or the live file
+    /// cannot be appended to.
+    pub fn settle_leftover(&mut self) -> Result<super::sync_support::Leftover, BackendError> {
+        let real = self.lock.real_path().to_path_buf();
+        let left = super::sync_support::settle_sidecar(&real).map_err(self.io_at(&self.path))?;
+        if left.copied > 0 {
+            self.file = None;
+            self.len = None;
+            self.needs_newline = false;
+        }
+        Ok(left)
     }
 
     /// Appends `bytes` (complete lines) only if the file is still `expect` bytes long (pi
@@ -674,6 +775,38 @@ impl FileWriter {
         self.len = None;
         self.needs_newline = !bytes.is_empty() && !bytes.ends_with(b"\n");
         Ok(None)
+    }
+
+    /// Appends `bytes`, whole lines already joined (empty, or ending in a newline), as
+    /// [`SessionWriter::append`] does but without copying them into one buffer first (a
+    /// pulled session of 100 MB is written from the bytes read): one write, creating the file
+    /// when this writer is a new session's ([`FileWriter::create`]: exclusively, removed
+    /// again when the write fails).
+    ///
+    /// # Errors
+    /// [`BackendError::BadLine`] when `bytes` does not end in a newline; [`BackendError::Io`]
+    /// naming the file (`AlreadyExists` when a new session's name is taken).
+    pub fn append_joined(&mut self, bytes: &[u8]) -> Result<(), BackendError> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        if !bytes.ends_with(b"\n") {
+            return Err(BackendError::BadLine {
+                store: self.store.clone(),
+            });
+        }
+        if self.needs_newline {
+            let mut v = Vec::with_capacity(bytes.len() + 1);
+            v.push(b'\n');
+            v.extend_from_slice(bytes);
+            self.append_bytes(&v)?;
+        } else {
+            self.append_bytes(bytes)?;
+        }
+        self.needs_newline = false;
+        // Counted again when asked (not a pass over the bytes here).
+        self.len = None;
+        Ok(())
     }
 
     /// Cuts the file back to `len` bytes (a torn last line, saved first by the caller), if
@@ -917,6 +1050,10 @@ mod tests {
             .open(&path)
             .expect("open");
         pi.write_all(b"\n{\"type\":\"message\"}\n").expect("append");
+        // pi closes after its append (as `appendFileSync`): a descriptor still open on a
+        // rewritten file keeps its old file as `<session>.arbor-merge`, and the next rewrite
+        // waits for it (see `rewrite_checked`).
+        drop(pi);
         let grown = std::fs::read(&path).expect("read");
         assert!(!w.rewrite(&[b"{}\n"], Some(read_len)).expect("rewrite"));
         assert!(!w.cut(19, read_len).expect("cut"));
@@ -941,19 +1078,78 @@ mod tests {
         let len = std::fs::metadata(&path).expect("stat").len();
         let p2 = path.clone();
         let r = w
-            .rewrite_checked(&[b"{\"type\":\"session\"}\n"], Some(len), &mut || {
-                let mut pi = std::fs::OpenOptions::new()
-                    .append(true)
-                    .open(&p2)
-                    .expect("open");
-                pi.write_all(b"{\"pi\":1}\n").expect("append");
+            .rewrite_checked(&[b"{\"type\":\"session\"}\n"], Some(len), &mut |m| {
+                if m == Moment::BeforeRename {
+                    let mut pi = std::fs::OpenOptions::new()
+                        .append(true)
+                        .open(&p2)
+                        .expect("open");
+                    pi.write_all(b"{\"pi\":1}\n").expect("append");
+                }
             })
             .expect("rewrite");
-        assert_eq!(r, Rewrite::Done { recovered: 9 });
+        assert_eq!(
+            r,
+            Rewrite::Done {
+                recovered: 9,
+                kept: None
+            }
+        );
         assert_eq!(
             std::fs::read(&path).expect("read"),
             b"{\"type\":\"session\"}\n{\"pi\":1}\n"
         );
+    }
+
+    /// The migration at open rewrites without a length to check (`rewrite(.., None)`): a line
+    /// pi appended to the old file right before the rename is copied to the migrated one.
+    /// Before, a rewrite without `expect` copied nothing after the rename, and the line was
+    /// lost with the old file.
+    #[test]
+    fn a_line_pi_appends_during_a_migration_is_kept() {
+        use std::io::Write;
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("s.jsonl");
+        std::fs::write(
+            &path,
+            concat!(
+                r#"{"type":"session","id":"0190a8a0-0000-7000-8000-0000000000bb","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#,
+                "\n",
+                r#"{"type":"message","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"old","timestamp":1}}"#,
+                "\n"
+            ),
+        )
+        .expect("write");
+        let pi_line = r#"{"type":"message","id":"p1","parentId":null,"timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"from pi","timestamp":2}}"#;
+        let p2 = path.clone();
+        REWRITE_HOOK.with(|h| {
+            *h.borrow_mut() = Some(Box::new(move |m| {
+                if m == Moment::BeforeRename {
+                    let mut f = std::fs::OpenOptions::new()
+                        .append(true)
+                        .open(&p2)
+                        .expect("pi opens by path");
+                    f.write_all(format!("{pi_line}\n").as_bytes())
+                        .expect("pi appends");
+                }
+            }));
+        });
+        let opened = FileStore::open_file(&path, None, Durability::None);
+        REWRITE_HOOK.with(|h| *h.borrow_mut() = None);
+        let opened = opened.expect("open");
+        assert!(
+            opened
+                .notes
+                .iter()
+                .any(|n| matches!(n, OpenNote::Migrated { .. })),
+            "{:?}",
+            opened.notes
+        );
+        drop(opened);
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert!(text.contains("\"version\":3"), "{text}");
+        assert!(text.ends_with(&format!("{pi_line}\n")), "{text}");
+        assert!(!super::super::sync_support::merge_sidecar_path(&path).exists());
     }
 
     /// A file the store cannot read is an error that keeps the I/O error as its cause and

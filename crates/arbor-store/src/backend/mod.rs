@@ -431,6 +431,18 @@ pub enum OpenNote {
         /// Bytes moved.
         bytes: usize,
     },
+    /// The old file an earlier rewrite of the session left as `<session>.arbor-merge` (a
+    /// rewrite killed before it finished, or one whose old file pi still held open) was
+    /// settled: its lines the session lacked were appended, and it was removed unless `kept`.
+    MergeLeftover {
+        /// The sidecar.
+        sidecar: std::path::PathBuf,
+        /// Bytes of lines appended to the session from it.
+        copied: u64,
+        /// Why it is still there (held open elsewhere, an incomplete last line); the next
+        /// open or sync looks again. `None`: removed.
+        kept: Option<String>,
+    },
 }
 
 /// The metadata of a session from its header line (and the tool it was written by).

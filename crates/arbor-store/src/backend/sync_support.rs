@@ -40,28 +40,33 @@ fn mtime_ns(m: &std::fs::Metadata) -> i128 {
     i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec())
 }
 
-fn snapshot_of(mut f: File) -> io::Result<Snapshot> {
+fn snapshot_of(f: File) -> io::Result<Snapshot> {
+    use std::io::BufRead;
     let m = f.metadata()?;
     let size = m.len();
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    // What the file held when it was looked at: a line appended while reading waits for the
-    // next sync.
-    (&mut f).take(size).read_to_end(&mut bytes)?;
-    let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-    let torn = (bytes.len() - complete) as u64;
-    let body = &bytes[..complete];
-    let lines = if body.is_empty() {
-        Vec::new()
-    } else {
-        body[..body.len() - 1]
-            .split(|b| *b == b'\n')
-            .map(<[u8]>::to_vec)
-            .collect()
-    };
-    let whole = torn == 0 && bytes.len() as u64 == size;
+    // What the file held when it was looked at (a line appended while reading waits for the
+    // next sync), read line by line: the lines are the only copy of the file in memory.
+    let mut r = io::BufReader::with_capacity(1 << 16, f.take(size));
+    let mut lines = Vec::new();
+    let mut buf = Vec::new();
+    let (mut read, mut complete) = (0u64, 0u64);
+    loop {
+        buf.clear();
+        let n = r.read_until(b'\n', &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        read += n as u64;
+        if let Some(line) = buf.strip_suffix(b"\n") {
+            complete = read;
+            lines.push(line.to_vec());
+        }
+    }
+    let torn = read - complete;
+    let whole = torn == 0 && read == size;
     Ok(Snapshot {
         lines,
-        complete_len: complete as u64,
+        complete_len: complete,
         torn,
         stamp: whole.then(|| (size, mtime_ns(&m))),
     })
@@ -191,109 +196,65 @@ impl SyncLock {
         content: &[u8],
         at: &mut dyn FnMut(Moment),
     ) -> io::Result<Written> {
-        let real = self.writer.real_path().to_path_buf();
-        let side = merge_sidecar_path(&real);
-        // A previous merge's old file first (its lines copied, or this merge waits).
-        if let Some(why) = self.settle_leftover()?.kept {
-            return Err(io::Error::other(format!(
-                "{} is still open elsewhere ({why}); nothing merged, sync again",
-                side.display()
-            )));
-        }
-        let old = crate::safe_fs::open_regular(&real)?;
-        let old_meta = old.metadata()?;
-        if old_meta.len() != expect {
-            return Ok(Written::Moved {
-                found: old_meta.len(),
-            });
-        }
-        let mut moved = None;
-        let mut linked = false;
-        let result = crate::file::atomic_write_checked(&real, &[content], &mut || {
-            let now = old.metadata()?;
-            let named = std::fs::symlink_metadata(&real)?;
-            if now.len() != expect || !same_inode(&named, &old_meta) {
-                moved = Some(named.len());
-                return Err(io::Error::other("the session moved while it was merged"));
-            }
-            at(Moment::BeforeRename);
-            // The old inode keeps a name: whatever pi writes to it from now on is found.
-            link_sidecar(&real, &side, &old_meta)?;
-            linked = true;
-            Ok(())
-        });
-        if let Some(found) = moved {
-            return Ok(Written::Moved { found });
-        }
-        if let Err(e) = result {
-            if linked {
-                // Not renamed: the sidecar is a second name of the live file.
-                let _ = remove_if_same(&side, &old_meta);
-            }
-            return Err(e);
-        }
-        // The identity lock follows the new file, the writer forgets the old one (as after
-        // every atomic rewrite of a locked session).
-        self.writer
-            .replaced(!content.is_empty() && !content.ends_with(b"\n"))
-            .map_err(as_io)?;
-        at(Moment::AfterRename);
-        // pi may have opened the old file by its path before the rename: lines it wrote there
-        // are copied to the new file.
-        let mut recovered = copy_new_lines(&old, expect, &real)?;
-        at(Moment::AfterCopy);
-        let left = release_sidecar(&old, expect, &real, &side, at)?;
-        recovered += left.copied;
-        let m = std::fs::symlink_metadata(&real)?;
-        let stamp = (recovered == 0 && left.kept.is_none() && m.len() == content.len() as u64)
+        let (recovered, kept) = match self
+            .writer
+            .rewrite_checked(&[content], Some(expect), at)
+            .map_err(as_io)?
+        {
+            super::files::Rewrite::Moved { found } => return Ok(Written::Moved { found }),
+            super::files::Rewrite::Done { recovered, kept } => (recovered, kept),
+        };
+        let m = std::fs::symlink_metadata(self.path())?;
+        let stamp = (recovered == 0 && kept.is_none() && m.len() == content.len() as u64)
             .then(|| (m.len(), mtime_ns(&m)));
         Ok(Written::Done {
             stamp,
             recovered,
-            kept: left.kept,
+            kept,
         })
     }
 
-    /// Settles the old file a merge of this session left under [`merge_sidecar_path`] (a
-    /// merge killed before it finished, or one whose old file was still open when it ended):
-    /// its complete lines that the live file lacks are appended to it (in the sidecar's
-    /// order), and the sidecar is removed once nobody holds it open. Nothing to do when there
-    /// is no sidecar. A sidecar that is a symlink or not a regular file is left alone and
-    /// reported.
+    /// Settles the old file a merge (or any rewrite) of this session left under
+    /// [`merge_sidecar_path`] (see `FileWriter::settle_leftover`).
     ///
     /// # Errors
     /// The sidecar or the live file cannot be read, or the live file cannot be appended to.
     pub fn settle_leftover(&mut self) -> io::Result<Leftover> {
-        let real = self.writer.real_path().to_path_buf();
-        let side = merge_sidecar_path(&real);
-        let m = match std::fs::symlink_metadata(&side) {
-            Ok(m) => m,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Leftover::default()),
-            Err(e) => return Err(e),
-        };
-        if !m.is_file() {
-            return Ok(Leftover {
-                copied: 0,
-                kept: Some(format!("{} is not a regular file", side.display())),
-            });
-        }
-        let old = crate::safe_fs::open_regular(&side)?;
-        let old_meta = old.metadata()?;
-        if std::fs::symlink_metadata(&real).is_ok_and(|live| same_inode(&live, &old_meta)) {
-            // Killed between the link and the rename: a second name of the live file.
-            remove_if_same(&side, &old_meta)?;
-            return Ok(Leftover::default());
-        }
-        let copied = copy_new_lines(&old, 0, &real)?;
-        let mut left = release_sidecar(&old, 0, &real, &side, &mut |_| {})?;
-        left.copied += copied;
-        Ok(left)
+        self.writer.settle_leftover().map_err(as_io)
     }
+}
+
+/// Settles the sidecar of session `real` (see `FileWriter::settle_leftover`, the one caller
+/// with the lock held).
+pub(super) fn settle_sidecar(real: &Path) -> io::Result<Leftover> {
+    let side = merge_sidecar_path(real);
+    let m = match std::fs::symlink_metadata(&side) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Leftover::default()),
+        Err(e) => return Err(e),
+    };
+    if !m.is_file() {
+        return Ok(Leftover {
+            copied: 0,
+            kept: Some(format!("{} is not a regular file", side.display())),
+        });
+    }
+    let old = crate::safe_fs::open_regular(&side)?;
+    let old_meta = old.metadata()?;
+    if std::fs::symlink_metadata(real).is_ok_and(|live| same_inode(&live, &old_meta)) {
+        // Killed between the link and the rename: a second name of the live file.
+        remove_if_same(&side, &old_meta)?;
+        return Ok(Leftover::default());
+    }
+    let copied = copy_new_lines(&old, 0, real)?;
+    let mut left = release_sidecar(&old, 0, real, &side, &mut |_| {})?;
+    left.copied += copied;
+    Ok(left)
 }
 
 /// The moments of a rewrite a test can step in at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Moment {
+pub(crate) enum Moment {
     /// After the last length check, right before the old file is linked and renamed over.
     BeforeRename,
     /// After the rename, before the late lines are copied.
@@ -326,14 +287,14 @@ pub fn merge_sidecar_path(real: &Path) -> std::path::PathBuf {
     real.with_file_name(name)
 }
 
-fn same_inode(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+pub(super) fn same_inode(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
     a.ino() == b.ino() && a.dev() == b.dev()
 }
 
 /// Gives the old file (`old`, at `real`) a second name `side`: `link(2)` creates the name
 /// or fails (never follows a symlink planted there); the new name must then be the inode
 /// checked, else it is removed again and the merge refused.
-fn link_sidecar(real: &Path, side: &Path, old: &std::fs::Metadata) -> io::Result<()> {
+pub(super) fn link_sidecar(real: &Path, side: &Path, old: &std::fs::Metadata) -> io::Result<()> {
     std::fs::hard_link(real, side).map_err(|e| {
         io::Error::new(
             e.kind(),
@@ -351,7 +312,7 @@ fn link_sidecar(real: &Path, side: &Path, old: &std::fs::Metadata) -> io::Result
 
 /// Removes `side` if it still names the inode `m` describes (and its directory entry is
 /// synced).
-fn remove_if_same(side: &Path, m: &std::fs::Metadata) -> io::Result<()> {
+pub(super) fn remove_if_same(side: &Path, m: &std::fs::Metadata) -> io::Result<()> {
     if std::fs::symlink_metadata(side).is_ok_and(|now| same_inode(&now, m)) {
         std::fs::remove_file(side)?;
         if let Some(dir) = side.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -365,7 +326,7 @@ fn remove_if_same(side: &Path, m: &std::fs::Metadata) -> io::Result<()> {
 /// does not hold yet (in `old`'s order); returns their bytes. Lines are compared by content,
 /// so copying twice (a kill between the copy and the sidecar's removal) copies nothing the
 /// second time. Nothing is appended when the live file ends in an incomplete line.
-fn copy_new_lines(old: &File, from: u64, real: &Path) -> io::Result<u64> {
+pub(super) fn copy_new_lines(old: &File, from: u64, real: &Path) -> io::Result<u64> {
     let len = old.metadata()?.len();
     if len <= from {
         return Ok(0);
@@ -418,7 +379,7 @@ fn copy_new_lines(old: &File, from: u64, real: &Path) -> io::Result<u64> {
 /// leases are not available (another file system, a file of another user), the holders are
 /// looked for in `/proc/*/fd`. Either way the sidecar stays when a holder is found, or when
 /// its last line is incomplete.
-fn release_sidecar(
+pub(super) fn release_sidecar(
     old: &File,
     from: u64,
     real: &Path,
@@ -453,7 +414,9 @@ fn release_sidecar(
     left.copied += copy_new_lines(old, from, real)?;
     let len = old.metadata()?.len();
     let mut tail = [0u8; 1];
-    let ends_whole = len == 0 || {
+    // Only what reached the old file after `from` is another writer's: the rewritten file
+    // itself may have ended without a newline (a repair of a torn last line).
+    let ends_whole = len <= from || {
         let mut r = old;
         r.seek(SeekFrom::Start(len - 1))?;
         r.read_exact(&mut tail)?;

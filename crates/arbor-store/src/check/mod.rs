@@ -39,7 +39,9 @@ pub struct Finding {
     /// `malformed_line`, `torn_tail`, `missing_final_newline`, `duplicate_id`,
     /// `missing_parent`, `cycle`, `compaction_kept_missing`, `compaction_kept_off_path`,
     /// `blob_ref_malformed`, `blob_missing`, `blob_corrupt`, `message_null`, `message_not_object`,
-    /// `leaf_id_null`, `id_not_string`, `parent_id_falsy` (ids pi reads unexpectedly), `unreadable` (the path could not
+    /// `leaf_id_null`, `id_not_string`, `parent_id_falsy` (ids pi reads unexpectedly),
+    /// `merge_leftover` (an earlier rewrite's old file `<session>.arbor-merge` is still beside
+    /// the session: lines pi wrote there may be missing from it), `unreadable` (the path could not
     /// be checked at all: missing, not a regular file, no permission); notes: `crlf`, `blank_lines`,
     /// `extra_header`, `old_version`, `not_read_back` (an entry pi or omp keeps but does not
     /// read as meant: an unknown type or role, no timestamp, content of the wrong kind).
@@ -194,7 +196,32 @@ impl CheckOptions {
 /// Checks one file.
 pub fn check(path: &Path, opts: &CheckOptions) -> Result<CheckReport, StoreError> {
     let bytes = crate::safe_fs::read_regular(path).at(path)?;
-    Ok(check_bytes(path, bytes, opts))
+    let mut report = check_bytes(path, bytes, opts);
+    report.findings.extend(leftover_finding(path));
+    Ok(report)
+}
+
+/// The `merge_leftover` finding when an earlier rewrite of session `path` left its old file
+/// as `<session>.arbor-merge` (see `FileWriter::rewrite_checked`): a rewrite killed before it
+/// finished, or one whose old file pi still held open. `--repair` (and the next open for
+/// writing, or sync) settles it.
+fn leftover_finding(path: &Path) -> Option<Finding> {
+    let side = crate::backend::sync_support::merge_sidecar_path(path);
+    std::fs::symlink_metadata(&side).ok().map(|m| {
+        Finding::problem(
+            "merge_leftover",
+            None,
+            None,
+            format!(
+                "{} ({} bytes) is the old file of an earlier rewrite of this session; lines \
+                 pi wrote there after the rewrite may be missing from the session until it is \
+                 settled (check --repair, the next open for writing, or arbor sync)",
+                side.display(),
+                m.len()
+            ),
+            true,
+        )
+    })
 }
 
 fn check_bytes(path: &Path, bytes: Vec<u8>, opts: &CheckOptions) -> CheckReport {

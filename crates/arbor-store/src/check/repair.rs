@@ -198,13 +198,24 @@ pub fn repair(
 ) -> Result<RepairOutcome, StoreError> {
     let mut writer = FileWriter::existing(path, wait, Durability::default())?;
     let real = writer.real_path().to_path_buf();
+    // An earlier rewrite's old file first: pi's lines in it are appended to the session
+    // (they are part of what is checked), and it is removed unless still held open.
+    let left_before = super::leftover_finding(&real);
+    writer.settle_leftover()?;
+    let left_after = super::leftover_finding(&real);
+    let with = |mut r: CheckReport, f: &Option<super::Finding>| {
+        r.findings.extend(f.clone());
+        r
+    };
     let bytes = crate::safe_fs::read_regular(&real).at(path)?;
-    let before = check_bytes(path, bytes.clone(), opts);
+    let base = check_bytes(path, bytes.clone(), opts);
+    let before = with(base.clone(), &left_before);
+    let unchanged = with(base, &left_after);
     let doc = match SessionDoc::parse(Arc::new(bytes)) {
         Ok(d) => d,
         Err(_) => {
             return Ok(RepairOutcome {
-                after: before.clone(),
+                after: unchanged,
                 before,
                 quarantine: None,
                 rewritten: false,
@@ -213,7 +224,7 @@ pub fn repair(
     };
     let Some((kept, removed)) = repaired_bytes(&doc) else {
         return Ok(RepairOutcome {
-            after: before.clone(),
+            after: unchanged,
             before,
             quarantine: None,
             rewritten: false,
@@ -239,11 +250,121 @@ pub fn repair(
         });
     }
     drop(writer);
-    let after = check_bytes(path, kept, opts);
+    let after = with(
+        check_bytes(path, kept, opts),
+        &super::leftover_finding(&real),
+    );
     Ok(RepairOutcome {
         before,
         after,
         quarantine,
         rewritten: true,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::files::REWRITE_HOOK;
+    use crate::backend::sync_support::Moment;
+    use std::io::Write;
+
+    const HEAD: &str = "{\"type\":\"session\",\"version\":3,\"id\":\"0190a8a0-0000-7000-8000-0000000000aa\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n";
+
+    fn entry(id: &str, parent: Option<&str>, text: &str) -> String {
+        let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+        format!(
+            "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\",\"timestamp\":1}}}}\n"
+        )
+    }
+
+    /// `check --repair` racing pi (which takes no lock and appends by path): pi opened the
+    /// session before the repair's rename and wrote half a line there, finishing it only after
+    /// the repair returned. Before, the repair copied the late bytes raw (half a line at the
+    /// end of the new file) and the rest reached the unlinked old file: the next open cut the
+    /// half line off as a torn tail and pi's line was lost. Now the old file stays linked as
+    /// `<session>.arbor-merge` (pi's descriptor is still open, its last line incomplete) and
+    /// the next open of the session settles it: pi's line once, whole, nothing torn.
+    #[test]
+    fn a_repair_racing_pi_loses_no_line() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("s.jsonl");
+        let a = entry("a1", None, "one");
+        let b = entry("b1", Some("a1"), "two");
+        // A duplicated line: what the repair removes.
+        std::fs::write(&path, format!("{HEAD}{a}{a}{b}")).expect("write");
+        let pi_line = entry("c1", Some("b1"), "from pi");
+        let (half, rest) = pi_line.split_at(40);
+        let pi: std::rc::Rc<std::cell::RefCell<Option<std::fs::File>>> = Default::default();
+        let (p2, pi2, half2) = (path.clone(), pi.clone(), half.to_string());
+        REWRITE_HOOK.with(|h| {
+            *h.borrow_mut() = Some(Box::new(move |m| {
+                if m == Moment::BeforeRename {
+                    let mut f = std::fs::OpenOptions::new()
+                        .append(true)
+                        .open(&p2)
+                        .expect("pi opens by path");
+                    f.write_all(half2.as_bytes()).expect("pi writes half");
+                    *pi2.borrow_mut() = Some(f);
+                }
+            }));
+        });
+        let out = repair(&path, &CheckOptions::default(), None);
+        REWRITE_HOOK.with(|h| *h.borrow_mut() = None);
+        let out = out.expect("repair");
+        assert!(out.rewritten);
+        // pi finishes its line through the descriptor it opened before the rename.
+        let mut f = pi.borrow_mut().take().expect("pi wrote");
+        f.write_all(rest.as_bytes()).expect("pi writes the rest");
+        drop(f);
+        // The next open for writing settles what the repair left.
+        let opened = crate::backend::files::FileStore::open_file(&path, None, Durability::None)
+            .expect("open");
+        drop(opened);
+        let now = std::fs::read_to_string(&path).expect("read");
+        assert_eq!(now, format!("{HEAD}{a}{b}{pi_line}"));
+        let side = crate::backend::sync_support::merge_sidecar_path(&path);
+        assert!(!side.exists(), "the old file was settled and removed");
+    }
+
+    /// A leftover `<session>.arbor-merge` (a rewrite killed between its rename and its copy,
+    /// pi's line only in the old file) is reported by `check` (`merge_leftover`, before:
+    /// nothing) and settled by `check --repair`: pi's line appended, the sidecar removed.
+    #[test]
+    fn check_reports_a_leftover_and_repair_settles_it() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("s.jsonl");
+        let a = entry("a1", None, "one");
+        let b = entry("b1", Some("a1"), "from pi");
+        std::fs::write(&path, format!("{HEAD}{a}")).expect("write");
+        let side = crate::backend::sync_support::merge_sidecar_path(&path);
+        std::fs::write(&side, format!("{HEAD}{a}{b}")).expect("write");
+        let report = super::super::check(&path, &CheckOptions::default()).expect("check");
+        assert!(
+            report
+                .findings
+                .iter()
+                .any(|f| f.kind == "merge_leftover" && f.repairable),
+            "{:?}",
+            report.findings
+        );
+        let out = repair(&path, &CheckOptions::default(), None).expect("repair");
+        assert!(out
+            .before
+            .findings
+            .iter()
+            .any(|f| f.kind == "merge_leftover"));
+        assert!(!out
+            .after
+            .findings
+            .iter()
+            .any(|f| f.kind == "merge_leftover"));
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            format!("{HEAD}{a}{b}")
+        );
+        assert!(!side.exists());
+        let report = super::super::check(&path, &CheckOptions::default()).expect("check");
+        assert!(!report.findings.iter().any(|f| f.kind == "merge_leftover"));
+    }
 }
