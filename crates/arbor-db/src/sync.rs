@@ -769,10 +769,7 @@ fn still_missing(
 }
 
 fn tool_of(lines: &[Vec<u8>]) -> &'static str {
-    let header = lines
-        .iter()
-        .take(2)
-        .position(|l| crate::schema::extract(l).etype.as_deref() == Some("session"));
+    let header = arbor_core::header::locate(lines.iter().map(Vec::as_slice)).map(|(i, ..)| i);
     if header == Some(1) {
         "omp"
     } else {
@@ -961,11 +958,9 @@ fn push_one(
         row.blobs += retry_blobs(here, remote, &pending)?.0;
     }
     let Some(s) = there else {
-        let header = lines
-            .iter()
-            .find(|l| crate::schema::extract(l).etype.as_deref() == Some("session"));
+        let header = arbor_core::header::locate(lines.iter().map(Vec::as_slice));
         let mut meta: SessionMeta = arbor_store::backend::meta_from_header(
-            header.map(Vec::as_slice).unwrap_or_default(),
+            header.map(|(_, l, _)| l).unwrap_or_default(),
             tool,
         );
         meta.id = id.clone();
@@ -1203,12 +1198,8 @@ fn place(local: &Local, meta: &SessionMeta) -> Result<PathBuf, String> {
 /// The id the session header among the first two lines of `bytes` names (omp's title slot may
 /// come first).
 fn header_id(bytes: &[u8]) -> Option<String> {
-    bytes.split(|b| *b == b'\n').take(2).find_map(|l| {
-        let x = crate::schema::extract(l);
-        (x.etype.as_deref() == Some("session"))
-            .then_some(x.id)
-            .flatten()
-    })
+    let (_, line, fields) = arbor_core::header::locate(arbor_core::header::first_lines(bytes))?;
+    fields.str(line, "id").map(|id| id.into_owned())
 }
 
 /// Writes here what only the shared store has: new sessions as files laid out as their tool
