@@ -31,6 +31,28 @@ struct Rule {
     needs: &'static [&'static str],
 }
 
+impl Rule {
+    /// A match of this rule (`whole`, its secret `m`): whether it is turned down (not random
+    /// enough, a placeholder), and where the search goes on if it is. A value a rule turns down
+    /// may hold a secret itself (`"api_key": "API_TOKEN=…"`, where `API_TOKEN=…` is not random
+    /// as a whole): the search goes on from the value's start, not past it (always forward: a
+    /// name comes before its value).
+    fn judge(&self, whole: regex::Match<'_>, m: regex::Match<'_>) -> (bool, usize) {
+        let next = if m.start() > whole.start() {
+            m.start()
+        } else {
+            whole.end().max(whole.start() + 1)
+        };
+        let v = m.as_str();
+        let rejected = if self.entropy == RELATIVE {
+            !random_enough(v)
+        } else {
+            self.entropy > 0.0 && entropy(v) < self.entropy
+        } || (self.group != 0 && placeholder(v));
+        (rejected, next)
+    }
+}
+
 /// The rules. Word boundaries are ASCII (`(?-u:\b)`): every secret is ASCII, and a Unicode
 /// boundary would keep the regex engine off its fast path on non-ASCII text (a 100 MB session
 /// took 26 s to export instead of 0.65 s).
@@ -390,20 +412,7 @@ pub fn find(text: &str) -> Vec<Secret> {
             let (Some(whole), Some(m)) = (caps.get(0), caps.get(rule.group)) else {
                 break;
             };
-            // A value a rule turns down may hold a secret itself (`"api_key": "API_TOKEN=…"`,
-            // where `API_TOKEN=…` is not random as a whole): the search goes on from the
-            // value's start, not past it (always forward: a name comes before its value).
-            let next = if m.start() > whole.start() {
-                m.start()
-            } else {
-                whole.end().max(whole.start() + 1)
-            };
-            let v = m.as_str();
-            let rejected = if rule.entropy == RELATIVE {
-                !random_enough(v)
-            } else {
-                rule.entropy > 0.0 && entropy(v) < rule.entropy
-            } || (rule.group != 0 && placeholder(v));
+            let (rejected, next) = rule.judge(whole, m);
             if rejected {
                 at = next;
             } else {
@@ -662,17 +671,7 @@ impl Finder {
                     break;
                 };
                 // As `find` does, offsets in the whole text.
-                let next = if m.start() > whole.start() {
-                    m.start()
-                } else {
-                    whole.end().max(whole.start() + 1)
-                };
-                let v = m.as_str();
-                let rejected = if rule.entropy == RELATIVE {
-                    !random_enough(v)
-                } else {
-                    rule.entropy > 0.0 && entropy(v) < rule.entropy
-                } || (rule.group != 0 && placeholder(v));
+                let (rejected, next) = rule.judge(whole, m);
                 let mut at = if rejected {
                     next
                 } else {
