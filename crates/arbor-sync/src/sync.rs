@@ -1,38 +1,5 @@
-//! `arbor sync`: sessions between this machine's agent directories (a
-//! [`FileStore`] each) and a shared store (SQLite, PostgreSQL).
-//!
-//! **Reading and writing.** A local file is read up to its last complete line (a line pi is
-//! still writing is not sent: [`sync_support::read_snapshot`]). A pull writes under the
-//! session's writer lock, and only when the file is still exactly as long as what it read
-//! (pi takes no lock: a line it appended meanwhile makes the pull read again); a merge that
-//! inserts lines rewrites the file atomically and keeps what pi appended to the old file
-//! during the rewrite ([`sync_support::SyncLock::rewrite_at`]; the old file stays as
-//! `<session>.arbor-merge` while someone may still write to it, and the next pull or push of
-//! the session settles it first).
-//!
-//! **The cursor is the agreed state.** Per session the cursor file records how many lines
-//! of the local file and of the shared copy the two sides agree on (a prefix of each) and
-//! an order-independent digest of those lines (the wrapping sum of each line's SHA-256), taken
-//! from the bytes read or written, never from a `stat()`. A later sync checks the local
-//! prefix against the digest and the shared prefix by its size, then compares only what
-//! follows. When the check fails (a file rewritten, no cursor yet) the two copies are
-//! compared whole: their common prefix, then the rest by content.
-//!
-//! **Merge.** Sessions are trees (each entry names its `parentId`). When both sides added
-//! entries since they agreed, each side's new entries go to the other: the shared store
-//! receives this machine's entries appended in file order; a pull inserts the shared entries
-//! right before the file's last line, so that the last line, where pi resumes, stays this
-//! machine's own leaf (when the shared entries continue from that last line, they are
-//! appended instead: the conversation went on elsewhere). Lines already on both sides (in
-//! another order) are agreed. The same id with other bytes, a line without an id among the
-//! new lines of both sides (the header, v1 entries, omp's lines without id), or an entry
-//! whose parent is on neither side is a **conflict** (a child before its parent in a file is
-//! not: what a sync adds is written parents-first): reported with the line and id, never
-//! merged. omp's title slot (the first line, rewritten in place by a rename) compares as one
-//! line whatever it holds; the slot set last wins on both sides.
-//! `pull --fork-on-conflict` keeps the shared copy as a fork (a new id, `parentSession`
-//! naming the local file) and the cursor remembers the conflict as resolved for that shared
-//! copy: it is not reported again until the shared copy changes.
+//! The sync itself: push, pull and status, the cursor file, the comparison and the merge
+//! (the rules are the crate documentation).
 use arbor_store::backend::files::FileStore;
 use arbor_store::backend::sync_support::{self, Snapshot, Written};
 use arbor_store::backend::{BackendError, SessionMeta, SessionStore, StoredSession};
@@ -578,12 +545,12 @@ fn compare(
     if !plan.incoming.is_empty() || !plan.local_new.is_empty() {
         let mut ids_here: HashMap<String, usize> = HashMap::new();
         for (i, l) in lines.iter().enumerate() {
-            if let Some(e) = crate::schema::extract(l).id {
+            if let Some(e) = arbor_core::entry::extract(l).id {
                 ids_here.entry(e).or_insert(i);
             }
         }
         for &j in &plan.incoming {
-            let x = crate::schema::extract(&plan.tail[j]);
+            let x = arbor_core::entry::extract(&plan.tail[j]);
             if x.etype.as_deref() == Some("session") {
                 continue;
             }
@@ -614,7 +581,7 @@ fn compare(
                     .map(|&j| (&plan.tail[j], plan.agreed.shared + j as u64 + 1, "shared")),
             )
             .find(|(l, _, _)| {
-                let x = crate::schema::extract(l);
+                let x = arbor_core::entry::extract(l);
                 x.id.is_none() || x.etype.as_deref() == Some("session")
             });
         if let Some((_, n, side)) = first_bare {
@@ -646,8 +613,11 @@ fn compare(
 /// position, or why not.
 fn placement(lines: &[Vec<u8>], incoming: &[&Vec<u8>]) -> Result<usize, String> {
     let n = lines.len();
-    let last = lines.last().map(|l| crate::schema::extract(l));
-    let incoming_x: Vec<_> = incoming.iter().map(|l| crate::schema::extract(l)).collect();
+    let last = lines.last().map(|l| arbor_core::entry::extract(l));
+    let incoming_x: Vec<_> = incoming
+        .iter()
+        .map(|l| arbor_core::entry::extract(l))
+        .collect();
     let keep_leaf = match &last {
         Some(x) if x.etype.as_deref() != Some("session") => match &x.id {
             Some(leaf) => incoming_x
@@ -660,7 +630,7 @@ fn placement(lines: &[Vec<u8>], incoming: &[&Vec<u8>]) -> Result<usize, String> 
     let at = if keep_leaf { n - 1 } else { n };
     let known: HashSet<String> = lines
         .iter()
-        .filter_map(|l| crate::schema::extract(l).id)
+        .filter_map(|l| arbor_core::entry::extract(l).id)
         .chain(incoming_x.iter().filter_map(|e| e.id.clone()))
         .collect();
     for e in &incoming_x {
@@ -679,7 +649,10 @@ fn placement(lines: &[Vec<u8>], incoming: &[&Vec<u8>]) -> Result<usize, String> 
 /// parent is among them; otherwise in their own order (stable; lines without an id, and
 /// cycles, stay where they are met).
 fn parents_first(lines: &[&Vec<u8>]) -> Vec<usize> {
-    let xs: Vec<_> = lines.iter().map(|l| crate::schema::extract(l)).collect();
+    let xs: Vec<_> = lines
+        .iter()
+        .map(|l| arbor_core::entry::extract(l))
+        .collect();
     let at: HashMap<&str, usize> = xs
         .iter()
         .enumerate()
