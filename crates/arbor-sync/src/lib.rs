@@ -42,6 +42,7 @@
 //! [`FileStore`]: arbor_store::backend::files::FileStore
 //! [`sync_support::read_snapshot`]: arbor_store::backend::sync_support::read_snapshot
 //! [`sync_support::SyncLock::rewrite_at`]: arbor_store::backend::sync_support::SyncLock::rewrite_at
+mod cursor;
 mod sync;
 
 pub use sync::{pull, push, status, Local, Row, State, SyncError};

@@ -8,6 +8,8 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::cursor::{load_cursors, save_cursors, Agreed, Cursor};
+
 /// What a session is, between here and the shared store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum State {
@@ -127,7 +129,7 @@ type Lines = Vec<Vec<u8>>;
 
 /// One line's hash, and the order-independent digest of a set of lines (the wrapping sum of
 /// their hashes: the same lines in any order give the same digest).
-type Hash = u128;
+pub(crate) type Hash = u128;
 
 fn line_hash(line: &[u8]) -> Hash {
     let d = Sha256::digest(line);
@@ -182,147 +184,6 @@ fn later_slot<'a>(a: &'a [u8], b: &'a [u8]) -> &'a [u8] {
 /// A short digest of the name a store lists for a session (what a title pushed changes).
 fn name_digest(name: Option<&str>) -> u64 {
     name.map_or(0, |n| line_hash(n.as_bytes()) as u64 | 1)
-}
-
-/// What the two sides agree on: the first `local` lines of the file and the first `shared`
-/// lines of the shared copy hold the same lines (`digest`), maybe in another order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-struct Agreed {
-    local: u64,
-    shared: u64,
-    /// Bytes of the shared copy's first `shared` lines, newlines included.
-    shared_bytes: u64,
-    digest: Hash,
-}
-
-/// The sync state of one session with one shared store (see the module documentation).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-struct Cursor {
-    /// The local file it was.
-    path: Option<PathBuf>,
-    /// The file's size and modification time when it was last read or written, if it held
-    /// exactly those lines then.
-    stamp: Option<(u64, i128)>,
-    agreed: Agreed,
-    /// The shared copy's lines and bytes when last compared.
-    /// ... and the digest of the name the store lists (a title pushed changes it).
-    seen: (u64, u64, u64),
-    /// Both whole copies agreed at `stamp` and `seen`: unchanged since, nothing is read.
-    settled: bool,
-    /// A conflict resolved by a fork against the shared copy of these lines and bytes.
-    resolved: Option<(u64, u64)>,
-    /// Blobs the session names that the shared store lacked: each push tries again.
-    pending: Vec<String>,
-    /// Blobs the session names that this machine lacked: each pull tries again.
-    pending_here: Vec<String>,
-}
-
-const CURSOR_MAGIC: &str = "arbor sync cursor 2";
-
-fn load_cursors(path: &Path) -> HashMap<String, Cursor> {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return HashMap::new();
-    };
-    let mut lines = text.lines();
-    // Another format (an older arbor's guesses from stat): not trusted, the copies are
-    // compared whole once.
-    if lines.next() != Some(CURSOR_MAGIC) {
-        return HashMap::new();
-    }
-    lines
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            if f.len() != 14 {
-                return None;
-            }
-            let hashes = |s: &str| -> Vec<String> {
-                s.split(',')
-                    .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
-                    .map(str::to_string)
-                    .collect()
-            };
-            let pair = |s: &str| -> Option<(u64, u64)> {
-                let (a, b) = s.split_once(':')?;
-                Some((a.parse().ok()?, b.parse().ok()?))
-            };
-            let stamp = match (f[2].parse::<u64>(), f[3].parse::<i128>()) {
-                (Ok(s), Ok(m)) => Some((s, m)),
-                _ => None,
-            };
-            let c = Cursor {
-                path: Some(f[1]).filter(|p| !p.is_empty()).map(PathBuf::from),
-                stamp,
-                agreed: Agreed {
-                    local: f[4].parse().ok()?,
-                    shared: f[5].parse().ok()?,
-                    shared_bytes: f[6].parse().ok()?,
-                    digest: Hash::from_str_radix(f[7], 16).ok()?,
-                },
-                seen: {
-                    let (l, rest) = f[8].split_once(':')?;
-                    let (b, n) = rest.split_once(':')?;
-                    (l.parse().ok()?, b.parse().ok()?, n.parse().ok()?)
-                },
-                settled: f[9] == "1",
-                resolved: pair(f[10]),
-                pending: hashes(f[11]),
-                pending_here: hashes(f[12]),
-            };
-            Some((f[0].to_string(), c)).filter(|_| f[13] == "end")
-        })
-        .collect()
-}
-
-fn save_cursors(path: &Path, cursors: &HashMap<String, Cursor>) -> Result<(), SyncError> {
-    let mut ids: Vec<&String> = cursors.keys().collect();
-    ids.sort();
-    let mut text = format!("{CURSOR_MAGIC}\n");
-    let list = |hashes: &[String]| {
-        if hashes.is_empty() {
-            "-".to_string()
-        } else {
-            hashes.join(",")
-        }
-    };
-    for id in ids {
-        let c = &cursors[id];
-        // A path that cannot be one field of the line is left out (its header is read).
-        let path = c
-            .path
-            .as_ref()
-            .and_then(|p| p.to_str())
-            .filter(|p| !p.contains(['\t', '\n', '\r']))
-            .unwrap_or("");
-        let (size, mtime) = c
-            .stamp
-            .map_or(("-".to_string(), "-".to_string()), |(s, m)| {
-                (s.to_string(), m.to_string())
-            });
-        let a = c.agreed;
-        text.push_str(&format!(
-            "{id}\t{path}\t{size}\t{mtime}\t{}\t{}\t{}\t{:032x}\t{}:{}:{}\t{}\t{}\t{}\t{}\tend\n",
-            a.local,
-            a.shared,
-            a.shared_bytes,
-            a.digest,
-            c.seen.0,
-            c.seen.1,
-            c.seen.2,
-            u8::from(c.settled),
-            c.resolved
-                .map_or("-".to_string(), |(l, b)| format!("{l}:{b}")),
-            list(&c.pending),
-            list(&c.pending_here),
-        ));
-    }
-    let err = |source| SyncError::Cursor {
-        path: path.to_path_buf(),
-        source,
-    };
-    if let Some(dir) = path.parent() {
-        arbor_store::file::create_dir_private(dir).map_err(err)?;
-    }
-    arbor_store::file::atomic_write(path, &[text.as_bytes()]).map_err(err)
 }
 
 fn stat(path: &Path) -> Option<(u64, i128)> {
