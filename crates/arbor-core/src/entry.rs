@@ -713,6 +713,49 @@ pub fn parse_fields(line: &[u8]) -> Result<Fields, LineError> {
     }
 }
 
+/// The members of a line that name its place in the tree (and its kind and time): what the
+/// database stores keep beside each line and what sync merges by.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Extracted {
+    /// `id`.
+    pub id: Option<String>,
+    /// `parentId`.
+    pub parent_id: Option<String>,
+    /// `type`.
+    pub etype: Option<String>,
+    /// `timestamp`.
+    pub timestamp: Option<String>,
+}
+
+/// The string members `id`, `parentId`, `type`, `timestamp` of a line (none for a line
+/// that is not a JSON object).
+pub fn extract(line: &[u8]) -> Extracted {
+    let Ok(f) = parse_fields(line) else {
+        return Extracted::default();
+    };
+    let s = |k: &str| f.str(line, k).map(|v| v.into_owned());
+    Extracted {
+        id: s("id"),
+        parent_id: s("parentId"),
+        etype: s("type"),
+        timestamp: s("timestamp"),
+    }
+}
+
+#[cfg(test)]
+mod extract_tests {
+    #[test]
+    fn extracts_members_and_nothing_from_bad_lines() {
+        let x = super::extract(br#"{"type":"message","id":"a1","parentId":"z9","timestamp":"2026-01-01T00:00:00.000Z","message":{"id":"no"}}"#);
+        assert_eq!(x.id.as_deref(), Some("a1"));
+        assert_eq!(x.parent_id.as_deref(), Some("z9"));
+        assert_eq!(x.etype.as_deref(), Some("message"));
+        assert!(x.timestamp.is_some());
+        assert_eq!(super::extract(b"{not json"), super::Extracted::default());
+        assert_eq!(super::extract(br#"{"parentId":null}"#).parent_id, None);
+    }
+}
+
 #[cfg(test)]
 mod one_pass_tests {
     use super::*;

@@ -22,7 +22,6 @@
 mod pg;
 pub mod schema;
 mod sqlite;
-pub mod sync;
 
 pub use pg::{redact_url, PgStore, PG_SCHEMA_VERSION};
 pub use sqlite::{SqliteStore, STORE_APP_ID};

@@ -1,7 +1,7 @@
 //! [`PgStore`]: sessions in PostgreSQL, one row per line (the same tables as SQLite's, named
 //! `arbor_*` so that they can share a database with others).
-use crate::schema::extract;
 use crate::sqlite::{holder, now_ms};
+use arbor_core::entry::extract;
 use arbor_store::backend::{
     check_lines, BackendError, Blobs, SessionMeta, SessionStore, SessionWriter, StoredSession,
 };

@@ -3,7 +3,7 @@
 //! writer lease) and an entries table with one row per line: the raw line exactly as
 //! written (bytes, never only a parsed form, which would reorder keys and rewrite numbers)
 //! and what is extracted from it for path walks and listing (id, parent id, type, timestamp;
-//! NULL for a line that is not an object).
+//! NULL for a line that is not an object: [`arbor_core::entry::extract`]).
 
 /// The schema's version, kept in `arbor_schema`; a database with another is migrated or
 /// refused.
@@ -49,45 +49,3 @@ CREATE INDEX IF NOT EXISTS sessions_by_cwd ON sessions (cwd, modified_ms);
 /// database from before it gains it.
 pub const SQLITE_BLOBS: &str =
     "CREATE TABLE IF NOT EXISTS blobs (hash TEXT PRIMARY KEY, bytes BLOB NOT NULL);";
-
-/// What is extracted from a line for the entries table.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Extracted {
-    /// `id`.
-    pub id: Option<String>,
-    /// `parentId`.
-    pub parent_id: Option<String>,
-    /// `type`.
-    pub etype: Option<String>,
-    /// `timestamp`.
-    pub timestamp: Option<String>,
-}
-
-/// The string members `id`, `parentId`, `type`, `timestamp` of a line (none for a line
-/// that is not a JSON object).
-pub fn extract(line: &[u8]) -> Extracted {
-    let Ok(f) = arbor_core::entry::parse_fields(line) else {
-        return Extracted::default();
-    };
-    let s = |k: &str| f.str(line, k).map(|v| v.into_owned());
-    Extracted {
-        id: s("id"),
-        parent_id: s("parentId"),
-        etype: s("type"),
-        timestamp: s("timestamp"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn extracts_members_and_nothing_from_bad_lines() {
-        let x = super::extract(br#"{"type":"message","id":"a1","parentId":"z9","timestamp":"2026-01-01T00:00:00.000Z","message":{"id":"no"}}"#);
-        assert_eq!(x.id.as_deref(), Some("a1"));
-        assert_eq!(x.parent_id.as_deref(), Some("z9"));
-        assert_eq!(x.etype.as_deref(), Some("message"));
-        assert!(x.timestamp.is_some());
-        assert_eq!(super::extract(b"{not json"), super::Extracted::default());
-        assert_eq!(super::extract(br#"{"parentId":null}"#).parent_id, None);
-    }
-}

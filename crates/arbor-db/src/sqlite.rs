@@ -1,5 +1,6 @@
 //! [`SqliteStore`]: many sessions in one SQLite database file, one row per line.
-use crate::schema::{extract, SCHEMA_VERSION, SQLITE_BLOBS, SQLITE_SCHEMA};
+use crate::schema::{SCHEMA_VERSION, SQLITE_BLOBS, SQLITE_SCHEMA};
+use arbor_core::entry::extract;
 use arbor_store::backend::{
     check_lines, BackendError, Blobs, SessionMeta, SessionStore, SessionWriter, StoredSession,
 };

@@ -1,10 +1,10 @@
 //! `arbor sync push|pull|status`: sessions between this machine's agent directories and a
-//! shared store (see `arbor_db::sync`).
+//! shared store (see `arbor_sync`).
 use crate::term::{Out, Paint, Term};
 use anyhow::{Context, Result};
-use arbor_db::sync::{self, Local, Row, State};
 use arbor_store::backend::files::FileStore;
 use arbor_store::backend::SessionStore;
+use arbor_sync::{Local, Row, State};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -269,9 +269,11 @@ pub fn sync(o: &SyncOpts<'_>, term: &Term) -> Result<ExitCode> {
     let mut last: Option<Vec<String>> = None;
     let mut run = || -> Result<bool> {
         let rows = match o.action {
-            Action::Push => sync::push(store.as_ref(), &local, o.sessions),
-            Action::Pull => sync::pull(store.as_ref(), &local, o.sessions, o.fork_on_conflict),
-            Action::Status => sync::status(store.as_ref(), &local, o.sessions),
+            Action::Push => arbor_sync::push(store.as_ref(), &local, o.sessions),
+            Action::Pull => {
+                arbor_sync::pull(store.as_ref(), &local, o.sessions, o.fork_on_conflict)
+            }
+            Action::Status => arbor_sync::status(store.as_ref(), &local, o.sessions),
         }
         .with_context(|| what.clone())?;
         let report: Vec<String> = rows

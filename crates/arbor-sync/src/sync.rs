@@ -1,38 +1,5 @@
-//! `arbor sync`: sessions between this machine's agent directories (a
-//! [`FileStore`] each) and a shared store (SQLite, PostgreSQL).
-//!
-//! **Reading and writing.** A local file is read up to its last complete line (a line pi is
-//! still writing is not sent: [`sync_support::read_snapshot`]). A pull writes under the
-//! session's writer lock, and only when the file is still exactly as long as what it read
-//! (pi takes no lock: a line it appended meanwhile makes the pull read again); a merge that
-//! inserts lines rewrites the file atomically and keeps what pi appended to the old file
-//! during the rewrite ([`sync_support::SyncLock::rewrite_at`]; the old file stays as
-//! `<session>.arbor-merge` while someone may still write to it, and the next pull or push of
-//! the session settles it first).
-//!
-//! **The cursor is the agreed state.** Per session the cursor file records how many lines
-//! of the local file and of the shared copy the two sides agree on (a prefix of each) and
-//! an order-independent digest of those lines (the wrapping sum of each line's SHA-256), taken
-//! from the bytes read or written, never from a `stat()`. A later sync checks the local
-//! prefix against the digest and the shared prefix by its size, then compares only what
-//! follows. When the check fails (a file rewritten, no cursor yet) the two copies are
-//! compared whole: their common prefix, then the rest by content.
-//!
-//! **Merge.** Sessions are trees (each entry names its `parentId`). When both sides added
-//! entries since they agreed, each side's new entries go to the other: the shared store
-//! receives this machine's entries appended in file order; a pull inserts the shared entries
-//! right before the file's last line, so that the last line, where pi resumes, stays this
-//! machine's own leaf (when the shared entries continue from that last line, they are
-//! appended instead: the conversation went on elsewhere). Lines already on both sides (in
-//! another order) are agreed. The same id with other bytes, a line without an id among the
-//! new lines of both sides (the header, v1 entries, omp's lines without id), or an entry
-//! whose parent is on neither side is a **conflict** (a child before its parent in a file is
-//! not: what a sync adds is written parents-first): reported with the line and id, never
-//! merged. omp's title slot (the first line, rewritten in place by a rename) compares as one
-//! line whatever it holds; the slot set last wins on both sides.
-//! `pull --fork-on-conflict` keeps the shared copy as a fork (a new id, `parentSession`
-//! naming the local file) and the cursor remembers the conflict as resolved for that shared
-//! copy: it is not reported again until the shared copy changes.
+//! The sync itself: push, pull and status, the cursor file, the comparison and the merge
+//! (the rules are the crate documentation).
 use arbor_store::backend::files::FileStore;
 use arbor_store::backend::sync_support::{self, Snapshot, Written};
 use arbor_store::backend::{BackendError, SessionMeta, SessionStore, StoredSession};
@@ -40,6 +7,8 @@ use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+use crate::cursor::{load_cursors, save_cursors, Agreed, Cursor};
 
 /// What a session is, between here and the shared store.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,7 +129,7 @@ type Lines = Vec<Vec<u8>>;
 
 /// One line's hash, and the order-independent digest of a set of lines (the wrapping sum of
 /// their hashes: the same lines in any order give the same digest).
-type Hash = u128;
+pub(crate) type Hash = u128;
 
 fn line_hash(line: &[u8]) -> Hash {
     let d = Sha256::digest(line);
@@ -215,147 +184,6 @@ fn later_slot<'a>(a: &'a [u8], b: &'a [u8]) -> &'a [u8] {
 /// A short digest of the name a store lists for a session (what a title pushed changes).
 fn name_digest(name: Option<&str>) -> u64 {
     name.map_or(0, |n| line_hash(n.as_bytes()) as u64 | 1)
-}
-
-/// What the two sides agree on: the first `local` lines of the file and the first `shared`
-/// lines of the shared copy hold the same lines (`digest`), maybe in another order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-struct Agreed {
-    local: u64,
-    shared: u64,
-    /// Bytes of the shared copy's first `shared` lines, newlines included.
-    shared_bytes: u64,
-    digest: Hash,
-}
-
-/// The sync state of one session with one shared store (see the module documentation).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-struct Cursor {
-    /// The local file it was.
-    path: Option<PathBuf>,
-    /// The file's size and modification time when it was last read or written, if it held
-    /// exactly those lines then.
-    stamp: Option<(u64, i128)>,
-    agreed: Agreed,
-    /// The shared copy's lines and bytes when last compared.
-    /// ... and the digest of the name the store lists (a title pushed changes it).
-    seen: (u64, u64, u64),
-    /// Both whole copies agreed at `stamp` and `seen`: unchanged since, nothing is read.
-    settled: bool,
-    /// A conflict resolved by a fork against the shared copy of these lines and bytes.
-    resolved: Option<(u64, u64)>,
-    /// Blobs the session names that the shared store lacked: each push tries again.
-    pending: Vec<String>,
-    /// Blobs the session names that this machine lacked: each pull tries again.
-    pending_here: Vec<String>,
-}
-
-const CURSOR_MAGIC: &str = "arbor sync cursor 2";
-
-fn load_cursors(path: &Path) -> HashMap<String, Cursor> {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return HashMap::new();
-    };
-    let mut lines = text.lines();
-    // Another format (an older arbor's guesses from stat): not trusted, the copies are
-    // compared whole once.
-    if lines.next() != Some(CURSOR_MAGIC) {
-        return HashMap::new();
-    }
-    lines
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            if f.len() != 14 {
-                return None;
-            }
-            let hashes = |s: &str| -> Vec<String> {
-                s.split(',')
-                    .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
-                    .map(str::to_string)
-                    .collect()
-            };
-            let pair = |s: &str| -> Option<(u64, u64)> {
-                let (a, b) = s.split_once(':')?;
-                Some((a.parse().ok()?, b.parse().ok()?))
-            };
-            let stamp = match (f[2].parse::<u64>(), f[3].parse::<i128>()) {
-                (Ok(s), Ok(m)) => Some((s, m)),
-                _ => None,
-            };
-            let c = Cursor {
-                path: Some(f[1]).filter(|p| !p.is_empty()).map(PathBuf::from),
-                stamp,
-                agreed: Agreed {
-                    local: f[4].parse().ok()?,
-                    shared: f[5].parse().ok()?,
-                    shared_bytes: f[6].parse().ok()?,
-                    digest: Hash::from_str_radix(f[7], 16).ok()?,
-                },
-                seen: {
-                    let (l, rest) = f[8].split_once(':')?;
-                    let (b, n) = rest.split_once(':')?;
-                    (l.parse().ok()?, b.parse().ok()?, n.parse().ok()?)
-                },
-                settled: f[9] == "1",
-                resolved: pair(f[10]),
-                pending: hashes(f[11]),
-                pending_here: hashes(f[12]),
-            };
-            Some((f[0].to_string(), c)).filter(|_| f[13] == "end")
-        })
-        .collect()
-}
-
-fn save_cursors(path: &Path, cursors: &HashMap<String, Cursor>) -> Result<(), SyncError> {
-    let mut ids: Vec<&String> = cursors.keys().collect();
-    ids.sort();
-    let mut text = format!("{CURSOR_MAGIC}\n");
-    let list = |hashes: &[String]| {
-        if hashes.is_empty() {
-            "-".to_string()
-        } else {
-            hashes.join(",")
-        }
-    };
-    for id in ids {
-        let c = &cursors[id];
-        // A path that cannot be one field of the line is left out (its header is read).
-        let path = c
-            .path
-            .as_ref()
-            .and_then(|p| p.to_str())
-            .filter(|p| !p.contains(['\t', '\n', '\r']))
-            .unwrap_or("");
-        let (size, mtime) = c
-            .stamp
-            .map_or(("-".to_string(), "-".to_string()), |(s, m)| {
-                (s.to_string(), m.to_string())
-            });
-        let a = c.agreed;
-        text.push_str(&format!(
-            "{id}\t{path}\t{size}\t{mtime}\t{}\t{}\t{}\t{:032x}\t{}:{}:{}\t{}\t{}\t{}\t{}\tend\n",
-            a.local,
-            a.shared,
-            a.shared_bytes,
-            a.digest,
-            c.seen.0,
-            c.seen.1,
-            c.seen.2,
-            u8::from(c.settled),
-            c.resolved
-                .map_or("-".to_string(), |(l, b)| format!("{l}:{b}")),
-            list(&c.pending),
-            list(&c.pending_here),
-        ));
-    }
-    let err = |source| SyncError::Cursor {
-        path: path.to_path_buf(),
-        source,
-    };
-    if let Some(dir) = path.parent() {
-        arbor_store::file::create_dir_private(dir).map_err(err)?;
-    }
-    arbor_store::file::atomic_write(path, &[text.as_bytes()]).map_err(err)
 }
 
 fn stat(path: &Path) -> Option<(u64, i128)> {
@@ -578,12 +406,12 @@ fn compare(
     if !plan.incoming.is_empty() || !plan.local_new.is_empty() {
         let mut ids_here: HashMap<String, usize> = HashMap::new();
         for (i, l) in lines.iter().enumerate() {
-            if let Some(e) = crate::schema::extract(l).id {
+            if let Some(e) = arbor_core::entry::extract(l).id {
                 ids_here.entry(e).or_insert(i);
             }
         }
         for &j in &plan.incoming {
-            let x = crate::schema::extract(&plan.tail[j]);
+            let x = arbor_core::entry::extract(&plan.tail[j]);
             if x.etype.as_deref() == Some("session") {
                 continue;
             }
@@ -614,7 +442,7 @@ fn compare(
                     .map(|&j| (&plan.tail[j], plan.agreed.shared + j as u64 + 1, "shared")),
             )
             .find(|(l, _, _)| {
-                let x = crate::schema::extract(l);
+                let x = arbor_core::entry::extract(l);
                 x.id.is_none() || x.etype.as_deref() == Some("session")
             });
         if let Some((_, n, side)) = first_bare {
@@ -646,8 +474,11 @@ fn compare(
 /// position, or why not.
 fn placement(lines: &[Vec<u8>], incoming: &[&Vec<u8>]) -> Result<usize, String> {
     let n = lines.len();
-    let last = lines.last().map(|l| crate::schema::extract(l));
-    let incoming_x: Vec<_> = incoming.iter().map(|l| crate::schema::extract(l)).collect();
+    let last = lines.last().map(|l| arbor_core::entry::extract(l));
+    let incoming_x: Vec<_> = incoming
+        .iter()
+        .map(|l| arbor_core::entry::extract(l))
+        .collect();
     let keep_leaf = match &last {
         Some(x) if x.etype.as_deref() != Some("session") => match &x.id {
             Some(leaf) => incoming_x
@@ -660,7 +491,7 @@ fn placement(lines: &[Vec<u8>], incoming: &[&Vec<u8>]) -> Result<usize, String> 
     let at = if keep_leaf { n - 1 } else { n };
     let known: HashSet<String> = lines
         .iter()
-        .filter_map(|l| crate::schema::extract(l).id)
+        .filter_map(|l| arbor_core::entry::extract(l).id)
         .chain(incoming_x.iter().filter_map(|e| e.id.clone()))
         .collect();
     for e in &incoming_x {
@@ -679,7 +510,10 @@ fn placement(lines: &[Vec<u8>], incoming: &[&Vec<u8>]) -> Result<usize, String> 
 /// parent is among them; otherwise in their own order (stable; lines without an id, and
 /// cycles, stay where they are met).
 fn parents_first(lines: &[&Vec<u8>]) -> Vec<usize> {
-    let xs: Vec<_> = lines.iter().map(|l| crate::schema::extract(l)).collect();
+    let xs: Vec<_> = lines
+        .iter()
+        .map(|l| arbor_core::entry::extract(l))
+        .collect();
     let at: HashMap<&str, usize> = xs
         .iter()
         .enumerate()

@@ -1,12 +1,12 @@
-//! `arbor_db::sync` against the store's rules (issue 23, items 2 and 4): push never sends a
+//! `arbor_sync` against the store's rules (issue 23, items 2 and 4): push never sends a
 //! line that is still being written; a local append during a pull reaches the store; push
 //! never records what it did not send; a conflict resolved by a fork is not reported again;
 //! one bad session does not stop the others; a missing blob is retried. Two machines are two
 //! agent directories in a temporary directory, the shared store a SQLite file.
-use arbor_db::sync::{self, Local, Row, State};
 use arbor_db::SqliteStore;
 use arbor_store::backend::files::FileStore;
 use arbor_store::backend::{Blobs, SessionStore};
+use arbor_sync::{Local, Row, State};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -89,7 +89,7 @@ fn push_never_sends_a_line_still_being_written() {
     let next = entry("e2", Some("e1"), "the next line") + "\n";
     let (first, rest) = next.split_at(40);
     append(&path, first);
-    let rows = sync::push(&store, &a, &[]).expect("push");
+    let rows = arbor_sync::push(&store, &a, &[]).expect("push");
     assert!(!row(&rows, ID).unresolved, "{rows:#?}");
     assert_eq!(
         store.read(ID, 0).expect("read").len(),
@@ -97,12 +97,12 @@ fn push_never_sends_a_line_still_being_written() {
         "only the complete lines are sent"
     );
     append(&path, rest);
-    sync::push(&store, &a, &[]).expect("push");
+    arbor_sync::push(&store, &a, &[]).expect("push");
     let shared = store.read_joined(ID, 0).expect("read");
     assert_eq!(shared, std::fs::read(&path).expect("file"));
     // The other machine gets exactly the file.
     let b = machine(tmp.path(), "b");
-    let rows = sync::pull(&store, &b, &[], false).expect("pull");
+    let rows = arbor_sync::pull(&store, &b, &[], false).expect("pull");
     assert!(rows.iter().all(|r| !r.unresolved), "{rows:#?}");
     assert_eq!(
         std::fs::read(the_file(&b, ID)).expect("b"),
@@ -116,15 +116,15 @@ fn push_after_the_shared_copy_moved_ahead_records_nothing_it_did_not_send() {
     let store = SqliteStore::open(&tmp.path().join("shared.db")).expect("store");
     let (a, b) = (machine(tmp.path(), "a"), machine(tmp.path(), "b"));
     let pa = session(&a, ID, &[("e1", None)]);
-    sync::push(&store, &a, &[]).expect("push a");
-    sync::pull(&store, &b, &[], false).expect("pull b");
+    arbor_sync::push(&store, &a, &[]).expect("push a");
+    arbor_sync::pull(&store, &b, &[], false).expect("pull b");
     let pb = the_file(&b, ID);
     append(&pb, &(entry("b1", Some("e1"), "from b") + "\n"));
-    sync::push(&store, &b, &[]).expect("push b");
+    arbor_sync::push(&store, &b, &[]).expect("push b");
     // A has nothing new: its push sends nothing and must not take the shared line as agreed.
-    let rows = sync::push(&store, &a, &[]).expect("push a");
+    let rows = arbor_sync::push(&store, &a, &[]).expect("push a");
     assert_eq!(row(&rows, ID).moved, 0);
-    let rows = sync::pull(&store, &a, &[], false).expect("pull a");
+    let rows = arbor_sync::pull(&store, &a, &[], false).expect("pull a");
     assert_eq!(row(&rows, ID).moved, 1, "{rows:#?}");
     assert_eq!(lines_of(&pa), lines_of(&pb));
 }
@@ -139,8 +139,8 @@ fn a_local_append_during_a_pull_reaches_the_store() {
     let store = SqliteStore::open(&db).expect("store");
     let (a, b) = (machine(tmp.path(), "a"), machine(tmp.path(), "b"));
     let pa = session(&a, ID, &[("e1", None)]);
-    sync::push(&store, &a, &[]).expect("push a");
-    sync::pull(&store, &b, &[], false).expect("pull b");
+    arbor_sync::push(&store, &a, &[]).expect("push a");
+    arbor_sync::pull(&store, &b, &[], false).expect("pull b");
     let pb = the_file(&b, ID);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let appender = {
@@ -163,23 +163,23 @@ fn a_local_append_during_a_pull_reaches_the_store() {
         let id = format!("b{i:05}");
         append(&pb, &(entry(&id, Some(&parent), "from b") + "\n"));
         parent = id;
-        sync::push(&store, &b, &[]).expect("push b");
-        sync::pull(&store, &a, &[], false).expect("pull a");
+        arbor_sync::push(&store, &b, &[]).expect("push b");
+        arbor_sync::pull(&store, &a, &[], false).expect("pull a");
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let written = appender.join().expect("appender");
     let mut last = Vec::new();
     for _ in 0..2 {
-        let r1 = sync::pull(&store, &a, &[], false).expect("pull a");
-        let r2 = sync::push(&store, &a, &[]).expect("push a");
-        let r3 = sync::pull(&store, &b, &[], false).expect("pull b");
-        let r4 = sync::push(&store, &b, &[]).expect("push b");
+        let r1 = arbor_sync::pull(&store, &a, &[], false).expect("pull a");
+        let r2 = arbor_sync::push(&store, &a, &[]).expect("push a");
+        let r3 = arbor_sync::pull(&store, &b, &[], false).expect("pull b");
+        let r4 = arbor_sync::push(&store, &b, &[]).expect("push b");
         last = vec![r1, r2, r3, r4];
     }
     let ids = |lines: &[String]| {
         let mut v: Vec<String> = lines
             .iter()
-            .filter_map(|l| arbor_db::schema::extract(l.as_bytes()).id)
+            .filter_map(|l| arbor_core::entry::extract(l.as_bytes()).id)
             .collect();
         v.sort();
         v
@@ -210,14 +210,14 @@ fn a_conflict_resolved_by_a_fork_stays_resolved() {
     let store = SqliteStore::open(&tmp.path().join("shared.db")).expect("store");
     let a = machine(tmp.path(), "a");
     let pa = session(&a, ID, &[("e1", None), ("e2", Some("e1"))]);
-    sync::push(&store, &a, &[]).expect("push");
+    arbor_sync::push(&store, &a, &[]).expect("push");
     let text = std::fs::read_to_string(&pa).expect("read");
     std::fs::write(
         &pa,
         text.replace("\"content\":\"e2\"", "\"content\":\"E2\""),
     )
     .expect("w");
-    let rows = sync::pull(&store, &a, &[], false).expect("pull");
+    let rows = arbor_sync::pull(&store, &a, &[], false).expect("pull");
     let r = row(&rows, ID);
     assert!(matches!(r.state, State::Conflict { .. }), "{r:#?}");
     assert!(r.unresolved);
@@ -225,15 +225,15 @@ fn a_conflict_resolved_by_a_fork_stays_resolved() {
         r.note.as_deref().is_some_and(|n| n.contains("e2")),
         "names the entry: {r:#?}"
     );
-    let rows = sync::pull(&store, &a, &[], true).expect("pull --fork-on-conflict");
+    let rows = arbor_sync::pull(&store, &a, &[], true).expect("pull --fork-on-conflict");
     assert!(!row(&rows, ID).unresolved, "{rows:#?}");
     assert_eq!(a.pi.session_files().len(), 2, "the fork");
     for _ in 0..2 {
-        let rows = sync::pull(&store, &a, &[], true).expect("pull again");
+        let rows = arbor_sync::pull(&store, &a, &[], true).expect("pull again");
         assert!(!row(&rows, ID).unresolved, "{rows:#?}");
-        let rows = sync::push(&store, &a, &[]).expect("push");
+        let rows = arbor_sync::push(&store, &a, &[]).expect("push");
         assert!(rows.iter().all(|r| !r.unresolved), "{rows:#?}");
-        let rows = sync::status(&store, &a, &[]).expect("status");
+        let rows = arbor_sync::status(&store, &a, &[]).expect("status");
         assert!(rows.iter().all(|r| !r.unresolved), "{rows:#?}");
     }
     assert_eq!(a.pi.session_files().len(), 2, "no second fork");
@@ -253,7 +253,7 @@ fn push_goes_on_past_a_duplicate_id() {
     // A copy of the third session under another name (same id).
     let third = the_file(&a, &ids[2]);
     std::fs::copy(&third, third.with_file_name("copy.jsonl")).expect("copy");
-    let rows = sync::push(&store, &a, &[]).expect("push");
+    let rows = arbor_sync::push(&store, &a, &[]).expect("push");
     let listed: Vec<String> = store
         .list()
         .expect("list")
@@ -287,12 +287,12 @@ fn a_missing_blob_is_sent_on_a_later_push() {
         ),
     )
     .expect("write");
-    let rows = sync::push(&store, &a, &[]).expect("push");
+    let rows = arbor_sync::push(&store, &a, &[]).expect("push");
     assert_eq!(row(&rows, ID).missing_blobs, vec![hash.clone()]);
     assert!(!store.has_blob(&hash).expect("has"));
     // The blob turns up (omp wrote it late): the next push sends it.
     a.omp.put_blob(&hash, blob).expect("put");
-    let rows = sync::push(&store, &a, &[]).expect("push");
+    let rows = arbor_sync::push(&store, &a, &[]).expect("push");
     assert!(store.has_blob(&hash).expect("has"), "{rows:#?}");
 }
 
@@ -369,8 +369,8 @@ fn omp_titles_merge_the_latest_wins() {
         ),
     )
     .expect("write");
-    sync::push(&store, &a, &[]).expect("push a");
-    sync::pull(&store, &b, &[], false).expect("pull b");
+    arbor_sync::push(&store, &a, &[]).expect("push a");
+    arbor_sync::pull(&store, &b, &[], false).expect("pull b");
     let pb = b.omp.session_files().into_iter().next().expect("b's file");
     // A rename as omp does it: the slot rewritten in place, a title_change entry appended.
     let rename = |path: &Path, title: &str, at: &str, id: &str| {
@@ -392,9 +392,9 @@ fn omp_titles_merge_the_latest_wins() {
         (&a, "push"),
     ] {
         let rows = if action == "push" {
-            sync::push(&store, m, &[])
+            arbor_sync::push(&store, m, &[])
         } else {
-            sync::pull(&store, m, &[], false)
+            arbor_sync::pull(&store, m, &[], false)
         }
         .expect("sync");
         assert!(
@@ -428,8 +428,8 @@ fn omp_titles_merge_the_latest_wins() {
         Some("from a")
     );
     for m in [&a, &b] {
-        sync::pull(&store, m, &[], false).expect("pull");
-        sync::push(&store, m, &[]).expect("push");
+        arbor_sync::pull(&store, m, &[], false).expect("pull");
+        arbor_sync::push(&store, m, &[]).expect("push");
     }
     assert_eq!(std::fs::read_to_string(&pa).expect("a"), ta);
     assert_eq!(std::fs::read_to_string(&pb).expect("b"), tb);
@@ -444,10 +444,10 @@ fn parents_first(path: &Path) -> bool {
     let mut seen = std::collections::HashSet::new();
     let all: std::collections::HashSet<String> = lines_of(path)
         .iter()
-        .filter_map(|l| arbor_db::schema::extract(l.as_bytes()).id)
+        .filter_map(|l| arbor_core::entry::extract(l.as_bytes()).id)
         .collect();
     lines_of(path).iter().all(|l| {
-        let x = arbor_db::schema::extract(l.as_bytes());
+        let x = arbor_core::entry::extract(l.as_bytes());
         let ok = x
             .parent_id
             .as_ref()
@@ -470,25 +470,25 @@ fn a_child_before_its_parent_in_a_file_merges() {
     let store = SqliteStore::open(&tmp.path().join("shared.db")).expect("store");
     let (a, b) = (machine(tmp.path(), "a"), machine(tmp.path(), "b"));
     let pa = session(&a, ID, &[("e1", None)]);
-    sync::push(&store, &a, &[]).expect("push a");
-    sync::pull(&store, &b, &[], false).expect("pull b");
+    arbor_sync::push(&store, &a, &[]).expect("push a");
+    arbor_sync::pull(&store, &b, &[], false).expect("pull b");
     let pb = the_file(&b, ID);
     append(&pb, &(entry("b1", Some("e1"), "from b") + "\n"));
     // a's file: the child a2 before its parent a1.
     append(&pa, &(entry("a2", Some("a1"), "second") + "\n"));
     append(&pa, &(entry("a1", Some("e1"), "first") + "\n"));
-    let rows = sync::push(&store, &a, &[]).expect("push a");
+    let rows = arbor_sync::push(&store, &a, &[]).expect("push a");
     assert!(!row(&rows, ID).unresolved, "{rows:#?}");
-    let rows = sync::push(&store, &b, &[]).expect("push b");
+    let rows = arbor_sync::push(&store, &b, &[]).expect("push b");
     assert!(!row(&rows, ID).unresolved, "{rows:#?}");
     for m in [&a, &b] {
-        let rows = sync::pull(&store, m, &[], false).expect("pull");
+        let rows = arbor_sync::pull(&store, m, &[], false).expect("pull");
         assert!(!row(&rows, ID).unresolved, "{}: {rows:#?}", m.machine);
     }
     let ids = |p: &Path| {
         let mut v: Vec<String> = lines_of(p)
             .iter()
-            .filter_map(|l| arbor_db::schema::extract(l.as_bytes()).id)
+            .filter_map(|l| arbor_core::entry::extract(l.as_bytes()).id)
             .collect();
         v.sort();
         v
@@ -508,8 +508,8 @@ fn a_pull_writes_what_it_adds_parents_first() {
     let store = SqliteStore::open(&tmp.path().join("shared.db")).expect("store");
     let (a, b) = (machine(tmp.path(), "a"), machine(tmp.path(), "b"));
     session(&a, ID, &[("e1", None)]);
-    sync::push(&store, &a, &[]).expect("push a");
-    sync::pull(&store, &b, &[], false).expect("pull b");
+    arbor_sync::push(&store, &a, &[]).expect("push a");
+    arbor_sync::pull(&store, &b, &[], false).expect("pull b");
     let pb = the_file(&b, ID);
     append(&pb, &(entry("b1", Some("e1"), "from b") + "\n"));
     {
@@ -520,7 +520,7 @@ fn a_pull_writes_what_it_adds_parents_first() {
         let p = entry("s1", Some("e1"), "parent");
         w.append(&[c.as_bytes(), p.as_bytes()]).expect("append");
     }
-    let rows = sync::pull(&store, &b, &[], false).expect("pull b");
+    let rows = arbor_sync::pull(&store, &b, &[], false).expect("pull b");
     assert!(!row(&rows, ID).unresolved, "{rows:#?}");
     assert_eq!(row(&rows, ID).moved, 2, "{rows:#?}");
     assert!(parents_first(&pb), "{:#?}", lines_of(&pb));
@@ -537,7 +537,7 @@ fn a_merge_leftover_is_settled_by_the_next_sync() {
     let store = SqliteStore::open(&tmp.path().join("shared.db")).expect("store");
     let (a, b) = (machine(tmp.path(), "a"), machine(tmp.path(), "b"));
     let pa = session(&a, ID, &[("e1", None)]);
-    sync::push(&store, &a, &[]).expect("push a");
+    arbor_sync::push(&store, &a, &[]).expect("push a");
     let before = std::fs::read_to_string(&pa).expect("read");
     // The merge's new file: a line from b inserted; the old file got pi's line a1.
     let side = arbor_store::backend::sync_support::merge_sidecar_path(&pa);
@@ -549,13 +549,13 @@ fn a_merge_leftover_is_settled_by_the_next_sync() {
     assert_eq!(a.pi.session_files(), vec![pa.clone()], "not a session");
     let items = arbor_store::belongings::belongings(&pa).items;
     assert!(items.contains(&side), "{items:?}");
-    let rows = sync::push(&store, &a, &[]).expect("push a");
+    let rows = arbor_sync::push(&store, &a, &[]).expect("push a");
     assert!(!row(&rows, ID).unresolved, "{rows:#?}");
     assert!(!side.exists(), "settled");
     assert!(lines_of(&pa).last().expect("last").contains("\"a1\""));
     let shared = store.read(ID, 0).expect("read");
     assert_eq!(shared.len(), 3, "the line reached the store");
-    sync::pull(&store, &b, &[], false).expect("pull b");
+    arbor_sync::pull(&store, &b, &[], false).expect("pull b");
     assert_eq!(lines_of(&the_file(&b, ID)), lines_of(&pa));
 }
 
@@ -570,14 +570,14 @@ fn a_pull_never_writes_a_new_session_under_another_writers_lock() {
     let a = machine(tmp.path(), "a");
     let b = machine(tmp.path(), "b");
     let here = session(&a, ID, &[("e1", None), ("e2", Some("e1"))]);
-    sync::push(&store, &a, &[]).expect("push");
+    arbor_sync::push(&store, &a, &[]).expect("push");
     let there =
         b.pi.agent_dir()
             .join("sessions/--work-p--")
             .join(here.file_name().expect("name"));
     std::fs::create_dir_all(there.parent().expect("dir")).expect("dir");
     let held = arbor_store::lock::WriterLock::acquire(&there, None).expect("lock");
-    let rows = sync::pull(&store, &b, &[], false).expect("pull");
+    let rows = arbor_sync::pull(&store, &b, &[], false).expect("pull");
     let r = row(&rows, ID);
     assert!(r.unresolved, "{rows:#?}");
     assert!(
@@ -586,7 +586,7 @@ fn a_pull_never_writes_a_new_session_under_another_writers_lock() {
     );
     assert!(!there.exists(), "written under another writer's lock");
     drop(held);
-    let rows = sync::pull(&store, &b, &[], false).expect("pull");
+    let rows = arbor_sync::pull(&store, &b, &[], false).expect("pull");
     assert!(!row(&rows, ID).unresolved, "{rows:#?}");
     assert_eq!(
         std::fs::read(&there).expect("pulled"),

@@ -7,10 +7,10 @@
 //! the store) holds every entry exactly once with its bytes and parent, parents before
 //! children everywhere, and a further round changes no byte anywhere. On SQLite, and on
 //! PostgreSQL (a throwaway server from arbor-testkit; skipped visibly without one).
-use arbor_db::sync::{self, Local};
 use arbor_db::{PgStore, SqliteStore};
 use arbor_store::backend::files::FileStore;
 use arbor_store::backend::SessionStore;
+use arbor_sync::Local;
 use proptest::prelude::*;
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
@@ -62,7 +62,7 @@ struct Line {
 }
 
 fn parse(text: &str) -> Line {
-    let x = arbor_db::schema::extract(text.as_bytes());
+    let x = arbor_core::entry::extract(text.as_bytes());
     Line {
         id: x.id,
         parent: x.parent_id,
@@ -132,7 +132,7 @@ fn append_entry(m: &Local, n: usize, count: &mut usize, branch: Option<usize>) -
 /// entries continue from it.
 fn pull(store: &dyn SessionStore, m: &Local) {
     let before = file_of(m).map(|p| lines_of(&p));
-    let rows = sync::pull(store, m, &[], false).expect("pull");
+    let rows = arbor_sync::pull(store, m, &[], false).expect("pull");
     assert!(rows.iter().all(|r| !r.unresolved), "{rows:#?}");
     let (Some(before), Some(path)) = (before, file_of(m)) else {
         return;
@@ -155,7 +155,7 @@ fn pull(store: &dyn SessionStore, m: &Local) {
 }
 
 fn push(store: &dyn SessionStore, m: &Local) {
-    let rows = sync::push(store, m, &[]).expect("push");
+    let rows = arbor_sync::push(store, m, &[]).expect("push");
     assert!(rows.iter().all(|r| !r.unresolved), "{rows:#?}");
 }
 
