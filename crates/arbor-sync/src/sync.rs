@@ -187,12 +187,8 @@ fn name_digest(name: Option<&str>) -> u64 {
 }
 
 fn stat(path: &Path) -> Option<(u64, i128)> {
-    use std::os::unix::fs::MetadataExt;
     let m = std::fs::metadata(path).ok()?;
-    Some((
-        m.len(),
-        i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
-    ))
+    Some((m.len(), arbor_store::backend::sync_support::mtime_ns(&m)))
 }
 
 /// A local session file, as found at the start of a sync.

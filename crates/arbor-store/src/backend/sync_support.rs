@@ -36,7 +36,9 @@ pub struct Snapshot {
     pub stamp: Option<(u64, i128)>,
 }
 
-fn mtime_ns(m: &std::fs::Metadata) -> i128 {
+/// A file's modification time in nanoseconds, as the stamps of [`Snapshot`] and [`Written`]
+/// and sync's cursor record it (they are compared with each other).
+pub fn mtime_ns(m: &std::fs::Metadata) -> i128 {
     i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec())
 }
 
