@@ -687,13 +687,15 @@ impl FileWriter {
             return Err(io(e));
         }
         // The identity lock follows the new file, the writer forgets the old one.
-        self.replaced(
-            content
-                .iter()
-                .rev()
-                .find(|c| !c.is_empty())
-                .is_some_and(|c| !c.ends_with(b"\n")),
-        )?;
+        self.lock.follow_file().map_err(|e| self.lock_err(e))?;
+        self.file = None;
+        self.exists = true;
+        self.len = None;
+        self.needs_newline = content
+            .iter()
+            .rev()
+            .find(|c| !c.is_empty())
+            .is_some_and(|c| !c.ends_with(b"\n"));
         at(Moment::AfterRename);
         let Some((old, _, from)) = old else {
             return Ok(Rewrite::Done {
@@ -742,18 +744,6 @@ impl FileWriter {
     /// length, otherwise, nothing written. The file is opened afresh for this (its length is
     /// the file's now, not what an earlier append left), appended to in one write (cut back on
     /// failure) and flushed by the durability policy. Sync's pull appends through here.
-    /// After the file was replaced by a rename (this writer's rewrite, or sync's merge
-    /// through `file::atomic_write_checked`): the identity lock follows the new file and the
-    /// writer forgets the old one (`needs_newline`: the new content ends without one).
-    pub(crate) fn replaced(&mut self, needs_newline: bool) -> Result<(), BackendError> {
-        self.lock.follow_file().map_err(|e| self.lock_err(e))?;
-        self.file = None;
-        self.exists = true;
-        self.len = None;
-        self.needs_newline = needs_newline;
-        Ok(())
-    }
-
     pub(crate) fn append_if_len(
         &mut self,
         expect: u64,
