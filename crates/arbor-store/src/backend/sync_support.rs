@@ -379,8 +379,9 @@ pub(super) fn copy_new_lines(old: &File, from: u64, real: &Path) -> io::Result<u
 /// broke the lease meanwhile is waited for (the lease taken again once it closed, up to
 /// [`SETTLE_WAIT`]) and its lines copied through `old`, which still reaches the inode. Where
 /// leases are not available (another file system, a file of another user), the holders are
-/// looked for in `/proc/*/fd`. Either way the sidecar stays when a holder is found, or when
-/// its last line is incomplete.
+/// looked for in `/proc/*/fd` (an `open` still inside the kernel has no descriptor there yet:
+/// leases are what closes that window). Either way the sidecar stays when a holder is found,
+/// or when its last line is incomplete.
 pub(super) fn release_sidecar(
     old: &File,
     from: u64,
@@ -431,11 +432,18 @@ pub(super) fn release_sidecar(
     remove_if_same(side, &old_meta)?;
     if lease.broken() || (!lease.held && open_elsewhere(&old_meta, old) != Some(false)) {
         // A writer opened the old file as it lost its last name: its lines still reach `old`.
+        // Where leases work only a lease taken again says the writer is gone: an `open` that
+        // broke the lease is counted by the kernel (its write access is taken before it
+        // waits) but has no descriptor in `/proc/*/fd` until it returns, so `/proc` would
+        // call it gone before it wrote (the race `an_open_that_breaks_the_lease_is_waited_for`
+        // caught on a CI run).
+        let leases_work = lease.held;
         drop(lease);
         let deadline = std::time::Instant::now() + SETTLE_WAIT;
         loop {
             let again = Lease::take(old)?;
-            let done = again.held || open_elsewhere(&old_meta, old) == Some(false);
+            let done =
+                again.held || (!leases_work && open_elsewhere(&old_meta, old) == Some(false));
             if done || std::time::Instant::now() >= deadline {
                 left.copied += copy_new_lines(old, from, real)?;
                 if !done {
