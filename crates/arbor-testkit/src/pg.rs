@@ -4,7 +4,10 @@
 //! only on a Unix socket in that directory (no TCP port is opened, except the loopback TLS
 //! listener of [`TestServer::start_tls`]), with trust
 //! authentication for the superuser `postgres`. Dropping the [`TestServer`] stops the server
-//! (`pg_ctl stop -m immediate`) and removes the directory.
+//! (`pg_ctl stop -m immediate`) and removes the directory. A server that is never dropped (one
+//! kept in a `static` for a whole test binary, or a test process killed by a timeout) is
+//! stopped and its directory removed as the process ends, by a small reaper process that
+//! waits for the end of a pipe only the test process holds (see `spawn_reaper`).
 //!
 //! PostgreSQL refuses to run as root: when the tests run as root, `initdb` and `pg_ctl` run as
 //! the system user [`RUN_AS_USER`] (created with `useradd --system` when missing) through
@@ -94,6 +97,9 @@ struct Owned {
     run_as: Option<String>,
     pid: Option<u32>,
     dir: tempfile::TempDir,
+    /// The write end of the reaper's pipe and the reaper (see [`spawn_reaper`]): the pipe
+    /// closes when this process ends, however it ends.
+    reaper: Option<(std::io::PipeWriter, std::process::Child)>,
 }
 
 impl TestServer {
@@ -354,6 +360,11 @@ impl Drop for Owned {
                 }
             }
         }
+        // The reaper finds the server stopped and removes the directory (as the TempDir does).
+        if let Some((pipe, mut reaper)) = self.reaper.take() {
+            drop(pipe);
+            let _ = reaper.wait();
+        }
     }
 }
 
@@ -393,6 +404,7 @@ fn start_owned(tls: Option<(Vec<u8>, Vec<u8>)>) -> Result<TestServer, String> {
     let log = dir.path().join("server.log");
     let run_as_name = user.as_ref().map(|u| u.name.clone());
     let sock_dir = dir.path().to_path_buf();
+    let reaper = spawn_reaper(run_as_name.as_deref(), &pg_ctl, &data, dir.path())?;
     let port = pick_port();
     // From here on, dropping `server` stops whatever was started and removes the directory.
     let mut server = TestServer {
@@ -407,6 +419,7 @@ fn start_owned(tls: Option<(Vec<u8>, Vec<u8>)>) -> Result<TestServer, String> {
             run_as: run_as_name.clone(),
             pid: None,
             dir,
+            reaper: Some(reaper),
         }),
         tls_port: None,
     };
@@ -614,6 +627,17 @@ fn user_id(name: &str) -> Option<u32> {
 }
 
 /// A command running `program`, through `runuser -u USER --` when `user` is given.
+/// The environment variables libpq and the PostgreSQL tools read, removed from every tool
+/// started for a server of ours.
+const PG_ENV: [&str; 6] = [
+    "PGDATA",
+    "PGPORT",
+    "PGHOST",
+    "PGUSER",
+    "PGDATABASE",
+    "PGOPTIONS",
+];
+
 fn run_as(user: Option<&str>, program: &Path) -> Command {
     let mut cmd = match user {
         Some(user) => {
@@ -624,18 +648,54 @@ fn run_as(user: Option<&str>, program: &Path) -> Command {
         None => Command::new(program),
     };
     // The server's settings are ours alone.
-    for var in [
-        "PGDATA",
-        "PGPORT",
-        "PGHOST",
-        "PGUSER",
-        "PGDATABASE",
-        "PGOPTIONS",
-    ] {
+    for var in PG_ENV {
         cmd.env_remove(var);
     }
     cmd.stdin(Stdio::null());
     cmd
+}
+
+/// Starts the reaper of a server's directory `dir`: a shell in its own process group that
+/// blocks reading a pipe whose only write end this process keeps (`std::io::pipe` makes both
+/// ends close-on-exec, so no server or tool started later inherits it). When the write end
+/// closes (the [`TestServer`] dropped, or this process gone: a `static` server is never
+/// dropped, and a test binary killed by a timeout drops nothing) the read returns and the
+/// reaper stops the server if it still runs (`pg_ctl stop -m immediate`, as the run-as user)
+/// and removes the directory. Without it every run of a test binary that keeps its server in
+/// a `static` left a running PostgreSQL and ~180 MB under /tmp.
+fn spawn_reaper(
+    user: Option<&str>,
+    pg_ctl: &Path,
+    data: &Path,
+    dir: &Path,
+) -> Result<(std::io::PipeWriter, std::process::Child), String> {
+    use std::os::unix::process::CommandExt;
+    let (read, write) = std::io::pipe().map_err(|e| format!("creating the reaper's pipe: {e}"))?;
+    let script = r#"read _ignored
+data=$1; dir=$2; shift 2
+if [ -f "$data/postmaster.pid" ]; then "$@" stop -D "$data" -m immediate -w -t 30 -s; fi
+rm -rf -- "$dir""#;
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(script)
+        .arg("arbor-pg-reaper")
+        .arg(data)
+        .arg(dir);
+    if let Some(user) = user {
+        cmd.args(["runuser", "-u", user, "--"]);
+    }
+    cmd.arg(pg_ctl)
+        .stdin(Stdio::from(read))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    for var in PG_ENV {
+        cmd.env_remove(var);
+    }
+    let child = cmd
+        .spawn()
+        .map_err(|e| format!("starting the reaper of {}: {e}", dir.display()))?;
+    Ok((write, child))
 }
 
 fn run(mut cmd: Command) -> Result<Output, String> {
