@@ -527,7 +527,8 @@ fn scan_lines(
 impl SessionDoc {
     /// Entry `i`'s `message` as a typed value (see [`crate::typed`]): `T` is usually
     /// [`crate::typed::Message`], or any type of the caller's that serde can read it as.
-    /// The raw bytes stay as they are; this is a view.
+    /// The raw bytes stay as they are; this is a view. (Feature `typed`.)
+    #[cfg(feature = "typed")]
     pub fn message_as<T: serde::de::DeserializeOwned>(
         &self,
         i: usize,

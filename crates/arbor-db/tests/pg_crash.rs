@@ -7,9 +7,10 @@
 //! `sqlite:PATH` or a PostgreSQL URL), printing `ack ID` after each append returns.
 //! `ARBOR_STORE_CRASH_KILLS` sets the number of kills per database (default 8; the issue's
 //! figure is 200).
-use arbor_db::{PgStore, SqliteStore};
+use arbor_db::SqliteStore;
 use arbor_store::backend::SessionStore;
 use arbor_store::{ManagerOptions, SessionManager};
+#[cfg(feature = "postgres")]
 use arbor_testkit::pg::TestServer;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -22,7 +23,7 @@ const CHILD: &str = "ARBOR_PG_APPEND_CHILD";
 fn open(target: &str) -> Arc<dyn SessionStore> {
     match target.strip_prefix("sqlite:") {
         Some(path) => Arc::new(SqliteStore::open(std::path::Path::new(path)).expect("sqlite")),
-        None => Arc::new(PgStore::connect(target).expect("connect")),
+        None => arbor_db::connect_postgres(target).expect("connect"),
     }
 }
 
@@ -60,6 +61,7 @@ fn run_as_child() -> bool {
 }
 
 #[test]
+#[cfg(feature = "postgres")]
 fn killed_appenders_lose_nothing_acknowledged() {
     const NAME: &str = "killed_appenders_lose_nothing_acknowledged";
     if run_as_child() {

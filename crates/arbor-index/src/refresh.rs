@@ -661,7 +661,7 @@ impl Catalog {
 
     /// The listing of `dirs` as the catalog holds it, every field (without looking at the
     /// files: for a catalog a live watcher keeps fresh, see [`crate::watch::vouches`]),
-    /// directory by directory (callers sort: [`crate::catalog::sort_like_pi`]).
+    /// directory by directory (callers sort: [`crate::sort_like_pi`]).
     pub fn listed_as_indexed(&self, dirs: &[PathBuf]) -> Result<Vec<Listed>, IndexError> {
         let keyed: Vec<(String, PathBuf)> = dirs.iter().map(|d| (dir_key(d), d.clone())).collect();
         self.listed_as_indexed_keyed(&keyed)

@@ -6,7 +6,7 @@ use arbor_core::entry::{Entry, EntryType, LineError, Role};
 use arbor_core::json::{JsStr, ValueKind};
 use arbor_core::LineRef;
 use arbor_store::info::{InfoState, Phase};
-use arbor_store::stream::LineStream;
+use arbor_store::LineStream;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 

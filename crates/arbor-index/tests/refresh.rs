@@ -434,7 +434,7 @@ fn check(world: &World, inc: &mut Catalog, texts: bool) {
     let mut want = Vec::new();
     for s in &world.sessions {
         if let Ok(m) = std::fs::metadata(&s.path) {
-            let ms = arbor_index::scan::Stat::from_meta(&m).mtime_ms();
+            let ms = arbor_index::Stat::from_meta(&m).mtime_ms();
             if let Some(i) = arbor_store::info::session_info_streaming(&s.path, ms).unwrap() {
                 want.push(i);
             }
@@ -473,7 +473,7 @@ fn check(world: &World, inc: &mut Catalog, texts: bool) {
                 |r| r.get(0),
             )
             .unwrap();
-        let tree = arbor_index::tree::TreeCache::decode(&data).unwrap();
+        let tree = arbor_index::TreeCache::decode(&data).unwrap();
         let got: Vec<i64> = (0..tree.len())
             .filter(|&i| tree.on_path[i])
             .map(|i| tree.seqs[i])

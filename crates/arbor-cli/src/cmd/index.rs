@@ -178,7 +178,7 @@ fn refresh(
     bar.finish();
     let (mut listed, stats) = r?;
     warn_failed(&stats);
-    arbor_index::catalog::sort_like_pi(&mut listed, dirs.len() > 1);
+    arbor_index::sort_like_pi(&mut listed, dirs.len() > 1);
     Ok((listed, stats))
 }
 

@@ -569,7 +569,7 @@ impl SessionManager {
 
     /// Opens the most recently modified session of `cwd`'s directory (whose first line is a
     /// valid header, however long), or creates a new one. omp sessions first follow this
-    /// terminal's breadcrumb (see [`crate::breadcrumb`]), and the choice is written back to it.
+    /// terminal's breadcrumb (omp's `terminal-sessions` file), and the choice is written back to it.
     pub fn continue_recent(
         cwd: &str,
         session_dir: Option<&Path>,
