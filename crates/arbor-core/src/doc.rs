@@ -54,6 +54,7 @@ pub struct BadLine {
 
 /// What the loader noticed; nothing here is ever removed from disk by reading.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct LoadReport {
     /// The file starts with a UTF-8 byte order mark.
     pub bom: bool,

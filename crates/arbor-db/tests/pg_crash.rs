@@ -29,10 +29,7 @@ fn open(target: &str) -> Arc<dyn SessionStore> {
 
 fn child(url: &str, id: &str, round: &str) {
     let store = open(url);
-    let opts = ManagerOptions {
-        wait: Some(Duration::from_secs(20)),
-        ..Default::default()
-    };
+    let opts = ManagerOptions::default().with_wait(Some(Duration::from_secs(20)));
     let mut sm = SessionManager::open_in(store, id, opts).expect("open");
     let mut out = std::io::stdout().lock();
     for i in 0.. {
@@ -151,10 +148,7 @@ fn killed_appenders(url: &str, name: &str) {
         let view = SessionManager::open_in(
             store.clone(),
             &id,
-            ManagerOptions {
-                read_only: true,
-                ..Default::default()
-            },
+            ManagerOptions::default().with_read_only(true),
         )
         .expect("reopen");
         assert!(
@@ -187,10 +181,7 @@ fn killed_appenders(url: &str, name: &str) {
     let mut w = SessionManager::open_in(
         store.clone(),
         &id,
-        ManagerOptions {
-            wait: Some(Duration::from_secs(20)),
-            ..Default::default()
-        },
+        ManagerOptions::default().with_wait(Some(Duration::from_secs(20))),
     )
     .expect("writer after the kills");
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());

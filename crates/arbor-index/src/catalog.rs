@@ -186,6 +186,7 @@ pub fn cache_catalog_path() -> PathBuf {
 
 /// How a catalog was opened.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct OpenReport {
     /// The file did not exist (everything will be indexed).
     pub created: bool,

@@ -29,7 +29,7 @@
 //! let mut catalog = Catalog::open(&tmp.path().join("catalog.db"))?;
 //! let (listed, _stats) = catalog.refresh_dirs(
 //!     std::slice::from_ref(&dir),
-//!     RefreshOptions::with_texts(),
+//!     RefreshOptions::default().with_texts(true),
 //!     &mut |_progress| {},
 //! )?;
 //! assert_eq!(listed[0].info.first_message.as_str(), Some("where is the walrus"));

@@ -389,6 +389,8 @@ pub fn scan_job(job: &Job, emit: &mut dyn FnMut(Chunk)) -> std::io::Result<()> {
                     info.feed_non_object(bytes.trim_ascii() == b"null");
                 }
             }
+            // A kind of bad line arbor-core may add later: skipped as a malformed one.
+            Some(Err(_)) => {}
             Some(Ok(e)) if !listing => {
                 if e.etype == EntryType::Session {
                     if !docs_header_seen {

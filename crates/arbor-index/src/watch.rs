@@ -310,10 +310,9 @@ fn refresh_noting(
     dirs: &[PathBuf],
     blind: &mut std::collections::HashSet<String>,
 ) -> Result<RefreshStats, IndexError> {
-    let opts = RefreshOptions {
-        listing: false,
-        ..RefreshOptions::with_texts()
-    };
+    let opts = RefreshOptions::default()
+        .with_texts(true)
+        .with_listing(false);
     let (_, stats) = cat.refresh_dirs(dirs, opts, &mut |_| {})?;
     for d in dirs {
         let key = crate::dir_key(d);

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// When appended bytes are forced to stable storage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Durability {
     /// Page cache only; the OS writes it back when it likes.
     None,

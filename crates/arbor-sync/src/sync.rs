@@ -1278,6 +1278,12 @@ fn pull_into(
         Err(arbor_store::lock::LockError::Io { source, .. }) => {
             return Ok((unreadable(id.clone(), path.to_path_buf(), &source), cursor));
         }
+        // A refusal arbor-store may add later (LockError is non_exhaustive): as Busy.
+        Err(e) => {
+            row.note = Some(e.to_string());
+            row.unresolved = true;
+            return Ok((row, cursor));
+        }
     };
     if leftover {
         if let Err(e) = settle(&mut lock, &mut row) {
