@@ -63,6 +63,18 @@ trap 'rm -rf "$work"' EXIT
 export ARBOR_SKIP_LOG="$work/skipped"
 : >"$ARBOR_SKIP_LOG"
 
+# The library crates' cargo features (arbor-core `typed`, arbor-db `postgres`; arbor-store and
+# arbor-index have none) must not rot: each builds without its default features (a `cargo
+# check`, seconds), and arbor-db's own tests of that build run (a PostgreSQL URL is refused
+# naming the feature). Only for the whole workspace, not when the arguments name packages.
+features_rc=0
+if (($# == 0)); then
+	# --lib: arbor-core's dev-dependencies (arbor-testkit) turn `typed` back on.
+	cargo check -p arbor-core --no-default-features --lib --quiet || features_rc=1
+	cargo check -p arbor-db --no-default-features --all-targets --quiet || features_rc=1
+	cargo test -p arbor-db --no-default-features --lib --quiet || features_rc=1
+fi
+
 # Every package, unless the arguments name some.
 scope=(--workspace)
 for a in "$@"; do
@@ -88,6 +100,11 @@ if ((rc != 0 && failed == 0)); then
 	# A test binary that did not build, or died without a result line.
 	echo "cargo test exited with status $rc without a failing test: a build error or a crashed test binary (above)"
 	failed=1
+fi
+if ((features_rc != 0)); then
+	echo "a library crate without its default features did not build or its tests failed (above)"
+	failed=$((failed + 1))
+	((rc == 0)) && rc=1
 fi
 echo "$((passed - skips)) passed, $failed failed, $((skips + ignored)) skipped"
 exit "$rc"

@@ -53,7 +53,7 @@ fuzz_target!(|data: &[u8]| {
                 })
                 .collect();
             let mut v: Vec<usize> = (0..ts.len()).collect();
-            arbor_core::js_sort::v8_sort_by_number(&mut v, |a, b| ts[a] - ts[b]);
+            arbor_core::js::v8_sort_by_number(&mut v, |a, b| ts[a] - ts[b]);
             let mut p = v.clone();
             p.sort_unstable();
             assert!(p.iter().enumerate().all(|(i, &x)| i == x), "a permutation");

@@ -34,10 +34,7 @@ fn append(c: &mut Criterion) {
         let path = session_file(tmp.path(), 1, 10 + k as u64);
         // SAFETY: sync(2) has no preconditions.
         unsafe { libc::sync() };
-        let opts = ManagerOptions {
-            durability,
-            ..Default::default()
-        };
+        let opts = ManagerOptions::default().with_durability(durability);
         let mut sm = SessionManager::open(&path, opts).expect("open");
         g.bench_function(name, |b| {
             b.iter(|| sm.append_message(black_box(MESSAGE)).expect("append"))
@@ -47,14 +44,8 @@ fn append(c: &mut Criterion) {
     // one `write` on an O_APPEND descriptor and forced with `fdatasync`.
     let path = session_file(tmp.path(), 1, 20);
     let line_len = {
-        let sm = SessionManager::open(
-            &path,
-            ManagerOptions {
-                read_only: true,
-                ..Default::default()
-            },
-        )
-        .expect("open");
+        let sm = SessionManager::open(&path, ManagerOptions::default().with_read_only(true))
+            .expect("open");
         sm.entries()
             .last()
             .map(|e| sm.doc().line(&e.line).len() + 1)

@@ -3,7 +3,7 @@
 //! `cargo run --release -p arbor-bench --example phases -- FILE`
 use arbor_core::context::{build_session_context, LeafSel};
 use arbor_core::doc::SessionDoc;
-use arbor_store::map::FileBytes;
+use arbor_store::FileBytes;
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -478,7 +478,7 @@ fn a_prepared_listing_is_not_served_after_another_process_wrote_the_catalog() {
     );
     // Exactly what the catalog holds, in pi's order.
     let mut listed = env.indexed(std::slice::from_ref(&p));
-    arbor_index::catalog::sort_like_pi(&mut listed, false);
+    arbor_index::sort_like_pi(&mut listed, false);
     assert_eq!(after.stdout, arbor_index::prepared::json_of(&listed));
     w.kill().expect("kill");
     let _ = w.wait();

@@ -22,6 +22,7 @@ pub fn is_valid_hash(hash: &[u8]) -> bool {
 
 /// Why a string that looks like a blob reference cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BlobRefError {
     /// The suffix after `blob:sha256:` is not 64 lowercase hex characters.
     #[error(

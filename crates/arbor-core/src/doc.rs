@@ -54,6 +54,7 @@ pub struct BadLine {
 
 /// What the loader noticed; nothing here is ever removed from disk by reading.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct LoadReport {
     /// The file starts with a UTF-8 byte order mark.
     pub bom: bool,
@@ -527,7 +528,8 @@ fn scan_lines(
 impl SessionDoc {
     /// Entry `i`'s `message` as a typed value (see [`crate::typed`]): `T` is usually
     /// [`crate::typed::Message`], or any type of the caller's that serde can read it as.
-    /// The raw bytes stay as they are; this is a view.
+    /// The raw bytes stay as they are; this is a view. (Feature `typed`.)
+    #[cfg(feature = "typed")]
     pub fn message_as<T: serde::de::DeserializeOwned>(
         &self,
         i: usize,

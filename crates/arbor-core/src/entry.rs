@@ -370,6 +370,7 @@ pub enum LineRef {
 
 /// Errors that make a line unusable as an entry.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LineError {
     /// Not valid JSON.
     #[error("invalid JSON: {0}")]

@@ -15,6 +15,10 @@
 //! js::to_string(Some(&JsValue::parse(b"[1,[2,null],true]").unwrap()), &mut s);
 //! assert_eq!(s, b"1,2,,true");
 //! ```
+
+/// V8's `Array.prototype.sort` (TimSort, with its answers for comparators that are not
+/// consistent): the order pi's sorts give.
+pub use crate::js_sort::{v8_sort, v8_sort_by_number, v8_sort_slice_by_number};
 use crate::json::{JsStr, JsValue, ValueKind};
 
 /// JS `String(value)` (template literals, `+`, property keys, `Array.prototype.join`), as

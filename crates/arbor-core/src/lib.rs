@@ -30,6 +30,25 @@
 //! assert!(String::from_utf8_lossy(&json).starts_with(r#"{"messages":[{"role":"user","content":"hi","timestamp":1},"#));
 //! # Ok::<(), arbor_core::NotASession>(())
 //! ```
+//!
+//! # The public API
+//!
+//! - A session: [`SessionDoc`] ([`doc`]: its bytes, header, entries and [`Dialect`]), each
+//!   line's envelope ([`entry`]: [`Entry`], [`EntryType`], [`Role`], [`LineRef`]), the header
+//!   line ([`header`]), the tree ([`tree`]).
+//! - What pi sends to the model: [`build_session_context`] ([`context`]: [`LeafSel`],
+//!   [`SessionContext`]), kept current while a session grows ([`ContextCache`]).
+//! - The format's rules: migrations v1→v3 ([`migrate`], [`Migration`]), omp's write-side
+//!   transforms ([`persist`]), its blob references ([`blobref`]) and title slot ([`title`]).
+//! - JavaScript as pi computes it: JSON with `JSON.parse` / `JSON.stringify` semantics
+//!   ([`json`]), `Date` ([`time`]), `ToString`, `trim`, locale order and V8's sort ([`js`]).
+//! - With the `typed` feature: serde views of messages (`typed`, `SessionDoc::message_as`).
+//!
+//! # Cargo features
+//!
+//! - `typed` (default): the `typed` module and `SessionDoc::message_as` (the `serde` and
+//!   `serde_json` dependencies). Everything else reads and writes JSON with arbor's own
+//!   codec ([`json`]) and needs neither.
 #![deny(missing_docs)]
 
 pub mod blobref;
@@ -38,7 +57,7 @@ pub mod doc;
 pub mod entry;
 pub mod header;
 pub mod js;
-pub mod js_sort;
+mod js_sort;
 pub mod json;
 mod live;
 pub mod migrate;
@@ -46,8 +65,9 @@ pub mod persist;
 pub mod time;
 pub mod title;
 pub mod tree;
+#[cfg(feature = "typed")]
 pub mod typed;
-pub mod v8date;
+mod v8date;
 
 /// Whether more than one core is available to this process, asked once: the standard
 /// library's answer reads the cgroup's CPU quota files on every call, and a load asks for

@@ -28,7 +28,7 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
-/// `Date.parse(s)` / `new Date(s).getTime()` as V8 computes it ([`crate::v8date`]): the
+/// `Date.parse(s)` / `new Date(s).getTime()` as V8 computes it (arbor's port of V8's date parser): the
 /// ECMAScript date-time string format (`YYYY-MM-DDTHH:mm:ss.sssZ` and its shorter forms, `±YYYYYY`
 /// years) and everything V8's legacy parser accepts beyond it (`"2026-11-24 20:05:04Z"`,
 /// `"Nov 24 2026 20:05:05 GMT"`, `"2024/01/02"`, days past the month's end rolled over, ...).

@@ -103,6 +103,7 @@ pub fn header_view(doc: &crate::SessionDoc) -> Vec<u8> {
 
 /// Why a slot cannot be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TitleSlotError {
     /// `updatedAt` alone does not fit in the slot.
     #[error("session title slot metadata exceeds the fixed slot size")]

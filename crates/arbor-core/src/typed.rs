@@ -24,6 +24,7 @@ use serde::Deserialize;
 
 /// Why a typed view could not be made.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TypedError {
     /// The entry has no `message` member (it is not a message entry).
     #[error("the entry has no message")]

@@ -1,4 +1,4 @@
-//! `arbor_core::js_sort` against node's own `Array.prototype.sort` (V8 TimSort) with pi's
+//! `arbor_core::js::v8_sort` against node's own `Array.prototype.sort` (V8 TimSort) with pi's
 //! getTree comparator, NaN timestamps included (goldens/v8sort.json, made by
 //! tools/goldens/v8sort/make.mjs): the same permutation at every length, runs, merges and
 //! galloping included (issue 22, class 1: arbor used Rust's `sort_by` at 64 children and more,
@@ -29,7 +29,7 @@ fn v8_sort_matches_node_at_every_length() {
             .map(|v| num(v) as usize)
             .collect();
         let mut have: Vec<usize> = (0..ts.len()).collect();
-        arbor_core::js_sort::v8_sort_by_number(&mut have, |a, b| ts[a] - ts[b]);
+        arbor_core::js::v8_sort_by_number(&mut have, |a, b| ts[a] - ts[b]);
         assert_eq!(have, want, "n={} case {checked}", ts.len());
         checked += 1;
         if ts.len() >= 64 && ts.iter().any(|t| t.is_nan()) {

@@ -19,9 +19,73 @@
 //! sm.append_message(br#"{"role":"user","content":"hi","timestamp":1}"#).unwrap();
 //! assert_eq!(store.list().unwrap()[0].lines, 2);
 //! ```
+//!
+//! # The public API
+//!
+//! - Stores: [`SqliteStore`] (and its file's [`STORE_APP_ID`]); with the `postgres` feature,
+//!   `PgStore` (and `PG_SCHEMA_VERSION`), and [`connect_postgres`] either way.
+//! - The tables: [`schema`].
+//! - Showing a connection string: [`redact_url`].
+//!
+//! # Cargo features
+//!
+//! - `postgres` (default): the PostgreSQL store and its client and TLS stack (`postgres`,
+//!   `tokio-postgres-rustls`, `rustls`, `rustls-native-certs`). Without it [`connect_postgres`]
+//!   refuses every URL with a message naming the feature.
+#![deny(missing_docs)]
+
+mod conninfo;
+#[cfg(feature = "postgres")]
 mod pg;
 pub mod schema;
 mod sqlite;
 
-pub use pg::{redact_url, PgStore, PG_SCHEMA_VERSION};
+pub use conninfo::redact_url;
+#[cfg(feature = "postgres")]
+pub use pg::{PgStore, PG_SCHEMA_VERSION};
 pub use sqlite::{SqliteStore, STORE_APP_ID};
+
+use arbor_store::backend::{BackendError, SessionStore};
+use std::sync::Arc;
+
+/// What [`connect_postgres`] says in an arbor built without the `postgres` feature.
+pub const NO_POSTGRES: &str =
+    "this arbor was built without PostgreSQL support (feature `postgres`)";
+
+/// The PostgreSQL store a `postgres://` URL (or `host=… dbname=…` string) names, as
+/// `PgStore::connect` opens it, behind the store trait: the one entry point that exists
+/// whether or not this crate was built with the `postgres` feature.
+///
+/// # Errors
+/// With the feature, `PgStore::connect`'s. Without it, always [`BackendError::Db`] whose
+/// message is [`NO_POSTGRES`] (the store named by the URL with its password masked).
+pub fn connect_postgres(url: &str) -> Result<Arc<dyn SessionStore>, BackendError> {
+    #[cfg(feature = "postgres")]
+    {
+        Ok(Arc::new(PgStore::connect(url)?))
+    }
+    #[cfg(not(feature = "postgres"))]
+    {
+        Err(BackendError::Db {
+            store: redact_url(url),
+            message: NO_POSTGRES.to_string(),
+        })
+    }
+}
+
+#[cfg(all(test, not(feature = "postgres")))]
+mod without_postgres {
+    /// Without the feature a PostgreSQL URL is refused with the feature named, and the
+    /// password never shown.
+    #[test]
+    fn a_postgres_url_names_the_missing_feature() {
+        let Err(e) = super::connect_postgres("postgres://ann:S3kr1t@db.example/s") else {
+            panic!("a PostgreSQL URL opened without the feature");
+        };
+        let shown = e.to_string();
+        assert_eq!(
+            shown,
+            "postgres://ann:***@db.example/s: this arbor was built without PostgreSQL support (feature `postgres`)"
+        );
+    }
+}

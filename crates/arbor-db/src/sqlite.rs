@@ -93,7 +93,7 @@ fn identify(path: &Path) -> Result<Identity, BackendError> {
 /// file of the caller's own is made private (0600).
 fn check_not_planted(path: &Path) -> Result<(), String> {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    let me = arbor_store::safe_fs::euid();
+    let me = arbor_store::euid();
     let mut names = vec![path.to_path_buf()];
     for side in ["-wal", "-shm", "-journal"] {
         names.push(arbor_store::paths::with_suffix(path, side));
@@ -171,7 +171,7 @@ impl SqliteStore {
             Identity::New => {
                 check_not_planted(path).map_err(refuse)?;
                 arbor_store::sqlite_file::prepare_private(path)
-                    .map_err(|e| refuse(arbor_store::safe_fs::symlink_refused(e).to_string()))?;
+                    .map_err(|e| refuse(arbor_store::symlink_refused(e).to_string()))?;
                 // A symlink to nothing is not followed to create its target.
                 if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
                     return Err(refuse(

@@ -1,6 +1,7 @@
 //! The store conformance suite on a real PostgreSQL (a throwaway server from arbor-testkit:
 //! Debian's postgresql in a temporary directory, Unix socket only), a database per check; and
 //! two stores on one database keeping one writer per session.
+#![cfg(feature = "postgres")]
 use arbor_db::PgStore;
 use arbor_store::backend::{conformance, BackendError, SessionStore};
 use arbor_store::{ManagerOptions, SessionManager};

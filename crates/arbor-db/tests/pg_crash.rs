@@ -7,9 +7,10 @@
 //! `sqlite:PATH` or a PostgreSQL URL), printing `ack ID` after each append returns.
 //! `ARBOR_STORE_CRASH_KILLS` sets the number of kills per database (default 8; the issue's
 //! figure is 200).
-use arbor_db::{PgStore, SqliteStore};
+use arbor_db::SqliteStore;
 use arbor_store::backend::SessionStore;
 use arbor_store::{ManagerOptions, SessionManager};
+#[cfg(feature = "postgres")]
 use arbor_testkit::pg::TestServer;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -22,16 +23,13 @@ const CHILD: &str = "ARBOR_PG_APPEND_CHILD";
 fn open(target: &str) -> Arc<dyn SessionStore> {
     match target.strip_prefix("sqlite:") {
         Some(path) => Arc::new(SqliteStore::open(std::path::Path::new(path)).expect("sqlite")),
-        None => Arc::new(PgStore::connect(target).expect("connect")),
+        None => arbor_db::connect_postgres(target).expect("connect"),
     }
 }
 
 fn child(url: &str, id: &str, round: &str) {
     let store = open(url);
-    let opts = ManagerOptions {
-        wait: Some(Duration::from_secs(20)),
-        ..Default::default()
-    };
+    let opts = ManagerOptions::default().with_wait(Some(Duration::from_secs(20)));
     let mut sm = SessionManager::open_in(store, id, opts).expect("open");
     let mut out = std::io::stdout().lock();
     for i in 0.. {
@@ -60,6 +58,7 @@ fn run_as_child() -> bool {
 }
 
 #[test]
+#[cfg(feature = "postgres")]
 fn killed_appenders_lose_nothing_acknowledged() {
     const NAME: &str = "killed_appenders_lose_nothing_acknowledged";
     if run_as_child() {
@@ -149,10 +148,7 @@ fn killed_appenders(url: &str, name: &str) {
         let view = SessionManager::open_in(
             store.clone(),
             &id,
-            ManagerOptions {
-                read_only: true,
-                ..Default::default()
-            },
+            ManagerOptions::default().with_read_only(true),
         )
         .expect("reopen");
         assert!(
@@ -185,10 +181,7 @@ fn killed_appenders(url: &str, name: &str) {
     let mut w = SessionManager::open_in(
         store.clone(),
         &id,
-        ManagerOptions {
-            wait: Some(Duration::from_secs(20)),
-            ..Default::default()
-        },
+        ManagerOptions::default().with_wait(Some(Duration::from_secs(20))),
     )
     .expect("writer after the kills");
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());

@@ -3,7 +3,7 @@
 //! `cargo run --release -p arbor-index --example scanspeed -- DIR`
 use arbor_core::entry::Entry;
 use arbor_store::info::InfoState;
-use arbor_store::stream::LineStream;
+use arbor_store::LineStream;
 use std::time::Instant;
 
 fn main() {
@@ -56,8 +56,8 @@ fn main() {
     println!("+ InfoState       {e:.3}s {:.0} MB/s", mbs(e));
     let t = Instant::now();
     for f in &files {
-        let stat = arbor_index::scan::Stat::of(f).unwrap();
-        let job = arbor_index::scan::Job {
+        let stat = arbor_index::Stat::of(f).unwrap();
+        let job = arbor_index::Job {
             idx: 0,
             path: f.clone(),
             stat,
@@ -65,14 +65,14 @@ fn main() {
             kinds: Default::default(),
             want_docs: false,
         };
-        arbor_index::scan::scan_job(&job, &mut |c| k += c.nodes.len()).unwrap();
+        arbor_index::scan_job(&job, &mut |c| k += c.nodes.len()).unwrap();
     }
     let e = t.elapsed().as_secs_f64();
     println!("scan_job listing  {e:.3}s {:.0} MB/s", mbs(e));
     let t = Instant::now();
     for f in &files {
-        let stat = arbor_index::scan::Stat::of(f).unwrap();
-        let job = arbor_index::scan::Job {
+        let stat = arbor_index::Stat::of(f).unwrap();
+        let job = arbor_index::Job {
             idx: 0,
             path: f.clone(),
             stat,
@@ -80,7 +80,7 @@ fn main() {
             kinds: Default::default(),
             want_docs: true,
         };
-        arbor_index::scan::scan_job(&job, &mut |c| k += c.docs.len()).unwrap();
+        arbor_index::scan_job(&job, &mut |c| k += c.docs.len()).unwrap();
     }
     let e = t.elapsed().as_secs_f64();
     println!("scan_job + texts  {e:.3}s {:.0} MB/s", mbs(e));

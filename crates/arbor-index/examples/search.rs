@@ -22,7 +22,7 @@ fn main() -> ExitCode {
     let result = opened.and_then(|mut cat| {
         cat.refresh_dirs(
             std::slice::from_ref(&dir),
-            RefreshOptions::with_texts(),
+            RefreshOptions::default().with_texts(true),
             &mut |_| {},
         )?;
         cat.search(&SearchQuery::new(&query))

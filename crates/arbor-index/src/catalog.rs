@@ -186,6 +186,7 @@ pub fn cache_catalog_path() -> PathBuf {
 
 /// How a catalog was opened.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct OpenReport {
     /// The file did not exist (everything will be indexed).
     pub created: bool,
@@ -327,7 +328,7 @@ pub struct Listed {
 /// by name descending; both then sort stably by `modified`.
 ///
 /// ```
-/// # use arbor_index::catalog::sort_like_pi;
+/// # use arbor_index::sort_like_pi;
 /// let mut v: Vec<arbor_index::Listed> = Vec::new();
 /// sort_like_pi(&mut v, false);
 /// assert!(v.is_empty());
@@ -354,9 +355,7 @@ pub fn sort_like_pi(listed: &mut [Listed], all: bool) {
         listed.sort_by_cached_key(|l| std::cmp::Reverse(arbor_core::js::locale_key(&name(l))));
     }
     // pi's comparator, `b.modified - a.modified`, NaN for an Invalid Date: V8's algorithm.
-    arbor_core::js_sort::v8_sort_slice_by_number(listed, |a, b| {
-        b.info.modified_ms - a.info.modified_ms
-    });
+    arbor_core::js::v8_sort_slice_by_number(listed, |a, b| b.info.modified_ms - a.info.modified_ms);
 }
 
 impl Listed {
@@ -519,7 +518,7 @@ impl Catalog {
     /// `<path>.corrupt-<ms>`) and a new catalog created; see [`Catalog::report`].
     ///
     /// Only arbor's catalog is ever written or moved aside: a file that is not (a session, a
-    /// dotfile, another application's SQLite database: see [`crate::db_file::identify`]) is
+    /// dotfile, another application's SQLite database: see `db_file::identify`) is
     /// [`IndexError::NotACatalog`] and stays byte-identical. A file at arbor's own place
     /// ([`cache_catalog_path`]) that is no longer recognisable is taken for a damaged
     /// catalog. A catalog the caller cannot write is an [`IndexError::Io`] error before

@@ -49,7 +49,7 @@ pub(crate) fn check_writable(path: &Path) -> Result<(), IndexError> {
     Ok(())
 }
 
-/// What a file at a catalog path is (see [`arbor_store::sqlite_file::Identity`]).
+// What a file at a catalog path is (see [`arbor_store::sqlite_file::Identity`]).
 pub use arbor_store::sqlite_file::Identity;
 
 /// Tells what the file at `path` is ([`arbor_store::sqlite_file::identify`] with the

@@ -3,6 +3,7 @@ use std::path::PathBuf;
 
 /// What went wrong in the catalog or in `history.db`.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum IndexError {
     /// An SQLite error.
     #[error("{path}: {source}")]

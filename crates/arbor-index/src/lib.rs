@@ -29,7 +29,7 @@
 //! let mut catalog = Catalog::open(&tmp.path().join("catalog.db"))?;
 //! let (listed, _stats) = catalog.refresh_dirs(
 //!     std::slice::from_ref(&dir),
-//!     RefreshOptions::with_texts(),
+//!     RefreshOptions::default().with_texts(true),
 //!     &mut |_progress| {},
 //! )?;
 //! assert_eq!(listed[0].info.first_message.as_str(), Some("where is the walrus"));
@@ -38,29 +38,61 @@
 //! assert_eq!(hits[0].entry_id.as_deref(), Some("a1"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # The public API
+//!
+//! - The catalog: [`Catalog`] ([`Catalog::open`], refresh, listing, [`Catalog::search`]),
+//!   where it lives ([`default_catalog_path`], [`cache_catalog_path`]), what opening it found
+//!   ([`OpenReport`], [`Recovery`]), its rows ([`Listed`], [`IndexedText`], [`SpendRow`]) and
+//!   pi's order of them ([`sort_like_pi`]).
+//! - Refreshing: [`RefreshOptions`], [`RefreshStats`], [`Progress`], what is indexed
+//!   ([`IndexKinds`], [`Kind`], [`Usage`]), a directory's listing ([`read_dir_listing`],
+//!   [`DirListing`], [`dir_key`], [`node_join`]) and a file's fingerprint ([`Stat`]).
+//! - Search: [`SearchQuery`], [`Hit`].
+//! - [`history`]: omp's prompt history (`history.db`).
+//! - [`watch`]: the live watcher (`arbor index --watch`) and what commands ask of it;
+//!   [`prepared`]: the listings it prepares for them.
+//! - Errors: [`IndexError`].
 #![deny(missing_docs)]
 
-pub mod catalog;
-pub mod db_file;
+mod catalog;
+mod db_file;
 mod error;
 pub mod history;
 pub mod prepared;
 mod rank;
-pub mod refresh;
-pub mod scan;
-pub mod search;
-pub mod spends;
+mod refresh;
+mod scan;
+mod search;
+mod spends;
 mod stamp;
-pub mod text;
-pub mod tree;
+mod text;
+mod tree;
 pub mod watch;
 
+/// The catalog, its rows and pi's order of them.
 pub use catalog::{
-    cache_catalog_path, default_catalog_path, Catalog, IndexedText, Listed, OpenReport, Recovery,
+    cache_catalog_path, default_catalog_path, sort_like_pi, Catalog, IndexedText, Listed,
+    OpenReport, Recovery,
 };
+/// What can go wrong in the catalog.
 pub use error::IndexError;
+/// Refreshing the catalog from the session directories.
 pub use refresh::{
     dir_key, node_join, read_dir_listing, DirListing, Progress, RefreshOptions, RefreshStats,
 };
+/// A file's fingerprint as the catalog keeps it.
+pub use scan::Stat;
+/// Full-text search.
 pub use search::{Hit, SearchQuery};
+/// What `arbor stats` keeps of each session.
+pub use spends::SpendRow;
+/// What is indexed of a session.
 pub use text::{IndexKinds, Kind, Usage};
+
+/// Not API: the reading half of indexing and the stored tree, for arbor's own benchmarks
+/// (`examples/scanspeed.rs`) and tests; they change without notice.
+#[doc(hidden)]
+pub use scan::{scan_job, Job};
+#[doc(hidden)]
+pub use tree::TreeCache;

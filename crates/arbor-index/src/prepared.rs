@@ -2,7 +2,7 @@
 //! see the module `watch`) prepares for `arbor ls` so that a command at 10,000 sessions does not
 //! read and convert every catalog row itself.
 //!
-//! Two forms, both of a list already in pi's order ([`crate::catalog::sort_like_pi`]):
+//! Two forms, both of a list already in pi's order ([`crate::sort_like_pi`]):
 //!
 //! - the JSON document of `arbor ls --json` ([`write_json_list`], the one writer of that array:
 //!   `ls` streams its rows through it too);

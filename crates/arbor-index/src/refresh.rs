@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Progress of a refresh, for a progress bar.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Progress {
     /// Files whose reading finished.
     pub files_done: u64,
@@ -26,6 +27,7 @@ pub struct Progress {
 
 /// What a refresh did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RefreshStats {
     /// Session files seen.
     pub files: u64,
@@ -47,8 +49,10 @@ pub struct RefreshStats {
     pub failed: Vec<(PathBuf, String)>,
 }
 
-/// How to refresh.
+/// How to refresh: `RefreshOptions::default()` and the `with_*` setters (the struct may gain
+/// fields, so it is not built with a literal outside this crate).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RefreshOptions {
     /// Reader threads (0: one per core).
     pub threads: usize,
@@ -74,12 +78,28 @@ impl Default for RefreshOptions {
 }
 
 impl RefreshOptions {
-    /// The defaults, with texts.
-    pub fn with_texts() -> RefreshOptions {
-        RefreshOptions {
-            texts: true,
-            ..RefreshOptions::default()
-        }
+    /// With [`RefreshOptions::threads`].
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// With [`RefreshOptions::optimize_after`].
+    pub fn with_optimize_after(mut self, optimize_after: u64) -> Self {
+        self.optimize_after = optimize_after;
+        self
+    }
+
+    /// With [`RefreshOptions::texts`].
+    pub fn with_texts(mut self, texts: bool) -> Self {
+        self.texts = texts;
+        self
+    }
+
+    /// With [`RefreshOptions::listing`].
+    pub fn with_listing(mut self, listing: bool) -> Self {
+        self.listing = listing;
+        self
     }
 }
 
@@ -661,7 +681,7 @@ impl Catalog {
 
     /// The listing of `dirs` as the catalog holds it, every field (without looking at the
     /// files: for a catalog a live watcher keeps fresh, see [`crate::watch::vouches`]),
-    /// directory by directory (callers sort: [`crate::catalog::sort_like_pi`]).
+    /// directory by directory (callers sort: [`crate::sort_like_pi`]).
     pub fn listed_as_indexed(&self, dirs: &[PathBuf]) -> Result<Vec<Listed>, IndexError> {
         let keyed: Vec<(String, PathBuf)> = dirs.iter().map(|d| (dir_key(d), d.clone())).collect();
         self.listed_as_indexed_keyed(&keyed)

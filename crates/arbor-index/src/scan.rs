@@ -6,7 +6,7 @@ use arbor_core::entry::{Entry, EntryType, LineError, Role};
 use arbor_core::json::{JsStr, ValueKind};
 use arbor_core::LineRef;
 use arbor_store::info::{InfoState, Phase};
-use arbor_store::stream::LineStream;
+use arbor_store::LineStream;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -389,6 +389,8 @@ pub fn scan_job(job: &Job, emit: &mut dyn FnMut(Chunk)) -> std::io::Result<()> {
                     info.feed_non_object(bytes.trim_ascii() == b"null");
                 }
             }
+            // A kind of bad line arbor-core may add later: skipped as a malformed one.
+            Some(Err(_)) => {}
             Some(Ok(e)) if !listing => {
                 if e.etype == EntryType::Session {
                     if !docs_header_seen {

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 /// A search.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct SearchQuery {
     /// The query text.
     pub query: String,
@@ -548,7 +549,7 @@ mod tests {
         let mut cat = Catalog::in_memory().expect("catalog");
         cat.refresh_dirs(
             &[d.path().to_path_buf()],
-            crate::RefreshOptions::with_texts(),
+            crate::RefreshOptions::default().with_texts(true),
             &mut |_| {},
         )
         .expect("index");

@@ -89,7 +89,7 @@ pub(crate) fn read(path: &Path) -> Option<Stamp> {
     if std::fs::symlink_metadata(stamp_path(path)).ok()?.uid() != owner {
         return None;
     }
-    let bytes = arbor_store::safe_fs::read_regular_at_most(&stamp_path(path), 256).ok()?;
+    let bytes = arbor_store::read_regular_at_most(&stamp_path(path), 256).ok()?;
     let text = std::str::from_utf8(&bytes).ok()?;
     let mut lines = text.lines();
     if lines.next()? != MAGIC {
@@ -129,7 +129,7 @@ pub(crate) fn write(path: &Path, s: &Stamp) {
         i64::from(s.files_ok),
         i64::from(s.fts_ok)
     );
-    let _ = arbor_store::safe_fs::replace_file(&stamp_path(path), text.as_bytes());
+    let _ = arbor_store::replace_file(&stamp_path(path), text.as_bytes());
 }
 
 /// Removes the stamp (the catalog is set aside or rebuilt).

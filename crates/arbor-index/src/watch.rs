@@ -64,7 +64,7 @@ pub fn refreshes(catalog: &Path) -> Option<u64> {
 }
 
 /// The listing of `dirs` as the catalog holds it, in pi's order (what
-/// [`Catalog::listed_as_indexed`] and [`crate::catalog::sort_like_pi`] give), prepared by a
+/// [`Catalog::listed_as_indexed`] and [`crate::sort_like_pi`] give), prepared by a
 /// live watcher of the catalog `catalog` that vouches for every one of `dirs` (as [`vouches`]),
 /// or `None` (no watcher, it does not vouch, it answers late or wrongly: the caller refreshes).
 pub fn listing(catalog: &Path, dirs: &[PathBuf]) -> Option<Vec<Listed>> {
@@ -198,7 +198,7 @@ fn request(catalog: &Path, q: &str) -> std::io::Result<String> {
 /// private directory of this user) and returns its answer line and the rest of the answer.
 fn ask_line(catalog: &Path, q: &str) -> std::io::Result<(String, BufReader<UnixStream>)> {
     let dir = control_dir(catalog);
-    let me = arbor_store::safe_fs::euid();
+    let me = arbor_store::euid();
     let d = std::fs::symlink_metadata(&dir)?;
     let sock = dir.join("sock");
     let s = std::fs::symlink_metadata(&sock)?;
@@ -310,10 +310,9 @@ fn refresh_noting(
     dirs: &[PathBuf],
     blind: &mut std::collections::HashSet<String>,
 ) -> Result<RefreshStats, IndexError> {
-    let opts = RefreshOptions {
-        listing: false,
-        ..RefreshOptions::with_texts()
-    };
+    let opts = RefreshOptions::default()
+        .with_texts(true)
+        .with_listing(false);
     let (_, stats) = cat.refresh_dirs(dirs, opts, &mut |_| {})?;
     for d in dirs {
         let key = crate::dir_key(d);
@@ -458,7 +457,7 @@ impl PreparedCache {
         }
         let listed = || -> Result<Vec<Listed>, IndexError> {
             let mut listed = cat.listed_as_indexed_keyed(dirs)?;
-            crate::catalog::sort_like_pi(&mut listed, dirs.len() > 1);
+            crate::sort_like_pi(&mut listed, dirs.len() > 1);
             Ok(listed)
         };
         let bytes = Arc::new(match &key.0 {
@@ -560,9 +559,9 @@ pub fn run(
     // relatively (`--catalog my.db`) never saw its tick, and the watcher never answered.
     let ctl = control_dir(cat.path());
     let ctl = std::path::absolute(&ctl).at(&ctl)?;
-    arbor_store::file::create_dir_private(&ctl).at(&ctl)?;
+    arbor_store::create_dir_private(&ctl).at(&ctl)?;
     let m = std::fs::symlink_metadata(&ctl).at(&ctl)?;
-    if !m.is_dir() || m.uid() != arbor_store::safe_fs::euid() || m.mode() & 0o077 != 0 {
+    if !m.is_dir() || m.uid() != arbor_store::euid() || m.mode() & 0o077 != 0 {
         return Err(std::io::Error::new(
             std::io::ErrorKind::PermissionDenied,
             "is not a private directory of this user (mode 0700)",
@@ -676,7 +675,7 @@ pub fn run(
         served: 0,
         read: 0,
     };
-    let write_tick = || arbor_store::safe_fs::replace_file(&tick, b"tick\n").at(&tick);
+    let write_tick = || arbor_store::replace_file(&tick, b"tick\n").at(&tick);
     loop {
         // Block for the next message, then take every queued one before refreshing.
         let Ok(first) = rx.recv() else { break };

@@ -392,20 +392,16 @@ fn check(world: &World, inc: &mut Catalog, texts: bool) {
     let (listed, _) = inc
         .refresh_dirs(
             std::slice::from_ref(&dir),
-            RefreshOptions {
-                texts,
-                ..Default::default()
-            },
+            RefreshOptions::default().with_texts(texts),
             &mut |_| {},
         )
         .unwrap();
     let (none, _) = inc
         .refresh_dirs(
             std::slice::from_ref(&dir),
-            RefreshOptions {
-                listing: false,
-                ..RefreshOptions::with_texts()
-            },
+            RefreshOptions::default()
+                .with_texts(true)
+                .with_listing(false),
             &mut |_| {},
         )
         .unwrap();
@@ -416,11 +412,7 @@ fn check(world: &World, inc: &mut Catalog, texts: bool) {
     fresh
         .refresh_dirs(
             std::slice::from_ref(&dir),
-            RefreshOptions {
-                threads: 1,
-                texts: true,
-                ..Default::default()
-            },
+            RefreshOptions::default().with_threads(1).with_texts(true),
             &mut |_| {},
         )
         .unwrap();
@@ -434,7 +426,7 @@ fn check(world: &World, inc: &mut Catalog, texts: bool) {
     let mut want = Vec::new();
     for s in &world.sessions {
         if let Ok(m) = std::fs::metadata(&s.path) {
-            let ms = arbor_index::scan::Stat::from_meta(&m).mtime_ms();
+            let ms = arbor_index::Stat::from_meta(&m).mtime_ms();
             if let Some(i) = arbor_store::info::session_info_streaming(&s.path, ms).unwrap() {
                 want.push(i);
             }
@@ -473,7 +465,7 @@ fn check(world: &World, inc: &mut Catalog, texts: bool) {
                 |r| r.get(0),
             )
             .unwrap();
-        let tree = arbor_index::tree::TreeCache::decode(&data).unwrap();
+        let tree = arbor_index::TreeCache::decode(&data).unwrap();
         let got: Vec<i64> = (0..tree.len())
             .filter(|&i| tree.on_path[i])
             .map(|i| tree.seqs[i])
@@ -624,10 +616,9 @@ fn a_texts_only_refresh_finds_every_kind_of_change_in_name_order() {
     }
     let db_dir = tempfile::tempdir().unwrap();
     let mut inc = Catalog::open(&db_dir.path().join("inc.db")).unwrap();
-    let texts = RefreshOptions {
-        listing: false,
-        ..RefreshOptions::with_texts()
-    };
+    let texts = RefreshOptions::default()
+        .with_texts(true)
+        .with_listing(false);
     let refresh = |c: &mut Catalog| {
         c.refresh_dirs(std::slice::from_ref(&d), texts, &mut |_| {})
             .unwrap()

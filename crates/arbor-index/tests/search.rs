@@ -62,10 +62,7 @@ fn ranking_window_and_filters() {
     let st = cat
         .refresh_dirs(
             std::slice::from_ref(&dir),
-            RefreshOptions {
-                threads: 1,
-                ..RefreshOptions::with_texts()
-            },
+            RefreshOptions::default().with_texts(true).with_threads(1),
             &mut |_| {},
         )
         .unwrap()
@@ -169,7 +166,7 @@ fn damage_found_by_a_search_is_recovered_from() {
     assert!(aside.exists());
     cat.refresh_dirs(
         std::slice::from_ref(&dir),
-        RefreshOptions::with_texts(),
+        RefreshOptions::default().with_texts(true),
         &mut |_| {},
     )
     .unwrap();
@@ -197,7 +194,7 @@ mod any_query {
         let mut cat = Catalog::open(&d.path().join("c.db")).expect("open");
         cat.refresh_dirs(
             std::slice::from_ref(&dir),
-            RefreshOptions::with_texts(),
+            RefreshOptions::default().with_texts(true),
             &mut |_| {},
         )
         .expect("index");
@@ -315,7 +312,7 @@ fn filters_that_keep_everything_give_the_same_answers() {
     let mut cat = Catalog::open(&d.path().join("c.db")).unwrap();
     cat.refresh_dirs(
         &[a.clone(), b.clone()],
-        RefreshOptions::with_texts(),
+        RefreshOptions::default().with_texts(true),
         &mut |_| {},
     )
     .unwrap();
@@ -362,7 +359,7 @@ fn the_count_stops_at_its_cap_however_it_is_known() {
     let mut cat = Catalog::open(&d.path().join("c.db")).unwrap();
     cat.refresh_dirs(
         &[a.clone(), b.clone()],
-        RefreshOptions::with_texts(),
+        RefreshOptions::default().with_texts(true),
         &mut |_| {},
     )
     .unwrap();

@@ -98,7 +98,7 @@ fn a_catalog_written_by_something_else_is_checked_and_its_damage_found() {
     cat.recover().unwrap();
     cat.refresh_dirs(
         std::slice::from_ref(&w.dir),
-        RefreshOptions::with_texts(),
+        RefreshOptions::default().with_texts(true),
         &mut |_| {},
     )
     .unwrap();
@@ -116,7 +116,7 @@ fn a_process_that_died_while_writing_leaves_a_catalog_that_is_checked() {
     session(&w.dir, "late", "a late walrus");
     cat.refresh_dirs(
         std::slice::from_ref(&w.dir),
-        RefreshOptions::with_texts(),
+        RefreshOptions::default().with_texts(true),
         &mut |_| {},
     )
     .unwrap();
@@ -172,7 +172,7 @@ fn a_stamp_is_not_downgraded_by_a_process_that_knew_less() {
     session(&w.dir, "late", "a late walrus");
     b.refresh_dirs(
         std::slice::from_ref(&w.dir),
-        RefreshOptions::with_texts(),
+        RefreshOptions::default().with_texts(true),
         &mut |_| {},
     )
     .unwrap();

@@ -21,6 +21,7 @@ use std::time::{Duration, SystemTime};
 
 /// What is wrong with a blob.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BlobError {
     /// The reference's hash is not 64 lowercase hex characters (no path was built from it).
     #[error(transparent)]
@@ -550,6 +551,7 @@ pub fn resolve_doc_blobs(
 
 /// What `arbor gc --blobs` found (and removed, unless it was a dry run).
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct GcReport {
     /// Session-like files scanned for references.
     pub files_scanned: usize,

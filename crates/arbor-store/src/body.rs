@@ -5,6 +5,7 @@ use arbor_core::json::JsValue;
 
 /// Why a body cannot be appended.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BodyError {
     /// Not a JSON object.
     #[error("the entry body is not a JSON object")]

@@ -222,7 +222,7 @@ pub fn list_dir(dir: &Path) -> Vec<SessionInfo> {
     // pi: `sessions.sort((a, b) => b.modified.getTime() - a.modified.getTime())`. An Invalid
     // Date gives NaN, "equal" to V8: not a total order, so V8's own algorithm (Rust's sort may
     // panic on it and would give another order).
-    arbor_core::js_sort::v8_sort_slice_by_number(&mut out, |a, b| b.modified_ms - a.modified_ms);
+    arbor_core::js::v8_sort_slice_by_number(&mut out, |a, b| b.modified_ms - a.modified_ms);
     out
 }
 

@@ -3,6 +3,7 @@ use std::path::PathBuf;
 
 /// Everything that can go wrong in the store.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// An I/O failure on a file.
     #[error("{path}: {source}")]

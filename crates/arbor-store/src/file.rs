@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// When appended bytes are forced to stable storage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Durability {
     /// Page cache only; the OS writes it back when it likes.
     None,
@@ -59,7 +60,6 @@ pub fn create_dir_private(dir: &Path) -> io::Result<()> {
 #[derive(Debug)]
 pub struct AppendFile {
     file: File,
-    path: PathBuf,
     len: u64,
     durability: Durability,
     dirty: bool,
@@ -82,7 +82,6 @@ impl AppendFile {
         let len = meta.len();
         Ok(AppendFile {
             file,
-            path: path.to_path_buf(),
             len,
             durability,
             dirty: false,
@@ -92,16 +91,6 @@ impl AppendFile {
     /// The file's length as this writer knows it.
     pub fn len(&self) -> u64 {
         self.len
-    }
-
-    /// Whether the file is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The path.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// Appends `bytes` (one or more complete lines) with a single `write` when the kernel
@@ -151,14 +140,6 @@ impl AppendFile {
         self.dirty = false;
         Ok(())
     }
-
-    /// Cuts the file back to `len` bytes (used to remove a torn tail after saving it).
-    pub fn truncate_to(&mut self, len: u64) -> io::Result<()> {
-        self.file.set_len(len)?;
-        self.file.sync_data()?;
-        self.len = len;
-        Ok(())
-    }
 }
 
 impl Drop for AppendFile {
@@ -188,7 +169,7 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 /// std::fs::write(&real, "old\n").unwrap();
 /// let link = dir.path().join("link.jsonl");
 /// std::os::unix::fs::symlink(&real, &link).unwrap();
-/// arbor_store::file::atomic_write(&link, &[b"new\n"]).unwrap();
+/// arbor_store::atomic_write(&link, &[b"new\n"]).unwrap();
 /// assert_eq!(std::fs::read(&real).unwrap(), b"new\n");
 /// assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
 /// ```

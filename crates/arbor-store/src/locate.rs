@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// Why a `SESSION` argument names no single session, or a scope no directories.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LocateError {
     /// A directory the user named is not one.
     #[error("{0}: not a directory")]

@@ -32,6 +32,7 @@ impl std::fmt::Display for Holder {
 
 /// Errors taking a lock.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LockError {
     /// Another writer has the session.
     #[error("{path} is being written by another process ({holder})")]

@@ -53,7 +53,7 @@ impl AsRef<[u8]> for FileBytes {
 }
 
 impl FileBytes {
-    /// Reads `path`: files of at least [`MAP_THRESHOLD`] bytes are mapped (pages populated up
+    /// Reads `path`: files of at least `MAP_THRESHOLD` (1 MiB) bytes are mapped (pages populated up
     /// front), smaller ones read. Falls back to reading when a map cannot be made or guarded.
     pub fn open(path: &Path) -> io::Result<FileBytes> {
         Self::open_with(path, true)
@@ -170,7 +170,7 @@ impl FileBytes {
 ///
 /// ```
 /// let bytes = b"{\"type\":\"session\"}\n".to_vec();
-/// let mut resident = arbor_store::map::Resident::new(&bytes);
+/// let mut resident = arbor_store::Resident::new(&bytes);
 /// resident.read(&bytes[..]);
 /// resident.done();
 /// ```
@@ -191,7 +191,7 @@ impl<'a> Resident<'a> {
     }
 
     /// `line` was read. It counts with the pages the kernel maps around each fault
-    /// ([`FAULT_AROUND`]): lines read out of file order (an export follows the tree) each map
+    /// (`FAULT_AROUND`, 64 KiB): lines read out of file order (an export follows the tree) each map
     /// their neighbours too, so counting only their own bytes let 8 MB of lines keep 50-75 MB
     /// of the file mapped.
     pub fn read(&mut self, line: &[u8]) {

@@ -99,7 +99,7 @@ pub fn open_checked(
 /// refused without waiting for a writer, a device or directory without reading it.
 ///
 /// ```
-/// let err = arbor_store::safe_fs::open_regular(std::path::Path::new("/dev/null")).unwrap_err();
+/// let err = arbor_store::open_regular(std::path::Path::new("/dev/null")).unwrap_err();
 /// assert_eq!(err.to_string(), "is a character device, not a regular file");
 /// ```
 pub fn open_regular(path: &Path) -> io::Result<File> {
@@ -197,7 +197,7 @@ pub fn real_path_for_write(session: &Path) -> io::Result<PathBuf> {
 /// This is the one way arbor creates a file a user asked for (an export, its images, a man
 /// page, a breadcrumb): the temporary file is created with `O_CREAT | O_EXCL` (a symlink or
 /// file planted under its random name is never followed or reused) and the private mode
-/// [`FILE_MODE`] unless told otherwise, and the final rename replaces whatever directory entry
+/// `FILE_MODE` (0600) unless told otherwise, and the final rename replaces whatever directory entry
 /// is at the name (a symlink someone planted there is replaced, never written through). A
 /// `NewFile` dropped without `commit` (an error, a panic) removes its temporary file: nothing
 /// half-written stays behind.
@@ -209,7 +209,7 @@ pub fn real_path_for_write(session: &Path) -> io::Result<PathBuf> {
 /// std::fs::write(&victim, "keep").unwrap();
 /// let page = dir.path().join("arbor.1");
 /// std::os::unix::fs::symlink(&victim, &page).unwrap();
-/// let mut f = arbor_store::safe_fs::NewFile::create(&page).unwrap();
+/// let mut f = arbor_store::NewFile::create(&page).unwrap();
 /// f.write_all(b"page").unwrap();
 /// f.commit().unwrap();
 /// assert_eq!(std::fs::read(&victim).unwrap(), b"keep");

@@ -144,11 +144,9 @@ fn an_omp_session_outside_the_root_is_registered_before_its_blob_line() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let agent = tmp.path().join("agent");
     let elsewhere = tmp.path().join("elsewhere");
-    let opts = ManagerOptions {
-        dialect: Some(Dialect::Omp),
-        blob_dir: Some(agent.join("blobs")),
-        ..Default::default()
-    };
+    let opts = ManagerOptions::default()
+        .with_dialect(Some(Dialect::Omp))
+        .with_blob_dir(Some(agent.join("blobs")));
     let mut sm = SessionManager::create("/w", Some(&elsewhere), opts).expect("create");
     let data = "QUJD".repeat(400);
     sm.append(&NewEntry::Message(

@@ -56,7 +56,7 @@ fn lean_load_reads_what_load_reads() {
         );
     }
     // Reading the released pages again gives the same bytes.
-    arbor_store::map::release_pages(b.base_bytes());
+    arbor_store::release_pages(b.base_bytes());
     assert_eq!(a.base_bytes(), b.base_bytes());
     let _ = std::fs::remove_dir_all(&dir);
 }

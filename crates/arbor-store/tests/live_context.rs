@@ -30,10 +30,7 @@ fn assistant(text: &str) -> Vec<u8> {
 #[test]
 fn live_context_tracks_a_growing_session() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let opts = ManagerOptions {
-        durability: Durability::None,
-        ..Default::default()
-    };
+    let opts = ManagerOptions::default().with_durability(Durability::None);
     let mut sm = SessionManager::create("/work", Some(dir.path()), opts.clone()).expect("create");
     let first = sm.append_message(&user("hello")).expect("append");
     let (j, change, _) = live_json(&mut sm);

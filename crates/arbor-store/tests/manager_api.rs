@@ -60,10 +60,7 @@ fn deferred_persistence_writes_once_the_conversation_starts() {
     // the first user or assistant message writes everything (0.73.1 waited for an assistant
     // message, so a first prompt whose turn never completed was lost).
     let tmp = tempfile::tempdir().unwrap();
-    let opts = ManagerOptions {
-        deferred: true,
-        ..Default::default()
-    };
+    let opts = ManagerOptions::default().with_deferred(true);
     let mut sm = SessionManager::create("/p", Some(tmp.path()), opts.clone()).unwrap();
     let path = sm.session_file().unwrap().to_path_buf();
     sm.append_model_change("p", "m").unwrap();

@@ -18,11 +18,9 @@ fn msg(json: &str) -> NewEntry {
 }
 
 fn omp_opts(blobs: &Path) -> ManagerOptions {
-    ManagerOptions {
-        dialect: Some(Dialect::Omp),
-        blob_dir: Some(blobs.to_path_buf()),
-        ..Default::default()
-    }
+    ManagerOptions::default()
+        .with_dialect(Some(Dialect::Omp))
+        .with_blob_dir(Some(blobs.to_path_buf()))
 }
 
 #[test]
@@ -47,10 +45,7 @@ fn a_second_writer_in_the_same_process_is_refused_then_waits() {
     let waiter = std::thread::spawn(move || {
         SessionManager::open(
             &p2,
-            ManagerOptions {
-                wait: Some(Duration::from_secs(20)),
-                ..Default::default()
-            },
+            ManagerOptions::default().with_wait(Some(Duration::from_secs(20))),
         )
         .map(|_| ())
     });
@@ -89,10 +84,7 @@ fn new_files_and_directories_are_private() {
     std::io::Write::write_all(&mut f, b"garbage\n").expect("write");
     let out = check::repair(
         &path,
-        &CheckOptions {
-            blob_dir: Some(blobs.clone()),
-            ..Default::default()
-        },
+        &CheckOptions::default().with_blob_dir(Some(blobs.clone())),
         None,
     )
     .expect("repair");
@@ -139,10 +131,7 @@ fn omp_files_get_blobs_and_truncation_pi_files_do_not() {
     let mut pi = SessionManager::create(
         "/w",
         Some(tmp.path()),
-        ManagerOptions {
-            blob_dir: Some(blobs.clone()),
-            ..Default::default()
-        },
+        ManagerOptions::default().with_blob_dir(Some(blobs.clone())),
     )
     .expect("pi");
     let a = pi.append(&msg(&image_msg)).expect("image");

@@ -143,7 +143,7 @@ pub(crate) fn save_cursors(
         source,
     };
     if let Some(dir) = path.parent() {
-        arbor_store::file::create_dir_private(dir).map_err(err)?;
+        arbor_store::create_dir_private(dir).map_err(err)?;
     }
-    arbor_store::file::atomic_write(path, &[text.as_bytes()]).map_err(err)
+    arbor_store::atomic_write(path, &[text.as_bytes()]).map_err(err)
 }

@@ -250,7 +250,7 @@ fn local_sessions<'l>(
                     store,
                     stat,
                 });
-            } else if let Err(e) = arbor_store::safe_fs::open_regular(&path) {
+            } else if let Err(e) = arbor_store::open_regular(&path) {
                 // (A readable file without a session header is not a session: passed over.)
                 rows.push(unreadable(String::new(), path, &e));
             }
@@ -1123,7 +1123,7 @@ fn pull_new(
     let hashes = named_blobs(&s.meta.tool, bytes.split(|b| *b == b'\n'));
     (row.blobs, row.missing_blobs) = copy_blobs(remote, here, &hashes)?;
     if let Some(dir) = target.parent() {
-        arbor_store::file::create_dir_private(dir).map_err(|e| BackendError::Db {
+        arbor_store::create_dir_private(dir).map_err(|e| BackendError::Db {
             store: "files".into(),
             message: format!("{}: {e}", dir.display()),
         })?;
@@ -1277,6 +1277,12 @@ fn pull_into(
         }
         Err(arbor_store::lock::LockError::Io { source, .. }) => {
             return Ok((unreadable(id.clone(), path.to_path_buf(), &source), cursor));
+        }
+        // A refusal arbor-store may add later (LockError is non_exhaustive): as Busy.
+        Err(e) => {
+            row.note = Some(e.to_string());
+            row.unresolved = true;
+            return Ok((row, cursor));
         }
     };
     if leftover {
@@ -1453,7 +1459,7 @@ fn write_new_session(target: &Path, bytes: &[u8]) -> Result<Option<String>, Sync
         store: "files".into(),
         message: format!("{}: {e}", target.display()),
     };
-    let mut w = match FileWriter::create(target, None, arbor_store::file::Durability::default()) {
+    let mut w = match FileWriter::create(target, None, arbor_store::Durability::default()) {
         Ok(w) => w,
         Err(StoreError::Lock(e)) => {
             return Ok(Some(format!("not written: {}: {e}", target.display())))

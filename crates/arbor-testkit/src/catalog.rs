@@ -9,7 +9,7 @@ pub fn indexed(db: &Path, dir: &Path) -> Catalog {
     let mut cat = Catalog::open(db).expect("open catalog");
     cat.refresh_dirs(
         &[dir.to_path_buf()],
-        RefreshOptions::with_texts(),
+        RefreshOptions::default().with_texts(true),
         &mut |_| {},
     )
     .expect("refresh");

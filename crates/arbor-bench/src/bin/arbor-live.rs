@@ -33,14 +33,8 @@ fn copy_to(dir: &Path, src: &Path, name: &str) -> Result<PathBuf> {
 }
 
 fn open(path: &Path, durability: Durability) -> Result<SessionManager> {
-    SessionManager::open(
-        path,
-        ManagerOptions {
-            durability,
-            ..Default::default()
-        },
-    )
-    .with_context(|| format!("opening {}", path.display()))
+    SessionManager::open(path, ManagerOptions::default().with_durability(durability))
+        .with_context(|| format!("opening {}", path.display()))
 }
 
 /// Per-turn cost of the live context and of a full rebuild.

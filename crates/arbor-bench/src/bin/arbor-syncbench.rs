@@ -278,10 +278,7 @@ fn store_timings(a: &Args, server: &arbor_testkit::pg::TestServer) -> Result<()>
         let sm = SessionManager::open_in(
             store.clone(),
             &meta.id,
-            ManagerOptions {
-                read_only: true,
-                ..Default::default()
-            },
+            ManagerOptions::default().with_read_only(true),
         )?;
         let n_pg = sm.entries().len();
         from_pg.push(t.elapsed().as_secs_f64());

@@ -229,10 +229,7 @@ impl App {
                 return;
             }
             if let Ok(mut c) = Catalog::open(&path) {
-                let opts = arbor_index::RefreshOptions {
-                    texts: true,
-                    ..Default::default()
-                };
+                let opts = arbor_index::RefreshOptions::default().with_texts(true);
                 let _ = c.refresh_dirs(&dirs, opts, &mut |_| {});
             }
             let _ = tx.send(());
@@ -809,10 +806,7 @@ fn new_empty_like(
     arbor_store::SessionManager::create(
         &cwd,
         path.parent(),
-        arbor_store::ManagerOptions {
-            dialect: Some(doc.dialect()),
-            ..Default::default()
-        },
+        arbor_store::ManagerOptions::default().with_dialect(Some(doc.dialect())),
     )
 }
 

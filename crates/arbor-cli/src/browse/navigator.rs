@@ -450,7 +450,7 @@ impl Navigator {
         if len <= self.read_to {
             return Ok(false);
         }
-        let mut f = arbor_store::safe_fs::open_regular(&self.path)?;
+        let mut f = arbor_store::open_regular(&self.path)?;
         f.seek(SeekFrom::Start(self.read_to))?;
         let mut buf = Vec::new();
         f.take(len - self.read_to).read_to_end(&mut buf)?;

@@ -611,10 +611,10 @@ fn regex_snippet(text: &str, start: usize, end: usize) -> String {
 }
 
 /// Newest first, then by row index (the listing's order); a NaN time (an Invalid Date) compares
-/// "equal" as in pi's listing. V8's sort ([`arbor_core::js_sort`]): never panics on such a
+/// "equal" as in pi's listing. V8's sort ([`arbor_core::js::v8_sort`]): never panics on such a
 /// comparator.
 fn by_time(rows: &mut [usize], t: impl Fn(usize) -> f64) {
-    arbor_core::js_sort::v8_sort_by_number(rows, |a, b| {
+    arbor_core::js::v8_sort_by_number(rows, |a, b| {
         let d = t(b) - t(a);
         if d == 0.0 {
             a as f64 - b as f64

@@ -51,11 +51,9 @@ pub fn check(
     loc: &Locator,
 ) -> Result<ExitCode> {
     let agent = loc.agent_override();
-    let opts = CheckOptions {
-        agent_dir: agent.map(Path::to_path_buf),
-        skip_blobs: no_blobs,
-        ..Default::default()
-    };
+    let opts = CheckOptions::default()
+        .with_agent_dir(agent.map(Path::to_path_buf))
+        .with_skip_blobs(no_blobs);
     let mut remaining = false;
     // One object per SESSION argument, written into the array at the end.
     let mut reports: Vec<Vec<u8>> = Vec::new();

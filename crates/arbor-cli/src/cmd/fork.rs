@@ -39,10 +39,7 @@ pub fn fork(session: &str, o: &ForkOpts<'_>, loc: &Locator) -> Result<ExitCode> 
         ),
         None => None,
     };
-    let opts = ManagerOptions {
-        wait,
-        ..Default::default()
-    };
+    let opts = ManagerOptions::default().with_wait(wait);
     // With `--redact`, the copy is redacted before it is written: no unredacted copy ever
     // exists, and a fork that fails leaves nothing behind.
     let (sm, redacted) = if redact {

@@ -128,14 +128,7 @@ pub fn refreshed_listing(
     dirs: &[PathBuf],
     texts: bool,
 ) -> Result<(Vec<Listed>, RefreshStats)> {
-    refresh_or_trust(
-        cat,
-        dirs,
-        RefreshOptions {
-            texts,
-            ..RefreshOptions::default()
-        },
-    )
+    refresh_or_trust(cat, dirs, RefreshOptions::default().with_texts(texts))
 }
 
 /// Whether a live watcher of `cat` may be asked instead of looking at the files: a catalog
@@ -178,7 +171,7 @@ fn refresh(
     bar.finish();
     let (mut listed, stats) = r?;
     warn_failed(&stats);
-    arbor_index::catalog::sort_like_pi(&mut listed, dirs.len() > 1);
+    arbor_index::sort_like_pi(&mut listed, dirs.len() > 1);
     Ok((listed, stats))
 }
 
@@ -267,7 +260,7 @@ pub fn index(
     }
     with_recovery(&mut cat, |c| c.require_kinds(kinds))?;
     let dirs = loc.all_project_dirs();
-    let (listed, stats) = refresh(&mut cat, &dirs, RefreshOptions::with_texts())?;
+    let (listed, stats) = refresh(&mut cat, &dirs, RefreshOptions::default().with_texts(true))?;
     let swept = with_recovery(&mut cat, |c| c.sweep())?;
     let secs = t0.elapsed().as_secs_f64();
     let mb = stats.bytes_read as f64 / 1e6;
@@ -469,11 +462,9 @@ pub fn search(
             }
         );
     }
-    let texts_only = RefreshOptions {
-        texts: true,
-        listing: false,
-        ..RefreshOptions::default()
-    };
+    let texts_only = RefreshOptions::default()
+        .with_texts(true)
+        .with_listing(false);
     let mut q = SearchQuery::new(o.query);
     q.kinds = kinds;
     q.since_ms = since_ms;

@@ -128,7 +128,7 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
         rows.extend(pi_rows);
         // pi's comparator (`b.modified - a.modified`, NaN "equal") by V8's algorithm: a pi
         // row whose `modified` is an Invalid Date stays where pi's own sort leaves it.
-        arbor_core::js_sort::v8_sort_slice_by_number(&mut rows, |a, b| b.modified - a.modified);
+        arbor_core::js::v8_sort_slice_by_number(&mut rows, |a, b| b.modified - a.modified);
     }
 
     if o.json {

@@ -351,7 +351,7 @@ fn man(dir: Option<&std::path::Path>) -> Result<ExitCode> {
                 // written beside and renamed over the name: a symlink planted at `arbor.1` is
                 // replaced, never written through.
                 let write = || -> std::io::Result<()> {
-                    let mut f = arbor_store::safe_fs::NewFile::create_with_mode(&path, 0o644)?;
+                    let mut f = arbor_store::NewFile::create_with_mode(&path, 0o644)?;
                     std::io::Write::write_all(&mut f, &out)?;
                     f.commit()
                 };

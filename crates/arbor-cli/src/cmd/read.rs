@@ -210,7 +210,7 @@ pub fn context(
     let done = doc.base_bytes().get(..first).unwrap_or_default();
     std::thread::scope(|s| {
         if done.len() >= RELEASE_MIN_BYTES {
-            s.spawn(|| arbor_store::map::release_pages(done));
+            s.spawn(|| arbor_store::release_pages(done));
         }
         write_context_streaming(&ctx, &doc)
     })?;
@@ -270,7 +270,7 @@ pub fn tree(
 /// decisions"; the map is unmapped at exit either way). Fails when another process cut the file short while
 /// it was mapped: the part past the cut read as zeros, so what was printed is not the session.
 fn exit_soon(path: &Path, doc: SessionDoc) -> Result<ExitCode> {
-    let cut = arbor_store::map::FileBytes::any_open_map_cut();
+    let cut = arbor_store::FileBytes::any_open_map_cut();
     std::mem::forget(doc);
     if cut {
         anyhow::bail!(

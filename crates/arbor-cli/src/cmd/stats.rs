@@ -2,9 +2,9 @@
 //! it left, a fork's copies of its parent's turns counted once.
 use crate::term::{self, Out, Paint, Term};
 use anyhow::Result;
-use arbor_index::scan::Stat;
-use arbor_index::spends::SpendRow;
 use arbor_index::Catalog;
+use arbor_index::SpendRow;
+use arbor_index::Stat;
 use arbor_store::locate::{Locator, Scope};
 use arbor_store::usage::{self, Bucket, Kind, Spend, SpendKey, Sums, Tokens};
 use std::collections::{BTreeMap, HashMap, HashSet};

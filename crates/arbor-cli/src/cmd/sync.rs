@@ -50,7 +50,7 @@ fn open_store(url: &str, action: Action) -> Result<Arc<dyn SessionStore>> {
         }));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        return Ok(Arc::new(arbor_db::PgStore::connect(url)?));
+        return Ok(arbor_db::connect_postgres(url)?);
     }
     Err(crate::report::Usage(format!(
         "{}: a shared store is sqlite:PATH or postgres://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE",

@@ -234,7 +234,7 @@ fn restore_whole(t: &Trashed) -> std::io::Result<()> {
     for (_, to, dir) in &plan {
         if let Some(parent) = to.parent() {
             if !parent.exists() {
-                arbor_store::file::create_dir_private(parent).map_err(|e| {
+                arbor_store::create_dir_private(parent).map_err(|e| {
                     std::io::Error::new(e.kind(), format!("{}: {e}", parent.display()))
                 })?;
             }
@@ -242,7 +242,7 @@ fn restore_whole(t: &Trashed) -> std::io::Result<()> {
         let made = if *dir {
             std::fs::create_dir(to).map(|_| ())
         } else {
-            arbor_store::safe_fs::create_new_private(to).map(|_| ())
+            arbor_store::create_new_private(to).map(|_| ())
         };
         if let Err(e) = made {
             undo_placeholders(&placed);

@@ -9,11 +9,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 fn options(w: &WriteOpts) -> ManagerOptions {
-    ManagerOptions {
-        durability: w.durability,
-        wait: w.wait.wait,
-        ..Default::default()
-    }
+    ManagerOptions::default()
+        .with_durability(w.durability)
+        .with_wait(w.wait.wait)
 }
 
 fn report_notes(path: &Path, sm: &SessionManager) {
@@ -78,11 +76,9 @@ pub fn new(
     let sm = SessionManager::create(
         &cwd,
         dir.as_deref(),
-        ManagerOptions {
-            dialect: Some(dialect),
-            session_id: id,
-            ..Default::default()
-        },
+        ManagerOptions::default()
+            .with_dialect(Some(dialect))
+            .with_session_id(id),
     )?;
     let path = sm.session_file().map(Path::to_path_buf).unwrap_or_default();
     sm.close()?;
@@ -143,13 +139,7 @@ pub fn append(
         );
     }
     let blob_dir = agent.map(|a| a.join("blobs"));
-    let mut sm = SessionManager::open(
-        &path,
-        ManagerOptions {
-            blob_dir,
-            ..options(w)
-        },
-    )?;
+    let mut sm = SessionManager::open(&path, options(w).with_blob_dir(blob_dir))?;
     report_notes(&path, &sm);
     if root {
         sm.reset_leaf();

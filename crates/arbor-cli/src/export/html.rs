@@ -196,7 +196,7 @@ fn html_entry<W: Write>(
         blocks: long_blocks,
     } = text::message(e, line, true, w.opts.redactions);
     // Parsed: the map's pages of the line are not needed while it is written.
-    arbor_store::map::release_pages(line);
+    arbor_store::release_pages(line);
     let s = |k: &str| {
         m.as_ref()
             .and_then(|m| m.get(k))

@@ -5,8 +5,8 @@
 use arbor_core::doc::SessionDoc;
 use arbor_core::entry::EntryType;
 use arbor_core::json::{JsValue, JsonObject};
-use arbor_store::map::Resident;
 use arbor_store::usage::Tokens;
+use arbor_store::Resident;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
@@ -649,7 +649,7 @@ fn entry<W: Write>(doc: &SessionDoc, i: usize, w: &mut Writer<'_, W>) -> std::io
             } = text::message(e, line, true, w.opts.redactions);
             let m = m.unwrap_or(JsValue::Null);
             // Parsed: the map's pages of the line are not needed while it is written.
-            arbor_store::map::release_pages(line);
+            arbor_store::release_pages(line);
             let s = |k: &str| {
                 m.get(k)
                     .and_then(|v| v.as_str_lossy())
@@ -791,7 +791,7 @@ pub fn json(
         } = text::message(e, line, true, opts.redactions);
         if m.is_some() {
             // Parsed: the map's pages of the line are not needed while it is written.
-            arbor_store::map::release_pages(line);
+            arbor_store::release_pages(line);
         }
         // The entry as three parts: the members before its texts (`head`), the texts,
         // streamed (a long text is neither copied nor escaped whole in memory), and the

@@ -10,7 +10,7 @@
 //!   being exported is never replaced, and a directory is never an output.
 //! - Images go to `FILE.assets/`, created 0700; a symlink there is refused, a symlink planted
 //!   at an image's name is replaced, never followed.
-use arbor_store::safe_fs::{self, NewFile};
+use arbor_store::NewFile;
 use std::cell::RefCell;
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
@@ -36,7 +36,7 @@ pub struct Target<'a> {
 
 /// Whether `path` is a regular file (not a symlink) that an earlier `arbor export -o` wrote.
 pub fn is_previous_export(path: &Path) -> bool {
-    let Ok((f, _)) = safe_fs::open_checked(std::fs::OpenOptions::new().read(true), path, true)
+    let Ok((f, _)) = arbor_store::open_checked(std::fs::OpenOptions::new().read(true), path, true)
     else {
         return false;
     };
@@ -159,10 +159,10 @@ impl Assets {
             return Err(io::Error::other(format!(
                 "{}: is {}, not a directory",
                 self.dir.display(),
-                safe_fs::kind_of(&m)
+                arbor_store::kind_of(&m)
             )));
         }
-        safe_fs::check_write_dir(&self.dir, None)
+        arbor_store::check_write_dir(&self.dir, None)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.dir.display())))
     }
 
@@ -175,7 +175,7 @@ impl Assets {
         if existing
             .as_ref()
             .is_some_and(|m| m.is_file() && m.len() == bytes.len() as u64)
-            && safe_fs::open_checked(std::fs::OpenOptions::new().read(true), &target, true)
+            && arbor_store::open_checked(std::fs::OpenOptions::new().read(true), &target, true)
                 .and_then(|(mut f, _)| {
                     let mut b = Vec::with_capacity(bytes.len());
                     f.read_to_end(&mut b).map(|_| b)

@@ -269,7 +269,7 @@ fn bad_text(e: arbor_core::json::JsonError) -> io::Error {
 /// read and does not read again; a page that straddles the last release is included the
 /// next time); returns where the next release starts.
 fn release_behind(raw: &[u8], released: usize, done: usize) -> usize {
-    arbor_store::map::release_pages(raw.get(released..done).unwrap_or_default());
+    arbor_store::release_pages(raw.get(released..done).unwrap_or_default());
     done.saturating_sub(1 << 16)
 }
 

@@ -37,6 +37,7 @@ use thiserror::Error;
 /// A syntax error found while reading JSON, with the byte offset inside the input.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{message} at byte {offset}")]
+#[non_exhaustive]
 pub struct JsonError {
     /// Byte offset in the scanned slice where the problem was found.
     pub offset: usize,

@@ -72,6 +72,7 @@ pub struct StoredSession {
 
 /// Why a store refused or failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BackendError {
     /// No session with this id.
     #[error("{store}: no session {id}")]

@@ -175,7 +175,7 @@ impl SyncLock {
     }
 
     /// Replaces the file, `expect` bytes long when read, by `content` atomically (see
-    /// [`crate::file::atomic_write_checked`]): if it is not `expect` bytes long (or not the
+    /// `atomic_write_checked`): if it is not `expect` bytes long (or not the
     /// same file) right before the rename, nothing is replaced. Nothing pi appends meanwhile
     /// is lost: right before the rename the old file is linked under
     /// [`merge_sidecar_path`], so its inode stays reachable whatever the timing; after the

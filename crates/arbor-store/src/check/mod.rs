@@ -89,6 +89,7 @@ impl Finding {
 
 /// The verdict on one file.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct CheckReport {
     /// The file.
     pub path: PathBuf,
@@ -173,8 +174,10 @@ impl CheckReport {
     }
 }
 
-/// How to check.
+/// How to check: `CheckOptions::default()` and the `with_*` setters (the struct may gain
+/// fields, so it is not built with a literal outside this crate).
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct CheckOptions {
     /// Blob directory (default: [`blob_dir_for_session`] with `agent_dir`).
     pub blob_dir: Option<PathBuf>,
@@ -185,6 +188,24 @@ pub struct CheckOptions {
 }
 
 impl CheckOptions {
+    /// With [`CheckOptions::blob_dir`].
+    pub fn with_blob_dir(mut self, blob_dir: Option<PathBuf>) -> Self {
+        self.blob_dir = blob_dir;
+        self
+    }
+
+    /// With [`CheckOptions::agent_dir`].
+    pub fn with_agent_dir(mut self, agent_dir: Option<PathBuf>) -> Self {
+        self.agent_dir = agent_dir;
+        self
+    }
+
+    /// With [`CheckOptions::skip_blobs`].
+    pub fn with_skip_blobs(mut self, skip_blobs: bool) -> Self {
+        self.skip_blobs = skip_blobs;
+        self
+    }
+
     fn store_for(&self, path: &Path) -> BlobStore {
         BlobStore::new(match &self.blob_dir {
             Some(d) => d.clone(),

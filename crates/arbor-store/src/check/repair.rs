@@ -14,6 +14,7 @@ use std::time::Duration;
 
 /// What a repair did.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RepairOutcome {
     /// The verdict before.
     pub before: CheckReport,

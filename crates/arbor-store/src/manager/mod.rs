@@ -27,8 +27,22 @@ use std::sync::Arc;
 use std::time::Duration;
 use writer::Writer;
 
-/// How a manager opens and writes.
+/// How a manager opens and writes: `ManagerOptions::default()` and the `with_*` setters
+/// (the struct may gain fields, so it is not built with a literal outside this crate).
+///
+/// ```
+/// use arbor_store::{Durability, ManagerOptions};
+/// let opts = ManagerOptions::default().with_durability(Durability::Strict).with_read_only(true);
+/// assert!(opts.read_only);
+/// ```
+///
+/// A literal does not compile outside arbor-store, so a new field never breaks a caller:
+///
+/// ```compile_fail
+/// let opts = arbor_store::ManagerOptions { read_only: true, ..Default::default() };
+/// ```
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct ManagerOptions {
     /// When appended entries reach stable storage.
     pub durability: Durability,
@@ -46,6 +60,50 @@ pub struct ManagerOptions {
     /// The id of a new session (pi 1.5 `NewSessionOptions.id`, checked as its
     /// `assertValidSessionId`); default: a new UUIDv7.
     pub session_id: Option<String>,
+}
+
+impl ManagerOptions {
+    /// With [`ManagerOptions::durability`].
+    pub fn with_durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
+        self
+    }
+
+    /// With [`ManagerOptions::wait`].
+    pub fn with_wait(mut self, wait: Option<Duration>) -> Self {
+        self.wait = wait;
+        self
+    }
+
+    /// With [`ManagerOptions::deferred`].
+    pub fn with_deferred(mut self, deferred: bool) -> Self {
+        self.deferred = deferred;
+        self
+    }
+
+    /// With [`ManagerOptions::dialect`].
+    pub fn with_dialect(mut self, dialect: Option<Dialect>) -> Self {
+        self.dialect = dialect;
+        self
+    }
+
+    /// With [`ManagerOptions::read_only`].
+    pub fn with_read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// With [`ManagerOptions::blob_dir`].
+    pub fn with_blob_dir(mut self, blob_dir: Option<PathBuf>) -> Self {
+        self.blob_dir = blob_dir;
+        self
+    }
+
+    /// With [`ManagerOptions::session_id`].
+    pub fn with_session_id(mut self, session_id: Option<String>) -> Self {
+        self.session_id = session_id;
+        self
+    }
 }
 
 pub use crate::backend::OpenNote;
@@ -569,7 +627,7 @@ impl SessionManager {
 
     /// Opens the most recently modified session of `cwd`'s directory (whose first line is a
     /// valid header, however long), or creates a new one. omp sessions first follow this
-    /// terminal's breadcrumb (see [`crate::breadcrumb`]), and the choice is written back to it.
+    /// terminal's breadcrumb (omp's `terminal-sessions` file), and the choice is written back to it.
     pub fn continue_recent(
         cwd: &str,
         session_dir: Option<&Path>,

@@ -167,15 +167,8 @@ fn reopens_the_same(sm: SessionManager) -> Check {
         stored.len(),
         want_lines.len()
     );
-    let again = SessionManager::open_in(
-        store,
-        &id,
-        ManagerOptions {
-            read_only: true,
-            ..Default::default()
-        },
-    )
-    .map_err(e2s)?;
+    let again = SessionManager::open_in(store, &id, ManagerOptions::default().with_read_only(true))
+        .map_err(e2s)?;
     let mut got_ctx = Vec::new();
     again
         .build_session_context()

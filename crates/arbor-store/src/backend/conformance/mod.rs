@@ -59,10 +59,7 @@ pub fn one_writer_across_handles(a: Arc<dyn SessionStore>, b: Arc<dyn SessionSto
     let r = SessionManager::open_in(
         b.clone(),
         &id,
-        ManagerOptions {
-            read_only: true,
-            ..Default::default()
-        },
+        ManagerOptions::default().with_read_only(true),
     )
     .map_err(e2s)?;
     ensure(r.entries().len() == 1, || {
@@ -191,10 +188,7 @@ fn omp_session(store: &Arc<dyn SessionStore>) -> Result<SessionManager, String> 
     SessionManager::create_in(
         store.clone(),
         "/p",
-        ManagerOptions {
-            dialect: Some(Dialect::Omp),
-            ..Default::default()
-        },
+        ManagerOptions::default().with_dialect(Some(Dialect::Omp)),
     )
     .map_err(e2s)
 }
@@ -390,10 +384,7 @@ fn one_writer(fresh: Fresh<'_>) -> Check {
     let reader = SessionManager::open_in(
         store.clone(),
         &id,
-        ManagerOptions {
-            read_only: true,
-            ..Default::default()
-        },
+        ManagerOptions::default().with_read_only(true),
     )
     .map_err(e2s)?;
     ensure(reader.entries().len() == 1, || {
@@ -403,10 +394,7 @@ fn one_writer(fresh: Fresh<'_>) -> Check {
     let mut b = SessionManager::open_in(
         store.clone(),
         &id,
-        ManagerOptions {
-            wait: Some(Duration::from_secs(5)),
-            ..Default::default()
-        },
+        ManagerOptions::default().with_wait(Some(Duration::from_secs(5))),
     )
     .map_err(e2s)?;
     b.append_message(&assistant("from b")).map_err(e2s)?;
@@ -461,10 +449,7 @@ fn deferred(fresh: Fresh<'_>) -> Check {
     let mut sm = SessionManager::create_in(
         store.clone(),
         "/p",
-        ManagerOptions {
-            deferred: true,
-            ..Default::default()
-        },
+        ManagerOptions::default().with_deferred(true),
     )
     .map_err(e2s)?;
     sm.append_model_change("anthropic", "claude-sonnet-4-5")
@@ -738,10 +723,7 @@ fn byte_identical(fresh: Fresh<'_>, files: &[Vec<u8>]) -> Check {
         let from_store = SessionManager::open_in(
             store.clone(),
             &meta.id,
-            ManagerOptions {
-                read_only: true,
-                ..Default::default()
-            },
+            ManagerOptions::default().with_read_only(true),
         )
         .map_err(|e| format!("file {n}: {e}"))?;
         let from_file = SessionDoc::parse(Arc::new(want)).map_err(e2s)?;
