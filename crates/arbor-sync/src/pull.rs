@@ -372,13 +372,14 @@ pub(crate) fn pull_into(
                     );
                     lock.rewrite_at(snap.complete_len, &content).map_err(io)?
                 };
-                let (stamp, recovered, kept) = match written {
+                let (stamp, recovered, kept, unlinked) = match written {
                     Written::Moved { .. } => continue,
                     Written::Done {
                         stamp,
                         recovered,
                         kept,
-                    } => (stamp, recovered, kept),
+                        unlinked,
+                    } => (stamp, recovered, kept, unlinked),
                 };
                 row.blobs += n;
                 row.missing_blobs = missing;
@@ -389,7 +390,18 @@ pub(crate) fn pull_into(
                         "{recovered} bytes appended here during the merge were kept after it"
                     ));
                 }
-                if let Some(why) = kept {
+                if let Some(why) = unlinked {
+                    // No sidecar on this file system: said, with what may have been lost.
+                    let lost = kept.map(|k| format!("; {k}")).unwrap_or_default();
+                    row.note = Some(format!(
+                        "merged without a sidecar: {why}{lost}{}",
+                        row.note
+                            .take()
+                            .filter(|_| recovered > 0)
+                            .map(|n| format!("; {n}"))
+                            .unwrap_or_default()
+                    ));
+                } else if let Some(why) = kept {
                     row.note = Some(format!(
                         "the file as it was before the merge stays as {} ({why}): lines written \
                          to it are copied by the next sync",
