@@ -129,6 +129,75 @@ pub(crate) fn agreed_by_cursor(
     Ok(ok.then_some((a, tail)))
 }
 
+/// The shared copy compared whole with the local `lines` as it streams in
+/// ([`SessionStore::read_into`]): while its lines equal the local ones they are only counted
+/// (the agreed prefix), from the first that differs on they are kept (the tail). What it holds
+/// is the tail and at most one line in pieces, never the prefix: a conflict or a stale cursor
+/// on a large session does not hold a second copy of it.
+pub(crate) struct WholeCompare<'a> {
+    local: &'a [Vec<u8>],
+    /// Lines agreed so far, and their bytes (newlines included).
+    agreed: usize,
+    agreed_bytes: u64,
+    /// The lines from the first that differs on.
+    tail: Lines,
+    /// A line whose newline has not come yet.
+    partial: Vec<u8>,
+}
+
+impl<'a> WholeCompare<'a> {
+    pub(crate) fn new(local: &'a [Vec<u8>]) -> WholeCompare<'a> {
+        WholeCompare {
+            local,
+            agreed: 0,
+            agreed_bytes: 0,
+            tail: Vec::new(),
+            partial: Vec::new(),
+        }
+    }
+
+    fn line(&mut self, line: &[u8]) {
+        if self.tail.is_empty() && self.local.get(self.agreed).map(Vec::as_slice) == Some(line) {
+            self.agreed += 1;
+            self.agreed_bytes += line.len() as u64 + 1;
+        } else {
+            self.tail.push(line.to_vec());
+        }
+    }
+
+    /// The lines agreed, their bytes, and the tail (a last line without its newline counts as
+    /// a line, as [`SessionStore::read`] reads it).
+    pub(crate) fn finish(mut self) -> (usize, u64, Lines) {
+        if !self.partial.is_empty() {
+            let last = std::mem::take(&mut self.partial);
+            self.line(&last);
+        }
+        (self.agreed, self.agreed_bytes, self.tail)
+    }
+}
+
+impl std::io::Write for WholeCompare<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut rest = buf;
+        while let Some(i) = memchr::memchr(b'\n', rest) {
+            if self.partial.is_empty() {
+                self.line(&rest[..i]);
+            } else {
+                let mut line = std::mem::take(&mut self.partial);
+                line.extend_from_slice(&rest[..i]);
+                self.line(&line);
+            }
+            rest = &rest[i + 1..];
+        }
+        self.partial.extend_from_slice(rest);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// The comparison of the local lines (`lines`, their `hashes`) with the shared copy `s`.
 pub(crate) fn compare(
     remote: &dyn SessionStore,
@@ -141,15 +210,16 @@ pub(crate) fn compare(
     let (agreed, tail) = match agreed_by_cursor(remote, id, hashes, s, cursor)? {
         Some(x) => x,
         None => {
-            // Compared whole: what both start with is agreed.
-            let mut all = remote.read(id, 0)?;
-            let k = all.iter().zip(lines).take_while(|(a, b)| a == b).count();
-            let tail = all.split_off(k);
+            // Compared whole: what both start with is agreed. Streamed: the shared lines that
+            // match the local ones are only counted, the rest (the tail) kept.
+            let mut whole = WholeCompare::new(lines);
+            remote.read_into(id, 0, &mut whole)?;
+            let (k, shared_bytes, tail) = whole.finish();
             (
                 Agreed {
                     local: k as u64,
                     shared: k as u64,
-                    shared_bytes: bytes_of(&all),
+                    shared_bytes,
                     digest: digest(&hashes[..k]),
                 },
                 tail,
@@ -315,4 +385,50 @@ pub(crate) fn settled(
             && (way == Way::Push || c.pending_here.is_empty())
             && c.resolved.is_none()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WholeCompare;
+    use std::io::Write;
+
+    /// The streamed comparison gives what splitting the whole copy did (the common prefix,
+    /// its bytes, the rest), however the stream is cut: pieces of every size from 1 byte, a
+    /// last line without its newline, an empty copy, a copy that is a prefix of the file.
+    #[test]
+    fn the_streamed_whole_comparison_is_the_split_one() {
+        let local: Vec<Vec<u8>> = ["h", "a", "bb", "", "c"]
+            .iter()
+            .map(|l| l.as_bytes().to_vec())
+            .collect();
+        for shared in [
+            &b"h\na\nbb\n\nc\n"[..],
+            b"h\na\nX\n\nc\nd\n",
+            b"h\na\nbb\n\nc\nd",
+            b"",
+            b"h\na\n",
+            b"Z\n",
+            b"h\na\nbb\n\n",
+        ] {
+            let all: Vec<Vec<u8>> = if shared.is_empty() {
+                Vec::new()
+            } else {
+                let body = shared.strip_suffix(b"\n").unwrap_or(shared);
+                body.split(|b| *b == b'\n').map(<[u8]>::to_vec).collect()
+            };
+            let k = all.iter().zip(&local).take_while(|(a, b)| a == b).count();
+            let want = (
+                k,
+                all[..k].iter().map(|l| l.len() as u64 + 1).sum::<u64>(),
+                all[k..].to_vec(),
+            );
+            for piece in 1..=shared.len().max(1) {
+                let mut w = WholeCompare::new(&local);
+                for chunk in shared.chunks(piece) {
+                    w.write_all(chunk).expect("write");
+                }
+                assert_eq!(w.finish(), want, "{shared:?} in pieces of {piece}");
+            }
+        }
+    }
 }

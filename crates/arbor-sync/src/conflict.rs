@@ -25,7 +25,7 @@ pub(crate) fn resolved_row(mut row: Row) -> Row {
 /// session id, `parentSession` naming the local file, every other line of `lines` (the shared
 /// copy) as it is.
 pub(crate) fn fork_copy(
-    lines: &[Vec<u8>],
+    lines: &[&[u8]],
     s: &StoredSession,
     local_path: &Path,
 ) -> Result<String, SyncError> {
@@ -35,10 +35,9 @@ pub(crate) fn fork_copy(
         arbor_core::doc::Dialect::Pi
     });
     // The one fork (arbor_store::backend::fork): the header rewritten, every other line kept.
-    let lines: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
     let parent = local_path.display().to_string();
     let out = arbor_store::backend::fork::fork_lines(
-        &lines,
+        lines,
         &new_id,
         &parent,
         &arbor_store::backend::fork::ForkHeader::Kept,

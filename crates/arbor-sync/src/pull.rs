@@ -2,8 +2,8 @@
 //! writer lock (appended, or merged by an atomic rewrite).
 use crate::blobs::{copy_blobs, named_blobs, retry_blobs, still_missing};
 use crate::compare::{
-    advance, bytes_of, compare, digest, hashes_of, is_slot, joined, later_slot, name_digest,
-    settled, Hash, Plan, Way,
+    advance, compare, digest, hashes_of, is_slot, joined, later_slot, name_digest, settled, Hash,
+    Plan, Way,
 };
 use crate::conflict::{fork_copy, resolved, resolved_row};
 use crate::cursor::{load_cursors, save_cursors, Agreed, Cursor};
@@ -322,14 +322,21 @@ pub(crate) fn pull_into(
             };
         match plan.state {
             State::Conflict { .. } if fork_on_conflict => {
-                let all = remote.read(id, 0)?;
-                let names = named_blobs(&s.meta.tool, all.iter().map(Vec::as_slice));
+                // One buffer of the shared copy, its lines slices of it (no second copy).
+                let bytes = remote.read_joined(id, 0)?;
+                let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+                let all: Vec<&[u8]> = if bytes.is_empty() {
+                    Vec::new()
+                } else {
+                    body.split(|b| *b == b'\n').collect()
+                };
+                let names = named_blobs(&s.meta.tool, all.iter().copied());
                 (row.blobs, row.missing_blobs) = copy_blobs(remote, store, &names)?;
                 row.note = Some(fork_copy(&all, s, path)?);
                 let mut c = cursor.unwrap_or_default();
                 c.path = Some(path.to_path_buf());
                 c.settled = false;
-                c.resolved = Some((all.len() as u64, bytes_of(&all)));
+                c.resolved = Some((all.len() as u64, bytes.len() as u64));
                 return Ok((row, Some(c)));
             }
             State::Conflict { .. } => {
