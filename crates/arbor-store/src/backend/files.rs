@@ -726,8 +726,9 @@ impl FileWriter {
                 recovered: left.copied,
                 kept: left.kept,
                 unlinked: Some(format!(
-                    "{} cannot be given a second name ({why}): the old file was held open \
-                     instead, and a crash before its late lines were copied would lose them",
+                    "the old file cannot be kept as {} ({why}): it was held open across the \
+                     rename instead, and a crash before its late lines were copied would lose \
+                     them",
                     side.display()
                 )),
             });
