@@ -74,6 +74,16 @@ pub fn pull(
     Ok(rows)
 }
 
+/// The shared copy `s` whole, in one buffer sized from the listing (growing it by doubling
+/// would hold up to twice the session while it is copied); the size is the store's word, so
+/// only reserved where the memory is to be had, and at most 4 GiB.
+fn read_whole(remote: &dyn SessionStore, s: &StoredSession) -> Result<Vec<u8>, BackendError> {
+    let mut bytes = Vec::new();
+    let _ = bytes.try_reserve_exact(usize::try_from(s.bytes.min(1 << 32)).unwrap_or(0));
+    remote.read_into(&s.meta.id, 0, &mut bytes)?;
+    Ok(bytes)
+}
+
 /// A session only the shared store has: written as a new file.
 pub(crate) fn pull_new(
     remote: &dyn SessionStore,
@@ -90,12 +100,7 @@ pub(crate) fn pull_new(
             return Ok((row, None));
         }
     };
-    // Read into one buffer sized from the listing (growing it by doubling would hold up to
-    // twice the session while it is copied); the size is the store's word, so only reserved
-    // where the memory is to be had, and at most 4 GiB.
-    let mut bytes = Vec::new();
-    let _ = bytes.try_reserve_exact(usize::try_from(s.bytes.min(1 << 32)).unwrap_or(0));
-    remote.read_into(id, 0, &mut bytes)?;
+    let bytes = read_whole(remote, s)?;
     if header_id(&bytes).as_deref() != Some(id.as_str()) {
         row.note = Some(format!(
             "refused: its lines are not session {id:?} (their header names {:?})",
@@ -323,7 +328,7 @@ pub(crate) fn pull_into(
         match plan.state {
             State::Conflict { .. } if fork_on_conflict => {
                 // One buffer of the shared copy, its lines slices of it (no second copy).
-                let bytes = remote.read_joined(id, 0)?;
+                let bytes = read_whole(remote, s)?;
                 let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
                 let all: Vec<&[u8]> = if bytes.is_empty() {
                     Vec::new()
