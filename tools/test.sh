@@ -11,8 +11,9 @@
 #
 # What the tests need beyond cargo: C and C++ compilers (the bundled SQLite, libFuzzer), tmux
 # (the browser's end-to-end test), chromium and chromedriver (the HTML export opened in a
-# browser), openssl (the TLS sync test's certificates) and PostgreSQL's initdb and pg_ctl
-# (arbor-testkit's throwaway servers). As root (or with password-less sudo) the missing Debian
+# browser), openssl (the TLS sync test's certificates), PostgreSQL's initdb and pg_ctl
+# (arbor-testkit's throwaway servers) and exFAT's mkfs.exfat and mount.exfat-fuse (a file system
+# without hard links, arbor-testkit's no_links). As root (or with password-less sudo) the missing Debian
 # packages are installed with apt-get; otherwise they are named, and the tests that need them
 # fail (they never pass without running).
 #
@@ -37,6 +38,8 @@ have tmux || need+=(tmux)
 have chromium || need+=(chromium)
 have chromedriver || need+=(chromium-driver)
 have openssl || need+=(openssl)
+have mkfs.exfat || need+=(exfatprogs)
+have mount.exfat-fuse || need+=(exfat-fuse)
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need+=(postgresql)
 if ((${#need[@]})); then
 	sudo=()

@@ -1,6 +1,7 @@
 //! The cursor file of one shared store (`<agent dir>/arbor/sync-*.tsv`): per session, what
 //! the two sides agree on ([`Agreed`]) and what the last sync saw, read and written whole.
-use crate::sync::{Hash, SyncError};
+use crate::compare::Hash;
+use crate::report::SyncError;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 

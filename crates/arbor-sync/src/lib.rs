@@ -42,7 +42,20 @@
 //! [`FileStore`]: arbor_store::backend::files::FileStore
 //! [`sync_support::read_snapshot`]: arbor_store::backend::sync_support::read_snapshot
 //! [`sync_support::SyncLock::rewrite_at`]: arbor_store::backend::sync_support::SyncLock::rewrite_at
+mod blobs;
+mod compare;
+mod conflict;
 mod cursor;
-mod sync;
+mod local;
+mod merge;
+mod place;
+mod pull;
+mod push;
+mod report;
+mod status;
 
-pub use sync::{pull, push, status, Local, Row, State, SyncError};
+pub use local::Local;
+pub use pull::pull;
+pub use push::push;
+pub use report::{Row, State, SyncError};
+pub use status::status;

@@ -296,3 +296,47 @@ proptest! {
         run(&store, tmp.path(), machines, &ops);
     }
 }
+
+/// A merge on a file system without hard links (exFAT through FUSE, arbor-testkit's
+/// `no_links`; root only, skipped visibly elsewhere): a pull that inserts the shared entries
+/// before this machine's leaf rewrites the file without a `.arbor-merge` sidecar (the old file
+/// is held open across the rename instead), says so in the row, and the sessions end the same
+/// on both machines and the store, as on any file system. Before, the rewrite refused
+/// ("cannot keep the old file as …: Operation not permitted") and such a disk could not merge.
+#[test]
+fn a_merge_on_a_file_system_without_hard_links() {
+    let fs = match arbor_testkit::no_links::mount() {
+        Ok(fs) => fs,
+        Err(why) => return arbor_testkit::skip::skip(&why),
+    };
+    let tmp = tempfile::tempdir().expect("tmp");
+    let store = SqliteStore::open(&tmp.path().join("shared.db")).expect("store");
+    // Both machines' agent directories on exFAT; both append, one merges, then full rounds.
+    let ops = [
+        Op::Append(0, None),
+        Op::Append(1, None),
+        Op::Push(1),
+        Op::Pull(0),
+        Op::Append(0, None),
+        Op::Sync(1),
+        Op::Sync(0),
+    ];
+    run(&store, fs.path(), 2, &ops);
+    // Once more, looking at the merge's row.
+    let ms: Vec<Local> = (0..2).map(|n| machine(fs.path(), n)).collect();
+    let mut count = 100;
+    append_entry(&ms[0], 0, &mut count, None);
+    let theirs = append_entry(&ms[1], 1, &mut count, None);
+    push(&store, &ms[1]);
+    let rows = arbor_sync::pull(&store, &ms[0], &[], false).expect("pull");
+    let [row] = rows.as_slice() else {
+        panic!("{rows:#?}")
+    };
+    assert!(!row.unresolved && row.moved == 1, "{row:#?}");
+    let note = row.note.as_deref().unwrap_or_default();
+    assert!(note.contains("merged without a sidecar"), "{row:#?}");
+    let path = file_of(&ms[0]).expect("file");
+    let lines = lines_of(&path);
+    assert_eq!(lines[lines.len() - 2].id.as_deref(), Some(theirs.as_str()));
+    assert!(!arbor_store::backend::sync_support::merge_sidecar_path(&path).exists());
+}

@@ -10,7 +10,8 @@
 //! - [`private_home`](mod@private_home): running `arbor` in a home of its own ([`private_home!`]);
 //! - [`planted`]: sessions with secrets planted in random places (proptest strategies);
 //! - [`goldens`]: the golden harness's readers and comparisons (pi and omp);
-//! - [`catalog`]: catalog fixtures.
+//! - [`catalog`]: catalog fixtures;
+//! - [`no_links`]: a real file system without hard links (exFAT through FUSE, root only).
 //!
 //! The store conformance suite stays in `arbor_store::backend::conformance`: it is built with
 //! arbor-store (a doc example runs it), and the SQLite and PostgreSQL stores' tests run it
@@ -19,6 +20,7 @@ pub mod as_nobody;
 pub mod catalog;
 pub mod full_disk;
 pub mod goldens;
+pub mod no_links;
 pub mod pg;
 pub mod planted;
 pub mod private_home;

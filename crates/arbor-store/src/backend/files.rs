@@ -494,7 +494,14 @@ pub(crate) enum Rewrite {
         recovered: u64,
         /// Why the old file is still kept as `<session>.arbor-merge` (held open elsewhere, it
         /// ends in an incomplete line): the next open or sync settles it. `None`: it is gone.
+        /// On a file system without hard links (`unlinked`): why lines may have been lost.
         kept: Option<String>,
+        /// The file system gave the old file no second name (the `link` error): it was kept
+        /// open by descriptor across the rename instead, and the late lines copied through
+        /// it (`sync_support::release_unnamed`); a crash between the rename and that copy
+        /// loses lines another writer appended in that window (there is no sidecar for a
+        /// later sync to settle). `None`: the sidecar protocol ran.
+        unlinked: Option<String>,
     },
 }
 
@@ -613,7 +620,9 @@ impl FileWriter {
     ///    (the same inode): [`Rewrite::Moved`] otherwise, nothing replaced. Without it, the
     ///    length now is where late lines start;
     /// 3. right before the rename the old file is linked as the sidecar, so the rename never
-    ///    unlinks it and whatever reaches it later is found;
+    ///    unlinks it and whatever reaches it later is found; on a file system without hard
+    ///    links the old file stays open by descriptor instead, and step 5 is
+    ///    `sync_support::release_unnamed` (said in [`Rewrite::Done::unlinked`]);
     /// 4. after the rename the complete lines that reached the old file beyond that length
     ///    are appended to the new one (compared by content: never copied twice, never half a
     ///    line);
@@ -657,6 +666,7 @@ impl FileWriter {
         };
         let mut moved = None;
         let mut linked = false;
+        let mut unlinked = None;
         let result = crate::file::atomic_write_checked(&real, content, &mut || {
             if let Some((f, m0, from)) = &old {
                 let now = f.metadata()?;
@@ -668,9 +678,12 @@ impl FileWriter {
                     ));
                 }
                 at(Moment::BeforeRename);
-                // The old inode keeps a name: whatever pi writes to it from now on is found.
-                side_fs::link_sidecar(&real, &side, m0)?;
-                linked = true;
+                // The old inode keeps a name: whatever pi writes to it from now on is found
+                // (or, without hard links, it is kept open by `f`).
+                match side_fs::link_sidecar(&real, &side, m0)? {
+                    side_fs::Sidecar::Linked => linked = true,
+                    side_fs::Sidecar::NoLinks(why) => unlinked = Some(why),
+                }
             } else {
                 at(Moment::BeforeRename);
             }
@@ -701,8 +714,25 @@ impl FileWriter {
             return Ok(Rewrite::Done {
                 recovered: 0,
                 kept: None,
+                unlinked: None,
             });
         };
+        if let Some(why) = unlinked {
+            let left = side_fs::release_unnamed(&old, from, &real, at).map_err(&io)?;
+            if left.copied > 0 {
+                self.needs_newline = false;
+            }
+            return Ok(Rewrite::Done {
+                recovered: left.copied,
+                kept: left.kept,
+                unlinked: Some(format!(
+                    "the old file cannot be kept as {} ({why}): it was held open across the \
+                     rename instead, and a crash before its late lines were copied would lose \
+                     them",
+                    side.display()
+                )),
+            });
+        }
         // pi may have opened the old file by its path before the rename: lines it wrote there
         // are copied to the new file.
         let mut recovered = side_fs::copy_new_lines(&old, from, &real).map_err(&io)?;
@@ -715,6 +745,7 @@ impl FileWriter {
         Ok(Rewrite::Done {
             recovered,
             kept: left.kept,
+            unlinked: None,
         })
     }
 
@@ -1082,7 +1113,8 @@ mod tests {
             r,
             Rewrite::Done {
                 recovered: 9,
-                kept: None
+                kept: None,
+                unlinked: None,
             }
         );
         assert_eq!(

@@ -101,8 +101,14 @@ pub enum Written {
         /// to the end of the new one.
         recovered: u64,
         /// Why the old file of a rewrite is still kept beside the session (see
-        /// [`Leftover::kept`]); `None` when it is gone.
+        /// [`Leftover::kept`]); `None` when it is gone. With `unlinked`: why lines written to
+        /// the old file may have been lost.
         kept: Option<String>,
+        /// The file system has no hard links: the old file was held open across the rename
+        /// instead of being kept as [`merge_sidecar_path`], and a crash before its late lines
+        /// were copied would have lost them (the text says so, for the report). `None`: the
+        /// sidecar protocol ran.
+        unlinked: Option<String>,
     },
 }
 
@@ -171,6 +177,7 @@ impl SyncLock {
             stamp,
             recovered: 0,
             kept: None,
+            unlinked: None,
         })
     }
 
@@ -181,7 +188,10 @@ impl SyncLock {
     /// [`merge_sidecar_path`], so its inode stays reachable whatever the timing; after the
     /// rename the complete lines that reached it beyond `expect` are copied to the end of the
     /// new file, and the sidecar is removed only once nobody holds the old file open (see
-    /// [`SyncLock::settle_leftover`]); else it stays for the next sync.
+    /// [`SyncLock::settle_leftover`]); else it stays for the next sync. On a file system
+    /// without hard links the old file is held open by descriptor across the rename instead
+    /// and its late lines copied through it ([`Written::Done::unlinked`] says so: a crash in
+    /// that window loses them, there is no sidecar).
     ///
     /// # Errors
     /// The rewrite failed (the original is untouched), a previous merge's sidecar is still
@@ -198,13 +208,17 @@ impl SyncLock {
         content: &[u8],
         at: &mut dyn FnMut(Moment),
     ) -> io::Result<Written> {
-        let (recovered, kept) = match self
+        let (recovered, kept, unlinked) = match self
             .writer
             .rewrite_checked(&[content], Some(expect), at)
             .map_err(as_io)?
         {
             super::files::Rewrite::Moved { found } => return Ok(Written::Moved { found }),
-            super::files::Rewrite::Done { recovered, kept } => (recovered, kept),
+            super::files::Rewrite::Done {
+                recovered,
+                kept,
+                unlinked,
+            } => (recovered, kept, unlinked),
         };
         let m = std::fs::symlink_metadata(self.path())?;
         let stamp = (recovered == 0 && kept.is_none() && m.len() == content.len() as u64)
@@ -213,6 +227,7 @@ impl SyncLock {
             stamp,
             recovered,
             kept,
+            unlinked,
         })
     }
 
@@ -293,18 +308,63 @@ pub(super) fn same_inode(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
     a.ino() == b.ino() && a.dev() == b.dev()
 }
 
+/// What [`link_sidecar`] did.
+#[derive(Debug)]
+pub(super) enum Sidecar {
+    /// The old file has its second name.
+    Linked,
+    /// The file system gives a file no second name (vfat, exFAT, some FUSE and network
+    /// mounts: `link(2)` failed with the error said, see [`no_hard_links`]): the old file is
+    /// kept open by descriptor across the rename instead ([`release_unnamed`]).
+    NoLinks(String),
+}
+
+/// Whether `link(2)` failing with `e` means the file system has no hard links (rather than a
+/// refusal to respect: a name taken, no permission on the directory): `EPERM` (vfat, exFAT),
+/// `EOPNOTSUPP`/`ENOTSUP`, `ENOSYS` (FUSE without a link operation), `EMLINK`, `EXDEV`.
+pub(super) fn no_hard_links(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EPERM | libc::EOPNOTSUPP | libc::ENOSYS | libc::EMLINK | libc::EXDEV)
+    ) || e.raw_os_error() == Some(libc::ENOTSUP)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// A test's stand-in for a file system without hard links: the next `link(2)` of a
+    /// sidecar on this thread fails with this errno.
+    pub(crate) static FAIL_LINK: std::cell::Cell<Option<i32>> =
+        const { std::cell::Cell::new(None) };
+}
+
 /// Gives the old file (`old`, at `real`) a second name `side`: `link(2)` creates the name
 /// or fails (never follows a symlink planted there); the new name must then be the inode
-/// checked, else it is removed again and the merge refused.
-pub(super) fn link_sidecar(real: &Path, side: &Path, old: &std::fs::Metadata) -> io::Result<()> {
-    std::fs::hard_link(real, side).map_err(|e| {
-        io::Error::new(
-            e.kind(),
-            format!("cannot keep the old file as {}: {e}", side.display()),
-        )
-    })?;
+/// checked, else it is removed again and the merge refused. [`Sidecar::NoLinks`] when the
+/// file system has no hard links.
+pub(super) fn link_sidecar(
+    real: &Path,
+    side: &Path,
+    old: &std::fs::Metadata,
+) -> io::Result<Sidecar> {
+    #[cfg(test)]
+    let linked = match FAIL_LINK.with(std::cell::Cell::get) {
+        Some(errno) => Err(io::Error::from_raw_os_error(errno)),
+        None => std::fs::hard_link(real, side),
+    };
+    #[cfg(not(test))]
+    let linked = std::fs::hard_link(real, side);
+    match linked {
+        Ok(()) => {}
+        Err(e) if no_hard_links(&e) => return Ok(Sidecar::NoLinks(e.to_string())),
+        Err(e) => {
+            return Err(io::Error::new(
+                e.kind(),
+                format!("cannot keep the old file as {}: {e}", side.display()),
+            ))
+        }
+    }
     match std::fs::symlink_metadata(side) {
-        Ok(m) if same_inode(&m, old) => Ok(()),
+        Ok(m) if same_inode(&m, old) => Ok(Sidecar::Linked),
         _ => {
             let _ = std::fs::remove_file(side);
             Err(io::Error::other("the session moved while it was merged"))
@@ -415,17 +475,7 @@ pub(super) fn release_sidecar(
         }
     }
     left.copied += copy_new_lines(old, from, real)?;
-    let len = old.metadata()?.len();
-    let mut tail = [0u8; 1];
-    // Only what reached the old file after `from` is another writer's: the rewritten file
-    // itself may have ended without a newline (a repair of a torn last line).
-    let ends_whole = len <= from || {
-        let mut r = old;
-        r.seek(SeekFrom::Start(len - 1))?;
-        r.read_exact(&mut tail)?;
-        tail[0] == b'\n'
-    };
-    if !ends_whole {
+    if !ends_whole(old, from)? {
         left.kept = Some("the old file ends in an incomplete line".into());
         return Ok(left);
     }
@@ -462,6 +512,81 @@ pub(super) fn release_sidecar(
     Ok(left)
 }
 
+/// Whether what reached `old` after offset `from` ends in a newline (nothing did: true). Only
+/// that is another writer's: the rewritten file itself may have ended without a newline (a
+/// repair of a torn last line).
+fn ends_whole(old: &File, from: u64) -> io::Result<bool> {
+    let len = old.metadata()?.len();
+    if len <= from {
+        return Ok(true);
+    }
+    let mut tail = [0u8; 1];
+    let mut r = old;
+    r.seek(SeekFrom::Start(len - 1))?;
+    r.read_exact(&mut tail)?;
+    Ok(tail[0] == b'\n')
+}
+
+/// The end of a rewrite on a file system without hard links ([`Sidecar::NoLinks`]): the old
+/// file, open as `old` since before the rename, has no name any more and `old` is the only way
+/// to the lines another writer (pi, which opened it by path before the rename) appended to it
+/// after `from`. They are copied to the live file `real` now, and again under a write lease on
+/// `old`, until a lease is granted and not broken while held and the old file ends in a whole
+/// line: then nobody else has it open and nobody can open it again (it has no name), so
+/// nothing more can reach it. Where leases are not available, `/proc/*/fd` is looked at
+/// instead (see [`release_sidecar`]). Waits up to [`SETTLE_WAIT`]; [`Leftover::kept`] then
+/// says why lines may still be lost (a holder left, a last line incomplete): there is no
+/// sidecar for a later sync to settle, and none either when the process is killed between
+/// the rename and the last copy.
+pub(super) fn release_unnamed(
+    old: &File,
+    from: u64,
+    real: &Path,
+    at: &mut dyn FnMut(Moment),
+) -> io::Result<Leftover> {
+    let old_meta = old.metadata()?;
+    let mut left = Leftover {
+        copied: copy_new_lines(old, from, real)?,
+        kept: None,
+    };
+    let deadline = std::time::Instant::now() + SETTLE_WAIT;
+    loop {
+        let lease = Lease::take(old)?;
+        if lease.held {
+            use std::os::fd::AsRawFd;
+            at(Moment::UnderLease {
+                fd: old.as_raw_fd(),
+            });
+        }
+        let alone = lease.held || (!lease.busy && open_elsewhere(&old_meta, old) == Some(false));
+        if alone {
+            left.copied += copy_new_lines(old, from, real)?;
+            if !lease.broken() && ends_whole(old, from)? {
+                return Ok(left);
+            }
+        }
+        if std::time::Instant::now() >= deadline {
+            left.copied += copy_new_lines(old, from, real)?;
+            left.kept = Some(if alone {
+                "the old file ends in an incomplete line, which is lost".to_string()
+            } else if lease.busy || open_elsewhere(&old_meta, old) == Some(true) {
+                "a process still holds the old file open; lines it writes there from now on \
+                 are lost"
+                    .to_string()
+            } else {
+                format!(
+                    "cannot tell whether another process has the old file open ({}); lines \
+                     written there from now on are lost",
+                    lease.why
+                )
+            });
+            return Ok(left);
+        }
+        drop(lease);
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 /// How long a sync waits for a writer that opened a merge's old file just as it was removed.
 pub const SETTLE_WAIT: Duration = Duration::from_secs(5);
 
@@ -469,6 +594,9 @@ pub const SETTLE_WAIT: Duration = Duration::from_secs(5);
 struct Lease<'f> {
     file: &'f File,
     held: bool,
+    /// Not granted because another descriptor has the file open (`EAGAIN`, `EBUSY`), rather
+    /// than because leases are not available here.
+    busy: bool,
     why: String,
 }
 
@@ -487,6 +615,7 @@ impl<'f> Lease<'f> {
             return Ok(Lease {
                 file,
                 held: false,
+                busy: false,
                 why: io::Error::last_os_error().to_string(),
             });
         }
@@ -496,6 +625,7 @@ impl<'f> Lease<'f> {
             return Ok(Lease {
                 file,
                 held: true,
+                busy: false,
                 why: String::new(),
             });
         }
@@ -503,6 +633,7 @@ impl<'f> Lease<'f> {
         Ok(Lease {
             file,
             held: false,
+            busy: matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EBUSY)),
             why: e.to_string(),
         })
     }
@@ -512,6 +643,7 @@ impl<'f> Lease<'f> {
         Ok(Lease {
             file,
             held: false,
+            busy: false,
             why: "no leases on this system".into(),
         })
     }
@@ -647,6 +779,7 @@ mod tests {
                 stamp: None,
                 recovered: 3,
                 kept: None,
+                unlinked: None,
             }
         );
         assert_eq!(std::fs::read(&p).expect("read"), b"a\nx\nb\npi\n");
@@ -661,10 +794,114 @@ mod tests {
                     stamp: Some(_),
                     recovered: 0,
                     kept: None,
+                    unlinked: None,
                 }
             ),
             "{w:?}"
         );
+    }
+
+    /// A rewrite on a file system without hard links, where pi opened the old file by name
+    /// before the rename, writes a line to it after the rename and another a little later
+    /// before it closes it: the rewrite is done (it used to refuse: nothing could be merged
+    /// there), no sidecar is left, both lines are copied to the new file (the second once pi
+    /// closed the old file: the lease is granted only then), and the result says that the
+    /// sidecar protocol did not run.
+    fn rewrite_without_hard_links_keeps_late_lines(p: &Path) {
+        let mut lock = lock_session(p, None).expect("lock");
+        let len = lock.read().expect("read").complete_len;
+        let q = p.to_path_buf();
+        let mut pi: Option<File> = None;
+        let mut late = None;
+        let w = lock
+            .rewrite_at_with(len, b"a\nx\nb\n", &mut |m| match m {
+                Moment::BeforeRename => {
+                    pi = Some(
+                        std::fs::OpenOptions::new()
+                            .append(true)
+                            .open(&q)
+                            .expect("open"),
+                    );
+                }
+                Moment::AfterRename => {
+                    let mut f = pi.take().expect("open");
+                    f.write_all(b"pi1\n").expect("write");
+                    // Writes again and closes once the rewrite waits for it (a thread: the
+                    // rewrite waits in this one).
+                    late = Some(std::thread::spawn(move || {
+                        std::thread::sleep(Duration::from_millis(50));
+                        f.write_all(b"pi2\n").expect("write");
+                    }));
+                }
+                Moment::AfterCopy | Moment::UnderLease { .. } => {}
+            })
+            .expect("rewrite on a file system without hard links");
+        late.expect("pi wrote").join().expect("pi");
+        let Written::Done {
+            recovered,
+            kept,
+            unlinked,
+            ..
+        } = &w
+        else {
+            panic!("{w:?}")
+        };
+        assert!(unlinked.is_some(), "{w:?}");
+        assert_eq!((*recovered, kept), (8, &None), "{w:?}");
+        assert_eq!(std::fs::read(p).expect("read"), b"a\nx\nb\npi1\npi2\n");
+        assert!(!sidecar_of(p).exists());
+        // The next rewrite (no leftover to settle) works the same way.
+        let len = lock.read().expect("read").complete_len;
+        let w = lock
+            .rewrite_at(len, b"a\nx\ny\nb\npi1\npi2\n")
+            .expect("again");
+        assert!(
+            matches!(
+                &w,
+                Written::Done {
+                    recovered: 0,
+                    kept: None,
+                    unlinked: Some(_),
+                    ..
+                }
+            ),
+            "{w:?}"
+        );
+    }
+
+    /// [`rewrite_without_hard_links_keeps_late_lines`] with `link(2)` failing as on vfat/exFAT
+    /// (`EPERM`) and as on file systems without a link operation (`EOPNOTSUPP`): runs
+    /// everywhere.
+    #[test]
+    fn a_rewrite_where_link_fails_holds_the_old_file_open_instead() {
+        for errno in [libc::EPERM, libc::EOPNOTSUPP] {
+            let tmp = tempfile::tempdir().expect("tmp");
+            let p = session(tmp.path(), "a\nb\n");
+            FAIL_LINK.with(|f| f.set(Some(errno)));
+            rewrite_without_hard_links_keeps_late_lines(&p);
+            FAIL_LINK.with(|f| f.set(None));
+        }
+        // Any other failure of the link still refuses the rewrite, the file untouched.
+        let tmp = tempfile::tempdir().expect("tmp");
+        let p = session(tmp.path(), "a\nb\n");
+        let mut lock = lock_session(&p, None).expect("lock");
+        FAIL_LINK.with(|f| f.set(Some(libc::EACCES)));
+        let r = lock.rewrite_at(4, b"a\nx\nb\n");
+        FAIL_LINK.with(|f| f.set(None));
+        assert!(r.is_err(), "{r:?}");
+        assert_eq!(std::fs::read(&p).expect("read"), b"a\nb\n");
+    }
+
+    /// [`rewrite_without_hard_links_keeps_late_lines`] on a real exFAT file system (FUSE, root
+    /// only; skipped visibly where it cannot be mounted).
+    #[test]
+    fn a_rewrite_on_exfat_holds_the_old_file_open_instead() {
+        let fs = match arbor_testkit::no_links::mount() {
+            Ok(fs) => fs,
+            Err(why) => return arbor_testkit::skip::skip(&why),
+        };
+        let p = session(fs.path(), "a\nb\n");
+        rewrite_without_hard_links_keeps_late_lines(&p);
     }
 
     /// pi opened the old file by name before the rename and writes after the late lines were
@@ -752,6 +989,7 @@ mod tests {
                 stamp: None,
                 recovered: 3,
                 kept: None,
+                unlinked: None,
             }
         );
         assert_eq!(std::fs::read(&p).expect("read"), b"a\nx\nb\npi\n");
@@ -892,6 +1130,7 @@ mod tests {
                 stamp: None,
                 recovered: 3,
                 kept: None,
+                unlinked: None,
             }
         );
         assert_eq!(std::fs::read(&p).expect("read"), b"a\nx\nb\npi\n");

@@ -1,0 +1,112 @@
+//! This machine's side: the agent directories ([`Local`]), the session files found in them,
+//! and which of them a command selects.
+use crate::cursor::Cursor;
+use crate::report::{unreadable, Row, State};
+use arbor_store::backend::files::FileStore;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Where this machine's sessions are, and how a pull places them.
+#[derive(Debug, Clone)]
+pub struct Local {
+    /// pi's agent directory (`~/.pi/agent`).
+    pub pi: FileStore,
+    /// omp's agent directory (`~/.omp/agent`).
+    pub omp: FileStore,
+    /// `--map-cwd FROM=TO`: a shared session whose cwd starts with FROM is placed in TO's
+    /// project directory here (its bytes, the header's cwd included, are not changed).
+    pub map_cwd: Vec<(String, String)>,
+    /// The cursor file of this shared store.
+    pub cursor_file: PathBuf,
+    /// This machine's name, recorded with what it pushes.
+    pub machine: String,
+}
+
+pub(crate) fn stat(path: &Path) -> Option<(u64, i128)> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.len(), arbor_store::backend::sync_support::mtime_ns(&m)))
+}
+
+/// A local session file, as found at the start of a sync.
+pub(crate) struct LocalFile<'l> {
+    /// Its header's id (for a file unchanged since the last sync, the cursor's).
+    pub(crate) id: String,
+    pub(crate) path: PathBuf,
+    /// The agent directory it is in.
+    pub(crate) store: &'l FileStore,
+    /// Its size and modification time when found.
+    pub(crate) stat: Option<(u64, i128)>,
+}
+
+/// The local session files, and (as rows) the files and directories that could not be read
+/// and the files whose id another file has already (each id is one session: the first file
+/// in path order is synced, the others named).
+pub(crate) fn local_sessions<'l>(
+    local: &'l Local,
+    cursors: &HashMap<String, Cursor>,
+) -> (Vec<LocalFile<'l>>, Vec<Row>) {
+    let known: HashMap<&Path, (&String, &Cursor)> = cursors
+        .iter()
+        .filter_map(|(id, c)| Some((c.path.as_deref()?, (id, c))))
+        .collect();
+    let mut out: Vec<LocalFile<'l>> = Vec::new();
+    let mut first: HashMap<String, PathBuf> = HashMap::new();
+    let mut rows = Vec::new();
+    let same = local.pi.agent_dir() == local.omp.agent_dir();
+    for store in [&local.pi, &local.omp]
+        .into_iter()
+        .take(if same { 1 } else { 2 })
+    {
+        let (files, dirs) = store.scan();
+        for (dir, e) in dirs {
+            rows.push(unreadable(String::new(), dir, &e));
+        }
+        for path in files {
+            let stat = stat(&path);
+            let remembered = match (known.get(path.as_path()), stat) {
+                (Some((id, c)), Some(now)) if c.stamp == Some(now) => Some((*id).clone()),
+                _ => None,
+            };
+            if let Some(id) = remembered.or_else(|| FileStore::id_of(&path)) {
+                if let Some(other) = first.get(&id) {
+                    let mut row = Row::new(id, Some(path), State::Unreadable);
+                    row.note = Some(format!(
+                        "not synced: {} has the same session id (one of the two is a copy; \
+                         give it another id, e.g. with `arbor fork`, or remove it)",
+                        other.display()
+                    ));
+                    row.unresolved = true;
+                    rows.push(row);
+                    continue;
+                }
+                first.insert(id.clone(), path.clone());
+                out.push(LocalFile {
+                    id,
+                    path,
+                    store,
+                    stat,
+                });
+            } else if let Err(e) = arbor_store::open_regular(&path) {
+                // (A readable file without a session header is not a session: passed over.)
+                rows.push(unreadable(String::new(), path, &e));
+            }
+        }
+    }
+    (out, rows)
+}
+
+pub(crate) fn selected(ids: &[String], id: &str, path: Option<&Path>) -> bool {
+    ids.is_empty()
+        || ids.iter().any(|s| {
+            s == id || id.starts_with(s.as_str()) || path.is_some_and(|p| p == Path::new(s))
+        })
+}
+
+/// The local agent directory of a tool: omp's for `omp`, pi's for anything else.
+pub(crate) fn store_of<'l>(local: &'l Local, tool: &str) -> &'l FileStore {
+    if tool == "omp" {
+        &local.omp
+    } else {
+        &local.pi
+    }
+}
