@@ -137,7 +137,7 @@ impl<'s> Redacting<'s> {
 }
 
 /// The secrets of the long strings an export reads in pieces, left in their lines by
-/// [`arbor_store::secrets::redact_doc_deferring`] (see [`long_strings`]): by where each
+/// [`arbor_store::secrets::redact_doc_deferring`] (see `long_strings`): by where each
 /// string's raw contents are (the session's map is not changed while the export runs).
 #[derive(Debug, Default)]
 pub struct Redactions {
