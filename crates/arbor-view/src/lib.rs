@@ -33,10 +33,49 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Example: token statistics as rows
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let dir = tempfile::tempdir()?;
+//! # let file = dir.path().join("s.jsonl");
+//! # std::fs::write(&file, concat!(
+//! #   r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/tmp"}"#, "\n",
+//! #   r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#, "\n",
+//! #   r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hello"}],"provider":"p","model":"m","usage":{"input":100,"output":20,"cacheRead":0,"cacheWrite":0,"totalTokens":120,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.5}},"stopReason":"stop","timestamp":2}}"#, "\n",
+//! # ))?;
+//! let (sessions, unreadable) = arbor_view::stats_from_files(&[file]);
+//! assert!(unreadable.is_empty());
+//! let stats = arbor_view::aggregate_stats(&sessions, arbor_view::StatsBy::Model, None);
+//! assert_eq!(stats.rows.len(), 1);
+//! assert_eq!(stats.total.turns, 1);
+//! assert_eq!(stats.total.path.tokens().input, 100.0);
+//! let mut json = Vec::new();
+//! stats.write_json(&mut json)?; // what `arbor stats --by model --json` prints
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Example: redacting a text
+//!
+//! ```
+//! let text = "key: sk-ant-api03-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+//! let red = arbor_view::redact_text(text);
+//! assert!(!red.contains("sk-ant-api03-aaaa"));
+//! ```
 mod export;
 mod render;
 mod snippet;
+mod stats;
 
+/// The secret scanner and its redaction, the one `arbor secrets`, `fork --redact` and the
+/// export use. It stays in `arbor_store`: the store's redacted fork redacts each line before
+/// a byte of it is written.
+pub use arbor_store::secrets;
+pub use arbor_store::secrets::redact as redact_text;
+/// Token usage and cost as arbor sums it (the one sum, shared with the catalog).
+pub use arbor_store::usage;
 pub use export::output::{
     assets_of, check_target, is_previous_export, write_export, Assets, Target, TargetError, MARKER,
 };
@@ -46,6 +85,10 @@ pub use export::{
 pub use render::{
     content_text, describe, describe_with, human_size, one_line, sanitize_line, sanitize_text,
     Human, OneLine,
+};
+pub use stats::{
+    aggregate as aggregate_stats, canon_of, from_files as stats_from_files, parent_index,
+    By as StatsBy, Counted, Loaded as SessionSpends, Row as StatsRow, Stats,
 };
 
 #[cfg(test)]
