@@ -62,7 +62,6 @@ pub mod paths;
 pub mod readable;
 mod repair;
 pub mod safe_fs;
-pub mod secrets;
 pub mod sqlite_file;
 pub mod stream;
 mod title;
@@ -73,6 +72,6 @@ pub use build::NewEntry;
 pub use error::StoreError;
 pub use file::Durability;
 pub use manager::{
-    load_doc, load_doc_copy, load_doc_lean, LiveContext, ManagerOptions, OpenNote, SessionManager,
-    LEAN_WINDOW,
+    load_doc, load_doc_copy, load_doc_lean, ForkTransform, LiveContext, ManagerOptions, OpenNote,
+    SessionManager, LEAN_WINDOW,
 };

@@ -65,15 +65,16 @@
 //! assert!(!red.contains("sk-ant-api03-aaaa"));
 //! ```
 mod export;
+mod fork;
 mod render;
 mod snippet;
 mod stats;
 
-/// The secret scanner and its redaction, the one `arbor secrets`, `fork --redact` and the
-/// export use. It stays in `arbor_store`: the store's redacted fork redacts each line before
-/// a byte of it is written.
-pub use arbor_store::secrets;
-pub use arbor_store::secrets::redact as redact_text;
+/// The secret scanner and its redaction, the one `arbor secrets`, [`fork_redacted`] and the
+/// export use: the rules (`find`, `Finder`), a text (`redact`), a JSON value or line, and a
+/// whole session (`scan_doc`, `redact_doc`).
+pub mod secrets;
+
 /// Token usage and cost as arbor sums it (the one sum, shared with the catalog).
 pub use arbor_store::usage;
 pub use export::output::{
@@ -82,10 +83,12 @@ pub use export::output::{
 pub use export::{
     export, html, json, markdown, paths_of, redact, Format, Options, Redactions, Report,
 };
+pub use fork::fork_redacted;
 pub use render::{
     content_text, describe, describe_with, human_size, one_line, sanitize_line, sanitize_text,
     Human, OneLine,
 };
+pub use secrets::redact as redact_text;
 pub use stats::{
     aggregate as aggregate_stats, canon_of, from_files as stats_from_files, parent_index,
     By as StatsBy, Counted, Loaded as SessionSpends, Row as StatsRow, Stats,
