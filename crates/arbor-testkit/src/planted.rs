@@ -1,5 +1,5 @@
 //! Sessions with secrets planted in random places and spellings, for the property tests
-//! of redaction (`arbor-store/tests/redaction.rs`, `arbor-cli/tests/secrets_cli.rs`).
+//! of redaction (`arbor-view/tests/redaction.rs`, `arbor-cli/tests/secrets_cli.rs`).
 use proptest::prelude::*;
 
 /// A pi header line (no newline).
