@@ -448,7 +448,7 @@ pub enum Command {
         tree: bool,
         /// md, html (one self-contained page of the whole tree) or json.
         #[arg(long, value_name = "FORMAT", default_value = "md")]
-        format: crate::export::Format,
+        format: ExportFormat,
         /// Write to FILE (images next to it in FILE.assets/) instead of stdout.
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
@@ -582,4 +582,25 @@ pub enum TrashCommand {
         #[arg(long)]
         force: bool,
     },
+}
+
+/// `arbor export --format`: the flag's values for [`arbor_view::Format`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// One self-contained HTML page (the whole tree).
+    Html,
+    /// Markdown.
+    Md,
+    /// arbor's JSON export schema (`arbor-export/1`).
+    Json,
+}
+
+impl From<ExportFormat> for arbor_view::Format {
+    fn from(f: ExportFormat) -> Self {
+        match f {
+            ExportFormat::Html => arbor_view::Format::Html,
+            ExportFormat::Md => arbor_view::Format::Md,
+            ExportFormat::Json => arbor_view::Format::Json,
+        }
+    }
 }

@@ -7,10 +7,7 @@ mod cli;
 mod report;
 mod browse;
 mod cmd;
-mod export;
-mod render;
 mod show_view;
-mod snippet;
 mod term;
 mod tree_view;
 

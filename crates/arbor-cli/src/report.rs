@@ -1,17 +1,17 @@
 //! Output and error messages for a person: each cause once, nothing that drives the terminal;
 //! [`Out`], the one writer of stdout, which a closed pipe does not stop.
-use crate::render::sanitize_line;
+use arbor_view::sanitize_line;
 use std::io::{ErrorKind, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// `eprintln!` for a person: the formatted message goes through
-/// [`crate::render::sanitize_text`], so a path, id or name from a session cannot drive the
+/// [`arbor_view::sanitize_text`], so a path, id or name from a session cannot drive the
 /// terminal. The CLI's modules print to stderr only through this (a test checks). A stderr
 /// that cannot be written (a closed pipe) is not a reason to stop: the message is dropped.
 macro_rules! say_err {
     ($($t:tt)*) => {
-        $crate::report::err_line(&$crate::render::sanitize_text(&format!($($t)*)))
+        $crate::report::err_line(&arbor_view::sanitize_text(&format!($($t)*)))
     };
 }
 
@@ -19,7 +19,7 @@ macro_rules! say_err {
 /// reader that went away (`arbor ... | head`) does not stop the command.
 macro_rules! say {
     ($($t:tt)*) => {
-        $crate::report::out_line(&$crate::render::sanitize_text(&format!($($t)*)))
+        $crate::report::out_line(&arbor_view::sanitize_text(&format!($($t)*)))
     };
 }
 
@@ -155,7 +155,6 @@ mod tests {
             ("cmd/index.rs", include_str!("cmd/index.rs")),
             ("cmd/read.rs", include_str!("cmd/read.rs")),
             ("cmd/write.rs", include_str!("cmd/write.rs")),
-            ("render.rs", include_str!("render.rs")),
             ("args.rs", include_str!("args.rs")),
             ("browse/mod.rs", include_str!("browse/mod.rs")),
             ("browse/handoff.rs", include_str!("browse/handoff.rs")),

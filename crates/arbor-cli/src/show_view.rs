@@ -2,12 +2,12 @@
 //! `--context`, the messages the model sees), each under a heading that says who speaks,
 //! with errors shown as errors and long tool output and thinking folded.
 use crate::cli::ShowOpts;
-use crate::render::{self, one_line};
 use crate::term::{Out, Paint, Term};
 use arbor_core::context::{CtxMessage, SessionContext};
 use arbor_core::doc::SessionDoc;
 use arbor_core::entry::EntryType;
 use arbor_core::json::JsValue;
+use arbor_view::one_line;
 use std::collections::{HashMap, HashSet};
 
 /// Lines of a tool result or bash output shown before the rest is folded.
@@ -196,7 +196,7 @@ impl Printer<'_> {
         }
         match role.as_str() {
             "toolResult" => {
-                let text = render::content_text(msg.get("content"));
+                let text = arbor_view::content_text(msg.get("content"));
                 self.folded(out, &text, TOOL_LINES, None, "");
             }
             "bashExecution" => {
@@ -210,7 +210,13 @@ impl Printer<'_> {
                     for (name, v) in sections {
                         out.paint(Paint::Dim, &format!("[section {}]", name.to_string_lossy()))
                             .nl();
-                        self.folded(out, &render::content_text(Some(v)), usize::MAX, None, "");
+                        self.folded(
+                            out,
+                            &arbor_view::content_text(Some(v)),
+                            usize::MAX,
+                            None,
+                            "",
+                        );
                     }
                 }
                 for (key, word) in [
@@ -368,7 +374,7 @@ pub fn render_path(
             _ => {
                 out.paint(
                     Paint::Dim,
-                    &format!("·· {} · {id}", render::describe(doc, i)),
+                    &format!("·· {} · {id}", arbor_view::describe(doc, i)),
                 )
                 .nl();
             }

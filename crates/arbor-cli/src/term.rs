@@ -157,7 +157,7 @@ pub fn pad_left(s: &str, cols: usize) -> String {
 }
 
 /// Text for a person, built up in memory: what comes from a session goes through
-/// [`crate::render::sanitize_text`], and only arbor's own styles reach the terminal as escape
+/// [`arbor_view::sanitize_text`], and only arbor's own styles reach the terminal as escape
 /// sequences (none at all without colour).
 #[derive(Debug, Default)]
 pub struct Out {
@@ -181,7 +181,7 @@ impl Out {
 
     /// Plain text (sanitized).
     pub fn put(&mut self, s: &str) -> &mut Out {
-        self.buf.push_str(&crate::render::sanitize_text(s));
+        self.buf.push_str(&arbor_view::sanitize_text(s));
         self
     }
 
@@ -190,7 +190,7 @@ impl Out {
         if self.color && !s.is_empty() {
             let st = p.style();
             self.buf.push_str(&st.render().to_string());
-            self.buf.push_str(&crate::render::sanitize_text(s));
+            self.buf.push_str(&arbor_view::sanitize_text(s));
             self.buf.push_str(&st.render_reset().to_string());
         } else {
             self.put(s);

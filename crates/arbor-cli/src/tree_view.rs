@@ -10,7 +10,6 @@
 //! folded: the first and last entry of a chain, the leaf, labelled entries, compactions,
 //! branch summaries, names, context edits and system messages. When the connectors grow past
 //! half the width, they give way to the branch depth (`↳7`).
-use crate::render;
 use crate::term::{self, Out, Paint, Term};
 use arbor_core::doc::SessionDoc;
 use arbor_core::entry::{EntryType, Role};
@@ -315,7 +314,7 @@ impl View<'_> {
         let id: &str = &id_text;
         let label = Some(&e.key)
             .and_then(|k| self.doc.index().labels.get_key(k))
-            .map(|l| format!(" [{}]", render::one_line(l, 40)))
+            .map(|l| format!(" [{}]", arbor_view::one_line(l, 40)))
             .unwrap_or_default();
         let leaf_mark = if Some(i) == self.leaf {
             " ◀ leaf"
@@ -326,7 +325,7 @@ impl View<'_> {
             term::width(prefix) + 2 + term::width(id) + 1 + term::width(&label) + leaf_mark.len(),
         );
         let desc = term::fit(
-            &render::one_line(&render::describe(self.doc, i), 500),
+            &arbor_view::one_line(&arbor_view::describe(self.doc, i), 500),
             room.max(10),
         );
         out.paint(

@@ -379,7 +379,7 @@ proptest::proptest! {
             for (s, _, _) in &plants {
                 proptest::prop_assert!(!out.contains(&planted::body(s)), "{}: {} survived", format, s);
             }
-            let left = arbor_store::secrets::find(&out);
+            let left = arbor_view::secrets::find(&out);
             proptest::prop_assert!(left.is_empty(), "{}: {:?}", format, left);
             let err = String::from_utf8_lossy(&o.stderr);
             let said = format!("{reported} secret{} redacted", if reported == 1 { "" } else { "s" });
@@ -484,7 +484,7 @@ proptest::proptest! {
             for (s, _, _, _) in &plants {
                 proptest::prop_assert!(!out.contains(&planted::body(s)), "{}: {} survived", format, s);
             }
-            let left = arbor_store::secrets::find(&out);
+            let left = arbor_view::secrets::find(&out);
             proptest::prop_assert!(left.is_empty(), "{}: {:?}", format, left);
             let err = String::from_utf8_lossy(&o.stderr);
             let said = format!("{reported} secret{} redacted", if reported == 1 { "" } else { "s" });

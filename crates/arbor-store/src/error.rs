@@ -70,9 +70,10 @@ pub enum StoreError {
     /// A session store refused or failed (see [`crate::backend`]).
     #[error(transparent)]
     Backend(crate::backend::BackendError),
-    /// A line could not be redacted (see [`crate::secrets::redact_doc`]).
-    #[error("redaction: {0}")]
-    Redact(#[from] crate::secrets::RedactError),
+    /// The transform of a fork ([`crate::ForkTransform`], arbor-view's redaction for
+    /// `arbor fork --redact`) refused the copy; nothing was written.
+    #[error("{0}")]
+    Transform(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// omp's title slot could not be made (a title that cannot fit).
     #[error("the title slot: {0}")]
     TitleSlot(#[from] arbor_core::title::TitleSlotError),

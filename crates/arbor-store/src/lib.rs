@@ -49,7 +49,7 @@
 //!   [`info`], [`omp_info`]), a session named on a command line ([`locate`]), ids and
 //!   timestamps ([`ids`]), what else belongs to a session file ([`belongings`]).
 //! - Checking and repairing: [`check`]; why a file cannot be read ([`readable`]).
-//! - Secrets in sessions ([`secrets`]) and token usage ([`usage`]).
+//! - Token usage ([`usage`]); the secret rules live in `arbor-view`.
 //! - Files: a session's bytes ([`FileBytes`], [`LineStream`]), the safe file primitives
 //!   ([`open_regular`], [`create_new_private`], [`NewFile`], [`replace_file`], ...), SQLite
 //!   files arbor owns ([`sqlite_file`]).
@@ -78,7 +78,6 @@ pub mod paths;
 pub mod readable;
 mod repair;
 mod safe_fs;
-pub mod secrets;
 pub mod sqlite_file;
 mod stream;
 mod title;
@@ -91,8 +90,8 @@ pub use error::StoreError;
 /// elsewhere (a directory created 0700, a file replaced atomically).
 pub use file::{atomic_write, create_dir_private, Durability};
 pub use manager::{
-    load_doc, load_doc_copy, load_doc_lean, LiveContext, ManagerOptions, OpenNote, SessionManager,
-    LEAN_WINDOW,
+    load_doc, load_doc_copy, load_doc_lean, ForkTransform, LiveContext, ManagerOptions, OpenNote,
+    SessionManager, LEAN_WINDOW,
 };
 /// A session file's bytes (mapped for large files, guarded against the file being cut
 /// short) and pages handed back to the kernel once read.

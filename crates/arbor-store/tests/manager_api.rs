@@ -134,3 +134,71 @@ fn fork_from_migrates_the_source() {
         .unwrap()
         .starts_with("{\"type\":\"message\",\"timestamp\""));
 }
+
+/// A fork's transform (arbor-view's redaction for `fork --redact`) sees the loaded copy before
+/// a byte is written: what it changes is what the new file holds (also the header's `cwd`),
+/// and when it refuses, nothing is written.
+#[test]
+fn a_fork_transform_changes_the_copy_before_it_is_written() {
+    struct Upper(bool);
+    impl arbor_store::ForkTransform for Upper {
+        fn doc(
+            &self,
+            doc: &mut arbor_core::doc::SessionDoc,
+        ) -> Result<usize, Box<dyn std::error::Error + Send + Sync>> {
+            if self.0 {
+                return Err("refused".into());
+            }
+            let text = String::from_utf8_lossy(doc.base_bytes()).replace("secret", "XXXXXX");
+            *doc = arbor_core::doc::SessionDoc::parse(std::sync::Arc::new(text.into_bytes()))
+                .map_err(|e| e.to_string())?;
+            Ok(1)
+        }
+        fn text(&self, text: &str) -> String {
+            text.replace("secret", "XXXXXX")
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("sessions");
+    std::fs::create_dir(&dir).unwrap();
+    let src = dir.join("2025-01-01T00-00-00-000Z_S1.jsonl");
+    std::fs::write(
+        &src,
+        concat!(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"S1\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/secret\"}\n",
+            "{\"type\":\"message\",\"id\":\"a1\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"a secret\",\"timestamp\":1}}\n",
+        ),
+    )
+    .unwrap();
+    let before: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    let Err(err) =
+        SessionManager::fork_transformed(&src, None, None, ManagerOptions::default(), &Upper(true))
+    else {
+        panic!("the refused fork was made");
+    };
+    assert!(
+        matches!(err, arbor_store::StoreError::Transform(_)),
+        "{err:?}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        before.len(),
+        "nothing written"
+    );
+    for at in [None, Some("a1")] {
+        let (sm, n) = SessionManager::fork_transformed(
+            &src,
+            at,
+            None,
+            ManagerOptions::default(),
+            &Upper(false),
+        )
+        .unwrap();
+        assert_eq!(n, 1);
+        let path = sm.session_file().unwrap().to_path_buf();
+        drop(sm);
+        let bytes = std::fs::read_to_string(&path).unwrap();
+        assert!(!bytes.contains("secret"), "{at:?}: {bytes}");
+        assert!(bytes.contains("a XXXXXX"), "{at:?}: {bytes}");
+    }
+}

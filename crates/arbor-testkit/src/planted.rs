@@ -1,5 +1,5 @@
 //! Sessions with secrets planted in random places and spellings, for the property tests
-//! of redaction (`arbor-store/tests/redaction.rs`, `arbor-cli/tests/secrets_cli.rs`).
+//! of redaction (`arbor-view/tests/redaction.rs`, `arbor-cli/tests/secrets_cli.rs`).
 use proptest::prelude::*;
 
 /// A pi header line (no newline).
@@ -58,7 +58,7 @@ pub fn secret() -> impl Strategy<Value = String> {
     // A shrunk value (`aaaaaaaaaaas`) is no longer random: only what the rules call a
     // secret is planted.
     .prop_filter("a secret by the rules", |s| {
-        !arbor_store::secrets::find(s).is_empty()
+        !arbor_view::secrets::find(s).is_empty()
     })
 }
 

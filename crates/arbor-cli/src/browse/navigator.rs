@@ -349,7 +349,7 @@ impl Navigator {
         if self.search.trim().is_empty() {
             return true;
         }
-        let text = crate::render::describe(&self.doc, i).to_lowercase();
+        let text = arbor_view::describe(&self.doc, i).to_lowercase();
         self.search
             .to_lowercase()
             .split_whitespace()
@@ -489,7 +489,7 @@ impl Navigator {
             return None;
         }
         let m = e.fields.value(self.doc.line(&e.line), "message")?;
-        Some(crate::render::content_text(m.get("content")))
+        Some(arbor_view::content_text(m.get("content")))
     }
 
     /// What the reader pane shows of entry `i`: (kind of line, text) pairs.
@@ -571,7 +571,7 @@ impl Navigator {
                                         format!(
                                             "▸ tool call {} {}",
                                             bs("name"),
-                                            crate::render::one_line(&args, 300)
+                                            arbor_view::one_line(&args, 300)
                                         ),
                                     ));
                                 }
@@ -595,7 +595,7 @@ impl Navigator {
             }
             EntryType::ContextEdit => {
                 out.push((ReaderKind::Head, format!("context edit · {id} · {ts}")));
-                out.push((ReaderKind::Text, crate::render::describe(&self.doc, i)));
+                out.push((ReaderKind::Text, arbor_view::describe(&self.doc, i)));
             }
             EntryType::Compaction | EntryType::BranchSummary => {
                 let what = if e.etype == EntryType::Compaction {
@@ -612,7 +612,7 @@ impl Navigator {
                     ReaderKind::Head,
                     format!("{} · {id} · {ts}", e.etype.name()),
                 ));
-                out.push((ReaderKind::Text, crate::render::describe(&self.doc, i)));
+                out.push((ReaderKind::Text, arbor_view::describe(&self.doc, i)));
             }
         }
         if let Some(l) =

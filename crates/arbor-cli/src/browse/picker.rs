@@ -103,7 +103,7 @@ impl SessionRow {
         // A first message can be a pasted file: only its start is ever shown or matched.
         let line = |s: &str| {
             let head: String = s.chars().take(400).collect();
-            crate::render::one_line(&head, 300)
+            arbor_view::one_line(&head, 300)
         };
         let title = line(&l.display_title());
         let first = line(&l.info.first_message.to_string_lossy());

@@ -295,7 +295,7 @@ fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
                     format!("{mark}{}: ", x.kind.name()),
                     style.add_modifier(Modifier::BOLD),
                 ),
-                Span::raw(crate::render::one_line(&x.text, 600)),
+                Span::raw(arbor_view::one_line(&x.text, 600)),
             ]));
         }
     }
@@ -334,7 +334,7 @@ fn draw_status(f: &mut Frame<'_>, status: &str, keys: &str, area: Rect, t: Theme
 
 /// A snippet with its match (between U+E000 and U+E001) highlighted, cut to `max` columns.
 fn snippet_spans(s: &str, max: usize, t: Theme) -> Vec<Span<'static>> {
-    let flat = crate::render::one_line(s, 2000);
+    let flat = arbor_view::one_line(s, 2000);
     let mut out = Vec::new();
     let mut used = 0;
     let mut rest = flat.as_str();
@@ -375,7 +375,7 @@ fn draw_tree(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
             Span::raw(fit(
                 &format!(
                     "· {} · {tool} · {} entries, {} shown · filter: {}",
-                    crate::render::one_line(&title, 60),
+                    arbor_view::one_line(&title, 60),
                     nav.doc.entries().len(),
                     nav.line_count(),
                     nav.filter.name()
@@ -422,7 +422,7 @@ fn draw_tree(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
         let id: &str = &id_text;
         let label = Some(&e.key)
             .and_then(|k| nav.doc.index().labels.get_key(k))
-            .map(|x| format!(" [{}]", crate::render::one_line(x, 30)))
+            .map(|x| format!(" [{}]", arbor_view::one_line(x, 30)))
             .unwrap_or_default();
         let leaf_mark = if Some(l.entry) == leaf {
             " ◀ leaf"
@@ -437,7 +437,7 @@ fn draw_tree(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
         let room =
             w.saturating_sub(width(&prefix) + 2 + width(id) + 1 + width(&label) + width(leaf_mark));
         let desc = fit(
-            &crate::render::one_line(&crate::render::describe(&nav.doc, l.entry), 400),
+            &arbor_view::one_line(&arbor_view::describe(&nav.doc, l.entry), 400),
             room,
         );
         let style = match e.role.as_ref() {
@@ -492,7 +492,7 @@ fn reader_lines(nav: &Navigator, i: usize, t: Theme) -> Vec<Line<'static>> {
                 ReaderKind::Error => t.error(),
                 ReaderKind::Label => t.accent(),
             };
-            Line::styled(crate::render::sanitize_line(&s), style)
+            Line::styled(arbor_view::sanitize_line(&s), style)
         })
         .collect()
 }

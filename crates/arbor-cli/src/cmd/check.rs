@@ -168,7 +168,7 @@ pub fn gc(
     loc: &Locator,
 ) -> Result<ExitCode> {
     let mut failed = false;
-    let mut out = crate::render::Human::new(crate::report::stdout());
+    let mut out = arbor_view::Human::new(crate::report::stdout());
     let mut json_out = Vec::new();
     let mut reports = JsonArray::new(&mut json_out);
     for a in agent_for_gc(loc).iter() {

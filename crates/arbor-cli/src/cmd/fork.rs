@@ -43,7 +43,7 @@ pub fn fork(session: &str, o: &ForkOpts<'_>, loc: &Locator) -> Result<ExitCode> 
     // With `--redact`, the copy is redacted before it is written: no unredacted copy ever
     // exists, and a fork that fails leaves nothing behind.
     let (sm, redacted) = if redact {
-        SessionManager::fork_redacted(&path, at, cwd.as_deref(), opts)?
+        arbor_view::fork_redacted(&path, at, cwd.as_deref(), opts)?
     } else {
         (SessionManager::fork(&path, at, cwd.as_deref(), opts)?, 0)
     };

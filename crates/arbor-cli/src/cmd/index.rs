@@ -1,5 +1,4 @@
 //! Commands on the session catalog: ls, index, search; and the prompt history.
-use crate::render;
 use anyhow::{Context as _, Result};
 use arbor_core::Dialect;
 use arbor_index::history::{History, HistoryEntry};
@@ -182,9 +181,9 @@ fn stdout_all(bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Human-readable output: sanitized on its way to stdout (see `render::Human`).
+/// Human-readable output: sanitized on its way to stdout (see `arbor_view::Human`).
 fn human_all(bytes: &[u8]) -> Result<()> {
-    let mut out = render::Human::new(crate::report::stdout());
+    let mut out = arbor_view::Human::new(crate::report::stdout());
     out.write_all(bytes)?;
     out.flush()?;
     Ok(())
@@ -211,23 +210,7 @@ pub fn age(ms: f64) -> String {
     }
 }
 
-/// A size as `512B`, `1.2K`, `34M`, `1.1G`.
-pub fn human_size(n: u64) -> String {
-    let units = ["B", "K", "M", "G", "T"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < units.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n}B")
-    } else if v < 10.0 {
-        format!("{v:.1}{}", units[u])
-    } else {
-        format!("{v:.0}{}", units[u])
-    }
-}
+pub use arbor_view::human_size;
 
 /// A path with the home directory as `~`.
 pub fn home_short(p: &str) -> String {
@@ -647,20 +630,20 @@ fn print_hit(h: &arbor_index::Hit, out: &mut crate::term::Out) {
         out.paint(Paint::Dim, "  (other branch)");
     }
     if let Some(n) = &h.session_name {
-        out.put("  ").put(&render::one_line(n, 40));
+        out.put("  ").put(&arbor_view::one_line(n, 40));
     }
     out.nl().put("    ");
     let snippet = h.snippet.split_whitespace().collect::<Vec<_>>().join(" ");
     // Alternate plain and marked pieces.
     let mut rest = snippet.as_str();
     while let Some(a) = rest.find(MARK_ON) {
-        out.put(&render::sanitize_line(&rest[..a]));
+        out.put(&arbor_view::sanitize_line(&rest[..a]));
         let after = &rest[a + MARK_ON.len()..];
         let b = after.find(MARK_OFF).unwrap_or(after.len());
-        out.paint(Paint::Hit, &render::sanitize_line(&after[..b]));
+        out.paint(Paint::Hit, &arbor_view::sanitize_line(&after[..b]));
         rest = after.get(b + MARK_OFF.len()..).unwrap_or("");
     }
-    out.put(&render::sanitize_line(rest)).nl();
+    out.put(&arbor_view::sanitize_line(rest)).nl();
 }
 
 /// `arbor history`.
@@ -717,7 +700,7 @@ pub fn history(
             let when = when.get(..16).unwrap_or(&when).replace('T', " ");
             let cwd = e.cwd.as_deref().map(home_short).unwrap_or_default();
             out.extend_from_slice(
-                format!("{when}  {}  {}\n", render::one_line(&e.prompt, 80), cwd).as_bytes(),
+                format!("{when}  {}  {}\n", arbor_view::one_line(&e.prompt, 80), cwd).as_bytes(),
             );
         }
         return human_all(&out).map(|()| ExitCode::SUCCESS);
@@ -738,8 +721,6 @@ mod tests {
         assert_eq!(since("90m").unwrap().at(now), now - 90.0 * 60_000.0);
         assert_eq!(since("2025-01-01").unwrap().at(now), 1_735_689_600_000.0);
         assert!(since("yesterday").is_err());
-        assert_eq!(human_size(1536), "1.5K");
-        assert_eq!(human_size(10), "10B");
         assert_eq!(age(3_600_000.0 * 5.0), "5h");
     }
 }

@@ -320,7 +320,7 @@ fn make_table(
                 msgs,
                 size,
                 branches,
-                title: crate::render::one_line(&title, 500),
+                title: arbor_view::one_line(&title, 500),
                 project: home_short(&cwd),
                 path: if long {
                     home_short(&r.file.to_string_lossy())

@@ -248,7 +248,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             format,
             output
                 .as_deref()
-                .map(|path| crate::export::output::Target { path, force }),
+                .map(|path| arbor_view::Target { path, force }),
             !no_redact,
             &loc,
         ),

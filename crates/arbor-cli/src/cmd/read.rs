@@ -391,87 +391,53 @@ pub fn export(
     session: &str,
     leaf: Option<&str>,
     tree: bool,
-    format: crate::export::Format,
-    output: Option<crate::export::output::Target<'_>>,
+    format: crate::cli::ExportFormat,
+    output: Option<arbor_view::Target<'_>>,
     redact: bool,
     loc: &Locator,
 ) -> Result<ExitCode> {
+    let format = arbor_view::Format::from(format);
     let force = output.is_some_and(|t| t.force);
     let output = output.map(|t| t.path);
     let (path, mut doc) = load_resolved_as(session, false, loc, true)?;
     if let Some(id) = leaf {
         super::require_entry(&doc, &path, id)?;
     }
-    let paths: Vec<Vec<usize>> = if tree {
-        let t = doc.index().tree(&doc);
-        let leaves: Vec<usize> = t
-            .preorder()
-            .into_iter()
-            .filter(|&i| t.children[i].is_empty())
-            .collect();
-        leaves
-            .into_iter()
-            .map(|l| doc.index().path(&doc, l).entries)
-            .collect()
-    } else {
-        let l = match leaf {
-            Some(id) => doc.index().get(id),
-            None => doc.index().leaf,
-        };
-        vec![l
-            .map(|l| doc.index().path(&doc, l).entries)
-            .unwrap_or_default()]
-    };
+    let paths = arbor_view::paths_of(&doc, leaf.and_then(|id| doc.index().get(id)), tree);
     // Redacted before anything is rendered: every format writes only what the one scanner
     // (`arbor secrets`) left.
     let (redacted, redactions) = if redact {
-        crate::export::redact(&mut doc).with_context(|| path.display().to_string())?
+        arbor_view::redact(&mut doc).with_context(|| path.display().to_string())?
     } else {
-        (0, crate::export::Redactions::default())
+        (0, arbor_view::Redactions::default())
     };
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
     // HTML holds its images itself; Markdown links them from FILE.assets/.
     let assets = output
-        .filter(|_| format == crate::export::Format::Md)
-        .map(crate::export::output::Assets::for_file);
-    let opts = crate::export::Options {
-        redact,
-        assets: assets.as_ref(),
-        redactions: Some(&redactions),
-    };
+        .filter(|_| format == arbor_view::Format::Md)
+        .map(arbor_view::Assets::for_file);
+    let mut opts = arbor_view::Options::default();
+    if redact {
+        opts = opts.redacted(&redactions);
+    }
+    if let Some(a) = &assets {
+        opts = opts.with_assets(a);
+    }
     let report = match output {
         Some(o) => {
             // Never over the session, a file an export did not make (unless --force) or a
             // directory; written private beside, then renamed: a failed export leaves nothing.
-            crate::export::output::check_target(o, &path, force)?;
-            crate::export::output::write_export(
+            arbor_view::check_target(o, &path, force)?;
+            arbor_view::write_export(
                 o,
-                format == crate::export::Format::Json,
+                format == arbor_view::Format::Json,
                 assets.as_ref(),
-                |w| match format {
-                    crate::export::Format::Html => crate::export::html(&doc, &file_name, &opts, w),
-                    crate::export::Format::Md => {
-                        crate::export::markdown(&doc, &file_name, &paths, &opts, w)
-                    }
-                    crate::export::Format::Json => {
-                        crate::export::json(&doc, &path, &paths, &opts, w)
-                    }
-                },
+                |w| arbor_view::export(&doc, &path, format, &paths, &opts, w),
             )
             .with_context(|| o.display().to_string())?
         }
         None => {
             let w = std::io::BufWriter::new(crate::report::stdout());
-            match format {
-                crate::export::Format::Html => crate::export::html(&doc, &file_name, &opts, w)?,
-                crate::export::Format::Md => {
-                    crate::export::markdown(&doc, &file_name, &paths, &opts, w)?
-                }
-                crate::export::Format::Json => crate::export::json(&doc, &path, &paths, &opts, w)?,
-            }
+            arbor_view::export(&doc, &path, format, &paths, &opts, w)?
         }
     };
     if redacted > 0 {
@@ -480,12 +446,12 @@ pub fn export(
             if redacted == 1 { "" } else { "s" }
         );
     }
-    if let (Some(o), true, crate::export::Format::Md) = (output, report.images > 0, format) {
+    if let (Some(o), true, arbor_view::Format::Md) = (output, report.images > 0, format) {
         say_err!(
             "arbor: {} image{} in {}",
             report.images,
             if report.images == 1 { "" } else { "s" },
-            crate::export::assets_of(o).0.display()
+            arbor_view::assets_of(o).0.display()
         );
     }
     exit_soon(&path, doc)

@@ -3,7 +3,7 @@
 use crate::term::{Out, Paint, Term};
 use anyhow::Result;
 use arbor_store::locate::Locator;
-use arbor_store::secrets::Place;
+use arbor_view::secrets::Place;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -47,19 +47,19 @@ pub fn secrets(
                 say_err!(
                     "arbor: {}: not scanned: {}",
                     f.display(),
-                    arbor_store::secrets::redact(&e.to_string())
+                    arbor_view::secrets::redact(&e.to_string())
                 );
                 unscanned += 1;
                 continue;
             }
         };
-        let scan = arbor_store::secrets::scan_doc(&doc);
+        let scan = arbor_view::secrets::scan_doc(&doc);
         for u in &scan.unscanned {
             say_err!(
                 "arbor: {}:{}: not scanned: {}",
                 f.display(),
                 u.line,
-                arbor_store::secrets::redact(&u.problem)
+                arbor_view::secrets::redact(&u.problem)
             );
             unscanned += 1;
         }

@@ -1,17 +1,20 @@
 //! `arbor stats`: tokens and cost, split into the path each session resumes and the branches
-//! it left, a fork's copies of its parent's turns counted once.
+//! it left, a fork's copies of its parent's turns counted once. The counting is
+//! [`arbor_view`]'s ([`arbor_view::aggregate_stats`]); here: the flags, the catalog's cached
+//! spends and the table.
 use crate::term::{self, Out, Paint, Term};
 use anyhow::Result;
 use arbor_index::Catalog;
 use arbor_index::SpendRow;
 use arbor_index::Stat;
 use arbor_store::locate::{Locator, Scope};
-use arbor_store::usage::{self, Bucket, Kind, Spend, SpendKey, Sums, Tokens};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use arbor_view::usage::{self, SpendKey};
+use arbor_view::{canon_of, parent_index, Counted, SessionSpends, StatsRow};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// How rows are grouped.
+/// How rows are grouped (`--by`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum By {
     /// One row per session.
@@ -26,6 +29,19 @@ pub enum By {
     Model,
     /// Per project (the session's cwd).
     Project,
+}
+
+impl From<By> for arbor_view::StatsBy {
+    fn from(b: By) -> Self {
+        match b {
+            By::Session => arbor_view::StatsBy::Session,
+            By::Day => arbor_view::StatsBy::Day,
+            By::Week => arbor_view::StatsBy::Week,
+            By::Month => arbor_view::StatsBy::Month,
+            By::Model => arbor_view::StatsBy::Model,
+            By::Project => arbor_view::StatsBy::Project,
+        }
+    }
 }
 
 /// What `arbor stats` was asked for.
@@ -46,160 +62,18 @@ pub struct StatsOpts<'a> {
     pub no_catalog: bool,
 }
 
-#[derive(Default)]
-struct Row {
-    path: Sums,
-    other: Sums,
-    side: Sums,
-    turns: u64,
+/// A session file read for its spends; the error as the catalog keeps it.
+fn load(f: &Path) -> Result<SessionSpends, String> {
+    SessionSpends::load(f).map_err(|e| e.to_string())
 }
 
-/// One counted session.
-struct Counted {
-    /// The file, as named or listed.
-    file: PathBuf,
-    /// Header `cwd`.
-    cwd: String,
-    /// Its parent session is counted too: its copies of the parent's turns are not.
-    parent_counted: bool,
-    /// Its spends.
-    buckets: Vec<Bucket>,
-}
-
-/// A session file read.
-struct Loaded {
-    spends: Vec<Spend>,
-    cwd: String,
-    id: Option<String>,
-    parent: Option<String>,
-}
-
-fn load(f: &Path) -> Result<Loaded, String> {
-    let doc = arbor_store::load_doc(f).map_err(|e| e.to_string())?;
-    Ok(Loaded {
-        spends: usage::spends(&doc),
-        cwd: doc.header_str("cwd").unwrap_or_default(),
-        id: doc.header_str("id"),
-        parent: doc.header_str("parentSession"),
-    })
-}
-
-/// The canonical path of a file (as given when it has none).
-fn canon_of(p: &Path) -> String {
-    std::fs::canonicalize(p)
-        .unwrap_or_else(|_| p.to_path_buf())
-        .to_string_lossy()
-        .into_owned()
-}
-
-fn week_of(utc_day: i64) -> String {
-    // Days since the epoch (a Thursday); Monday = 4 days before a Thursday start.
-    let monday = utc_day - (utc_day + 3).rem_euclid(7);
-    let iso = arbor_core::time::format_iso_ms(monday * 86_400_000);
-    iso.get(..10).unwrap_or(&iso).to_string()
-}
-
-fn group_key(by: By, s: &Counted, b: &Bucket) -> String {
-    let no_date = || "(no date)".to_string();
-    match by {
-        By::Session => s.file.to_string_lossy().into_owned(),
-        By::Day => b.day.clone().unwrap_or_else(no_date),
-        By::Month => b.month.clone().unwrap_or_else(no_date),
-        By::Week => b.utc_day.map(week_of).unwrap_or_else(no_date),
-        By::Model => b.model.clone(),
-        By::Project => s.cwd.clone(),
+/// Reads every file ([`arbor_view::stats_from_files`]); says which were not counted.
+fn files_counted(files: &[PathBuf]) -> Vec<Counted> {
+    let (counted, failed) = arbor_view::stats_from_files(files);
+    for (f, e) in failed {
+        say_err!("arbor: {}: not counted: {e}", f.display());
     }
-}
-
-/// The rows, the total and how many fork copies were left out.
-fn aggregate(
-    sessions: &[Counted],
-    by: By,
-    since: Option<f64>,
-) -> (BTreeMap<String, Row>, Row, u64) {
-    let mut rows: BTreeMap<String, Row> = BTreeMap::new();
-    let mut total = Row::default();
-    let mut dropped = 0;
-    for s in sessions {
-        for b in &s.buckets {
-            if b.copied && s.parent_counted {
-                dropped += b.spends;
-                continue;
-            }
-            if let Some(since) = since {
-                // A turn without a readable time is not "since" anything. A bucket whose
-                // times straddle `since` was split into its spends before.
-                if b.utc_day.is_none() || b.min_ms < since {
-                    continue;
-                }
-            }
-            let key = group_key(by, s, b);
-            for r in [rows.entry(key).or_default(), &mut total] {
-                if b.kind != Kind::Side {
-                    r.turns += b.spends;
-                }
-                match b.kind {
-                    Kind::Path => r.path.add(&b.sums),
-                    Kind::Other => r.other.add(&b.sums),
-                    Kind::Side => r.side.add(&b.sums),
-                }
-            }
-        }
-    }
-    (rows, total, dropped)
-}
-
-/// The counted session a `parentSession` names: by its path (pi), else by its id (omp).
-fn parent_index(
-    parent: &str,
-    by_canon: &HashMap<&str, usize>,
-    by_id: &HashMap<&str, usize>,
-) -> Option<usize> {
-    by_canon
-        .get(canon_of(Path::new(parent)).as_str())
-        .or_else(|| by_id.get(parent))
-        .copied()
-}
-
-/// Reads every file: the sessions named, or listed.
-fn from_files(files: &[PathBuf]) -> Vec<Counted> {
-    let mut loaded = Vec::new();
-    for f in files {
-        match load(f) {
-            Ok(l) => loaded.push((f.clone(), canon_of(f), l)),
-            Err(e) => say_err!("arbor: {}: not counted: {e}", f.display()),
-        }
-    }
-    let keys: Vec<HashSet<SpendKey>> = loaded
-        .iter()
-        .map(|(_, _, l)| usage::spend_keys(&l.spends))
-        .collect();
-    let by_canon: HashMap<&str, usize> = loaded
-        .iter()
-        .enumerate()
-        .map(|(k, (_, c, _))| (c.as_str(), k))
-        .collect();
-    let by_id: HashMap<&str, usize> = loaded
-        .iter()
-        .enumerate()
-        .filter_map(|(k, (_, _, l))| Some((l.id.as_deref()?, k)))
-        .collect();
-    loaded
-        .iter()
-        .map(|(f, _, l)| {
-            let parent = l
-                .parent
-                .as_deref()
-                .and_then(|p| parent_index(p, &by_canon, &by_id))
-                .map(|j| &keys[j]);
-            Counted {
-                file: f.clone(),
-                cwd: l.cwd.clone(),
-                parent_counted: parent.is_some(),
-                buckets: usage::buckets(&l.spends, parent, true),
-            }
-        })
-        .collect()
+    counted
 }
 
 /// One listed file, on its way from the catalog.
@@ -213,7 +87,7 @@ struct Item {
     /// The catalog's row, when the file's stat is the stored one.
     row: Option<SpendRow>,
     /// Read in this run.
-    loaded: Option<Result<Loaded, String>>,
+    loaded: Option<Result<SessionSpends, String>>,
     /// The row changed: store it.
     dirty: bool,
 }
@@ -227,7 +101,7 @@ impl Item {
         }
     }
     /// Its spends (read now if they were not).
-    fn spends(&mut self) -> Option<&Loaded> {
+    fn spends(&mut self) -> Option<&SessionSpends> {
         if self.loaded.is_none() {
             self.loaded = Some(load(&self.file));
         }
@@ -244,7 +118,7 @@ fn load_all(items: &mut [&mut Item]) {
         .min(items.len())
         .max(1);
     let files: Vec<PathBuf> = items.iter().map(|i| i.file.clone()).collect();
-    let results: Vec<(usize, Result<Loaded, String>)> = std::thread::scope(|s| {
+    let results: Vec<(usize, Result<SessionSpends, String>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 s.spawn(|| {
@@ -280,7 +154,7 @@ fn keys_of(items: &mut [Item], keys: &mut HashMap<usize, HashSet<SpendKey>>, j: 
 }
 
 /// The sessions of `dirs`, from the catalog: the files whose stat changed are read again (and
-/// kept), the others are the catalog's rows. Adds up to exactly what [`from_files`] gives.
+/// kept), the others are the catalog's rows. Adds up to exactly what [`files_counted`] gives.
 fn from_catalog(cat: &mut Catalog, dirs: &[PathBuf], since: Option<f64>) -> Result<Vec<Counted>> {
     let mut items: Vec<Item> = Vec::new();
     let mut gone: Vec<(String, String)> = Vec::new();
@@ -444,12 +318,12 @@ fn from_catalog(cat: &mut Catalog, dirs: &[PathBuf], since: Option<f64>) -> Resu
             let parent_set = pj.and_then(|j| parent_keys.get(&j));
             let file = items[k].file.clone();
             if let Some(l) = items[k].spends() {
-                out.push(Counted {
+                out.push(Counted::new(
                     file,
-                    cwd: l.cwd.clone(),
-                    parent_counted: pj.is_some(),
-                    buckets: usage::buckets(&l.spends, parent_set, true),
-                });
+                    l.cwd.clone(),
+                    pj.is_some(),
+                    usage::buckets(&l.spends, parent_set, true),
+                ));
             }
             continue;
         };
@@ -469,12 +343,12 @@ fn from_catalog(cat: &mut Catalog, dirs: &[PathBuf], since: Option<f64>) -> Resu
                 buckets = usage::buckets(&l.spends, parent_set, true);
             }
         }
-        out.push(Counted {
-            file: items[k].file.clone(),
+        out.push(Counted::new(
+            items[k].file.clone(),
             cwd,
-            parent_counted: pj.is_some(),
+            pj.is_some(),
             buckets,
-        });
+        ));
     }
     Ok(out)
 }
@@ -506,7 +380,7 @@ pub fn stats(
                 for d in &dirs {
                     files.extend(arbor_store::discover::session_files(d));
                 }
-                from_files(&files)
+                files_counted(&files)
             }
         }
     } else {
@@ -515,43 +389,11 @@ pub fn stats(
                 files.extend(arbor_store::discover::session_files(&d));
             }
         }
-        from_files(&files)
+        files_counted(&files)
     };
-    let (rows, total, dropped) = aggregate(&sessions, o.by, o.since_ms);
+    let stats = arbor_view::aggregate_stats(&sessions, o.by.into(), o.since_ms);
     if o.json {
-        let mut out = Vec::new();
-        let mut env = arbor_core::json::JsonObject::new(&mut out);
-        let tok = |t: &Tokens| {
-            format!(
-                "{{\"input\":{},\"output\":{},\"cacheRead\":{},\"cacheWrite\":{},\"cost\":{}}}",
-                t.input, t.output, t.cache_read, t.cache_write, t.cost
-            )
-        };
-        let row_json = |name: &str, r: &Row| {
-            let mut b = Vec::new();
-            let mut j = arbor_core::json::JsonObject::new(&mut b);
-            j.str("group", name)
-                .uint("turns", r.turns)
-                .raw("currentPath", tok(&r.path.tokens()).as_bytes())
-                .raw("otherBranches", tok(&r.other.tokens()).as_bytes())
-                .raw("summaries", tok(&r.side.tokens()).as_bytes());
-            j.finish();
-            b
-        };
-        let mut list = Vec::new();
-        let mut arr = arbor_core::json::JsonArray::new(&mut list);
-        for (k, r) in &rows {
-            arr.raw(&row_json(k, r));
-        }
-        arr.finish();
-        env.str("by", &format!("{:?}", o.by).to_lowercase())
-            .uint("sessions", sessions.len() as u64)
-            .uint("forkCopiesSkipped", dropped)
-            .raw("rows", &list)
-            .raw("total", &row_json("total", &total));
-        env.finish();
-        out.push(b'\n');
-        std::io::Write::write_all(&mut crate::report::stdout(), &out)?;
+        stats.write_json(&mut crate::report::stdout())?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = Out::new(term);
@@ -564,9 +406,10 @@ pub fn stats(
             format!("{x:.0}")
         }
     };
-    let gw = rows
-        .keys()
-        .map(|k| term::width(&crate::cmd::index::home_short(k)))
+    let gw = stats
+        .rows
+        .iter()
+        .map(|r| term::width(&crate::cmd::index::home_short(&r.group)))
         .max()
         .unwrap_or(5)
         .clamp(5, term.width.saturating_sub(70).max(12));
@@ -585,14 +428,14 @@ pub fn stats(
         ),
     )
     .nl();
-    let line = |out: &mut Out, name: &str, r: &Row| {
+    let line = |out: &mut Out, r: &StatsRow| {
         let mut sum = r.path;
         sum.add(&r.other);
         sum.add(&r.side);
         let all = sum.tokens();
         let mut kept = r.path;
         kept.add(&r.side);
-        out.put(&term::pad(&crate::cmd::index::home_short(name), gw))
+        out.put(&term::pad(&crate::cmd::index::home_short(&r.group), gw))
             .put(&format!(
                 " {:>6} {:>8} {:>8} {:>9} {:>9} {:>10} {:>10}",
                 r.turns,
@@ -605,12 +448,13 @@ pub fn stats(
             ))
             .nl();
     };
-    for (k, r) in &rows {
-        line(&mut out, k, r);
+    for r in &stats.rows {
+        line(&mut out, r);
     }
     out.paint(Paint::Dim, "").nl();
-    line(&mut out, "total", &total);
+    line(&mut out, &stats.total);
     out.print(term, false)?;
+    let dropped = stats.fork_copies_skipped;
     if dropped > 0 {
         say_err!("arbor: {dropped} turns copied by forks from their parent session counted once");
     }

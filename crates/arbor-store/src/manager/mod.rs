@@ -169,6 +169,19 @@ fn unreachable_live() -> ! {
     panic!("ContextCache::update always leaves a context")
 }
 
+/// What [`SessionManager::fork_transformed`] does to the copy before a byte of it is written
+/// (arbor-view's `Redactor`: `arbor fork --redact`). The store knows nothing of secrets.
+pub trait ForkTransform {
+    /// Changes the loaded source in memory (omp's title slot, the header, the entries);
+    /// returns how many changes it made (secrets redacted).
+    ///
+    /// # Errors
+    /// The copy cannot be made (a line that cannot be redacted): the fork writes nothing.
+    fn doc(&self, doc: &mut SessionDoc) -> Result<usize, Box<dyn std::error::Error + Send + Sync>>;
+    /// A text of the source the new session takes as it is (the header's `cwd`).
+    fn text(&self, text: &str) -> String;
+}
+
 /// Reads a session file without writing anything (the migrated view is computed in memory).
 ///
 /// Large files are memory-mapped ([`crate::map::FileBytes`]): when another process cuts the
@@ -783,20 +796,25 @@ impl SessionManager {
         target_cwd: Option<&str>,
         opts: ManagerOptions,
     ) -> Result<SessionManager, StoreError> {
-        Self::fork_with(source, at, target_cwd, opts, false).map(|(sm, _)| sm)
+        Self::fork_with(source, at, target_cwd, opts, None).map(|(sm, _)| sm)
     }
 
-    /// `arbor fork --redact`: [`SessionManager::fork`] of the source with every secret
-    /// [`crate::secrets::scan_doc`] reports replaced by `[REDACTED:kind]` (title, header
-    /// and entries, by [`crate::secrets::redact_doc`]) before a byte is written: no
-    /// unredacted copy ever exists. Returns the new session and how many secrets.
-    pub fn fork_redacted(
+    /// [`SessionManager::fork`] with the copy changed by `transform` before a byte of it is
+    /// written (`arbor fork --redact`: arbor-view's redaction, so that no unredacted copy ever
+    /// exists): the whole loaded source (title slot, header, entries) and the `cwd` the new
+    /// header takes from it. Returns the new session and the count `transform` returned.
+    ///
+    /// # Errors
+    /// As [`SessionManager::fork`]; [`StoreError::Transform`] when `transform` refuses (then
+    /// nothing is written).
+    pub fn fork_transformed(
         source: &Path,
         at: Option<&str>,
         target_cwd: Option<&str>,
         opts: ManagerOptions,
+        transform: &dyn ForkTransform,
     ) -> Result<(SessionManager, usize), StoreError> {
-        Self::fork_with(source, at, target_cwd, opts, true)
+        Self::fork_with(source, at, target_cwd, opts, Some(transform))
     }
 
     fn fork_with(
@@ -804,11 +822,11 @@ impl SessionManager {
         at: Option<&str>,
         target_cwd: Option<&str>,
         opts: ManagerOptions,
-        redact: bool,
+        transform: Option<&dyn ForkTransform>,
     ) -> Result<(SessionManager, usize), StoreError> {
         let mut sm = SessionManager::open_read_only(source)?;
-        if redact {
-            sm.cwd = crate::secrets::redact(&sm.cwd).into_owned();
+        if let Some(t) = transform {
+            sm.cwd = t.text(&sm.cwd);
         }
         let dialect = sm.doc.dialect();
         let cwd = target_cwd.map_or_else(|| sm.cwd.clone(), str::to_string);
@@ -819,10 +837,9 @@ impl SessionManager {
         let Some(at) = at else {
             drop(sm);
             let mut src = load_doc(source)?;
-            let n = if redact {
-                crate::secrets::redact_doc(&mut src, None)?
-            } else {
-                0
+            let n = match transform {
+                Some(t) => t.doc(&mut src).map_err(StoreError::Transform)?,
+                None => 0,
             };
             return SessionManager::fork_from_doc(src, source, &cwd, Some(&dir), opts)
                 .map(|sm| (sm, n));
@@ -830,10 +847,9 @@ impl SessionManager {
         if sm.doc.index().get(at).is_none() {
             return Err(StoreError::NotFound(at.to_string()));
         }
-        let n = if redact {
-            crate::secrets::redact_doc(&mut sm.doc, None)?
-        } else {
-            0
+        let n = match transform {
+            Some(t) => t.doc(&mut sm.doc).map_err(StoreError::Transform)?,
+            None => 0,
         };
         create_dir_private(&dir).at(&dir)?;
         sm.cwd = cwd;

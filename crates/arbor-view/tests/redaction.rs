@@ -3,7 +3,7 @@
 //! in a session (any string, any key, the header, omp's title slot) and however it is
 //! spelled in JSON (`\uXXXX` escapes, JSON inside a JSON string, after a `\n`).
 use arbor_core::SessionDoc;
-use arbor_store::secrets::{find, redact_doc, redact_line, scan_doc, scan_line};
+use arbor_view::secrets::{find, redact_doc, redact_line, scan_doc, scan_line};
 use proptest::prelude::*;
 use std::sync::Arc;
 
@@ -115,7 +115,7 @@ fn omps_title_slot_is_scanned_and_redacted() {
     let scan = scan_doc(&d);
     assert_eq!(scan.found.len(), 1, "{:?}", scan.found);
     assert_eq!(scan.found[0].line, 1);
-    assert_eq!(scan.found[0].place, arbor_store::secrets::Place::TitleSlot);
+    assert_eq!(scan.found[0].place, arbor_view::secrets::Place::TitleSlot);
     assert_eq!(redact_doc(&mut d, None).expect("redact"), 1);
     assert_eq!(
         d.session_name().as_deref(),
@@ -234,7 +234,7 @@ proptest! {
         let text = planted_session(&plants);
         std::fs::write(&src, &text).expect("write");
         let last = format!("e{:07}", plants.len() - 1);
-        let (sm, n) = arbor_store::SessionManager::fork_redacted(
+        let (sm, n) = arbor_view::fork_redacted(
             &src,
             branch.then_some(last.as_str()),
             None,

@@ -6,9 +6,9 @@
 //! reads it once (where the fenced code blocks are, what trimming leaves, the longest
 //! backtick run of each block) and [`write_ops`] reads it again to write it. A short text is
 //! one piece, a long one many; the bytes written are the same.
+use crate::secrets::Secret;
 use arbor_core::entry::{key_is, Entry};
 use arbor_core::json::{JsValue, StrPieces, ValueKind};
-use arbor_store::secrets::Secret;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -137,7 +137,7 @@ impl<'s> Redacting<'s> {
 }
 
 /// The secrets of the long strings an export reads in pieces, left in their lines by
-/// [`arbor_store::secrets::redact_doc_deferring`] (see [`long_strings`]): by where each
+/// [`crate::secrets::redact_doc_deferring`] (see `long_strings`): by where each
 /// string's raw contents are (the session's map is not changed while the export runs).
 #[derive(Debug, Default)]
 pub struct Redactions {
@@ -150,7 +150,7 @@ impl Redactions {
     /// Of what `redact_doc_deferring` gave for `doc`.
     pub(crate) fn new(
         doc: &arbor_core::doc::SessionDoc,
-        deferred: arbor_store::secrets::Deferred,
+        deferred: crate::secrets::Deferred,
     ) -> Self {
         let mut r = Redactions::default();
         for (i, strings) in deferred {

@@ -114,6 +114,24 @@ impl<W: Write> Drop for Human<W> {
     }
 }
 
+/// A byte count for a person: `10B`, `1.5K`, `12M` (powers of 1024).
+pub fn human_size(n: u64) -> String {
+    let units = ["B", "K", "M", "G", "T"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < units.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n}B")
+    } else if v < 10.0 {
+        format!("{v:.1}{}", units[u])
+    } else {
+        format!("{v:.0}{}", units[u])
+    }
+}
+
 /// One line of text, control characters folded to spaces, cut to `max` characters.
 pub fn one_line(s: &str, max: usize) -> String {
     let mut one = OneLine::new(max);
@@ -361,6 +379,12 @@ mod sanitize_tests {
                 "{c:?} left in {s:?}"
             );
         }
+    }
+
+    #[test]
+    fn sizes_for_a_person() {
+        assert_eq!(human_size(1536), "1.5K");
+        assert_eq!(human_size(10), "10B");
     }
 
     #[test]

@@ -47,33 +47,66 @@ pub fn is_previous_export(path: &Path) -> bool {
     head.starts_with(MARKER) || head.starts_with(JSON_MARKER)
 }
 
+/// Why an export may not be written to a file ([`check_target`]); its message names the file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TargetError {
+    /// The file's metadata could not be read.
+    #[error("{}: {source}", path.display())]
+    Stat {
+        /// The output file.
+        path: PathBuf,
+        /// What `lstat` said.
+        source: io::Error,
+    },
+    /// The output may not be replaced; `reason` says why and what would.
+    #[error("{}: {reason}", path.display())]
+    Refused {
+        /// The output file.
+        path: PathBuf,
+        /// Why (and whether `--force` would replace it).
+        reason: &'static str,
+    },
+}
+
 /// Checks that the export of `session` may be written to `output`: an error naming the reason
 /// when `output` is a directory, the session itself, or (unless `force`) an existing file that
 /// no earlier export made (a session file, a symlink, anything else).
-pub fn check_target(output: &Path, session: &Path, force: bool) -> anyhow::Result<()> {
-    let shown = output.display();
+///
+/// # Errors
+/// [`TargetError`]: the file may not be replaced, or its metadata could not be read.
+pub fn check_target(output: &Path, session: &Path, force: bool) -> Result<(), TargetError> {
+    let refuse = |reason: &'static str| {
+        Err(TargetError::Refused {
+            path: output.to_path_buf(),
+            reason,
+        })
+    };
     let meta = match std::fs::symlink_metadata(output) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => anyhow::bail!("{shown}: {e}"),
+        Err(source) => {
+            return Err(TargetError::Stat {
+                path: output.to_path_buf(),
+                source,
+            })
+        }
     };
     if meta.is_dir() {
-        anyhow::bail!("{shown}: is a directory; -o names the file to write");
+        return refuse("is a directory; -o names the file to write");
     }
     if let (Ok(o), Ok(s)) = (std::fs::metadata(output), std::fs::metadata(session)) {
         if o.dev() == s.dev() && o.ino() == s.ino() {
-            anyhow::bail!(
-                "{shown}: is the session being exported; an export never replaces its session"
-            );
+            return refuse("is the session being exported; an export never replaces its session");
         }
     }
     if meta.file_type().is_symlink() {
         if force {
             return Ok(());
         }
-        anyhow::bail!(
-            "{shown}: is a symbolic link, not an earlier export; nothing written (--force \
-             replaces the link itself, never the file it points to)"
+        return refuse(
+            "is a symbolic link, not an earlier export; nothing written (--force \
+             replaces the link itself, never the file it points to)",
         );
     }
     // An earlier export, or an empty file (`mktemp`): nothing is lost by replacing it.
@@ -84,13 +117,13 @@ pub fn check_target(output: &Path, session: &Path, force: bool) -> anyhow::Resul
         return Ok(());
     }
     if meta.is_file() && arbor_store::discover::has_valid_header(output) {
-        anyhow::bail!(
-            "{shown}: is a session file; an export does not replace it (--force does, losing it)"
+        return refuse(
+            "is a session file; an export does not replace it (--force does, losing it)",
         );
     }
-    anyhow::bail!(
-        "{shown}: exists and was not written by arbor export; nothing written (--force \
-         replaces it)"
+    refuse(
+        "exists and was not written by arbor export; nothing written (--force \
+         replaces it)",
     )
 }
 

@@ -6,12 +6,21 @@
 //! square of its length (each token's search runs over the rest of the line), so a line longer
 //! than [`MAX_LINE`] is written escaped and not highlighted, and one export highlights at most
 //! [`SESSION_BUDGET`] bytes of code; the code after that is escaped plainly.
+//!
+//! Behind the cargo feature `highlight` (on by default). Without it, [`Highlighter::code`]
+//! is always `None` and [`css`] empty: every code block is escaped plain text.
+#[cfg(feature = "highlight")]
 use std::sync::OnceLock;
+#[cfg(feature = "highlight")]
 use syntect::highlighting::ThemeSet;
+#[cfg(feature = "highlight")]
 use syntect::html::{css_for_theme_with_class_style, line_tokens_to_classed_spans, ClassStyle};
+#[cfg(feature = "highlight")]
 use syntect::parsing::{ParseState, ScopeStack, SyntaxSet};
+#[cfg(feature = "highlight")]
 use syntect::util::LinesWithEndings;
 
+#[cfg(feature = "highlight")]
 const STYLE: ClassStyle = ClassStyle::SpacedPrefixed { prefix: "h-" };
 
 /// Code longer than this is shown escaped but not highlighted (a page of megabytes of spans
@@ -20,12 +29,14 @@ pub(crate) const MAX_BYTES: usize = 64 << 10;
 
 /// A line longer than this (minified code, a data line) is written escaped, not highlighted:
 /// the highlighter's time on a line grows with the square of its length.
+#[cfg_attr(not(feature = "highlight"), allow(dead_code))]
 const MAX_LINE: usize = 1000;
 
 /// The bytes of code one export highlights at most; after that, code is escaped plainly.
 /// With lines of at most [`MAX_LINE`] bytes this bounds the highlighter's work per session.
 const SESSION_BUDGET: usize = 256 << 10;
 
+#[cfg(feature = "highlight")]
 fn syntaxes() -> &'static SyntaxSet {
     static SET: OnceLock<SyntaxSet> = OnceLock::new();
     SET.get_or_init(SyntaxSet::load_defaults_newlines)
@@ -51,6 +62,7 @@ impl Highlighter {
     /// when no syntax is known for it, the code is too long or the budget is spent: the
     /// caller escapes it plainly. Lines longer than [`MAX_LINE`] are escaped in place and
     /// not counted.
+    #[cfg(feature = "highlight")]
     pub fn code(&mut self, lang: &str, code: &str) -> Option<String> {
         let lang = lang.split([' ', ',', '{']).next().unwrap_or("").trim();
         if lang.is_empty() || code.len() > MAX_BYTES {
@@ -92,9 +104,23 @@ impl Highlighter {
         }
         Some(html)
     }
+
+    /// Without the `highlight` feature: never highlighted, the caller escapes the code.
+    #[cfg(not(feature = "highlight"))]
+    pub fn code(&mut self, _lang: &str, _code: &str) -> Option<String> {
+        let _ = self.left;
+        None
+    }
+}
+
+/// Without the `highlight` feature: no style sheet for code.
+#[cfg(not(feature = "highlight"))]
+pub fn css() -> String {
+    String::new()
 }
 
 /// The highlighter's style sheet: a light theme, and a dark one when the system prefers it.
+#[cfg(feature = "highlight")]
 pub fn css() -> String {
     let themes = ThemeSet::load_defaults();
     let css = |name: &str| {
@@ -113,7 +139,7 @@ pub fn css() -> String {
     )
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "highlight"))]
 mod tests {
     use super::{Highlighter, MAX_BYTES, MAX_LINE};
 

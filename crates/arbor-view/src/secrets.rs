@@ -325,9 +325,9 @@ fn escape_may_spell(line: &[u8], starts_before: usize, chars: &[bool; 128]) -> b
 /// compares it with the full scan.
 ///
 /// ```
-/// assert!(!arbor_store::secrets::may_hold_secret(br#"{"text":"hello\nworld"}"#));
-/// assert!(arbor_store::secrets::may_hold_secret(br#"{"text":"ghp_x"}"#));
-/// assert!(arbor_store::secrets::may_hold_secret(br#"{"text":"\u0067hp_x"}"#));
+/// assert!(!arbor_view::secrets::may_hold_secret(br#"{"text":"hello\nworld"}"#));
+/// assert!(arbor_view::secrets::may_hold_secret(br#"{"text":"ghp_x"}"#));
+/// assert!(arbor_view::secrets::may_hold_secret(br#"{"text":"\u0067hp_x"}"#));
 /// ```
 pub fn may_hold_secret(line: &[u8]) -> bool {
     may_hold_secret_windows(line, PREFILTER_WINDOW, PREFILTER_OVERLAP)
@@ -388,10 +388,10 @@ thread_local! {
 ///
 /// ```
 /// let t = "export GITHUB_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ012345 done";
-/// let s = arbor_store::secrets::find(t);
+/// let s = arbor_view::secrets::find(t);
 /// assert_eq!(s.len(), 1);
 /// assert_eq!(s[0].kind, "github-token");
-/// assert!(arbor_store::secrets::find("no secret here").is_empty());
+/// assert!(arbor_view::secrets::find("no secret here").is_empty());
 /// ```
 pub fn find(text: &str) -> Vec<Secret> {
     // Each rule on its own: most start with a literal that the regex engine finds with a
@@ -550,11 +550,11 @@ const FIND_WINDOW: usize = 1 << 20;
 ///
 /// ```
 /// let t = "export GITHUB_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ012345 done";
-/// let mut f = arbor_store::secrets::Finder::new();
+/// let mut f = arbor_view::secrets::Finder::new();
 /// for piece in t.as_bytes().chunks(7) {
 ///     f.push(std::str::from_utf8(piece).unwrap());
 /// }
-/// assert_eq!(f.finish(), arbor_store::secrets::find(t));
+/// assert_eq!(f.finish(), arbor_view::secrets::find(t));
 /// ```
 #[derive(Debug)]
 pub struct Finder {
@@ -714,7 +714,7 @@ impl Finder {
 ///
 /// ```
 /// let t = "key AKIAIOSFODNN7EXAMPLE in the log";
-/// assert_eq!(arbor_store::secrets::redact(t), "key [REDACTED:aws-access-key] in the log");
+/// assert_eq!(arbor_view::secrets::redact(t), "key [REDACTED:aws-access-key] in the log");
 /// ```
 pub fn redact(text: &str) -> Cow<'_, str> {
     let found = find(text);
@@ -1056,7 +1056,7 @@ pub fn scan_doc(doc: &SessionDoc) -> DocScan {
             problem: format!("not JSON ({})", bad.error),
         });
     }
-    let mut behind = crate::map::Resident::new(doc.base_bytes());
+    let mut behind = arbor_store::Resident::new(doc.base_bytes());
     for (_, line_no, place, line) in doc_lines(doc, None) {
         let scanned = scan_line(line);
         behind.read(line);
@@ -1162,7 +1162,7 @@ pub fn redact_doc_deferring(
     let mut header = None;
     let mut entries = Vec::new();
     let mut deferred = Vec::new();
-    let mut behind = crate::map::Resident::new(doc.base_bytes());
+    let mut behind = arbor_store::Resident::new(doc.base_bytes());
     for (i, line_no, place, line) in doc_lines(doc, only) {
         let fail = |problem: String| RedactError {
             line: line_no,
@@ -1251,7 +1251,7 @@ fn defer(
             finder.push(&p.ok()?);
             // The string's pages behind are not read again by this pass.
             let done = pieces.consumed();
-            crate::map::release_pages(raw.get(released..done).unwrap_or_default());
+            arbor_store::release_pages(raw.get(released..done).unwrap_or_default());
             released = done.saturating_sub(1 << 16);
         }
         out.push((r.clone(), finder.finish()));
