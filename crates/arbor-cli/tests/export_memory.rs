@@ -265,8 +265,12 @@ fn a_path_through_a_branched_session_keeps_few_pages_mapped() {
             big.to_str().expect("utf-8"),
         ]);
         std::fs::remove_file(out).expect("rm output");
+        // The code before kept 82 MB mapped for this 60 MB file (1.36x); now about 40 MB
+        // (0.67x, debug build, whole process). The bound is the file's size, the export
+        // promise: at 0.75x it failed once in three runs beside the other tests of this file
+        // on a loaded machine.
         assert!(
-            p < size * 3 / 4,
+            p < size,
             "{fmt}: peak RSS {p} bytes for a {size}-byte session whose path is 1,001 short lines"
         );
     }
