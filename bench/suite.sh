@@ -4,6 +4,7 @@
 #   bench/suite.sh                        # context/tree/ls/append vs pi (100 MB), listing and
 #                                         # search (1,000 sessions, 1 GB), sync push/pull (PG)
 #   QUICK=1 bench/suite.sh                # smaller: 200 sessions, 200 MB, 20 MB big session
+#   SUMMARY_OF=DIR bench/suite.sh         # only compare the run kept in DIR with the one before
 #
 # Runs bench/compare.sh (arbor against the real pi on a 100 MB session: context, tree, show,
 # ls, append with each durability, the live context), bench/listing.sh (listing, indexing,
@@ -44,9 +45,16 @@ run() {
 	echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/$name.txt"
 }
 
-run compare RUNS="$RUNS" PI_RUNS=3 BIG=0 ARBOR_BENCH_DIR="$SCRATCH" "$ROOT/bench/compare.sh"
-run listing RUNS="$RUNS" "${LIST_ENV[@]}" ARBOR_BENCH_DIR="$SCRATCH" "$ROOT/bench/listing.sh"
-run sync RUNS="$RUNS" "${SYNC_ENV[@]}" ARBOR_BENCH_DIR="$SCRATCH" "$ROOT/bench/sync.sh"
+if [[ -n ${SUMMARY_OF:-} ]]; then
+	# Only the comparison, of a run already made (SUMMARY_OF=its directory) with the one before it.
+	rmdir "$OUT"
+	OUT=${SUMMARY_OF%/}
+	PREV=$(ls -d "$SCRATCH"/suite/*/ | sort | awk -v o="$OUT/" '$0 < o' | tail -n 1)
+else
+	run compare RUNS="$RUNS" PI_RUNS=3 BIG=0 ARBOR_BENCH_DIR="$SCRATCH" "$ROOT/bench/compare.sh"
+	run listing RUNS="$RUNS" "${LIST_ENV[@]}" ARBOR_BENCH_DIR="$SCRATCH" "$ROOT/bench/listing.sh"
+	run sync RUNS="$RUNS" "${SYNC_ENV[@]}" ARBOR_BENCH_DIR="$SCRATCH" "$ROOT/bench/sync.sh"
+fi
 
 # One line per target: "VERDICT target text (figure)" (arbor-syncbench: "... [VERDICT ...]"). The key is the text without figures.
 verdicts() { grep -hE '^(PASS|FAIL|SKIP) |\[(PASS|FAIL)' "$1"/compare.txt "$1"/listing.txt "$1"/sync.txt 2>/dev/null || true; }
@@ -62,7 +70,7 @@ while IFS= read -r line; do
 	before=""
 	if [[ -n $PREV ]]; then
 		k=$(key <<<"$line")
-		before=$(verdicts "$PREV" | while IFS= read -r p; do [[ $(key <<<"$p") == "$k" ]] && echo "$p"; done | head -n 1)
+		before=$(verdicts "$PREV" | while IFS= read -r p; do if [[ $(key <<<"$p") == "$k" ]]; then echo "$p"; fi; done | head -n 1 || true)
 	fi
 	echo "now:    $line"
 	[[ -n $before ]] && echo "before: $before"
