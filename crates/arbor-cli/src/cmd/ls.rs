@@ -422,7 +422,7 @@ fn make_table(
 /// The first word of [`table_opts`]: a watcher started from a build whose table is laid out
 /// otherwise must not hand its table to this one. Change it whenever [`make_table`]'s output or
 /// [`Table::encode`] changes.
-const TABLE_FORM: &str = "table1";
+const TABLE_FORM: &str = "table2";
 
 /// The options of a table a watcher may render for this command (see [`render_for_watcher`]):
 /// its layout (width, colour, `--long`, `--all`) and what else the table depends on that the
@@ -584,13 +584,27 @@ impl ShortIds {
         ShortIds { keys, given }
     }
 
-    /// The short id of `file`.
+    /// The short id of `file`. When its whole id is another file's too (files copied by
+    /// hand keep their header's id), the id cannot pick it: the shortest unique prefix of its
+    /// name's stem is shown instead, which the resolver matches as well.
     pub fn of(&self, file: &Path) -> String {
         let Some((me, id)) = self.given.get(file.as_os_str()) else {
             return id_of_file(file).unwrap_or_default();
         };
-        let me = *me;
-        let lower = id.to_lowercase();
+        if let Some(short) = self.shortest(*me, id) {
+            return short;
+        }
+        let stem = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.shortest(*me, &stem).unwrap_or_else(|| id.clone())
+    }
+
+    /// The shortest prefix of `key` (at least [`MIN_SHORT_ID`] characters) that no other
+    /// file's key starts with; `None` when another file's key starts with the whole of it.
+    fn shortest(&self, me: usize, key: &str) -> Option<String> {
+        let lower = key.to_lowercase();
         let at = self
             .keys
             .partition_point(|(k, _)| k.as_str() < lower.as_str());
@@ -614,8 +628,12 @@ impl ShortIds {
                 i += dir;
             }
         }
-        let len = need.max(MIN_SHORT_ID).min(id.chars().count());
-        id.chars().take(len).collect()
+        let chars = key.chars().count();
+        if need > chars {
+            return None;
+        }
+        let len = need.max(MIN_SHORT_ID).min(chars);
+        Some(key.chars().take(len).collect())
     }
 }
 

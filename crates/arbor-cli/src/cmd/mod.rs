@@ -58,7 +58,7 @@ fn ambiguous(
     now: f64,
 ) -> Vec<String> {
     let ids = ls::ShortIds::new(loc, matches.iter().map(|p| p.as_path()));
-    let rows: Vec<(String, String, String)> = matches
+    let mut rows: Vec<(Option<f64>, String, String)> = matches
         .iter()
         .map(|p| {
             // Age and title by the rules of the session's directory, as `ls` has them:
@@ -90,27 +90,25 @@ fn ambiguous(
                 )
             };
             let title = title.unwrap_or_else(|| "(not a session file)".to_string());
-            let modified = modified.unwrap_or(0.0);
-            (
-                ids.of(p),
-                index::age(now - modified),
-                arbor_view::one_line(&title, 200),
-            )
+            (modified, ids.of(p), arbor_view::one_line(&title, 200))
         })
         .collect();
+    // Newest first, as `ls` lists them (a file that is not a session last).
+    rows.sort_by(|a, b| b.0.unwrap_or(f64::MIN).total_cmp(&a.0.unwrap_or(f64::MIN)));
     let idw = rows
         .iter()
-        .map(|r| crate::term::width(&r.0))
+        .map(|r| crate::term::width(&r.1))
         .max()
         .unwrap_or(2);
     let mut out = vec![format!(
         "arbor: '{arg}' matches {count} sessions; give more of the id (one of these), or a path:"
     )];
-    for (id, age, title) in &rows {
+    for (modified, id, title) in &rows {
+        let age = modified.map_or_else(|| "-".to_string(), |m| index::age(now - m));
         let line = format!(
             "  {}  {}  {title}",
             crate::term::pad(id, idw),
-            crate::term::pad(age, 4)
+            crate::term::pad(&age, 4)
         );
         out.push(crate::term::fit(&line, width.max(40)));
     }
