@@ -128,7 +128,7 @@ pub enum Command {
     )]
     Context {
         /// Session file path, or session id / unique id prefix (default: the current
-        /// project's most recent session, as pi's --continue).
+        /// project's most recent session, as pi's -c takes it).
         session: Option<String>,
         #[command(flatten)]
         scope: SessionScope,
@@ -151,7 +151,7 @@ pub enum Command {
     )]
     Tree {
         /// Session file path, or session id / unique id prefix (default: the current
-        /// project's most recent session, as pi's --continue).
+        /// project's most recent session, as pi's -c takes it).
         session: Option<String>,
         #[command(flatten)]
         scope: SessionScope,
@@ -171,7 +171,7 @@ pub enum Command {
     )]
     Show {
         /// Session file path, or session id / unique id prefix (default: the current
-        /// project's most recent session, as pi's --continue).
+        /// project's most recent session, as pi's -c takes it).
         session: Option<String>,
         #[command(flatten)]
         scope: SessionScope,
@@ -433,7 +433,7 @@ pub enum Command {
     )]
     Fork {
         /// Session file path, or session id / unique id prefix (default: the current
-        /// project's most recent session, as pi's --continue).
+        /// project's most recent session, as pi's -c takes it).
         session: Option<String>,
         #[command(flatten)]
         scope: SessionScope,
@@ -481,7 +481,7 @@ pub enum Command {
     )]
     Export {
         /// Session file path, or session id / unique id prefix (default: the current
-        /// project's most recent session, as pi's --continue).
+        /// project's most recent session, as pi's -c takes it).
         session: Option<String>,
         #[command(flatten)]
         scope: SessionScope,
