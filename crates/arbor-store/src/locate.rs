@@ -105,10 +105,19 @@ impl Locator {
     /// `ls --dir DIR` prints resolves with `--dir DIR`.
     ///
     /// ```
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::write(
+    ///     dir.path().join("notes.jsonl"),
+    ///     "{\"type\":\"session\",\"version\":3,\"id\":\"01a2f3\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n",
+    /// )?;
     /// let loc = arbor_store::locate::Locator::new(Some("/nonexistent/agent".into()))
-    ///     .scoped(Some("/nonexistent/dir".into()), false);
-    /// let e = loc.resolve_session("01a2").unwrap_err().to_string();
-    /// assert!(e.contains("in /nonexistent/dir"), "{e}");
+    ///     .scoped(Some(dir.path().to_path_buf()), false);
+    /// // The header's id: the file's name does not carry one.
+    /// assert_eq!(loc.resolve_session("01a2")?, dir.path().join("notes.jsonl"));
+    /// assert_eq!(loc.most_recent()?, dir.path().join("notes.jsonl"));
+    /// let e = loc.resolve_session("ffff").unwrap_err().to_string();
+    /// assert!(e.contains("searched 1 session files in "), "{e}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn scoped(mut self, dir: Option<PathBuf>, all: bool) -> Locator {
         self.within = dir;
