@@ -293,7 +293,7 @@ fn without_a_session_the_most_recent_of_the_project() {
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),
         format!(
-            "arbor: no session to open: none for {} (name one; arbor ls --all lists every project)\n",
+            "arbor: no sessions for {} (name one, or see arbor ls --all)\n",
             empty.display()
         )
     );

@@ -33,7 +33,7 @@ pub enum LocateError {
         scoped: bool,
     },
     /// No session to take when none was named: the scope holds no session file.
-    #[error("no session to open: {} (name one; arbor ls --all lists every project)", match .project { Some(p) => format!("none for {}", p.display()), None => format!("none in {}", where_text(.looked_in)) })]
+    #[error("no sessions {} (name one, or see arbor ls --all)", match .project { Some(p) => format!("for {}", p.display()), None => format!("in {}", where_text(.looked_in)) })]
     NoneHere {
         /// The current directory, when it was the scope (the project has no session directory).
         project: Option<PathBuf>,

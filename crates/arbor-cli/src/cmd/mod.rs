@@ -61,36 +61,8 @@ fn ambiguous(
     let mut rows: Vec<(Option<f64>, String, String)> = matches
         .iter()
         .map(|p| {
-            // Age and title by the rules of the session's directory, as `ls` has them:
-            // omp's (bounded reads, the file's mtime), else pi's (the last activity, the
-            // session's name, else its first message).
-            let omp = p.parent().is_some_and(arbor_store::locate::is_omp_dir);
-            let (modified, title) = if omp {
-                let info = arbor_store::omp_info::omp_session_info(p);
-                (
-                    info.as_ref().map(|i| i.modified_ms),
-                    info.map(|i| i.title.filter(|t| !t.is_empty()).unwrap_or(i.first_message)),
-                )
-            } else {
-                let mtime = std::fs::metadata(p)
-                    .and_then(|m| m.modified())
-                    .ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map(|d| d.as_millis() as f64)
-                    .unwrap_or(0.0);
-                let info = arbor_store::info::session_info_streaming(p, mtime)
-                    .ok()
-                    .flatten();
-                (
-                    info.as_ref().map(|i| i.modified_ms),
-                    info.map(|i| {
-                        i.name
-                            .unwrap_or_else(|| i.first_message.to_string_lossy().into_owned())
-                    }),
-                )
-            };
-            let title = title.unwrap_or_else(|| "(not a session file)".to_string());
-            (modified, ids.of(p), arbor_view::one_line(&title, 200))
+            let (modified, title) = age_and_title(p);
+            (modified, ids.of(p), title)
         })
         .collect();
     // Newest first, as `ls` lists them (a file that is not a session last).
@@ -118,14 +90,50 @@ fn ambiguous(
     out
 }
 
+/// A session's `modified` (ms since the epoch; `None` when it is not a session file) and title,
+/// on one line, by the rules of its directory as `ls` has them: omp's (bounded reads, the
+/// file's mtime; the title, else the first message), else pi's (the last activity; the
+/// session's name, else its first message).
+fn age_and_title(p: &std::path::Path) -> (Option<f64>, String) {
+    let omp = p.parent().is_some_and(arbor_store::locate::is_omp_dir);
+    let (modified, title) = if omp {
+        let info = arbor_store::omp_info::omp_session_info(p);
+        (
+            info.as_ref().map(|i| i.modified_ms),
+            info.map(|i| i.title.filter(|t| !t.is_empty()).unwrap_or(i.first_message)),
+        )
+    } else {
+        let mtime = std::fs::metadata(p)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_millis() as f64)
+            .unwrap_or(0.0);
+        let info = arbor_store::info::session_info_streaming(p, mtime)
+            .ok()
+            .flatten();
+        (
+            info.as_ref().map(|i| i.modified_ms),
+            info.map(|i| {
+                i.name
+                    .unwrap_or_else(|| i.first_message.to_string_lossy().into_owned())
+            }),
+        )
+    };
+    let title = title.unwrap_or_else(|| "(not a session file)".to_string());
+    (modified, arbor_view::one_line(&title, 200))
+}
+
 /// The session a reading command takes: `session` resolved with the command's `--dir` /
 /// `--all` (the same scope `ls` lists), else the most recent session of that scope (the
-/// current project by default, as pi's `--continue`), named on stderr when it is a terminal.
+/// current project by default, as pi's `-c`), named on stderr when it is a terminal (short
+/// id, age and title, fitted to `width` columns).
 /// The path comes back as the argument the command resolves (a path resolves to itself).
 fn pick(
     session: Option<String>,
     scope: &crate::cli::SessionScope,
     loc: &arbor_store::locate::Locator,
+    width: usize,
 ) -> Result<String> {
     let loc = scope.apply(loc);
     let path = match &session {
@@ -135,11 +143,14 @@ fn pick(
             use std::io::IsTerminal;
             if std::io::stderr().is_terminal() {
                 let ids = ls::ShortIds::new(&loc, std::iter::once(p.as_path()));
-                say_err!(
-                    "arbor: the most recent session: {} ({})",
-                    ids.of(&p),
-                    index::home_short(&p.to_string_lossy())
+                let (modified, title) = age_and_title(&p);
+                let now = arbor_store::ids::now_ms() as f64;
+                let age = modified.map_or_else(|| "-".to_string(), |m| index::age(now - m));
+                let line = format!(
+                    "arbor: the most recent session: {}  {age}  {title}",
+                    ids.of(&p)
                 );
+                say_err!("{}", crate::term::fit(&line, width.max(40)));
             }
             p
         }
@@ -204,7 +215,7 @@ fn run_command(
             lenient,
             omp_version,
         } => read::context(
-            &pick(session, &scope, &loc)?,
+            &pick(session, &scope, &loc, term.width)?,
             leaf.as_deref(),
             llm,
             lenient,
@@ -218,7 +229,7 @@ fn run_command(
             json,
             no_pager,
         } => read::tree(
-            &pick(session, &scope, &loc)?,
+            &pick(session, &scope, &loc, term.width)?,
             full,
             json,
             !no_pager,
@@ -233,7 +244,7 @@ fn run_command(
             lenient,
             omp_version,
         } => read::show(
-            &pick(session, &scope, &loc)?,
+            &pick(session, &scope, &loc, term.width)?,
             leaf.as_deref(),
             &opts,
             lenient,
@@ -387,7 +398,7 @@ fn run_command(
             redact,
             wait,
         } => fork::fork(
-            &pick(session, &scope, &loc)?,
+            &pick(session, &scope, &loc, term.width)?,
             &fork::ForkOpts {
                 at: at.as_deref(),
                 cwd: cwd.as_deref(),
@@ -415,7 +426,7 @@ fn run_command(
             no_redact,
             force,
         } => read::export(
-            &pick(session, &scope, &loc)?,
+            &pick(session, &scope, &loc, term.width)?,
             leaf.as_deref(),
             tree,
             format,
