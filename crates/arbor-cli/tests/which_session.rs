@@ -33,6 +33,7 @@ impl Env {
             .env("HOME", self.h())
             .env("ARBOR_CATALOG", self.h().join("catalog.db"))
             .env("COLUMNS", "80")
+            .env("XDG_DATA_HOME", self.h().join(".local/share"))
             .env_remove("PI_CODING_AGENT_DIR")
             .env_remove("PI_CONFIG_DIR")
             .env_remove("NO_COLOR")
@@ -167,7 +168,8 @@ fn project(env: &Env) {
 /// Item 2: `ls --dir DIR` of a directory outside the agent directories prints ids that
 /// `show --dir DIR` (and `tree`, `export`, `context`, `fork`, `name`, `rm`) resolve; without
 /// `--dir` the error says where it looked and how to look there. A file renamed by hand is
-/// listed by its header's id, in the table and in `--json`, and that id resolves.
+/// listed by its header's id, in the table and in `--json`, and that id resolves (in `rm`
+/// and `trash restore` too).
 #[test]
 fn ids_ls_dir_prints_resolve_with_dir() {
     let env = Env::new();
@@ -221,6 +223,15 @@ ID     TOOL AGE     MSGS   SIZE  BR  TITLE
         err.contains("(searched 1 session files in ") && !err.contains("--dir DIR"),
         "{err}"
     );
+    // `rm --dir` takes it too, and the trash lists it by that id and restores it by it (a
+    // session outside the agent directories, its name without an id, was not a session to
+    // `trash list`).
+    env.ok(&["rm", "--dir", &dir, "01a200"]);
+    assert!(!elsewhere.join("renamed.jsonl").exists());
+    let list = env.ok(&["trash", "list"]);
+    assert!(list.contains(D), "{list}");
+    env.ok(&["trash", "restore", "01a200"]);
+    assert!(elsewhere.join("renamed.jsonl").exists());
     // A renamed file inside the agent directory: its header id is listed and resolves,
     // even though other files' names start with the same characters.
     let renamed = env.pi_dir().join("notes.jsonl");
