@@ -169,7 +169,7 @@ fn project(env: &Env) {
 /// `show --dir DIR` (and `tree`, `export`, `context`, `fork`, `name`, `rm`) resolve; without
 /// `--dir` the error says where it looked and how to look there. A file renamed by hand is
 /// listed by its header's id, in the table and in `--json`, and that id resolves (in `rm`
-/// and `trash restore` too).
+/// and `trash restore` too); so is an old file whose name carries another id.
 #[test]
 fn ids_ls_dir_prints_resolve_with_dir() {
     let env = Env::new();
@@ -241,6 +241,24 @@ ID     TOOL AGE     MSGS   SIZE  BR  TITLE
     assert!(!ls.contains("notes"), "{ls}");
     let out = env.ok(&["show", "01a2031c-a"]);
     assert!(out.contains("fix the walrus"), "{out}");
+    // An old file named `<time>_<not its id>` (as pi's v1 fixtures are): its header's id.
+    session(
+        &env.pi_dir(),
+        "2025-11-20T23-33-01-550Z_pi-real-v1-fixture.jsonl",
+        "d703a1a9-1b7b-4fb1-b512-c9738b1fe617",
+        "/work/proj",
+        "an old one",
+        Duration::from_secs(400 * 86_400),
+    );
+    let ls = env.ok(&["ls"]);
+    assert!(ls.contains("\nd703a1     pi "), "{ls}");
+    let json = env.ok(&["ls", "--json"]);
+    assert!(
+        json.contains("\"id\":\"d703a1a9-1b7b-4fb1-b512-c9738b1fe617\""),
+        "{json}"
+    );
+    let out = env.ok(&["show", "d703a1"]);
+    assert!(out.contains("an old one"), "{out}");
 }
 
 /// Item 5: an ambiguous prefix lists the candidates one per line, as `ls` shows them (short

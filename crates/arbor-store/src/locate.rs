@@ -279,12 +279,26 @@ pub fn id_of_file_name(p: &Path) -> Option<String> {
     )
 }
 
-/// Whether a file's name carries its session id: pi and omp name sessions
-/// `<time>_<id>.jsonl`; a file renamed by hand (`notes.jsonl`) or written by another tool
-/// does not, and its id is its header's.
+/// Whether a file's name is trusted to carry its session id without reading the header: pi
+/// and omp name sessions `<time>_<uuid>.jsonl`. A file renamed by hand (`notes.jsonl`), an old
+/// (v1) file named otherwise (`<time>_pi-real-v1-fixture.jsonl`), or one with an id chosen by
+/// hand is not, and its id is its header's (one bounded read, for those files only).
 pub fn name_carries_id(p: &Path) -> bool {
-    p.file_stem()
-        .is_some_and(|s| s.to_string_lossy().contains('_'))
+    p.file_stem().is_some_and(|s| {
+        s.to_string_lossy()
+            .rsplit_once('_')
+            .is_some_and(|(_, id)| is_uuid(id))
+    })
+}
+
+/// Whether `s` is a UUID in its text form (8-4-4-4-12 hex digits).
+fn is_uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
 }
 
 /// The session id of a file as `ls` shows it and the resolver matches it: the id its name
