@@ -61,10 +61,10 @@ pub struct WriteOpts {
 /// which session is taken when none is named), the same flags as `ls` takes.
 #[derive(Args, Debug, Clone)]
 pub struct SessionScope {
-    /// Resolve SESSION among this directory's sessions (the ids `ls --dir DIR` prints).
+    /// Resolve SESSION in this directory (the ids `ls --dir DIR` prints); without one, its newest.
     #[arg(long, value_name = "DIR", conflicts_with = "all")]
     pub dir: Option<PathBuf>,
-    /// Resolve SESSION over every project, without preferring the current one's sessions.
+    /// Resolve SESSION over every project, the current one not preferred.
     #[arg(short = 'a', long)]
     pub all: bool,
 }
@@ -127,8 +127,7 @@ pub enum Command {
         after_help = "Examples:\n  arbor context 01a2f3\n  arbor context 01a2f3 --leaf e4b1 --llm"
     )]
     Context {
-        /// Session file path, or session id / unique id prefix (default: the current
-        /// project's most recent session, as pi's -c takes it).
+        /// Session file path, or session id / unique id prefix (default: this project's newest).
         session: Option<String>,
         #[command(flatten)]
         scope: SessionScope,
@@ -150,8 +149,7 @@ pub enum Command {
         after_help = "Entries between user messages are folded into one line unless --full.\n\nExamples:\n  arbor tree 01a2f3\n  arbor tree 01a2f3 --full --color=always | less -R"
     )]
     Tree {
-        /// Session file path, or session id / unique id prefix (default: the current
-        /// project's most recent session, as pi's -c takes it).
+        /// Session file path, or session id / unique id prefix (default: this project's newest).
         session: Option<String>,
         #[command(flatten)]
         scope: SessionScope,
@@ -170,8 +168,7 @@ pub enum Command {
         after_help = "Examples:\n  arbor show 01a2f3\n  arbor show 01a2f3 --context --no-tools\n  arbor show 01a2f3 --leaf e4b1 --full"
     )]
     Show {
-        /// Session file path, or session id / unique id prefix (default: the current
-        /// project's most recent session, as pi's -c takes it).
+        /// Session file path, or session id / unique id prefix (default: this project's newest).
         session: Option<String>,
         #[command(flatten)]
         scope: SessionScope,
@@ -432,8 +429,7 @@ pub enum Command {
         after_help = "The new session's parentSession names the source. Without --at the whole tree is\ncopied; with --at ID the new session holds the path from the root to ID (labels of\nthose entries kept), and continues from ID.\n\nExamples:\n  arbor fork 01a2f3\n  arbor fork 01a2f3 --at e4b1 --cwd ~/other-project"
     )]
     Fork {
-        /// Session file path, or session id / unique id prefix (default: the current
-        /// project's most recent session, as pi's -c takes it).
+        /// Session file path, or session id / unique id prefix (default: this project's newest).
         session: Option<String>,
         #[command(flatten)]
         scope: SessionScope,
@@ -480,8 +476,7 @@ pub enum Command {
         after_help = "Markdown: the path to the leaf (every branch with --tree, each under its own heading),\ntool calls and results as fenced blocks, thinking in <details>, images written once to\nFILE.assets/ and linked (placeholders on stdout). JSON: {format: \"arbor-export/1\",\nsessionId, file, cwd, name, tool, redacted, entries: [{id, parentId, type, timestamp, role,\nmodel, toolName, stopReason, text, thinking, toolCalls, isError, usage}]}.\nSecrets become [REDACTED:kind] unless --no-redact; the session file is never changed.\nFILE is private (0600, FILE.assets/ 0700) and replaces only an earlier export (--force: any\nfile but the session).\n\nExamples:\n  arbor export 01a2f3 -o walrus.md\n  arbor export 01a2f3 --tree --format json -o walrus.json"
     )]
     Export {
-        /// Session file path, or session id / unique id prefix (default: the current
-        /// project's most recent session, as pi's -c takes it).
+        /// Session file path, or session id / unique id prefix (default: this project's newest).
         session: Option<String>,
         #[command(flatten)]
         scope: SessionScope,
