@@ -280,14 +280,16 @@ pub fn id_of_file_name(p: &Path) -> Option<String> {
 }
 
 /// Whether a file's name is trusted to carry its session id without reading the header: pi
-/// and omp name sessions `<time>_<uuid>.jsonl`. A file renamed by hand (`notes.jsonl`), an old
+/// and omp name sessions `<time>_<uuid>.jsonl` (a suffix after the UUID, as copies made by
+/// tools carry, is kept: reading the header of each of 10,000 such files on every `ls`
+/// would cost more than the listing). A file renamed by hand (`notes.jsonl`), an old
 /// (v1) file named otherwise (`<time>_pi-real-v1-fixture.jsonl`), or one with an id chosen by
 /// hand is not, and its id is its header's (one bounded read, for those files only).
 pub fn name_carries_id(p: &Path) -> bool {
     p.file_stem().is_some_and(|s| {
         s.to_string_lossy()
             .rsplit_once('_')
-            .is_some_and(|(_, id)| is_uuid(id))
+            .is_some_and(|(_, id)| id.get(..36).is_some_and(is_uuid))
     })
 }
 
