@@ -363,3 +363,41 @@ ID         TOOL AGE     MSGS   SIZE  BR  TITLE
         2
     );
 }
+
+/// Item 10: on a terminal, the session taken when none is named is said on stderr, on one
+/// line as `ls` shows it (short id, age, title); into a pipe nothing is said (the test above).
+/// Run under `script` (util-linux), which gives the command a terminal; without it the test
+/// says it is skipped.
+#[test]
+fn on_a_terminal_the_session_taken_is_named() {
+    if Command::new("script").arg("--version").output().is_err() {
+        println!("skipped: `script` (util-linux) is not installed");
+        return;
+    }
+    let env = Env::new();
+    project(&env);
+    let arbor = env!("CARGO_BIN_EXE_arbor");
+    let o = Command::new("script")
+        .args([
+            "-qec",
+            &format!("'{arbor}' show --no-pager --color never"),
+            "/dev/null",
+        ])
+        .env("HOME", env.h())
+        .env("ARBOR_CATALOG", env.h().join("catalog.db"))
+        .env("COLUMNS", "80")
+        .env("XDG_DATA_HOME", env.h().join(".local/share"))
+        .env_remove("PI_CODING_AGENT_DIR")
+        .env_remove("PI_CONFIG_DIR")
+        .env_remove("PAGER")
+        .current_dir(env.project())
+        .output()
+        .expect("run script");
+    assert!(o.status.success(), "{o:?}");
+    let out = String::from_utf8_lossy(&o.stdout).replace('\r', "");
+    let first = out.lines().next().unwrap_or_default();
+    assert_eq!(
+        first, "arbor: the most recent session: 01a2ff  5m  omp reads this one",
+        "{out}"
+    );
+}
