@@ -57,6 +57,25 @@ pub struct WriteOpts {
     pub wait: WaitOpt,
 }
 
+/// `--dir` / `--all` on the commands that take a SESSION: where an id is resolved (and
+/// which session is taken when none is named), the same flags as `ls` takes.
+#[derive(Args, Debug, Clone)]
+pub struct SessionScope {
+    /// Resolve SESSION in this directory (the ids `ls --dir DIR` prints); without one, its newest.
+    #[arg(long, value_name = "DIR", conflicts_with = "all")]
+    pub dir: Option<PathBuf>,
+    /// Resolve SESSION over every project, the current one not preferred.
+    #[arg(short = 'a', long)]
+    pub all: bool,
+}
+
+impl SessionScope {
+    /// `loc` with these flags.
+    pub fn apply(&self, loc: &arbor_store::locate::Locator) -> arbor_store::locate::Locator {
+        loc.clone().scoped(self.dir.clone(), self.all)
+    }
+}
+
 /// How `show` prints.
 #[derive(Args, Debug, Clone)]
 pub struct ShowOpts {
@@ -108,8 +127,10 @@ pub enum Command {
         after_help = "Examples:\n  arbor context 01a2f3\n  arbor context 01a2f3 --leaf e4b1 --llm"
     )]
     Context {
-        /// Session file path, or session id / unique id prefix.
-        session: String,
+        /// Session file path, or session id / unique id prefix (default: this project's newest).
+        session: Option<String>,
+        #[command(flatten)]
+        scope: SessionScope,
         /// Leaf entry id (default: the leaf pi picks on open, the last entry).
         #[arg(long)]
         leaf: Option<String>,
@@ -128,8 +149,10 @@ pub enum Command {
         after_help = "Entries between user messages are folded into one line unless --full.\n\nExamples:\n  arbor tree 01a2f3\n  arbor tree 01a2f3 --full --color=always | less -R"
     )]
     Tree {
-        /// Session file path, or session id / unique id prefix.
-        session: String,
+        /// Session file path, or session id / unique id prefix (default: this project's newest).
+        session: Option<String>,
+        #[command(flatten)]
+        scope: SessionScope,
         /// Every entry on its own line (default: runs of entries between user messages folded).
         #[arg(long)]
         full: bool,
@@ -145,8 +168,10 @@ pub enum Command {
         after_help = "Examples:\n  arbor show 01a2f3\n  arbor show 01a2f3 --context --no-tools\n  arbor show 01a2f3 --leaf e4b1 --full"
     )]
     Show {
-        /// Session file path, or session id / unique id prefix.
-        session: String,
+        /// Session file path, or session id / unique id prefix (default: this project's newest).
+        session: Option<String>,
+        #[command(flatten)]
+        scope: SessionScope,
         /// Leaf entry id (default: the session's leaf).
         #[arg(long)]
         leaf: Option<String>,
@@ -168,11 +193,14 @@ pub enum Command {
         #[arg(long, conflicts_with = "all")]
         dir: Option<PathBuf>,
         /// Every project of every agent directory (pi's and omp's).
-        #[arg(long)]
+        #[arg(short = 'a', long)]
         all: bool,
         /// Also show each session's project (cwd) and file.
-        #[arg(long)]
+        #[arg(short = 'l', long)]
         long: bool,
+        /// At most N sessions (the newest).
+        #[arg(short = 'n', long, value_name = "N")]
+        limit: Option<usize>,
         /// JSON output: an array of SessionInfo objects (omp's for omp directories, else pi's).
         #[arg(long)]
         json: bool,
@@ -306,6 +334,8 @@ pub enum Command {
     Append {
         /// Session file path, or session id / unique id prefix.
         session: String,
+        #[command(flatten)]
+        scope: SessionScope,
         /// Parent of the (first) new entry (default: the session's leaf).
         #[arg(long, conflicts_with = "root")]
         parent: Option<String>,
@@ -328,6 +358,8 @@ pub enum Command {
         /// Sessions (paths, ids or id prefixes).
         #[arg(required = true)]
         sessions: Vec<String>,
+        #[command(flatten)]
+        scope: SessionScope,
         /// Only report what would change.
         #[arg(long)]
         dry_run: bool,
@@ -342,6 +374,8 @@ pub enum Command {
     Name {
         /// Session file path, or session id / unique id prefix.
         session: String,
+        #[command(flatten)]
+        scope: SessionScope,
         /// The new name (not empty).
         name: String,
         #[command(flatten)]
@@ -395,8 +429,10 @@ pub enum Command {
         after_help = "The new session's parentSession names the source. Without --at the whole tree is\ncopied; with --at ID the new session holds the path from the root to ID (labels of\nthose entries kept), and continues from ID.\n\nExamples:\n  arbor fork 01a2f3\n  arbor fork 01a2f3 --at e4b1 --cwd ~/other-project"
     )]
     Fork {
-        /// Session file path, or session id / unique id prefix.
-        session: String,
+        /// Session file path, or session id / unique id prefix (default: this project's newest).
+        session: Option<String>,
+        #[command(flatten)]
+        scope: SessionScope,
         /// The entry the new session ends at (default: copy every entry).
         #[arg(long, value_name = "ID")]
         at: Option<String>,
@@ -423,6 +459,8 @@ pub enum Command {
         /// Sessions (paths, ids or id prefixes).
         #[arg(required = true)]
         sessions: Vec<String>,
+        #[command(flatten)]
+        scope: SessionScope,
         /// Delete for good instead of moving to the trash.
         #[arg(long)]
         force: bool,
@@ -438,8 +476,10 @@ pub enum Command {
         after_help = "Markdown: the path to the leaf (every branch with --tree, each under its own heading),\ntool calls and results as fenced blocks, thinking in <details>, images written once to\nFILE.assets/ and linked (placeholders on stdout). JSON: {format: \"arbor-export/1\",\nsessionId, file, cwd, name, tool, redacted, entries: [{id, parentId, type, timestamp, role,\nmodel, toolName, stopReason, text, thinking, toolCalls, isError, usage}]}.\nSecrets become [REDACTED:kind] unless --no-redact; the session file is never changed.\nFILE is private (0600, FILE.assets/ 0700) and replaces only an earlier export (--force: any\nfile but the session).\n\nExamples:\n  arbor export 01a2f3 -o walrus.md\n  arbor export 01a2f3 --tree --format json -o walrus.json"
     )]
     Export {
-        /// Session file path, or session id / unique id prefix.
-        session: String,
+        /// Session file path, or session id / unique id prefix (default: this project's newest).
+        session: Option<String>,
+        #[command(flatten)]
+        scope: SessionScope,
         /// Export the path to this entry (default: the session's leaf).
         #[arg(long, conflicts_with = "tree")]
         leaf: Option<String>,

@@ -437,12 +437,13 @@ fn ls_through_the_watcher_prints_what_a_refresh_prints() {
     let outs = env.ls_both_ways(&truth);
     assert_same(&outs, "after a session with a long id");
     let dir_table = |outs: &[(Vec<u8>, Vec<u8>)]| String::from_utf8_lossy(&outs[4].0).into_owned();
-    assert!(dir_table(&outs).contains("abcdef "), "{}", dir_table(&outs));
+    // (Its name carries no UUID: its id is its header's, `x_abcdefghij1`, as `ls --json` says.)
+    assert!(dir_table(&outs).contains("x_abcd "), "{}", dir_table(&outs));
     session(&q, "x_abcdefghij2", "its neighbour elsewhere");
     let outs = env.ls_both_ways(&truth);
     assert_same(&outs, "after its neighbour in another project");
     assert!(
-        dir_table(&outs).contains("abcdefghij1 ") && !dir_table(&outs).contains("abcdefghij2"),
+        dir_table(&outs).contains("x_abcdefghij1 ") && !dir_table(&outs).contains("abcdefghij2"),
         "{}",
         dir_table(&outs)
     );

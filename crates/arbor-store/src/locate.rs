@@ -21,15 +21,27 @@ pub enum LocateError {
         source: std::io::Error,
     },
     /// No session file matches.
-    #[error("no session found matching '{arg}' (searched {searched} session files)")]
+    #[error("no session found matching '{arg}' (searched {searched} session files in {}){}", where_text(.looked_in), if *.scoped { "" } else { "; a session of another directory: --dir DIR" })]
     NotFound {
         /// The argument.
         arg: String,
         /// How many session files were searched.
         searched: usize,
+        /// Where: the sessions roots of the agent directories, or the `--dir` directories.
+        looked_in: Vec<PathBuf>,
+        /// Whether the search was limited to directories the user named (`--dir`).
+        scoped: bool,
     },
-    /// More than one session matches (the first ten are listed).
-    #[error("'{arg}' matches {count} sessions; give more of the id:\n{}", .matches.iter().map(|m| format!("  {}", m.display())).collect::<Vec<_>>().join("\n"))]
+    /// No session to take when none was named: the scope holds no session file.
+    #[error("no sessions {} (name one, or see arbor ls --all)", match .project { Some(p) => format!("for {}", p.display()), None => format!("in {}", where_text(.looked_in)) })]
+    NoneHere {
+        /// The current directory, when it was the scope (the project has no session directory).
+        project: Option<PathBuf>,
+        /// The directories looked in (empty with `project`).
+        looked_in: Vec<PathBuf>,
+    },
+    /// More than one session matches (the first ten are listed, one per line).
+    #[error("'{arg}' matches {count} sessions; give more of the id, or the path:\n{}", .matches.iter().map(|m| format!("  {}", m.display())).collect::<Vec<_>>().join("\n"))]
     Ambiguous {
         /// The argument.
         arg: String,
@@ -38,6 +50,24 @@ pub enum LocateError {
         /// Up to ten of them.
         matches: Vec<PathBuf>,
     },
+}
+
+/// The directories of an error, for a person: `~/` for the home directory, comma-separated;
+/// "no directory" when there are none.
+fn where_text(dirs: &[PathBuf]) -> String {
+    if dirs.is_empty() {
+        return "no directory".to_string();
+    }
+    let home = paths::home_dir();
+    dirs.iter()
+        .map(|d| match d.strip_prefix(&home) {
+            Ok(rest) if !home.as_os_str().is_empty() && home != Path::new("/") => {
+                format!("~/{}", rest.display())
+            }
+            _ => d.display().to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Where sessions are looked for: one agent directory given by the user, else
@@ -51,12 +81,102 @@ pub enum LocateError {
 #[derive(Debug, Clone, Default)]
 pub struct Locator {
     over: Option<PathBuf>,
+    /// `--dir`: the session directory a `SESSION` argument is resolved in instead of the
+    /// agent directories (what `ls --dir` listed).
+    within: Option<PathBuf>,
+    /// `--all`: no preference for the current project's sessions.
+    everywhere: bool,
 }
 
 impl Locator {
     /// A locator for `agent_dir` (`None`: the environment's and the defaults).
     pub fn new(agent_dir: Option<PathBuf>) -> Locator {
-        Locator { over: agent_dir }
+        Locator {
+            over: agent_dir,
+            within: None,
+            everywhere: false,
+        }
+    }
+
+    /// This locator with a command's scope flags: `dir` (`--dir`) is the one session
+    /// directory a `SESSION` argument is resolved in, and the one whose most recent session
+    /// is taken when none is named; `all` (`--all`) resolves over every project without
+    /// preferring the current one's sessions. The same flags as `ls` takes, so that an id
+    /// `ls --dir DIR` prints resolves with `--dir DIR`.
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::write(
+    ///     dir.path().join("notes.jsonl"),
+    ///     "{\"type\":\"session\",\"version\":3,\"id\":\"01a2f3\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n",
+    /// )?;
+    /// let loc = arbor_store::locate::Locator::new(Some("/nonexistent/agent".into()))
+    ///     .scoped(Some(dir.path().to_path_buf()), false);
+    /// // The header's id: the file's name does not carry one.
+    /// assert_eq!(loc.resolve_session("01a2")?, dir.path().join("notes.jsonl"));
+    /// assert_eq!(loc.most_recent()?, dir.path().join("notes.jsonl"));
+    /// let e = loc.resolve_session("ffff").unwrap_err().to_string();
+    /// assert!(e.contains("searched 1 session files in "), "{e}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn scoped(mut self, dir: Option<PathBuf>, all: bool) -> Locator {
+        self.within = dir;
+        self.everywhere = all;
+        self
+    }
+
+    /// The session directory `--dir` named, if any.
+    pub fn within(&self) -> Option<&Path> {
+        self.within.as_deref()
+    }
+
+    /// The session a command takes when none is named, as pi's `--continue` takes one: the
+    /// most recently modified session file (with a valid header) of the `--dir` directory,
+    /// else of the current directory's session directories (pi's and omp's), else of every
+    /// project with `--all`.
+    pub fn most_recent(&self) -> Result<PathBuf, LocateError> {
+        let scope = match (&self.within, self.everywhere) {
+            (Some(d), _) => Scope::Dir(d),
+            (None, true) => Scope::All,
+            (None, false) => Scope::Current,
+        };
+        let dirs = self.project_dirs(scope)?;
+        let newest = dirs
+            .iter()
+            .filter_map(|d| crate::discover::most_recent_session(d))
+            .map(|p| (mtime(&p), p))
+            .fold(
+                None::<(std::time::SystemTime, PathBuf)>,
+                |best, (m, p)| match best {
+                    Some((bm, bp)) if bm >= m => Some((bm, bp)),
+                    _ => Some((m, p)),
+                },
+            );
+        match newest {
+            Some((_, p)) => Ok(p),
+            None => Err(LocateError::NoneHere {
+                project: match (scope, dirs.is_empty()) {
+                    (Scope::Current, true) => std::env::current_dir().ok(),
+                    _ => None,
+                },
+                looked_in: match scope {
+                    Scope::All if dirs.is_empty() => self.sessions_roots(),
+                    _ => dirs,
+                },
+            }),
+        }
+    }
+
+    /// The sessions roots of the agent directories (`<agent>/sessions`).
+    fn sessions_roots(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = Vec::new();
+        for a in self.agent_dirs() {
+            let r = paths::sessions_root(&a);
+            if !v.contains(&r) {
+                v.push(r);
+            }
+        }
+        v
     }
 
     /// The agent directory the user gave, if any.
@@ -82,8 +202,14 @@ impl Locator {
     /// Resolves a `SESSION` argument: a path (anything with a `/`, ending in `.jsonl`, or an
     /// existing file), else a session id or unique id prefix (see the function below).
     pub fn resolve_session(&self, arg: &str) -> Result<PathBuf, LocateError> {
-        resolve_session(arg, self.over.as_deref())
+        resolve_session(arg, self)
     }
+}
+
+fn mtime(p: &Path) -> std::time::SystemTime {
+    std::fs::metadata(p)
+        .and_then(|m| m.modified())
+        .unwrap_or(std::time::UNIX_EPOCH)
 }
 
 /// The agent directories searched: `--agent-dir`, else `$PI_CODING_AGENT_DIR`, else pi's
@@ -153,15 +279,51 @@ pub fn id_of_file_name(p: &Path) -> Option<String> {
     )
 }
 
+/// Whether a file's name is trusted to carry its session id without reading the header: pi
+/// and omp name sessions `<time>_<uuid>.jsonl` (a suffix after the UUID, as copies made by
+/// tools carry, is kept: reading the header of each of 10,000 such files on every `ls`
+/// would cost more than the listing). A file renamed by hand (`notes.jsonl`), an old
+/// (v1) file named otherwise (`<time>_pi-real-v1-fixture.jsonl`), or one with an id chosen by
+/// hand is not, and its id is its header's (one bounded read, for those files only).
+pub fn name_carries_id(p: &Path) -> bool {
+    p.file_stem().is_some_and(|s| {
+        s.to_string_lossy()
+            .rsplit_once('_')
+            .is_some_and(|(_, id)| id.get(..36).is_some_and(is_uuid))
+    })
+}
+
+/// Whether `s` is a UUID in its text form (8-4-4-4-12 hex digits).
+fn is_uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
+}
+
+/// The session id of a file as `ls` shows it and the resolver matches it: the id its name
+/// carries ([`id_of_file_name`]), else (a name without one: [`name_carries_id`]) its header's
+/// id, else its name's stem (an empty or headerless file).
+pub fn id_of_file(p: &Path) -> Option<String> {
+    if !name_carries_id(p) {
+        if let Some(id) = crate::discover::header_id(p) {
+            return Some(id);
+        }
+    }
+    id_of_file_name(p)
+}
+
 /// Whether a file's name matches `lower` (a lowercased prefix) as omp's
-/// `resolveResumableSession` matches: the part after the last `_` or the whole base name.
+/// `resolveResumableSession` matches: the part after the last `_` or the whole base name;
+/// or, for a file whose name does not carry its id, the header's id ([`id_of_file`]).
 fn name_matches(f: &Path, lower: &str) -> bool {
     let base = f
         .file_stem()
         .map(|s| s.to_string_lossy().to_lowercase())
         .unwrap_or_default();
-    base.starts_with(lower)
-        || id_of_file_name(f).is_some_and(|id| id.to_lowercase().starts_with(lower))
+    base.starts_with(lower) || id_of_file(f).is_some_and(|id| id.to_lowercase().starts_with(lower))
 }
 
 /// The session directories of the current directory (pi's and omp's encodings).
@@ -185,13 +347,21 @@ fn local_dirs(agent_dir: Option<&Path>) -> Vec<PathBuf> {
 /// Resolves `arg` to a session file: a path (anything with a `/`, ending in `.jsonl`, or an
 /// existing file), else a session id or unique id prefix (case-insensitive; the file name's
 /// part after its last `_`, the whole file name, or the header id). Sessions of the current
-/// directory are preferred, as pi and omp search the current project before all of them.
-fn resolve_session(arg: &str, agent_dir: Option<&Path>) -> Result<PathBuf, LocateError> {
+/// directory are preferred, as pi and omp search the current project before all of them
+/// (not with `--all`). With `--dir` only that directory's `*.jsonl` files are searched.
+fn resolve_session(arg: &str, loc: &Locator) -> Result<PathBuf, LocateError> {
+    let agent_dir = loc.over.as_deref();
     let p = Path::new(arg);
     if p.exists() || arg.contains('/') || arg.ends_with(".jsonl") {
         return Ok(p.to_path_buf());
     }
-    let files = all_session_files(agent_dir);
+    let files = match &loc.within {
+        Some(d) => {
+            loc.project_dirs(Scope::Dir(d))?;
+            crate::discover::session_files(d)
+        }
+        None => all_session_files(agent_dir),
+    };
     let lower = arg.to_lowercase();
     let mut hits: Vec<PathBuf> = files
         .iter()
@@ -209,7 +379,7 @@ fn resolve_session(arg: &str, agent_dir: Option<&Path>) -> Result<PathBuf, Locat
             .cloned()
             .collect();
     }
-    if hits.len() > 1 {
+    if hits.len() > 1 && !loc.everywhere && loc.within.is_none() {
         let local = local_dirs(agent_dir);
         let here: Vec<PathBuf> = hits
             .iter()
@@ -224,6 +394,11 @@ fn resolve_session(arg: &str, agent_dir: Option<&Path>) -> Result<PathBuf, Locat
         0 => Err(LocateError::NotFound {
             arg: arg.to_string(),
             searched: files.len(),
+            looked_in: match &loc.within {
+                Some(d) => vec![d.clone()],
+                None => loc.sessions_roots(),
+            },
+            scoped: loc.within.is_some(),
         }),
         1 => Ok(hits.remove(0)),
         count => Err(LocateError::Ambiguous {

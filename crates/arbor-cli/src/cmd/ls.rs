@@ -8,7 +8,7 @@ use crate::term::{self, Out, Paint, Term};
 use anyhow::Result;
 use arbor_core::Dialect;
 use arbor_index::Listed;
-use arbor_store::locate::{id_of_file_name, Locator, Scope};
+use arbor_store::locate::{id_of_file, Locator, Scope};
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -22,6 +22,8 @@ pub struct LsOpts<'a> {
     pub all: bool,
     /// `--long`.
     pub long: bool,
+    /// `--limit` (`-n`): at most this many rows, the newest.
+    pub limit: Option<usize>,
     /// `--json`.
     pub json: bool,
     /// `--all-text`.
@@ -76,7 +78,8 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
     let mut cat = open_catalog(catalog)?;
     // pi's directories alone, as JSON: a live watcher that vouches for them hands over the
     // whole document, prepared (the same bytes as below, made once for many commands).
-    if o.json && !o.all_text && omp_dirs.is_empty() && watcher_may_answer(&cat) {
+    if o.json && !o.all_text && o.limit.is_none() && omp_dirs.is_empty() && watcher_may_answer(&cat)
+    {
         if let Some(doc) = arbor_index::watch::listing_json(cat.path(), &pi_dirs) {
             use std::io::Write;
             let mut out = crate::report::stdout();
@@ -90,6 +93,7 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
     // `make_table` makes below; its rows' files must be absolute paths for it to resolve them
     // as this command would).
     if !o.json
+        && o.limit.is_none()
         && omp_dirs.is_empty()
         && pi_dirs.iter().all(|d| d.is_absolute())
         && watcher_may_answer(&cat)
@@ -129,6 +133,9 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
         // pi's comparator (`b.modified - a.modified`, NaN "equal") by V8's algorithm: a pi
         // row whose `modified` is an Invalid Date stays where pi's own sort leaves it.
         arbor_core::js::v8_sort_slice_by_number(&mut rows, |a, b| b.modified - a.modified);
+    }
+    if let Some(n) = o.limit {
+        rows.truncate(n);
     }
 
     if o.json {
@@ -301,7 +308,9 @@ fn make_table(
                     l.branches.to_string(),
                     l.display_title().into_owned(),
                     l.info.cwd.clone(),
-                    l.omp,
+                    // The directory decides: omp reads a plain (pi-format) session that lives
+                    // in its directory, pi never does.
+                    l.omp || omp_info.is_some(),
                 ),
                 (None, Some(i)) => (
                     i.message_count.to_string(),
@@ -413,7 +422,7 @@ fn make_table(
 /// The first word of [`table_opts`]: a watcher started from a build whose table is laid out
 /// otherwise must not hand its table to this one. Change it whenever [`make_table`]'s output or
 /// [`Table::encode`] changes.
-const TABLE_FORM: &str = "table1";
+const TABLE_FORM: &str = "table2";
 
 /// The options of a table a watcher may render for this command (see [`render_for_watcher`]):
 /// its layout (width, colour, `--long`, `--all`) and what else the table depends on that the
@@ -514,8 +523,9 @@ fn no_sessions_here(loc: &Locator) {
 
 /// The shortest unique prefix of each session's id, among every session the resolver can find
 /// (the agent directories) and the listed ones: what `show`, `tree`, `context`, `fork` and
-/// `rm` take. At least 6 characters (fewer only for a shorter id); the id is the part of the
-/// file name after its last `_`, as the resolver reads it.
+/// `rm` take. At least 6 characters (fewer only for a shorter id); the id is
+/// [`id_of_file`]'s (the part of the file name after its last `_`, or the header's id for a
+/// file whose name does not carry one), as the resolver reads it.
 pub struct ShortIds {
     /// Every key the resolver matches a prefix against (ids and whole base names, lowercase),
     /// sorted, with the file each belongs to.
@@ -552,7 +562,7 @@ impl ShortIds {
                     .filter(|c| files.contains_key(c.as_os_str()))
                     .unwrap_or_else(|| canonical(p))
             };
-            let id = id_of_file_name(p).unwrap_or_default();
+            let id = id_of_file(p).unwrap_or_default();
             if let Some(&n) = files.get(canon.as_os_str()) {
                 given.insert(p.as_os_str().to_owned(), (n, id));
                 continue;
@@ -574,13 +584,27 @@ impl ShortIds {
         ShortIds { keys, given }
     }
 
-    /// The short id of `file`.
+    /// The short id of `file`. When its whole id is another file's too (files copied by
+    /// hand keep their header's id), the id cannot pick it: the shortest unique prefix of its
+    /// name's stem is shown instead, which the resolver matches as well.
     pub fn of(&self, file: &Path) -> String {
         let Some((me, id)) = self.given.get(file.as_os_str()) else {
-            return id_of_file_name(file).unwrap_or_default();
+            return id_of_file(file).unwrap_or_default();
         };
-        let me = *me;
-        let lower = id.to_lowercase();
+        if let Some(short) = self.shortest(*me, id) {
+            return short;
+        }
+        let stem = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.shortest(*me, &stem).unwrap_or_else(|| id.clone())
+    }
+
+    /// The shortest prefix of `key` (at least [`MIN_SHORT_ID`] characters) that no other
+    /// file's key starts with; `None` when another file's key starts with the whole of it.
+    fn shortest(&self, me: usize, key: &str) -> Option<String> {
+        let lower = key.to_lowercase();
         let at = self
             .keys
             .partition_point(|(k, _)| k.as_str() < lower.as_str());
@@ -604,8 +628,12 @@ impl ShortIds {
                 i += dir;
             }
         }
-        let len = need.max(MIN_SHORT_ID).min(id.chars().count());
-        id.chars().take(len).collect()
+        let chars = key.chars().count();
+        if need > chars {
+            return None;
+        }
+        let len = need.max(MIN_SHORT_ID).min(chars);
+        Some(key.chars().take(len).collect())
     }
 }
 

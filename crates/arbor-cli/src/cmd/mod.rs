@@ -15,11 +15,162 @@ use anyhow::Result;
 use arbor_core::Dialect;
 use std::process::ExitCode;
 
-/// Runs one command.
+/// Runs one command. A `SESSION` argument that matches several sessions is answered with
+/// the candidates, one per line as `ls` shows them ([`ambiguous`]).
 pub fn run(cli: Cli) -> Result<ExitCode> {
     // Where sessions are looked for, built once for the whole command.
     let loc = arbor_store::locate::Locator::new(cli.agent_dir.clone());
     let term = crate::term::Term::detect(cli.color);
+    match run_command(cli, loc.clone(), &term) {
+        Err(e) => match e.downcast_ref::<arbor_store::locate::LocateError>() {
+            Some(arbor_store::locate::LocateError::Ambiguous {
+                arg,
+                count,
+                matches,
+            }) => {
+                for line in ambiguous(
+                    arg,
+                    *count,
+                    matches,
+                    &loc,
+                    term.width,
+                    arbor_store::ids::now_ms() as f64,
+                ) {
+                    say_err!("{line}");
+                }
+                Ok(ExitCode::FAILURE)
+            }
+            _ => Err(e),
+        },
+        ok => ok,
+    }
+}
+
+/// What arbor says of an id prefix that matches several sessions: a line saying so and how
+/// to pick one, then each candidate on its own line as `ls` shows it (short id, age, title),
+/// then how many more there are, each fitted to `width` columns. `now` is the time the ages are of (ms since the epoch).
+fn ambiguous(
+    arg: &str,
+    count: usize,
+    matches: &[std::path::PathBuf],
+    loc: &arbor_store::locate::Locator,
+    width: usize,
+    now: f64,
+) -> Vec<String> {
+    let ids = ls::ShortIds::new(loc, matches.iter().map(|p| p.as_path()));
+    let mut rows: Vec<(Option<f64>, String, String)> = matches
+        .iter()
+        .map(|p| {
+            let (modified, title) = age_and_title(p);
+            (modified, ids.of(p), title)
+        })
+        .collect();
+    // Newest first, as `ls` lists them (a file that is not a session last).
+    rows.sort_by(|a, b| b.0.unwrap_or(f64::MIN).total_cmp(&a.0.unwrap_or(f64::MIN)));
+    let idw = rows
+        .iter()
+        .map(|r| crate::term::width(&r.1))
+        .max()
+        .unwrap_or(2);
+    let mut out = vec![format!(
+        "arbor: '{arg}' matches {count} sessions; give more of the id (one of these), or a path:"
+    )];
+    for (modified, id, title) in &rows {
+        let age = modified.map_or_else(|| "-".to_string(), |m| index::age(now - m));
+        let line = format!(
+            "  {}  {}  {title}",
+            crate::term::pad(id, idw),
+            crate::term::pad(&age, 4)
+        );
+        out.push(crate::term::fit(&line, width.max(40)));
+    }
+    if count > rows.len() {
+        out.push(format!("  and {} more", count - rows.len()));
+    }
+    out
+}
+
+/// A session's `modified` (ms since the epoch; `None` when it is not a session file) and title,
+/// on one line, by the rules of its directory as `ls` has them: omp's (bounded reads, the
+/// file's mtime; the title, else the first message), else pi's (the last activity; the
+/// session's name, else its first message).
+fn age_and_title(p: &std::path::Path) -> (Option<f64>, String) {
+    let omp = p.parent().is_some_and(arbor_store::locate::is_omp_dir);
+    let (modified, title) = if omp {
+        let info = arbor_store::omp_info::omp_session_info(p);
+        (
+            info.as_ref().map(|i| i.modified_ms),
+            info.map(|i| i.title.filter(|t| !t.is_empty()).unwrap_or(i.first_message)),
+        )
+    } else {
+        let mtime = std::fs::metadata(p)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_millis() as f64)
+            .unwrap_or(0.0);
+        let info = arbor_store::info::session_info_streaming(p, mtime)
+            .ok()
+            .flatten();
+        (
+            info.as_ref().map(|i| i.modified_ms),
+            info.map(|i| {
+                i.name
+                    .unwrap_or_else(|| i.first_message.to_string_lossy().into_owned())
+            }),
+        )
+    };
+    let title = title.unwrap_or_else(|| "(not a session file)".to_string());
+    (modified, arbor_view::one_line(&title, 200))
+}
+
+/// The session a reading command takes: `session` resolved with the command's `--dir` /
+/// `--all` (the same scope `ls` lists), else the most recent session of that scope (the
+/// current project by default, as pi's `-c`), named on stderr when it is a terminal (short
+/// id, age and title, fitted to `width` columns).
+/// The path comes back as the argument the command resolves (a path resolves to itself).
+fn pick(
+    session: Option<String>,
+    scope: &crate::cli::SessionScope,
+    loc: &arbor_store::locate::Locator,
+    width: usize,
+) -> Result<String> {
+    let loc = scope.apply(loc);
+    let path = match &session {
+        Some(arg) => loc.resolve_session(arg)?,
+        None => {
+            let p = loc.most_recent()?;
+            use std::io::IsTerminal;
+            if std::io::stderr().is_terminal() {
+                let ids = ls::ShortIds::new(&loc, std::iter::once(p.as_path()));
+                let (modified, title) = age_and_title(&p);
+                let now = arbor_store::ids::now_ms() as f64;
+                let age = modified.map_or_else(|| "-".to_string(), |m| index::age(now - m));
+                let line = format!(
+                    "arbor: the most recent session: {}  {age}  {title}",
+                    ids.of(&p)
+                );
+                say_err!("{}", crate::term::fit(&line, width.max(40)));
+            }
+            p
+        }
+    };
+    Ok(match (path.to_str(), session) {
+        (Some(p), _) => p.to_string(),
+        // A path that is not UTF-8 cannot be handed on as a `String`: the argument is, and
+        // it resolves the same way again.
+        (None, Some(arg)) => arg,
+        (None, None) => anyhow::bail!("{}: a session path that is not UTF-8", path.display()),
+    })
+}
+
+/// Runs one command with its locator.
+fn run_command(
+    cli: Cli,
+    loc: arbor_store::locate::Locator,
+    term: &crate::term::Term,
+) -> Result<ExitCode> {
+    let term = *term;
     let Some(command) = cli.command else {
         // `arbor` alone: the browser on a terminal, the help otherwise.
         use std::io::IsTerminal;
@@ -58,25 +209,42 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         },
         Command::Context {
             session,
+            scope,
             leaf,
             llm,
             lenient,
             omp_version,
-        } => read::context(&session, leaf.as_deref(), llm, lenient, omp_version, &loc),
+        } => read::context(
+            &pick(session, &scope, &loc, term.width)?,
+            leaf.as_deref(),
+            llm,
+            lenient,
+            omp_version,
+            &loc,
+        ),
         Command::Tree {
             session,
+            scope,
             full,
             json,
             no_pager,
-        } => read::tree(&session, full, json, !no_pager, &term, &loc),
+        } => read::tree(
+            &pick(session, &scope, &loc, term.width)?,
+            full,
+            json,
+            !no_pager,
+            &term,
+            &loc,
+        ),
         Command::Show {
             session,
+            scope,
             leaf,
             opts,
             lenient,
             omp_version,
         } => read::show(
-            &session,
+            &pick(session, &scope, &loc, term.width)?,
             leaf.as_deref(),
             &opts,
             lenient,
@@ -88,6 +256,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             dir,
             all,
             long,
+            limit,
             json,
             all_text,
             omp,
@@ -104,6 +273,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     dir: dir.as_deref(),
                     all,
                     long,
+                    limit,
                     json,
                     all_text,
                     rules,
@@ -177,22 +347,33 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::New { dir, cwd, omp, id } => write::new(dir.as_deref(), cwd, omp, id, &loc),
         Command::Append {
             session,
+            scope,
             parent,
             root,
             body,
             raw,
             write,
-        } => write::append(&session, parent.as_deref(), root, &body, raw, &write, &loc),
+        } => write::append(
+            &session,
+            parent.as_deref(),
+            root,
+            &body,
+            raw,
+            &write,
+            &scope.apply(&loc),
+        ),
         Command::Migrate {
             sessions,
+            scope,
             dry_run,
             write,
-        } => write::migrate(&sessions, dry_run, &write, &loc),
+        } => write::migrate(&sessions, dry_run, &write, &scope.apply(&loc)),
         Command::Name {
             session,
+            scope,
             name,
             write,
-        } => write::name(&session, &name, &write, &loc),
+        } => write::name(&session, &name, &write, &scope.apply(&loc)),
         Command::Check {
             sessions,
             repair,
@@ -209,6 +390,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         } => check::gc(yes, min_age, &sessions_dir, json, &loc),
         Command::Fork {
             session,
+            scope,
             at,
             cwd,
             json,
@@ -216,7 +398,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             redact,
             wait,
         } => fork::fork(
-            &session,
+            &pick(session, &scope, &loc, term.width)?,
             &fork::ForkOpts {
                 at: at.as_deref(),
                 cwd: cwd.as_deref(),
@@ -229,12 +411,14 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         ),
         Command::Rm {
             sessions,
+            scope,
             force,
             wait,
-        } => trash::rm(&sessions, force, wait.wait, &loc),
+        } => trash::rm(&sessions, force, wait.wait, &scope.apply(&loc)),
         Command::Trash(t) => trash::trash(t, &term, &loc),
         Command::Export {
             session,
+            scope,
             leaf,
             tree,
             format,
@@ -242,7 +426,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             no_redact,
             force,
         } => read::export(
-            &session,
+            &pick(session, &scope, &loc, term.width)?,
             leaf.as_deref(),
             tree,
             format,

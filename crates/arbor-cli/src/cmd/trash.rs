@@ -103,8 +103,18 @@ impl Trashed {
     fn path(&self) -> PathBuf {
         self.session.original_path()
     }
+    /// The session's id as `ls` showed it: the id its name carries, else (a file renamed by
+    /// hand) its header's, read from the trashed file.
     fn id(&self) -> String {
-        arbor_store::locate::id_of_file_name(&self.path()).unwrap_or_default()
+        let path = self.path();
+        if !arbor_store::locate::name_carries_id(&path) {
+            if let Some(id) =
+                trashed_file(&self.session).and_then(|f| arbor_store::discover::header_id(&f))
+            {
+                return id;
+            }
+        }
+        arbor_store::locate::id_of_file_name(&path).unwrap_or_default()
     }
     fn all(&self) -> impl Iterator<Item = &trash::TrashItem> {
         std::iter::once(&self.session).chain(&self.others)
@@ -116,8 +126,16 @@ impl Trashed {
     }
 }
 
+/// Where a trashed item's file is: `<trash>/files/<name>` beside its `<trash>/info/` entry.
+fn trashed_file(item: &trash::TrashItem) -> Option<PathBuf> {
+    let folder = Path::new(&item.id).parent()?.parent()?;
+    Some(folder.join("files").join(&item.name))
+}
+
 /// Whether a trashed file is a session: a `.jsonl` from a sessions directory of the agent
-/// directories, or named as pi and omp name sessions (`<time>_<id>.jsonl`).
+/// directories, named as pi and omp name sessions (`<time>_<id>.jsonl`), or one whose first
+/// line is a session header (`arbor rm --dir DIR` takes sessions outside the agent
+/// directories, renamed ones too).
 fn is_session(item: &trash::TrashItem, roots: &[PathBuf]) -> bool {
     let name = item.name.to_string_lossy();
     if !name.ends_with(".jsonl") {
@@ -127,6 +145,7 @@ fn is_session(item: &trash::TrashItem, roots: &[PathBuf]) -> bool {
         || name
             .split_once('_')
             .is_some_and(|(t, _)| t.len() >= 10 && t.as_bytes()[..4].iter().all(u8::is_ascii_digit))
+        || trashed_file(item).is_some_and(|f| arbor_store::discover::has_valid_header(&f))
 }
 
 /// The sessions in the trash, newest first, each with the files trashed with it (its
