@@ -62,16 +62,57 @@ pub struct StatsOpts<'a> {
     pub no_catalog: bool,
 }
 
-/// A session file read for its spends; the error as the catalog keeps it.
+/// A session file read for its spends; the error as the catalog keeps it ([`why_not`]).
 fn load(f: &Path) -> Result<SessionSpends, String> {
-    SessionSpends::load(f).map_err(|e| e.to_string())
+    SessionSpends::load(f).map_err(|e| why_not(f, &e))
+}
+
+/// Why `f` was not counted, without its path (said once, by [`not_counted`]); empty for a
+/// file pi and omp leave that is known not to be a session
+/// ([`arbor_store::discover::known_not_session`]), which is not warned about.
+fn why_not(f: &Path, e: &arbor_store::StoreError) -> String {
+    if arbor_store::discover::known_not_session(e) {
+        return String::new();
+    }
+    let text = e.to_string();
+    let path = format!("{}: ", f.display());
+    text.strip_prefix(&path)
+        .unwrap_or(&text)
+        .trim_end_matches(" (the file was not modified)")
+        .to_string()
+}
+
+/// Says that `f` was not counted and why, the path once; nothing for a file known not to be
+/// a session (an empty `why`).
+fn not_counted(f: &Path, why: &str) {
+    if why.is_empty() {
+        return;
+    }
+    // A reason kept by an older catalog still starts with the path.
+    let path = format!("{}: ", f.display());
+    let why = why.strip_prefix(&path).unwrap_or(why);
+    say_err!("arbor: {}: not counted: {why}", f.display());
+}
+
+/// A reason the catalog kept for `f`, as [`why_not`] gives it today: an older catalog kept the
+/// whole error text, the path included, also for a file known not to be a session.
+fn kept_why(f: &Path, kept: &str) -> String {
+    let empty = arbor_store::StoreError::NotASession {
+        path: f.to_path_buf(),
+        reason: arbor_core::NotASession::Empty,
+    };
+    if kept == empty.to_string() {
+        String::new()
+    } else {
+        kept.to_string()
+    }
 }
 
 /// Reads every file ([`arbor_view::stats_from_files`]); says which were not counted.
 fn files_counted(files: &[PathBuf]) -> Vec<Counted> {
     let (counted, failed) = arbor_view::stats_from_files(files);
     for (f, e) in failed {
-        say_err!("arbor: {}: not counted: {e}", f.display());
+        not_counted(&f, &why_not(&f, &e));
     }
     counted
 }
@@ -207,12 +248,23 @@ fn from_catalog(cat: &mut Catalog, dirs: &[PathBuf], since: Option<f64>) -> Resu
     }
     let mut stale: Vec<&mut Item> = items.iter_mut().filter(|i| i.row.is_none()).collect();
     load_all(&mut stale);
+    // A file is named when it is found not to be countable; on later runs (its error kept in
+    // the catalog, the file unchanged) one line counts them, so the same warnings do not come
+    // back on every run.
+    let mut known = 0usize;
     for i in &mut items {
         if let Some(Err(e)) = &i.loaded {
-            say_err!("arbor: {}: not counted: {e}", i.file.display());
+            not_counted(&i.file, e);
         } else if let (None, Some(SpendRow { error: Some(e), .. })) = (&i.loaded, &i.row) {
-            say_err!("arbor: {}: not counted: {e}", i.file.display());
+            known += usize::from(!kept_why(&i.file, e).is_empty());
         }
+    }
+    if known > 0 {
+        say_err!(
+            "arbor: {} not counted, as said before (--no-catalog names {})",
+            arbor_view::count(known as u64, "file", "files"),
+            if known == 1 { "it" } else { "them" }
+        );
     }
     // The counted sessions by canonical path (the last of two alike, as from_files).
     let ids: Vec<Option<String>> = items

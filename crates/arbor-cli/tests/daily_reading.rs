@@ -1,0 +1,119 @@
+//! What a person reads in a day of use (issue 24, items 1, 3, 7 and 8), run as a user runs
+//! it: the real `arbor` at 80 columns, a private HOME with pi's and omp's agent directories
+//! laid out as they lay them out, and the text compared whole.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+struct Env {
+    home: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env {
+            home: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+    fn h(&self) -> &Path {
+        self.home.path()
+    }
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_arbor"));
+        c.args(args)
+            .env("HOME", self.h())
+            .env("ARBOR_CATALOG", self.h().join("catalog.db"))
+            .env("COLUMNS", "80")
+            .env_remove("PI_CODING_AGENT_DIR")
+            .env_remove("PI_CONFIG_DIR")
+            .env_remove("NO_COLOR")
+            .env_remove("PAGER")
+            .current_dir(self.h());
+        c
+    }
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().expect("run arbor")
+    }
+    /// stdout and stderr, with the home directory written `HOME`.
+    fn texts(&self, args: &[&str]) -> (String, String) {
+        let o = self.run(args);
+        let h = self.h().to_string_lossy().into_owned();
+        (
+            String::from_utf8_lossy(&o.stdout).replace(&h, "HOME"),
+            String::from_utf8_lossy(&o.stderr).replace(&h, "HOME"),
+        )
+    }
+    fn project_dir(&self, tool: &str, cwd: &str) -> PathBuf {
+        let enc = format!("--{}--", cwd.trim_start_matches('/').replace('/', "-"));
+        let d = self.h().join(tool).join("agent/sessions").join(enc);
+        std::fs::create_dir_all(&d).expect("mkdir");
+        d
+    }
+}
+
+/// A pi v3 session of `turns` user/assistant turns, the first user message `title`.
+fn session_text(id: &str, cwd: &str, title: &str, turns: usize) -> String {
+    let mut lines = vec![format!(
+        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"{cwd}"}}"#
+    )];
+    let mut parent = "null".to_string();
+    for t in 0..turns {
+        let text = if t == 0 {
+            title.to_string()
+        } else {
+            format!("turn {t}")
+        };
+        lines.push(format!(
+            r#"{{"type":"message","id":"u{t}","parentId":{parent},"timestamp":"2026-01-01T00:0{t}:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1767225601000}}}}"#
+        ));
+        lines.push(format!(
+            r#"{{"type":"message","id":"a{t}","parentId":"u{t}","timestamp":"2026-01-01T00:0{t}:02.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"done {t}"}}],"provider":"anthropic","model":"claude-x","usage":{{"input":100,"output":10,"cacheRead":0,"cacheWrite":0,"totalTokens":110,"cost":{{"input":0.01,"output":0.01,"cacheRead":0,"cacheWrite":0,"total":0.02}}}},"stopReason":"stop","timestamp":1767225602000}}}}"#
+        ));
+        parent = format!(r#""a{t}""#);
+    }
+    lines.join("\n") + "\n"
+}
+
+fn session(env: &Env, tool: &str, cwd: &str, id: &str, title: &str, turns: usize) -> PathBuf {
+    let p = env
+        .project_dir(tool, cwd)
+        .join(format!("2026-01-01T00-00-00-000Z_{id}.jsonl"));
+    std::fs::write(&p, session_text(id, cwd, title, turns)).expect("write");
+    p
+}
+
+/// Item 7: a file that is not a session is named once, with its path once; on the next run
+/// (the file unchanged) one line counts it instead of naming it again; an empty file (what
+/// pi and omp leave before their first write, and `ls` does not list) is not warned about.
+#[test]
+fn not_counted_files_are_named_once_and_empty_files_not_at_all() {
+    let env = Env::new();
+    let d = env.project_dir(".pi", "/w/app");
+    session(
+        &env,
+        ".pi",
+        "/w/app",
+        "0199aaaa-1111-7000-8000-000000000001",
+        "hello",
+        1,
+    );
+    std::fs::write(d.join("junk.jsonl"), "not json\n").expect("write");
+    std::fs::write(d.join("2026-01-02T00-00-00-000Z_empty.jsonl"), "").expect("write");
+    let (_, first) = env.texts(&["stats", "--all"]);
+    assert_eq!(
+        first,
+        "arbor: HOME/.pi/agent/sessions/--w-app--/junk.jsonl: not counted: not a session file: \
+         no line of the file is a JSON object\n"
+    );
+    let (_, again) = env.texts(&["stats", "--all"]);
+    assert_eq!(
+        again,
+        "arbor: 1 file not counted, as said before (--no-catalog names it)\n"
+    );
+    // Without the catalog every file is read, and named, again.
+    let (_, read) = env.texts(&["stats", "--all", "--no-catalog"]);
+    assert_eq!(read, first);
+    // A session named on the command line is read the same way.
+    let junk = d.join("junk.jsonl");
+    let (_, named) = env.texts(&["stats", junk.to_str().expect("utf-8")]);
+    assert!(named.ends_with(&first), "{named}");
+}
