@@ -117,3 +117,119 @@ fn not_counted_files_are_named_once_and_empty_files_not_at_all() {
     let (_, named) = env.texts(&["stats", junk.to_str().expect("utf-8")]);
     assert!(named.ends_with(&first), "{named}");
 }
+
+/// Item 8: one of a thing is "1 entry", "1 session", "1 file", never "1 entries".
+#[test]
+fn one_of_a_thing_is_singular() {
+    let env = Env::new();
+    let p = session(
+        &env,
+        ".pi",
+        "/w/app",
+        "0199aaaa-1111-7000-8000-000000000001",
+        "hello",
+        1,
+    );
+    let lone = env
+        .project_dir(".pi", "/w/lone")
+        .join("2026-01-01T00-00-00-000Z_0199bbbb-1111-7000-8000-000000000001.jsonl");
+    std::fs::write(
+        &lone,
+        r#"{"type":"session","version":3,"id":"0199bbbb-1111-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w/lone"}
+{"type":"message","id":"u0","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1767225601000}}
+"#,
+    )
+    .expect("write");
+    let (out, _) = env.texts(&["check", lone.to_str().expect("utf-8")]);
+    assert!(out.ends_with(": ok (1 entry)\n"), "{out}");
+    let (out, _) = env.texts(&["show", "0199bbbb"]);
+    assert!(out.contains(" · 1 entry from the root to"), "{out}");
+    let (_, err) = env.texts(&["secrets", p.to_str().expect("utf-8")]);
+    assert_eq!(err, "arbor: 0 secrets in 1 session\n");
+    let one = Env::new();
+    session(
+        &one,
+        ".pi",
+        "/w/app",
+        "0199aaaa-1111-7000-8000-000000000001",
+        "hello",
+        1,
+    );
+    let (out, _) = one.texts(&["index"]);
+    assert!(
+        out.starts_with("1 session in 1 file under 1 project directory\n"),
+        "{out}"
+    );
+}
+
+/// Item 8: `show` on a screen of 80 columns breaks long lines at spaces, not inside words
+/// (the terminal would cut "understand" into "understan" and "d").
+#[test]
+fn show_wraps_at_spaces_on_a_screen() {
+    let env = Env::new();
+    let words = "Please read the module and tell me whether you understand what the cache \
+                 invalidation does when two writers race, and what 日本語の文字 look like";
+    session(
+        &env,
+        ".pi",
+        "/w/app",
+        "0199aaaa-1111-7000-8000-000000000001",
+        words,
+        1,
+    );
+    let (out, _) = env.texts(&["show", "0199aaaa"]);
+    let body: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("── user"))
+        .skip(1)
+        .take(3)
+        .collect();
+    assert_eq!(
+        body,
+        [
+            "Please read the module and tell me whether you understand what the cache",
+            "invalidation does when two writers race, and what 日本語の文字 look like",
+            "",
+        ],
+        "{out}"
+    );
+    assert!(out.lines().all(|l| l.chars().count() <= 80), "{out}");
+    // Into a pipe without $COLUMNS the lines stay whole (a reader may rewrap them).
+    let o = env
+        .cmd(&["show", "0199aaaa"])
+        .env_remove("COLUMNS")
+        .output()
+        .expect("show");
+    assert!(String::from_utf8_lossy(&o.stdout).contains(words));
+}
+
+/// Item 8: an export into a directory that does not exist names the directory, not the
+/// temporary file arbor would have written first.
+#[test]
+fn an_export_into_a_missing_directory_names_the_directory() {
+    let env = Env::new();
+    session(
+        &env,
+        ".pi",
+        "/w/app",
+        "0199aaaa-1111-7000-8000-000000000001",
+        "hello",
+        1,
+    );
+    let target = env.h().join("no/such/dir/x.md");
+    for format in ["md", "html", "json"] {
+        let o = env.run(&[
+            "export",
+            "0199aaaa",
+            "--format",
+            format,
+            "-o",
+            target.to_str().expect("utf-8"),
+        ]);
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr).replace(&*env.h().to_string_lossy(), "HOME"),
+            "arbor: HOME/no/such/dir/x.md: the directory HOME/no/such/dir does not exist\n"
+        );
+    }
+}

@@ -73,7 +73,11 @@ impl Bar {
         }
         if let Some(b) = &self.bar {
             b.set_position(p.bytes_done.min(p.bytes_total));
-            b.set_message(format!("{}/{} files", p.files_done, p.files_total));
+            b.set_message(format!(
+                "{}/{}",
+                p.files_done,
+                arbor_view::count(p.files_total as u64, "file", "files")
+            ));
         }
     }
     fn finish(&mut self) {
@@ -114,8 +118,8 @@ fn warn_failed(stats: &RefreshStats) {
     }
     if stats.failed.len() > 5 {
         say_err!(
-            "arbor: warning: {} more files not indexed",
-            stats.failed.len() - 5
+            "arbor: warning: {} more not indexed",
+            arbor_view::count(stats.failed.len() as u64 - 5, "file", "files")
         );
     }
 }
@@ -278,10 +282,10 @@ pub fn index(
             ),
         };
         say!(
-            "{} sessions in {} files under {} project directories{extra}\nread {:.1} MB in {:.2} s ({} new or rewritten, {} appended, {} unchanged, {} removed)\ncatalog: {}",
-            listed.len(),
-            stats.files,
-            dirs.len(),
+            "{} in {} under {}{extra}\nread {:.1} MB in {:.2} s ({} new or rewritten, {} appended, {} unchanged, {} removed)\ncatalog: {}",
+            arbor_view::count(listed.len() as u64, "session", "sessions"),
+            arbor_view::count(stats.files as u64, "file", "files"),
+            arbor_view::count(dirs.len() as u64, "project directory", "project directories"),
             mb,
             secs,
             stats.full,

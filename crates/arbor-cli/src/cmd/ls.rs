@@ -476,6 +476,7 @@ pub fn render_for_watcher(loc: &Locator, opts: &str, listed: &[Listed]) -> Optio
         color,
         tty: false,
         width,
+        sized: false,
         height: None,
     };
     let rows: Vec<Row<'_>> = listed.iter().map(Row::pi).collect();
@@ -662,6 +663,7 @@ mod tests {
             color,
             tty: false,
             width: 100,
+            sized: false,
             height: None,
         }
     }

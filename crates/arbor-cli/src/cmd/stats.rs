@@ -508,7 +508,10 @@ pub fn stats(
     out.print(term, false)?;
     let dropped = stats.fork_copies_skipped;
     if dropped > 0 {
-        say_err!("arbor: {dropped} turns copied by forks from their parent session counted once");
+        say_err!(
+            "arbor: {} copied by forks from their parent session counted once",
+            arbor_view::count(dropped as u64, "turn", "turns")
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
