@@ -262,7 +262,7 @@ fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
                 &format!(
                     "{} · {} · {} · {}",
                     crate::cmd::index::home_short(&r.cwd),
-                    arbor_view::count(r.branches as u64, "branch", "branches"),
+                    arbor_view::count(r.branches, "branch", "branches"),
                     crate::cmd::index::human_size(r.size),
                     r.file
                         .file_name()

@@ -21,10 +21,7 @@ fn print_report(r: &CheckReport, out: &mut Out) {
     } else {
         out.paint(
             Paint::Error,
-            &format!(
-                "{}",
-                arbor_view::count(problems as u64, "problem", "problems")
-            ),
+            &arbor_view::count(problems as u64, "problem", "problems"),
         );
     }
     out.nl();

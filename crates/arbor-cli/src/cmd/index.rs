@@ -76,7 +76,7 @@ impl Bar {
             b.set_message(format!(
                 "{}/{}",
                 p.files_done,
-                arbor_view::count(p.files_total as u64, "file", "files")
+                arbor_view::count(p.files_total, "file", "files")
             ));
         }
     }
@@ -284,7 +284,7 @@ pub fn index(
         say!(
             "{} in {} under {}{extra}\nread {:.1} MB in {:.2} s ({} new or rewritten, {} appended, {} unchanged, {} removed)\ncatalog: {}",
             arbor_view::count(listed.len() as u64, "session", "sessions"),
-            arbor_view::count(stats.files as u64, "file", "files"),
+            arbor_view::count(stats.files, "file", "files"),
             arbor_view::count(dirs.len() as u64, "project directory", "project directories"),
             mb,
             secs,

@@ -207,7 +207,7 @@ fn print(rows: &[Row], action: Action, json: bool, term: &Term) -> Result<bool> 
         if r.blobs > 0 {
             out.put(&format!(
                 " and {}",
-                arbor_view::count(r.blobs as u64, "blob", "blobs")
+                arbor_view::count(r.blobs, "blob", "blobs")
             ));
         }
         if let Some(p) = &r.path {
