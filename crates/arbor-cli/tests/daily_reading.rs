@@ -233,3 +233,71 @@ fn an_export_into_a_missing_directory_names_the_directory() {
         );
     }
 }
+
+/// Item 1: at 80 columns, `stats` names each session as `ls` does (short id and title) and
+/// each project by its directory (`~` for the home directory, the end of a long path kept),
+/// and every line fits.
+#[test]
+fn stats_rows_are_told_apart_at_80_columns() {
+    let env = Env::new();
+    let home = env.h().to_string_lossy().into_owned();
+    let webapp = format!("{home}/work/clients/acme/webapp");
+    let api = format!("{home}/work/clients/acme/api-server-with-a-long-name");
+    session(
+        &env,
+        ".pi",
+        &webapp,
+        "0199aaaa-1111-7000-8000-000000000001",
+        "fix the login form",
+        2,
+    );
+    session(
+        &env,
+        ".pi",
+        &webapp,
+        "0199aaaa-2222-7000-8000-000000000002",
+        "theme colours in dark mode",
+        1,
+    );
+    session(
+        &env,
+        ".pi",
+        &api,
+        "0199bbbb-3333-7000-8000-000000000003",
+        "why is the cache invalidated twice on every write",
+        3,
+    );
+    session(
+        &env,
+        ".omp",
+        "/srv/tools",
+        "0199cccc-4444-7000-8000-000000000004",
+        "omp session",
+        1,
+    );
+    let (out, err) = env.texts(&["stats", "--all"]);
+    assert_eq!(err, "");
+    let want = "\
+GROUP                    TURNS  INPUT OUTPUT CACHE-R CACHE-W COST PATH BRANCHES
+0199cc     omp session       1    100     10       0       0     $0.02    $0.00
+0199bb     why is the c…     3    300     30       0       0     $0.06    $0.00
+0199aaaa-1 fix the logi…     2    200     20       0       0     $0.04    $0.00
+0199aaaa-2 theme colour…     1    100     10       0       0     $0.02    $0.00
+
+total                        7    700     70       0       0     $0.14    $0.00
+";
+    assert_eq!(out, want);
+    let (out, _) = env.texts(&["stats", "--all", "--by", "project"]);
+    let want = "\
+GROUP                    TURNS  INPUT OUTPUT CACHE-R CACHE-W COST PATH BRANCHES
+/srv/tools                   1    100     10       0       0     $0.02    $0.00
+…server-with-a-long-name     3    300     30       0       0     $0.06    $0.00
+…/clients/acme/webapp        3    300     30       0       0     $0.06    $0.00
+
+total                        7    700     70       0       0     $0.14    $0.00
+";
+    assert_eq!(out, want);
+    for l in out.lines() {
+        assert!(l.chars().count() <= 80, "{l}");
+    }
+}

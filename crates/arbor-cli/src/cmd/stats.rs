@@ -405,6 +405,124 @@ fn from_catalog(cat: &mut Catalog, dirs: &[PathBuf], since: Option<f64>) -> Resu
     Ok(out)
 }
 
+/// Columns of a row after its GROUP cell: the numbers and the spaces between them.
+const NUMBERS: usize = 5 + 6 + 6 + 7 + 7 + 9 + 8 + 7;
+
+/// What each row of `stats` is called in the table: a session as `ls` names it (its short id
+/// and title), a project by its directory (`~` for the home directory), the others as they
+/// are.
+fn row_labels(
+    o: &StatsOpts<'_>,
+    stats: &arbor_view::Stats,
+    loc: &Locator,
+    catalog: Option<&Path>,
+) -> Vec<String> {
+    let groups = stats.rows.iter().map(|r| r.group.as_str());
+    match o.by {
+        By::Session => {
+            let files: Vec<PathBuf> = groups.map(PathBuf::from).collect();
+            let ids = super::ls::ShortIds::new(loc, files.iter().map(PathBuf::as_path));
+            let titles = titles_of(&files, o.no_catalog, catalog);
+            let short: Vec<String> = files.iter().map(|f| ids.of(f)).collect();
+            let idw = short.iter().map(|i| term::width(i)).max().unwrap_or(0);
+            files
+                .iter()
+                .zip(&short)
+                .map(|(f, id)| {
+                    let title = titles.get(f).map(String::as_str).unwrap_or("");
+                    let title = arbor_view::one_line(title, 200);
+                    format!("{} {title}", term::pad(id, idw))
+                        .trim_end()
+                        .to_string()
+                })
+                .collect()
+        }
+        By::Project => groups
+            .map(|g| match g {
+                "" => "(no cwd)".to_string(),
+                g => crate::cmd::index::home_short(g),
+            })
+            .collect(),
+        _ => groups.map(str::to_string).collect(),
+    }
+}
+
+/// The titles of session files as `ls` shows them: from the catalog's listing of their
+/// directories, or (`--no-catalog`, or a catalog that cannot be read) from each file.
+fn titles_of(
+    files: &[PathBuf],
+    no_catalog: bool,
+    catalog: Option<&Path>,
+) -> HashMap<PathBuf, String> {
+    let mut titles = HashMap::new();
+    if !no_catalog {
+        let mut dirs: Vec<PathBuf> = files
+            .iter()
+            .filter_map(|f| f.parent().map(Path::to_path_buf))
+            .collect();
+        dirs.sort();
+        dirs.dedup();
+        let listed = super::index::open_catalog(catalog)
+            .ok()
+            .and_then(|mut cat| super::index::refreshed_listing(&mut cat, &dirs, false).ok());
+        if let Some((listed, _)) = listed {
+            for l in &listed {
+                titles.insert(l.file.clone(), l.display_title().into_owned());
+            }
+        }
+    }
+    for f in files {
+        if titles.contains_key(f) {
+            continue;
+        }
+        if let Ok(Some(info)) = arbor_store::info::session_info_streaming(f, 0.0) {
+            let title = info
+                .name
+                .clone()
+                .filter(|n| !n.is_empty())
+                .unwrap_or_else(|| info.first_message.to_string_lossy().into_owned());
+            titles.insert(f.clone(), title);
+        }
+    }
+    titles
+}
+
+/// A row's label cut to `cols` columns, keeping the part that tells rows apart: a session's
+/// short id and the start of its title, a project's last directories (`…/work/webapp`).
+fn fit_label(label: &str, cols: usize, by: By) -> String {
+    if by != By::Project || term::width(label) <= cols {
+        return term::pad(label, cols);
+    }
+    // The end of the path: whole components while they fit, after an ellipsis.
+    let mut kept = String::new();
+    for part in label.rsplit('/') {
+        let next = if kept.is_empty() {
+            part.to_string()
+        } else {
+            format!("{part}/{kept}")
+        };
+        if term::width(&next) + 2 > cols {
+            break;
+        }
+        kept = next;
+    }
+    let tail = if kept.is_empty() {
+        // One component longer than the cell: its end.
+        let chars: Vec<char> = label.chars().collect();
+        let mut t = String::new();
+        for c in chars.iter().rev() {
+            if term::width(&t) + term::width(&c.to_string()) + 1 > cols {
+                break;
+            }
+            t.insert(0, *c);
+        }
+        format!("…{t}")
+    } else {
+        format!("…/{kept}")
+    };
+    term::pad(&tail, cols)
+}
+
 /// `arbor stats`.
 pub fn stats(
     o: &StatsOpts<'_>,
@@ -448,6 +566,7 @@ pub fn stats(
         stats.write_json(&mut crate::report::stdout())?;
         return Ok(ExitCode::SUCCESS);
     }
+    let labels = row_labels(o, &stats, loc, catalog);
     let mut out = Out::new(term);
     let num = |x: f64| {
         if x >= 1e6 {
@@ -458,17 +577,18 @@ pub fn stats(
             format!("{x:.0}")
         }
     };
-    let gw = stats
-        .rows
+    // The numbers take NUMBERS columns; GROUP the rest of the screen (at least 12), or what
+    // its widest label needs.
+    let gw = labels
         .iter()
-        .map(|r| term::width(&crate::cmd::index::home_short(&r.group)))
+        .map(|l| term::width(l))
         .max()
         .unwrap_or(5)
-        .clamp(5, term.width.saturating_sub(70).max(12));
+        .clamp(5, term.width.saturating_sub(NUMBERS + 1).max(12));
     out.paint(
         Paint::Header,
         &format!(
-            "{} {:>6} {:>8} {:>8} {:>9} {:>9} {:>10} {:>10}",
+            "{} {:>5} {:>6} {:>6} {:>7} {:>7} {:>9} {:>8}",
             term::pad("GROUP", gw),
             "TURNS",
             "INPUT",
@@ -480,16 +600,16 @@ pub fn stats(
         ),
     )
     .nl();
-    let line = |out: &mut Out, r: &StatsRow| {
+    let line = |out: &mut Out, label: &str, r: &StatsRow| {
         let mut sum = r.path;
         sum.add(&r.other);
         sum.add(&r.side);
         let all = sum.tokens();
         let mut kept = r.path;
         kept.add(&r.side);
-        out.put(&term::pad(&crate::cmd::index::home_short(&r.group), gw))
+        out.put(&fit_label(label, gw, o.by))
             .put(&format!(
-                " {:>6} {:>8} {:>8} {:>9} {:>9} {:>10} {:>10}",
+                " {:>5} {:>6} {:>6} {:>7} {:>7} {:>9} {:>8}",
                 r.turns,
                 num(all.input),
                 num(all.output),
@@ -500,11 +620,11 @@ pub fn stats(
             ))
             .nl();
     };
-    for r in &stats.rows {
-        line(&mut out, r);
+    for (r, label) in stats.rows.iter().zip(&labels) {
+        line(&mut out, label, r);
     }
     out.paint(Paint::Dim, "").nl();
-    line(&mut out, &stats.total);
+    line(&mut out, "total", &stats.total);
     out.print(term, false)?;
     let dropped = stats.fork_copies_skipped;
     if dropped > 0 {
