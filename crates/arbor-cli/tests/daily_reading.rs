@@ -301,3 +301,78 @@ total                        7    700     70       0       0     $0.14    $0.00
         assert!(l.chars().count() <= 80, "{l}");
     }
 }
+
+/// Item 3: a hit is headed as `ls` names its session (short id, age, title), with the role
+/// and entry, and fits 80 columns; `--long` adds the file; `re:` is the browser's regular
+/// expression here too; a directory without sessions gets `ls`'s hint.
+#[test]
+fn search_hits_read_as_ls_rows_and_take_the_browsers_queries() {
+    let env = Env::new();
+    let cwd = env.h().join("app");
+    std::fs::create_dir_all(cwd.join("src")).expect("mkdir");
+    let cwd = cwd.to_str().expect("utf-8");
+    let long = "the theme colours are read once at start, so a change of the theme in the \
+                settings needs a restart of the whole application before it shows anywhere";
+    session(
+        &env,
+        ".pi",
+        cwd,
+        "0199aaaa-1111-7000-8000-000000000001",
+        long,
+        1,
+    );
+    session(
+        &env,
+        ".pi",
+        cwd,
+        "0199bbbb-2222-7000-8000-000000000002",
+        "dark theming",
+        2,
+    );
+    let run = |args: &[&str], dir: &str| {
+        let o = env.cmd(args).current_dir(dir).output().expect("search");
+        let h = env.h().to_string_lossy().into_owned();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).replace(&h, "HOME"),
+            String::from_utf8_lossy(&o.stderr).replace(&h, "HOME"),
+        )
+    };
+    let (code, out, err) = run(&["search", "restart"], cwd);
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+    let age = out.split_whitespace().nth(1).unwrap_or("").to_string();
+    let want = format!(
+        "\
+0199aa {age:>4}  the theme colours are read once at start, so a change of …  user u0
+    …the theme in the settings needs a restart of the whole application before …
+"
+    );
+    assert_eq!(out, want);
+    assert!(out.lines().all(|l| l.chars().count() <= 80), "{out}");
+    let (_, out, _) = run(&["search", "restart", "--long"], cwd);
+    assert!(
+        out.lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("    ~/.pi/agent/sessions/--",)
+                && l.contains("_0199aaaa-1111-7000-8000-000000000001.jsonl  2026-01-01 00:00")),
+        "{out}"
+    );
+    // `re:` as in the browser: a regular expression, case-insensitive.
+    let (code, out, err) = run(&["search", "re:them(e|ing)\\b", "--role", "user"], cwd);
+    assert_eq!((code, err.as_str()), (Some(0), ""), "{out}");
+    let heads: Vec<&str> = out.lines().step_by(2).map(|l| &l[..6]).collect();
+    assert_eq!(heads, ["0199bb", "0199aa"], "{out}");
+    let (code, _, err) = run(&["search", "re:("], cwd);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.starts_with("arbor: ") && err.contains("unclosed group") && err.lines().count() == 1,
+        "{err}"
+    );
+    // Nothing found in a subdirectory without sessions: `ls`'s hint, not "0 directories".
+    let sub = format!("{cwd}/src");
+    let (code, _, err) = run(&["search", "theme"], &sub);
+    let (_, _, ls) = run(&["ls"], &sub);
+    assert_eq!(code, Some(1));
+    assert_eq!(err, ls);
+    assert!(err.contains("its parent HOME/app has 2"), "{err}");
+}

@@ -139,6 +139,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             limit,
             rank_all,
             count_all,
+            long,
             json,
             catalog,
         } => index::search(
@@ -153,6 +154,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 kinds: arbor_index::IndexKinds { thinking, tools },
                 rank_all,
                 count_all,
+                long,
             },
             &term,
             &loc,
