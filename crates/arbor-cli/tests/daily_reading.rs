@@ -376,3 +376,54 @@ fn search_hits_read_as_ls_rows_and_take_the_browsers_queries() {
     assert_eq!(err, ls);
     assert!(err.contains("its parent HOME/app has 2"), "{err}");
 }
+
+/// Item 3: a hit in a v1 session (entries without ids) carries the id the file's migration
+/// gives the entry, the id `show` prints and `show --leaf` / `fork --at` take; a catalog that
+/// indexed the file before is rebuilt (schema 7).
+#[test]
+fn search_hits_in_v1_sessions_carry_the_ids_show_gives() {
+    let env = Env::new();
+    let d = env.project_dir(".pi", "/w/old");
+    let p = d.join("2024-12-03T14-00-00-000Z_0188aaaa-1111-7000-8000-000000000001.jsonl");
+    std::fs::write(
+        &p,
+        r#"{"type":"session","id":"0188aaaa-1111-7000-8000-000000000001","timestamp":"2024-12-03T14:00:00.000Z","cwd":"/w/old"}
+{"type":"message","timestamp":"2024-12-03T14:00:01.000Z","message":{"role":"user","content":"where is the walrus","timestamp":1733234401000}}
+{"type":"message","timestamp":"2024-12-03T14:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"the walrus is in the zoo"}],"provider":"p","model":"m","stopReason":"stop","timestamp":1733234402000}}
+{"type":"message","timestamp":"2024-12-03T14:00:03.000Z","message":{"role":"user","content":"thanks, walrus","timestamp":1733234403000}}
+"#,
+    )
+    .expect("write");
+    let (show, _) = env.texts(&["show", "0188aaaa"]);
+    let shown: Vec<String> = show
+        .lines()
+        .filter(|l| l.starts_with("── "))
+        .filter_map(|l| l.split(" · ").nth(1).map(str::to_string))
+        .collect();
+    assert_eq!(shown.len(), 3, "{show}");
+    let (json, err) = env.texts(&["search", "walrus", "--all", "--json"]);
+    assert_eq!(err, "");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let mut found: Vec<String> = v["hits"]
+        .as_array()
+        .expect("hits")
+        .iter()
+        .map(|h| h["entryId"].as_str().unwrap_or("null").to_string())
+        .collect();
+    found.sort();
+    let mut want = shown.clone();
+    want.sort();
+    assert_eq!(found, want, "{json}");
+    // The ids are ones the other commands take.
+    let o = env.run(&["show", "0188aaaa", "--leaf", &shown[1]]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // `re:` hits carry them too.
+    let (human, _) = env.texts(&["search", "re:walrus$", "--all"]);
+    assert!(
+        human
+            .lines()
+            .next()
+            .is_some_and(|l| l.ends_with(&format!("user {}", shown[2]))),
+        "{human}"
+    );
+}
