@@ -278,6 +278,9 @@ pub enum Command {
         /// than 1000").
         #[arg(long)]
         count_all: bool,
+        /// Also print each hit's session file and the time of its entry.
+        #[arg(long)]
+        long: bool,
         /// JSON output: {hits: [{path, sessionId, entryId, role, timestamp, onCurrentBranch,
         /// snippet, highlights, sessionName}], more, moreCapped?}.
         #[arg(long)]

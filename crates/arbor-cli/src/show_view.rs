@@ -57,13 +57,24 @@ impl Printer<'_> {
         } else {
             keep.min(lines.len())
         };
+        // On a screen, long lines are broken at spaces (the terminal would break words).
+        let room = self
+            .term
+            .sized
+            .then(|| self.term.width.saturating_sub(crate::term::width(indent)));
         for l in &lines[..n] {
-            out.put(indent);
-            match p {
-                Some(p) => out.paint(p, l),
-                None => out.put(l),
+            let pieces = match room {
+                Some(room) => crate::term::wrap(&arbor_view::sanitize_text(l), room),
+                None => vec![l.to_string()],
             };
-            out.nl();
+            for piece in &pieces {
+                out.put(indent);
+                match p {
+                    Some(p) => out.paint(p, piece),
+                    None => out.put(piece),
+                };
+                out.nl();
+            }
         }
         if n < lines.len() {
             out.put(indent)

@@ -31,6 +31,9 @@ pub struct Term {
     pub tty: bool,
     /// Columns to fit (the terminal's, `$COLUMNS`, else 100 when stdout is not a terminal).
     pub width: usize,
+    /// Whether `width` is the screen's (a terminal, or `$COLUMNS`), not the default: text is
+    /// wrapped at spaces only for a screen ([`wrap`]).
+    pub sized: bool,
     /// Rows of the screen, when known (for the pager decision).
     pub height: Option<usize>,
 }
@@ -49,11 +52,11 @@ impl Term {
         };
         let size = terminal_size::terminal_size_of(std::io::stdout());
         let num = |k: &str| env(k).and_then(|v| v.trim().parse::<usize>().ok());
-        let width = num("COLUMNS")
+        let screen = num("COLUMNS")
             .filter(|&w| w > 0)
-            .or_else(|| size.map(|(w, _)| usize::from(w.0)))
-            .unwrap_or(100)
-            .max(20);
+            .or_else(|| size.map(|(w, _)| usize::from(w.0)));
+        let sized = screen.is_some();
+        let width = screen.unwrap_or(100).max(20);
         let height = num("LINES")
             .filter(|&h| h > 0)
             .or_else(|| size.map(|(_, h)| usize::from(h.0)));
@@ -61,6 +64,7 @@ impl Term {
             color,
             tty,
             width,
+            sized,
             height,
         }
     }
@@ -140,6 +144,48 @@ pub fn fit(s: &str, max: usize) -> String {
         w += cw;
     }
     out.push('…');
+    out
+}
+
+/// `s` broken into lines of at most `max` columns (display width), at spaces: the space a
+/// line is broken at is dropped, every other character is kept; a word longer than a line is
+/// broken where the line is full. Always at least one line.
+pub fn wrap(s: &str, max: usize) -> Vec<String> {
+    let max = max.max(1);
+    let mut out = Vec::new();
+    let mut line = String::new();
+    let mut w = 0;
+    // The last space of `line` not at its start: its byte offset and the width before it.
+    let mut space: Option<(usize, usize)> = None;
+    for c in s.chars() {
+        let cw = c.width().unwrap_or(0);
+        if c == ' ' && w + 1 > max {
+            out.push(std::mem::take(&mut line));
+            (w, space) = (0, None);
+            continue;
+        }
+        if w + cw > max {
+            match space {
+                Some((at, before)) => {
+                    let rest = line.split_off(at + 1);
+                    line.truncate(at);
+                    out.push(std::mem::replace(&mut line, rest));
+                    w -= before + 1;
+                }
+                None => {
+                    out.push(std::mem::take(&mut line));
+                    w = 0;
+                }
+            }
+            space = None;
+        }
+        if c == ' ' && !line.is_empty() {
+            space = Some((line.len(), w));
+        }
+        line.push(c);
+        w += cw;
+    }
+    out.push(line);
     out
 }
 
@@ -273,6 +319,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn wrap_breaks_at_spaces_by_display_width() {
+        assert_eq!(wrap("the quick brown fox", 10), ["the quick", "brown fox"]);
+        // A word longer than the line is broken where the line is full.
+        assert_eq!(wrap("abcdefghij klm", 4), ["abcd", "efgh", "ij", "klm"]);
+        // Wide characters count two columns; nothing is lost but the spaces broken at.
+        assert_eq!(wrap("日本語 日本語", 7), ["日本語", "日本語"]);
+        assert_eq!(wrap("日本語日本語", 5), ["日本", "語日", "本語"]);
+        assert_eq!(wrap("  indented code", 80), ["  indented code"]);
+        assert_eq!(wrap("", 10), [""]);
+        for s in ["a  b   c d", "understand the word", "x y z w v"] {
+            for max in 1..8 {
+                let lines = wrap(s, max);
+                assert!(
+                    lines.iter().all(|l| width(l) <= max),
+                    "{s:?} {max} {lines:?}"
+                );
+                let kept: String = lines.concat();
+                assert_eq!(
+                    kept.replace(' ', ""),
+                    s.replace(' ', ""),
+                    "{s:?} {max} {lines:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn widths_count_columns_not_chars() {
         assert_eq!(width("abc"), 3);
         assert_eq!(width("日本語"), 6);
@@ -288,6 +361,7 @@ mod tests {
             color: false,
             tty: false,
             width: 80,
+            sized: true,
             height: None,
         };
         let mut o = Out::new(&t);

@@ -389,7 +389,7 @@ fn watch_pushes_an_append_within_a_second() {
         std::fs::read_to_string(&printed)
             .unwrap_or_default()
             .lines()
-            .filter(|l| l.contains(" sessions, "))
+            .filter(|l| l.contains(" in sync; "))
             .map(str::to_string)
             .collect()
     };

@@ -43,6 +43,7 @@ pub fn header_version(line: &[u8], fields: &Fields) -> u32 {
 }
 
 /// Deterministic 8-hex id generator (splitmix64 seeded from the header bytes).
+#[derive(Debug, Clone)]
 struct IdGen {
     state: u64,
     used: HashSet<String>,
@@ -140,6 +141,30 @@ fn quoted(id: &str) -> Vec<u8> {
 
 /// Migrates `records` (every JSON object line of the file, the header first) in place:
 /// changed lines get new bytes in `owned` and a fresh envelope.
+/// The ids the v1 → v2 migration gives a v1 file's entries, in order: what `show`, `tree`
+/// and `fork --at` call them, and what a reader that does not migrate (the catalog's scan)
+/// must call them too. Seeded from the header line's bytes; `existing` are the ids the file's
+/// lines already carry (never given again). One id per entry that is a JSON object and not a
+/// `session` line, in file order.
+#[derive(Debug, Clone)]
+pub struct V1Ids(IdGen);
+
+impl V1Ids {
+    /// The ids of the file whose header line is `header_line`.
+    pub fn new(header_line: &[u8], existing: HashSet<String>) -> V1Ids {
+        V1Ids(IdGen {
+            state: fnv1a(header_line),
+            used: existing,
+        })
+    }
+
+    /// The next entry's id.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> String {
+        self.0.next()
+    }
+}
+
 pub(crate) fn migrate_records(
     data: &[u8],
     owned: &mut Vec<Box<[u8]>>,
@@ -150,13 +175,13 @@ pub(crate) fn migrate_records(
         .first()
         .map(|(_, e)| line_of(data, owned, &e.line).to_vec())
         .unwrap_or_default();
-    let mut gen = IdGen {
-        state: fnv1a(&header_bytes),
-        used: records
+    let mut gen = V1Ids::new(
+        &header_bytes,
+        records
             .iter()
             .filter_map(|(_, e)| e.id.as_deref().map(str::to_string))
             .collect(),
-    };
+    );
     let mut changed = Vec::new();
     let mut new_ids: Vec<Option<String>> = vec![None; records.len()];
     let mut prev: Option<String> = None;

@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 
 /// Version of the schema below; a catalog with another version is rebuilt. 5: the listing's
 /// texts (`first_message`, the user/assistant `docs`) are stored as WTF-8, lone surrogates kept.
-/// 6: `spend_files`, what `arbor stats` adds up of each session.
-pub const SCHEMA_VERSION: i64 = 6;
+/// 6: `spend_files`, what `arbor stats` adds up of each session. 7: a v1 file's texts carry
+/// the ids its migration gives its entries (`arbor_core::migrate::V1Ids`), as `show` names them.
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// The text index's tokenizer, as `tokenize=` names it (one literal for the schema and for
 /// the search's reading of prefixes, see [`FTS_TOKENIZE`]).

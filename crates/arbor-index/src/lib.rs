@@ -84,7 +84,7 @@ pub use refresh::{
 /// A file's fingerprint as the catalog keeps it.
 pub use scan::Stat;
 /// Full-text search.
-pub use search::{Hit, SearchQuery};
+pub use search::{regex_of, regex_snippet, Hit, SearchQuery};
 /// What `arbor stats` keeps of each session.
 pub use spends::SpendRow;
 /// What is indexed of a session.

@@ -279,6 +279,23 @@ fn parse_line(bytes: &[u8], line_no: usize) -> Result<Entry, LineError> {
     Entry::parse(bytes, LineRef::Owned(0), line_no)
 }
 
+/// The ids the lines of the v1 file `path` already carry: the v1 migration gives none of them
+/// again (`arbor_core::migrate::V1Ids`).
+fn existing_ids(path: &Path) -> std::io::Result<std::collections::HashSet<String>> {
+    let mut ids = std::collections::HashSet::new();
+    let mut stream = LineStream::open(path, 0, None)?;
+    let mut n = 0usize;
+    while let Some(l) = stream.next_line()? {
+        n += 1;
+        if let Ok(e) = parse_line(l.bytes, n) {
+            if let Some(id) = e.id {
+                ids.insert(id.into());
+            }
+        }
+    }
+    Ok(ids)
+}
+
 /// Reads the file of `job` and hands its chunks to `emit`. Errors are I/O errors of the file.
 ///
 /// The listing state continues from `indexed_to` when the stored prefix is intact, else the
@@ -286,9 +303,12 @@ fn parse_line(bytes: &[u8], line_no: usize) -> Result<Entry, LineError> {
 /// for: then reading starts at `docs_to` (lines before `indexed_to` give texts only).
 pub fn scan_job(job: &Job, emit: &mut dyn FnMut(Chunk)) -> std::io::Result<()> {
     let path = &job.path;
+    // A v1 file is read from its start: its entries' ids are the ones its migration gives
+    // them, in order (`V1Ids`), which a read from the middle cannot know. pi rewrites a v1
+    // file as v3 when it opens one, so such a file rarely changes.
     let cont = match &job.stored {
-        Some(s) => can_continue(path, &job.stat, s)?,
-        None => false,
+        Some(s) if s.meta.version >= 2 => can_continue(path, &job.stat, s)?,
+        _ => false,
     };
     let (mut fp, mut info, mut meta, docs_start) = match (&job.stored, cont) {
         (Some(s), true) => {
@@ -347,6 +367,8 @@ pub fn scan_job(job: &Job, emit: &mut dyn FnMut(Chunk)) -> std::io::Result<()> {
     // the file.
     let mut docs_header_seen = from > 0;
     let mut models_seen: Vec<String> = Vec::new();
+    // A v1 file's ids (from its header on) and the last one given (the next entry's parent).
+    let mut v1: Option<(arbor_core::migrate::V1Ids, Option<Box<str>>)> = None;
     while let Some(l) = stream.next_line()? {
         let seq = lines as i64 + 1;
         let listing = l.offset >= listing_from;
@@ -404,7 +426,7 @@ pub fn scan_job(job: &Job, emit: &mut dyn FnMut(Chunk)) -> std::io::Result<()> {
                     texts(bytes, &e, seq, None, Phase::Hidden, job.kinds, &mut chunk);
                 }
             }
-            Some(Ok(e)) => {
+            Some(Ok(mut e)) => {
                 if seq == 1 && matches!(&e.etype, EntryType::Other(t) if &**t == "title") {
                     if l.terminated {
                         fp.slot_len = l.end();
@@ -418,6 +440,10 @@ pub fn scan_job(job: &Job, emit: &mut dyn FnMut(Chunk)) -> std::io::Result<()> {
                 if before == Phase::AwaitHeader {
                     if info.phase == Phase::Listed {
                         header(bytes, &e, seq, with_docs, &mut meta, &mut chunk);
+                        if meta.version < 2 {
+                            let ids = existing_ids(path)?;
+                            v1 = Some((arbor_core::migrate::V1Ids::new(bytes, ids), None));
+                        }
                     } else if info.phase == Phase::Hidden {
                         // Not a session: nothing more to read. Any change re-reads it.
                         fp.indexed_to = job.stat.size;
@@ -429,6 +455,11 @@ pub fn scan_job(job: &Job, emit: &mut dyn FnMut(Chunk)) -> std::io::Result<()> {
                 }
                 if e.etype == EntryType::Session {
                     continue; // a stray header line: not an entry
+                }
+                if let Some((ids, prev)) = &mut v1 {
+                    let id: Box<str> = ids.next().into();
+                    e.id = Some(id.clone());
+                    e.parent_id = prev.replace(id);
                 }
                 if with_docs {
                     texts(bytes, &e, seq, pushed, info.phase, job.kinds, &mut chunk);

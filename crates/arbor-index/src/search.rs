@@ -71,6 +71,55 @@ impl SearchQuery {
     }
 }
 
+/// A matched text before it is a [`Hit`]: `(fid, seq, eid, kind, ts, snippet, rank)`.
+type Raw = (i64, i64, Option<String>, i64, Option<String>, String, f64);
+
+/// The regular expression of a `re:` query (`re:PATTERN`, case-insensitive; the one query
+/// language of `arbor search` and the browser); `None` for any other query (FTS5).
+///
+/// # Errors
+/// [`IndexError::Query`] for a pattern that does not compile (or would be too big).
+pub fn regex_of(query: &str) -> Option<Result<regex::Regex, IndexError>> {
+    let pattern = query.trim().strip_prefix("re:")?.trim();
+    Some(
+        regex::RegexBuilder::new(pattern)
+            .case_insensitive(true)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| {
+                // The parser's message spans lines (the pattern, a caret): one line here.
+                let text = e.to_string();
+                IndexError::Query(format!(
+                    "re: {}",
+                    text.split_whitespace().collect::<Vec<_>>().join(" ")
+                ))
+            }),
+    )
+}
+
+/// The text around a regular expression's match `start..end`, 40 bytes either side (at
+/// character boundaries, `…` where cut), the match between `marks`.
+pub fn regex_snippet(text: &str, start: usize, end: usize, marks: &(String, String)) -> String {
+    let mut a = start.saturating_sub(40);
+    while !text.is_char_boundary(a) {
+        a -= 1;
+    }
+    let mut b = (end + 40).min(text.len());
+    while !text.is_char_boundary(b) {
+        b += 1;
+    }
+    format!(
+        "{}{}{}{}{}{}{}",
+        if a > 0 { "…" } else { "" },
+        &text[a..start],
+        marks.0,
+        &text[start..end],
+        marks.1,
+        &text[end..b],
+        if b < text.len() { "…" } else { "" }
+    )
+}
+
 /// One search hit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
@@ -264,6 +313,9 @@ impl Catalog {
         if q.query.trim().is_empty() {
             return Err(IndexError::Query("empty query".into()));
         }
+        if let Some(rx) = regex_of(&q.query) {
+            return self.search_regex(q, &rx?);
+        }
         match self.search_expr(q, q.query.trim()) {
             Err(IndexError::Sqlite { source, .. }) if is_query_error(&source) => {
                 let w = words_query(&q.query);
@@ -412,7 +464,6 @@ impl Catalog {
                 maybe.push((r.get(0).db(&self.path)?, r.get(1).db(&self.path)?, snippet));
             }
         }
-        type Raw = (i64, i64, Option<String>, i64, Option<String>, String, f64);
         let mut best: Vec<(crate::rank::Key, Raw)> = Vec::with_capacity(maybe.len());
         {
             let mut doc = self
@@ -447,7 +498,40 @@ impl Catalog {
         // The scan saw every match unless the window was full: then there are at least that
         // many.
         let exact = (q.rank_window == 0 || scanned < q.rank_window).then_some(scanned);
-        let raw = best.into_iter().map(|(_, raw)| raw);
+        let hits = self.hits_of(best.into_iter().map(|(_, raw)| raw))?;
+        let cap_total = q.limit.saturating_add(q.count_cap).saturating_add(1);
+        let total = if q.count_total && hits.len() >= q.limit {
+            let capped = |n: usize| if q.count_cap > 0 { n.min(cap_total) } else { n };
+            if let Some(n) = exact {
+                return Ok((hits, capped(n) as u64));
+            }
+            if q.count_cap > 0 && q.rank_window >= cap_total {
+                // The scan already saw more matches than the count would stop at.
+                return Ok((hits, cap_total as u64));
+            }
+            let sql = if q.count_cap > 0 {
+                format!(
+                    "SELECT count(*) FROM (SELECT 1 FROM {matches} WHERE fts MATCH ?1{filters} LIMIT {cap_total})"
+                )
+            } else {
+                format!("SELECT count(*) FROM {matches} WHERE fts MATCH ?1{filters}")
+            };
+            let n: i64 = self
+                .conn
+                .prepare(&sql)
+                .db(&self.path)?
+                .query_row(rusqlite::params_from_iter(count_args.iter()), |r| r.get(0))
+                .db(&self.path)?;
+            (n.max(0) as u64).max(hits.len() as u64)
+        } else {
+            hits.len() as u64
+        };
+        Ok((hits, total))
+    }
+
+    /// The hits of matched texts `(fid, seq, eid, kind, ts, snippet, rank)`: each with its
+    /// file, session id and name, and whether it is on the branch the session resumes.
+    fn hits_of(&self, raw: impl Iterator<Item = Raw>) -> Result<Vec<Hit>, IndexError> {
         let mut file_q = self
             .conn
             .prepare_cached("SELECT path, session_id, coalesce(nullif(slot_title, ''), sname, header_title) FROM files WHERE fid=?1")
@@ -497,34 +581,81 @@ impl Catalog {
                 seq,
             });
         }
-        let cap_total = q.limit.saturating_add(q.count_cap).saturating_add(1);
-        let total = if q.count_total && hits.len() >= q.limit {
-            let capped = |n: usize| if q.count_cap > 0 { n.min(cap_total) } else { n };
-            if let Some(n) = exact {
-                return Ok((hits, capped(n) as u64));
-            }
-            if q.count_cap > 0 && q.rank_window >= cap_total {
-                // The scan already saw more matches than the count would stop at.
-                return Ok((hits, cap_total as u64));
-            }
-            let sql = if q.count_cap > 0 {
-                format!(
-                    "SELECT count(*) FROM (SELECT 1 FROM {matches} WHERE fts MATCH ?1{filters} LIMIT {cap_total})"
-                )
-            } else {
-                format!("SELECT count(*) FROM {matches} WHERE fts MATCH ?1{filters}")
-            };
-            let n: i64 = self
-                .conn
-                .prepare(&sql)
-                .db(&self.path)?
-                .query_row(rusqlite::params_from_iter(count_args.iter()), |r| r.get(0))
-                .db(&self.path)?;
-            (n.max(0) as u64).max(hits.len() as u64)
+        Ok(hits)
+    }
+
+    /// A `re:` query ([`regex_of`]): the texts the regular expression finds, newest indexed
+    /// first, filtered as an FTS5 query is (kinds, time, directories); the total counted as
+    /// [`SearchQuery::count_cap`] says.
+    fn search_regex(
+        &self,
+        q: &SearchQuery,
+        rx: &regex::Regex,
+    ) -> Result<(Vec<Hit>, u64), IndexError> {
+        let _read = if self.conn.is_autocommit() {
+            Some(self.conn.unchecked_transaction().db(&self.path)?)
         } else {
-            hits.len() as u64
+            None
         };
-        Ok((hits, total))
+        let mut args: Vec<Value> = Vec::new();
+        let mut sql =
+            String::from("SELECT d.fid, d.seq, d.eid, d.kind, d.ts, d.ts_ms, d.text FROM docs d");
+        if let Some(dirs) = &q.dirs {
+            if dirs.is_empty() {
+                return Ok((Vec::new(), 0));
+            }
+            let ph: Vec<String> = (1..=dirs.len()).map(|i| format!("?{i}")).collect();
+            sql.push_str(&format!(
+                " WHERE d.fid IN (SELECT fid FROM files WHERE dir IN ({}))",
+                ph.join(",")
+            ));
+            args.extend(dirs.iter().map(|d| Value::Text(d.clone())));
+        }
+        sql.push_str(" ORDER BY d.id DESC");
+        let cap_total = q.limit.saturating_add(q.count_cap).saturating_add(1);
+        let mut found: Vec<Raw> = Vec::new();
+        let mut total = 0usize;
+        let mut st = self.conn.prepare(&sql).db(&self.path)?;
+        let mut rows = st.query(rusqlite::params_from_iter(args)).db(&self.path)?;
+        while let Some(r) = rows.next().db(&self.path)? {
+            let kind: i64 = r.get(3).db(&self.path)?;
+            let Some(k) = Kind::from_code(kind) else {
+                continue;
+            };
+            if q.kinds.as_ref().is_some_and(|ks| !ks.contains(&k)) {
+                continue;
+            }
+            let ts_ms: Option<f64> = r.get(5).db(&self.path)?;
+            if let Some(since) = q.since_ms {
+                if ts_ms.is_none_or(|t| t < since) {
+                    continue;
+                }
+            }
+            let text = crate::catalog::wtf8(r, 6)
+                .db(&self.path)?
+                .to_string_lossy()
+                .into_owned();
+            let Some(m) = rx.find(&text) else { continue };
+            total += 1;
+            if found.len() < q.limit {
+                let snippet = regex_snippet(&text, m.start(), m.end(), &q.marks);
+                found.push((
+                    r.get(0).db(&self.path)?,
+                    r.get(1).db(&self.path)?,
+                    r.get(2).db(&self.path)?,
+                    kind,
+                    r.get(4).db(&self.path)?,
+                    snippet,
+                    0.0,
+                ));
+            } else if !q.count_total || (q.count_cap > 0 && total >= cap_total) {
+                break;
+            }
+        }
+        drop(rows);
+        drop(st);
+        let hits = self.hits_of(found.into_iter())?;
+        Ok((hits, total as u64))
     }
 }
 

@@ -174,6 +174,21 @@ pub fn session_files(dir: &Path) -> Vec<PathBuf> {
     files.into_iter().map(|(_, p)| p).collect()
 }
 
+/// Whether `e`, the error of reading a listed `*.jsonl`, says the file is one pi and omp
+/// themselves leave in a session directory and do not take for a session: an empty file
+/// (created before its first line was written; pi and omp list nothing for it, and `arbor ls`
+/// neither). Such a file has nothing to count or show, so it is skipped without a warning;
+/// any other file that is not a session is named (it may be a session that got damaged).
+pub fn known_not_session(e: &crate::StoreError) -> bool {
+    matches!(
+        e,
+        crate::StoreError::NotASession {
+            reason: arbor_core::NotASession::Empty,
+            ..
+        }
+    )
+}
+
 /// pi 1.5's `SessionManager.list(cwd, sessionDir)`: the sessions of `session_dir` (default:
 /// `cwd`'s directory under `agent_dir`), newest `modified` first. A directory that is not
 /// `cwd`'s default keeps only the sessions whose header `cwd` is `cwd` (both resolved as

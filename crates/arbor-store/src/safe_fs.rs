@@ -249,7 +249,8 @@ impl NewFile {
             .prefix(&format!(".{name}."))
             .suffix(".arbor-tmp")
             .permissions(std::fs::Permissions::from_mode(mode))
-            .tempfile_in(dir)?;
+            .tempfile_in(dir)
+            .map_err(|e| in_dir_error(dir, e))?;
         // The mode given at creation is filtered by the umask; set it as asked.
         tmp.as_file()
             .set_permissions(std::fs::Permissions::from_mode(mode))?;
@@ -279,6 +280,22 @@ impl NewFile {
         self.tmp.persist(&self.target).map_err(|e| e.error)?;
         Ok(())
     }
+}
+
+/// The error of creating a file in `dir`, naming the directory (the temporary file's name is
+/// arbor's business, not the reader's): "the directory D does not exist", else "cannot create
+/// a file in D: CAUSE".
+fn in_dir_error(dir: &Path, e: io::Error) -> io::Error {
+    let cause = e
+        .raw_os_error()
+        .map(|code| io::Error::from_raw_os_error(code).to_string())
+        .unwrap_or_else(|| e.kind().to_string());
+    let text = if e.kind() == io::ErrorKind::NotFound {
+        format!("the directory {} does not exist", dir.display())
+    } else {
+        format!("cannot create a file in {}: {cause}", dir.display())
+    };
+    io::Error::new(e.kind(), text)
 }
 
 impl io::Write for NewFile {
@@ -434,6 +451,18 @@ mod tests {
         assert_eq!(std::fs::read(&victim).expect("victim"), b"keep");
         assert_eq!(std::fs::read(&crumb).expect("crumb"), b"new");
         assert!(std::fs::symlink_metadata(&crumb).expect("lstat").is_file());
+    }
+
+    #[test]
+    fn a_new_file_in_a_missing_directory_names_the_directory() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let missing = dir.path().join("no/such");
+        let e = NewFile::create(&missing.join("x.md")).expect_err("no directory");
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        assert_eq!(
+            e.to_string(),
+            format!("the directory {} does not exist", missing.display())
+        );
     }
 
     #[test]

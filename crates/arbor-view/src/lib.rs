@@ -69,6 +69,7 @@ mod fork;
 mod render;
 mod snippet;
 mod stats;
+mod words;
 
 /// The secret scanner and its redaction, the one `arbor secrets`, [`fork_redacted`] and the
 /// export use: the rules (`find`, `Finder`), a text (`redact`), a JSON value or line, and a
@@ -93,6 +94,7 @@ pub use stats::{
     aggregate as aggregate_stats, canon_of, from_files as stats_from_files, parent_index,
     By as StatsBy, Counted, Loaded as SessionSpends, Row as StatsRow, Stats,
 };
+pub use words::count;
 
 #[cfg(test)]
 mod tests {

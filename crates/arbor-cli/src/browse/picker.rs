@@ -1,7 +1,7 @@
 //! The session picker: rows from the catalog, the scope (this project or all), the sort, the
 //! fuzzy filter over titles and first messages, the full-text hits, and the preview.
 use arbor_core::Dialect;
-use arbor_index::{Catalog, IndexedText, Listed, SearchQuery};
+use arbor_index::{Catalog, Listed, SearchQuery};
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher};
 use std::collections::HashMap;
@@ -346,7 +346,7 @@ impl Picker {
         let mut hits: HashMap<PathBuf, (HitLine, usize, usize)> = HashMap::new(); // hit, count, rank order
         if let Some(cat) = cat {
             match regex {
-                Some(re) => self.regex_hits(cat, re, &mut hits, &mut scored),
+                Some(_) => self.regex_hits(cat, &q, &mut hits, &mut scored),
                 None => self.fts_hits(cat, &q, &mut hits),
             }
         }
@@ -445,55 +445,29 @@ impl Picker {
         }
     }
 
+    /// A `re:` query: the titles the expression finds, and the texts (the catalog's search,
+    /// which reads `re:` as `arbor search` does: [`arbor_index::regex_of`]).
     fn regex_hits(
         &mut self,
         cat: &Catalog,
-        re: &str,
+        q: &str,
         hits: &mut HashMap<PathBuf, (HitLine, usize, usize)>,
         scored: &mut HashMap<usize, u32>,
     ) {
-        let rx = match regex::RegexBuilder::new(re)
-            .case_insensitive(true)
-            .size_limit(1 << 20)
-            .build()
-        {
-            Ok(r) => r,
-            Err(e) => {
-                self.search_note = Some(format!("re: {e}"));
+        let rx = match arbor_index::regex_of(q) {
+            Some(Ok(r)) => r,
+            Some(Err(e)) => {
+                self.search_note = Some(e.to_string());
                 return;
             }
+            None => return,
         };
         for (i, r) in self.rows.iter().enumerate() {
             if rx.is_match(r.hay().1) {
                 scored.insert(i, 1);
             }
         }
-        let mut order = 0;
-        let mut found = 0usize;
-        let r = cat.scan_texts(&self.dir_keys, &mut |path: &Path, t: &IndexedText| {
-            if let Some(m) = rx.find(&t.text) {
-                order += 1;
-                let e = hits.entry(path.to_path_buf()).or_insert_with(|| {
-                    (
-                        HitLine {
-                            entry_id: t.entry_id.clone(),
-                            role: t.kind.name(),
-                            snippet: regex_snippet(&t.text, m.start(), m.end()),
-                            on_branch: true,
-                            seq: t.seq,
-                        },
-                        0,
-                        order,
-                    )
-                });
-                e.1 += 1;
-                found += 1;
-            }
-            found < 5000
-        });
-        if let Err(e) = r {
-            self.search_note = Some(e.to_string());
-        }
+        self.fts_hits(cat, q, hits);
     }
 
     /// `rows` in the current sort (not relevance).
@@ -588,26 +562,6 @@ impl Picker {
         }
         out
     }
-}
-
-/// About 80 characters around a regex match, the match marked as FTS5 marks it.
-fn regex_snippet(text: &str, start: usize, end: usize) -> String {
-    let mut a = start.saturating_sub(40);
-    while !text.is_char_boundary(a) {
-        a -= 1;
-    }
-    let mut b = (end + 40).min(text.len());
-    while !text.is_char_boundary(b) {
-        b += 1;
-    }
-    format!(
-        "{}{}\u{e000}{}\u{e001}{}{}",
-        if a > 0 { "…" } else { "" },
-        &text[a..start],
-        &text[start..end],
-        &text[end..b],
-        if b < text.len() { "…" } else { "" }
-    )
 }
 
 /// Newest first, then by row index (the listing's order); a NaN time (an Invalid Date) compares

@@ -115,9 +115,9 @@ fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
     let header = Line::from(vec![
         Span::styled(" arbor ", t.accent()),
         Span::raw(format!(
-            "· {scope} · {} of {} sessions · sort: {}",
+            "· {scope} · {} of {} · sort: {}",
             p.view.len(),
-            p.rows.len(),
+            arbor_view::count(p.rows.len() as u64, "session", "sessions"),
             sort.name()
         )),
         Span::styled(
@@ -260,9 +260,9 @@ fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
         pl.push(Line::styled(
             fit(
                 &format!(
-                    "{} · {} branches · {} · {}",
+                    "{} · {} · {} · {}",
                     crate::cmd::index::home_short(&r.cwd),
-                    r.branches,
+                    arbor_view::count(r.branches, "branch", "branches"),
                     crate::cmd::index::human_size(r.size),
                     r.file
                         .file_name()
@@ -374,9 +374,9 @@ fn draw_tree(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
             Span::styled(" tree ", t.accent()),
             Span::raw(fit(
                 &format!(
-                    "· {} · {tool} · {} entries, {} shown · filter: {}",
+                    "· {} · {tool} · {}, {} shown · filter: {}",
                     arbor_view::one_line(&title, 60),
-                    nav.doc.entries().len(),
+                    arbor_view::count(nav.doc.entries().len() as u64, "entry", "entries"),
                     nav.line_count(),
                     nav.filter.name()
                 ),

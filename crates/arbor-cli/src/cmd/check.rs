@@ -14,16 +14,14 @@ fn print_report(r: &CheckReport, out: &mut Out) {
     let problems = r.problems();
     out.put(&format!("{}: ", r.path.display()));
     if problems == 0 {
-        out.paint(Paint::Leaf, "ok")
-            .put(&format!(" ({} entries)", r.entries));
+        out.paint(Paint::Leaf, "ok").put(&format!(
+            " ({})",
+            arbor_view::count(r.entries as u64, "entry", "entries")
+        ));
     } else {
         out.paint(
             Paint::Error,
-            &format!(
-                "{} problem{}",
-                problems,
-                if problems == 1 { "" } else { "s" }
-            ),
+            &arbor_view::count(problems as u64, "problem", "problems"),
         );
     }
     out.nl();
@@ -111,10 +109,9 @@ pub fn check(
             if let Some(o) = &outcome {
                 if o.rewritten {
                     out.put(&format!(
-                        "{}: repaired {} problem{}{}\n",
+                        "{}: repaired {}{}\n",
                         path.display(),
-                        o.before.repairable(),
-                        if o.before.repairable() == 1 { "" } else { "s" },
+                        arbor_view::count(o.before.repairable() as u64, "problem", "problems"),
                         o.quarantine
                             .as_ref()
                             .map(|q| format!(" (removed bytes kept in {})", q.display()))
@@ -221,15 +218,18 @@ pub fn gc(
         } else {
             writeln!(
                 out,
-                "{}: {} blobs, {} referenced by {} files; {} unreferenced ({} bytes){}",
+                "{}: {}, {} referenced by {}; {} unreferenced ({}){}",
                 store.dir().display(),
-                r.candidates,
+                arbor_view::count(r.candidates as u64, "blob", "blobs"),
                 r.referenced,
-                r.files_scanned,
+                arbor_view::count(r.files_scanned as u64, "file", "files"),
                 r.unreferenced.len(),
-                bytes,
+                arbor_view::count(bytes as u64, "byte", "bytes"),
                 if yes {
-                    format!(", {} files removed", r.removed)
+                    format!(
+                        ", {} removed",
+                        arbor_view::count(r.removed as u64, "file", "files")
+                    )
                 } else {
                     " — dry run, rerun with --yes to remove them".into()
                 }

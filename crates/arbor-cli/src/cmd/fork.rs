@@ -62,8 +62,8 @@ pub fn fork(session: &str, o: &ForkOpts<'_>, loc: &Locator) -> Result<ExitCode> 
     sm.close()?;
     if redact {
         say_err!(
-            "arbor: {redacted} secret{} redacted in the copy",
-            if redacted == 1 { "" } else { "s" }
+            "arbor: {} redacted in the copy",
+            arbor_view::count(redacted as u64, "secret", "secrets")
         );
     }
     if json {

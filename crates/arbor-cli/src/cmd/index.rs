@@ -73,7 +73,11 @@ impl Bar {
         }
         if let Some(b) = &self.bar {
             b.set_position(p.bytes_done.min(p.bytes_total));
-            b.set_message(format!("{}/{} files", p.files_done, p.files_total));
+            b.set_message(format!(
+                "{}/{}",
+                p.files_done,
+                arbor_view::count(p.files_total, "file", "files")
+            ));
         }
     }
     fn finish(&mut self) {
@@ -114,8 +118,8 @@ fn warn_failed(stats: &RefreshStats) {
     }
     if stats.failed.len() > 5 {
         say_err!(
-            "arbor: warning: {} more files not indexed",
-            stats.failed.len() - 5
+            "arbor: warning: {} more not indexed",
+            arbor_view::count(stats.failed.len() as u64 - 5, "file", "files")
         );
     }
 }
@@ -193,6 +197,8 @@ fn human_all(bytes: &[u8]) -> Result<()> {
 /// the highlight after the snippet's text was sanitized.
 const MARK_ON: &str = "\u{e000}";
 const MARK_OFF: &str = "\u{e001}";
+const MARK_ON_CHAR: char = '\u{e000}';
+const MARK_OFF_CHAR: char = '\u{e001}';
 
 /// pi's picker age: now, Nm, Nh, Nd, Nw, Nmo, Ny.
 pub fn age(ms: f64) -> String {
@@ -278,10 +284,10 @@ pub fn index(
             ),
         };
         say!(
-            "{} sessions in {} files under {} project directories{extra}\nread {:.1} MB in {:.2} s ({} new or rewritten, {} appended, {} unchanged, {} removed)\ncatalog: {}",
-            listed.len(),
-            stats.files,
-            dirs.len(),
+            "{} in {} under {}{extra}\nread {:.1} MB in {:.2} s ({} new or rewritten, {} appended, {} unchanged, {} removed)\ncatalog: {}",
+            arbor_view::count(listed.len() as u64, "session", "sessions"),
+            arbor_view::count(stats.files, "file", "files"),
+            arbor_view::count(dirs.len() as u64, "project directory", "project directories"),
             mb,
             secs,
             stats.full,
@@ -380,6 +386,8 @@ pub struct SearchOpts<'a> {
     pub rank_all: bool,
     /// `--count-all`.
     pub count_all: bool,
+    /// `--long`: each hit's file and entry time.
+    pub long: bool,
 }
 
 /// `arbor search`. Exit status 1 when nothing matches (as grep).
@@ -561,11 +569,26 @@ pub fn search(
         out.push(b'\n');
         stdout_all(&out)?;
     } else if hits.is_empty() {
-        say_err!("arbor: no match in {} session directories", dirs.len());
+        let none = dirs
+            .iter()
+            .all(|d| arbor_store::discover::session_files(d).is_empty());
+        if none {
+            super::ls::no_sessions(scope, loc);
+        } else {
+            say_err!(
+                "arbor: no match in {}",
+                arbor_view::count(
+                    dirs.len() as u64,
+                    "project directory",
+                    "project directories"
+                )
+            );
+        }
     } else {
         let mut out = crate::term::Out::new(term);
+        let sessions = HitSessions::new(&cat, &dirs, &hits, loc);
         for h in &hits {
-            print_hit(h, &mut out);
+            print_hit(h, &sessions, o.long, term, &mut out);
         }
         out.print(term, false)?;
     }
@@ -612,28 +635,97 @@ fn unmark(s: &str) -> (String, Vec<(usize, usize)>) {
     (plain, spans)
 }
 
-fn print_hit(h: &arbor_index::Hit, out: &mut crate::term::Out) {
-    use crate::term::Paint;
-    let ts = h
-        .timestamp
-        .as_deref()
-        .map(|t| t.get(..16).unwrap_or(t).replace('T', " "))
-        .unwrap_or_default();
-    out.paint(Paint::Dim, &home_short(&h.path.to_string_lossy()))
-        .put("  ")
-        .put(h.kind.name())
-        .put(" ")
-        .paint(Paint::Dim, &ts)
-        .put(" ")
-        .paint(Paint::Id, h.entry_id.as_deref().unwrap_or("-"));
+/// The sessions of a list of hits as `ls` names them: short ids, titles and ages.
+struct HitSessions {
+    ids: super::ls::ShortIds,
+    /// Title and last activity (ms) by file, from the catalog's listing.
+    listed: std::collections::HashMap<PathBuf, (String, f64)>,
+    /// The widest short id.
+    idw: usize,
+    now: f64,
+}
+
+impl HitSessions {
+    fn new(cat: &Catalog, dirs: &[PathBuf], hits: &[arbor_index::Hit], loc: &Locator) -> Self {
+        let ids = super::ls::ShortIds::new(loc, hits.iter().map(|h| h.path.as_path()));
+        let listed = cat
+            .listed_as_stored(dirs)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|l| {
+                let title = l.display_title().into_owned();
+                (l.file, (title, l.info.modified_ms))
+            })
+            .collect();
+        let idw = hits
+            .iter()
+            .map(|h| crate::term::width(&ids.of(&h.path)))
+            .max()
+            .unwrap_or(0);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as f64)
+            .unwrap_or(0.0);
+        HitSessions {
+            ids,
+            listed,
+            idw,
+            now,
+        }
+    }
+}
+
+/// One hit: its session as `ls` names it (short id, age, title), what matched (role, entry
+/// id, off the resumed branch), then the snippet; `--long` adds the file and the entry's time.
+fn print_hit(
+    h: &arbor_index::Hit,
+    s: &HitSessions,
+    long: bool,
+    term: &crate::term::Term,
+    out: &mut crate::term::Out,
+) {
+    use crate::term::{pad, pad_left, Paint};
+    let (title, modified) = match s.listed.get(&h.path) {
+        Some((t, m)) => (t.as_str(), Some(*m)),
+        None => (h.session_name.as_deref().unwrap_or(""), None),
+    };
+    let age = modified.map(|m| age(s.now - m)).unwrap_or_default();
+    let entry = h.entry_id.as_deref().unwrap_or("-");
+    let mut what = format!("{} {entry}", h.kind.name());
     if !h.on_current_branch {
-        out.paint(Paint::Dim, "  (other branch)");
+        what.push_str(" (other branch)");
     }
-    if let Some(n) = &h.session_name {
-        out.put("  ").put(&arbor_view::one_line(n, 40));
+    let room = term
+        .width
+        .saturating_sub(s.idw + 1 + 4 + 2 + 2 + crate::term::width(&what))
+        .max(10);
+    out.paint(Paint::Id, &pad(&s.ids.of(&h.path), s.idw))
+        .put(" ")
+        .paint(Paint::Dim, &pad_left(&age, 4))
+        .put("  ")
+        .put(&pad(&arbor_view::one_line(title, 500), room))
+        .put("  ")
+        .paint(Paint::Dim, &format!("{} ", h.kind.name()))
+        .paint(Paint::Id, entry);
+    if !h.on_current_branch {
+        out.paint(Paint::Dim, " (other branch)");
     }
-    out.nl().put("    ");
+    out.nl();
+    if long {
+        let ts = h
+            .timestamp
+            .as_deref()
+            .map(|t| t.get(..16).unwrap_or(t).replace('T', " "))
+            .unwrap_or_default();
+        out.put("    ")
+            .paint(Paint::Dim, &home_short(&h.path.to_string_lossy()))
+            .put("  ")
+            .paint(Paint::Dim, &ts)
+            .nl();
+    }
+    out.put("    ");
     let snippet = h.snippet.split_whitespace().collect::<Vec<_>>().join(" ");
+    let snippet = fit_marked(&snippet, term.width.saturating_sub(4).max(20));
     // Alternate plain and marked pieces.
     let mut rest = snippet.as_str();
     while let Some(a) = rest.find(MARK_ON) {
@@ -644,6 +736,37 @@ fn print_hit(h: &arbor_index::Hit, out: &mut crate::term::Out) {
         rest = after.get(b + MARK_OFF.len()..).unwrap_or("");
     }
     out.put(&arbor_view::sanitize_line(rest)).nl();
+}
+
+/// A snippet with its match marks cut to `max` columns (the marks take none), `…` where it
+/// was cut, a mark left open closed.
+fn fit_marked(s: &str, max: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    let plain = s.replace([MARK_ON_CHAR, MARK_OFF_CHAR], "");
+    if crate::term::width(&plain) <= max {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    let (mut w, mut open) = (0, false);
+    for c in s.chars() {
+        match c {
+            MARK_ON_CHAR => open = true,
+            MARK_OFF_CHAR => open = false,
+            c => {
+                let cw = c.width().unwrap_or(0);
+                if w + cw + 1 > max {
+                    break;
+                }
+                w += cw;
+            }
+        }
+        out.push(c);
+    }
+    if open {
+        out.push(MARK_OFF_CHAR);
+    }
+    out.push('…');
+    out
 }
 
 /// `arbor history`.

@@ -157,11 +157,7 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
         return Ok(ExitCode::SUCCESS);
     }
     if rows.is_empty() {
-        match scope {
-            Scope::Dir(d) => say_err!("arbor: no sessions in {}", d.display()),
-            Scope::All => say_err!("arbor: no sessions under the agent directories"),
-            Scope::Current => no_sessions_here(loc),
-        }
+        no_sessions(scope, loc);
         return Ok(ExitCode::SUCCESS);
     }
     // By the path's bytes (hashing a `Path` walks its components: at 10,000 rows that showed).
@@ -485,11 +481,22 @@ pub fn render_for_watcher(loc: &Locator, opts: &str, listed: &[Listed]) -> Optio
         color,
         tty: false,
         width,
+        sized: false,
         height: None,
     };
     let rows: Vec<Row<'_>> = listed.iter().map(Row::pi).collect();
     let ids = ShortIds::new(loc, rows.iter().map(|r| r.file));
     Some(make_table(long, all, &term, &rows, &HashMap::new(), &ids).encode())
+}
+
+/// Says that `scope` holds no sessions, with where to look instead: what `ls`, `search` and
+/// the other commands that take a scope say when they find nothing to read.
+pub fn no_sessions(scope: Scope<'_>, loc: &Locator) {
+    match scope {
+        Scope::Dir(d) => say_err!("arbor: no sessions in {}", d.display()),
+        Scope::All => say_err!("arbor: no sessions under the agent directories"),
+        Scope::Current => no_sessions_here(loc),
+    }
 }
 
 /// Says there are no sessions for the current directory, and which parent directory has some
@@ -690,6 +697,7 @@ mod tests {
             color,
             tty: false,
             width: 100,
+            sized: false,
             height: None,
         }
     }

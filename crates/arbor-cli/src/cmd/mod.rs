@@ -309,6 +309,7 @@ fn run_command(
             limit,
             rank_all,
             count_all,
+            long,
             json,
             catalog,
         } => index::search(
@@ -323,6 +324,7 @@ fn run_command(
                 kinds: arbor_index::IndexKinds { thinking, tools },
                 rank_all,
                 count_all,
+                long,
             },
             &term,
             &loc,

@@ -247,9 +247,12 @@ pub fn tree(
     let tree = doc.index().tree(&doc);
     if !tree.unreachable.is_empty() {
         say_err!(
-            "arbor: warning: {}: {} entries are not reachable from a root (parentId cycles or reused ids)",
+            "arbor: warning: {}: {} not reachable from a root (parentId cycles or reused ids)",
             path.display(),
-            tree.unreachable.len()
+            match tree.unreachable.len() {
+                1 => "1 entry is".to_string(),
+                n => format!("{n} entries are"),
+            }
         );
     }
     if !json {
@@ -360,23 +363,31 @@ pub fn show(
     let what = if opts.context {
         "what the model sees".to_string()
     } else {
-        format!("{} entries from the root to the leaf", entries.len())
+        format!(
+            "{} from the root to the leaf",
+            arbor_view::count(entries.len() as u64, "entry", "entries")
+        )
     };
-    out.paint(
-        crate::term::Paint::Dim,
-        &format!(
-            "{} · {} · {} · {what}",
-            doc.session_id().unwrap_or_default(),
-            if doc.dialect() == arbor_core::Dialect::Omp {
-                "omp"
-            } else {
-                "pi"
-            },
-            doc.header_str("cwd").unwrap_or_default(),
-        ),
-    )
-    .nl()
-    .nl();
+    let about = format!(
+        "{} · {} · {} · {what}",
+        doc.session_id().unwrap_or_default(),
+        if doc.dialect() == arbor_core::Dialect::Omp {
+            "omp"
+        } else {
+            "pi"
+        },
+        doc.header_str("cwd").unwrap_or_default(),
+    );
+    // On a screen, broken at spaces as the entries below are.
+    let about = if term.sized {
+        crate::term::wrap(&arbor_view::sanitize_text(&about), term.width)
+    } else {
+        vec![about]
+    };
+    for line in &about {
+        out.paint(crate::term::Paint::Dim, line).nl();
+    }
+    out.nl();
     if opts.context {
         crate::show_view::render_context(&doc, &ctx, opts, term, &mut out);
     } else {
@@ -442,15 +453,15 @@ pub fn export(
     };
     if redacted > 0 {
         say_err!(
-            "arbor: {redacted} secret{} redacted (--no-redact keeps them)",
-            if redacted == 1 { "" } else { "s" }
+            "arbor: {} redacted (--no-redact keeps {})",
+            arbor_view::count(redacted as u64, "secret", "secrets"),
+            if redacted == 1 { "it" } else { "them" }
         );
     }
     if let (Some(o), true, arbor_view::Format::Md) = (output, report.images > 0, format) {
         say_err!(
-            "arbor: {} image{} in {}",
-            report.images,
-            if report.images == 1 { "" } else { "s" },
+            "arbor: {} in {}",
+            arbor_view::count(report.images as u64, "image", "images"),
             arbor_view::assets_of(o).0.display()
         );
     }

@@ -102,10 +102,9 @@ pub fn secrets(
     } else {
         out.print(term, false)?;
         say_err!(
-            "arbor: {total} secret{} in {} session{}{}",
-            if total == 1 { "" } else { "s" },
-            files.len(),
-            if files.len() == 1 { "" } else { "s" },
+            "arbor: {} in {}{}",
+            arbor_view::count(total as u64, "secret", "secrets"),
+            arbor_view::count(files.len() as u64, "session", "sessions"),
             if unscanned > 0 {
                 format!("; {unscanned} not scanned (see above)")
             } else {

@@ -62,16 +62,57 @@ pub struct StatsOpts<'a> {
     pub no_catalog: bool,
 }
 
-/// A session file read for its spends; the error as the catalog keeps it.
+/// A session file read for its spends; the error as the catalog keeps it ([`why_not`]).
 fn load(f: &Path) -> Result<SessionSpends, String> {
-    SessionSpends::load(f).map_err(|e| e.to_string())
+    SessionSpends::load(f).map_err(|e| why_not(f, &e))
+}
+
+/// Why `f` was not counted, without its path (said once, by [`not_counted`]); empty for a
+/// file pi and omp leave that is known not to be a session
+/// ([`arbor_store::discover::known_not_session`]), which is not warned about.
+fn why_not(f: &Path, e: &arbor_store::StoreError) -> String {
+    if arbor_store::discover::known_not_session(e) {
+        return String::new();
+    }
+    let text = e.to_string();
+    let path = format!("{}: ", f.display());
+    text.strip_prefix(&path)
+        .unwrap_or(&text)
+        .trim_end_matches(" (the file was not modified)")
+        .to_string()
+}
+
+/// Says that `f` was not counted and why, the path once; nothing for a file known not to be
+/// a session (an empty `why`).
+fn not_counted(f: &Path, why: &str) {
+    if why.is_empty() {
+        return;
+    }
+    // A reason kept by an older catalog still starts with the path.
+    let path = format!("{}: ", f.display());
+    let why = why.strip_prefix(&path).unwrap_or(why);
+    say_err!("arbor: {}: not counted: {why}", f.display());
+}
+
+/// A reason the catalog kept for `f`, as [`why_not`] gives it today: an older catalog kept the
+/// whole error text, the path included, also for a file known not to be a session.
+fn kept_why(f: &Path, kept: &str) -> String {
+    let empty = arbor_store::StoreError::NotASession {
+        path: f.to_path_buf(),
+        reason: arbor_core::NotASession::Empty,
+    };
+    if kept == empty.to_string() {
+        String::new()
+    } else {
+        kept.to_string()
+    }
 }
 
 /// Reads every file ([`arbor_view::stats_from_files`]); says which were not counted.
 fn files_counted(files: &[PathBuf]) -> Vec<Counted> {
     let (counted, failed) = arbor_view::stats_from_files(files);
     for (f, e) in failed {
-        say_err!("arbor: {}: not counted: {e}", f.display());
+        not_counted(&f, &why_not(&f, &e));
     }
     counted
 }
@@ -207,12 +248,23 @@ fn from_catalog(cat: &mut Catalog, dirs: &[PathBuf], since: Option<f64>) -> Resu
     }
     let mut stale: Vec<&mut Item> = items.iter_mut().filter(|i| i.row.is_none()).collect();
     load_all(&mut stale);
+    // A file is named when it is found not to be countable; on later runs (its error kept in
+    // the catalog, the file unchanged) one line counts them, so the same warnings do not come
+    // back on every run.
+    let mut known = 0usize;
     for i in &mut items {
         if let Some(Err(e)) = &i.loaded {
-            say_err!("arbor: {}: not counted: {e}", i.file.display());
+            not_counted(&i.file, e);
         } else if let (None, Some(SpendRow { error: Some(e), .. })) = (&i.loaded, &i.row) {
-            say_err!("arbor: {}: not counted: {e}", i.file.display());
+            known += usize::from(!kept_why(&i.file, e).is_empty());
         }
+    }
+    if known > 0 {
+        say_err!(
+            "arbor: {} not counted, as said before (--no-catalog names {})",
+            arbor_view::count(known as u64, "file", "files"),
+            if known == 1 { "it" } else { "them" }
+        );
     }
     // The counted sessions by canonical path (the last of two alike, as from_files).
     let ids: Vec<Option<String>> = items
@@ -353,6 +405,124 @@ fn from_catalog(cat: &mut Catalog, dirs: &[PathBuf], since: Option<f64>) -> Resu
     Ok(out)
 }
 
+/// Columns of a row after its GROUP cell: the numbers and the spaces between them.
+const NUMBERS: usize = 5 + 6 + 6 + 7 + 7 + 9 + 8 + 7;
+
+/// What each row of `stats` is called in the table: a session as `ls` names it (its short id
+/// and title), a project by its directory (`~` for the home directory), the others as they
+/// are.
+fn row_labels(
+    o: &StatsOpts<'_>,
+    stats: &arbor_view::Stats,
+    loc: &Locator,
+    catalog: Option<&Path>,
+) -> Vec<String> {
+    let groups = stats.rows.iter().map(|r| r.group.as_str());
+    match o.by {
+        By::Session => {
+            let files: Vec<PathBuf> = groups.map(PathBuf::from).collect();
+            let ids = super::ls::ShortIds::new(loc, files.iter().map(PathBuf::as_path));
+            let titles = titles_of(&files, o.no_catalog, catalog);
+            let short: Vec<String> = files.iter().map(|f| ids.of(f)).collect();
+            let idw = short.iter().map(|i| term::width(i)).max().unwrap_or(0);
+            files
+                .iter()
+                .zip(&short)
+                .map(|(f, id)| {
+                    let title = titles.get(f).map(String::as_str).unwrap_or("");
+                    let title = arbor_view::one_line(title, 200);
+                    format!("{} {title}", term::pad(id, idw))
+                        .trim_end()
+                        .to_string()
+                })
+                .collect()
+        }
+        By::Project => groups
+            .map(|g| match g {
+                "" => "(no cwd)".to_string(),
+                g => crate::cmd::index::home_short(g),
+            })
+            .collect(),
+        _ => groups.map(str::to_string).collect(),
+    }
+}
+
+/// The titles of session files as `ls` shows them: from the catalog's listing of their
+/// directories, or (`--no-catalog`, or a catalog that cannot be read) from each file.
+fn titles_of(
+    files: &[PathBuf],
+    no_catalog: bool,
+    catalog: Option<&Path>,
+) -> HashMap<PathBuf, String> {
+    let mut titles = HashMap::new();
+    if !no_catalog {
+        let mut dirs: Vec<PathBuf> = files
+            .iter()
+            .filter_map(|f| f.parent().map(Path::to_path_buf))
+            .collect();
+        dirs.sort();
+        dirs.dedup();
+        let listed = super::index::open_catalog(catalog)
+            .ok()
+            .and_then(|mut cat| super::index::refreshed_listing(&mut cat, &dirs, false).ok());
+        if let Some((listed, _)) = listed {
+            for l in &listed {
+                titles.insert(l.file.clone(), l.display_title().into_owned());
+            }
+        }
+    }
+    for f in files {
+        if titles.contains_key(f) {
+            continue;
+        }
+        if let Ok(Some(info)) = arbor_store::info::session_info_streaming(f, 0.0) {
+            let title = info
+                .name
+                .clone()
+                .filter(|n| !n.is_empty())
+                .unwrap_or_else(|| info.first_message.to_string_lossy().into_owned());
+            titles.insert(f.clone(), title);
+        }
+    }
+    titles
+}
+
+/// A row's label cut to `cols` columns, keeping the part that tells rows apart: a session's
+/// short id and the start of its title, a project's last directories (`…/work/webapp`).
+fn fit_label(label: &str, cols: usize, by: By) -> String {
+    if by != By::Project || term::width(label) <= cols {
+        return term::pad(label, cols);
+    }
+    // The end of the path: whole components while they fit, after an ellipsis.
+    let mut kept = String::new();
+    for part in label.rsplit('/') {
+        let next = if kept.is_empty() {
+            part.to_string()
+        } else {
+            format!("{part}/{kept}")
+        };
+        if term::width(&next) + 2 > cols {
+            break;
+        }
+        kept = next;
+    }
+    let tail = if kept.is_empty() {
+        // One component longer than the cell: its end.
+        let chars: Vec<char> = label.chars().collect();
+        let mut t = String::new();
+        for c in chars.iter().rev() {
+            if term::width(&t) + term::width(&c.to_string()) + 1 > cols {
+                break;
+            }
+            t.insert(0, *c);
+        }
+        format!("…{t}")
+    } else {
+        format!("…/{kept}")
+    };
+    term::pad(&tail, cols)
+}
+
 /// `arbor stats`.
 pub fn stats(
     o: &StatsOpts<'_>,
@@ -396,6 +566,7 @@ pub fn stats(
         stats.write_json(&mut crate::report::stdout())?;
         return Ok(ExitCode::SUCCESS);
     }
+    let labels = row_labels(o, &stats, loc, catalog);
     let mut out = Out::new(term);
     let num = |x: f64| {
         if x >= 1e6 {
@@ -406,17 +577,18 @@ pub fn stats(
             format!("{x:.0}")
         }
     };
-    let gw = stats
-        .rows
+    // The numbers take NUMBERS columns; GROUP the rest of the screen (at least 12), or what
+    // its widest label needs.
+    let gw = labels
         .iter()
-        .map(|r| term::width(&crate::cmd::index::home_short(&r.group)))
+        .map(|l| term::width(l))
         .max()
         .unwrap_or(5)
-        .clamp(5, term.width.saturating_sub(70).max(12));
+        .clamp(5, term.width.saturating_sub(NUMBERS + 1).max(12));
     out.paint(
         Paint::Header,
         &format!(
-            "{} {:>6} {:>8} {:>8} {:>9} {:>9} {:>10} {:>10}",
+            "{} {:>5} {:>6} {:>6} {:>7} {:>7} {:>9} {:>8}",
             term::pad("GROUP", gw),
             "TURNS",
             "INPUT",
@@ -428,16 +600,16 @@ pub fn stats(
         ),
     )
     .nl();
-    let line = |out: &mut Out, r: &StatsRow| {
+    let line = |out: &mut Out, label: &str, r: &StatsRow| {
         let mut sum = r.path;
         sum.add(&r.other);
         sum.add(&r.side);
         let all = sum.tokens();
         let mut kept = r.path;
         kept.add(&r.side);
-        out.put(&term::pad(&crate::cmd::index::home_short(&r.group), gw))
+        out.put(&fit_label(label, gw, o.by))
             .put(&format!(
-                " {:>6} {:>8} {:>8} {:>9} {:>9} {:>10} {:>10}",
+                " {:>5} {:>6} {:>6} {:>7} {:>7} {:>9} {:>8}",
                 r.turns,
                 num(all.input),
                 num(all.output),
@@ -448,15 +620,18 @@ pub fn stats(
             ))
             .nl();
     };
-    for r in &stats.rows {
-        line(&mut out, r);
+    for (r, label) in stats.rows.iter().zip(&labels) {
+        line(&mut out, label, r);
     }
     out.paint(Paint::Dim, "").nl();
-    line(&mut out, &stats.total);
+    line(&mut out, "total", &stats.total);
     out.print(term, false)?;
     let dropped = stats.fork_copies_skipped;
     if dropped > 0 {
-        say_err!("arbor: {dropped} turns copied by forks from their parent session counted once");
+        say_err!(
+            "arbor: {} copied by forks from their parent session counted once",
+            arbor_view::count(dropped as u64, "turn", "turns")
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -98,7 +98,7 @@ fn local_for(url: &str, map_cwd: &[String], agent_dir: Option<&std::path::Path>)
 }
 
 fn lines_n(n: u64) -> String {
-    format!("{n} line{}", if n == 1 { "" } else { "s" })
+    arbor_view::count(n, "line", "lines")
 }
 
 fn state_text(s: &State) -> String {
@@ -123,7 +123,8 @@ fn state_text(s: &State) -> String {
             common,
         } => {
             format!(
-                "CONFLICT: {common} lines in common, then {} here and {} shared",
+                "CONFLICT: {} in common, then {} here and {} shared",
+                lines_n(*common),
                 local - common,
                 remote - common
             )
@@ -205,9 +206,8 @@ fn print(rows: &[Row], action: Action, json: bool, term: &Term) -> Result<bool> 
             .put(&format!(" {verb}"));
         if r.blobs > 0 {
             out.put(&format!(
-                " and {} blob{}",
-                r.blobs,
-                if r.blobs == 1 { "" } else { "s" }
+                " and {}",
+                arbor_view::count(r.blobs, "blob", "blobs")
             ));
         }
         if let Some(p) = &r.path {
@@ -235,8 +235,8 @@ fn print(rows: &[Row], action: Action, json: bool, term: &Term) -> Result<bool> 
     out.paint(
         Paint::Dim,
         &format!(
-            "{} sessions, {in_sync} in sync; {} ({}) {}",
-            rows.len(),
+            "{}, {in_sync} in sync; {} ({}) {}",
+            arbor_view::count(rows.len() as u64, "session", "sessions"),
             lines_n(lines),
             crate::cmd::index::human_size(bytes),
             match action {

@@ -88,8 +88,10 @@ mod volume;
 fn extra(items: usize) -> String {
     match items {
         1 => String::new(),
-        2 => " (and 1 file beside it)".into(),
-        n => format!(" (and {} files beside it)", n - 1),
+        n => format!(
+            " (and {} beside it)",
+            arbor_view::count(n as u64 - 1, "file", "files")
+        ),
     }
 }
 
@@ -435,8 +437,9 @@ pub fn trash(cmd: TrashCommand, term: &Term, loc: &Locator) -> Result<ExitCode> 
                     say!("would delete {}", t.path().display());
                 }
                 say_err!(
-                    "arbor: {} sessions; run `arbor trash empty --force` to delete them for good",
-                    list.len()
+                    "arbor: {}; run `arbor trash empty --force` to delete {} for good",
+                    arbor_view::count(list.len() as u64, "session", "sessions"),
+                    if list.len() == 1 { "it" } else { "them" }
                 );
                 return Ok(ExitCode::SUCCESS);
             }
@@ -444,7 +447,10 @@ pub fn trash(cmd: TrashCommand, term: &Term, loc: &Locator) -> Result<ExitCode> 
             let items: Vec<trash::TrashItem> = list.into_iter().flat_map(Trashed::items).collect();
             trash::os_limited::purge_all(items)
                 .map_err(|e| anyhow::anyhow!("emptying the trash: {e}"))?;
-            say!("deleted {n} sessions for good");
+            say!(
+                "deleted {} for good",
+                arbor_view::count(n as u64, "session", "sessions")
+            );
             Ok(ExitCode::SUCCESS)
         }
     }

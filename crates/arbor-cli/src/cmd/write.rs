@@ -206,19 +206,25 @@ pub fn migrate(
             match &doc.migration() {
                 None => say!("{}: already v{}", path.display(), doc.report().version),
                 Some(m) if dry_run => say!(
-                    "{}: would migrate v{} → v3 ({} lines change, every other byte kept)",
+                    "{}: would migrate v{} → v3 ({} {}, every other byte kept)",
                     path.display(),
                     m.from_version,
-                    m.changed_lines.len()
+                    arbor_view::count(m.changed_lines.len() as u64, "line", "lines"),
+                    if m.changed_lines.len() == 1 {
+                        "changes"
+                    } else {
+                        "change"
+                    }
                 ),
                 Some(m) => {
                     let n = m.changed_lines.len();
                     let sm = SessionManager::open(&path, options(w))?;
                     sm.close()?;
                     say!(
-                        "{}: migrated v{} → v3 ({n} lines changed)",
+                        "{}: migrated v{} → v3 ({} changed)",
                         path.display(),
-                        doc.report().version
+                        doc.report().version,
+                        arbor_view::count(n as u64, "line", "lines")
                     );
                 }
             }
