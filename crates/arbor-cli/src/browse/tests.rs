@@ -646,13 +646,22 @@ fn a_hit_on_another_branch_says_so_at_80_columns() {
         "user",
         "now move every table of the zebra schema to postgres and keep the old names working for a while",
     );
-    text += &msg("u4", Some("u3"), 5, "user", "and the zebra view should keep its old column names for every report we still send out");
+    text += &msg(
+        "u4",
+        Some("u3"),
+        5,
+        "user",
+        "and the zebra view should keep its old column names for every report we still send out",
+    );
     text += &msg("b4", Some("b3"), 5, "user", "thanks");
     std::fs::write(&file, text).expect("write");
     let mut a = app(&f);
     keys(&mut a, "zebra");
     let s = screen(&mut a, 80, 24);
-    let hit = s.lines().find(|l| l.contains("↳ user (+1)")).expect("hit line");
+    let hit = s
+        .lines()
+        .find(|l| l.contains("↳ user (+1)"))
+        .expect("hit line");
     assert!(hit.ends_with("  other branch"), "{hit}");
     insta::assert_snapshot!("hit_other_branch_80x24", s);
 }
