@@ -18,7 +18,11 @@ fn big_session(home: &Path) -> PathBuf {
     let mut parent = "null".to_string();
     let mut n = 0u64;
     while s.len() < (33 << 20) {
-        let role = if n % 2 == 0 { "user" } else { "assistant" };
+        let role = if n.is_multiple_of(2) {
+            "user"
+        } else {
+            "assistant"
+        };
         let content = if role == "assistant" {
             format!("[{{\"type\":\"text\",\"text\":\"{n} {text}\"}}],\"stopReason\":\"stop\"")
         } else {

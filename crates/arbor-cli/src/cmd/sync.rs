@@ -291,7 +291,6 @@ pub fn sync(o: &SyncOpts<'_>, term: &Term) -> Result<ExitCode> {
             ),
             Action::Status => arbor_sync::status(store.as_ref(), &local, o.sessions),
         };
-        drop(tell);
         if let Some(mut b) = bar {
             b.finish();
         }
