@@ -6,6 +6,7 @@
 //! it costs the work nothing measurable. Piped, nothing extra is printed.
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// Work under this many bytes ends before a bar could tell anyone anything.
@@ -15,6 +16,19 @@ pub const MIN_BYTES: u64 = 32 << 20;
 pub const DRAW_HZ: u8 = 10;
 
 static OFF: AtomicBool = AtomicBool::new(false);
+
+/// The bar on the screen, if any: a line for stderr goes above it ([`suspend`]).
+static SHOWN: Mutex<Option<indicatif::ProgressBar>> = Mutex::new(None);
+
+/// Runs `f` (a write to stderr) with the bar on the screen, if any, taken away while it
+/// runs and drawn again below, so that a warning is never written into the bar's line.
+pub fn suspend<R>(f: impl FnOnce() -> R) -> R {
+    let shown = SHOWN.lock().ok().and_then(|g| g.clone());
+    match shown {
+        Some(b) => b.suspend(f),
+        None => f(),
+    }
+}
 
 /// No bars for the rest of the run (`--json`: the output is for a program).
 pub fn turn_off() {
@@ -45,6 +59,9 @@ impl Bar {
             indicatif::ProgressStyle::with_template(template)
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
+        if let Ok(mut g) = SHOWN.lock() {
+            *g = Some(b.clone());
+        }
         Bar(Some(b))
     }
 
@@ -70,7 +87,7 @@ impl Bar {
         }
         let b = Bar::make(
             None,
-            &format!("{{spinner}} {what} {{msg}} {{binary_bytes}} ({{elapsed}})"),
+            &format!("{{spinner}} {what}: {{msg}} · {{binary_bytes}} written ({{elapsed}})"),
         );
         if let Some(p) = &b.0 {
             p.enable_steady_tick(Duration::from_millis(1000 / u64::from(DRAW_HZ)));
@@ -110,6 +127,9 @@ impl Bar {
     pub fn finish(&mut self) {
         if let Some(b) = self.0.take() {
             b.finish_and_clear();
+            if let Ok(mut g) = SHOWN.lock() {
+                *g = None;
+            }
         }
     }
 }

@@ -166,7 +166,7 @@ fn a_big_export_shows_a_bar_on_a_terminal() {
         let screen = tmux(&["capture-pane", "-t", &name, "-p"]).unwrap_or_default();
         let counting = screen
             .lines()
-            .any(|l| l.contains("exporting writing") && l.contains("iB"));
+            .any(|l| l.contains("exporting: writing") && l.contains("iB"));
         if counting || t0.elapsed() > Duration::from_secs(60) {
             break screen;
         }
@@ -174,7 +174,7 @@ fn a_big_export_shows_a_bar_on_a_terminal() {
     };
     tmux(&["kill-session", "-t", &name]);
     assert!(
-        screen.contains("exporting writing"),
+        screen.contains("exporting: writing"),
         "no bar on the terminal:\n{screen}"
     );
     let bar = screen

@@ -413,7 +413,11 @@ pub fn export(
         .and_then(Path::to_str)
         .unwrap_or(session);
     let (path, mut doc) = load_resolved_as(session, false, loc, true)?;
-    bar.message("writing");
+    bar.message(if redact {
+        "looking for secrets"
+    } else {
+        "writing"
+    });
     if let Some(id) = leaf {
         super::require_entry(&doc, &path, id)?;
     }
@@ -425,6 +429,7 @@ pub fn export(
     } else {
         (0, arbor_view::Redactions::default())
     };
+    bar.message("writing");
     // HTML holds its images itself; Markdown links them from FILE.assets/.
     let assets = output
         .filter(|_| format == arbor_view::Format::Md)
