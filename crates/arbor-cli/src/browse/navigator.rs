@@ -182,11 +182,13 @@ impl Navigator {
         self.selected = (self.selected as isize + d).clamp(0, n - 1) as usize;
     }
 
-    /// Keeps the cursor inside `height` visible lines.
+    /// Keeps the cursor inside `height` visible lines, and the lines filling them: after a
+    /// filter or a fold leaves fewer lines, the view does not stay scrolled past them.
     pub fn scroll_to_cursor(&mut self, height: usize) {
         if height == 0 {
             return;
         }
+        self.offset = self.offset.min(self.shown.len().saturating_sub(height));
         if self.selected < self.offset {
             self.offset = self.selected;
         } else if self.selected >= self.offset + height {

@@ -665,3 +665,39 @@ fn a_hit_on_another_branch_says_so_at_80_columns() {
     assert!(hit.ends_with("  other branch"), "{hit}");
     insta::assert_snapshot!("hit_other_branch_80x24", s);
 }
+
+#[test]
+fn a_filter_that_leaves_fewer_lines_fills_the_view_at_80_columns() {
+    let f = fixture();
+    // A long session: 40 turns in a line, the leaf at the bottom of a scrolled view.
+    let d = f.agent.join("sessions/--work-long--");
+    std::fs::create_dir_all(&d).expect("mkdir");
+    let id = "0199a000-0000-7000-8000-00000000000d";
+    let mut s = header(id, "/work/long", None);
+    let mut parent: Option<String> = None;
+    for n in 0..40 {
+        let (role, text) = if n % 2 == 0 {
+            ("user", format!("question {n}"))
+        } else {
+            ("assistant", format!("answer {n}"))
+        };
+        let eid = format!("t{n:02}");
+        s += &msg(&eid, parent.as_deref(), 9, role, &text);
+        parent = Some(eid);
+    }
+    std::fs::write(d.join(format!("2026-02-09T09-00-00-000Z_{id}.jsonl")), s).expect("write");
+    let mut a = app(&f);
+    keys(&mut a, "question 38");
+    press(&mut a, KeyCode::Enter);
+    let Mode::Tree(nav) = &mut a.mode else {
+        panic!("no tree")
+    };
+    let leaf = nav.doc.index().leaf.expect("leaf");
+    nav.reveal(leaf);
+    screen(&mut a, 80, 24);
+    keys(&mut a, "3");
+    let s = screen(&mut a, 80, 24);
+    let users = s.lines().filter(|l| l.contains(" user: question")).count();
+    assert!(users >= 10, "the view shows {users} of 20 user lines:\n{s}");
+    assert_eq!(selected_id(&a).as_deref(), Some("t38"));
+}
