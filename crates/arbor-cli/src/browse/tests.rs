@@ -701,3 +701,22 @@ fn a_filter_that_leaves_fewer_lines_fills_the_view_at_80_columns() {
     assert!(users >= 10, "the view shows {users} of 20 user lines:\n{s}");
     assert_eq!(selected_id(&a).as_deref(), Some("t38"));
 }
+
+#[test]
+fn big_message_counts_keep_the_picker_columns_aligned() {
+    assert_eq!(ui::count5(99_999), "99999");
+    assert_eq!(ui::count5(148_135), "148k");
+    assert_eq!(ui::count5(123_456_789), "123M");
+    for n in [
+        0,
+        7,
+        99_999,
+        100_000,
+        148_135,
+        99_999_999,
+        100_000_000,
+        usize::MAX,
+    ] {
+        assert!(ui::count5(n).len() <= 5, "{n}");
+    }
+}

@@ -187,7 +187,7 @@ fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
         } else {
             String::new()
         };
-        let left = format!(" {tool} {age:>4} {:>5}  {indent}", r.messages);
+        let left = format!(" {tool} {age:>4} {:>5}  {indent}", count5(r.messages));
         let project = crate::cmd::index::home_short(&r.cwd);
         let show_project = p.scope == Scope::All && w >= 70;
         let proj_w = if show_project {
@@ -362,6 +362,19 @@ fn draw_status(f: &mut Frame<'_>, status: &str, keys: &[&str], last: &str, area:
         Paragraph::new(Line::styled(format!(" {}", fit(text, room)), t.dim())),
         area,
     );
+}
+
+/// A count in at most five columns (148135 is `148k`): the message column stays aligned.
+pub(super) fn count5(n: usize) -> String {
+    if n <= 99_999 {
+        return n.to_string();
+    }
+    let (mut v, mut unit) = (n, 0);
+    while v > 9999 {
+        v /= 1000;
+        unit += 1;
+    }
+    format!("{v}{}", ["", "k", "M", "G", "T", "P", "E"][unit.min(6)])
 }
 
 /// A snippet with its match (between U+E000 and U+E001) highlighted, cut to `max` columns.
