@@ -7,6 +7,7 @@ mod cli;
 mod report;
 mod browse;
 mod cmd;
+mod progress;
 mod show_view;
 mod term;
 mod tree_view;

@@ -121,7 +121,10 @@ pub fn finish_stdout() -> Option<std::io::Error> {
 /// One line of [`say_err!`] to stderr; an error writing it is dropped (there is nowhere left
 /// to report it).
 pub fn err_line(text: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{text}");
+    // Above a progress bar, never into its line.
+    crate::progress::suspend(|| {
+        let _ = writeln!(std::io::stderr().lock(), "{text}");
+    });
 }
 
 /// A mistake in how arbor was called (exit status 2, like clap's own usage errors).

@@ -165,3 +165,80 @@ fn find_a_session_by_a_word_open_its_tree_and_resume_it_in_pi() {
         std::panic::resume_unwind(e);
     }
 }
+
+/// The last line of the screen that is not blank.
+fn footer(screen: &str) -> &str {
+    screen
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim_end()
+}
+
+#[test]
+fn at_80_columns_filters_apply_from_the_leaf_and_the_footer_keeps_the_way_out() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("home");
+    let sessions = home.join(".pi/agent/sessions/--work-walrus--");
+    std::fs::create_dir_all(&sessions).expect("mkdir");
+    write_session(
+        &sessions,
+        "0199a000-0000-7000-8000-0000000000aa",
+        &[
+            ("u1", None, "user", "migrate the walrus database"),
+            ("a1", Some("u1"), "assistant", "looking at the schema"),
+            ("u2", Some("a1"), "user", "use the zeppelin driver"),
+            ("a2", Some("u2"), "assistant", "switched to zeppelin"),
+        ],
+    );
+    write_session(
+        &sessions,
+        "0199a000-0000-7000-8000-0000000000bb",
+        &[("v1", None, "user", "write the release notes")],
+    );
+    let name = format!("arbor-e2e80-{}", std::process::id());
+    let cmd = format!(
+        "cd / && env HOME='{}' ARBOR_CATALOG='{}' TERM=xterm-256color '{}' browse --all; sleep 30",
+        home.display(),
+        tmp.path().join("catalog.db").display(),
+        env!("CARGO_BIN_EXE_arbor")
+    );
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &name,
+        "-x",
+        "80",
+        "-y",
+        "24",
+        &cmd,
+    ]);
+    let result = std::panic::catch_unwind(|| {
+        let screen = wait_for(&name, "2 of 2 sessions");
+        assert!(footer(&screen).ends_with("· Esc quit"), "{screen}");
+        tmux(&["send-keys", "-t", &name, "-l", "zeppelin"]);
+        wait_for(&name, "1 of 2 sessions");
+        tmux(&["send-keys", "-t", &name, "Enter"]);
+        let screen = wait_for(&name, "◀ leaf");
+        assert!(footer(&screen).ends_with("· Esc back"), "{screen}");
+        // To the leaf (an assistant turn), then user only: it applies, the cursor on u2.
+        tmux(&["send-keys", "-t", &name, "G"]);
+        tmux(&["send-keys", "-t", &name, "3"]);
+        let screen = wait_for(&name, "filter: user only");
+        assert!(screen.contains("4 entries, 2 shown"), "{screen}");
+        assert!(
+            screen.contains("user · u2 ·"),
+            "the reader shows u2:\n{screen}"
+        );
+        // Labelled only, with no label: applies, and says nothing is kept.
+        tmux(&["send-keys", "-t", &name, "4"]);
+        let screen = wait_for(&name, "nothing matches this filter");
+        assert!(screen.contains("filter: labelled"), "{screen}");
+    });
+    tmux(&["kill-session", "-t", &name]);
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}

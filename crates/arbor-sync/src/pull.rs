@@ -10,7 +10,7 @@ use crate::cursor::{load_cursors, save_cursors, Agreed, Cursor};
 use crate::local::{local_sessions, selected, stat, store_of, Local};
 use crate::merge::{parents_first, placement};
 use crate::place::{header_id, place, write_new_session};
-use crate::report::{failed, unreadable, Row, State, SyncError};
+use crate::report::{failed, unreadable, Row, State, SyncError, SyncProgress};
 use arbor_store::backend::sync_support::{self, Snapshot, Written};
 use arbor_store::backend::{BackendError, SessionStore, StoredSession};
 use std::collections::HashMap;
@@ -31,21 +31,47 @@ pub fn pull(
     ids: &[String],
     fork_on_conflict: bool,
 ) -> Result<Vec<Row>, SyncError> {
+    pull_with(remote, local, ids, fork_on_conflict, &mut |_| {})
+}
+
+/// [`pull`], telling `progress` how far it has come after each session.
+///
+/// # Errors
+/// As [`pull`].
+pub fn pull_with(
+    remote: &dyn SessionStore,
+    local: &Local,
+    ids: &[String],
+    fork_on_conflict: bool,
+    progress: &mut dyn FnMut(SyncProgress),
+) -> Result<Vec<Row>, SyncError> {
     let mut cursors = load_cursors(&local.cursor_file);
     let (files, mut rows) = local_sessions(local, &cursors);
     let here: HashMap<String, (PathBuf, Option<(u64, i128)>)> = files
         .into_iter()
         .map(|f| (f.id, (f.path, f.stat)))
         .collect();
-    for s in remote.list()? {
+    let chosen: Vec<StoredSession> = remote
+        .list()?
+        .into_iter()
+        .filter(|s| {
+            let path = here.get(&s.meta.id).map(|(p, _)| p.as_path());
+            selected(ids, &s.meta.id, path)
+        })
+        .collect();
+    let mut at = SyncProgress {
+        sessions_total: chosen.len() as u64,
+        bytes_total: chosen.iter().map(|s| s.bytes).sum(),
+        ..SyncProgress::default()
+    };
+    progress(at);
+    for s in chosen {
         let id = s.meta.id.clone();
+        let size = s.bytes;
         let (path, found) = match here.get(&id) {
             Some((p, st)) => (Some(p.clone()), *st),
             None => (None, None),
         };
-        if !selected(ids, &id, path.as_deref()) {
-            continue;
-        }
         let row = Row::new(id.clone(), path.clone(), State::RemoteOnly);
         let cursor = cursors.remove(&id);
         let result = match &path {
@@ -69,6 +95,9 @@ pub fn pull(
             cursors.insert(id, c);
         }
         rows.push(row);
+        at.sessions_done += 1;
+        at.bytes_done += size;
+        progress(at);
     }
     save_cursors(&local.cursor_file, &cursors)?;
     Ok(rows)

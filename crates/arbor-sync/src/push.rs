@@ -8,7 +8,7 @@ use crate::cursor::{load_cursors, save_cursors, Agreed, Cursor};
 use crate::local::{local_sessions, selected, Local, LocalFile};
 use crate::merge::parents_first;
 use crate::pull::{has_leftover, settle};
-use crate::report::{failed, unreadable, Row, State, SyncError};
+use crate::report::{failed, unreadable, Row, State, SyncError, SyncProgress};
 use arbor_store::backend::sync_support::{self};
 use arbor_store::backend::{BackendError, SessionMeta, SessionStore, StoredSession};
 use std::collections::HashMap;
@@ -27,6 +27,19 @@ pub fn push(
     local: &Local,
     ids: &[String],
 ) -> Result<Vec<Row>, SyncError> {
+    push_with(remote, local, ids, &mut |_| {})
+}
+
+/// [`push`], telling `progress` how far it has come after each session.
+///
+/// # Errors
+/// As [`push`].
+pub fn push_with(
+    remote: &dyn SessionStore,
+    local: &Local,
+    ids: &[String],
+    progress: &mut dyn FnMut(SyncProgress),
+) -> Result<Vec<Row>, SyncError> {
     let mut cursors = load_cursors(&local.cursor_file);
     let shared: HashMap<String, StoredSession> = remote
         .list()?
@@ -34,10 +47,18 @@ pub fn push(
         .map(|s| (s.meta.id.clone(), s))
         .collect();
     let (files, mut rows) = local_sessions(local, &cursors);
+    let files: Vec<LocalFile<'_>> = files
+        .into_iter()
+        .filter(|f| selected(ids, &f.id, Some(&f.path)))
+        .collect();
+    let mut at = SyncProgress {
+        sessions_total: files.len() as u64,
+        bytes_total: files.iter().map(|f| f.stat.map_or(0, |s| s.0)).sum(),
+        ..SyncProgress::default()
+    };
+    progress(at);
     for f in files {
-        if !selected(ids, &f.id, Some(&f.path)) {
-            continue;
-        }
+        let size = f.stat.map_or(0, |s| s.0);
         let row = Row::new(f.id.clone(), Some(f.path.clone()), State::LocalOnly);
         let cursor = cursors.remove(&f.id);
         let (row, cursor) = match push_one(
@@ -55,6 +76,9 @@ pub fn push(
             cursors.insert(f.id.clone(), c);
         }
         rows.push(row);
+        at.sessions_done += 1;
+        at.bytes_done += size;
+        progress(at);
     }
     save_cursors(&local.cursor_file, &cursors)?;
     Ok(rows)

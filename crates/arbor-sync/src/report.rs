@@ -43,6 +43,22 @@ pub enum State {
     },
 }
 
+/// How far a push or pull has come, told after each session: the bytes are the sizes of
+/// the sessions gone through (the local files for push, the shared copies for pull), what a
+/// progress bar measures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SyncProgress {
+    /// Sessions gone through.
+    pub sessions_done: u64,
+    /// Sessions to go through.
+    pub sessions_total: u64,
+    /// Bytes of the sessions gone through.
+    pub bytes_done: u64,
+    /// Bytes of all of them.
+    pub bytes_total: u64,
+}
+
 /// One session's line in a report.
 #[derive(Debug, Clone)]
 pub struct Row {

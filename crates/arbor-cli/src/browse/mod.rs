@@ -369,9 +369,15 @@ impl App {
             }
             (KeyCode::Char('e'), true) | (KeyCode::F(2), _) => {
                 if let Some(r) = self.picker.selected_row() {
+                    // A session with no name starts empty: its first message is no name
+                    // to edit, and typing after it made names that repeat the message.
                     self.dialog = Some(Dialog::Input {
                         prompt: "Name of the session:".into(),
-                        value: r.title.clone(),
+                        value: if r.named {
+                            r.title.clone()
+                        } else {
+                            String::new()
+                        },
                         then: Pending::Rename(r.file.clone()),
                     });
                 }
@@ -611,6 +617,14 @@ impl App {
                 KeyCode::Enter => return self.run_pending(then, value),
                 KeyCode::Backspace => {
                     value.pop();
+                    self.dialog = Some(Dialog::Input {
+                        prompt,
+                        value,
+                        then,
+                    });
+                }
+                KeyCode::Char('u') if k.modifiers.contains(KeyModifiers::CONTROL) => {
+                    value.clear();
                     self.dialog = Some(Dialog::Input {
                         prompt,
                         value,

@@ -182,11 +182,13 @@ impl Navigator {
         self.selected = (self.selected as isize + d).clamp(0, n - 1) as usize;
     }
 
-    /// Keeps the cursor inside `height` visible lines.
+    /// Keeps the cursor inside `height` visible lines, and the lines filling them: after a
+    /// filter or a fold leaves fewer lines, the view does not stay scrolled past them.
     pub fn scroll_to_cursor(&mut self, height: usize) {
         if height == 0 {
             return;
         }
+        self.offset = self.offset.min(self.shown.len().saturating_sub(height));
         if self.selected < self.offset {
             self.offset = self.selected;
         } else if self.selected >= self.offset + height {
@@ -194,15 +196,47 @@ impl Navigator {
         }
     }
 
-    /// Sets the filter (folds are cleared, as pi clears them).
+    /// Sets the filter (folds are cleared, as pi clears them). The filter always applies:
+    /// the cursor stays on its entry when the filter keeps it, else it moves to the nearest
+    /// entry kept ([`Navigator::select_nearest`]); a filter that keeps nothing shows nothing.
     pub fn set_filter(&mut self, f: Filter) {
         let keep = self.selected_entry();
         self.filter = f;
         self.folded.clear();
         self.relayout();
-        if let Some(k) = keep {
-            self.reveal(k);
+        match keep {
+            Some(k) => self.select_nearest(k),
+            None => self.selected = 0,
         }
+    }
+
+    /// Puts the cursor on entry `i` if it is shown, else on its closest shown ancestor,
+    /// else on the first line. Never changes the filter, the search or the folds. One pass
+    /// over the shown lines and one walk up the parents.
+    pub fn select_nearest(&mut self, i: usize) {
+        let n = self.doc.entries().len();
+        let mut pos: Vec<Option<usize>> = vec![None; n];
+        for (p, &k) in self.shown.iter().enumerate() {
+            if let Some(slot) = pos.get_mut(self.full[k as usize].entry) {
+                *slot = Some(p);
+            }
+        }
+        let mut seen = HashSet::new();
+        let mut at = Some(i);
+        while let Some(k) = at {
+            if !seen.insert(k) {
+                break; // a parent cycle: stop rather than loop
+            }
+            if let Some(p) = pos.get(k).copied().flatten() {
+                self.selected = p;
+                return;
+            }
+            at = self.doc.entries()[k]
+                .parent_id
+                .as_deref()
+                .and_then(|pid| self.doc.index().get(pid));
+        }
+        self.selected = 0;
     }
 
     /// Folds or unfolds the selected entry. Costs what it shows or hides, not the size of

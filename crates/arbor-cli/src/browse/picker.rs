@@ -50,6 +50,9 @@ pub struct SessionRow {
     pub tool: Dialect,
     /// Name, omp title or first message.
     pub title: String,
+    /// `title` is a name (pi's `session_info` name or omp's title), not the first message:
+    /// what a rename starts from.
+    pub named: bool,
     /// The first user message.
     pub first: String,
     /// The project (header `cwd`).
@@ -111,6 +114,8 @@ impl SessionRow {
             file: l.file.clone(),
             tool: if l.omp { Dialect::Omp } else { Dialect::Pi },
             title,
+            named: l.title.as_deref().is_some_and(|t| !t.is_empty())
+                || l.info.name.as_deref().is_some_and(|n| !n.is_empty()),
             first,
             cwd: l.info.cwd.clone(),
             modified: l.info.modified_ms,

@@ -455,3 +455,268 @@ fn agent_commands_follow_the_environment() {
 fn agent_cmd(d: Dialect, p: &Path) -> Vec<String> {
     handoff::agent_command(d, p)
 }
+
+/// The tree of session a, the cursor on its leaf (b3, an assistant turn).
+fn tree_on_leaf(f: &Fixture) -> App {
+    let mut a = app(f);
+    keys(&mut a, "walrus database");
+    press(&mut a, KeyCode::Enter);
+    let Mode::Tree(nav) = &mut a.mode else {
+        panic!("no tree")
+    };
+    let leaf = nav.doc.index().leaf.expect("leaf");
+    nav.reveal(leaf);
+    a
+}
+
+fn selected_id(a: &App) -> Option<String> {
+    let Mode::Tree(nav) = &a.mode else {
+        panic!("no tree")
+    };
+    nav.selected_entry()
+        .and_then(|i| nav.doc.entries()[i].id.clone())
+        .map(|id| id.to_string())
+}
+
+fn filter_of(a: &App) -> (Filter, usize) {
+    let Mode::Tree(nav) = &a.mode else {
+        panic!("no tree")
+    };
+    (nav.filter, nav.line_count())
+}
+
+#[test]
+fn filters_apply_wherever_the_cursor_is_and_it_moves_to_the_nearest_kept_entry() {
+    let f = fixture();
+    // 3 from an assistant turn: user only, the cursor on the user message above it.
+    let mut a = tree_on_leaf(&f);
+    keys(&mut a, "3");
+    assert_eq!(filter_of(&a), (Filter::UserOnly, 3));
+    assert_eq!(selected_id(&a).as_deref(), Some("b2"));
+    insta::assert_snapshot!("tree_user_only_from_leaf_80x24", screen(&mut a, 80, 24));
+    // 4 with nothing labelled: the filter applies and shows that nothing is kept.
+    keys(&mut a, "4");
+    assert_eq!(filter_of(&a), (Filter::Labeled, 0));
+    let s = screen(&mut a, 80, 24);
+    assert!(s.contains("filter: labelled"), "{s}");
+    assert!(s.contains("nothing matches this filter"), "{s}");
+    // f cycles through every filter from the leaf, none turning into "all" early.
+    let mut a = tree_on_leaf(&f);
+    let mut seen = Vec::new();
+    for _ in 0..5 {
+        keys(&mut a, "f");
+        seen.push(filter_of(&a));
+    }
+    assert_eq!(
+        seen,
+        [
+            (Filter::NoTools, 6),
+            (Filter::UserOnly, 3),
+            (Filter::Labeled, 0),
+            (Filter::All, 6),
+            (Filter::Default, 6),
+        ]
+    );
+    // A label on a1: from the leaf, 4 keeps a1 and puts the cursor on it (its ancestor).
+    let mut a = tree_on_leaf(&f);
+    let Mode::Tree(nav) = &mut a.mode else {
+        panic!()
+    };
+    let a1 = nav.doc.index().get("a1").expect("a1");
+    nav.reveal(a1);
+    keys(&mut a, "Lkeep");
+    press(&mut a, KeyCode::Enter);
+    let Mode::Tree(nav) = &mut a.mode else {
+        panic!()
+    };
+    let leaf = nav.doc.index().leaf.expect("leaf");
+    nav.reveal(leaf);
+    keys(&mut a, "4");
+    assert_eq!(filter_of(&a), (Filter::Labeled, 1));
+    assert_eq!(selected_id(&a).as_deref(), Some("a1"));
+}
+
+fn dialog_value(a: &App) -> String {
+    match &a.dialog {
+        Some(Dialog::Input { value, .. }) => value.clone(),
+        _ => panic!("no input dialog"),
+    }
+}
+
+#[test]
+fn rename_starts_empty_without_a_name_and_ctrl_u_clears_the_dialogs() {
+    let f = fixture();
+    let mut a = app(&f);
+    // The first row has no name: the dialog starts empty, not with the first message.
+    assert_eq!(a.picker.rows[0].title, "write release notes 日本語");
+    ctrl(&mut a, 'e');
+    assert_eq!(dialog_value(&a), "");
+    insta::assert_snapshot!("rename_unnamed_80x24", screen(&mut a, 80, 24));
+    keys(&mut a, "Notes");
+    press(&mut a, KeyCode::Enter);
+    assert!(a.status.contains("named \"Notes\""), "{}", a.status);
+    assert!(a.picker.rows.iter().any(|r| r.title == "Notes"));
+    // Named: the dialog starts with the name; Ctrl-U clears it.
+    let at = a
+        .picker
+        .view
+        .iter()
+        .position(|v| a.picker.rows[v.row].title == "Notes")
+        .expect("row");
+    a.picker.select(at);
+    ctrl(&mut a, 'e');
+    assert_eq!(dialog_value(&a), "Notes");
+    ctrl(&mut a, 'u');
+    assert_eq!(dialog_value(&a), "");
+    keys(&mut a, "Release");
+    assert_eq!(dialog_value(&a), "Release");
+    press(&mut a, KeyCode::Esc);
+    // The label dialog too.
+    let mut a = tree_on_leaf(&f);
+    keys(&mut a, "Lwip");
+    assert_eq!(dialog_value(&a), "wip");
+    ctrl(&mut a, 'u');
+    assert_eq!(dialog_value(&a), "");
+}
+
+#[test]
+fn dialogs_show_their_answer_keys_at_80_columns() {
+    let f = fixture();
+    let mut a = app(&f);
+    // A long title wraps; the line that says which key confirms stays inside the dialog.
+    ctrl(&mut a, 'e');
+    keys(
+        &mut a,
+        "Release notes for the spring version with every change listed by area",
+    );
+    press(&mut a, KeyCode::Enter);
+    a.status.clear();
+    ctrl(&mut a, 'd');
+    let s = screen(&mut a, 80, 24);
+    insta::assert_snapshot!("delete_dialog_80x24", s);
+    assert!(
+        s.contains("y moves it to the trash · n or Esc keeps it"),
+        "{s}"
+    );
+    press(&mut a, KeyCode::Esc);
+    // Continue from here: a long question, the keys still shown.
+    let mut a = tree_on_leaf(&f);
+    let Mode::Tree(nav) = &mut a.mode else {
+        panic!()
+    };
+    let a1 = nav.doc.index().get("a1").expect("a1");
+    nav.reveal(a1);
+    press(&mut a, KeyCode::Enter);
+    let s = screen(&mut a, 80, 24);
+    assert!(s.contains("y yes · n or Esc no"), "{s}");
+}
+
+#[test]
+fn the_footer_keeps_the_way_out_at_80_columns() {
+    let f = fixture();
+    let mut a = app(&f);
+    let s = screen(&mut a, 80, 24);
+    let last = s.lines().last().expect("line");
+    assert!(last.ends_with("· Esc quit"), "{last}");
+    let mut a = tree_on_leaf(&f);
+    let s = screen(&mut a, 80, 24);
+    let last = s.lines().last().expect("line");
+    assert!(last.ends_with("· Esc back"), "{last}");
+    // Wide: every key; narrow: the way out alone.
+    let all = ui::keys_line(&["a b", "c d"], "Esc quit", 200);
+    assert_eq!(all, "a b · c d · Esc quit");
+    assert_eq!(
+        ui::keys_line(&["a b", "c d"], "Esc quit", 15),
+        "a b · Esc quit"
+    );
+    assert_eq!(ui::keys_line(&["a b", "c d"], "Esc quit", 3), "Esc quit");
+}
+
+#[test]
+fn a_hit_on_another_branch_says_so_at_80_columns() {
+    let f = fixture();
+    // A long message on the branch that is not the current one (b4 keeps the leaf on b).
+    let d = f.agent.join("sessions/--work-walrus--");
+    let file = d.join("2026-02-01T09-00-00-000Z_0199a000-0000-7000-8000-00000000000a.jsonl");
+    let mut text = std::fs::read_to_string(&file).expect("read");
+    text += &msg(
+        "u3",
+        Some("a2"),
+        5,
+        "user",
+        "now move every table of the zebra schema to postgres and keep the old names working for a while",
+    );
+    text += &msg(
+        "u4",
+        Some("u3"),
+        5,
+        "user",
+        "and the zebra view should keep its old column names for every report we still send out",
+    );
+    text += &msg("b4", Some("b3"), 5, "user", "thanks");
+    std::fs::write(&file, text).expect("write");
+    let mut a = app(&f);
+    keys(&mut a, "zebra");
+    let s = screen(&mut a, 80, 24);
+    let hit = s
+        .lines()
+        .find(|l| l.contains("↳ user (+1)"))
+        .expect("hit line");
+    assert!(hit.ends_with("  other branch"), "{hit}");
+    insta::assert_snapshot!("hit_other_branch_80x24", s);
+}
+
+#[test]
+fn a_filter_that_leaves_fewer_lines_fills_the_view_at_80_columns() {
+    let f = fixture();
+    // A long session: 40 turns in a line, the leaf at the bottom of a scrolled view.
+    let d = f.agent.join("sessions/--work-long--");
+    std::fs::create_dir_all(&d).expect("mkdir");
+    let id = "0199a000-0000-7000-8000-00000000000d";
+    let mut s = header(id, "/work/long", None);
+    let mut parent: Option<String> = None;
+    for n in 0..40 {
+        let (role, text) = if n % 2 == 0 {
+            ("user", format!("question {n}"))
+        } else {
+            ("assistant", format!("answer {n}"))
+        };
+        let eid = format!("t{n:02}");
+        s += &msg(&eid, parent.as_deref(), 9, role, &text);
+        parent = Some(eid);
+    }
+    std::fs::write(d.join(format!("2026-02-09T09-00-00-000Z_{id}.jsonl")), s).expect("write");
+    let mut a = app(&f);
+    keys(&mut a, "question 38");
+    press(&mut a, KeyCode::Enter);
+    let Mode::Tree(nav) = &mut a.mode else {
+        panic!("no tree")
+    };
+    let leaf = nav.doc.index().leaf.expect("leaf");
+    nav.reveal(leaf);
+    screen(&mut a, 80, 24);
+    keys(&mut a, "3");
+    let s = screen(&mut a, 80, 24);
+    let users = s.lines().filter(|l| l.contains(" user: question")).count();
+    assert!(users >= 10, "the view shows {users} of 20 user lines:\n{s}");
+    assert_eq!(selected_id(&a).as_deref(), Some("t38"));
+}
+
+#[test]
+fn big_message_counts_keep_the_picker_columns_aligned() {
+    assert_eq!(ui::count5(99_999), "99999");
+    assert_eq!(ui::count5(148_135), "148k");
+    assert_eq!(ui::count5(123_456_789), "123M");
+    for n in [
+        0,
+        7,
+        99_999,
+        100_000,
+        148_135,
+        99_999_999,
+        100_000_000,
+        usize::MAX,
+    ] {
+        assert!(ui::count5(n).len() <= 5, "{n}");
+    }
+}

@@ -187,7 +187,7 @@ fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
         } else {
             String::new()
         };
-        let left = format!(" {tool} {age:>4} {:>5}  {indent}", r.messages);
+        let left = format!(" {tool} {age:>4} {:>5}  {indent}", count5(r.messages));
         let project = crate::cmd::index::home_short(&r.cwd);
         let show_project = p.scope == Scope::All && w >= 70;
         let proj_w = if show_project {
@@ -217,21 +217,23 @@ fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
             if lines.len() >= h {
                 break;
             }
-            let mut spans = vec![Span::styled(
-                format!(
-                    "      ↳ {}{} ",
-                    hit.role,
-                    if v.hits > 1 {
-                        format!(" (+{})", v.hits - 1)
-                    } else {
-                        String::new()
-                    }
-                ),
-                t.dim(),
-            )];
-            spans.extend(snippet_spans(&hit.snippet, w.saturating_sub(30), t));
-            if !hit.on_branch {
-                spans.push(Span::styled("  other branch", t.dim()));
+            let head = format!(
+                "      ↳ {}{} ",
+                hit.role,
+                if v.hits > 1 {
+                    format!(" (+{})", v.hits - 1)
+                } else {
+                    String::new()
+                }
+            );
+            // The snippet gets what the head and the branch note leave: the note is what
+            // tells a hit on another branch apart, so it is never cut off.
+            let note = if hit.on_branch { "" } else { "  other branch" };
+            let room = w.saturating_sub(width(&head) + width(note));
+            let mut spans = vec![Span::styled(head, t.dim())];
+            spans.extend(snippet_spans(&hit.snippet, room, t));
+            if !note.is_empty() {
+                spans.push(Span::styled(note, t.dim()));
             }
             lines.push(Line::from(spans));
             app.row_at.push(pos);
@@ -300,13 +302,7 @@ fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
         }
     }
     f.render_widget(Paragraph::new(pl).wrap(Wrap { trim: true }), inner);
-    draw_status(
-        f,
-        &app.status,
-        "↑↓ move · Enter tree · ^R resume · Tab scope · ^S sort · ^E rename · ^D delete · ^Y copy path · Esc quit",
-        help,
-        t,
-    );
+    draw_status(f, &app.status, &PICKER_KEYS, "Esc quit", help, t);
 }
 
 /// The last line: the status message, else the keys.
@@ -321,15 +317,64 @@ fn side_pane(f: &mut Frame<'_>, area: Rect, title: &str, t: Theme) -> Rect {
     inner
 }
 
-fn draw_status(f: &mut Frame<'_>, status: &str, keys: &str, area: Rect, t: Theme) {
-    let text = if status.is_empty() { keys } else { status };
+/// The picker's keys, most useful first: a narrow footer drops them from the end.
+const PICKER_KEYS: [&str; 8] = [
+    "Enter tree",
+    "^R resume",
+    "Tab scope",
+    "^E rename",
+    "^D delete",
+    "^S sort",
+    "^Y copy path",
+    "↑↓ move",
+];
+
+/// The tree's keys, most useful first.
+const TREE_KEYS: [&str; 6] = [
+    "Enter continue here",
+    "r resume",
+    "F fork at message",
+    "L label",
+    "←→ fold",
+    "↑↓ move",
+];
+
+/// The keys line for `cols` columns: as many of `keys` as fit, in order, then `last` (the
+/// way out), which is always kept.
+pub(super) fn keys_line(keys: &[&str], last: &str, cols: usize) -> String {
+    let mut n = keys.len();
+    loop {
+        let mut parts: Vec<&str> = keys[..n].to_vec();
+        parts.push(last);
+        let line = parts.join(" · ");
+        if n == 0 || width(&line) <= cols {
+            return line;
+        }
+        n -= 1;
+    }
+}
+
+fn draw_status(f: &mut Frame<'_>, status: &str, keys: &[&str], last: &str, area: Rect, t: Theme) {
+    let room = (area.width as usize).saturating_sub(1);
+    let keys = keys_line(keys, last, room);
+    let text = if status.is_empty() { &keys } else { status };
     f.render_widget(
-        Paragraph::new(Line::styled(
-            format!(" {}", fit(text, (area.width as usize).saturating_sub(1))),
-            t.dim(),
-        )),
+        Paragraph::new(Line::styled(format!(" {}", fit(text, room)), t.dim())),
         area,
     );
+}
+
+/// A count in at most five columns (148135 is `148k`): the message column stays aligned.
+pub(super) fn count5(n: usize) -> String {
+    if n <= 99_999 {
+        return n.to_string();
+    }
+    let (mut v, mut unit) = (n, 0);
+    while v > 9999 {
+        v /= 1000;
+        unit += 1;
+    }
+    format!("{v}{}", ["", "k", "M", "G", "T", "P", "E"][unit.min(6)])
 }
 
 /// A snippet with its match (between U+E000 and U+E001) highlighted, cut to `max` columns.
@@ -372,16 +417,24 @@ fn draw_tree(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
     f.render_widget(
         Paragraph::new(Line::from(vec![
             Span::styled(" tree ", t.accent()),
-            Span::raw(fit(
-                &format!(
-                    "· {} · {tool} · {}, {} shown · filter: {}",
-                    arbor_view::one_line(&title, 60),
+            Span::raw({
+                // The filter and the counts are what change: the title gets what they leave.
+                let rest = format!(
+                    " · {tool} · {}, {} shown · filter: {}",
                     arbor_view::count(nav.doc.entries().len() as u64, "entry", "entries"),
                     nav.line_count(),
                     nav.filter.name()
-                ),
-                head.width as usize - 6,
-            )),
+                );
+                let room = (head.width as usize).saturating_sub(6);
+                let title_room = room.saturating_sub(width(&rest) + 2).clamp(8, 60);
+                fit(
+                    &format!(
+                        "· {}{rest}",
+                        fit(&arbor_view::one_line(&title, 400), title_room)
+                    ),
+                    room,
+                )
+            }),
         ])),
         head,
     );
@@ -471,13 +524,7 @@ fn draw_tree(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
         .map(|i| reader_lines(nav, i, t))
         .unwrap_or_default();
     f.render_widget(Paragraph::new(rl).wrap(Wrap { trim: false }), inner);
-    draw_status(
-        f,
-        &app.status,
-        "↑↓ move · ←→ fold · Enter continue here · r resume · F fork at message · L label · Esc back",
-        help,
-        t,
-    );
+    draw_status(f, &app.status, &TREE_KEYS, "Esc back", help, t);
 }
 
 fn reader_lines(nav: &Navigator, i: usize, t: Theme) -> Vec<Line<'static>> {
@@ -497,46 +544,94 @@ fn reader_lines(nav: &Navigator, i: usize, t: Theme) -> Vec<Line<'static>> {
         .collect()
 }
 
+/// `text` cut into lines of at most `cols` columns at spaces (a word longer than a line is
+/// cut with `…`), so that a dialog knows how many lines it takes.
+fn wrap_words(text: &str, cols: usize) -> Vec<String> {
+    let cols = cols.max(1);
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for word in text.split_whitespace() {
+        let word = fit(word, cols);
+        if !cur.is_empty() && width(&cur) + 1 + width(&word) > cols {
+            out.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(&word);
+    }
+    out.push(cur);
+    out
+}
+
+/// The last `cols` columns of `s` (`…` first when cut).
+fn tail(s: &str, cols: usize) -> String {
+    if width(s) <= cols {
+        return s.to_string();
+    }
+    let mut out: Vec<char> = Vec::new();
+    let mut w = 1;
+    for c in s.chars().rev() {
+        let cw = width(c.encode_utf8(&mut [0; 4]));
+        if w + cw > cols {
+            break;
+        }
+        out.push(c);
+        w += cw;
+    }
+    out.push('…');
+    out.into_iter().rev().collect()
+}
+
 fn draw_dialog(f: &mut Frame<'_>, d: &Dialog, area: Rect, t: Theme) {
+    let w = area.width.saturating_sub(4).min(64);
+    // Inside the border.
+    let inner = (w as usize).saturating_sub(2);
+    let words = |s: &str| -> Vec<Line<'static>> {
+        wrap_words(s, inner).into_iter().map(Line::raw).collect()
+    };
+    // The answer keys, each named with what it does.
+    let answers = |yes: &str, no: &str| -> Line<'static> {
+        Line::from(vec![
+            Span::styled("y", t.bold()),
+            Span::raw(format!(" {yes} · ")),
+            Span::styled("n", t.bold()),
+            Span::raw(" or "),
+            Span::styled("Esc", t.bold()),
+            Span::raw(format!(" {no}")),
+        ])
+    };
     let (title, body): (&str, Vec<Line<'_>>) = match d {
-        Dialog::ConfirmDelete { title, .. } => (
-            " delete ",
-            vec![
-                Line::raw(format!("Move \"{}\" to the trash?", fit(title, 50))),
-                Line::styled("(arbor trash restore brings it back)", t.dim()),
-                Line::raw(""),
-                Line::from(vec![
-                    Span::styled("y", t.bold()),
-                    Span::raw(" yes   "),
-                    Span::styled("n", t.bold()),
-                    Span::raw("/Esc no"),
-                ]),
-            ],
-        ),
-        Dialog::Confirm { question, .. } => (
-            " confirm ",
-            vec![
-                Line::raw(question.clone()),
-                Line::raw(""),
-                Line::from(vec![
-                    Span::styled("y", t.bold()),
-                    Span::raw(" yes   "),
-                    Span::styled("n", t.bold()),
-                    Span::raw("/Esc no"),
-                ]),
-            ],
-        ),
+        Dialog::ConfirmDelete { title, .. } => {
+            let mut b = words(&format!("Move \"{}\" to the trash?", fit(title, 50)));
+            b.push(Line::styled(
+                "(arbor trash restore brings it back)",
+                t.dim(),
+            ));
+            b.push(Line::raw(""));
+            b.push(answers("moves it to the trash", "keeps it"));
+            (" delete ", b)
+        }
+        Dialog::Confirm { question, .. } => {
+            let mut b = words(question);
+            b.push(Line::raw(""));
+            b.push(answers("yes", "no"));
+            (" confirm ", b)
+        }
         Dialog::Input { prompt, value, .. } => (
             " edit ",
             vec![
                 Line::raw(prompt.clone()),
-                Line::from(vec![Span::raw(value.clone()), Span::styled("█", t.dim())]),
+                // The end of a long value: where typing goes.
+                Line::from(vec![
+                    Span::raw(tail(value, inner.saturating_sub(1))),
+                    Span::styled("█", t.dim()),
+                ]),
                 Line::raw(""),
-                Line::styled("Enter save · Esc cancel", t.dim()),
+                Line::styled("Enter save · Esc cancel · ^U clear", t.dim()),
             ],
         ),
     };
-    let w = area.width.saturating_sub(4).min(64);
     let h = (body.len() as u16 + 2).min(area.height);
     let r = Rect {
         x: area.x + (area.width.saturating_sub(w)) / 2,
@@ -546,7 +641,7 @@ fn draw_dialog(f: &mut Frame<'_>, d: &Dialog, area: Rect, t: Theme) {
     };
     f.render_widget(Clear, r);
     f.render_widget(
-        Paragraph::new(body).wrap(Wrap { trim: true }).block(
+        Paragraph::new(body).block(
             Block::default()
                 .borders(Borders::ALL)
                 .title(Span::styled(title, t.accent())),

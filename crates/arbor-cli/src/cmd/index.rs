@@ -8,7 +8,7 @@ use arbor_index::{
 };
 use arbor_store::locate::{Locator, Scope};
 use arbor_store::paths;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -40,10 +40,10 @@ pub fn open_catalog(over: Option<&Path>) -> Result<Catalog> {
     Ok(c)
 }
 
-/// A progress bar on stderr for a refresh that has real work to do (a cold catalog), only
-/// when stderr is a terminal.
+/// The progress of a refresh that has real work to do (a cold catalog): a
+/// [`crate::progress::Bar`] made at the first report big enough to need one.
 struct Bar {
-    bar: Option<indicatif::ProgressBar>,
+    bar: Option<crate::progress::Bar>,
     enabled: bool,
 }
 
@@ -51,7 +51,7 @@ impl Bar {
     fn new() -> Bar {
         Bar {
             bar: None,
-            enabled: std::io::stderr().is_terminal(),
+            enabled: crate::progress::allowed(),
         }
     }
     fn update(&mut self, p: Progress) {
@@ -59,21 +59,20 @@ impl Bar {
             return;
         }
         if self.bar.is_none() {
-            if p.bytes_total < (32 << 20) && p.files_total < 200 {
+            if p.bytes_total < crate::progress::MIN_BYTES && p.files_total < 200 {
                 return;
             }
-            let b = indicatif::ProgressBar::new(p.bytes_total);
-            b.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "indexing {bar:30} {binary_bytes}/{binary_total_bytes} {msg} ({eta})",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            self.bar = Some(b);
+            self.bar = Some(crate::progress::Bar::bytes(
+                "indexing",
+                p.bytes_total,
+                p.files_total,
+                200,
+            ));
         }
         if let Some(b) = &self.bar {
-            b.set_position(p.bytes_done.min(p.bytes_total));
-            b.set_message(format!(
+            b.set_total(p.bytes_total);
+            b.set(p.bytes_done.min(p.bytes_total));
+            b.message(format!(
                 "{}/{}",
                 p.files_done,
                 arbor_view::count(p.files_total, "file", "files")
@@ -81,8 +80,8 @@ impl Bar {
         }
     }
     fn finish(&mut self) {
-        if let Some(b) = self.bar.take() {
-            b.finish_and_clear();
+        if let Some(mut b) = self.bar.take() {
+            b.finish();
         }
     }
 }

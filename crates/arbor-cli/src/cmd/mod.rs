@@ -181,6 +181,15 @@ fn run_command(
         cmd.print_help()?;
         return Ok(ExitCode::SUCCESS);
     };
+    // JSON is for programs: no progress bar, even on a terminal's stderr.
+    if let Command::Ls { json: true, .. }
+    | Command::Index { json: true, .. }
+    | Command::Search { json: true, .. }
+    | Command::Stats { json: true, .. }
+    | Command::Sync { json: true, .. } = &command
+    {
+        crate::progress::turn_off();
+    }
     match command {
         Command::Browse {
             all,

@@ -410,7 +410,25 @@ pub fn export(
     let format = arbor_view::Format::from(format);
     let force = output.is_some_and(|t| t.force);
     let output = output.map(|t| t.path);
+    // A big session takes a while to read and write: a spinner on a terminal's stderr,
+    // counting what is written (resolved once: the path, when it is one, is what is loaded).
+    let resolved = loc.resolve_session(session).ok();
+    let size = resolved
+        .as_deref()
+        .and_then(|p| std::fs::metadata(p).ok())
+        .map_or(0, |m| m.len());
+    let mut bar = crate::progress::Bar::counter("exporting", size);
+    bar.message(format!("reading {}", crate::cmd::index::human_size(size)));
+    let session = resolved
+        .as_deref()
+        .and_then(Path::to_str)
+        .unwrap_or(session);
     let (path, mut doc) = load_resolved_as(session, false, loc, true)?;
+    bar.message(if redact {
+        "looking for secrets"
+    } else {
+        "writing"
+    });
     if let Some(id) = leaf {
         super::require_entry(&doc, &path, id)?;
     }
@@ -422,6 +440,7 @@ pub fn export(
     } else {
         (0, arbor_view::Redactions::default())
     };
+    bar.message("writing");
     // HTML holds its images itself; Markdown links them from FILE.assets/.
     let assets = output
         .filter(|_| format == arbor_view::Format::Md)
@@ -442,15 +461,20 @@ pub fn export(
                 o,
                 format == arbor_view::Format::Json,
                 assets.as_ref(),
-                |w| arbor_view::export(&doc, &path, format, &paths, &opts, w),
+                |w| {
+                    let w = crate::progress::Counting::new(w, &bar);
+                    arbor_view::export(&doc, &path, format, &paths, &opts, w)
+                },
             )
             .with_context(|| o.display().to_string())?
         }
         None => {
             let w = std::io::BufWriter::new(crate::report::stdout());
+            let w = crate::progress::Counting::new(w, &bar);
             arbor_view::export(&doc, &path, format, &paths, &opts, w)?
         }
     };
+    bar.finish();
     if redacted > 0 {
         say_err!(
             "arbor: {} redacted (--no-redact keeps {})",

@@ -268,14 +268,33 @@ pub fn sync(o: &SyncOpts<'_>, term: &Term) -> Result<ExitCode> {
     // sessions with a note or left undone differ from the last report.
     let mut last: Option<Vec<String>> = None;
     let mut run = || -> Result<bool> {
+        // A bar on a terminal's stderr when many bytes go through (made at the first
+        // report, which knows the total; cleared before the report is printed).
+        let mut bar: Option<crate::progress::Bar> = None;
+        let mut tell = |verb: &str, p: arbor_sync::SyncProgress| {
+            let b = bar.get_or_insert_with(|| {
+                crate::progress::Bar::bytes(verb, p.bytes_total, 0, u64::MAX)
+            });
+            b.set(p.bytes_done);
+            b.message(format!("{}/{} sessions", p.sessions_done, p.sessions_total));
+        };
         let rows = match o.action {
-            Action::Push => arbor_sync::push(store.as_ref(), &local, o.sessions),
-            Action::Pull => {
-                arbor_sync::pull(store.as_ref(), &local, o.sessions, o.fork_on_conflict)
-            }
+            Action::Push => arbor_sync::push_with(store.as_ref(), &local, o.sessions, &mut |p| {
+                tell("pushing", p)
+            }),
+            Action::Pull => arbor_sync::pull_with(
+                store.as_ref(),
+                &local,
+                o.sessions,
+                o.fork_on_conflict,
+                &mut |p| tell("pulling", p),
+            ),
             Action::Status => arbor_sync::status(store.as_ref(), &local, o.sessions),
+        };
+        if let Some(mut b) = bar {
+            b.finish();
         }
-        .with_context(|| what.clone())?;
+        let rows = rows.with_context(|| what.clone())?;
         let report: Vec<String> = rows
             .iter()
             .filter(|r| r.unresolved || r.note.is_some())
