@@ -40,6 +40,36 @@ pub struct CatalogOpt {
     pub catalog: Option<PathBuf>,
 }
 
+/// Which sessions a command that reads many looks at: `--dir`, `--all`, or (neither) the
+/// current project's. `ls`, `search`, `stats`, `check` and `secrets` share it, so that the
+/// same flags mean the same sessions everywhere.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ScopeOpts {
+    /// The sessions of this directory (default: the current project's, of pi and omp).
+    #[arg(long, value_name = "DIR", conflicts_with = "all")]
+    pub dir: Option<PathBuf>,
+    /// Every project of every agent directory (pi's and omp's).
+    #[arg(long)]
+    pub all: bool,
+}
+
+impl ScopeOpts {
+    /// The scope the flags name.
+    pub fn scope(&self) -> arbor_store::locate::Scope<'_> {
+        use arbor_store::locate::Scope;
+        match (&self.dir, self.all) {
+            (Some(d), _) => Scope::Dir(d),
+            (None, true) => Scope::All,
+            (None, false) => Scope::Current,
+        }
+    }
+
+    /// Whether `--dir` or `--all` was given.
+    pub fn named(&self) -> bool {
+        self.dir.is_some() || self.all
+    }
+}
+
 /// `--wait`, on the commands that take the writer lock.
 #[derive(Args, Debug, Clone)]
 pub struct WaitOpt {
@@ -164,12 +194,8 @@ pub enum Command {
         after_help = "Each row starts with the session's shortest unique id prefix, which show, tree,\ncontext, fork and rm take.\n\nExamples:\n  arbor ls\n  arbor ls --all --long\n  arbor ls --dir ~/.pi/agent/sessions/--home-me-app-- --json"
     )]
     Ls {
-        /// Session directory to list (default: the current directory's sessions of pi and omp).
-        #[arg(long, conflicts_with = "all")]
-        dir: Option<PathBuf>,
-        /// Every project of every agent directory (pi's and omp's).
-        #[arg(long)]
-        all: bool,
+        #[command(flatten)]
+        scope: ScopeOpts,
         /// Also show each session's project (cwd) and file.
         #[arg(long)]
         long: bool,
@@ -219,12 +245,8 @@ pub enum Command {
     Search {
         /// The query.
         query: String,
-        /// Search every project of every agent directory.
-        #[arg(long, conflicts_with = "dir")]
-        all: bool,
-        /// Search the sessions of this directory.
-        #[arg(long)]
-        dir: Option<PathBuf>,
+        #[command(flatten)]
+        scope: ScopeOpts,
         /// Only these kinds of text: user, assistant, thinking, toolResult, bashExecution, tool,
         /// compaction, branchSummary, summary, name, label, system, contextEdit (repeatable or
         /// comma-separated).
@@ -350,12 +372,16 @@ pub enum Command {
     /// Verify sessions: header, malformed lines, torn tail, duplicate ids, missing parents, cycles,
     /// compactions off path, blobs. Exit status 1 when problems remain.
     #[command(
-        after_help = "Examples:\n  arbor check 01a2f3\n  arbor check --repair --wait=10 ~/.pi/agent/sessions/*/*.jsonl"
+        after_help = "Without SESSION: the current project's sessions (--dir DIR: a directory's, --all:\nevery project's). Prints the problems found and a one-line summary (--verbose: every file).\n\nExamples:\n  arbor check\n  arbor check --all --verbose\n  arbor check 01a2f3 --repair --wait=10"
     )]
     Check {
-        /// Sessions (paths, ids or id prefixes).
-        #[arg(required = true)]
+        /// Sessions (paths, ids or id prefixes); none: the sessions of the scope.
         sessions: Vec<String>,
+        #[command(flatten)]
+        scope: ScopeOpts,
+        /// Also list every healthy file (default: only problems and a summary).
+        #[arg(long)]
+        verbose: bool,
         /// Fix what can be fixed without losing a byte (removed bytes go to a quarantine sidecar).
         #[arg(long)]
         repair: bool,
@@ -467,12 +493,8 @@ pub enum Command {
     Stats {
         /// Sessions (paths, ids or id prefixes).
         sessions: Vec<String>,
-        /// The sessions of this directory.
-        #[arg(long, conflicts_with = "all")]
-        dir: Option<PathBuf>,
-        /// Every project of every agent directory.
-        #[arg(long)]
-        all: bool,
+        #[command(flatten)]
+        scope: ScopeOpts,
         /// Group by session, day, week, month, model or project.
         #[arg(long, value_name = "WHAT", default_value = "session")]
         by: crate::cmd::stats::By,
@@ -529,14 +551,13 @@ pub enum Command {
     /// List the secrets sessions hold (API keys and tokens, private keys, JWTs, passwords):
     /// file, line, entry, field and kind, never the secret itself.
     #[command(
-        after_help = "Exit status: 0 when none is found, 1 when some are (as a linter), 2 for a usage error.\nExports redact them by default.\n\nExamples:\n  arbor secrets 01a2f3\n  arbor secrets --all --json"
+        after_help = "Without SESSION: the current project's sessions (--dir DIR: a directory's, --all:\nevery project's). Exit status: 0 when none is found, 1 when some are (as a linter), 2 for\na usage error. Exports redact them by default.\n\nExamples:\n  arbor secrets\n  arbor secrets 01a2f3\n  arbor secrets --all --json"
     )]
     Secrets {
-        /// Sessions (paths, ids or id prefixes).
+        /// Sessions (paths, ids or id prefixes); none: the sessions of the scope.
         sessions: Vec<String>,
-        /// Every session under the agent directories.
-        #[arg(long)]
-        all: bool,
+        #[command(flatten)]
+        scope: ScopeOpts,
         /// JSON output: [{path, line, entryId, field, kind, chars}].
         #[arg(long)]
         json: bool,

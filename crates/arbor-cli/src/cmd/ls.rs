@@ -16,10 +16,8 @@ use std::process::ExitCode;
 
 /// Options of `arbor ls`.
 pub struct LsOpts<'a> {
-    /// `--dir`.
-    pub dir: Option<&'a Path>,
-    /// `--all`.
-    pub all: bool,
+    /// `--dir` / `--all`.
+    pub scope: &'a crate::cli::ScopeOpts,
     /// `--long`.
     pub long: bool,
     /// `--json`.
@@ -61,11 +59,7 @@ enum RowOf<'a> {
 
 /// `arbor ls`.
 pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) -> Result<ExitCode> {
-    let scope = match (o.dir, o.all) {
-        (Some(d), _) => Scope::Dir(d),
-        (None, true) => Scope::All,
-        (None, false) => Scope::Current,
-    };
+    let scope = o.scope.scope();
     let dirs = loc.project_dirs(scope)?;
     let (omp_dirs, pi_dirs): (Vec<PathBuf>, Vec<PathBuf>) =
         dirs.iter().cloned().partition(|d| match o.rules {
@@ -153,7 +147,7 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
         match scope {
             Scope::Dir(d) => say_err!("arbor: no sessions in {}", d.display()),
             Scope::All => say_err!("arbor: no sessions under the agent directories"),
-            Scope::Current => no_sessions_here(loc),
+            Scope::Current => no_sessions_here(loc, "ls"),
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -163,7 +157,7 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
     let ids = ShortIds::new(loc, rows.iter().map(|r| r.file));
     print_made(
         term,
-        &make_table(o.long, o.all, term, &rows, &by_file, &ids),
+        &make_table(o.long, o.scope.all, term, &rows, &by_file, &ids),
     )?;
     Ok(ExitCode::SUCCESS)
 }
@@ -432,7 +426,7 @@ fn table_opts(o: &LsOpts<'_>, term: &Term, loc: &Locator) -> Option<String> {
         term.width,
         u8::from(term.color),
         u8::from(o.long),
-        u8::from(o.all),
+        u8::from(o.scope.all),
     ))
 }
 
@@ -485,7 +479,7 @@ pub fn render_for_watcher(loc: &Locator, opts: &str, listed: &[Listed]) -> Optio
 
 /// Says there are no sessions for the current directory, and which parent directory has some
 /// (`cd app/src; arbor ls` names `app`).
-fn no_sessions_here(loc: &Locator) {
+pub(crate) fn no_sessions_here(loc: &Locator, command: &str) {
     let Ok(cwd) = std::env::current_dir() else {
         say_err!("arbor: no sessions for this directory (try --all)");
         return;
@@ -498,7 +492,7 @@ fn no_sessions_here(loc: &Locator) {
             .sum();
         if n > 0 {
             say_err!(
-                "arbor: no sessions for {}; its parent {} has {n} (arbor ls --dir {}, or run arbor ls there)",
+                "arbor: no sessions for {}; its parent {} has {n} (arbor {command} --dir {}, or run arbor {command} there)",
                 cwd.display(),
                 anc.display(),
                 dirs[0].display()
@@ -507,7 +501,7 @@ fn no_sessions_here(loc: &Locator) {
         }
     }
     say_err!(
-        "arbor: no sessions for {} (arbor ls --all lists every project)",
+        "arbor: no sessions for {} (arbor {command} --all: every project)",
         cwd.display()
     );
 }

@@ -85,8 +85,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             &loc,
         ),
         Command::Ls {
-            dir,
-            all,
+            scope,
             long,
             json,
             all_text,
@@ -101,8 +100,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             };
             ls::ls(
                 &ls::LsOpts {
-                    dir: dir.as_deref(),
-                    all,
+                    scope: &scope,
                     long,
                     json,
                     all_text,
@@ -130,8 +128,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         ),
         Command::Search {
             query,
-            all,
-            dir,
+            scope,
             role,
             since,
             thinking,
@@ -144,8 +141,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         } => index::search(
             &index::SearchOpts {
                 query: &query,
-                dir: dir.as_deref(),
-                all,
+                scope: &scope,
                 roles: &role,
                 since,
                 json,
@@ -195,11 +191,25 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         } => write::name(&session, &name, &write, &loc),
         Command::Check {
             sessions,
+            scope,
+            verbose,
             repair,
             json,
             no_blobs,
             wait,
-        } => check::check(&sessions, repair, json, no_blobs, wait.wait, &term, &loc),
+        } => check::check(
+            &check::CheckArgs {
+                sessions: &sessions,
+                scope: &scope,
+                verbose,
+                repair,
+                json,
+                no_blobs,
+                wait: wait.wait,
+            },
+            &term,
+            &loc,
+        ),
         Command::Gc {
             blobs: _,
             yes,
@@ -254,8 +264,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         ),
         Command::Stats {
             sessions,
-            dir,
-            all,
+            scope,
             by,
             since,
             json,
@@ -264,8 +273,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         } => stats::stats(
             &stats::StatsOpts {
                 sessions: &sessions,
-                dir: dir.as_deref(),
-                all,
+                scope: &scope,
                 by,
                 since_ms: since.map(|s| s.at(arbor_store::ids::now_ms() as f64)),
                 json,
@@ -305,9 +313,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Secrets {
             sessions,
-            all,
+            scope,
             json,
-        } => secrets::secrets(&sessions, all, json, &term, &loc),
+        } => secrets::secrets(&sessions, &scope, json, &term, &loc),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             let mut out = Vec::new();
@@ -317,6 +325,61 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Man { dir } => man(dir.as_deref()),
     }
+}
+
+/// The session files a command taking `SESSION...` and the scope flags looks at: the named
+/// sessions, and the sessions of `--dir` / `--all`; with neither, the current project's.
+/// `--all` walks every sessions root (omp's nested sub-agent sessions too) and names the
+/// directories it could not read in `unreadable`: a command that promises to have looked at
+/// every session reports them. An empty current project gets `ls`'s hint on stderr.
+pub(crate) fn scoped_files(
+    loc: &arbor_store::locate::Locator,
+    sessions: &[String],
+    scope: &crate::cli::ScopeOpts,
+    command: &str,
+) -> Result<Scoped> {
+    use arbor_store::locate::Scope;
+    let mut out = Scoped::default();
+    for s in sessions {
+        out.files.push(loc.resolve_session(s)?);
+    }
+    if !sessions.is_empty() && !scope.named() {
+        return Ok(out);
+    }
+    let mut found = match scope.scope() {
+        Scope::All => {
+            let (files, unreadable) = loc.all_session_files_reporting();
+            out.unreadable = unreadable;
+            files
+        }
+        s => {
+            let mut files = Vec::new();
+            for d in loc.project_dirs(s)? {
+                files.extend(arbor_store::discover::session_files(&d));
+            }
+            files
+        }
+    };
+    found.sort();
+    found.retain(|f| !out.files.contains(f));
+    if found.is_empty() && sessions.is_empty() && out.unreadable.is_empty() {
+        match scope.scope() {
+            Scope::Dir(d) => say_err!("arbor: no sessions in {}", d.display()),
+            Scope::All => say_err!("arbor: no sessions under the agent directories"),
+            Scope::Current => ls::no_sessions_here(loc, command),
+        }
+    }
+    out.files.extend(found);
+    Ok(out)
+}
+
+/// What [`scoped_files`] found.
+#[derive(Default)]
+pub(crate) struct Scoped {
+    /// The session files, named ones first, then the scope's in path order.
+    pub files: Vec<std::path::PathBuf>,
+    /// Directories below the sessions roots that could not be read (with `--all`).
+    pub unreadable: Vec<(std::path::PathBuf, std::io::Error)>,
 }
 
 /// Fails with the one wording arbor uses for an id that is not in a session.

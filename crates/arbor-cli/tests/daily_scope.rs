@@ -1,0 +1,228 @@
+//! Issue 24, items 6, 9 and 10 (scopes, the README's truth, completion, listing filters):
+//! what a person sees at 80 columns, run through the real binary with a private HOME laid
+//! out as pi lays it out.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// A private HOME with one project (`$HOME/app`) of pi sessions.
+struct Env {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+}
+
+/// pi's session directory of a working directory.
+fn pi_dir(home: &Path, cwd: &Path) -> PathBuf {
+    let enc = cwd
+        .to_string_lossy()
+        .trim_start_matches('/')
+        .replace(['/', '\\', ':'], "-");
+    home.join(".pi/agent/sessions").join(format!("--{enc}--"))
+}
+
+const HEADER: &str = r#"{"type":"session","version":3,"id":"ID","timestamp":"2026-01-0DT10:00:00.000Z","cwd":"CWD"}"#;
+
+fn user(id: &str, parent: Option<&str>, text: &str, day: u32) -> String {
+    let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-0{day}T10:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1767225601000}}}}"#
+    )
+}
+
+impl Env {
+    fn new() -> Env {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let home = tmp.path().canonicalize().expect("canonical");
+        let project = home.join("app");
+        std::fs::create_dir_all(&project).expect("project");
+        Env {
+            _tmp: tmp,
+            home,
+            project,
+        }
+    }
+
+    /// Writes a session of the project: `day` sets its times, `lines` its entries.
+    fn session(&self, id: &str, day: u32, lines: &[String]) -> PathBuf {
+        let dir = pi_dir(&self.home, &self.project);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join(format!("2026-01-0{day}T10-00-00-000Z_{id}.jsonl"));
+        let mut text = HEADER
+            .replace("ID", id)
+            .replace("CWD", &self.project.to_string_lossy())
+            .replace("0D", &format!("0{day}"));
+        text.push('\n');
+        for l in lines {
+            text.push_str(l);
+            text.push('\n');
+        }
+        std::fs::write(&path, text).expect("write");
+        let t = filetime_of(day);
+        let f = std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .expect("open");
+        f.set_modified(t).expect("mtime");
+        path
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_arbor"));
+        c.args(args)
+            .current_dir(&self.project)
+            .env("HOME", &self.home)
+            .env("COLUMNS", "80")
+            .env("XDG_CACHE_HOME", self.home.join("cache"))
+            .env_remove("PI_CODING_AGENT_DIR")
+            .env_remove("ARBOR_CATALOG")
+            .env_remove("PI_CONFIG_DIR")
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().expect("run arbor")
+    }
+
+    /// stdout, then stderr, with HOME written `~`.
+    fn seen(&self, o: &Output) -> String {
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        text.replace(&self.home.to_string_lossy().to_string(), "~")
+    }
+}
+
+fn filetime_of(day: u32) -> std::time::SystemTime {
+    // 2026-01-0D 10:00:00 UTC.
+    let base = 1_767_261_600u64; // 2026-01-01T10:00:00Z
+    std::time::UNIX_EPOCH + std::time::Duration::from_secs(base + u64::from(day - 1) * 86_400)
+}
+
+/// Two healthy sessions and one with a malformed line, in the current project.
+fn three_sessions(env: &Env) -> PathBuf {
+    env.session(
+        "019a0000-0000-7000-8000-00000000aaaa",
+        1,
+        &[user("a1", None, "walrus migration plan", 1)],
+    );
+    env.session(
+        "019a0000-0000-7000-8000-00000000bbbb",
+        2,
+        &[
+            user(
+                "b1",
+                None,
+                "export X=ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5",
+                2,
+            ),
+            user("b2", Some("b1"), "thanks", 2),
+        ],
+    );
+    env.session(
+        "019a0000-0000-7000-8000-00000000cccc",
+        3,
+        &[
+            user("c1", None, "tidy the theme", 3),
+            "{not json".to_string(),
+        ],
+    )
+}
+
+/// Item 6: `check` without SESSION checks the current project, as `ls` lists it, prints
+/// only what has problems and a one-line summary; `--verbose` lists every file.
+#[test]
+fn check_takes_the_current_project_and_prints_problems_and_a_summary() {
+    let env = Env::new();
+    three_sessions(&env);
+    let o = env.run(&["check"]);
+    assert_eq!(o.status.code(), Some(1), "{}", env.seen(&o));
+    let dir = "~/.pi/agent/sessions/--";
+    let seen = env.seen(&o);
+    let proj = seen
+        .split(dir)
+        .nth(1)
+        .and_then(|s| s.split("--/").next())
+        .expect("the session directory is named")
+        .to_string();
+    assert_eq!(
+        seen,
+        format!(
+            "{dir}{proj}--/2026-01-03T10-00-00-000Z_019a0000-0000-7000-8000-00000000cccc.jsonl: 1 problem\n  line 3: repairable: line 3 (9 bytes) is not a JSON object: invalid JSON: expected string key at byte 1\narbor: checked 3 sessions: 2 ok, 1 with problems\n"
+        )
+    );
+    let v = env.seen(&env.run(&["check", "--verbose"]));
+    // (Each healthy file's line; "1 entries" is item 8's, another change's.)
+    assert_eq!(v.matches(".jsonl: ok (").count(), 2, "{v}");
+    assert!(v.contains("00000000cccc.jsonl: 1 problem"), "{v}");
+    // The same scope flags as ls: --dir and --all.
+    let d = pi_dir(&env.home, &env.project);
+    let o = env.run(&["check", "--dir", d.to_str().expect("utf8")]);
+    assert!(env
+        .seen(&o)
+        .ends_with("checked 3 sessions: 2 ok, 1 with problems\n"));
+    let o = env.run(&["check", "--all"]);
+    assert!(env
+        .seen(&o)
+        .ends_with("checked 3 sessions: 2 ok, 1 with problems\n"));
+    // An explicit SESSION is checked alone.
+    let o = env.run(&["check", "019a0000-0000-7000-8000-00000000aaaa"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        env.seen(&o),
+        "arbor: checked 1 session: 1 ok, 0 with problems\n"
+    );
+    // A directory with no sessions gets ls's hint, naming the command.
+    let sub = env.home.join("elsewhere");
+    std::fs::create_dir_all(&sub).expect("dir");
+    let o = env.cmd(&["check"]).current_dir(&sub).output().expect("run");
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        env.seen(&o),
+        "arbor: no sessions for ~/elsewhere (arbor check --all: every project)\n"
+    );
+}
+
+/// Item 6: `secrets` without SESSION scans the current project.
+#[test]
+fn secrets_takes_the_current_project() {
+    let env = Env::new();
+    three_sessions(&env);
+    let o = env.run(&["secrets"]);
+    let seen = env.seen(&o);
+    assert_eq!(o.status.code(), Some(1), "{seen}");
+    assert!(
+        seen.contains("00000000bbbb.jsonl:2  github-token  entry b1"),
+        "{seen}"
+    );
+    assert!(seen.contains("1 secret in 3 sessions"), "{seen}");
+    // The same flags as ls.
+    let o = env.run(&["secrets", "--all", "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let d = pi_dir(&env.home, &env.project);
+    let o = env.run(&["secrets", "--dir", d.to_str().expect("utf8"), "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+/// Item 6: one scope group: `ls`, `search`, `stats`, `check` and `secrets` document `--dir`
+/// and `--all` in the same words.
+#[test]
+fn the_scope_flags_read_the_same_on_every_command() {
+    let env = Env::new();
+    let help_line = |cmd: &str, flag: &str| -> String {
+        let o = env.run(&[cmd, "--help"]);
+        let h = String::from_utf8_lossy(&o.stdout).to_string();
+        let at = h
+            .find(&format!("  {flag}"))
+            .unwrap_or_else(|| panic!("{cmd} has no {flag}:\n{h}"));
+        h[at..].lines().next().unwrap_or("").to_string()
+    };
+    for flag in ["--dir <DIR>", "--all"] {
+        let want = help_line("ls", flag);
+        for cmd in ["search", "stats", "check", "secrets"] {
+            assert_eq!(help_line(cmd, flag), want, "{cmd} {flag}");
+        }
+    }
+}
