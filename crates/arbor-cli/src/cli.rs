@@ -14,6 +14,9 @@ Examples:
 
 SESSION is a path, or a session id or unique id prefix under the agent directories.";
 
+/// The heading the options every command takes are listed under, after each command's own.
+pub const GLOBAL: &str = "Global options";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "arbor",
@@ -23,10 +26,10 @@ SESSION is a path, or a session id or unique id prefix under the agent directori
 )]
 pub struct Cli {
     /// Agent directory (default: $PI_CODING_AGENT_DIR, else ~/.pi/agent and ~/.omp/agent).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, value_name = "DIR", help_heading = GLOBAL)]
     pub agent_dir: Option<PathBuf>,
     /// Colour: auto (a terminal, unless NO_COLOR is set or TERM=dumb), always, never.
-    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto", help_heading = GLOBAL)]
     pub color: crate::term::ColorWhen,
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -372,7 +375,7 @@ pub enum Command {
     /// Verify sessions: header, malformed lines, torn tail, duplicate ids, missing parents, cycles,
     /// compactions off path, blobs. Exit status 1 when problems remain.
     #[command(
-        after_help = "Without SESSION: the current project's sessions (--dir DIR: a directory's, --all:\nevery project's). Prints the problems found and a one-line summary (--verbose: every file).\n\nExamples:\n  arbor check\n  arbor check --all --verbose\n  arbor check 01a2f3 --repair --wait=10"
+        after_help = "Without SESSION: the current project's sessions (--dir DIR: a directory's, --all:\nevery project's). Prints the problems found and a one-line summary (--verbose: every\nfile).\n\nExamples:\n  arbor check\n  arbor check --all --verbose\n  arbor check 01a2f3 --repair --wait=10"
     )]
     Check {
         /// Sessions (paths, ids or id prefixes); none: the sessions of the scope.
@@ -481,6 +484,10 @@ pub enum Command {
         /// Keep secrets as they are.
         #[arg(long)]
         no_redact: bool,
+        /// Leave a corrupt or malformed blob reference in place (reported on stderr) instead of
+        /// failing.
+        #[arg(long)]
+        lenient: bool,
         /// Replace an existing FILE that no earlier export wrote (never the session itself).
         #[arg(long, requires = "output")]
         force: bool,

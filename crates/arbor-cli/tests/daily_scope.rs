@@ -226,3 +226,124 @@ fn the_scope_flags_read_the_same_on_every_command() {
         }
     }
 }
+
+/// The commands `arbor --help` lists.
+fn commands(env: &Env) -> Vec<String> {
+    let top = String::from_utf8_lossy(&env.run(&["--help"]).stdout).to_string();
+    top.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|c| c != "help")
+        .collect()
+}
+
+/// Item 9: the README says each command's `--help` lists its own flags, and the options every
+/// command takes once, under their own heading: true of every command.
+#[test]
+fn each_help_lists_its_own_flags_then_the_global_options_under_their_heading() {
+    let env = Env::new();
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .expect("README");
+    assert!(
+        readme.contains("under `Global options:`"),
+        "the README says where the global options are"
+    );
+    let cmds = commands(&env);
+    assert!(cmds.len() >= 18, "{cmds:?}");
+    for c in &cmds {
+        let h = String::from_utf8_lossy(&env.run(&[c, "-h"]).stdout).to_string();
+        let own: String = h
+            .lines()
+            .skip_while(|l| !l.starts_with("Options:"))
+            .take_while(|l| !l.starts_with("Global options:"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let global: String = h
+            .lines()
+            .skip_while(|l| !l.starts_with("Global options:"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for flag in ["--agent-dir", "--color"] {
+            assert!(
+                !own.contains(flag),
+                "arbor {c} -h: {flag} among its own:\n{h}"
+            );
+            assert!(
+                global.contains(flag),
+                "arbor {c} -h: no {flag} under Global options:\n{h}"
+            );
+        }
+    }
+}
+
+/// Item 9: every flag an error message suggests is one the command takes. A malformed blob
+/// reference stops `show`, `context` and `export`; each offers `--lenient`, and each takes it.
+#[test]
+fn every_flag_a_message_suggests_exists_on_that_command() {
+    let env = Env::new();
+    let image = r#"{"type":"message","id":"t1","parentId":"a1","timestamp":"2026-01-01T10:00:02.000Z","message":{"role":"toolResult","toolCallId":"c","toolName":"screenshot","content":[{"type":"image","data":"blob:sha256:zz","mimeType":"image/png"}],"isError":false,"timestamp":2}}"#;
+    let path = env.session(
+        "019a0000-0000-7000-8000-00000000dddd",
+        1,
+        &[user("a1", None, "look", 1), image.to_string()],
+    );
+    let s = path.to_str().expect("utf8");
+    let mut suggested = 0;
+    for cmd in [
+        vec!["show", s, "--no-pager"],
+        vec!["context", s],
+        vec!["export", s],
+        vec!["export", s, "--format", "json"],
+        vec!["export", s, "--format", "html"],
+    ] {
+        let o = env.run(&cmd);
+        assert_ne!(o.status.code(), Some(0), "{cmd:?} fails on the reference");
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        let flags: Vec<String> = err
+            .split(|c: char| c.is_whitespace() || "()`,;".contains(c))
+            .filter(|w| w.starts_with("--") && w.len() > 2)
+            .map(str::to_string)
+            .collect();
+        for flag in flags {
+            suggested += 1;
+            let mut again = cmd.clone();
+            again.push(&flag);
+            let o = env.run(&again);
+            let e = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{cmd:?} suggests {flag}, which it does not take: {e}"
+            );
+            assert!(e.contains("blob reference left in place"), "{e}");
+        }
+    }
+    assert!(suggested >= 5, "each error suggests a flag");
+    // What --lenient leaves in place is marked, never decoded as if it were an image.
+    for format in ["md", "html"] {
+        let out = env.home.join(format!("out.{format}"));
+        let o = env.run(&[
+            "export",
+            s,
+            "--lenient",
+            "--format",
+            format,
+            "-o",
+            out.to_str().expect("utf8"),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", env.seen(&o));
+        let text = std::fs::read_to_string(&out).expect("export");
+        assert!(
+            text.contains("[image missing: malformed blob reference]"),
+            "{format}"
+        );
+        assert!(!env.home.join(format!("out.{format}.assets")).exists());
+    }
+    let o = env.run(&["show", s, "--lenient", "--no-pager"]);
+    assert!(env
+        .seen(&o)
+        .contains("[image missing: malformed blob reference]"));
+}

@@ -250,16 +250,20 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             format,
             output,
             no_redact,
+            lenient,
             force,
         } => read::export(
             &session,
-            leaf.as_deref(),
-            tree,
-            format,
-            output
-                .as_deref()
-                .map(|path| arbor_view::Target { path, force }),
-            !no_redact,
+            &read::ExportArgs {
+                leaf: leaf.as_deref(),
+                tree,
+                format,
+                output: output
+                    .as_deref()
+                    .map(|path| arbor_view::Target { path, force }),
+                redact: !no_redact,
+                lenient,
+            },
             &loc,
         ),
         Command::Stats {
