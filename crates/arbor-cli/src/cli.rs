@@ -202,6 +202,23 @@ pub enum Command {
         /// Also show each session's project (cwd) and file.
         #[arg(long)]
         long: bool,
+        /// Only sessions active since a date (2025-01-31), a date-time, or a span back (30m,
+        /// 12h, 7d, 2w).
+        #[arg(long, value_name = "DATE", value_parser = crate::args::since)]
+        since: Option<crate::args::Since>,
+        /// Only pi's or only omp's sessions.
+        #[arg(long, value_name = "TOOL")]
+        tool: Option<Tool>,
+        /// Only sessions whose title (name) or first message holds TEXT, in any case.
+        #[arg(long, value_name = "TEXT")]
+        grep: Option<String>,
+        /// Order: modified (last activity, the default), created, size (largest first) or name
+        /// (the title, A to Z); dates newest first.
+        #[arg(long, value_name = "KEY", default_value = "modified")]
+        sort: LsSort,
+        /// Reverse the order.
+        #[arg(long)]
+        reverse: bool,
         /// JSON output: an array of SessionInfo objects (omp's for omp directories, else pi's).
         #[arg(long)]
         json: bool,
@@ -610,6 +627,29 @@ pub enum TrashCommand {
         #[arg(long)]
         force: bool,
     },
+}
+
+/// `arbor ls --tool`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Tool {
+    /// pi's sessions.
+    Pi,
+    /// oh-my-pi's sessions.
+    Omp,
+}
+
+/// `arbor ls --sort`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum LsSort {
+    /// Last activity, newest first (each directory by its tool's rules).
+    #[default]
+    Modified,
+    /// Creation time (the header's timestamp), newest first.
+    Created,
+    /// File size, largest first.
+    Size,
+    /// Title (name, omp title or first message), A to Z in any case.
+    Name,
 }
 
 /// `arbor export --format`: the flag's values for [`arbor_view::Format`].

@@ -25,7 +25,8 @@ const HEADER: &str = r#"{"type":"session","version":3,"id":"ID","timestamp":"202
 fn user(id: &str, parent: Option<&str>, text: &str, day: u32) -> String {
     let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
     format!(
-        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-0{day}T10:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1767225601000}}}}"#
+        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-0{day}T10:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":{ms}}}}}"#,
+        ms = 1_767_261_601_000u64 + u64::from(day - 1) * 86_400_000
     )
 }
 
@@ -346,4 +347,103 @@ fn every_flag_a_message_suggests_exists_on_that_command() {
     assert!(env
         .seen(&o)
         .contains("[image missing: malformed blob reference]"));
+}
+
+/// The id column of a table (its first word per row).
+fn ids(table: &str) -> Vec<String> {
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
+/// An omp session of another project, with a title.
+fn omp_session(env: &Env) {
+    let dir = env.home.join(".omp/agent/sessions/-mix");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let slot = format!(
+        "{{\"type\":\"title\",\"v\":1,\"title\":\"Omp Walrus notes\"{}}}",
+        " ".repeat(200)
+    );
+    let slot: String = format!("{slot:<255}").chars().take(255).collect();
+    let id = "019b0000-0000-7000-8000-00000000eeee";
+    let body = [
+        slot,
+        HEADER
+            .replace("ID", id)
+            .replace("CWD", "/mix")
+            .replace("0D", "05"),
+        user("o1", None, "a very large omp session", 5),
+    ]
+    .join("\n")
+        + "\n"
+        + &format!("{}\n", user("o2", Some("o1"), &"x".repeat(4000), 5));
+    let path = dir.join(format!("2026-01-05T10-00-00-000Z_{id}.jsonl"));
+    std::fs::write(&path, body).expect("write");
+    let f = std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .expect("open");
+    f.set_modified(filetime_of(5)).expect("mtime");
+}
+
+/// Item 10: `ls` filters (`--since`, `--tool`, `--grep`) and orders (`--sort`, `--reverse`).
+#[test]
+fn ls_filters_and_sorts() {
+    let env = Env::new();
+    three_sessions(&env);
+    omp_session(&env);
+    let ls = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["ls"];
+        all.extend_from_slice(args);
+        let o = env.run(&all);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", env.seen(&o));
+        ids(&String::from_utf8_lossy(&o.stdout))
+    };
+    let (a, b, c, e) = (
+        "019a0000-0000-7000-8000-00000000aaaa",
+        "019a0000-0000-7000-8000-00000000bbbb",
+        "019a0000-0000-7000-8000-00000000cccc",
+        "019b0000-0000-7000-8000-00000000eeee",
+    );
+    let short = |v: Vec<String>| -> Vec<char> {
+        v.iter()
+            .map(|id| {
+                [a, b, c, e]
+                    .iter()
+                    .position(|full| full.starts_with(id.as_str()))
+                    .map_or('?', |n| ['a', 'b', 'c', 'e'][n])
+            })
+            .collect()
+    };
+    assert_eq!(short(ls(&[])), ['c', 'b', 'a']);
+    assert_eq!(short(ls(&["--reverse"])), ['a', 'b', 'c']);
+    // --grep: titles and first messages, in any case; the omp title too.
+    assert_eq!(short(ls(&["--grep", "WALRUS"])), ['a']);
+    assert_eq!(short(ls(&["--all", "--grep", "walrus"])), ['e', 'a']);
+    assert_eq!(short(ls(&["--all", "--grep", "a very LARGE"])), ['e']);
+    // --tool.
+    assert_eq!(short(ls(&["--all", "--tool", "omp"])), ['e']);
+    assert_eq!(short(ls(&["--all", "--tool", "pi"])), ['c', 'b', 'a']);
+    // --since: last activity at or after.
+    assert_eq!(short(ls(&["--since", "2026-01-02"])), ['c', 'b']);
+    // --sort.
+    assert_eq!(
+        short(ls(&["--all", "--sort", "size"])),
+        ['e', 'b', 'c', 'a']
+    );
+    assert_eq!(short(ls(&["--sort", "name"])), ['b', 'c', 'a']);
+    assert_eq!(
+        short(ls(&["--sort", "created", "--reverse"])),
+        ['a', 'b', 'c']
+    );
+    // JSON lists what the table lists.
+    let o = env.run(&["ls", "--grep", "tidy", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v.as_array().map(Vec::len), Some(1));
+    assert_eq!(v[0]["id"], c);
+    // Nothing matching says so.
+    let o = env.run(&["ls", "--grep", "nowhere"]);
+    assert_eq!(env.seen(&o), "arbor: no session matches (3 listed)\n");
 }

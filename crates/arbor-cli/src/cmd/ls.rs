@@ -26,6 +26,73 @@ pub struct LsOpts<'a> {
     pub all_text: bool,
     /// `--omp` / `--pi`: one tool's rules for every directory.
     pub rules: Option<Dialect>,
+    /// `--since`, `--tool`, `--grep`, `--sort`, `--reverse`.
+    pub filter: Filter<'a>,
+}
+
+/// Which listed sessions are shown, and in what order.
+pub struct Filter<'a> {
+    /// `--since`: only rows whose `modified` is at or after this (ms since the epoch).
+    pub since_ms: Option<f64>,
+    /// `--tool`: only this tool's sessions.
+    pub tool: Option<Dialect>,
+    /// `--grep`: only rows whose title or first message holds this, in any case.
+    pub grep: Option<&'a str>,
+    /// `--sort`.
+    pub sort: crate::cli::LsSort,
+    /// `--reverse`.
+    pub reverse: bool,
+}
+
+impl Filter<'_> {
+    /// Whether the rows are the listing as it is (what the watcher's prepared answers hold).
+    fn is_none(&self) -> bool {
+        self.since_ms.is_none()
+            && self.tool.is_none()
+            && self.grep.is_none()
+            && self.sort == crate::cli::LsSort::Modified
+            && !self.reverse
+    }
+
+    /// Keeps the rows the filters let through, in the order asked (stable: rows that compare
+    /// equal keep the listing's order).
+    fn apply(&self, rows: &mut Vec<Row<'_>>) {
+        use crate::cli::LsSort;
+        let needle = self.grep.map(str::to_lowercase);
+        rows.retain(|r| {
+            let f = r.facts();
+            self.since_ms.is_none_or(|t| r.modified >= t)
+                && self.tool.is_none_or(|t| (t == Dialect::Omp) == f.omp)
+                && needle.as_deref().is_none_or(|n| {
+                    f.title.to_lowercase().contains(n) || f.first.to_lowercase().contains(n)
+                })
+        });
+        let desc = |a: f64, b: f64| b.partial_cmp(&a).unwrap_or(std::cmp::Ordering::Equal);
+        match self.sort {
+            LsSort::Modified => {}
+            LsSort::Created => rows.sort_by(|a, b| {
+                desc(
+                    a.facts().created.unwrap_or(f64::NEG_INFINITY),
+                    b.facts().created.unwrap_or(f64::NEG_INFINITY),
+                )
+            }),
+            LsSort::Size => rows.sort_by_key(|r| std::cmp::Reverse(r.facts().size)),
+            LsSort::Name => rows.sort_by_cached_key(|r| r.facts().title.to_lowercase()),
+        }
+        if self.reverse {
+            rows.reverse();
+        }
+    }
+}
+
+/// What the filters and orders of `ls` look at in a row.
+struct Facts<'a> {
+    omp: bool,
+    created: Option<f64>,
+    size: u64,
+    /// The title the table shows (name, omp title, else the first message).
+    title: std::borrow::Cow<'a, str>,
+    first: std::borrow::Cow<'a, str>,
 }
 
 /// One listed session, under the rules of its directory.
@@ -45,6 +112,30 @@ impl<'a> Row<'a> {
             file: &l.file,
             modified: l.info.modified_ms,
             of: RowOf::Pi(l),
+        }
+    }
+}
+
+impl<'a> Row<'a> {
+    /// What `--since`, `--tool`, `--grep` and `--sort` look at.
+    fn facts(&self) -> Facts<'a> {
+        match self.of {
+            RowOf::Pi(l) => Facts {
+                omp: l.omp,
+                created: l.info.created_ms,
+                size: l.size,
+                title: l.display_title(),
+                first: l.info.first_message.to_string_lossy(),
+            },
+            RowOf::Omp(i) => Facts {
+                omp: true,
+                created: i.created_ms,
+                size: i.size,
+                title: std::borrow::Cow::Borrowed(
+                    i.title.as_deref().unwrap_or(i.first_message.as_str()),
+                ),
+                first: std::borrow::Cow::Borrowed(i.first_message.as_str()),
+            },
         }
     }
 }
@@ -70,7 +161,12 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
     let mut cat = open_catalog(catalog)?;
     // pi's directories alone, as JSON: a live watcher that vouches for them hands over the
     // whole document, prepared (the same bytes as below, made once for many commands).
-    if o.json && !o.all_text && omp_dirs.is_empty() && watcher_may_answer(&cat) {
+    if o.json
+        && !o.all_text
+        && omp_dirs.is_empty()
+        && o.filter.is_none()
+        && watcher_may_answer(&cat)
+    {
         if let Some(doc) = arbor_index::watch::listing_json(cat.path(), &pi_dirs) {
             use std::io::Write;
             let mut out = crate::report::stdout();
@@ -85,6 +181,7 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
     // as this command would).
     if !o.json
         && omp_dirs.is_empty()
+        && o.filter.is_none()
         && pi_dirs.iter().all(|d| d.is_absolute())
         && watcher_may_answer(&cat)
     {
@@ -125,6 +222,8 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
         arbor_core::js::v8_sort_slice_by_number(&mut rows, |a, b| b.modified - a.modified);
     }
 
+    let before_filter = rows.len();
+    o.filter.apply(&mut rows);
     if o.json {
         use std::io::Write;
         let mut out = std::io::BufWriter::with_capacity(1 << 16, crate::report::stdout());
@@ -141,6 +240,10 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
             Ok(())
         })?;
         out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if rows.is_empty() && before_filter > 0 {
+        say_err!("arbor: no session matches ({before_filter} listed)");
         return Ok(ExitCode::SUCCESS);
     }
     if rows.is_empty() {

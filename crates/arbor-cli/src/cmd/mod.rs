@@ -87,6 +87,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Ls {
             scope,
             long,
+            since,
+            tool,
+            grep,
+            sort,
+            reverse,
             json,
             all_text,
             omp,
@@ -102,6 +107,16 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 &ls::LsOpts {
                     scope: &scope,
                     long,
+                    filter: ls::Filter {
+                        since_ms: since.map(|s| s.at(arbor_store::ids::now_ms() as f64)),
+                        tool: tool.map(|t| match t {
+                            crate::cli::Tool::Pi => Dialect::Pi,
+                            crate::cli::Tool::Omp => Dialect::Omp,
+                        }),
+                        grep: grep.as_deref(),
+                        sort,
+                        reverse,
+                    },
                     json,
                     all_text,
                     rules,
