@@ -447,3 +447,124 @@ fn ls_filters_and_sorts() {
     let o = env.run(&["ls", "--grep", "nowhere"]);
     assert_eq!(env.seen(&o), "arbor: no session matches (3 listed)\n");
 }
+
+/// Item 10: completion of session ids and entry ids, asked the way the scripts ask
+/// (`arbor __complete INDEX WORD...`), and through the bash script in a real bash.
+#[test]
+fn completion_of_session_and_entry_ids() {
+    let env = Env::new();
+    three_sessions(&env);
+    let ask = |words: &[&str]| -> (Option<i32>, String, String) {
+        let o = env.run(words);
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).to_string(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    let (a, b, c) = (
+        "019a0000-0000-7000-8000-00000000aaaa",
+        "019a0000-0000-7000-8000-00000000bbbb",
+        "019a0000-0000-7000-8000-00000000cccc",
+    );
+    // Session ids where a SESSION goes, newest first, matching the word typed.
+    assert_eq!(
+        ask(&["__complete", "2", "arbor", "show", "019A"]),
+        (Some(0), format!("{c}\n{b}\n{a}\n"), String::new())
+    );
+    assert_eq!(
+        ask(&[
+            "__complete",
+            "3",
+            "arbor",
+            "check",
+            a,
+            "019a0000-0000-7000-8000-00000000b"
+        ]),
+        (Some(0), format!("{b}\n"), String::new())
+    );
+    // Entry ids after --at / --leaf, of the SESSION on the line.
+    assert_eq!(
+        ask(&[
+            "__complete",
+            "4",
+            "arbor",
+            "fork",
+            "019a0000-0000-7000-8000-00000000bb",
+            "--at",
+            ""
+        ]),
+        (Some(0), "b1\nb2\n".to_string(), String::new())
+    );
+    assert_eq!(
+        ask(&["__complete", "3", "arbor", "show", "--leaf", "", b]),
+        (Some(0), String::new(), String::new()),
+        "no SESSION before the cursor: nothing to offer"
+    );
+    // Elsewhere the static script answers (exit 1), and nothing is ever said on stderr.
+    for words in [
+        vec!["__complete", "2", "arbor", "ls", ""],
+        vec!["__complete", "1", "arbor", "sh"],
+        vec!["__complete", "2", "arbor", "show", "--fu"],
+        vec!["__complete", "3", "arbor", "export", "-o", ""],
+        vec!["__complete", "x"],
+        vec!["__complete"],
+    ] {
+        assert_eq!(
+            ask(&words),
+            (Some(1), String::new(), String::new()),
+            "{words:?}"
+        );
+    }
+    assert_eq!(
+        ask(&["__complete", "2", "arbor", "show", "zz", "--at", "x"]).2,
+        "",
+        "an unknown session: silence"
+    );
+    // The scripts call it.
+    for shell in ["bash", "zsh", "fish"] {
+        let o = env.run(&["completions", shell]);
+        let script = String::from_utf8_lossy(&o.stdout);
+        assert!(script.contains("arbor __complete"), "{shell}");
+        assert!(
+            script.contains("agent-dir"),
+            "{shell}: the static part stays"
+        );
+    }
+    // In a real bash: the script's function fills COMPREPLY for `arbor show 019a0000-0000-7000-8000-00000000c<TAB>`.
+    let script = env.home.join("arbor.bash");
+    std::fs::write(&script, env.run(&["completions", "bash"]).stdout).expect("script");
+    let bin = Path::new(env!("CARGO_BIN_EXE_arbor"))
+        .parent()
+        .expect("bin dir")
+        .to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run_bash = |line: &str| -> String {
+        let o = Command::new("bash")
+            .args([
+                "-c",
+                r#"source "$SCRIPT"; read -ra COMP_WORDS <<< "$LINE"; [[ "$LINE" == *" " ]] && COMP_WORDS+=(""); COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 )); COMP_LINE="$LINE"; COMP_POINT=${#LINE}; _arbor_dynamic arbor "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"; printf '%s\n' "${COMPREPLY[@]}""#,
+            ])
+            .current_dir(&env.project)
+            .env("HOME", &env.home)
+            .env("XDG_CACHE_HOME", env.home.join("cache"))
+            .env_remove("PI_CODING_AGENT_DIR")
+            .env("PATH", &path)
+            .env("LINE", line)
+            .env("SCRIPT", &script)
+            .output()
+            .expect("bash");
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    assert_eq!(
+        run_bash("arbor show 019a0000-0000-7000-8000-00000000c"),
+        format!("{c}\n")
+    );
+    assert_eq!(run_bash(&format!("arbor show {a} --leaf ")), "a1\n");
+    // Subcommands still come from the static part.
+    assert!(run_bash("arbor sec").contains("secrets"));
+}

@@ -336,9 +336,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             json,
         } => secrets::secrets(&sessions, &scope, json, &term, &loc),
         Command::Completions { shell } => {
-            let mut cmd = <Cli as clap::CommandFactory>::command();
-            let mut out = Vec::new();
-            clap_complete::generate(shell, &mut cmd, "arbor", &mut out);
+            let out = crate::complete::script(shell);
             std::io::Write::write_all(&mut crate::report::stdout(), &out)?;
             Ok(ExitCode::SUCCESS)
         }
