@@ -60,13 +60,23 @@ pub fn run(args: &[OsString]) -> ExitCode {
         Slot::Other => return ExitCode::FAILURE,
     };
     let mut out = String::new();
-    for c in candidates.iter().take(MAX) {
+    for c in candidates.iter().filter(|c| plain(c)).take(MAX) {
         out.push_str(c);
         out.push('\n');
     }
     use std::io::Write;
     let _ = std::io::stdout().write_all(out.as_bytes());
     ExitCode::SUCCESS
+}
+
+/// Whether a candidate may reach the shell: letters, digits, `.`, `_`, `-` (every id pi, omp
+/// and arbor make). A file name is anyone's to choose: one holding `$(...)`, a quote, a space
+/// or a newline is never offered (bash's `compgen -W` would expand it, a newline would split
+/// it into two candidates).
+fn plain(c: &str) -> bool {
+    !c.is_empty()
+        && c.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
 /// Which slot the word after `before` is, and the `--agent-dir` the line names.
@@ -215,8 +225,9 @@ pub fn script(shell: clap_complete::Shell) -> Vec<u8> {
 _arbor_dynamic() {{
     local out
     if out="$(arbor {SUBCOMMAND} "$COMP_CWORD" "${{COMP_WORDS[@]}}" 2>/dev/null)"; then
-        local IFS=$'\n'
-        COMPREPLY=($(compgen -W "$out" -- "${{COMP_WORDS[COMP_CWORD]}}"))
+        # The candidates as they are (arbor matched them against the word): no expansion.
+        COMPREPLY=()
+        [[ -n "$out" ]] && mapfile -t COMPREPLY <<< "$out"
         return 0
     fi
     _arbor "$@"

@@ -565,6 +565,25 @@ fn completion_of_session_and_entry_ids() {
         format!("{c}\n")
     );
     assert_eq!(run_bash(&format!("arbor show {a} --leaf ")), "a1\n");
+    // A file name is anyone's: one that would run a command in bash's expansion, or split
+    // into two candidates, is never offered, and nothing it holds runs.
+    let dir = pi_dir(&env.home, &env.project);
+    let hostile = dir.join("2026-01-04T10-00-00-000Z_019a$(touch PWNED)x.jsonl");
+    std::fs::copy(
+        dir.join(format!("2026-01-01T10-00-00-000Z_{a}.jsonl")),
+        &hostile,
+    )
+    .expect("copy");
+    let offered = run_bash("arbor show 019a");
+    assert_eq!(offered, format!("{c}\n{b}\n{a}\n"));
+    assert!(
+        !env.project.join("PWNED").exists(),
+        "a file name ran a command"
+    );
+    assert_eq!(
+        ask(&["__complete", "2", "arbor", "show", "019a$"]),
+        (Some(0), String::new(), String::new())
+    );
     // Subcommands still come from the static part.
     assert!(run_bash("arbor sec").contains("secrets"));
 }
