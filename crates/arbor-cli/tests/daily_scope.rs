@@ -446,6 +446,28 @@ fn ls_filters_and_sorts() {
     // Nothing matching says so.
     let o = env.run(&["ls", "--grep", "nowhere"]);
     assert_eq!(env.seen(&o), "arbor: no session matches (3 listed)\n");
+    // --tool keeps what the TOOL column says: a pi-written file in omp's directory is pi's.
+    let dir = env.home.join(".omp/agent/sessions/-mix");
+    let f = dir.join("2026-01-06T10-00-00-000Z_019c0000-0000-7000-8000-00000000ffff.jsonl");
+    let body = HEADER
+        .replace("ID", "019c0000-0000-7000-8000-00000000ffff")
+        .replace("CWD", "/mix")
+        .replace("0D", "06")
+        + "\n"
+        + &user("f1", None, "pi words in omp's place", 6)
+        + "\n";
+    std::fs::write(&f, body).expect("write");
+    let table = String::from_utf8_lossy(&env.run(&["ls", "--all"]).stdout).to_string();
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("019c"))
+        .expect("listed")
+        .to_string();
+    assert!(row.contains(" pi "), "{table}");
+    let pi = ls(&["--all", "--tool", "pi"]);
+    assert!(pi.iter().any(|id| id.starts_with("019c")), "{pi:?}");
+    let omp = ls(&["--all", "--tool", "omp"]);
+    assert!(!omp.iter().any(|id| id.starts_with("019c")), "{omp:?}");
 }
 
 /// Item 10: completion of session ids and entry ids, asked the way the scripts ask

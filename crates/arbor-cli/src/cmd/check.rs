@@ -12,7 +12,10 @@ use std::time::Duration;
 
 fn print_report(r: &CheckReport, out: &mut Out) {
     let problems = r.problems();
-    out.put(&format!("{}: ", r.path.display()));
+    out.put(&format!(
+        "{}: ",
+        super::index::home_short(&r.path.to_string_lossy())
+    ));
     if problems == 0 {
         out.paint(Paint::Leaf, "ok")
             .put(&format!(" ({} entries)", r.entries));
@@ -136,7 +139,7 @@ pub fn check(a: &CheckArgs<'_>, term: &Term, loc: &Locator) -> Result<ExitCode> 
                 if o.rewritten {
                     out.put(&format!(
                         "{}: repaired {} problem{}{}\n",
-                        path.display(),
+                        super::index::home_short(&path.to_string_lossy()),
                         o.before.repairable(),
                         if o.before.repairable() == 1 { "" } else { "s" },
                         o.quarantine

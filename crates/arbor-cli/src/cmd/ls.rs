@@ -56,11 +56,11 @@ impl Filter<'_> {
 
     /// Keeps the rows the filters let through, in the order asked (stable: rows that compare
     /// equal keep the listing's order).
-    fn apply(&self, rows: &mut Vec<Row<'_>>) {
+    fn apply<'a>(&self, rows: &mut Vec<Row<'a>>, by_file: &HashMap<&OsStr, &'a Listed>) {
         use crate::cli::LsSort;
         let needle = self.grep.map(str::to_lowercase);
         rows.retain(|r| {
-            let f = r.facts();
+            let f = r.facts(by_file);
             self.since_ms.is_none_or(|t| r.modified >= t)
                 && self.tool.is_none_or(|t| (t == Dialect::Omp) == f.omp)
                 && needle.as_deref().is_none_or(|n| {
@@ -72,12 +72,12 @@ impl Filter<'_> {
             LsSort::Modified => {}
             LsSort::Created => rows.sort_by(|a, b| {
                 desc(
-                    a.facts().created.unwrap_or(f64::NEG_INFINITY),
-                    b.facts().created.unwrap_or(f64::NEG_INFINITY),
+                    a.facts(by_file).created.unwrap_or(f64::NEG_INFINITY),
+                    b.facts(by_file).created.unwrap_or(f64::NEG_INFINITY),
                 )
             }),
-            LsSort::Size => rows.sort_by_key(|r| std::cmp::Reverse(r.facts().size)),
-            LsSort::Name => rows.sort_by_cached_key(|r| r.facts().title.to_lowercase()),
+            LsSort::Size => rows.sort_by_key(|r| std::cmp::Reverse(r.facts(by_file).size)),
+            LsSort::Name => rows.sort_by_cached_key(|r| r.facts(by_file).title.to_lowercase()),
         }
         if self.reverse {
             rows.reverse();
@@ -117,9 +117,17 @@ impl<'a> Row<'a> {
 }
 
 impl<'a> Row<'a> {
-    /// What `--since`, `--tool`, `--grep` and `--sort` look at.
-    fn facts(&self) -> Facts<'a> {
-        match self.of {
+    /// What `--since`, `--tool`, `--grep` and `--sort` look at: what the table shows (an omp
+    /// directory's file the catalog lists is shown, and so filtered, by the catalog's row).
+    fn facts(&self, by_file: &HashMap<&OsStr, &'a Listed>) -> Facts<'a> {
+        let of = match self.of {
+            RowOf::Omp(_) => match by_file.get(self.file.as_os_str()) {
+                Some(l) => RowOf::Pi(l),
+                None => self.of,
+            },
+            RowOf::Pi(_) => self.of,
+        };
+        match of {
             RowOf::Pi(l) => Facts {
                 omp: l.omp,
                 created: l.info.created_ms,
@@ -141,6 +149,7 @@ impl<'a> Row<'a> {
 }
 
 /// Where a row's fields come from.
+#[derive(Clone, Copy)]
 enum RowOf<'a> {
     /// omp's own numbers, for a file pi's rules would not list.
     Omp(&'a arbor_store::omp_info::OmpSessionInfo),
@@ -222,8 +231,14 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
         arbor_core::js::v8_sort_slice_by_number(&mut rows, |a, b| b.modified - a.modified);
     }
 
+    // By the path's bytes (hashing a `Path` walks its components: at 10,000 rows that showed).
+    let by_file: HashMap<&OsStr, &Listed> = if o.json {
+        HashMap::new()
+    } else {
+        listed.iter().map(|l| (l.file.as_os_str(), l)).collect()
+    };
     let before_filter = rows.len();
-    o.filter.apply(&mut rows);
+    o.filter.apply(&mut rows, &by_file);
     if o.json {
         use std::io::Write;
         let mut out = std::io::BufWriter::with_capacity(1 << 16, crate::report::stdout());
@@ -254,9 +269,6 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
         }
         return Ok(ExitCode::SUCCESS);
     }
-    // By the path's bytes (hashing a `Path` walks its components: at 10,000 rows that showed).
-    let by_file: HashMap<&OsStr, &Listed> =
-        listed.iter().map(|l| (l.file.as_os_str(), l)).collect();
     let ids = ShortIds::new(loc, rows.iter().map(|r| r.file));
     print_made(
         term,
