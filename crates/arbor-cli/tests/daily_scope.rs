@@ -609,3 +609,78 @@ fn completion_of_session_and_entry_ids() {
     // Subcommands still come from the static part.
     assert!(run_bash("arbor sec").contains("secrets"));
 }
+
+/// Splits a README command line as sh would for these lines: words, '...' and "..." quoted.
+fn sh_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut any = false;
+    for ch in line.chars() {
+        match (quote, ch) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(ch);
+                any = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if any || !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                    any = false;
+                }
+            }
+            (None, c) => cur.push(c),
+        }
+    }
+    if any || !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
+/// Item 9: every command of the README's tour runs (on sessions standing in for the tour's
+/// ids), so that the tour cannot name a flag or a form arbor does not take.
+#[test]
+fn every_command_of_the_readme_tour_runs() {
+    let env = Env::new();
+    three_sessions(&env);
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .expect("README");
+    let tour = readme
+        .split("\n## A tour\n")
+        .nth(1)
+        .and_then(|t| t.split("\n## ").next())
+        .expect("the README has a tour");
+    let mut in_sh = false;
+    let mut lines = Vec::new();
+    for l in tour.lines() {
+        match l.trim() {
+            "```sh" => in_sh = true,
+            "```" => in_sh = false,
+            l if in_sh && l.starts_with("arbor") => {
+                lines.push(l.split(" #").next().unwrap_or(l).trim().to_string())
+            }
+            _ => {}
+        }
+    }
+    assert!(lines.len() >= 6, "{lines:?}");
+    let mut ran = Vec::new();
+    for line in &lines {
+        let line = line
+            .replace("01a2031c-aa", "019a0000-0000-7000-8000-00000000aaaa")
+            .replace("01a2031c-af", "019a0000-0000-7000-8000-00000000bbbb")
+            .replace("e4b1", "a1");
+        let words = sh_words(&line);
+        let args: Vec<&str> = words.iter().skip(1).map(String::as_str).collect();
+        let o = env.run(&args);
+        // search: 1 is "no match", as grep.
+        let ok = o.status.code() == Some(0) || (args[0] == "search" && o.status.code() == Some(1));
+        assert!(ok, "{line}: {}", env.seen(&o));
+        ran.push(args[0].to_string());
+    }
+    for c in ["ls", "show", "tree", "fork", "search", "rm"] {
+        assert!(ran.iter().any(|r| r == c), "the tour runs {c}: {ran:?}");
+    }
+}
