@@ -244,6 +244,7 @@ _arbor_dynamic() {{
 _arbor_dynamic() {{
     local out
     if out="$(arbor {SUBCOMMAND} $((CURRENT - 1)) "${{words[@]}}" 2>/dev/null)"; then
+        [[ -z "$out" ]] && return 1
         local -a ids
         ids=("${{(@f)out}}")
         compadd -a ids
@@ -277,6 +278,10 @@ function __arbor_dynamic
     arbor {SUBCOMMAND} (count $words) $words (commandline -ct) 2>/dev/null
 end
 complete -c arbor -f -n '__arbor_dynamic >/dev/null' -a '(__arbor_dynamic)'
+# fish completes an option's value only from that option's own completions.
+complete -c arbor -l at -x -n '__arbor_dynamic >/dev/null' -a '(__arbor_dynamic)'
+complete -c arbor -l leaf -x -n '__arbor_dynamic >/dev/null' -a '(__arbor_dynamic)'
+complete -c arbor -l parent -x -n '__arbor_dynamic >/dev/null' -a '(__arbor_dynamic)'
 "#
         ),
         _ => text,
