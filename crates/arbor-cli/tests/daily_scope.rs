@@ -175,6 +175,28 @@ fn check_takes_the_current_project_and_prints_problems_and_a_summary() {
         env.seen(&o),
         "arbor: checked 1 session: 1 ok, 0 with problems\n"
     );
+    // An argument that names no session is reported and the others are still checked, each
+    // in its place (JSON: an object per argument).
+    let o = env.run(&[
+        "check",
+        "--json",
+        "nosuch",
+        "019a0000-0000-7000-8000-00000000aaaa",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v.as_array().map(Vec::len), Some(2), "{v}");
+    assert_eq!(v[0]["path"], "nosuch");
+    assert_eq!(v[0]["findings"][0]["kind"], "unreadable");
+    assert_eq!(v[1]["ok"], true);
+    let o = env.run(&["check", "nosuch", "019a0000-0000-7000-8000-00000000aaaa"]);
+    let seen = env.seen(&o);
+    assert!(
+        seen.ends_with(
+            "arbor: checked 1 session: 1 ok, 0 with problems; 1 file not checked (see above)\n"
+        ),
+        "{seen}"
+    );
     // A directory with no sessions gets ls's hint, naming the command.
     let sub = env.home.join("elsewhere");
     std::fs::create_dir_all(&sub).expect("dir");

@@ -82,8 +82,15 @@ pub fn check(a: &CheckArgs<'_>, term: &Term, loc: &Locator) -> Result<ExitCode> 
     // One object per SESSION argument, written into the array at the end.
     let mut reports: Vec<Vec<u8>> = Vec::new();
     let mut out = Out::new(term);
-    for file in &scoped.files {
-        let checked = Ok::<_, anyhow::Error>(file.clone()).and_then(|path| {
+    // Each argument in order (one that names no session is reported and counted, and gets
+    // its JSON object), then the scope's files.
+    let each = scoped
+        .named
+        .into_iter()
+        .map(|(arg, r)| (PathBuf::from(arg), r.map_err(anyhow::Error::from)))
+        .chain(scoped.found.into_iter().map(|f| (f.clone(), Ok(f))));
+    for (file, resolved) in each {
+        let checked = resolved.and_then(|path| {
             let r = if repair {
                 check::repair(&path, &opts, wait).map(|o| (o.after.clone(), Some(o)))
             } else {
@@ -102,7 +109,7 @@ pub fn check(a: &CheckArgs<'_>, term: &Term, loc: &Locator) -> Result<ExitCode> 
                     // Every argument gets its object: a path that could not be checked is
                     // not left out of the array.
                     let mut one = Vec::new();
-                    CheckReport::unreadable(file, message).write_json(&mut one);
+                    CheckReport::unreadable(&file, message).write_json(&mut one);
                     reports.push(one);
                 }
                 continue;

@@ -356,10 +356,13 @@ pub(crate) fn scoped_files(
     command: &str,
 ) -> Result<Scoped> {
     use arbor_store::locate::Scope;
-    let mut out = Scoped::default();
-    for s in sessions {
-        out.files.push(loc.resolve_session(s)?);
-    }
+    let mut out = Scoped {
+        named: sessions
+            .iter()
+            .map(|s| (s.clone(), loc.resolve_session(s)))
+            .collect(),
+        ..Scoped::default()
+    };
     if !sessions.is_empty() && !scope.named() {
         return Ok(out);
     }
@@ -378,7 +381,11 @@ pub(crate) fn scoped_files(
         }
     };
     found.sort();
-    found.retain(|f| !out.files.contains(f));
+    found.retain(|f| {
+        !out.named
+            .iter()
+            .any(|(_, n)| n.as_ref().is_ok_and(|n| n == f))
+    });
     if found.is_empty() && sessions.is_empty() && out.unreadable.is_empty() {
         match scope.scope() {
             Scope::Dir(d) => say_err!("arbor: no sessions in {}", d.display()),
@@ -386,17 +393,34 @@ pub(crate) fn scoped_files(
             Scope::Current => ls::no_sessions_here(loc, command),
         }
     }
-    out.files.extend(found);
+    out.found = found;
     Ok(out)
 }
 
 /// What [`scoped_files`] found.
 #[derive(Default)]
 pub(crate) struct Scoped {
-    /// The session files, named ones first, then the scope's in path order.
-    pub files: Vec<std::path::PathBuf>,
+    /// Each SESSION argument, in order, with its file or why it names none.
+    pub named: Vec<(
+        String,
+        Result<std::path::PathBuf, arbor_store::locate::LocateError>,
+    )>,
+    /// The scope's session files that no argument named, in path order.
+    pub found: Vec<std::path::PathBuf>,
     /// Directories below the sessions roots that could not be read (with `--all`).
     pub unreadable: Vec<(std::path::PathBuf, std::io::Error)>,
+}
+
+impl Scoped {
+    /// Every file, named ones first; the first argument that names no session is the error.
+    pub fn files(self) -> Result<Vec<std::path::PathBuf>> {
+        let mut out = Vec::with_capacity(self.named.len() + self.found.len());
+        for (_, f) in self.named {
+            out.push(f?);
+        }
+        out.extend(self.found);
+        Ok(out)
+    }
 }
 
 /// Fails with the one wording arbor uses for an id that is not in a session.

@@ -19,12 +19,12 @@ pub fn secrets(
     loc: &Locator,
 ) -> Result<ExitCode> {
     let scoped = super::scoped_files(loc, sessions, scope, "secrets")?;
-    let files: Vec<PathBuf> = scoped.files;
     let mut unscanned = 0usize;
     for (dir, e) in &scoped.unreadable {
         say_err!("arbor: {}: not scanned: {e}", dir.display());
         unscanned += 1;
     }
+    let files: Vec<PathBuf> = scoped.files()?;
     if files.is_empty() && unscanned == 0 {
         // The scope's hint is said; no session holds a secret.
         if json {
