@@ -65,7 +65,9 @@ pub fn run(args: &[OsString]) -> ExitCode {
         out.push('\n');
     }
     use std::io::Write;
-    let _ = std::io::stdout().write_all(out.as_bytes());
+    let mut stdout = crate::report::stdout();
+    let _ = stdout.write_all(out.as_bytes());
+    let _ = stdout.flush();
     ExitCode::SUCCESS
 }
 
