@@ -14,6 +14,9 @@ Examples:
 
 SESSION is a path, or a session id or unique id prefix under the agent directories.";
 
+/// The heading the options every command takes are listed under, after each command's own.
+pub const GLOBAL: &str = "Global options";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "arbor",
@@ -23,10 +26,10 @@ SESSION is a path, or a session id or unique id prefix under the agent directori
 )]
 pub struct Cli {
     /// Agent directory (default: $PI_CODING_AGENT_DIR, else ~/.pi/agent and ~/.omp/agent).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, value_name = "DIR", help_heading = GLOBAL)]
     pub agent_dir: Option<PathBuf>,
     /// Colour: auto (a terminal, unless NO_COLOR is set or TERM=dumb), always, never.
-    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto", help_heading = GLOBAL)]
     pub color: crate::term::ColorWhen,
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -38,6 +41,44 @@ pub struct CatalogOpt {
     /// Session catalog database (default: $ARBOR_CATALOG, else $XDG_CACHE_HOME/arbor/catalog.db).
     #[arg(long, value_name = "PATH")]
     pub catalog: Option<PathBuf>,
+}
+
+/// Which sessions a command that reads many looks at: `--dir`, `--all`, or (neither) the
+/// current project's. `ls`, `search`, `stats`, `check`, `secrets` and every command that takes
+/// a SESSION share it, so that the same flags mean the same sessions everywhere.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ScopeOpts {
+    /// The sessions of this directory (default: the current project's, of pi and omp); a
+    /// SESSION id is resolved there (the ids `ls --dir DIR` prints), and without a SESSION
+    /// its newest is taken.
+    #[arg(long, value_name = "DIR", conflicts_with = "all")]
+    pub dir: Option<PathBuf>,
+    /// Every project of every agent directory (pi's and omp's); a SESSION id is resolved over
+    /// all of them, the current project not preferred.
+    #[arg(short = 'a', long)]
+    pub all: bool,
+}
+
+impl ScopeOpts {
+    /// The scope the flags name.
+    pub fn scope(&self) -> arbor_store::locate::Scope<'_> {
+        use arbor_store::locate::Scope;
+        match (&self.dir, self.all) {
+            (Some(d), _) => Scope::Dir(d),
+            (None, true) => Scope::All,
+            (None, false) => Scope::Current,
+        }
+    }
+
+    /// Whether `--dir` or `--all` was given.
+    pub fn named(&self) -> bool {
+        self.dir.is_some() || self.all
+    }
+
+    /// `loc` resolving SESSION ids (and picking the newest session) in this scope.
+    pub fn apply(&self, loc: &arbor_store::locate::Locator) -> arbor_store::locate::Locator {
+        loc.clone().scoped(self.dir.clone(), self.all)
+    }
 }
 
 /// `--wait`, on the commands that take the writer lock.
@@ -55,25 +96,6 @@ pub struct WriteOpts {
     pub durability: arbor_store::Durability,
     #[command(flatten)]
     pub wait: WaitOpt,
-}
-
-/// `--dir` / `--all` on the commands that take a SESSION: where an id is resolved (and
-/// which session is taken when none is named), the same flags as `ls` takes.
-#[derive(Args, Debug, Clone)]
-pub struct SessionScope {
-    /// Resolve SESSION in this directory (the ids `ls --dir DIR` prints); without one, its newest.
-    #[arg(long, value_name = "DIR", conflicts_with = "all")]
-    pub dir: Option<PathBuf>,
-    /// Resolve SESSION over every project, the current one not preferred.
-    #[arg(short = 'a', long)]
-    pub all: bool,
-}
-
-impl SessionScope {
-    /// `loc` with these flags.
-    pub fn apply(&self, loc: &arbor_store::locate::Locator) -> arbor_store::locate::Locator {
-        loc.clone().scoped(self.dir.clone(), self.all)
-    }
 }
 
 /// How `show` prints.
@@ -130,7 +152,7 @@ pub enum Command {
         /// Session file path, or session id / unique id prefix (default: this project's newest).
         session: Option<String>,
         #[command(flatten)]
-        scope: SessionScope,
+        scope: ScopeOpts,
         /// Leaf entry id (default: the leaf pi picks on open, the last entry).
         #[arg(long)]
         leaf: Option<String>,
@@ -152,7 +174,7 @@ pub enum Command {
         /// Session file path, or session id / unique id prefix (default: this project's newest).
         session: Option<String>,
         #[command(flatten)]
-        scope: SessionScope,
+        scope: ScopeOpts,
         /// Every entry on its own line (default: runs of entries between user messages folded).
         #[arg(long)]
         full: bool,
@@ -171,7 +193,7 @@ pub enum Command {
         /// Session file path, or session id / unique id prefix (default: this project's newest).
         session: Option<String>,
         #[command(flatten)]
-        scope: SessionScope,
+        scope: ScopeOpts,
         /// Leaf entry id (default: the session's leaf).
         #[arg(long)]
         leaf: Option<String>,
@@ -189,18 +211,31 @@ pub enum Command {
         after_help = "Each row starts with the session's shortest unique id prefix, which show, tree,\ncontext, fork and rm take.\n\nExamples:\n  arbor ls\n  arbor ls --all --long\n  arbor ls --dir ~/.pi/agent/sessions/--home-me-app-- --json"
     )]
     Ls {
-        /// Session directory to list (default: the current directory's sessions of pi and omp).
-        #[arg(long, conflicts_with = "all")]
-        dir: Option<PathBuf>,
-        /// Every project of every agent directory (pi's and omp's).
-        #[arg(short = 'a', long)]
-        all: bool,
+        #[command(flatten)]
+        scope: ScopeOpts,
         /// Also show each session's project (cwd) and file.
         #[arg(short = 'l', long)]
         long: bool,
         /// At most N sessions (the newest).
         #[arg(short = 'n', long, value_name = "N")]
         limit: Option<usize>,
+        /// Only sessions active since a date (2025-01-31), a date-time, or a span back (30m,
+        /// 12h, 7d, 2w).
+        #[arg(long, value_name = "DATE", value_parser = crate::args::since)]
+        since: Option<crate::args::Since>,
+        /// Only pi's or only omp's sessions.
+        #[arg(long, value_name = "TOOL")]
+        tool: Option<Tool>,
+        /// Only sessions whose title (name) or first message holds TEXT, in any case.
+        #[arg(long, value_name = "TEXT")]
+        grep: Option<String>,
+        /// Order: modified (last activity, the default), created, size (largest first) or name
+        /// (the title, A to Z); dates newest first.
+        #[arg(long, value_name = "KEY", default_value = "modified")]
+        sort: LsSort,
+        /// Reverse the order.
+        #[arg(long)]
+        reverse: bool,
         /// JSON output: an array of SessionInfo objects (omp's for omp directories, else pi's).
         #[arg(long)]
         json: bool,
@@ -247,12 +282,8 @@ pub enum Command {
     Search {
         /// The query.
         query: String,
-        /// Search every project of every agent directory.
-        #[arg(long, conflicts_with = "dir")]
-        all: bool,
-        /// Search the sessions of this directory.
-        #[arg(long)]
-        dir: Option<PathBuf>,
+        #[command(flatten)]
+        scope: ScopeOpts,
         /// Only these kinds of text: user, assistant, thinking, toolResult, bashExecution, tool,
         /// compaction, branchSummary, summary, name, label, system, contextEdit (repeatable or
         /// comma-separated).
@@ -338,7 +369,7 @@ pub enum Command {
         /// Session file path, or session id / unique id prefix.
         session: String,
         #[command(flatten)]
-        scope: SessionScope,
+        scope: ScopeOpts,
         /// Parent of the (first) new entry (default: the session's leaf).
         #[arg(long, conflicts_with = "root")]
         parent: Option<String>,
@@ -362,7 +393,7 @@ pub enum Command {
         #[arg(required = true)]
         sessions: Vec<String>,
         #[command(flatten)]
-        scope: SessionScope,
+        scope: ScopeOpts,
         /// Only report what would change.
         #[arg(long)]
         dry_run: bool,
@@ -378,7 +409,7 @@ pub enum Command {
         /// Session file path, or session id / unique id prefix.
         session: String,
         #[command(flatten)]
-        scope: SessionScope,
+        scope: ScopeOpts,
         /// The new name (not empty).
         name: String,
         #[command(flatten)]
@@ -387,12 +418,16 @@ pub enum Command {
     /// Verify sessions: header, malformed lines, torn tail, duplicate ids, missing parents, cycles,
     /// compactions off path, blobs. Exit status 1 when problems remain.
     #[command(
-        after_help = "Examples:\n  arbor check 01a2f3\n  arbor check --repair --wait=10 ~/.pi/agent/sessions/*/*.jsonl"
+        after_help = "Without SESSION: the current project's sessions (--dir DIR: a directory's, --all:\nevery project's). Prints the problems found and a one-line summary (--verbose: every\nfile).\n\nExamples:\n  arbor check\n  arbor check --all --verbose\n  arbor check 01a2f3 --repair --wait=10"
     )]
     Check {
-        /// Sessions (paths, ids or id prefixes).
-        #[arg(required = true)]
+        /// Sessions (paths, ids or id prefixes); none: the sessions of the scope.
         sessions: Vec<String>,
+        #[command(flatten)]
+        scope: ScopeOpts,
+        /// Also list every healthy file (default: only problems and a summary).
+        #[arg(long)]
+        verbose: bool,
         /// Fix what can be fixed without losing a byte (removed bytes go to a quarantine sidecar).
         #[arg(long)]
         repair: bool,
@@ -435,7 +470,7 @@ pub enum Command {
         /// Session file path, or session id / unique id prefix (default: this project's newest).
         session: Option<String>,
         #[command(flatten)]
-        scope: SessionScope,
+        scope: ScopeOpts,
         /// The entry the new session ends at (default: copy every entry).
         #[arg(long, value_name = "ID")]
         at: Option<String>,
@@ -463,7 +498,7 @@ pub enum Command {
         #[arg(required = true)]
         sessions: Vec<String>,
         #[command(flatten)]
-        scope: SessionScope,
+        scope: ScopeOpts,
         /// Delete for good instead of moving to the trash.
         #[arg(long)]
         force: bool,
@@ -482,7 +517,7 @@ pub enum Command {
         /// Session file path, or session id / unique id prefix (default: this project's newest).
         session: Option<String>,
         #[command(flatten)]
-        scope: SessionScope,
+        scope: ScopeOpts,
         /// Export the path to this entry (default: the session's leaf).
         #[arg(long, conflicts_with = "tree")]
         leaf: Option<String>,
@@ -498,6 +533,10 @@ pub enum Command {
         /// Keep secrets as they are.
         #[arg(long)]
         no_redact: bool,
+        /// Leave a corrupt or malformed blob reference in place (reported on stderr) instead of
+        /// failing.
+        #[arg(long)]
+        lenient: bool,
         /// Replace an existing FILE that no earlier export wrote (never the session itself).
         #[arg(long, requires = "output")]
         force: bool,
@@ -510,12 +549,8 @@ pub enum Command {
     Stats {
         /// Sessions (paths, ids or id prefixes).
         sessions: Vec<String>,
-        /// The sessions of this directory.
-        #[arg(long, conflicts_with = "all")]
-        dir: Option<PathBuf>,
-        /// Every project of every agent directory.
-        #[arg(long)]
-        all: bool,
+        #[command(flatten)]
+        scope: ScopeOpts,
         /// Group by session, day, week, month, model or project.
         #[arg(long, value_name = "WHAT", default_value = "session")]
         by: crate::cmd::stats::By,
@@ -572,14 +607,13 @@ pub enum Command {
     /// List the secrets sessions hold (API keys and tokens, private keys, JWTs, passwords):
     /// file, line, entry, field and kind, never the secret itself.
     #[command(
-        after_help = "Exit status: 0 when none is found, 1 when some are (as a linter), 2 for a usage error.\nExports redact them by default.\n\nExamples:\n  arbor secrets 01a2f3\n  arbor secrets --all --json"
+        after_help = "Without SESSION: the current project's sessions (--dir DIR: a directory's, --all:\nevery project's). Exit status: 0 when none is found, 1 when some are (as a linter), 2 for\na usage error. Exports redact them by default.\n\nExamples:\n  arbor secrets\n  arbor secrets 01a2f3\n  arbor secrets --all --json"
     )]
     Secrets {
-        /// Sessions (paths, ids or id prefixes).
+        /// Sessions (paths, ids or id prefixes); none: the sessions of the scope.
         sessions: Vec<String>,
-        /// Every session under the agent directories.
-        #[arg(long)]
-        all: bool,
+        #[command(flatten)]
+        scope: ScopeOpts,
         /// JSON output: [{path, line, entryId, field, kind, chars}].
         #[arg(long)]
         json: bool,
@@ -625,6 +659,29 @@ pub enum TrashCommand {
         #[arg(long)]
         force: bool,
     },
+}
+
+/// `arbor ls --tool`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Tool {
+    /// pi's sessions.
+    Pi,
+    /// oh-my-pi's sessions.
+    Omp,
+}
+
+/// `arbor ls --sort`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum LsSort {
+    /// Last activity, newest first (each directory by its tool's rules).
+    #[default]
+    Modified,
+    /// Creation time (the header's timestamp), newest first.
+    Created,
+    /// File size, largest first.
+    Size,
+    /// Title (name, omp title or first message), A to Z in any case.
+    Name,
 }
 
 /// `arbor export --format`: the flag's values for [`arbor_view::Format`].

@@ -7,6 +7,7 @@ mod cli;
 mod report;
 mod browse;
 mod cmd;
+mod complete;
 mod progress;
 mod show_view;
 mod term;
@@ -26,7 +27,13 @@ pub static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLoc
 
 fn main() -> ExitCode {
     let _ = STARTED.set(std::time::Instant::now());
-    let cli = cli::Cli::parse();
+    // The completion scripts' question, answered before anything else (no parse error, no
+    // message can reach the shell's line).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == complete::SUBCOMMAND) {
+        return complete::run(&args[2..]);
+    }
+    let cli = cli::Cli::parse_from(args);
     match cmd::run(cli) {
         Ok(code) => match report::finish_stdout() {
             // Every write to stdout went through `report::Out`: a closed pipe was accepted

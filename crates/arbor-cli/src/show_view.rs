@@ -130,11 +130,9 @@ impl Printer<'_> {
                             // A blob reference still in place: its blob is not here (a
                             // session pulled before its blob arrived).
                             let data = str_of(b.get("data"));
-                            match arbor_core::blobref::parse_blob_ref(data.as_bytes()) {
-                                Ok(Some(hash)) => out
-                                    .paint(Paint::Warn, &format!("[image missing: blob {hash}]"))
-                                    .nl(),
-                                _ => out.paint(Paint::Dim, "[image]").nl(),
+                            match arbor_view::unresolved_image(&data) {
+                                Some(note) => out.paint(Paint::Warn, &format!("[{note}]")).nl(),
+                                None => out.paint(Paint::Dim, "[image]").nl(),
                             };
                         }
                         _ => {}

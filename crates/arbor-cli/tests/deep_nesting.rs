@@ -78,7 +78,7 @@ fn a_deep_last_line_without_newline_is_kept_and_read() {
     assert!(ok(arbor(&["context", s, "--llm"], home)).contains("hello deep"));
     assert!(ok(arbor(&["tree", s], home)).contains("deep0001"));
     assert!(ok(arbor(&["show", s], home)).contains("hello deep"));
-    assert!(ok(arbor(&["check", s], home)).contains("ok (2 entries)"));
+    assert!(ok(arbor(&["check", "--verbose", s], home)).contains("ok (2 entries)"));
     let d = dir.to_str().expect("utf8");
     assert!(ok(arbor(&["ls", "--dir", d], home)).contains("hello deep"));
     assert!(ok(arbor(&["search", "hello", "--dir", d], home)).contains("deep0001"));

@@ -100,7 +100,7 @@ fn session_content_cannot_drive_the_terminal() {
         vec!["ls", "--dir", d],
         vec!["search", "findme", "--dir", d],
         vec!["search", "pwned", "--dir", d],
-        vec!["check", s.as_str()],
+        vec!["check", "--verbose", s.as_str()],
     ] {
         let o = env.run(&args);
         assert!(

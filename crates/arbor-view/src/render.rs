@@ -219,7 +219,12 @@ pub fn content_text(v: Option<&JsValue>) -> String {
                             .map(|a| String::from_utf8_lossy(&a.to_json()).into_owned())
                             .unwrap_or_default()
                     )),
-                    Some("image") => parts.push("[image]".into()),
+                    Some("image") => parts.push(
+                        b.get("data")
+                            .and_then(|d| d.as_str_lossy())
+                            .and_then(|d| crate::unresolved_image(&d))
+                            .map_or_else(|| "[image]".to_string(), |note| format!("[{note}]")),
+                    ),
                     _ => {}
                 }
             }

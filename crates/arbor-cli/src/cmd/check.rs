@@ -12,7 +12,10 @@ use std::time::Duration;
 
 fn print_report(r: &CheckReport, out: &mut Out) {
     let problems = r.problems();
-    out.put(&format!("{}: ", r.path.display()));
+    out.put(&format!(
+        "{}: ",
+        super::index::home_short(&r.path.to_string_lossy())
+    ));
     if problems == 0 {
         out.paint(Paint::Leaf, "ok").put(&format!(
             " ({})",
@@ -39,52 +42,83 @@ fn print_report(r: &CheckReport, out: &mut Out) {
     }
 }
 
-pub fn check(
-    sessions: &[String],
-    repair: bool,
-    json: bool,
-    no_blobs: bool,
-    wait: Option<Duration>,
-    term: &Term,
-    loc: &Locator,
-) -> Result<ExitCode> {
+/// What `arbor check` was asked.
+pub struct CheckArgs<'a> {
+    /// The SESSION arguments.
+    pub sessions: &'a [String],
+    /// `--dir` / `--all` (with no SESSION and neither: the current project).
+    pub scope: &'a crate::cli::ScopeOpts,
+    /// `--verbose`: a line for every healthy file too.
+    pub verbose: bool,
+    /// `--repair`.
+    pub repair: bool,
+    /// `--json`.
+    pub json: bool,
+    /// `--no-blobs`.
+    pub no_blobs: bool,
+    /// `--wait`.
+    pub wait: Option<Duration>,
+}
+
+/// `arbor check`: the problems of each session (a healthy one only with `--verbose`), then a
+/// one-line summary on stderr. Exit status 1 when a problem remains or a file could not be
+/// checked.
+pub fn check(a: &CheckArgs<'_>, term: &Term, loc: &Locator) -> Result<ExitCode> {
+    let (repair, json, wait) = (a.repair, a.json, a.wait);
     let agent = loc.agent_override();
     let opts = CheckOptions::default()
         .with_agent_dir(agent.map(Path::to_path_buf))
-        .with_skip_blobs(no_blobs);
+        .with_skip_blobs(a.no_blobs);
+    let scoped = super::scoped_files(loc, a.sessions, a.scope, "check")?;
     let mut remaining = false;
+    let (mut healthy, mut with_problems, mut unchecked) = (0usize, 0usize, 0usize);
+    for (dir, e) in &scoped.unreadable {
+        say_err!("arbor: {}: not checked: {e}", dir.display());
+        remaining = true;
+        unchecked += 1;
+    }
     // One object per SESSION argument, written into the array at the end.
     let mut reports: Vec<Vec<u8>> = Vec::new();
     let mut out = Out::new(term);
-    for s in sessions {
-        let checked = loc
-            .resolve_session(s)
-            .map_err(anyhow::Error::from)
-            .and_then(|path| {
-                let r = if repair {
-                    check::repair(&path, &opts, wait).map(|o| (o.after.clone(), Some(o)))
-                } else {
-                    check::check(&path, &opts).map(|r| (r, None))
-                };
-                r.map(|x| (path, x)).map_err(anyhow::Error::from)
-            });
+    // Each argument in order (one that names no session is reported and counted, and gets
+    // its JSON object), then the scope's files.
+    let each = scoped
+        .named
+        .into_iter()
+        .map(|(arg, r)| (PathBuf::from(arg), r.map_err(anyhow::Error::from)))
+        .chain(scoped.found.into_iter().map(|f| (f.clone(), Ok(f))));
+    for (file, resolved) in each {
+        let checked = resolved.and_then(|path| {
+            let r = if repair {
+                check::repair(&path, &opts, wait).map(|o| (o.after.clone(), Some(o)))
+            } else {
+                check::check(&path, &opts).map(|r| (r, None))
+            };
+            r.map(|x| (path, x)).map_err(anyhow::Error::from)
+        });
         let (path, (report, outcome)) = match checked {
             Ok(x) => x,
             Err(e) => {
                 let message = crate::report::error_text(&e);
                 say_err!("arbor: {message}");
                 remaining = true;
+                unchecked += 1;
                 if json {
                     // Every argument gets its object: a path that could not be checked is
                     // not left out of the array.
                     let mut one = Vec::new();
-                    CheckReport::unreadable(Path::new(s), message).write_json(&mut one);
+                    CheckReport::unreadable(&file, message).write_json(&mut one);
                     reports.push(one);
                 }
                 continue;
             }
         };
         remaining |= report.problems() > 0;
+        if report.problems() > 0 {
+            with_problems += 1;
+        } else {
+            healthy += 1;
+        }
         if json {
             let mut one = Vec::new();
             report.write_json_with(&mut one, |j| {
@@ -110,7 +144,7 @@ pub fn check(
                 if o.rewritten {
                     out.put(&format!(
                         "{}: repaired {}{}\n",
-                        path.display(),
+                        super::index::home_short(&path.to_string_lossy()),
                         arbor_view::count(o.before.repairable() as u64, "problem", "problems"),
                         o.quarantine
                             .as_ref()
@@ -119,11 +153,28 @@ pub fn check(
                     ));
                 }
             }
-            print_report(&report, &mut out);
+            let repaired = outcome.as_ref().is_some_and(|o| o.rewritten);
+            if a.verbose || repaired || !report.findings.is_empty() {
+                print_report(&report, &mut out);
+            }
         }
     }
     if !json {
         out.print(term, false)?;
+        let checked = healthy + with_problems;
+        let mut summary = format!(
+            "checked {}: {healthy} ok, {with_problems} with problems",
+            plural(checked, "session")
+        );
+        if unchecked > 0 {
+            summary.push_str(&format!(
+                "; {} not checked (see above)",
+                plural(unchecked, "file")
+            ));
+        }
+        if checked + unchecked > 0 {
+            say_err!("arbor: {summary}");
+        }
     }
     if json {
         let mut json_out = Vec::new();
@@ -142,6 +193,11 @@ pub fn check(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// "1 session", "2 sessions".
+fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
 fn agent_for_gc(loc: &Locator) -> Vec<PathBuf> {

@@ -6,7 +6,7 @@ use arbor_index::{
     Catalog, IndexError, IndexKinds, Kind, Listed, Progress, RefreshOptions, RefreshStats,
     SearchQuery,
 };
-use arbor_store::locate::{Locator, Scope};
+use arbor_store::locate::Locator;
 use arbor_store::paths;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -367,10 +367,8 @@ fn watch_catalog(cat: &mut Catalog, loc: &Locator) -> Result<ExitCode> {
 pub struct SearchOpts<'a> {
     /// Query text.
     pub query: &'a str,
-    /// `--dir`.
-    pub dir: Option<&'a Path>,
-    /// `--all`.
-    pub all: bool,
+    /// `--dir` / `--all`.
+    pub scope: &'a crate::cli::ScopeOpts,
     /// `--role` values.
     pub roles: &'a [String],
     /// `--since`.
@@ -431,11 +429,7 @@ pub fn search(
                 .collect(),
         );
     }
-    let scope = match (o.dir, o.all) {
-        (Some(d), _) => Scope::Dir(d),
-        (None, true) => Scope::All,
-        (None, false) => Scope::Current,
-    };
+    let scope = o.scope.scope();
     let dirs = loc.project_dirs(scope)?;
     let since_ms = o.since.map(|s| s.at(arbor_store::ids::now_ms() as f64));
     let mut cat = open_catalog(catalog)?;
@@ -572,7 +566,7 @@ pub fn search(
             .iter()
             .all(|d| arbor_store::discover::session_files(d).is_empty());
         if none {
-            super::ls::no_sessions(scope, loc);
+            super::ls::no_sessions(scope, loc, "search");
         } else {
             say_err!(
                 "arbor: no match in {}",

@@ -16,10 +16,8 @@ use std::process::ExitCode;
 
 /// Options of `arbor ls`.
 pub struct LsOpts<'a> {
-    /// `--dir`.
-    pub dir: Option<&'a Path>,
-    /// `--all`.
-    pub all: bool,
+    /// `--dir` / `--all`.
+    pub scope: &'a crate::cli::ScopeOpts,
     /// `--long`.
     pub long: bool,
     /// `--limit` (`-n`): at most this many rows, the newest.
@@ -30,6 +28,73 @@ pub struct LsOpts<'a> {
     pub all_text: bool,
     /// `--omp` / `--pi`: one tool's rules for every directory.
     pub rules: Option<Dialect>,
+    /// `--since`, `--tool`, `--grep`, `--sort`, `--reverse`.
+    pub filter: Filter<'a>,
+}
+
+/// Which listed sessions are shown, and in what order.
+pub struct Filter<'a> {
+    /// `--since`: only rows whose `modified` is at or after this (ms since the epoch).
+    pub since_ms: Option<f64>,
+    /// `--tool`: only this tool's sessions.
+    pub tool: Option<Dialect>,
+    /// `--grep`: only rows whose title or first message holds this, in any case.
+    pub grep: Option<&'a str>,
+    /// `--sort`.
+    pub sort: crate::cli::LsSort,
+    /// `--reverse`.
+    pub reverse: bool,
+}
+
+impl Filter<'_> {
+    /// Whether the rows are the listing as it is (what the watcher's prepared answers hold).
+    fn is_none(&self) -> bool {
+        self.since_ms.is_none()
+            && self.tool.is_none()
+            && self.grep.is_none()
+            && self.sort == crate::cli::LsSort::Modified
+            && !self.reverse
+    }
+
+    /// Keeps the rows the filters let through, in the order asked (stable: rows that compare
+    /// equal keep the listing's order).
+    fn apply<'a>(&self, rows: &mut Vec<Row<'a>>, by_file: &HashMap<&OsStr, &'a Listed>) {
+        use crate::cli::LsSort;
+        let needle = self.grep.map(str::to_lowercase);
+        rows.retain(|r| {
+            let f = r.facts(by_file);
+            self.since_ms.is_none_or(|t| r.modified >= t)
+                && self.tool.is_none_or(|t| (t == Dialect::Omp) == f.omp)
+                && needle.as_deref().is_none_or(|n| {
+                    f.title.to_lowercase().contains(n) || f.first.to_lowercase().contains(n)
+                })
+        });
+        let desc = |a: f64, b: f64| b.partial_cmp(&a).unwrap_or(std::cmp::Ordering::Equal);
+        match self.sort {
+            LsSort::Modified => {}
+            LsSort::Created => rows.sort_by(|a, b| {
+                desc(
+                    a.facts(by_file).created.unwrap_or(f64::NEG_INFINITY),
+                    b.facts(by_file).created.unwrap_or(f64::NEG_INFINITY),
+                )
+            }),
+            LsSort::Size => rows.sort_by_key(|r| std::cmp::Reverse(r.facts(by_file).size)),
+            LsSort::Name => rows.sort_by_cached_key(|r| r.facts(by_file).title.to_lowercase()),
+        }
+        if self.reverse {
+            rows.reverse();
+        }
+    }
+}
+
+/// What the filters and orders of `ls` look at in a row.
+struct Facts<'a> {
+    omp: bool,
+    created: Option<f64>,
+    size: u64,
+    /// The title the table shows (name, omp title, else the first message).
+    title: std::borrow::Cow<'a, str>,
+    first: std::borrow::Cow<'a, str>,
 }
 
 /// One listed session, under the rules of its directory.
@@ -40,6 +105,12 @@ struct Row<'a> {
     modified: f64,
     /// What the row shows.
     of: RowOf<'a>,
+}
+
+/// Whether a listed session is omp's in the TOOL column and for `--tool`: the directory
+/// decides (omp reads a plain, pi-format session that lives in its directory; pi never does).
+fn shown_as_omp(l: &Listed, in_omp_dir: bool) -> bool {
+    l.omp || in_omp_dir
 }
 
 impl<'a> Row<'a> {
@@ -53,7 +124,41 @@ impl<'a> Row<'a> {
     }
 }
 
+impl<'a> Row<'a> {
+    /// What `--since`, `--tool`, `--grep` and `--sort` look at: what the table shows (an omp
+    /// directory's file the catalog lists is shown, and so filtered, by the catalog's row).
+    fn facts(&self, by_file: &HashMap<&OsStr, &'a Listed>) -> Facts<'a> {
+        let in_omp_dir = matches!(self.of, RowOf::Omp(_));
+        let of = match self.of {
+            RowOf::Omp(_) => match by_file.get(self.file.as_os_str()) {
+                Some(l) => RowOf::Pi(l),
+                None => self.of,
+            },
+            RowOf::Pi(_) => self.of,
+        };
+        match of {
+            RowOf::Pi(l) => Facts {
+                omp: shown_as_omp(l, in_omp_dir),
+                created: l.info.created_ms,
+                size: l.size,
+                title: l.display_title(),
+                first: l.info.first_message.to_string_lossy(),
+            },
+            RowOf::Omp(i) => Facts {
+                omp: true,
+                created: i.created_ms,
+                size: i.size,
+                title: std::borrow::Cow::Borrowed(
+                    i.title.as_deref().unwrap_or(i.first_message.as_str()),
+                ),
+                first: std::borrow::Cow::Borrowed(i.first_message.as_str()),
+            },
+        }
+    }
+}
+
 /// Where a row's fields come from.
+#[derive(Clone, Copy)]
 enum RowOf<'a> {
     /// omp's own numbers, for a file pi's rules would not list.
     Omp(&'a arbor_store::omp_info::OmpSessionInfo),
@@ -63,11 +168,7 @@ enum RowOf<'a> {
 
 /// `arbor ls`.
 pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) -> Result<ExitCode> {
-    let scope = match (o.dir, o.all) {
-        (Some(d), _) => Scope::Dir(d),
-        (None, true) => Scope::All,
-        (None, false) => Scope::Current,
-    };
+    let scope = o.scope.scope();
     let dirs = loc.project_dirs(scope)?;
     let (omp_dirs, pi_dirs): (Vec<PathBuf>, Vec<PathBuf>) =
         dirs.iter().cloned().partition(|d| match o.rules {
@@ -78,7 +179,12 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
     let mut cat = open_catalog(catalog)?;
     // pi's directories alone, as JSON: a live watcher that vouches for them hands over the
     // whole document, prepared (the same bytes as below, made once for many commands).
-    if o.json && !o.all_text && o.limit.is_none() && omp_dirs.is_empty() && watcher_may_answer(&cat)
+    if o.json
+        && !o.all_text
+        && o.limit.is_none()
+        && omp_dirs.is_empty()
+        && o.filter.is_none()
+        && watcher_may_answer(&cat)
     {
         if let Some(doc) = arbor_index::watch::listing_json(cat.path(), &pi_dirs) {
             use std::io::Write;
@@ -95,6 +201,7 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
     if !o.json
         && o.limit.is_none()
         && omp_dirs.is_empty()
+        && o.filter.is_none()
         && pi_dirs.iter().all(|d| d.is_absolute())
         && watcher_may_answer(&cat)
     {
@@ -134,10 +241,19 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
         // row whose `modified` is an Invalid Date stays where pi's own sort leaves it.
         arbor_core::js::v8_sort_slice_by_number(&mut rows, |a, b| b.modified - a.modified);
     }
+
+    // By the path's bytes (hashing a `Path` walks its components: at 10,000 rows that showed).
+    let by_file: HashMap<&OsStr, &Listed> = if o.json {
+        HashMap::new()
+    } else {
+        listed.iter().map(|l| (l.file.as_os_str(), l)).collect()
+    };
+    let before_filter = rows.len();
+    o.filter.apply(&mut rows, &by_file);
+    // `-n N`: the first N of what the filters kept, in their order.
     if let Some(n) = o.limit {
         rows.truncate(n);
     }
-
     if o.json {
         use std::io::Write;
         let mut out = std::io::BufWriter::with_capacity(1 << 16, crate::report::stdout());
@@ -156,17 +272,18 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
-    if rows.is_empty() {
-        no_sessions(scope, loc);
+    if rows.is_empty() && before_filter > 0 {
+        say_err!("arbor: no session matches ({before_filter} listed)");
         return Ok(ExitCode::SUCCESS);
     }
-    // By the path's bytes (hashing a `Path` walks its components: at 10,000 rows that showed).
-    let by_file: HashMap<&OsStr, &Listed> =
-        listed.iter().map(|l| (l.file.as_os_str(), l)).collect();
+    if rows.is_empty() {
+        no_sessions(scope, loc, "ls");
+        return Ok(ExitCode::SUCCESS);
+    }
     let ids = ShortIds::new(loc, rows.iter().map(|r| r.file));
     print_made(
         term,
-        &make_table(o.long, o.all, term, &rows, &by_file, &ids),
+        &make_table(o.long, o.scope.all, term, &rows, &by_file, &ids),
     )?;
     Ok(ExitCode::SUCCESS)
 }
@@ -304,9 +421,7 @@ fn make_table(
                     l.branches.to_string(),
                     l.display_title().into_owned(),
                     l.info.cwd.clone(),
-                    // The directory decides: omp reads a plain (pi-format) session that lives
-                    // in its directory, pi never does.
-                    l.omp || omp_info.is_some(),
+                    shown_as_omp(l, omp_info.is_some()),
                 ),
                 (None, Some(i)) => (
                     i.message_count.to_string(),
@@ -437,7 +552,7 @@ fn table_opts(o: &LsOpts<'_>, term: &Term, loc: &Locator) -> Option<String> {
         term.width,
         u8::from(term.color),
         u8::from(o.long),
-        u8::from(o.all),
+        u8::from(o.scope.all),
     ))
 }
 
@@ -491,17 +606,17 @@ pub fn render_for_watcher(loc: &Locator, opts: &str, listed: &[Listed]) -> Optio
 
 /// Says that `scope` holds no sessions, with where to look instead: what `ls`, `search` and
 /// the other commands that take a scope say when they find nothing to read.
-pub fn no_sessions(scope: Scope<'_>, loc: &Locator) {
+pub fn no_sessions(scope: Scope<'_>, loc: &Locator, command: &str) {
     match scope {
         Scope::Dir(d) => say_err!("arbor: no sessions in {}", d.display()),
         Scope::All => say_err!("arbor: no sessions under the agent directories"),
-        Scope::Current => no_sessions_here(loc),
+        Scope::Current => no_sessions_here(loc, command),
     }
 }
 
 /// Says there are no sessions for the current directory, and which parent directory has some
 /// (`cd app/src; arbor ls` names `app`).
-fn no_sessions_here(loc: &Locator) {
+fn no_sessions_here(loc: &Locator, command: &str) {
     let Ok(cwd) = std::env::current_dir() else {
         say_err!("arbor: no sessions for this directory (try --all)");
         return;
@@ -514,7 +629,7 @@ fn no_sessions_here(loc: &Locator) {
             .sum();
         if n > 0 {
             say_err!(
-                "arbor: no sessions for {}; its parent {} has {n} (arbor ls --dir {}, or run arbor ls there)",
+                "arbor: no sessions for {}; its parent {} has {n} (arbor {command} --dir {}, or run arbor {command} there)",
                 cwd.display(),
                 anc.display(),
                 dirs[0].display()
@@ -523,7 +638,7 @@ fn no_sessions_here(loc: &Locator) {
         }
     }
     say_err!(
-        "arbor: no sessions for {} (arbor ls --all lists every project)",
+        "arbor: no sessions for {} (arbor {command} --all: every project)",
         cwd.display()
     );
 }

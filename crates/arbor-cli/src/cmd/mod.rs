@@ -131,7 +131,7 @@ fn age_and_title(p: &std::path::Path) -> (Option<f64>, String) {
 /// The path comes back as the argument the command resolves (a path resolves to itself).
 fn pick(
     session: Option<String>,
-    scope: &crate::cli::SessionScope,
+    scope: &crate::cli::ScopeOpts,
     loc: &arbor_store::locate::Locator,
     width: usize,
 ) -> Result<String> {
@@ -262,10 +262,14 @@ fn run_command(
             &loc,
         ),
         Command::Ls {
-            dir,
-            all,
+            scope,
             long,
             limit,
+            since,
+            tool,
+            grep,
+            sort,
+            reverse,
             json,
             all_text,
             omp,
@@ -279,10 +283,19 @@ fn run_command(
             };
             ls::ls(
                 &ls::LsOpts {
-                    dir: dir.as_deref(),
-                    all,
+                    scope: &scope,
                     long,
                     limit,
+                    filter: ls::Filter {
+                        since_ms: since.map(|s| s.at(arbor_store::ids::now_ms() as f64)),
+                        tool: tool.map(|t| match t {
+                            crate::cli::Tool::Pi => Dialect::Pi,
+                            crate::cli::Tool::Omp => Dialect::Omp,
+                        }),
+                        grep: grep.as_deref(),
+                        sort,
+                        reverse,
+                    },
                     json,
                     all_text,
                     rules,
@@ -309,8 +322,7 @@ fn run_command(
         ),
         Command::Search {
             query,
-            all,
-            dir,
+            scope,
             role,
             since,
             thinking,
@@ -324,8 +336,7 @@ fn run_command(
         } => index::search(
             &index::SearchOpts {
                 query: &query,
-                dir: dir.as_deref(),
-                all,
+                scope: &scope,
                 roles: &role,
                 since,
                 json,
@@ -387,11 +398,25 @@ fn run_command(
         } => write::name(&session, &name, &write, &scope.apply(&loc)),
         Command::Check {
             sessions,
+            scope,
+            verbose,
             repair,
             json,
             no_blobs,
             wait,
-        } => check::check(&sessions, repair, json, no_blobs, wait.wait, &term, &loc),
+        } => check::check(
+            &check::CheckArgs {
+                sessions: &sessions,
+                scope: &scope,
+                verbose,
+                repair,
+                json,
+                no_blobs,
+                wait: wait.wait,
+            },
+            &term,
+            &loc,
+        ),
         Command::Gc {
             blobs: _,
             yes,
@@ -435,22 +460,25 @@ fn run_command(
             format,
             output,
             no_redact,
+            lenient,
             force,
         } => read::export(
             &pick(session, &scope, &loc, term.width)?,
-            leaf.as_deref(),
-            tree,
-            format,
-            output
-                .as_deref()
-                .map(|path| arbor_view::Target { path, force }),
-            !no_redact,
+            &read::ExportArgs {
+                leaf: leaf.as_deref(),
+                tree,
+                format,
+                output: output
+                    .as_deref()
+                    .map(|path| arbor_view::Target { path, force }),
+                redact: !no_redact,
+                lenient,
+            },
             &loc,
         ),
         Command::Stats {
             sessions,
-            dir,
-            all,
+            scope,
             by,
             since,
             json,
@@ -459,8 +487,7 @@ fn run_command(
         } => stats::stats(
             &stats::StatsOpts {
                 sessions: &sessions,
-                dir: dir.as_deref(),
-                all,
+                scope: &scope,
                 by,
                 since_ms: since.map(|s| s.at(arbor_store::ids::now_ms() as f64)),
                 json,
@@ -500,17 +527,90 @@ fn run_command(
         }
         Command::Secrets {
             sessions,
-            all,
+            scope,
             json,
-        } => secrets::secrets(&sessions, all, json, &term, &loc),
+        } => secrets::secrets(&sessions, &scope, json, &term, &loc),
         Command::Completions { shell } => {
-            let mut cmd = <Cli as clap::CommandFactory>::command();
-            let mut out = Vec::new();
-            clap_complete::generate(shell, &mut cmd, "arbor", &mut out);
+            let out = crate::complete::script(shell);
             std::io::Write::write_all(&mut crate::report::stdout(), &out)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Man { dir } => man(dir.as_deref()),
+    }
+}
+
+/// The session files a command taking `SESSION...` and the scope flags looks at: the named
+/// sessions, and the sessions of `--dir` / `--all`; with neither, the current project's.
+/// `--all` walks every sessions root (omp's nested sub-agent sessions too) and names the
+/// directories it could not read in `unreadable`: a command that promises to have looked at
+/// every session reports them. An empty current project gets `ls`'s hint on stderr.
+pub(crate) fn scoped_files(
+    loc: &arbor_store::locate::Locator,
+    sessions: &[String],
+    scope: &crate::cli::ScopeOpts,
+    command: &str,
+) -> Result<Scoped> {
+    use arbor_store::locate::Scope;
+    let mut out = Scoped {
+        named: sessions
+            .iter()
+            .map(|s| (s.clone(), loc.resolve_session(s)))
+            .collect(),
+        ..Scoped::default()
+    };
+    if !sessions.is_empty() && !scope.named() {
+        return Ok(out);
+    }
+    let mut found = match scope.scope() {
+        Scope::All => {
+            let (files, unreadable) = loc.all_session_files_reporting();
+            out.unreadable = unreadable;
+            files
+        }
+        s => {
+            let mut files = Vec::new();
+            for d in loc.project_dirs(s)? {
+                files.extend(arbor_store::discover::session_files(&d));
+            }
+            files
+        }
+    };
+    found.sort();
+    found.retain(|f| {
+        !out.named
+            .iter()
+            .any(|(_, n)| n.as_ref().is_ok_and(|n| n == f))
+    });
+    if found.is_empty() && sessions.is_empty() && out.unreadable.is_empty() {
+        ls::no_sessions(scope.scope(), loc, command);
+    }
+    out.found = found;
+    Ok(out)
+}
+
+/// What [`scoped_files`] found.
+#[derive(Default)]
+pub(crate) struct Scoped {
+    /// Each SESSION argument, in order, with its file or why it names none.
+    pub named: Vec<(
+        String,
+        Result<std::path::PathBuf, arbor_store::locate::LocateError>,
+    )>,
+    /// The scope's session files that no argument named, in path order.
+    pub found: Vec<std::path::PathBuf>,
+    /// Directories below the sessions roots that could not be read (with `--all`).
+    pub unreadable: Vec<(std::path::PathBuf, std::io::Error)>,
+}
+
+impl Scoped {
+    /// Every file, named ones first; the first argument that names no session is the error.
+    pub fn files(self) -> Result<Vec<std::path::PathBuf>> {
+        let mut out = Vec::with_capacity(self.named.len() + self.found.len());
+        for (_, f) in self.named {
+            out.push(f?);
+        }
+        out.extend(self.found);
+        Ok(out)
     }
 }
 

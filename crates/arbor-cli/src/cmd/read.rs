@@ -397,19 +397,28 @@ pub fn show(
     exit_soon(&path, doc)
 }
 
+/// What `arbor export` was asked, but for the session.
+pub struct ExportArgs<'a> {
+    /// `--leaf`.
+    pub leaf: Option<&'a str>,
+    /// `--tree`.
+    pub tree: bool,
+    /// `--format`.
+    pub format: crate::cli::ExportFormat,
+    /// `-o FILE` (with `--force`).
+    pub output: Option<arbor_view::Target<'a>>,
+    /// Not `--no-redact`.
+    pub redact: bool,
+    /// `--lenient`: a corrupt blob reference stays in place, as `show` and `context` leave it.
+    pub lenient: bool,
+}
+
 /// `arbor export`.
-pub fn export(
-    session: &str,
-    leaf: Option<&str>,
-    tree: bool,
-    format: crate::cli::ExportFormat,
-    output: Option<arbor_view::Target<'_>>,
-    redact: bool,
-    loc: &Locator,
-) -> Result<ExitCode> {
-    let format = arbor_view::Format::from(format);
-    let force = output.is_some_and(|t| t.force);
-    let output = output.map(|t| t.path);
+pub fn export(session: &str, a: &ExportArgs<'_>, loc: &Locator) -> Result<ExitCode> {
+    let (leaf, tree, redact) = (a.leaf, a.tree, a.redact);
+    let format = arbor_view::Format::from(a.format);
+    let force = a.output.is_some_and(|t| t.force);
+    let output = a.output.map(|t| t.path);
     // A big session takes a while to read and write: a spinner on a terminal's stderr,
     // counting what is written (resolved once: the path, when it is one, is what is loaded).
     let resolved = loc.resolve_session(session).ok();
@@ -423,7 +432,7 @@ pub fn export(
         .as_deref()
         .and_then(Path::to_str)
         .unwrap_or(session);
-    let (path, mut doc) = load_resolved_as(session, false, loc, true)?;
+    let (path, mut doc) = load_resolved_as(session, a.lenient, loc, true)?;
     bar.message(if redact {
         "looking for secrets"
     } else {

@@ -7,33 +7,30 @@ use arbor_view::secrets::Place;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// `arbor secrets SESSION... | --all`. Exit status 1 when something was found (as a linter),
+/// `arbor secrets [SESSION...] [--dir DIR | --all]` (neither: the current project). Exit status 1 when something was found (as a linter),
 /// and when anything could not be scanned (a file that does not open or load, a line that is
 /// not JSON, a directory that cannot be read), each named on stderr: a gate never passes on
 /// what it did not read.
 pub fn secrets(
     sessions: &[String],
-    all: bool,
+    scope: &crate::cli::ScopeOpts,
     json: bool,
     term: &Term,
     loc: &Locator,
 ) -> Result<ExitCode> {
-    let mut files: Vec<PathBuf> = Vec::new();
-    for s in sessions {
-        files.push(loc.resolve_session(s)?);
-    }
+    let scoped = super::scoped_files(loc, sessions, scope, "secrets")?;
     let mut unscanned = 0usize;
-    if all {
-        let (mut every, unreadable) = loc.all_session_files_reporting();
-        for (dir, e) in unreadable {
-            say_err!("arbor: {}: not scanned: {e}", dir.display());
-            unscanned += 1;
-        }
-        every.sort();
-        files.extend(every);
+    for (dir, e) in &scoped.unreadable {
+        say_err!("arbor: {}: not scanned: {e}", dir.display());
+        unscanned += 1;
     }
+    let files: Vec<PathBuf> = scoped.files()?;
     if files.is_empty() && unscanned == 0 {
-        return Err(crate::report::Usage("name sessions, or --all".into()).into());
+        // The scope's hint is said; no session holds a secret.
+        if json {
+            std::io::Write::write_all(&mut crate::report::stdout(), b"[]\n")?;
+        }
+        return Ok(ExitCode::SUCCESS);
     }
     let mut total = 0usize;
     let mut out = Out::new(term);

@@ -7,7 +7,7 @@ use anyhow::Result;
 use arbor_index::Catalog;
 use arbor_index::SpendRow;
 use arbor_index::Stat;
-use arbor_store::locate::{Locator, Scope};
+use arbor_store::locate::Locator;
 use arbor_view::usage::{self, SpendKey};
 use arbor_view::{canon_of, parent_index, Counted, SessionSpends, StatsRow};
 use std::collections::{HashMap, HashSet};
@@ -48,10 +48,8 @@ impl From<By> for arbor_view::StatsBy {
 pub struct StatsOpts<'a> {
     /// Sessions named.
     pub sessions: &'a [String],
-    /// `--dir`.
-    pub dir: Option<&'a Path>,
-    /// `--all`.
-    pub all: bool,
+    /// `--dir` / `--all`.
+    pub scope: &'a crate::cli::ScopeOpts,
     /// `--by`.
     pub by: By,
     /// `--since`, ms.
@@ -534,12 +532,8 @@ pub fn stats(
     for s in o.sessions {
         files.push(loc.resolve_session(s)?);
     }
-    let scope = match (o.dir, o.all) {
-        (Some(d), _) => Scope::Dir(d),
-        (None, true) => Scope::All,
-        (None, false) => Scope::Current,
-    };
-    let listed = files.is_empty() || o.dir.is_some() || o.all;
+    let scope = o.scope.scope();
+    let listed = files.is_empty() || o.scope.named();
     let sessions = if listed && files.is_empty() && !o.no_catalog {
         let dirs = loc.project_dirs(scope)?;
         let mut cat = super::index::open_catalog(catalog)?;

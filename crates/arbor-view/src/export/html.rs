@@ -390,9 +390,9 @@ fn html_images<W: Write>(content: Option<&JsValue>, w: &mut Writer<'_, W>) -> st
                 let base64 = data
                     .bytes()
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'='));
-                // An omp blob reference still in place: its blob is not here.
-                if let Ok(Some(hash)) = arbor_core::blobref::parse_blob_ref(data.as_bytes()) {
-                    write!(w.out, "<p class=\"note\">[image missing: blob {hash}]</p>")?;
+                // An omp blob reference still in place (see `unresolved_image`).
+                if let Some(note) = super::unresolved_image(&data) {
+                    write!(w.out, "<p class=\"note\">[{note}]</p>")?;
                     continue;
                 }
                 if !(plain_mime && base64) {

@@ -91,10 +91,10 @@ impl<'a, W: Write> Writer<'a, W> {
 
     /// An image: written once to the assets directory and linked, or a placeholder.
     fn image(&mut self, data: &str, mime: &str) -> std::io::Result<()> {
-        // An omp blob reference still in place: its blob is not here (pulled before its
-        // blob arrived). Marked missing, as `show` does; never decoded as if it were base64.
-        if let Ok(Some(hash)) = arbor_core::blobref::parse_blob_ref(data.as_bytes()) {
-            return writeln!(self.out, "*[image missing: blob {hash}]*\n");
+        // An omp blob reference still in place: marked missing, as `show` does; never decoded
+        // as if it were base64.
+        if let Some(note) = unresolved_image(data) {
+            return writeln!(self.out, "*[{note}]*\n");
         }
         // A plain media type names the file and is shown; anything else is not written out.
         let plain = mime.starts_with("image/")
@@ -470,6 +470,19 @@ fn fragment(id: &str) -> String {
         }
     }
     out
+}
+
+/// The note an image gets in place of its picture when its `data` is still an omp blob
+/// reference: a blob that is not here (a session pulled before its blob arrived), one
+/// `--lenient` left in place (corrupt), or a malformed reference. `None` for image data.
+/// Every reader (Markdown, HTML, `arbor show`) marks such an image with it and never decodes
+/// the reference as if it were base64.
+pub fn unresolved_image(data: &str) -> Option<String> {
+    match arbor_core::blobref::parse_blob_ref(data.as_bytes()) {
+        Ok(None) => None,
+        Ok(Some(hash)) => Some(format!("image missing: blob {hash}")),
+        Err(_) => Some("image missing: malformed blob reference".to_string()),
+    }
 }
 
 /// Redacts `doc` for an export with [`crate::secrets::redact_doc_deferring`], the
