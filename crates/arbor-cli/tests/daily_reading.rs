@@ -116,6 +116,14 @@ fn not_counted_files_are_named_once_and_empty_files_not_at_all() {
     let junk = d.join("junk.jsonl");
     let (_, named) = env.texts(&["stats", junk.to_str().expect("utf-8")]);
     assert!(named.ends_with(&first), "{named}");
+    // `secrets` says the same of the same files: the path once, nothing of the empty file.
+    let (_, secrets) = env.texts(&["secrets", "--all"]);
+    assert_eq!(
+        secrets,
+        "arbor: HOME/.pi/agent/sessions/--w-app--/junk.jsonl: not scanned: not a session \
+         file: no line of the file is a JSON object\n\
+         arbor: 0 secrets in 1 session; 1 not scanned (see above)\n"
+    );
 }
 
 /// Item 8: one of a thing is "1 entry", "1 session", "1 file", never "1 entries".
@@ -140,7 +148,7 @@ fn one_of_a_thing_is_singular() {
 "#,
     )
     .expect("write");
-    let (out, _) = env.texts(&["check", lone.to_str().expect("utf-8")]);
+    let (out, _) = env.texts(&["check", "--verbose", lone.to_str().expect("utf-8")]);
     assert!(out.ends_with(": ok (1 entry)\n"), "{out}");
     let (out, _) = env.texts(&["show", "0199bbbb"]);
     assert!(out.contains(" · 1 entry from the root to"), "{out}");
@@ -373,7 +381,8 @@ fn search_hits_read_as_ls_rows_and_take_the_browsers_queries() {
     let (code, _, err) = run(&["search", "theme"], &sub);
     let (_, _, ls) = run(&["ls"], &sub);
     assert_eq!(code, Some(1));
-    assert_eq!(err, ls);
+    // The same hint, naming the command that was run.
+    assert_eq!(err, ls.replace("arbor ls", "arbor search"));
     assert!(err.contains("its parent HOME/app has 2"), "{err}");
 }
 

@@ -242,7 +242,7 @@ fn the_scope_flags_read_the_same_on_every_command() {
             .unwrap_or_else(|| panic!("{cmd} has no {flag}:\n{h}"));
         h[at..].lines().next().unwrap_or("").to_string()
     };
-    for flag in ["--dir <DIR>", "--all"] {
+    for flag in ["--dir <DIR>", "-a, --all"] {
         let want = help_line("ls", flag);
         for cmd in ["search", "stats", "check", "secrets"] {
             assert_eq!(help_line(cmd, flag), want, "{cmd} {flag}");

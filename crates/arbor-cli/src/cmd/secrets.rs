@@ -36,17 +36,25 @@ pub fn secrets(
     let mut out = Out::new(term);
     let mut list = Vec::new();
     let mut arr = arbor_core::json::JsonArray::new(&mut list);
+    let mut read = 0usize;
     for f in &files {
         let doc = match arbor_store::load_doc(f) {
-            Ok(d) => d,
+            Ok(d) => {
+                read += 1;
+                d
+            }
             Err(e) => {
-                // The reason may quote the file (the first line's type): never a secret.
-                say_err!(
-                    "arbor: {}: not scanned: {}",
-                    f.display(),
-                    arbor_view::secrets::redact(&e.to_string())
-                );
-                unscanned += 1;
+                // The path once; an empty file (no session) passes without a word, as in
+                // `stats`. The reason may quote the file (the first line's type): never a secret.
+                let why = super::why_not(f, &e);
+                if !why.is_empty() {
+                    say_err!(
+                        "arbor: {}: not scanned: {}",
+                        f.display(),
+                        arbor_view::secrets::redact(&why)
+                    );
+                    unscanned += 1;
+                }
                 continue;
             }
         };
@@ -101,7 +109,7 @@ pub fn secrets(
         say_err!(
             "arbor: {} in {}{}",
             arbor_view::count(total as u64, "secret", "secrets"),
-            arbor_view::count(files.len() as u64, "session", "sessions"),
+            arbor_view::count(read as u64, "session", "sessions"),
             if unscanned > 0 {
                 format!("; {unscanned} not scanned (see above)")
             } else {

@@ -60,24 +60,9 @@ pub struct StatsOpts<'a> {
     pub no_catalog: bool,
 }
 
-/// A session file read for its spends; the error as the catalog keeps it ([`why_not`]).
+/// A session file read for its spends; the error as the catalog keeps it ([`super::why_not`]).
 fn load(f: &Path) -> Result<SessionSpends, String> {
-    SessionSpends::load(f).map_err(|e| why_not(f, &e))
-}
-
-/// Why `f` was not counted, without its path (said once, by [`not_counted`]); empty for a
-/// file pi and omp leave that is known not to be a session
-/// ([`arbor_store::discover::known_not_session`]), which is not warned about.
-fn why_not(f: &Path, e: &arbor_store::StoreError) -> String {
-    if arbor_store::discover::known_not_session(e) {
-        return String::new();
-    }
-    let text = e.to_string();
-    let path = format!("{}: ", f.display());
-    text.strip_prefix(&path)
-        .unwrap_or(&text)
-        .trim_end_matches(" (the file was not modified)")
-        .to_string()
+    SessionSpends::load(f).map_err(|e| super::why_not(f, &e))
 }
 
 /// Says that `f` was not counted and why, the path once; nothing for a file known not to be
@@ -92,7 +77,7 @@ fn not_counted(f: &Path, why: &str) {
     say_err!("arbor: {}: not counted: {why}", f.display());
 }
 
-/// A reason the catalog kept for `f`, as [`why_not`] gives it today: an older catalog kept the
+/// A reason the catalog kept for `f`, as [`super::why_not`] gives it today: an older catalog kept the
 /// whole error text, the path included, also for a file known not to be a session.
 fn kept_why(f: &Path, kept: &str) -> String {
     let empty = arbor_store::StoreError::NotASession {
@@ -110,7 +95,7 @@ fn kept_why(f: &Path, kept: &str) -> String {
 fn files_counted(files: &[PathBuf]) -> Vec<Counted> {
     let (counted, failed) = arbor_view::stats_from_files(files);
     for (f, e) in failed {
-        not_counted(&f, &why_not(&f, &e));
+        not_counted(&f, &super::why_not(&f, &e));
     }
     counted
 }
