@@ -102,7 +102,9 @@ impl SessionRow {
         }
     }
 
-    fn from_listed(l: &Listed) -> SessionRow {
+    /// `in_omp_dir`: the file lives in one of omp's session directories, where the directory
+    /// decides the tool as in `ls` (omp reads a plain session there; pi never looks there).
+    fn from_listed(l: &Listed, in_omp_dir: bool) -> SessionRow {
         // A first message can be a pasted file: only its start is ever shown or matched.
         let line = |s: &str| {
             let head: String = s.chars().take(400).collect();
@@ -112,7 +114,11 @@ impl SessionRow {
         let first = line(&l.info.first_message.to_string_lossy());
         SessionRow {
             file: l.file.clone(),
-            tool: if l.omp { Dialect::Omp } else { Dialect::Pi },
+            tool: if l.omp || in_omp_dir {
+                Dialect::Omp
+            } else {
+                Dialect::Pi
+            },
             title,
             named: l.title.as_deref().is_some_and(|t| !t.is_empty())
                 || l.info.name.as_deref().is_some_and(|n| !n.is_empty()),
@@ -217,7 +223,17 @@ impl Picker {
     pub fn load(&mut self, scope: Scope, listed: &[Listed], dirs: &[PathBuf]) {
         let keep = self.selected_file().map(Path::to_path_buf);
         self.scope = scope;
-        self.rows = listed.iter().map(SessionRow::from_listed).collect();
+        let omp_dirs: Vec<&Path> = dirs
+            .iter()
+            .filter(|d| arbor_store::locate::is_omp_dir(d))
+            .map(PathBuf::as_path)
+            .collect();
+        self.rows = listed
+            .iter()
+            .map(|l| {
+                SessionRow::from_listed(l, l.file.parent().is_some_and(|p| omp_dirs.contains(&p)))
+            })
+            .collect();
         self.last_fuzzy = None;
         self.by_file.clear();
         self.dir_keys = dirs.iter().map(|d| arbor_index::dir_key(d)).collect();
