@@ -102,8 +102,8 @@ impl SessionRow {
         }
     }
 
-    /// `in_omp_dir`: the file lives in one of omp's session directories, where the directory
-    /// decides the tool as in `ls` (omp reads a plain session there; pi never looks there).
+    /// `in_omp_dir`: the file lives in one of omp's session directories (the tool is `ls`'s,
+    /// [`crate::cmd::ls::shown_as_omp`]).
     fn from_listed(l: &Listed, in_omp_dir: bool) -> SessionRow {
         // A first message can be a pasted file: only its start is ever shown or matched.
         let line = |s: &str| {
@@ -114,7 +114,7 @@ impl SessionRow {
         let first = line(&l.info.first_message.to_string_lossy());
         SessionRow {
             file: l.file.clone(),
-            tool: if l.omp || in_omp_dir {
+            tool: if crate::cmd::ls::shown_as_omp(l, in_omp_dir) {
                 Dialect::Omp
             } else {
                 Dialect::Pi

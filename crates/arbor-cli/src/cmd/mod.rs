@@ -2,7 +2,7 @@
 mod check;
 mod fork;
 pub mod index;
-mod ls;
+pub(crate) mod ls;
 mod read;
 mod secrets;
 pub mod stats;
