@@ -38,6 +38,14 @@ pub(crate) struct Cursor {
     pub(crate) pending_here: Vec<String>,
 }
 
+/// The blobs still missing on each side by the last sync: (the shared store's, this
+/// machine's); none without a cursor. A push retries the first, a pull the second.
+pub(crate) fn pending_blobs(cursor: Option<&Cursor>) -> (Vec<String>, Vec<String>) {
+    cursor.map_or_else(Default::default, |c| {
+        (c.pending.clone(), c.pending_here.clone())
+    })
+}
+
 const CURSOR_MAGIC: &str = "arbor sync cursor 2";
 
 pub(crate) fn load_cursors(path: &Path) -> HashMap<String, Cursor> {

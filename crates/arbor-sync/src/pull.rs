@@ -276,14 +276,7 @@ pub(crate) fn pull_into(
     }
     let store = store_of(local, &s.meta.tool);
     // (Blobs this machine lacked; those the store lacked are the push's.)
-    let pending_there = cursor
-        .as_ref()
-        .map(|c| c.pending.clone())
-        .unwrap_or_default();
-    let pending = cursor
-        .as_ref()
-        .map(|c| c.pending_here.clone())
-        .unwrap_or_default();
+    let (pending_there, pending) = crate::cursor::pending_blobs(cursor.as_ref());
     if !pending.is_empty() {
         row.blobs += retry_blobs(remote, store, &pending)?.0;
     }

@@ -126,14 +126,7 @@ pub(crate) fn push_one(
     let lines = &snap.lines;
     let hashes = hashes_of(lines, 0);
     let tool = tool_of(lines);
-    let pending = cursor
-        .as_ref()
-        .map(|c| c.pending.clone())
-        .unwrap_or_default();
-    let pending_here = cursor
-        .as_ref()
-        .map(|c| c.pending_here.clone())
-        .unwrap_or_default();
+    let (pending, pending_here) = crate::cursor::pending_blobs(cursor.as_ref());
     if !pending.is_empty() {
         row.blobs += retry_blobs(here, remote, &pending)?.0;
     }
