@@ -21,7 +21,6 @@ SCRATCH=${ARBOR_BENCH_DIR:-/tmp/arbor-bench}
 RUNS=${RUNS:-5}
 OUT="$SCRATCH/suite/$(date -u +%Y%m%dT%H%M%SZ)"
 PREV=$(ls -d "$SCRATCH"/suite/*/ 2>/dev/null | sort | tail -n 1 || true)
-mkdir -p "$OUT"
 
 if [[ ${QUICK:-0} == 1 ]]; then
 	LIST_ENV=(N=200 TOTAL_MB=200)
@@ -47,10 +46,10 @@ run() {
 
 if [[ -n ${SUMMARY_OF:-} ]]; then
 	# Only the comparison, of a run already made (SUMMARY_OF=its directory) with the one before it.
-	rmdir "$OUT"
 	OUT=${SUMMARY_OF%/}
 	PREV=$(ls -d "$SCRATCH"/suite/*/ | sort | awk -v o="$OUT/" '$0 < o' | tail -n 1)
 else
+	mkdir -p "$OUT"
 	run compare RUNS="$RUNS" PI_RUNS=3 BIG=0 ARBOR_BENCH_DIR="$SCRATCH" "$ROOT/bench/compare.sh"
 	run listing RUNS="$RUNS" "${LIST_ENV[@]}" ARBOR_BENCH_DIR="$SCRATCH" "$ROOT/bench/listing.sh"
 	run sync RUNS="$RUNS" "${SYNC_ENV[@]}" ARBOR_BENCH_DIR="$SCRATCH" "$ROOT/bench/sync.sh"
