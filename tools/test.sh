@@ -13,7 +13,10 @@
 # (the browser's end-to-end test), chromium and chromedriver (the HTML export opened in a
 # browser), openssl (the TLS sync test's certificates), PostgreSQL's initdb and pg_ctl
 # (arbor-testkit's throwaway servers) and exFAT's mkfs.exfat and mount.exfat-fuse (a file system
-# without hard links, arbor-testkit's no_links). As root (or with password-less sudo) the missing Debian
+# without hard links, arbor-testkit's no_links), and for the MCP server's real clients node, npm and
+# python3-venv: then tools/mcp-clients.sh installs the pinned clients (MCP Inspector CLI, the
+# conformance suite, the Python SDK; Node.js 22 when the system's is older) into
+# target/mcp-clients when missing, and $ARBOR_MCP_CLIENTS names that directory to the tests. As root (or with password-less sudo) the missing Debian
 # packages are installed with apt-get; otherwise they are named, and the tests that need them
 # fail (they never pass without running).
 #
@@ -41,6 +44,9 @@ have openssl || need+=(openssl)
 have mkfs.exfat || need+=(exfatprogs)
 have mount.exfat-fuse || need+=(exfat-fuse)
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need+=(postgresql)
+have node || need+=(nodejs)
+have npm || need+=(npm)
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need+=(python3-venv)
 if ((${#need[@]})); then
 	sudo=()
 	if [[ $EUID -ne 0 ]] && have sudo && sudo -n true 2>/dev/null; then
@@ -58,6 +64,13 @@ if ((${#need[@]})); then
 			"the tests that need them will FAIL; install them with: sudo apt-get install ${need[*]}" >&2
 		((deps_only)) && exit 1
 	fi
+fi
+# The real MCP clients (pinned, in a cache that is not committed; nothing when they are there).
+export ARBOR_MCP_CLIENTS=${ARBOR_MCP_CLIENTS:-$PWD/target/mcp-clients}
+if ! tools/mcp-clients.sh >/dev/null; then
+	echo "tools/mcp-clients.sh could not install the MCP clients: the tests that drive arbor mcp" \
+		"with them will FAIL" >&2
+	((deps_only)) && exit 1
 fi
 ((deps_only)) && exit 0
 
