@@ -78,7 +78,10 @@ done
 ln -sfn "$node" "$DIR/bin/node"
 ln -sfn ../npm/node_modules/@modelcontextprotocol/inspector-cli/build/cli.js "$DIR/bin/mcp-inspector-cli"
 ln -sfn ../npm/node_modules/@modelcontextprotocol/conformance/dist/index.js "$DIR/bin/mcp-conformance"
-ln -sfn ../py/bin/python "$DIR/bin/python"
+# A venv's python finds its venv from the path it is started by: a script, not a symlink.
+rm -f "$DIR/bin/python"
+printf '#!/bin/sh\nexec "%s/py/bin/python" "$@"\n' "$DIR" >"$DIR/bin/python"
+chmod +x "$DIR/bin/python"
 for b in node mcp-inspector-cli mcp-conformance python; do
 	[[ -e $DIR/bin/$b ]] || { echo "tools/mcp-clients.sh: $DIR/bin/$b is missing after the install" >&2; exit 1; }
 done

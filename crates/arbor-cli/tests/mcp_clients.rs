@@ -1,0 +1,371 @@
+//! `arbor mcp` driven by the real clients: the official MCP Python SDK (PyPI `mcp` 2.3.0,
+//! `ClientSession` over stdio and streamable HTTP, through `tests/mcp_clients/driver.py`) and the
+//! official MCP Inspector CLI (npm `@modelcontextprotocol/inspector-cli` 1.0.3, `--cli --method
+//! ...`), on a private HOME laid out as pi and omp lay it out (the demo sessions, `goldens/stats`'
+//! forks and costs, two omp sessions). Each tool's answer is compared with the `arbor` CLI's for
+//! the same question: the same session ids, entry ids, counts and numbers. The official
+//! conformance suite (npm `@modelcontextprotocol/conformance` 0.1.16) runs server-side against
+//! `arbor mcp --http`, with its known failures, each explained, in
+//! `tests/mcp_clients/conformance-baseline.yml`.
+//!
+//! The clients are installed, pinned, by `tools/mcp-clients.sh` (which `tools/test.sh` runs) into
+//! `$ARBOR_MCP_CLIENTS` (default `target/mcp-clients`). A test whose client is missing fails,
+//! naming the command that installs it: these tests never pass without running.
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// The read-only tools (issue 25), offered by every `arbor mcp`.
+const READ_TOOLS: [&str; 9] = [
+    "search_sessions",
+    "list_sessions",
+    "get_session",
+    "get_messages",
+    "get_context",
+    "get_tree",
+    "get_tool_calls",
+    "get_file_edits",
+    "get_usage",
+];
+/// The write tools, offered only with `--allow-writes`.
+const WRITE_TOOLS: [&str; 3] = ["label_entry", "name_session", "fork_session"];
+
+const INSTALL: &str = "tools/mcp-clients.sh (tools/test.sh runs it)";
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The clients' directory: `$ARBOR_MCP_CLIENTS`, else `target/mcp-clients` of this repository.
+fn clients() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::var_os("ARBOR_MCP_CLIENTS")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| repo().join("target/mcp-clients"));
+        for b in ["node", "python", "mcp-inspector-cli", "mcp-conformance"] {
+            assert!(
+                dir.join("bin").join(b).exists(),
+                "the MCP clients are not installed ({} is missing): run {INSTALL}, or set \
+                 ARBOR_MCP_CLIENTS to where they are",
+                dir.join("bin").join(b).display()
+            );
+        }
+        dir
+    })
+}
+
+fn client_bin(name: &str) -> PathBuf {
+    clients().join("bin").join(name)
+}
+
+/// A private HOME: pi's agent directory with the demo sessions (`/work/project`, and pi's own v1
+/// session) and `goldens/stats`' sessions (forks, costs), omp's with two generated omp sessions.
+struct Home {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+}
+
+impl Home {
+    fn new() -> Home {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let home = tmp.path().join("home");
+        let copy = |from: &Path, to: &Path| {
+            std::fs::create_dir_all(to).expect("mkdir");
+            std::fs::copy(from, to.join(from.file_name().expect("name"))).expect("copy");
+        };
+        let pi = home.join(".pi/agent/sessions");
+        for dir in ["demo/sessions", "goldens/stats/sessions"] {
+            let to = pi.join(if dir.starts_with("demo") {
+                "--work-project--"
+            } else {
+                "--work-demo--"
+            });
+            for e in std::fs::read_dir(repo().join(dir)).expect("read_dir") {
+                let p = e.expect("entry").path();
+                if p.extension().is_some_and(|x| x == "jsonl") {
+                    copy(&p, &to);
+                }
+            }
+        }
+        let omp = home.join(".omp/agent/sessions/--work-project--");
+        for f in ["gen-seed21-n40.jsonl", "gen-seed25-n150.jsonl"] {
+            copy(&repo().join("goldens/omp").join(f), &omp);
+        }
+        Home { _tmp: tmp, home }
+    }
+
+    /// A command with this HOME, its catalog and nothing of the caller's agent directories.
+    fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut c = Command::new(program);
+        c.env("HOME", &self.home)
+            .env("XDG_DATA_HOME", self.home.join(".local/share"))
+            .env("ARBOR_CATALOG", self.home.join("catalog.db"))
+            .env_remove("PI_CODING_AGENT_DIR")
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("NO_COLOR")
+            .env(
+                "PATH",
+                std::env::join_paths(
+                    std::iter::once(clients().join("bin")).chain(
+                        std::env::var_os("PATH")
+                            .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+                            .unwrap_or_default(),
+                    ),
+                )
+                .expect("PATH"),
+            );
+        c
+    }
+
+    /// `arbor ARGS` (the CLI), which must succeed; its stdout.
+    fn cli(&self, args: &[&str]) -> String {
+        let o = self
+            .command(env!("CARGO_BIN_EXE_arbor"))
+            .args(args)
+            .output()
+            .expect("run arbor");
+        assert!(
+            o.status.success(),
+            "arbor {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8(o.stdout).expect("utf-8")
+    }
+
+    fn cli_json(&self, args: &[&str]) -> Value {
+        let out = self.cli(args);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("arbor {args:?}: not JSON: {e}\n{out}"))
+    }
+
+    /// Runs the Python SDK driver with `plan` against `target` (["stdio", arbor, "mcp", ...] or
+    /// ["http", URL]); its JSON report.
+    fn python(&self, target: &[&str], plan: &Value) -> Value {
+        let driver = repo().join("crates/arbor-cli/tests/mcp_clients/driver.py");
+        let mut child = self
+            .command(client_bin("python"))
+            .arg(&driver)
+            .args(target)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run the Python SDK driver");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(plan.to_string().as_bytes())
+            .expect("write the plan");
+        let o = wait_output(child, Duration::from_secs(120), "the Python SDK driver");
+        assert!(
+            o.status.success(),
+            "the Python SDK driver {target:?} failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+            panic!(
+                "the Python SDK driver printed no JSON ({e}): {}\n{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            )
+        })
+    }
+
+    /// Runs the Inspector CLI: `--cli TARGET... ARGS...`; its JSON answer (the method's result).
+    fn inspector(&self, target: &[&str], args: &[&str]) -> Value {
+        // inspector-cli 1.0.3 looks for its own package.json at "../package.json" relative to the
+        // working directory (and imports it relative to its module): it must run in its build/.
+        let cli = client_bin("mcp-inspector-cli");
+        let build = std::fs::canonicalize(&cli)
+            .expect("inspector-cli")
+            .parent()
+            .expect("build dir")
+            .to_path_buf();
+        let child = self
+            .command(client_bin("node"))
+            .current_dir(build)
+            .arg(&cli)
+            .arg("--cli")
+            .args(target)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run the Inspector CLI");
+        let o = wait_output(child, Duration::from_secs(120), "the Inspector CLI");
+        assert!(
+            o.status.success(),
+            "the Inspector CLI {target:?} {args:?} failed: {}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+            panic!(
+                "the Inspector CLI printed no JSON ({e}): {}",
+                String::from_utf8_lossy(&o.stdout)
+            )
+        })
+    }
+
+    /// `arbor mcp --http 127.0.0.1:PORT EXTRA...`, running until dropped; waits until it
+    /// accepts connections.
+    fn http(&self, extra: &[&str]) -> HttpServer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .expect("a free port")
+            .local_addr()
+            .expect("addr")
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let child = self
+            .command(env!("CARGO_BIN_EXE_arbor"))
+            .args(["mcp", "--http", &addr])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start arbor mcp --http");
+        let mut server = HttpServer {
+            child,
+            url: format!("http://{addr}/mcp"),
+        };
+        // The listening event: the port accepts a connection (or the server died).
+        let t0 = Instant::now();
+        loop {
+            if TcpStream::connect(&addr).is_ok() {
+                break;
+            }
+            if let Some(status) = server.child.try_wait().expect("try_wait") {
+                let mut err = String::new();
+                if let Some(e) = server.child.stderr.take() {
+                    let _ = BufReader::new(e)
+                        .lines()
+                        .map_while(Result::ok)
+                        .for_each(|l| err.push_str(&l));
+                }
+                panic!("arbor mcp --http {addr} exited ({status}) before listening: {err}");
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "arbor mcp --http {addr} did not listen within 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        server
+    }
+}
+
+/// A running `arbor mcp --http`, killed and reaped when dropped.
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits for `child` (its stdout and stderr piped) at most `limit`; kills it past that.
+fn wait_output(child: Child, limit: Duration, what: &str) -> std::process::Output {
+    let id = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(o) => o.expect("wait"),
+        Err(_) => {
+            // SAFETY: kill(2) on the pid of our own child, which has not been reaped (the
+            // waiting thread still waits for it).
+            unsafe { libc::kill(id as i32, libc::SIGKILL) };
+            panic!("{what} did not finish within {limit:?}");
+        }
+    }
+}
+
+fn stdio_target(extra: &[&str]) -> Vec<String> {
+    let mut t = vec![
+        "stdio".to_string(),
+        env!("CARGO_BIN_EXE_arbor").to_string(),
+        "mcp".to_string(),
+    ];
+    t.extend(extra.iter().map(|s| s.to_string()));
+    t
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+fn tool_names(tools: &Value) -> Vec<String> {
+    let mut names: Vec<String> = tools
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name").to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+fn sorted(names: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+    v.sort();
+    v
+}
+
+/// What every listing of the tools must hold: the documented names, each with a description
+/// that says what is redacted (and that `--no-redact` exists), an input schema and an output
+/// schema (structured output).
+fn check_tool_list(tools: &Value, expected: &[&str], client: &str) {
+    assert_eq!(tool_names(tools), sorted(expected), "{client}: tools/list");
+    for t in tools.as_array().expect("tools") {
+        let name = t["name"].as_str().unwrap_or("?");
+        let desc = t["description"].as_str().unwrap_or("");
+        assert!(
+            desc.contains("redact") && desc.contains("--no-redact"),
+            "{client}: {name}'s description does not say that answers are redacted unless \
+             --no-redact: {desc}"
+        );
+        assert_eq!(t["inputSchema"]["type"], "object", "{client}: {name}");
+        assert_eq!(
+            t["outputSchema"]["type"], "object",
+            "{client}: {name} has no output schema"
+        );
+    }
+}
+
+#[test]
+fn python_sdk_and_inspector_list_the_tools_over_stdio_and_http() {
+    let h = Home::new();
+    let plan = json!({"calls": []});
+    let ro = h.python(&strs(&stdio_target(&[])), &plan);
+    check_tool_list(&ro["tools"], &READ_TOOLS, "Python SDK, stdio");
+    assert_eq!(ro["server"]["name"], "arbor", "{ro}");
+    let rw = h.python(&strs(&stdio_target(&["--allow-writes"])), &plan);
+    let all: Vec<&str> = READ_TOOLS.iter().chain(WRITE_TOOLS.iter()).copied().collect();
+    check_tool_list(&rw["tools"], &all, "Python SDK, stdio, --allow-writes");
+
+    let server = h.http(&[]);
+    let over_http = h.python(&["http", &server.url], &plan);
+    check_tool_list(&over_http["tools"], &READ_TOOLS, "Python SDK, HTTP");
+
+    let arbor = env!("CARGO_BIN_EXE_arbor");
+    let listed = h.inspector(&[arbor, "mcp"], &["--method", "tools/list"]);
+    check_tool_list(&listed["tools"], &READ_TOOLS, "Inspector CLI, stdio");
+    let listed = h.inspector(
+        &[&server.url],
+        &["--transport", "http", "--method", "tools/list"],
+    );
+    check_tool_list(&listed["tools"], &READ_TOOLS, "Inspector CLI, HTTP");
+}
