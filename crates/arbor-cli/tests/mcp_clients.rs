@@ -369,3 +369,41 @@ fn python_sdk_and_inspector_list_the_tools_over_stdio_and_http() {
     );
     check_tool_list(&listed["tools"], &READ_TOOLS, "Inspector CLI, HTTP");
 }
+
+/// The official conformance suite, server side, against `arbor mcp --http`: every scenario of
+/// its active suite passes but those in `tests/mcp_clients/conformance-baseline.yml`, each of
+/// which the file explains (most test the reference "everything" server's own tools and prompts,
+/// which arbor does not have). The suite fails on an unexpected failure and on a baseline entry
+/// that passes (a stale one).
+#[test]
+fn the_conformance_suite_passes_against_arbor_mcp_over_http() {
+    let h = Home::new();
+    let server = h.http(&[]);
+    let results = tempfile::tempdir().expect("tempdir");
+    let baseline = repo().join("crates/arbor-cli/tests/mcp_clients/conformance-baseline.yml");
+    let child = h
+        .command(client_bin("node"))
+        .arg(client_bin("mcp-conformance"))
+        .args(["server", "--url", &server.url, "--expected-failures"])
+        .arg(&baseline)
+        .arg("-o")
+        .arg(results.path())
+        .current_dir(results.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the conformance suite");
+    let o = wait_output(child, Duration::from_secs(300), "the conformance suite");
+    let report = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    eprintln!("{report}");
+    assert!(
+        o.status.success(),
+        "the conformance suite found failures not in {}: {report}",
+        baseline.display()
+    );
+}
