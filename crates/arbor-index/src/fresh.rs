@@ -174,3 +174,53 @@ pub fn search(
         run(cat, report)
     }
 }
+
+/// The role names a search may be limited to (`--role`, the MCP server's `role`).
+pub const ROLE_NAMES: &str = "user, assistant, thinking, toolResult, bashExecution, tool, compaction, branchSummary, summary, name, label, system, contextEdit";
+
+/// The kinds of text a search looks at, from role names (each may be comma-separated;
+/// none: every kind the catalog indexes by default, and those `need` asks for), and what the
+/// catalog must index for them (`need`, plus thinking or tool output when a role names
+/// them). `Err` names the first unknown role.
+///
+/// ```
+/// use arbor_index::{fresh::search_kinds, IndexKinds, Kind};
+/// let (kinds, need) = search_kinds(&["user,thinking"], IndexKinds::default()).unwrap();
+/// assert_eq!(kinds, vec![Kind::User, Kind::Thinking]);
+/// assert!(need.thinking && !need.tools);
+/// assert!(search_kinds(&["nobody"], IndexKinds::default()).is_err());
+/// ```
+pub fn search_kinds(
+    roles: &[impl AsRef<str>],
+    mut need: crate::IndexKinds,
+) -> Result<(Vec<crate::Kind>, crate::IndexKinds), String> {
+    use crate::Kind;
+    let mut kinds: Option<Vec<Kind>> = None;
+    if !roles.is_empty() {
+        let mut v = Vec::new();
+        for r in roles {
+            for part in r.as_ref().split(',') {
+                match Kind::parse_role(part) {
+                    Some(ks) => v.extend(ks),
+                    None => return Err(part.to_string()),
+                }
+            }
+        }
+        kinds = Some(v);
+    }
+    for k in kinds.iter().flatten() {
+        match k {
+            Kind::Thinking => need.thinking = true,
+            Kind::ToolResult | Kind::BashExecution => need.tools = true,
+            _ => {}
+        }
+    }
+    // Opt-in kinds are searched only when asked for, even if the catalog holds them.
+    let kinds = kinds.unwrap_or_else(|| {
+        Kind::ALL
+            .into_iter()
+            .filter(|k| !k.is_opt_in() || need.includes(*k))
+            .collect()
+    });
+    Ok((kinds, need))
+}

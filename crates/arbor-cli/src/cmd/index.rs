@@ -3,7 +3,7 @@ use anyhow::{Context as _, Result};
 use arbor_core::Dialect;
 use arbor_index::history::{History, HistoryEntry};
 use arbor_index::{
-    Catalog, IndexError, IndexKinds, Kind, Listed, Progress, RefreshOptions, RefreshStats,
+    Catalog, IndexError, IndexKinds, Listed, Progress, RefreshOptions, RefreshStats,
     SearchQuery,
 };
 use arbor_store::locate::Locator;
@@ -411,41 +411,12 @@ pub fn search(
     loc: &Locator,
     catalog: Option<&Path>,
 ) -> Result<ExitCode> {
-    let mut kinds: Option<Vec<Kind>> = None;
-    if !o.roles.is_empty() {
-        let mut v = Vec::new();
-        for r in o.roles {
-            for part in r.split(',') {
-                match Kind::parse_role(part) {
-                    Some(ks) => v.extend(ks),
-                    None => {
-                        return Err(crate::report::Usage(format!(
-                            "--role: unknown role '{part}' (user, assistant, thinking, toolResult, bashExecution, tool, compaction, branchSummary, summary, name, label, system, contextEdit)"
-                        ))
-                        .into())
-                    }
-                }
-            }
-        }
-        kinds = Some(v);
-    }
-    let mut need = o.kinds;
-    for k in kinds.iter().flatten() {
-        match k {
-            Kind::Thinking => need.thinking = true,
-            Kind::ToolResult | Kind::BashExecution => need.tools = true,
-            _ => {}
-        }
-    }
-    // Opt-in kinds are searched only when asked for, even if the catalog holds them.
-    if kinds.is_none() {
-        kinds = Some(
-            Kind::ALL
-                .into_iter()
-                .filter(|k| !k.is_opt_in() || need.includes(*k))
-                .collect(),
-        );
-    }
+    let (kinds, need) = arbor_index::fresh::search_kinds(o.roles, o.kinds).map_err(|part| {
+        crate::report::Usage(format!(
+            "--role: unknown role '{part}' ({})",
+            arbor_index::fresh::ROLE_NAMES
+        ))
+    })?;
     let scope = o.scope.scope();
     let dirs = loc.project_dirs(scope)?;
     let since_ms = o.since.map(|s| s.at(arbor_store::ids::now_ms() as f64));
@@ -464,7 +435,7 @@ pub fn search(
         );
     }
     let mut q = SearchQuery::new(o.query);
-    q.kinds = kinds;
+    q.kinds = Some(kinds);
     q.since_ms = since_ms;
     q.dirs = Some(dirs.iter().map(|d| arbor_index::dir_key(d)).collect());
     q.limit = o.limit;
