@@ -3,6 +3,7 @@ mod check;
 mod fork;
 pub mod index;
 pub(crate) mod ls;
+mod mcp;
 mod read;
 mod secrets;
 pub mod stats;
@@ -536,6 +537,26 @@ fn run_command(
             Ok(ExitCode::SUCCESS)
         }
         Command::Man { dir } => man(dir.as_deref()),
+        Command::Mcp {
+            scope,
+            http,
+            allow_remote,
+            token_file,
+            allow_writes,
+            no_redact,
+            catalog,
+        } => mcp::mcp(
+            &mcp::McpOpts {
+                scope,
+                http,
+                allow_remote,
+                token_file,
+                allow_writes,
+                no_redact,
+                catalog: catalog.catalog,
+            },
+            &loc,
+        ),
     }
 }
 
