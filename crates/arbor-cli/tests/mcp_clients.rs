@@ -349,7 +349,7 @@ fn check_tool_list(tools: &Value, expected: &[&str], client: &str) {
 fn python_sdk_and_inspector_list_the_tools_over_stdio_and_http() {
     let h = Home::new();
     let plan = json!({"calls": []});
-    let ro = h.python(&strs(&stdio_target(&[])), &plan);
+    let ro = h.python(&strs(&stdio_target(&["--all"])), &plan);
     check_tool_list(&ro["tools"], &READ_TOOLS, "Python SDK, stdio");
     assert_eq!(ro["server"]["name"], "arbor", "{ro}");
     let rw = h.python(&strs(&stdio_target(&["--allow-writes"])), &plan);
@@ -406,4 +406,235 @@ fn the_conformance_suite_passes_against_arbor_mcp_over_http() {
         "the conformance suite found failures not in {}: {report}",
         baseline.display()
     );
+}
+
+/// The structured answers of one call, every page (the driver follows `next_cursor`).
+fn pages<'a>(report: &'a Value, i: usize, client: &str) -> Vec<&'a Value> {
+    let call = &report["calls"][i];
+    call["pages"]
+        .as_array()
+        .expect("pages")
+        .iter()
+        .map(|p| {
+            assert!(
+                p["client_error"].is_null() && p["isError"] == false,
+                "{client}: {} {}: {p}",
+                call["tool"],
+                call["arguments"]
+            );
+            &p["structured"]
+        })
+        .collect()
+}
+
+/// One call's tool error (`isError: true`) and its text.
+fn tool_error(report: &Value, i: usize, client: &str) -> String {
+    let call = &report["calls"][i];
+    let p = &call["pages"][0];
+    assert!(
+        p["client_error"].is_null() && p["isError"] == true,
+        "{client}: {} {} should be a tool error (isError), not a crash or an answer: {p}",
+        call["tool"],
+        call["arguments"]
+    );
+    p["text"].as_str().expect("text").to_string()
+}
+
+/// The questions each client asks, in this order (`pages`: how many pages the Python driver
+/// follows). Their answers are checked against the CLI's by [`check_against_cli`].
+fn plan() -> Value {
+    json!({"calls": [
+        {"tool": "list_sessions", "arguments": {"limit": 4}, "pages": 10},
+        {"tool": "search_sessions", "arguments": {"query": "refactor", "limit": 20}, "pages": 20},
+        {"tool": "search_sessions", "arguments": {"query": "refactor", "role": ["user"]}, "pages": 20},
+        {"tool": "list_sessions", "arguments": {"limit": 100000}},
+        {"tool": "get_session", "arguments": {"session": "no-such-session"}},
+        {"tool": "get_session", "arguments": {"session": "/etc/passwd"}},
+    ]})
+}
+
+/// `arbor ls --all --json`'s session ids, in its order.
+fn ls_ids(h: &Home) -> Vec<String> {
+    h.cli_json(&["ls", "--all", "--json"])
+        .as_array()
+        .expect("ls --json")
+        .iter()
+        .map(|s| s["id"].as_str().expect("id").to_string())
+        .collect()
+}
+
+/// The hits of `arbor search --all --json ARGS`: (session id, entry id, role, on the current
+/// branch), in its order.
+fn cli_hits(h: &Home, args: &[&str]) -> Vec<(String, String, String, bool)> {
+    let mut a = vec!["search", "--all", "--json", "--limit", "1000"];
+    a.extend_from_slice(args);
+    let v = h.cli_json(&a);
+    v["hits"]
+        .as_array()
+        .expect("hits")
+        .iter()
+        .map(|x| {
+            (
+                x["sessionId"].as_str().expect("sessionId").to_string(),
+                x["entryId"].as_str().expect("entryId").to_string(),
+                x["role"].as_str().expect("role").to_string(),
+                x["onCurrentBranch"].as_bool().expect("onCurrentBranch"),
+            )
+        })
+        .collect()
+}
+
+fn mcp_hits(answers: &[&Value]) -> Vec<(String, String, String, bool)> {
+    answers
+        .iter()
+        .flat_map(|a| a["hits"].as_array().expect("hits").iter())
+        .map(|x| {
+            (
+                x["session"].as_str().expect("session").to_string(),
+                x["entry_id"].as_str().expect("entry_id").to_string(),
+                x["role"].as_str().expect("role").to_string(),
+                x["on_current_branch"].as_bool().expect("on_current_branch"),
+            )
+        })
+        .collect()
+}
+
+/// Each answer of [`plan`] (from `report`, the Python driver's, or the Inspector's in the same
+/// shape) against the CLI's answer to the same question.
+fn check_against_cli(h: &Home, report: &Value, client: &str) {
+    // list_sessions, every page (limit 4: three pages of ten sessions): the ids of `ls`.
+    let listed: Vec<String> = pages(report, 0, client)
+        .iter()
+        .flat_map(|a| a["sessions"].as_array().expect("sessions").iter())
+        .map(|s| s["id"].as_str().expect("id").to_string())
+        .collect();
+    let ls = ls_ids(h);
+    let mut a = listed.clone();
+    let mut b = ls.clone();
+    a.sort();
+    b.sort();
+    assert_eq!(a, b, "{client}: list_sessions lists the sessions ls --all lists");
+    assert_eq!(
+        pages(report, 0, client)[0]["total"],
+        json!(ls.len()),
+        "{client}: list_sessions' total"
+    );
+    // search_sessions, every page: the hits of `arbor search`, in its order.
+    let cli = cli_hits(h, &["refactor"]);
+    assert!(cli.len() > 20, "the question has more than one page");
+    assert_eq!(
+        mcp_hits(&pages(report, 1, client)),
+        cli,
+        "{client}: search_sessions refactor"
+    );
+    assert_eq!(
+        pages(report, 1, client)[0]["matches"],
+        json!(cli.len()),
+        "{client}: search_sessions' count of matches"
+    );
+    assert_eq!(
+        mcp_hits(&pages(report, 2, client)),
+        cli_hits(h, &["refactor", "--role", "user"]),
+        "{client}: search_sessions refactor, role user"
+    );
+    // Hostile arguments are tool errors that name the problem.
+    let e = tool_error(report, 3, client);
+    assert!(e.contains("limit") && e.contains("100000"), "{client}: {e}");
+    let e = tool_error(report, 4, client);
+    assert!(e.contains("no-such-session"), "{client}: {e}");
+    let e = tool_error(report, 5, client);
+    assert!(e.contains("/etc/passwd"), "{client}: {e}");
+}
+
+#[test]
+fn python_sdk_over_stdio_answers_as_the_cli_does() {
+    let h = Home::new();
+    let report = h.python(&strs(&stdio_target(&["--all"])), &plan());
+    check_against_cli(&h, &report, "Python SDK, stdio");
+}
+
+#[test]
+fn python_sdk_over_http_answers_as_the_cli_does() {
+    let h = Home::new();
+    let server = h.http(&["--all"]);
+    let report = h.python(&["http", &server.url], &plan());
+    check_against_cli(&h, &report, "Python SDK, HTTP");
+}
+
+/// The Inspector CLI's answers to [`plan`], one `tools/call` per page (it follows no cursor:
+/// the test passes each `next_cursor` back), in the Python driver's report shape.
+fn inspector_report(h: &Home, target: &[&str]) -> Value {
+    let mut calls = Vec::new();
+    for call in plan()["calls"].as_array().expect("calls") {
+        let tool = call["tool"].as_str().expect("tool");
+        let mut args: Vec<(String, Value)> = call["arguments"]
+            .as_object()
+            .expect("arguments")
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let mut pages = Vec::new();
+        for _ in 0..call["pages"].as_u64().unwrap_or(1) {
+            let mut a = vec!["--method".to_string(), "tools/call".into(), "--tool-name".into()];
+            a.push(tool.to_string());
+            for (k, v) in &args {
+                a.push("--tool-arg".into());
+                // The Inspector parses a value as JSON first, else takes it as a string.
+                a.push(format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string)));
+            }
+            let mut argv: Vec<&str> = target.to_vec();
+            argv.extend(a.iter().map(String::as_str));
+            let (t, rest) = argv.split_at(target.len());
+            let r = h.inspector(t, rest);
+            let text: String = r["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c["text"].as_str())
+                .collect();
+            let structured = r["structuredContent"].clone();
+            let next = structured["next_cursor"].as_str().map(str::to_string);
+            pages.push(json!({"isError": r["isError"] == true, "text": text, "structured": structured}));
+            match next {
+                Some(c) if r["isError"] != true => {
+                    args.retain(|(k, _)| k != "cursor");
+                    args.push(("cursor".into(), Value::String(c)));
+                }
+                _ => break,
+            }
+        }
+        calls.push(json!({"tool": tool, "arguments": call["arguments"], "pages": pages}));
+    }
+    json!({ "calls": calls })
+}
+
+#[test]
+fn inspector_cli_over_stdio_and_http_answers_as_the_cli_does() {
+    let h = Home::new();
+    let arbor = env!("CARGO_BIN_EXE_arbor");
+    let report = inspector_report(&h, &[arbor, "mcp", "--all"]);
+    check_against_cli(&h, &report, "Inspector CLI, stdio");
+    let server = h.http(&["--all"]);
+    let report = inspector_report(&h, &[&server.url, "--transport", "http"]);
+    check_against_cli(&h, &report, "Inspector CLI, HTTP");
+}
+
+/// `list_sessions` says it lists "as `arbor ls`": the same sessions in the same order. omp's
+/// directory lists by omp's rules in `ls` (`modified`: the file's time, as omp's
+/// `SessionManager.list`), so a copied omp session (its file newer than its last message)
+/// comes first in `ls`.
+#[test]
+fn list_sessions_orders_the_sessions_as_ls_does() {
+    let h = Home::new();
+    let report = h.python(
+        &strs(&stdio_target(&["--all"])),
+        &json!({"calls": [{"tool": "list_sessions", "arguments": {"limit": 1000}}]}),
+    );
+    let listed: Vec<String> = pages(&report, 0, "Python SDK")[0]["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .map(|s| s["id"].as_str().expect("id").to_string())
+        .collect();
+    assert_eq!(listed, ls_ids(&h), "list_sessions' order against ls --all --json's");
 }
