@@ -638,3 +638,61 @@ fn list_sessions_orders_the_sessions_as_ls_does() {
         .collect();
     assert_eq!(listed, ls_ids(&h), "list_sessions' order against ls --all --json's");
 }
+
+/// Nothing unredacted reaches a real client by default: a session holding a GitHub token, asked
+/// about through every way in (a search hit's snippet, the listing's title, the session as a
+/// resource), from the Python SDK over stdio and over HTTP. With `--no-redact` the token is
+/// served (so the check can fail).
+#[test]
+fn a_secret_in_a_session_reaches_no_client_unless_no_redact() {
+    const TOKEN: &str = "ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5";
+    let h = Home::new();
+    let dir = h.home.join(".pi/agent/sessions/--work-secret--");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let id = "0199b000-0000-7000-8000-00000000000e";
+    std::fs::write(
+        dir.join(format!("2026-04-01T09-00-00-000Z_{id}.jsonl")),
+        format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-04-01T09:00:00.000Z\",\"cwd\":\"/work/secret\"}}\n\
+             {{\"type\":\"message\",\"id\":\"u1\",\"parentId\":null,\"timestamp\":\"2026-04-01T09:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"walrus deploy with {TOKEN} please\",\"timestamp\":1775034001000}}}}\n"
+        ),
+    )
+    .expect("write");
+    let plan = json!({
+        "calls": [
+            {"tool": "search_sessions", "arguments": {"query": "walrus"}},
+            {"tool": "list_sessions", "arguments": {"project": "/work/secret"}},
+        ],
+        "resources": true,
+        "read": [format!("arbor://session/{id}")],
+    });
+    let check = |report: &Value, client: &str, redacted: bool| {
+        let text = report.to_string();
+        let hits = pages(report, 0, client)[0]["hits"].as_array().expect("hits").len();
+        assert_eq!(hits, 1, "{client}: the search finds the session: {text}");
+        assert!(
+            report["read"][format!("arbor://session/{id}")]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("walrus")),
+            "{client}: the session is read as a resource: {text}"
+        );
+        if redacted {
+            assert!(!text.contains(TOKEN), "{client}: the token was served: {text}");
+            assert!(text.contains("[REDACTED:github-token]"), "{client}: {text}");
+        } else {
+            assert!(text.contains(TOKEN), "{client}, --no-redact: {text}");
+        }
+    };
+    check(
+        &h.python(&strs(&stdio_target(&["--all"])), &plan),
+        "Python SDK, stdio",
+        true,
+    );
+    let server = h.http(&["--all"]);
+    check(&h.python(&["http", &server.url], &plan), "Python SDK, HTTP", true);
+    check(
+        &h.python(&strs(&stdio_target(&["--all", "--no-redact"])), &plan),
+        "Python SDK, stdio",
+        false,
+    );
+}
