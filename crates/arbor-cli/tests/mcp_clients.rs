@@ -450,6 +450,11 @@ fn plan() -> Value {
         {"tool": "list_sessions", "arguments": {"limit": 100000}},
         {"tool": "get_session", "arguments": {"session": "no-such-session"}},
         {"tool": "get_session", "arguments": {"session": "/etc/passwd"}},
+        {"tool": "get_session", "arguments": {"session": "0195a000-0000-7000-8000-00000000000c"}},
+        {"tool": "get_usage", "arguments": {}},
+        {"tool": "get_usage", "arguments": {"by": "model"}},
+        {"tool": "get_usage", "arguments": {"by": "day", "since": "2026-03-03"}},
+        {"tool": "get_session", "arguments": {"session": "01a2031c-aa"}},
     ]})
 }
 
@@ -544,6 +549,77 @@ fn check_against_cli(h: &Home, report: &Value, client: &str) {
     assert!(e.contains("no-such-session"), "{client}: {e}");
     let e = tool_error(report, 5, client);
     assert!(e.contains("/etc/passwd"), "{client}: {e}");
+    // get_session: the overview's numbers are `arbor stats SESSION`'s total, its leaf and
+    // entries `arbor tree --json`'s.
+    let fork = "0195a000-0000-7000-8000-00000000000c";
+    let overview = pages(report, 6, client)[0];
+    assert_eq!(overview["id"], fork, "{client}");
+    assert_eq!(
+        snake(&overview["usage"]),
+        snake(&h.cli_json(&["stats", "--json", fork])["total"]),
+        "{client}: get_session's usage against arbor stats --json SESSION"
+    );
+    for (i, session) in [(6, fork), (10, "01a2031c-aa")] {
+        let overview = pages(report, i, client)[0];
+        let tree = h.cli_json(&["tree", "--json", session]);
+        assert_eq!(overview["leaf_id"], tree["leaf"], "{client}: {session}'s leaf");
+        assert_eq!(
+            overview["entries"],
+            json!(tree["nodes"].as_array().expect("nodes").len()),
+            "{client}: {session}'s entries against tree --json's nodes"
+        );
+        let labels: Vec<&Value> = tree["nodes"]
+            .as_array()
+            .expect("nodes")
+            .iter()
+            .filter(|n| n["label"].is_string())
+            .collect();
+        assert_eq!(
+            overview["labels"].as_array().expect("labels").len(),
+            labels.len(),
+            "{client}: {session}'s labels against tree --json's"
+        );
+    }
+    // get_usage: `arbor stats --all --json` with the same grouping, row by row.
+    for (i, args) in [
+        (7, vec![]),
+        (8, vec!["--by", "model"]),
+        (9, vec!["--by", "day", "--since", "2026-03-03"]),
+    ] {
+        let mut a = vec!["stats", "--all", "--json"];
+        a.extend(args.iter().copied());
+        let cli = snake(&h.cli_json(&a));
+        let mcp = snake(pages(report, i, client)[0]);
+        for key in ["by", "sessions", "fork_copies_skipped", "rows", "total"] {
+            assert_eq!(mcp[key], cli[key], "{client}: get_usage {args:?}: {key}");
+        }
+    }
+}
+
+/// A JSON value with its keys in snake_case and its numbers as floats: the CLI's `--json`
+/// speaks camelCase (as pi's files do), the tools snake_case.
+fn snake(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    let mut s = String::new();
+                    for c in k.chars() {
+                        if c.is_ascii_uppercase() {
+                            s.push('_');
+                            s.push(c.to_ascii_lowercase());
+                        } else {
+                            s.push(c);
+                        }
+                    }
+                    (s, snake(v))
+                })
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(snake).collect()),
+        Value::Number(n) => json!(n.as_f64().expect("a number")),
+        other => other.clone(),
+    }
 }
 
 #[test]
