@@ -54,14 +54,6 @@ pub(crate) struct Work {
 }
 
 impl Work {
-    /// A `Work` nobody cancels and nobody watches (tests, resources).
-    pub fn detached() -> Work {
-        Work {
-            cancelled: Arc::new(AtomicBool::new(false)),
-            progress: None,
-        }
-    }
-
     /// Whether the client cancelled the call (work stops at the next check).
     pub fn cancelled(&self) -> bool {
         self.cancelled.load(Ordering::Relaxed)
@@ -89,6 +81,8 @@ impl Work {
 #[derive(Clone)]
 pub struct ArborServer {
     pub(crate) state: Arc<State>,
+    /// This connection's number (subscriptions are kept per connection).
+    pub(crate) conn: u64,
     tool_router: ToolRouter<ArborServer>,
 }
 
@@ -130,8 +124,10 @@ impl ArborServer {
 
     /// Another handler over the same state (one per HTTP session).
     pub(crate) fn with_state(state: Arc<State>) -> ArborServer {
+        static CONNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         ArborServer {
             state,
+            conn: CONNS.fetch_add(1, Ordering::Relaxed),
             tool_router: Self::router(),
         }
     }
