@@ -199,7 +199,8 @@ impl ArborServer {
         budget: Budget,
         render: fn(&T) -> String,
     ) -> Result<CallToolResult, ErrorData> {
-        let internal = |e: serde_json::Error| ErrorData::internal_error(format!("answer: {e}"), None);
+        let internal =
+            |e: serde_json::Error| ErrorData::internal_error(format!("answer: {e}"), None);
         let mut v = serde_json::to_value(out).map_err(internal)?;
         self.state.redact.value(&mut v);
         let redacted: T = serde_json::from_value(v.clone()).map_err(internal)?;

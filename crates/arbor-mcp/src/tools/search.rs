@@ -249,9 +249,7 @@ fn run(state: &State, work: &Work, a: &SearchArgs) -> Result<SearchAnswer, ToolE
     );
     Ok(SearchAnswer {
         matches: total,
-        next_cursor: page
-            .next
-            .map(|o| bound::cursor("search_sessions", &key, o)),
+        next_cursor: page.next.map(|o| bound::cursor("search_sessions", &key, o)),
         hits: page.items,
     })
 }
@@ -262,11 +260,17 @@ fn text(a: &SearchAnswer) -> String {
     for h in &a.hits {
         text.push_str(&format!(
             "{} {} {} {}{}: {}\n",
-            h.session.as_deref().map_or("-", |i| i.get(..8).unwrap_or(i)),
+            h.session
+                .as_deref()
+                .map_or("-", |i| i.get(..8).unwrap_or(i)),
             h.entry_id.as_deref().unwrap_or("-"),
             h.role,
             h.timestamp.as_deref().unwrap_or(""),
-            if h.on_current_branch { "" } else { " (other branch)" },
+            if h.on_current_branch {
+                ""
+            } else {
+                " (other branch)"
+            },
             short(&h.snippet, 200)
         ));
     }

@@ -44,15 +44,30 @@ impl Corpus {
             "2026-01-02T00-00-00-000Z_5ec2e7aa-0000-7000-8000-000000000001.jsonl",
             "5ec2e7aa-0000-7000-8000-000000000001",
             &[
-                ("u1", None, "user", &format!("please deploy with the key {SECRET} zebrafish")),
-                ("a1", Some("u1"), "assistant", "deployed the zebrafish service"),
+                (
+                    "u1",
+                    None,
+                    "user",
+                    &format!("please deploy with the key {SECRET} zebrafish"),
+                ),
+                (
+                    "a1",
+                    Some("u1"),
+                    "assistant",
+                    "deployed the zebrafish service",
+                ),
             ],
         );
         c
     }
 
     /// Writes a session of `entries` (id, parent, role, text) in the project.
-    pub fn write_session(&self, name: &str, id: &str, entries: &[(&str, Option<&str>, &str, &str)]) -> PathBuf {
+    pub fn write_session(
+        &self,
+        name: &str,
+        id: &str,
+        entries: &[(&str, Option<&str>, &str, &str)],
+    ) -> PathBuf {
         let mut text = format!(
             "{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-01-02T00:00:00.000Z\",\"cwd\":\"/work/project\"}}\n"
         );
@@ -209,6 +224,9 @@ impl Client {
     pub async fn err(&mut self, tool: &str, args: Value) -> String {
         let r = self.call(tool, args.clone()).await;
         assert_eq!(r["isError"], json!(true), "{tool} {args} should fail: {r}");
-        r["content"][0]["text"].as_str().unwrap_or_default().to_string()
+        r["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
     }
 }
