@@ -163,7 +163,7 @@ fn counted(
 ) -> Result<Vec<arbor_view::Counted>, ToolError> {
     if let Some(s) = a.session.as_deref() {
         let f = crate::resolve::session(state, s)?;
-        let (counted, failed) = arbor_view::stats_from_files(&[f.clone()]);
+        let (counted, failed) = arbor_view::stats_from_files(std::slice::from_ref(&f));
         if let Some((_, e)) = failed.first() {
             return Err(ToolError::new(format!(
                 "session '{s}': not counted: {}",
