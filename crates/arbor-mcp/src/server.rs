@@ -12,6 +12,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -54,14 +55,6 @@ pub(crate) struct Work {
 }
 
 impl Work {
-    /// A `Work` nobody cancels and nobody watches (tests, resources).
-    pub fn detached() -> Work {
-        Work {
-            cancelled: Arc::new(AtomicBool::new(false)),
-            progress: None,
-        }
-    }
-
     /// Whether the client cancelled the call (work stops at the next check).
     pub fn cancelled(&self) -> bool {
         self.cancelled.load(Ordering::Relaxed)
@@ -89,6 +82,8 @@ impl Work {
 #[derive(Clone)]
 pub struct ArborServer {
     pub(crate) state: Arc<State>,
+    /// This connection's number (subscriptions are kept per connection).
+    pub(crate) conn: u64,
     tool_router: ToolRouter<ArborServer>,
 }
 
@@ -130,8 +125,10 @@ impl ArborServer {
 
     /// Another handler over the same state (one per HTTP session).
     pub(crate) fn with_state(state: Arc<State>) -> ArborServer {
+        static CONNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         ArborServer {
             state,
+            conn: CONNS.fetch_add(1, Ordering::Relaxed),
             tool_router: Self::router(),
         }
     }
@@ -192,19 +189,24 @@ impl ArborServer {
     }
 
     /// A tool's answer: `out` as structured content (its schema is the tool's output schema)
-    /// and `text`, a short rendering for a model that reads only text; both redacted and
-    /// held to `budget`.
-    pub(crate) fn reply<T: Serialize>(
+    /// and `render(out)`, a short text for a model that reads only text. `out` is redacted
+    /// first (every string) and the text is rendered from the redacted answer, so that no
+    /// rendering can cut a secret short of what the scanner recognizes; both are then held
+    /// to `budget`.
+    pub(crate) fn reply<T: Serialize + DeserializeOwned>(
         &self,
         out: &T,
-        text: String,
         budget: Budget,
+        render: fn(&T) -> String,
     ) -> Result<CallToolResult, ErrorData> {
-        let mut v = serde_json::to_value(out)
-            .map_err(|e| ErrorData::internal_error(format!("answer: {e}"), None))?;
+        let internal =
+            |e: serde_json::Error| ErrorData::internal_error(format!("answer: {e}"), None);
+        let mut v = serde_json::to_value(out).map_err(internal)?;
         self.state.redact.value(&mut v);
+        let redacted: T = serde_json::from_value(v.clone()).map_err(internal)?;
+        let text = self.state.redact.text(render(&redacted));
         crate::bound::fits(&mut v, budget.0);
-        let (text, _) = crate::bound::cut_text(&self.state.redact.text(text), budget.0);
+        let (text, _) = crate::bound::cut_text(&text, budget.0);
         let mut r = CallToolResult::structured(v);
         r.content = vec![ContentBlock::text(text)];
         Ok(r)
@@ -215,14 +217,15 @@ impl ArborServer {
         CallToolResult::error(vec![ContentBlock::text(self.state.redact.text(e.0))])
     }
 
-    /// `reply` or `fail`, for a tool's result.
-    pub(crate) fn answer<T: Serialize>(
+    /// [`ArborServer::reply`] or [`ArborServer::fail`], for a tool's result.
+    pub(crate) fn answer<T: Serialize + DeserializeOwned>(
         &self,
-        r: Result<(T, String), ToolError>,
+        r: Result<T, ToolError>,
         budget: Budget,
+        render: fn(&T) -> String,
     ) -> Result<CallToolResult, ErrorData> {
         match r {
-            Ok((out, text)) => self.reply(&out, text, budget),
+            Ok(out) => self.reply(&out, budget, render),
             Err(e) => Ok(self.fail(e)),
         }
     }
