@@ -18,7 +18,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::{json, Value};
 
 /// The read-only tools (issue 25), offered by every `arbor mcp`.
 const READ_TOOLS: [&str; 9] = [
@@ -140,7 +140,8 @@ impl Home {
 
     fn cli_json(&self, args: &[&str]) -> Value {
         let out = self.cli(args);
-        serde_json::from_str(&out).unwrap_or_else(|e| panic!("arbor {args:?}: not JSON: {e}\n{out}"))
+        serde_json::from_str(&out)
+            .unwrap_or_else(|e| panic!("arbor {args:?}: not JSON: {e}\n{out}"))
     }
 
     /// Runs the Python SDK driver with `plan` against `target` (["stdio", arbor, "mcp", ...] or
@@ -353,7 +354,11 @@ fn python_sdk_and_inspector_list_the_tools_over_stdio_and_http() {
     check_tool_list(&ro["tools"], &READ_TOOLS, "Python SDK, stdio");
     assert_eq!(ro["server"]["name"], "arbor", "{ro}");
     let rw = h.python(&strs(&stdio_target(&["--allow-writes"])), &plan);
-    let all: Vec<&str> = READ_TOOLS.iter().chain(WRITE_TOOLS.iter()).copied().collect();
+    let all: Vec<&str> = READ_TOOLS
+        .iter()
+        .chain(WRITE_TOOLS.iter())
+        .copied()
+        .collect();
     check_tool_list(&rw["tools"], &all, "Python SDK, stdio, --allow-writes");
 
     let server = h.http(&[]);
@@ -518,7 +523,10 @@ fn check_against_cli(h: &Home, report: &Value, client: &str) {
     let mut b = ls.clone();
     a.sort();
     b.sort();
-    assert_eq!(a, b, "{client}: list_sessions lists the sessions ls --all lists");
+    assert_eq!(
+        a, b,
+        "{client}: list_sessions lists the sessions ls --all lists"
+    );
     assert_eq!(
         pages(report, 0, client)[0]["total"],
         json!(ls.len()),
@@ -562,7 +570,10 @@ fn check_against_cli(h: &Home, report: &Value, client: &str) {
     for (i, session) in [(6, fork), (10, "01a2031c-aa")] {
         let overview = pages(report, i, client)[0];
         let tree = h.cli_json(&["tree", "--json", session]);
-        assert_eq!(overview["leaf_id"], tree["leaf"], "{client}: {session}'s leaf");
+        assert_eq!(
+            overview["leaf_id"], tree["leaf"],
+            "{client}: {session}'s leaf"
+        );
         assert_eq!(
             overview["entries"],
             json!(tree["nodes"].as_array().expect("nodes").len()),
@@ -637,11 +648,11 @@ fn python_sdk_over_http_answers_as_the_cli_does() {
     check_against_cli(&h, &report, "Python SDK, HTTP");
 }
 
-/// The Inspector CLI's answers to [`plan`], one `tools/call` per page (it follows no cursor:
+/// The Inspector CLI's answers to a plan ([`plan`], [`read_plan`]), one `tools/call` per page (it follows no cursor:
 /// the test passes each `next_cursor` back), in the Python driver's report shape.
-fn inspector_report(h: &Home, target: &[&str]) -> Value {
+fn inspector_report(h: &Home, target: &[&str], plan: &Value) -> Value {
     let mut calls = Vec::new();
-    for call in plan()["calls"].as_array().expect("calls") {
+    for call in plan["calls"].as_array().expect("calls") {
         let tool = call["tool"].as_str().expect("tool");
         let mut args: Vec<(String, Value)> = call["arguments"]
             .as_object()
@@ -651,12 +662,19 @@ fn inspector_report(h: &Home, target: &[&str]) -> Value {
             .collect();
         let mut pages = Vec::new();
         for _ in 0..call["pages"].as_u64().unwrap_or(1) {
-            let mut a = vec!["--method".to_string(), "tools/call".into(), "--tool-name".into()];
+            let mut a = vec![
+                "--method".to_string(),
+                "tools/call".into(),
+                "--tool-name".into(),
+            ];
             a.push(tool.to_string());
             for (k, v) in &args {
                 a.push("--tool-arg".into());
                 // The Inspector parses a value as JSON first, else takes it as a string.
-                a.push(format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string)));
+                a.push(format!(
+                    "{k}={}",
+                    v.as_str().map_or(v.to_string(), str::to_string)
+                ));
             }
             let mut argv: Vec<&str> = target.to_vec();
             argv.extend(a.iter().map(String::as_str));
@@ -670,7 +688,9 @@ fn inspector_report(h: &Home, target: &[&str]) -> Value {
                 .collect();
             let structured = r["structuredContent"].clone();
             let next = structured["next_cursor"].as_str().map(str::to_string);
-            pages.push(json!({"isError": r["isError"] == true, "text": text, "structured": structured}));
+            pages.push(
+                json!({"isError": r["isError"] == true, "text": text, "structured": structured}),
+            );
             match next {
                 Some(c) if r["isError"] != true => {
                     args.retain(|(k, _)| k != "cursor");
@@ -688,10 +708,10 @@ fn inspector_report(h: &Home, target: &[&str]) -> Value {
 fn inspector_cli_over_stdio_and_http_answers_as_the_cli_does() {
     let h = Home::new();
     let arbor = env!("CARGO_BIN_EXE_arbor");
-    let report = inspector_report(&h, &[arbor, "mcp", "--all"]);
+    let report = inspector_report(&h, &[arbor, "mcp", "--all"], &plan());
     check_against_cli(&h, &report, "Inspector CLI, stdio");
     let server = h.http(&["--all"]);
-    let report = inspector_report(&h, &[&server.url, "--transport", "http"]);
+    let report = inspector_report(&h, &[&server.url, "--transport", "http"], &plan());
     check_against_cli(&h, &report, "Inspector CLI, HTTP");
 }
 
@@ -712,7 +732,11 @@ fn list_sessions_orders_the_sessions_as_ls_does() {
         .iter()
         .map(|s| s["id"].as_str().expect("id").to_string())
         .collect();
-    assert_eq!(listed, ls_ids(&h), "list_sessions' order against ls --all --json's");
+    assert_eq!(
+        listed,
+        ls_ids(&h),
+        "list_sessions' order against ls --all --json's"
+    );
 }
 
 /// Nothing unredacted reaches a real client by default: a session holding a GitHub token, asked
@@ -744,7 +768,10 @@ fn a_secret_in_a_session_reaches_no_client_unless_no_redact() {
     });
     let check = |report: &Value, client: &str, redacted: bool| {
         let text = report.to_string();
-        let hits = pages(report, 0, client)[0]["hits"].as_array().expect("hits").len();
+        let hits = pages(report, 0, client)[0]["hits"]
+            .as_array()
+            .expect("hits")
+            .len();
         assert_eq!(hits, 1, "{client}: the search finds the session: {text}");
         assert!(
             report["read"][format!("arbor://session/{id}")]["text"]
@@ -753,7 +780,10 @@ fn a_secret_in_a_session_reaches_no_client_unless_no_redact() {
             "{client}: the session is read as a resource: {text}"
         );
         if redacted {
-            assert!(!text.contains(TOKEN), "{client}: the token was served: {text}");
+            assert!(
+                !text.contains(TOKEN),
+                "{client}: the token was served: {text}"
+            );
             assert!(text.contains("[REDACTED:github-token]"), "{client}: {text}");
         } else {
             assert!(text.contains(TOKEN), "{client}, --no-redact: {text}");
@@ -765,10 +795,156 @@ fn a_secret_in_a_session_reaches_no_client_unless_no_redact() {
         true,
     );
     let server = h.http(&["--all"]);
-    check(&h.python(&["http", &server.url], &plan), "Python SDK, HTTP", true);
+    check(
+        &h.python(&["http", &server.url], &plan),
+        "Python SDK, HTTP",
+        true,
+    );
     check(
         &h.python(&strs(&stdio_target(&["--all", "--no-redact"])), &plan),
         "Python SDK, stdio",
         false,
     );
+}
+
+/// The reading tools' questions (issue 25's `get_messages`, `get_context`, `get_tree`,
+/// `get_tool_calls`, `get_file_edits`), on a demo session written by pi 0.73.1 (branches,
+/// labels) and on pi's author's real v1 session (tool calls, edits).
+fn read_plan() -> Value {
+    json!({"calls": [
+        {"tool": "get_messages", "arguments": {"session": "01a2031c-aa", "direction": "newer", "limit": 8}, "pages": 50},
+        {"tool": "get_context", "arguments": {"session": "01a2031c-aa", "budget_tokens": 1000000, "budget": 200000, "images": true}},
+        {"tool": "get_tree", "arguments": {"session": "01a2031c-aa", "limit": 1000}},
+        {"tool": "get_tool_calls", "arguments": {"session": "d703a1", "limit": 100}, "pages": 50},
+        {"tool": "get_file_edits", "arguments": {"session": "d703a1", "limit": 100}, "pages": 50},
+        {"tool": "get_messages", "arguments": {"session": "d703a1", "entry_id": "no-such-entry"}},
+    ]})
+}
+
+/// The answers of [`read_plan`] against `arbor show --json`, `arbor context` and `arbor tree
+/// --json` for the same sessions.
+fn check_reads_against_cli(h: &Home, report: &Value, client: &str) {
+    // get_messages, every page: the messages of the path to the leaf, as show --json lists them.
+    let show = h.cli_json(&["show", "--json", "01a2031c-aa"]);
+    let want: Vec<String> = show["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .filter(|e| {
+            matches!(
+                e["entry"]["type"].as_str(),
+                Some("message" | "custom_message" | "branch_summary" | "compaction")
+            )
+        })
+        .map(|e| e["entry"]["id"].as_str().expect("id").to_string())
+        .collect();
+    let answers = pages(report, 0, client);
+    assert!(
+        answers.len() > 1,
+        "{client}: get_messages took one page: {want:?}"
+    );
+    let got: Vec<String> = answers
+        .iter()
+        .flat_map(|a| a["messages"].as_array().expect("messages").iter())
+        .map(|m| m["entry_id"].as_str().expect("entry_id").to_string())
+        .collect();
+    assert_eq!(
+        got, want,
+        "{client}: get_messages, walked, against show --json"
+    );
+    // get_context with room for everything: arbor context's JSON.
+    let ctx = pages(report, 1, client)[0];
+    assert_eq!(ctx["omitted_messages"], 0, "{client}");
+    assert_eq!(
+        ctx["context"],
+        h.cli_json(&["context", "01a2031c-aa"]),
+        "{client}: get_context against arbor context"
+    );
+    // get_tree: the leaf and the entries of arbor tree --json.
+    let tree = h.cli_json(&["tree", "--json", "01a2031c-aa"]);
+    let outline = pages(report, 2, client)[0];
+    assert_eq!(
+        outline["current_leaf"], tree["leaf"],
+        "{client}: get_tree's leaf"
+    );
+    assert_eq!(
+        outline["entries"],
+        json!(tree["nodes"].as_array().expect("nodes").len()),
+        "{client}: get_tree's entries"
+    );
+    // get_tool_calls and get_file_edits: the toolCall blocks of the file, and the paths of
+    // its edit and write calls, as show --json holds them (the session has one path).
+    let show = h.cli_json(&["show", "--json", "d703a1"]);
+    let mut calls: Vec<(String, String)> = Vec::new();
+    for e in show["entries"].as_array().expect("entries") {
+        for b in e["entry"]["message"]["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            if b["type"] == "toolCall" {
+                calls.push((
+                    b["id"].as_str().unwrap_or("").to_string(),
+                    b["name"].as_str().expect("name").to_string(),
+                ));
+            }
+        }
+    }
+    assert!(
+        calls.len() > 100,
+        "{client}: the session has many tool calls"
+    );
+    let answers = pages(report, 3, client);
+    assert_eq!(
+        answers[0]["total"],
+        json!(calls.len()),
+        "{client}: get_tool_calls' total"
+    );
+    let names: Vec<String> = answers
+        .iter()
+        .flat_map(|a| a["calls"].as_array().expect("calls").iter())
+        .map(|c| c["name"].as_str().expect("name").to_string())
+        .collect();
+    let want_names: Vec<String> = calls.iter().map(|(_, n)| n.clone()).collect();
+    assert_eq!(
+        names, want_names,
+        "{client}: get_tool_calls' names, every page"
+    );
+    let mut edited: Vec<String> = show["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .flat_map(|e| {
+            e["entry"]["message"]["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+        })
+        .filter(|b| b["type"] == "toolCall" && (b["name"] == "edit" || b["name"] == "write"))
+        .filter_map(|b| b["arguments"]["path"].as_str().map(str::to_string))
+        .collect();
+    assert!(!edited.is_empty(), "{client}: the session edits files");
+    let mut got: Vec<String> = pages(report, 4, client)
+        .iter()
+        .flat_map(|a| a["edits"].as_array().expect("edits").iter())
+        .map(|e| e["edit"]["path"].as_str().expect("path").to_string())
+        .collect();
+    edited.sort();
+    got.sort();
+    assert_eq!(got, edited, "{client}: get_file_edits' paths");
+    let e = tool_error(report, 5, client);
+    assert!(e.contains("no-such-entry"), "{client}: {e}");
+}
+
+#[test]
+fn the_reading_tools_answer_as_the_cli_does_from_both_clients() {
+    let h = Home::new();
+    let report = h.python(&strs(&stdio_target(&["--all"])), &read_plan());
+    check_reads_against_cli(&h, &report, "Python SDK, stdio");
+    let server = h.http(&["--all"]);
+    let report = h.python(&["http", &server.url], &read_plan());
+    check_reads_against_cli(&h, &report, "Python SDK, HTTP");
+    let arbor = env!("CARGO_BIN_EXE_arbor");
+    let report = inspector_report(&h, &[arbor, "mcp", "--all"], &read_plan());
+    check_reads_against_cli(&h, &report, "Inspector CLI, stdio");
 }
