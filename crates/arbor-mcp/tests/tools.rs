@@ -576,3 +576,40 @@ fn a_refresh_reports_progress_to_a_call_that_asks() {
         assert!(progress.iter().all(|p| p["params"]["progressToken"] == "p1"));
     });
 }
+
+#[test]
+fn a_cancelled_call_is_dropped_and_the_server_goes_on() {
+    let corpus = Corpus::new();
+    for k in 0..2000 {
+        corpus.write_session(
+            &format!("2025-06-01T00-00-00-000Z_dd{k:06}-0000-7000-8000-000000000000.jsonl"),
+            &format!("dd{k:06}-0000-7000-8000-000000000000"),
+            &[("u", None, "user", "words for the index")],
+        );
+    }
+    rt().block_on(async {
+        let mut c = Client::start(corpus.opts()).await;
+        // A call that refreshes 2,000 cold sessions, cancelled as soon as it is sent.
+        let id = c.take_id();
+        c.send(&json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"search_sessions","arguments":{"query":"words"}}}))
+            .await;
+        c.send(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":id,"reason":"test"}}))
+            .await;
+        let ping = c.take_id();
+        c.send(&json!({"jsonrpc":"2.0","id":ping,"method":"ping"})).await;
+        // The ping is answered; the cancelled call is not (or, had it finished first, is).
+        loop {
+            let m = c.recv().await;
+            if m["id"] == json!(ping) {
+                assert!(m.get("result").is_some(), "{m}");
+                break;
+            }
+            if m["id"] == json!(id) {
+                assert!(m.get("result").is_some() || m.get("error").is_some(), "{m}");
+            }
+        }
+        // And the next call is served in full.
+        let r = c.ok("search_sessions", json!({"query": "words", "limit": 1})).await;
+        assert_eq!(r["hits"].as_array().map(Vec::len), Some(1), "{r}");
+    });
+}
