@@ -3,8 +3,7 @@ use anyhow::{Context as _, Result};
 use arbor_core::Dialect;
 use arbor_index::history::{History, HistoryEntry};
 use arbor_index::{
-    Catalog, IndexError, IndexKinds, Listed, Progress, RefreshOptions, RefreshStats,
-    SearchQuery,
+    Catalog, IndexError, IndexKinds, Listed, Progress, RefreshOptions, RefreshStats, SearchQuery,
 };
 use arbor_store::locate::Locator;
 use arbor_store::paths;

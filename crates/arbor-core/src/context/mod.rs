@@ -314,9 +314,9 @@ impl SessionContext {
         }
     }
 
-    /// [`write_json`](Self::write_json) with only the messages from the `from`-th on in its
-    /// `messages` array (the newest part of a context cut to a budget); the other members
-    /// are the whole context's.
+    /// [`write_json`](Self::write_json) with only the messages `from..end` in its `messages`
+    /// array (a part of a context cut to a budget); the other members are the whole
+    /// context's.
     ///
     /// ```
     /// use arbor_core::context::{build_session_context, LeafSel};
@@ -329,18 +329,24 @@ impl SessionContext {
     /// let doc = SessionDoc::parse(std::sync::Arc::new(jsonl.as_bytes().to_vec()))?;
     /// let ctx = build_session_context(&doc, LeafSel::Current);
     /// let mut json = Vec::new();
-    /// ctx.write_json_from(&doc, 1, &mut json);
+    /// ctx.write_json_range(&doc, 1, 2, &mut json);
     /// assert!(json.starts_with(br#"{"messages":[{"role":"user","content":"two","timestamp":2}],"#));
     /// # Ok::<(), arbor_core::NotASession>(())
     /// ```
-    pub fn write_json_from(&self, doc: &SessionDoc, from: usize, out: &mut Vec<u8>) {
+    pub fn write_json_range(&self, doc: &SessionDoc, from: usize, end: usize, out: &mut Vec<u8>) {
+        let messages = |out: &mut Vec<u8>| {
+            out.push(b'[');
+            for k in from..end.min(self.message_count()) {
+                if k > from {
+                    out.push(b',');
+                }
+                self.write_message_at(doc, k, out);
+            }
+            out.push(b']');
+        };
         match self {
-            SessionContext::Pi(c) => {
-                c.write_json_with(doc, out, &|c, d, o| c.write_messages_from(d, from, o))
-            }
-            SessionContext::Omp(c) => {
-                c.write_json_with(doc, out, &|c, d, o| c.write_messages_from(d, from, o))
-            }
+            SessionContext::Pi(c) => c.write_json_with(doc, out, &|_, _, o| messages(o)),
+            SessionContext::Omp(c) => c.write_json_with(doc, out, &|_, _, o| messages(o)),
         }
     }
 

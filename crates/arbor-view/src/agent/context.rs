@@ -39,6 +39,9 @@ pub struct ContextOpts {
     pub budget_tokens: u64,
     /// Images' `data` as it is (base64); otherwise replaced by `[image: MIME, N bytes]`.
     pub images: bool,
+    /// Only the messages before this index (the `omitted_messages` of a page: the page
+    /// before it); `None`: up to the newest.
+    pub before: Option<usize>,
 }
 
 impl Default for ContextOpts {
@@ -47,6 +50,7 @@ impl Default for ContextOpts {
         ContextOpts {
             budget_tokens: 10_000,
             images: false,
+            before: None,
         }
     }
 }
@@ -62,8 +66,12 @@ pub struct ContextPage {
     pub rules: String,
     /// How many messages the whole context has.
     pub total_messages: usize,
-    /// The oldest messages left out by the budget (the context's first `omitted_messages`).
+    /// The oldest messages left out by the budget (the context's first `omitted_messages`;
+    /// pass it as `before` for the page before).
     pub omitted_messages: usize,
+    /// The newest messages left out because `before` asked for an older page.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub newer_messages: usize,
     /// About how many tokens those hold (their JSON's bytes over four: not read to count).
     pub omitted_tokens_about: u64,
     /// The estimated tokens of the messages kept (pi's `estimateTokens`, chars / 4).
@@ -93,7 +101,8 @@ pub struct ContextPage {
 /// ```
 pub fn context_page(doc: &SessionDoc, ctx: &SessionContext, opts: &ContextOpts) -> ContextPage {
     let n = ctx.message_count();
-    let mut from = n;
+    let end = opts.before.map_or(n, |b| b.min(n));
+    let mut from = end;
     let mut kept = 0u64;
     let mut buf = Vec::new();
     while from > 0 {
@@ -121,7 +130,7 @@ pub fn context_page(doc: &SessionDoc, ctx: &SessionContext, opts: &ContextOpts) 
         .sum::<u64>()
         .div_ceil(4);
     let mut json = Vec::new();
-    ctx.write_json_from(doc, from, &mut json);
+    ctx.write_json_range(doc, from, end, &mut json);
     let context = JsValue::parse(&json)
         .map(|v| to_serde(&v, opts.images))
         .unwrap_or(serde_json::Value::Null);
@@ -135,10 +144,15 @@ pub fn context_page(doc: &SessionDoc, ctx: &SessionContext, opts: &ContextOpts) 
         .to_string(),
         total_messages: n,
         omitted_messages: from,
+        newer_messages: n - end,
         omitted_tokens_about: omitted,
         kept_tokens: kept,
         context,
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A JS value as serde_json's (strings lossy: a lone surrogate, which serde_json cannot
@@ -212,6 +226,7 @@ mod tests {
             &ContextOpts {
                 budget_tokens: u64::MAX,
                 images: true,
+                before: None,
             },
         );
         let mut want = Vec::new();
@@ -240,11 +255,58 @@ mod tests {
             &ctx,
             &ContextOpts {
                 budget_tokens: 0,
-                images: false,
+                ..Default::default()
             },
         );
         assert_eq!(page.omitted_messages, 1);
         assert_eq!(page.context["messages"], serde_json::json!([]));
         assert!(page.omitted_tokens_about > 0);
+    }
+
+    /// Pages walked with `before` (each page's `omitted_messages`) give every message of the
+    /// context once, newest page first.
+    #[test]
+    fn pages_before_pages_cover_the_context() {
+        let mut lines = Vec::new();
+        let mut parent = "null".to_string();
+        for k in 0..30 {
+            lines.push(format!(
+                r#"{{"type":"message","id":"m{k}","parentId":{parent},"timestamp":"2026-01-01T00:00:{k:02}.000Z","message":{{"role":"user","content":"{}","timestamp":{k}}}}}"#,
+                "x".repeat(4 * (k % 7 + 1))
+            ));
+            parent = format!("\"m{k}\"");
+        }
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let d = doc(&refs);
+        let ctx = build_session_context(&d, LeafSel::Current);
+        let mut before = None;
+        let mut seen: Vec<String> = Vec::new();
+        loop {
+            let page = context_page(
+                &d,
+                &ctx,
+                &ContextOpts {
+                    budget_tokens: 10,
+                    images: false,
+                    before,
+                },
+            );
+            assert!(page.kept_tokens <= 10);
+            let mut texts: Vec<String> = page.context["messages"]
+                .as_array()
+                .expect("messages")
+                .iter()
+                .map(|m| m["timestamp"].to_string())
+                .collect();
+            assert!(!texts.is_empty());
+            texts.extend(seen);
+            seen = texts;
+            if page.omitted_messages == 0 {
+                break;
+            }
+            before = Some(page.omitted_messages);
+        }
+        let want: Vec<String> = (0..30).map(|k| k.to_string()).collect();
+        assert_eq!(seen, want);
     }
 }

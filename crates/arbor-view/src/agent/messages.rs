@@ -20,12 +20,13 @@ pub enum Direction {
 /// What [`messages_window`] is asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WindowOpts<'a> {
-    /// Start at this entry, on the path through it (the current path when the entry is on
-    /// it, otherwise the path to the newest leaf below it). An entry that is no message
-    /// (a label, a model change) starts at the nearest message in `direction`.
+    /// The path through this entry (the current path when the entry is on it, otherwise the
+    /// path to the newest leaf below it), and without `offset` the start: an entry that is
+    /// no message (a label, a model change) starts at the nearest message in `direction`.
     pub entry: Option<&'a str>,
-    /// Start at this offset on the path (0 is the oldest message). Without `entry` nor
-    /// `offset`: the newest message (`Older`) or the oldest (`Newer`).
+    /// Start at this offset on the path (0 is the oldest message; it wins over `entry`'s
+    /// start). Without `entry` nor `offset`: the newest message (`Older`) or the oldest
+    /// (`Newer`).
     pub offset: Option<usize>,
     /// Which way from the start.
     pub direction: Direction,
@@ -144,7 +145,11 @@ pub fn messages_window(
     let total = msgs.len();
     let older = opts.direction == Direction::Older;
     let start: Option<usize> = match (at, opts.offset) {
-        (Some(i), _) => {
+        (_, Some(o)) if o >= total && !(o == 0 && total == 0) => {
+            return Err(AgentError::Offset { offset: o, total });
+        }
+        (_, Some(o)) => Some(o).filter(|&o| o < total),
+        (Some(i), None) => {
             // The entry's place on the path, then the nearest message that way.
             let pos = path.iter().position(|&p| p == i).unwrap_or(0);
             let before = path[..pos].iter().filter(|&&p| is_message(doc, p)).count();
@@ -156,10 +161,6 @@ pub fn messages_window(
                 Some(before).filter(|&b| b < total)
             }
         }
-        (None, Some(o)) if o >= total && !(o == 0 && total == 0) => {
-            return Err(AgentError::Offset { offset: o, total });
-        }
-        (None, Some(o)) => Some(o).filter(|&o| o < total),
         (None, None) if older => total.checked_sub(1),
         (None, None) => Some(0).filter(|_| total > 0),
     };
@@ -422,6 +423,18 @@ mod tests {
         assert_eq!(ids(&w), ["m0", "side"]);
         assert_eq!(w.leaf.as_deref(), Some("side"));
         assert!(!w.current);
+        // An offset with the entry stays on the entry's branch.
+        let w = messages_window(
+            &d,
+            &WindowOpts {
+                entry: Some("side"),
+                offset: Some(1),
+                limit: 1,
+                ..Default::default()
+            },
+        )
+        .expect("window");
+        assert_eq!((ids(&w), w.older, w.newer), (vec!["side"], Some(0), None));
         // The model change is no message: older from it starts at m2.
         let w = messages_window(
             &d,
