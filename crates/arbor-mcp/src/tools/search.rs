@@ -196,7 +196,11 @@ fn run(state: &State, work: &Work, a: &SearchArgs) -> Result<(SearchAnswer, Stri
             h.entry_id.as_deref().unwrap_or("-"),
             h.role,
             h.timestamp.as_deref().unwrap_or(""),
-            if h.on_current_branch { "" } else { " (other branch)" },
+            if h.on_current_branch {
+                ""
+            } else {
+                " (other branch)"
+            },
             short(&h.snippet, 200)
         ));
     }
@@ -215,9 +219,7 @@ fn run(state: &State, work: &Work, a: &SearchArgs) -> Result<(SearchAnswer, Stri
     Ok((
         SearchAnswer {
             matches: total,
-            next_cursor: page
-                .next
-                .map(|o| bound::cursor("search_sessions", &key, o)),
+            next_cursor: page.next.map(|o| bound::cursor("search_sessions", &key, o)),
             hits: page.items,
         },
         text,
