@@ -26,6 +26,9 @@ pub(crate) fn session(state: &State, arg: &str) -> Result<PathBuf, ToolError> {
 /// regular file; else why not.
 pub(crate) fn inside(state: &State, p: &Path) -> Result<PathBuf, String> {
     let real = std::fs::canonicalize(p).map_err(|e| format!("cannot be read: {e}"))?;
+    if !roots(state).iter().any(|r| real.starts_with(r)) {
+        return Err("outside the agent directories this server serves".into());
+    }
     if real.extension().is_none_or(|x| x != "jsonl") {
         return Err("not a session file (*.jsonl)".into());
     }
@@ -33,11 +36,7 @@ pub(crate) fn inside(state: &State, p: &Path) -> Result<PathBuf, String> {
     if !meta.is_file() {
         return Err("not a regular file".into());
     }
-    if roots(state).iter().any(|r| real.starts_with(r)) {
-        Ok(real)
-    } else {
-        Err("outside the agent directories this server serves".into())
-    }
+    Ok(real)
 }
 
 /// The directories whose sessions the server serves, as real paths: the `--dir` directory,

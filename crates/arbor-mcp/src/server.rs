@@ -54,14 +54,6 @@ pub(crate) struct Work {
 }
 
 impl Work {
-    /// A `Work` nobody cancels and nobody watches (tests, resources).
-    pub fn detached() -> Work {
-        Work {
-            cancelled: Arc::new(AtomicBool::new(false)),
-            progress: None,
-        }
-    }
-
     /// Whether the client cancelled the call (work stops at the next check).
     pub fn cancelled(&self) -> bool {
         self.cancelled.load(Ordering::Relaxed)
@@ -89,6 +81,8 @@ impl Work {
 #[derive(Clone)]
 pub struct ArborServer {
     pub(crate) state: Arc<State>,
+    /// This connection's number (subscriptions are kept per connection).
+    pub(crate) conn: u64,
     tool_router: ToolRouter<ArborServer>,
 }
 
@@ -130,6 +124,7 @@ impl ArborServer {
 
     /// Another handler over the same state (one per HTTP session).
     pub(crate) fn with_state(state: Arc<State>) -> ArborServer {
+        static CONNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let mut tool_router = Self::router();
         if !state.opts.allow_writes {
             // Not listed; a call is answered by `call_tool` with a tool error.
@@ -137,7 +132,11 @@ impl ArborServer {
                 tool_router.disable_route(*t);
             }
         }
-        ArborServer { state, tool_router }
+        ArborServer {
+            state,
+            conn: CONNS.fetch_add(1, Ordering::Relaxed),
+            tool_router,
+        }
     }
 
     /// Every tool: each `tools/` file's router, added together. The write tools only with
