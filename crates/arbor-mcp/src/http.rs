@@ -96,8 +96,13 @@ fn read_token(f: &Path) -> Result<Vec<u8>, McpError> {
             "the token must be at least {MIN_TOKEN} characters (e.g. openssl rand -hex 32 > FILE)"
         )));
     }
-    if token.iter().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
-        return Err(refuse("the token must be one word (no spaces or control characters)".into()));
+    if token
+        .iter()
+        .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
+    {
+        return Err(refuse(
+            "the token must be one word (no spaces or control characters)".into(),
+        ));
     }
     Ok(token)
 }
@@ -194,18 +199,19 @@ pub(crate) async fn serve(opts: Options, c: Checked) -> Result<(), McpError> {
         let service = service.clone();
         let token = token.clone();
         tokio::spawn(async move {
-            let svc = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                let mut service = service.clone();
-                let token = token.clone();
-                async move {
-                    if let Some(t) = &token {
-                        if !authorized(&req, t) {
-                            return Ok::<_, Infallible>(unauthorized());
+            let svc =
+                hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                    let mut service = service.clone();
+                    let token = token.clone();
+                    async move {
+                        if let Some(t) = &token {
+                            if !authorized(&req, t) {
+                                return Ok::<_, Infallible>(unauthorized());
+                            }
                         }
+                        tower_service::Service::call(&mut service, req).await
                     }
-                    tower_service::Service::call(&mut service, req).await
-                }
-            });
+                });
             let io = hyper_util::rt::TokioIo::new(stream);
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(io, svc)

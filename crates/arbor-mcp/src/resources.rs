@@ -118,7 +118,10 @@ pub(crate) async fn list(
             out.next_cursor = next;
             Ok(out)
         }
-        Err(e) => Err(ErrorData::invalid_params(server.state.redact.text(e.0), None)),
+        Err(e) => Err(ErrorData::invalid_params(
+            server.state.redact.text(e.0),
+            None,
+        )),
     }
 }
 
@@ -168,8 +171,7 @@ pub(crate) fn markdown(
     uri: &str,
     budget: usize,
 ) -> Result<String, ToolError> {
-    let mut doc = arbor_store::load_doc(file)
-        .map_err(|e| ToolError::new(format!("{uri}: {e}")))?;
+    let mut doc = arbor_store::load_doc(file).map_err(|e| ToolError::new(format!("{uri}: {e}")))?;
     work.check()?;
     let redactions = if state.redact.is_on() {
         Some(

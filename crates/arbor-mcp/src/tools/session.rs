@@ -128,8 +128,16 @@ fn run(state: &State, work: &Work, a: &SessionArgs) -> Result<(SessionAnswer, St
     let entries = doc.entries();
     let index = doc.index();
     let tree = index.tree(&doc);
-    let id_of = |i: usize| entries.get(i).and_then(|e| e.id.as_deref().map(String::from));
-    let ts_of = |i: usize| entries.get(i).and_then(|e| e.timestamp.as_deref().map(String::from));
+    let id_of = |i: usize| {
+        entries
+            .get(i)
+            .and_then(|e| e.id.as_deref().map(String::from))
+    };
+    let ts_of = |i: usize| {
+        entries
+            .get(i)
+            .and_then(|e| e.timestamp.as_deref().map(String::from))
+    };
     let on_path: std::collections::HashSet<usize> = match index.leaf {
         Some(l) => index.path(&doc, l).entries.into_iter().collect(),
         None => Default::default(),
@@ -198,9 +206,9 @@ fn run(state: &State, work: &Work, a: &SessionArgs) -> Result<(SessionAnswer, St
     let usage = UsageRow::of(&stats.total);
     // Its listing row (title, last activity) and its forks, from the fresh catalog.
     let listed = super::list::listed(state, work, None).unwrap_or_default();
-    let me = listed.iter().find(|l| {
-        std::fs::canonicalize(&l.file).is_ok_and(|c| c == file)
-    });
+    let me = listed
+        .iter()
+        .find(|l| std::fs::canonicalize(&l.file).is_ok_and(|c| c == file));
     let canon = file.to_string_lossy().into_owned();
     let my_id = doc.session_id();
     let forks: Vec<Fork> = listed

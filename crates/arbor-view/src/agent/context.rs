@@ -163,12 +163,12 @@ pub fn to_serde(v: &JsValue, images: bool) -> serde_json::Value {
     match v {
         JsValue::Null => Value::Null,
         JsValue::Bool(b) => Value::Bool(*b),
+        // The number as JS prints it, read as serde_json reads that text (an integer
+        // printed without exponent within u64's range is an integer).
         JsValue::Number(n) => {
-            if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
-                Value::from(*n as i64)
-            } else {
-                serde_json::Number::from_f64(*n).map_or(Value::Null, Value::Number)
-            }
+            let mut text = Vec::new();
+            arbor_core::json::write_js_number(*n, &mut text);
+            serde_json::from_slice::<serde_json::Number>(&text).map_or(Value::Null, Value::Number)
         }
         JsValue::String(s) => Value::String(s.to_string_lossy().into_owned()),
         JsValue::Array(items) => Value::Array(items.iter().map(|x| to_serde(x, images)).collect()),
