@@ -158,6 +158,18 @@ fn unauthorized() -> http::Response<BoxBody<Bytes, Infallible>> {
 
 /// Serves until interrupted (Ctrl-C, SIGTERM).
 pub(crate) async fn serve(opts: Options, c: Checked) -> Result<(), McpError> {
+    let listener = tokio::net::TcpListener::bind(c.addr).await?;
+    serve_listener(opts, c, listener, shutdown_signal()).await
+}
+
+/// Serves on `listener` (bound to the checked address, or another for tests) until `stop`
+/// resolves.
+pub async fn serve_listener(
+    opts: Options,
+    c: Checked,
+    listener: tokio::net::TcpListener,
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<(), McpError> {
     let proto = ArborServer::new(opts)?;
     let state = proto.state.clone();
     let ct = tokio_util::sync::CancellationToken::new();
@@ -172,7 +184,6 @@ pub(crate) async fn serve(opts: Options, c: Checked) -> Result<(), McpError> {
             Arc::new(LocalSessionManager::default()),
             config,
         );
-    let listener = tokio::net::TcpListener::bind(c.addr).await?;
     let local = listener.local_addr()?;
     eprintln!(
         "arbor mcp: listening on http://{local}/ (streamable HTTP{})",
@@ -183,7 +194,6 @@ pub(crate) async fn serve(opts: Options, c: Checked) -> Result<(), McpError> {
         }
     );
     let token: Option<Arc<Vec<u8>>> = c.token.map(Arc::new);
-    let stop = shutdown_signal();
     tokio::pin!(stop);
     loop {
         let (stream, _) = tokio::select! {

@@ -19,7 +19,7 @@ pub(crate) fn session(state: &State, arg: &str) -> Result<PathBuf, ToolError> {
         .loc
         .resolve_session(arg)
         .map_err(|e| ToolError::new(format!("session: {e}")))?;
-    inside(state, &p).map_err(|why| ToolError::new(format!("session '{arg}': {why}")))
+    inside(state, &p).map_err(|why| ToolError::new(format!("{why} (session '{arg}')")))
 }
 
 /// `p` as the real file it names, when that lies below a served root and is a `.jsonl`

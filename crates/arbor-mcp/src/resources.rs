@@ -28,12 +28,15 @@ pub const RESOURCE_BUDGET: usize = bound::MAX_BUDGET;
 /// How often subscribed files are looked at.
 pub const POLL: Duration = Duration::from_millis(250);
 
+/// Subscribers: a connection's number and its peer.
+type Subscribers = Vec<(u64, Peer<RoleServer>)>;
+
 /// One subscribed session: its file, what it looked like, who wants to hear of it.
 struct Sub {
     file: PathBuf,
     seen: Option<(u64, std::time::SystemTime)>,
     /// The subscribers: their connection (see `ArborServer::conn`) and peer.
-    peers: Vec<(u64, Peer<RoleServer>)>,
+    peers: Subscribers,
 }
 
 /// The resources clients subscribed to.
@@ -113,8 +116,7 @@ pub(crate) async fn list(
         .await;
     match r {
         Ok((resources, next)) => {
-            let mut out = ListResourcesResult::default();
-            out.resources = resources;
+            let mut out = ListResourcesResult::with_all_items(resources);
             out.next_cursor = next;
             Ok(out)
         }
@@ -127,16 +129,14 @@ pub(crate) async fn list(
 
 /// `resources/templates/list`: the one template, `arbor://session/{id}`.
 pub(crate) fn templates() -> ListResourceTemplatesResult {
-    let mut out = ListResourceTemplatesResult::default();
-    out.resource_templates = vec![ResourceTemplate::new(
+    ListResourceTemplatesResult::with_all_items(vec![ResourceTemplate::new(
         format!("{PREFIX}{{id}}"),
         "session",
     )
     .with_description(
         "A pi / omp session as readable Markdown (its current branch), redacted unless the server runs with --no-redact; id: a session id or unique id prefix",
     )
-    .with_mime_type("text/markdown")];
-    out
+    .with_mime_type("text/markdown")])
 }
 
 /// A writer that keeps the first `cap` bytes and then refuses more (the export stops there).
@@ -287,7 +287,7 @@ async fn poll(state: std::sync::Weak<State>) {
     loop {
         tick.tick().await;
         let Some(state) = state.upgrade() else { return };
-        let changed: Vec<(String, Vec<(u64, Peer<RoleServer>)>)> = {
+        let changed: Vec<(String, Subscribers)> = {
             let Ok(mut subs) = state.subs.subs.lock() else {
                 return;
             };

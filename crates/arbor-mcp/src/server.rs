@@ -12,6 +12,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -203,19 +204,24 @@ impl ArborServer {
     }
 
     /// A tool's answer: `out` as structured content (its schema is the tool's output schema)
-    /// and `text`, a short rendering for a model that reads only text; both redacted and
-    /// held to `budget`.
-    pub(crate) fn reply<T: Serialize>(
+    /// and `render(out)`, a short text for a model that reads only text. `out` is redacted
+    /// first (every string) and the text is rendered from the redacted answer, so that no
+    /// rendering can cut a secret short of what the scanner recognizes; both are then held
+    /// to `budget`.
+    pub(crate) fn reply<T: Serialize + DeserializeOwned>(
         &self,
         out: &T,
-        text: String,
         budget: Budget,
+        render: fn(&T) -> String,
     ) -> Result<CallToolResult, ErrorData> {
-        let mut v = serde_json::to_value(out)
-            .map_err(|e| ErrorData::internal_error(format!("answer: {e}"), None))?;
+        let internal =
+            |e: serde_json::Error| ErrorData::internal_error(format!("answer: {e}"), None);
+        let mut v = serde_json::to_value(out).map_err(internal)?;
         self.state.redact.value(&mut v);
+        let redacted: T = serde_json::from_value(v.clone()).map_err(internal)?;
+        let text = self.state.redact.text(render(&redacted));
         crate::bound::fits(&mut v, budget.0);
-        let (text, _) = crate::bound::cut_text(&self.state.redact.text(text), budget.0);
+        let (text, _) = crate::bound::cut_text(&text, budget.0);
         let mut r = CallToolResult::structured(v);
         r.content = vec![ContentBlock::text(text)];
         Ok(r)
@@ -226,14 +232,15 @@ impl ArborServer {
         CallToolResult::error(vec![ContentBlock::text(self.state.redact.text(e.0))])
     }
 
-    /// `reply` or `fail`, for a tool's result.
-    pub(crate) fn answer<T: Serialize>(
+    /// [`ArborServer::reply`] or [`ArborServer::fail`], for a tool's result.
+    pub(crate) fn answer<T: Serialize + DeserializeOwned>(
         &self,
-        r: Result<(T, String), ToolError>,
+        r: Result<T, ToolError>,
         budget: Budget,
+        render: fn(&T) -> String,
     ) -> Result<CallToolResult, ErrorData> {
         match r {
-            Ok((out, text)) => self.reply(&out, text, budget),
+            Ok(out) => self.reply(&out, budget, render),
             Err(e) => Ok(self.fail(e)),
         }
     }

@@ -40,7 +40,7 @@ pub(crate) struct CallsArgs {
 }
 
 /// The answer of `get_tool_calls`.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct CallsAnswer {
     /// The session file.
     pub path: String,
@@ -54,7 +54,7 @@ pub(crate) struct CallsAnswer {
     pub next_cursor: Option<String>,
 }
 
-fn calls(state: &State, work: &Work, a: &CallsArgs) -> Result<(CallsAnswer, String), ToolError> {
+fn calls(state: &State, work: &Work, a: &CallsArgs) -> Result<CallsAnswer, ToolError> {
     let limit = bound::limit(a.limit, 50)?;
     let budget = Budget::new(a.budget)?;
     let args_max = match a.arguments_chars {
@@ -83,17 +83,19 @@ fn calls(state: &State, work: &Work, a: &CallsArgs) -> Result<(CallsAnswer, Stri
     drop(doc);
     let page = bound::page(got.calls.into_iter(), 0, limit, budget);
     let served = start + page.items.len();
-    let mut text = format!(
-        "{} · {} tool calls{}\n",
-        path.display(),
-        got.total,
-        if page.items.is_empty() {
-            String::new()
-        } else {
-            format!(" ({} to {})", start + 1, served)
-        }
-    );
-    for c in &page.items {
+    let next = (served < got.total).then(|| bound::cursor("get_tool_calls", &key, served));
+    Ok(CallsAnswer {
+        path: path.to_string_lossy().into_owned(),
+        total: got.total,
+        calls: page.items,
+        next_cursor: next,
+    })
+}
+
+/// `get_tool_calls`' answer as text: one line per call.
+fn render_calls(a: &CallsAnswer) -> String {
+    let mut text = format!("{} · {} of {} tool calls\n", a.path, a.calls.len(), a.total);
+    for c in &a.calls {
         text.push_str(&format!(
             "{} {} {}{}{} {}\n",
             c.entry_id,
@@ -112,19 +114,10 @@ fn calls(state: &State, work: &Work, a: &CallsArgs) -> Result<(CallsAnswer, Stri
             c.arguments
         ));
     }
-    let next = (served < got.total).then(|| bound::cursor("get_tool_calls", &key, served));
-    if next.is_some() {
+    if a.next_cursor.is_some() {
         text.push_str("(more: pass next_cursor as cursor)");
     }
-    Ok((
-        CallsAnswer {
-            path: path.to_string_lossy().into_owned(),
-            total: got.total,
-            calls: page.items,
-            next_cursor: next,
-        },
-        text,
-    ))
+    text
 }
 
 /// Arguments of `get_file_edits`.
@@ -158,7 +151,7 @@ pub(crate) struct EditsArgs {
 }
 
 /// One file edit, with its session.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct EditRow {
     /// The session id.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -174,7 +167,7 @@ pub(crate) struct EditRow {
 }
 
 /// The answer of `get_file_edits`.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct EditsAnswer {
     /// The edits: in one session in the order they were made; across sessions, newest
     /// session first.
@@ -186,7 +179,7 @@ pub(crate) struct EditsAnswer {
     pub next_cursor: Option<String>,
 }
 
-fn edits(state: &State, work: &Work, a: &EditsArgs) -> Result<(EditsAnswer, String), ToolError> {
+fn edits(state: &State, work: &Work, a: &EditsArgs) -> Result<EditsAnswer, ToolError> {
     let limit = bound::limit(a.limit, 50)?;
     let budget = Budget::new(a.budget)?;
     let key =
@@ -252,17 +245,21 @@ fn edits(state: &State, work: &Work, a: &EditsArgs) -> Result<(EditsAnswer, Stri
         }
     }
     let served = start + rows.len();
+    Ok(EditsAnswer {
+        edits: rows,
+        sessions_read: read,
+        next_cursor: more.then(|| bound::cursor("get_file_edits", &key, served)),
+    })
+}
+
+/// `get_file_edits`' answer as text: one line per edit.
+fn render_edits(a: &EditsAnswer) -> String {
     let mut text = format!(
-        "{} file edits{} ({} sessions read)\n",
-        rows.len(),
-        want.map(|w| format!(
-            " of paths {} {w:?}",
-            if a.exact { "equal to" } else { "containing" }
-        ))
-        .unwrap_or_default(),
-        read
+        "{} file edits ({} sessions read)\n",
+        a.edits.len(),
+        a.sessions_read
     );
-    for r in &rows {
+    for r in &a.edits {
         text.push_str(&format!(
             "{} {} {} · {} {}{}\n",
             r.edit.timestamp.as_deref().unwrap_or("-"),
@@ -276,18 +273,10 @@ fn edits(state: &State, work: &Work, a: &EditsArgs) -> Result<(EditsAnswer, Stri
             }
         ));
     }
-    let next = more.then(|| bound::cursor("get_file_edits", &key, served));
-    if next.is_some() {
+    if a.next_cursor.is_some() {
         text.push_str("(more: pass next_cursor as cursor)");
     }
-    Ok((
-        EditsAnswer {
-            edits: rows,
-            sessions_read: read,
-            next_cursor: next,
-        },
-        text,
-    ))
+    text
 }
 
 #[rmcp::tool_router(router = calls_router, vis = "pub(crate)")]
@@ -306,7 +295,7 @@ impl ArborServer {
     ) -> Result<CallToolResult, ErrorData> {
         let budget = Budget::new(args.budget).unwrap_or(Budget(bound::DEFAULT_BUDGET));
         let r = self.blocking(&ctx, move |s, w| calls(s, w, &args)).await;
-        self.answer(r, budget)
+        self.answer(r, budget, render_calls)
     }
 
     /// `get_file_edits`.
@@ -323,6 +312,6 @@ impl ArborServer {
     ) -> Result<CallToolResult, ErrorData> {
         let budget = Budget::new(args.budget).unwrap_or(Budget(bound::DEFAULT_BUDGET));
         let r = self.blocking(&ctx, move |s, w| edits(s, w, &args)).await;
-        self.answer(r, budget)
+        self.answer(r, budget, render_edits)
     }
 }

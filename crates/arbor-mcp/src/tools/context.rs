@@ -42,7 +42,7 @@ pub(crate) struct ContextArgs {
 }
 
 /// The answer of `get_context`.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct ContextAnswer {
     /// The session file.
     pub path: String,
@@ -55,7 +55,7 @@ pub(crate) struct ContextAnswer {
     pub next_cursor: Option<String>,
 }
 
-fn run(state: &State, work: &Work, a: &ContextArgs) -> Result<(ContextAnswer, String), ToolError> {
+fn run(state: &State, work: &Work, a: &ContextArgs) -> Result<ContextAnswer, ToolError> {
     let budget = Budget::new(a.budget)?;
     let tokens = match a.budget_tokens {
         None => (budget.0 / 5) as u64,
@@ -102,9 +102,24 @@ fn run(state: &State, work: &Work, a: &ContextArgs) -> Result<(ContextAnswer, St
         page = agent::context_page(&doc, &ctx, &opts);
     }
     let kept = page.context["messages"].as_array().map_or(0, Vec::len);
+    let next = (page.omitted_messages > 0 && kept > 0)
+        .then(|| bound::cursor("get_context", &key, page.omitted_messages));
+    drop(ctx);
+    drop(doc);
+    Ok(ContextAnswer {
+        path: path.to_string_lossy().into_owned(),
+        page,
+        next_cursor: next,
+    })
+}
+
+/// The answer as text: what was kept and left out, then the context's JSON.
+fn render(a: &ContextAnswer) -> String {
+    let page = &a.page;
+    let kept = page.context["messages"].as_array().map_or(0, Vec::len);
     let mut text = format!(
         "{} · context at {} ({} rules) · {} of {} messages, about {} tokens",
-        path.display(),
+        a.path,
         page.leaf.as_deref().unwrap_or("(empty)"),
         page.rules,
         kept,
@@ -113,10 +128,12 @@ fn run(state: &State, work: &Work, a: &ContextArgs) -> Result<(ContextAnswer, St
     );
     if page.omitted_messages > 0 {
         text.push_str(&format!(
-            "; {} older messages (about {} tokens) left out: pass next_cursor as cursor for them",
+            "; {} older messages (about {} tokens) left out",
             page.omitted_messages, page.omitted_tokens_about
         ));
-        if kept == 0 {
+        if a.next_cursor.is_some() {
+            text.push_str(": pass next_cursor as cursor for them");
+        } else {
             text.push_str(
                 " (the next older message alone is over the budget: read it with get_messages)",
             );
@@ -124,18 +141,7 @@ fn run(state: &State, work: &Work, a: &ContextArgs) -> Result<(ContextAnswer, St
     }
     text.push('\n');
     text.push_str(&serde_json::to_string(&page.context).unwrap_or_default());
-    let next = (page.omitted_messages > 0 && kept > 0)
-        .then(|| bound::cursor("get_context", &key, page.omitted_messages));
-    drop(ctx);
-    drop(doc);
-    Ok((
-        ContextAnswer {
-            path: path.to_string_lossy().into_owned(),
-            page,
-            next_cursor: next,
-        },
-        text,
-    ))
+    text
 }
 
 #[rmcp::tool_router(router = context_router, vis = "pub(crate)")]
@@ -154,6 +160,6 @@ impl ArborServer {
     ) -> Result<CallToolResult, ErrorData> {
         let budget = Budget::new(args.budget).unwrap_or(Budget(bound::DEFAULT_BUDGET));
         let r = self.blocking(&ctx, move |s, w| run(s, w, &args)).await;
-        self.answer(r, budget)
+        self.answer(r, budget, render)
     }
 }

@@ -42,7 +42,7 @@ pub(crate) struct ListArgs {
 }
 
 /// One session of the listing.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct SessionRow {
     /// The session id (the header's `id`).
     pub id: Option<String>,
@@ -105,7 +105,7 @@ impl SessionRow {
 }
 
 /// The answer of `list_sessions`.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct ListAnswer {
     /// The sessions, newest activity first.
     pub sessions: Vec<SessionRow>,
@@ -139,7 +139,7 @@ pub(crate) fn listed(
     Ok(listed)
 }
 
-fn run(state: &State, work: &Work, a: &ListArgs) -> Result<(ListAnswer, String), ToolError> {
+fn run(state: &State, work: &Work, a: &ListArgs) -> Result<ListAnswer, ToolError> {
     let limit = bound::limit(a.limit, 50)?;
     let budget = Budget::new(a.budget)?;
     let key = serde_json::to_string(&(&a.project, &a.agent, &a.since, &a.until, &a.grep))
@@ -156,21 +156,28 @@ fn run(state: &State, work: &Work, a: &ListArgs) -> Result<(ListAnswer, String),
                 && since.is_none_or(|t| l.info.modified_ms >= t)
                 && until.is_none_or(|t| l.info.modified_ms < t)
                 && needle.as_deref().is_none_or(|n| {
-                    l.display_title().to_lowercase().contains(n)
-                        || l.info
-                            .first_message
-                            .to_string_lossy()
-                            .to_lowercase()
-                            .contains(n)
+                    // Over the text as served (redacted): a filter is no oracle for a secret.
+                    let seen = |t: String| state.redact.text(t).to_lowercase().contains(n);
+                    seen(l.display_title().into_owned())
+                        || seen(l.info.first_message.to_string_lossy().into_owned())
                 })
         })
         .collect();
     let page = bound::page(kept.iter().map(|l| SessionRow::of(l)), start, limit, budget);
+    Ok(ListAnswer {
+        total: kept.len() as u64,
+        next_cursor: page.next.map(|o| bound::cursor("list_sessions", &key, o)),
+        sessions: page.items,
+    })
+}
+
+/// The text of an answer: a line per session.
+fn text(a: &ListAnswer) -> String {
     let mut text = String::new();
-    for r in &page.items {
+    for r in &a.sessions {
         text.push_str(&format!(
             "{}  {}  {}  {}  {}\n",
-            r.id.as_deref().map_or("-", |i| &i[..i.len().min(8)]),
+            r.id.as_deref().map_or("-", |i| i.get(..8).unwrap_or(i)),
             r.modified.as_deref().unwrap_or("-"),
             if r.agent == Agent::Omp { "omp" } else { "pi " },
             r.cwd,
@@ -179,22 +186,15 @@ fn run(state: &State, work: &Work, a: &ListArgs) -> Result<(ListAnswer, String),
     }
     text.push_str(&format!(
         "{} of {} sessions{}",
-        page.items.len(),
-        kept.len(),
-        if page.next.is_some() {
+        a.sessions.len(),
+        a.total,
+        if a.next_cursor.is_some() {
             " (more: pass next_cursor as cursor)"
         } else {
             ""
         }
     ));
-    Ok((
-        ListAnswer {
-            total: kept.len() as u64,
-            next_cursor: page.next.map(|o| bound::cursor("list_sessions", &key, o)),
-            sessions: page.items,
-        },
-        text,
-    ))
+    text
 }
 
 #[rmcp::tool_router(router = list_router, vis = "pub(crate)")]
@@ -213,6 +213,6 @@ impl ArborServer {
     ) -> Result<CallToolResult, ErrorData> {
         let budget = Budget::new(args.budget).unwrap_or(Budget(bound::DEFAULT_BUDGET));
         let r = self.blocking(&ctx, move |s, w| run(s, w, &args)).await;
-        self.answer(r, budget)
+        self.answer(r, budget, text)
     }
 }

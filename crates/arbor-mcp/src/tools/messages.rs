@@ -90,7 +90,7 @@ pub(crate) struct MessagesArgs {
 }
 
 /// The answer of `get_messages`.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct MessagesAnswer {
     /// The session file.
     pub path: String,
@@ -103,11 +103,7 @@ pub(crate) struct MessagesAnswer {
     pub next_cursor: Option<String>,
 }
 
-fn run(
-    state: &State,
-    work: &Work,
-    a: &MessagesArgs,
-) -> Result<(MessagesAnswer, String), ToolError> {
+fn run(state: &State, work: &Work, a: &MessagesArgs) -> Result<MessagesAnswer, ToolError> {
     let limit = bound::limit(a.limit, 20)?;
     let budget = Budget::new(a.budget)?;
     let key = serde_json::to_string(&(
@@ -142,13 +138,24 @@ fn run(
         thinking: a.thinking,
     };
     let w = agent::messages_window(&doc, &opts).map_err(|e| ToolError::new(e.to_string()))?;
+    drop(doc);
     let next = match a.direction {
         Direction::Older => w.older,
         Direction::Newer => w.newer,
     };
+    Ok(MessagesAnswer {
+        path: path.to_string_lossy().into_owned(),
+        next_cursor: next.map(|o| bound::cursor("get_messages", &key, o)),
+        window: w,
+    })
+}
+
+/// The answer as text: a heading per message, then its text.
+fn render(a: &MessagesAnswer) -> String {
+    let w = &a.window;
     let mut text = format!(
         "{} · branch to {}{} · {} of {} messages",
-        path.display(),
+        a.path,
         w.leaf.as_deref().unwrap_or("(none)"),
         if w.current { " (current)" } else { "" },
         w.messages.len(),
@@ -179,18 +186,10 @@ fn run(
             m.text
         ));
     }
-    if next.is_some() {
+    if a.next_cursor.is_some() {
         text.push_str("\n(more: pass next_cursor as cursor)");
     }
-    drop(doc);
-    Ok((
-        MessagesAnswer {
-            path: path.to_string_lossy().into_owned(),
-            next_cursor: next.map(|o| bound::cursor("get_messages", &key, o)),
-            window: w,
-        },
-        text,
-    ))
+    text
 }
 
 #[rmcp::tool_router(router = messages_router, vis = "pub(crate)")]
@@ -209,6 +208,6 @@ impl ArborServer {
     ) -> Result<CallToolResult, ErrorData> {
         let budget = Budget::new(args.budget).unwrap_or(Budget(bound::DEFAULT_BUDGET));
         let r = self.blocking(&ctx, move |s, w| run(s, w, &args)).await;
-        self.answer(r, budget)
+        self.answer(r, budget, render)
     }
 }

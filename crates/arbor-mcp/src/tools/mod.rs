@@ -87,7 +87,7 @@ pub(crate) fn short(s: &str, n: usize) -> String {
 }
 
 /// Token and cost totals.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Tokens {
     /// Input tokens.
     pub input: f64,

@@ -58,7 +58,7 @@ pub(crate) struct SearchArgs {
 }
 
 /// One hit.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct SearchHit {
     /// The session id.
     pub session: Option<String>,
@@ -80,7 +80,7 @@ pub(crate) struct SearchHit {
 }
 
 /// The answer of `search_sessions`.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct SearchAnswer {
     /// The hits, most relevant first.
     pub hits: Vec<SearchHit>,
@@ -92,7 +92,61 @@ pub(crate) struct SearchAnswer {
     pub next_cursor: Option<String>,
 }
 
-fn run(state: &State, work: &Work, a: &SearchArgs) -> Result<(SearchAnswer, String), ToolError> {
+/// The marks around matched words while a snippet is made.
+const MARK_ON: char = '\u{e000}';
+const MARK_OFF: char = '\u{e001}';
+
+/// The hits as they may be served with redaction on: a hit whose text holds a secret gets its
+/// snippet made again from the redacted text (a snippet is a window of the text and could
+/// cut a secret to a piece the scanner no longer recognizes), and a hit whose match lies only
+/// inside a secret is dropped (else a query could confirm a secret a prefix at a time).
+fn served(
+    cat: &arbor_index::Catalog,
+    hits: Vec<arbor_index::Hit>,
+    state: &State,
+) -> Result<Vec<arbor_index::Hit>, ToolError> {
+    let mut out = Vec::with_capacity(hits.len());
+    for mut h in hits {
+        let texts = cat.texts_near(&h.path, h.seq, h.seq, 16)?;
+        let Some(full) = texts
+            .iter()
+            .find(|t| t.kind == h.kind && t.entry_id == h.entry_id)
+            .map(|t| t.text.as_str())
+        else {
+            // Not found again (the file changed since): served as found, redacted later.
+            out.push(h);
+            continue;
+        };
+        if arbor_view::secrets::find(full).is_empty() {
+            out.push(h);
+            continue;
+        }
+        let redacted = state.redact.text(full.to_string());
+        // The first matched word of the snippet, found again in the redacted text.
+        let word: Option<String> = h
+            .snippet
+            .split(MARK_ON)
+            .nth(1)
+            .and_then(|rest| rest.split(MARK_OFF).next())
+            .map(str::to_ascii_lowercase)
+            .filter(|w| !w.is_empty());
+        let lower = redacted.to_ascii_lowercase();
+        let Some(start) = word.as_deref().and_then(|w| lower.find(w)) else {
+            continue;
+        };
+        let end = start + word.as_deref().map_or(0, str::len);
+        h.snippet = arbor_index::regex_snippet(
+            &redacted,
+            start,
+            end,
+            &(MARK_ON.to_string(), MARK_OFF.to_string()),
+        );
+        out.push(h);
+    }
+    Ok(out)
+}
+
+fn run(state: &State, work: &Work, a: &SearchArgs) -> Result<SearchAnswer, ToolError> {
     if a.query.trim().is_empty() {
         return Err(ToolError::new("query: empty"));
     }
@@ -131,6 +185,8 @@ fn run(state: &State, work: &Work, a: &SearchArgs) -> Result<(SearchAnswer, Stri
         })
         .collect();
     let mut q = SearchQuery::new(&a.query);
+    // Private-use marks, which no session text is likely to hold: made `**` when served.
+    q.marks = (MARK_ON.into(), MARK_OFF.into());
     q.kinds = Some(kinds);
     q.since_ms = since;
     q.dirs = Some(dirs.iter().map(|d| arbor_index::dir_key(d)).collect());
@@ -166,7 +222,10 @@ fn run(state: &State, work: &Work, a: &SearchArgs) -> Result<(SearchAnswer, Stri
             })?;
         work.check()?;
         let exhausted = hits.len() < ask;
-        let kept: Vec<arbor_index::Hit> = hits.into_iter().filter(|h| keep(h)).collect();
+        let mut kept: Vec<arbor_index::Hit> = hits.into_iter().filter(|h| keep(h)).collect();
+        if state.redact.is_on() {
+            kept = served(&cat, kept, state)?;
+        }
         if !post || exhausted || kept.len() >= want || ask >= MAX_OFFSET {
             break (kept, total);
         }
@@ -182,17 +241,28 @@ fn run(state: &State, work: &Work, a: &SearchArgs) -> Result<(SearchAnswer, Stri
             role: h.kind.name().to_string(),
             timestamp: h.timestamp.clone(),
             on_current_branch: h.on_current_branch,
-            snippet: h.snippet.clone(),
+            snippet: h.snippet.replace([MARK_ON, MARK_OFF], "**"),
         }),
         start,
         limit,
         budget,
     );
+    Ok(SearchAnswer {
+        matches: total,
+        next_cursor: page.next.map(|o| bound::cursor("search_sessions", &key, o)),
+        hits: page.items,
+    })
+}
+
+/// The text of an answer: a line per hit.
+fn text(a: &SearchAnswer) -> String {
     let mut text = String::new();
-    for h in &page.items {
+    for h in &a.hits {
         text.push_str(&format!(
             "{} {} {} {}{}: {}\n",
-            h.session.as_deref().map_or("-", |i| &i[..i.len().min(8)]),
+            h.session
+                .as_deref()
+                .map_or("-", |i| i.get(..8).unwrap_or(i)),
             h.entry_id.as_deref().unwrap_or("-"),
             h.role,
             h.timestamp.as_deref().unwrap_or(""),
@@ -204,26 +274,19 @@ fn run(state: &State, work: &Work, a: &SearchArgs) -> Result<(SearchAnswer, Stri
             short(&h.snippet, 200)
         ));
     }
-    if page.items.is_empty() {
+    if a.hits.is_empty() {
         text.push_str("no match\n");
     }
     text.push_str(&format!(
         "{} hits{}",
-        page.items.len(),
-        if page.next.is_some() {
+        a.hits.len(),
+        if a.next_cursor.is_some() {
             " (more: pass next_cursor as cursor)"
         } else {
             ""
         }
     ));
-    Ok((
-        SearchAnswer {
-            matches: total,
-            next_cursor: page.next.map(|o| bound::cursor("search_sessions", &key, o)),
-            hits: page.items,
-        },
-        text,
-    ))
+    text
 }
 
 #[rmcp::tool_router(router = search_router, vis = "pub(crate)")]
@@ -242,6 +305,6 @@ impl ArborServer {
     ) -> Result<CallToolResult, ErrorData> {
         let budget = Budget::new(args.budget).unwrap_or(Budget(bound::DEFAULT_BUDGET));
         let r = self.blocking(&ctx, move |s, w| run(s, w, &args)).await;
-        self.answer(r, budget)
+        self.answer(r, budget, text)
     }
 }

@@ -29,7 +29,7 @@ pub(crate) struct SessionArgs {
 }
 
 /// An entry where the tree branches.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct BranchPoint {
     /// The entry with more than one child.
     pub entry_id: Option<String>,
@@ -40,7 +40,7 @@ pub(crate) struct BranchPoint {
 }
 
 /// A labelled entry.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Label {
     /// The labelled entry.
     pub entry_id: String,
@@ -49,7 +49,7 @@ pub(crate) struct Label {
 }
 
 /// A compaction (older context replaced by a summary).
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Compaction {
     /// The compaction entry.
     pub entry_id: Option<String>,
@@ -62,7 +62,7 @@ pub(crate) struct Compaction {
 }
 
 /// A session forked from this one.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Fork {
     /// Its id.
     pub id: Option<String>,
@@ -73,7 +73,7 @@ pub(crate) struct Fork {
 }
 
 /// The answer of `get_session`.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct SessionAnswer {
     /// The session id.
     pub id: Option<String>,
@@ -118,7 +118,7 @@ pub(crate) struct SessionAnswer {
     pub forks: Vec<Fork>,
 }
 
-fn run(state: &State, work: &Work, a: &SessionArgs) -> Result<(SessionAnswer, String), ToolError> {
+fn run(state: &State, work: &Work, a: &SessionArgs) -> Result<SessionAnswer, ToolError> {
     Budget::new(a.budget)?;
     let file = crate::resolve::session(state, &a.session)?;
     work.check()?;
@@ -263,6 +263,11 @@ fn run(state: &State, work: &Work, a: &SessionArgs) -> Result<(SessionAnswer, St
         parent_session: doc.header_str("parentSession"),
         forks,
     };
+    Ok(answer)
+}
+
+/// The text of an answer: the overview, then branch points and labels.
+fn text(answer: &SessionAnswer) -> String {
     let mut text = format!(
         "{} ({})\n{}\nagent {}, cwd {}\ncreated {}, last activity {}\n{} entries, {} messages, {} branches, {} labels, {} compactions, {} forks{}\nmodels: {}\ncost ${:.2} on the current path, ${:.2} on other branches, ${:.2} summaries; {} turns\n",
         answer.title,
@@ -299,7 +304,7 @@ fn run(state: &State, work: &Work, a: &SessionArgs) -> Result<(SessionAnswer, St
     for l in &answer.labels {
         text.push_str(&format!("label {}: {}\n", l.entry_id, l.label));
     }
-    Ok((answer, text))
+    text
 }
 
 #[rmcp::tool_router(router = session_router, vis = "pub(crate)")]
@@ -318,6 +323,6 @@ impl ArborServer {
     ) -> Result<CallToolResult, ErrorData> {
         let budget = Budget::new(args.budget).unwrap_or(Budget(bound::DEFAULT_BUDGET));
         let r = self.blocking(&ctx, move |s, w| run(s, w, &args)).await;
-        self.answer(r, budget)
+        self.answer(r, budget, text)
     }
 }

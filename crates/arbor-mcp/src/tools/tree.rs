@@ -34,7 +34,7 @@ pub(crate) struct TreeArgs {
 }
 
 /// The answer of `get_tree`.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct TreeAnswer {
     /// The session file.
     pub path: String,
@@ -91,7 +91,7 @@ fn line(n: &OutlineNode) -> String {
     )
 }
 
-fn run(state: &State, work: &Work, a: &TreeArgs) -> Result<(TreeAnswer, String), ToolError> {
+fn run(state: &State, work: &Work, a: &TreeArgs) -> Result<TreeAnswer, ToolError> {
     let limit = bound::limit(a.limit, 200)?;
     let budget = Budget::new(a.budget)?;
     let key = serde_json::to_string(&(&a.session, a.full)).unwrap_or_default();
@@ -101,41 +101,44 @@ fn run(state: &State, work: &Work, a: &TreeArgs) -> Result<(TreeAnswer, String),
     drop(doc);
     let total = o.nodes.len();
     let page = bound::page(o.nodes.into_iter(), start, limit, budget);
+    Ok(TreeAnswer {
+        path: path.to_string_lossy().into_owned(),
+        current_leaf: o.current_leaf,
+        entries: o.entries,
+        branch_points: o.branch_points,
+        leaves: o.leaves,
+        unreachable: o.unreachable,
+        total_nodes: total,
+        next_cursor: page.next.map(|n| bound::cursor("get_tree", &key, n)),
+        nodes: page.items,
+    })
+}
+
+/// The answer as text: one line per node.
+fn render(a: &TreeAnswer) -> String {
     let mut text = format!(
         "{} · {} entries, {} branch points, {} leaves{}\n",
-        path.display(),
-        o.entries,
-        o.branch_points,
-        o.leaves,
-        o.current_leaf
+        a.path,
+        a.entries,
+        a.branch_points,
+        a.leaves,
+        a.current_leaf
             .as_deref()
             .map(|l| format!(", current leaf {l}"))
             .unwrap_or_default()
     );
-    for n in &page.items {
+    for n in &a.nodes {
         text.push_str(&line(n));
         text.push('\n');
     }
-    if page.next.is_some() {
+    if a.next_cursor.is_some() {
         text.push_str(&format!(
-            "({} of {total} nodes; more: pass next_cursor as cursor)",
-            page.items.len()
+            "({} of {} nodes; more: pass next_cursor as cursor)",
+            a.nodes.len(),
+            a.total_nodes
         ));
     }
-    Ok((
-        TreeAnswer {
-            path: path.to_string_lossy().into_owned(),
-            current_leaf: o.current_leaf,
-            entries: o.entries,
-            branch_points: o.branch_points,
-            leaves: o.leaves,
-            unreachable: o.unreachable,
-            total_nodes: total,
-            next_cursor: page.next.map(|n| bound::cursor("get_tree", &key, n)),
-            nodes: page.items,
-        },
-        text,
-    ))
+    text
 }
 
 #[rmcp::tool_router(router = tree_router, vis = "pub(crate)")]
@@ -154,6 +157,6 @@ impl ArborServer {
     ) -> Result<CallToolResult, ErrorData> {
         let budget = Budget::new(args.budget).unwrap_or(Budget(bound::DEFAULT_BUDGET));
         let r = self.blocking(&ctx, move |s, w| run(s, w, &args)).await;
-        self.answer(r, budget)
+        self.answer(r, budget, render)
     }
 }

@@ -77,7 +77,7 @@ pub(crate) struct UsageArgs {
 }
 
 /// Tokens and cost.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Spent {
     /// Input tokens.
     pub input: f64,
@@ -104,7 +104,7 @@ impl From<arbor_store::usage::Tokens> for Spent {
 }
 
 /// One row: a group's turns and what they spent, split as `arbor stats` splits it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct UsageRow {
     /// The group: a session file, a day, a week's Monday, a month, a model, a project; or
     /// "total".
@@ -133,7 +133,7 @@ impl UsageRow {
 }
 
 /// The answer of `get_usage`: the numbers of `arbor stats --json`.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct UsageAnswer {
     /// How the rows are grouped.
     pub by: UsageBy,
@@ -163,7 +163,7 @@ fn counted(
 ) -> Result<Vec<arbor_view::Counted>, ToolError> {
     if let Some(s) = a.session.as_deref() {
         let f = crate::resolve::session(state, s)?;
-        let (counted, failed) = arbor_view::stats_from_files(&[f.clone()]);
+        let (counted, failed) = arbor_view::stats_from_files(std::slice::from_ref(&f));
         if let Some((_, e)) = failed.first() {
             return Err(ToolError::new(format!(
                 "session '{s}': not counted: {}",
@@ -193,7 +193,7 @@ fn counted(
     }
 }
 
-fn run(state: &State, work: &Work, a: &UsageArgs) -> Result<(UsageAnswer, String), ToolError> {
+fn run(state: &State, work: &Work, a: &UsageArgs) -> Result<UsageAnswer, ToolError> {
     let limit = bound::limit(a.limit, 100)?;
     let budget = Budget::new(a.budget)?;
     let key = serde_json::to_string(&(&a.by, &a.session, &a.project, &a.since, &a.until))
@@ -206,6 +206,19 @@ fn run(state: &State, work: &Work, a: &UsageArgs) -> Result<(UsageAnswer, String
     let stats = arbor_view::aggregate_stats_between(&sessions, a.by.into(), since, until);
     let page = bound::page(stats.rows.iter().map(UsageRow::of), start, limit, budget);
     let total = UsageRow::of(&stats.total);
+    Ok(UsageAnswer {
+        by: a.by,
+        sessions: stats.sessions as u64,
+        fork_copies_skipped: stats.fork_copies_skipped,
+        row_count: stats.rows.len() as u64,
+        next_cursor: page.next.map(|o| bound::cursor("get_usage", &key, o)),
+        rows: page.items,
+        total,
+    })
+}
+
+/// The text of an answer: a line per row and the total.
+fn text(a: &UsageAnswer) -> String {
     let line = |r: &UsageRow| {
         format!(
             "{}  {} turns  in {:.0} out {:.0} cache-r {:.0} cache-w {:.0}  ${:.2} current path, ${:.2} other branches, ${:.2} summaries\n",
@@ -221,31 +234,20 @@ fn run(state: &State, work: &Work, a: &UsageArgs) -> Result<(UsageAnswer, String
         )
     };
     let mut text = String::new();
-    for r in &page.items {
+    for r in &a.rows {
         text.push_str(&line(r));
     }
-    text.push_str(&line(&total));
+    text.push_str(&line(&a.total));
     text.push_str(&format!(
         "{} sessions counted{}",
-        stats.sessions,
-        if page.next.is_some() {
+        a.sessions,
+        if a.next_cursor.is_some() {
             "; more rows: pass next_cursor as cursor"
         } else {
             ""
         }
     ));
-    Ok((
-        UsageAnswer {
-            by: a.by,
-            sessions: stats.sessions as u64,
-            fork_copies_skipped: stats.fork_copies_skipped,
-            row_count: stats.rows.len() as u64,
-            next_cursor: page.next.map(|o| bound::cursor("get_usage", &key, o)),
-            rows: page.items,
-            total,
-        },
-        text,
-    ))
+    text
 }
 
 #[rmcp::tool_router(router = usage_router, vis = "pub(crate)")]
@@ -264,6 +266,6 @@ impl ArborServer {
     ) -> Result<CallToolResult, ErrorData> {
         let budget = Budget::new(args.budget).unwrap_or(Budget(bound::DEFAULT_BUDGET));
         let r = self.blocking(&ctx, move |s, w| run(s, w, &args)).await;
-        self.answer(r, budget)
+        self.answer(r, budget, text)
     }
 }

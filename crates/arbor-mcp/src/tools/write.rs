@@ -73,7 +73,7 @@ pub(crate) struct LabelArgs {
 }
 
 /// The answer of `label_entry`.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct LabelAnswer {
     /// The session file.
     pub path: String,
@@ -86,7 +86,7 @@ pub(crate) struct LabelAnswer {
     pub label_entry_id: String,
 }
 
-fn label(state: &State, work: &Work, a: &LabelArgs) -> Result<(LabelAnswer, String), ToolError> {
+fn label(state: &State, work: &Work, a: &LabelArgs) -> Result<LabelAnswer, ToolError> {
     let path = target(state, work, &a.session)?;
     let label = a
         .label
@@ -107,27 +107,25 @@ fn label(state: &State, work: &Work, a: &LabelArgs) -> Result<(LabelAnswer, Stri
     let closed = sm.close();
     let id = written?;
     closed?;
-    let text = match label {
+    Ok(LabelAnswer {
+        path: shown(&path),
+        entry_id: a.entry_id.clone(),
+        label: label.map(str::to_string),
+        label_entry_id: id,
+    })
+}
+
+fn render_label(a: &LabelAnswer) -> String {
+    match &a.label {
         Some(l) => format!(
-            "{}: entry {} labelled {l:?} ({id})",
-            path.display(),
-            a.entry_id
+            "{}: entry {} labelled {l:?} ({})",
+            a.path, a.entry_id, a.label_entry_id
         ),
         None => format!(
-            "{}: entry {}'s label cleared ({id})",
-            path.display(),
-            a.entry_id
+            "{}: entry {}'s label cleared ({})",
+            a.path, a.entry_id, a.label_entry_id
         ),
-    };
-    Ok((
-        LabelAnswer {
-            path: shown(&path),
-            entry_id: a.entry_id.clone(),
-            label: label.map(str::to_string),
-            label_entry_id: id,
-        },
-        text,
-    ))
+    }
 }
 
 /// Arguments of `name_session`.
@@ -141,7 +139,7 @@ pub(crate) struct NameArgs {
 }
 
 /// The answer of `name_session`.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct NameAnswer {
     /// The session file.
     pub path: String,
@@ -151,7 +149,7 @@ pub(crate) struct NameAnswer {
     pub entry_id: String,
 }
 
-fn name(state: &State, work: &Work, a: &NameArgs) -> Result<(NameAnswer, String), ToolError> {
+fn name(state: &State, work: &Work, a: &NameArgs) -> Result<NameAnswer, ToolError> {
     let path = target(state, work, &a.session)?;
     let name = text_arg("name", &a.name)?;
     if arbor_store::is_blank_name(name) {
@@ -168,14 +166,15 @@ fn name(state: &State, work: &Work, a: &NameArgs) -> Result<(NameAnswer, String)
         .ok()
         .and_then(|d| d.session_name())
         .unwrap_or_else(|| name.trim().to_string());
-    Ok((
-        NameAnswer {
-            path: shown(&path),
-            name: stored.clone(),
-            entry_id: id.clone(),
-        },
-        format!("{}: named {stored:?} ({id})", path.display()),
-    ))
+    Ok(NameAnswer {
+        path: shown(&path),
+        name: stored,
+        entry_id: id,
+    })
+}
+
+fn render_name(a: &NameAnswer) -> String {
+    format!("{}: named {:?} ({})", a.path, a.name, a.entry_id)
 }
 
 /// Arguments of `fork_session`.
@@ -197,7 +196,7 @@ pub(crate) struct ForkArgs {
 }
 
 /// The answer of `fork_session`.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct ForkAnswer {
     /// The new session file.
     pub path: String,
@@ -216,7 +215,7 @@ pub(crate) struct ForkAnswer {
     pub resume: String,
 }
 
-fn fork(state: &State, work: &Work, a: &ForkArgs) -> Result<(ForkAnswer, String), ToolError> {
+fn fork(state: &State, work: &Work, a: &ForkArgs) -> Result<ForkAnswer, ToolError> {
     let path = target(state, work, &a.session)?;
     let at = a.entry_id.as_deref().filter(|e| !e.is_empty());
     if let Some(id) = at {
@@ -249,24 +248,27 @@ fn fork(state: &State, work: &Work, a: &ForkArgs) -> Result<(ForkAnswer, String)
     sm.close()?;
     let words = arbor_store::locate::resume_command(tool, &new_path);
     let line = arbor_store::locate::shell_line(&words);
-    Ok((
-        ForkAnswer {
-            path: shown(&new_path),
-            id: id.clone(),
-            parent_session: parent,
-            redacted,
-            resume: line.clone(),
-            resume_command: words,
-        },
-        format!(
-            "forked {} → {} ({id}){}\nresume: {line}",
-            path.display(),
-            new_path.display(),
-            redacted
-                .map(|n| format!(", {n} secrets redacted in the copy"))
-                .unwrap_or_default()
-        ),
-    ))
+    Ok(ForkAnswer {
+        path: shown(&new_path),
+        id,
+        parent_session: parent,
+        redacted,
+        resume: line,
+        resume_command: words,
+    })
+}
+
+fn render_fork(a: &ForkAnswer) -> String {
+    format!(
+        "forked {} → {} ({}){}\nresume: {}",
+        a.parent_session.as_deref().unwrap_or("?"),
+        a.path,
+        a.id,
+        a.redacted
+            .map(|n| format!(", {n} secrets redacted in the copy"))
+            .unwrap_or_default(),
+        a.resume
+    )
 }
 
 #[rmcp::tool_router(router = write_router, vis = "pub(crate)")]
@@ -284,7 +286,7 @@ impl ArborServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let r = self.blocking(&ctx, move |s, w| label(s, w, &args)).await;
-        self.answer(r, Budget(bound::DEFAULT_BUDGET))
+        self.answer(r, Budget(bound::DEFAULT_BUDGET), render_label)
     }
 
     /// `name_session`.
@@ -300,7 +302,7 @@ impl ArborServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let r = self.blocking(&ctx, move |s, w| name(s, w, &args)).await;
-        self.answer(r, Budget(bound::DEFAULT_BUDGET))
+        self.answer(r, Budget(bound::DEFAULT_BUDGET), render_name)
     }
 
     /// `fork_session`.
@@ -316,6 +318,6 @@ impl ArborServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let r = self.blocking(&ctx, move |s, w| fork(s, w, &args)).await;
-        self.answer(r, Budget(bound::DEFAULT_BUDGET))
+        self.answer(r, Budget(bound::DEFAULT_BUDGET), render_fork)
     }
 }

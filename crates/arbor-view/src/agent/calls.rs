@@ -45,7 +45,7 @@ impl Default for CallsOpts<'_> {
 }
 
 /// One tool call.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolCall {
     /// The assistant message's entry id.
@@ -71,7 +71,7 @@ pub struct ToolCall {
 }
 
 /// A page of a session's tool calls.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolCalls {
     /// How many calls match (all pages).
@@ -84,7 +84,7 @@ pub struct ToolCalls {
 }
 
 /// One file a tool wrote or edited.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FileEdit {
     /// The file, as the call named it (relative paths are relative to the session's cwd).

@@ -56,7 +56,7 @@ impl Default for ContextOpts {
 }
 
 /// The newest part of a context.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ContextPage {
     /// The id of the leaf (the entry the context is at).
@@ -70,7 +70,7 @@ pub struct ContextPage {
     /// pass it as `before` for the page before).
     pub omitted_messages: usize,
     /// The newest messages left out because `before` asked for an older page.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub newer_messages: usize,
     /// About how many tokens those hold (their JSON's bytes over four: not read to count).
     pub omitted_tokens_about: u64,

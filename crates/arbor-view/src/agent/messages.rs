@@ -58,7 +58,7 @@ impl Default for WindowOpts<'_> {
 }
 
 /// One message of a window.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WindowMessage {
     /// Its position among the path's messages (0 is the oldest).
@@ -87,7 +87,7 @@ pub struct WindowMessage {
 }
 
 /// A window of the messages of one path.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MessageWindow {
     /// The id of the leaf the path goes to.

@@ -273,7 +273,7 @@ pub struct OutlineOpts {
 }
 
 /// One line of an outline: an entry, or a fold of several.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct OutlineNode {
     /// Branch points above it (0 on the trunk).
@@ -287,16 +287,16 @@ pub struct OutlineNode {
     /// `12 entries (5 tool result, 4 assistant, 3 bash)`.
     pub text: String,
     /// The entry starts a branch (the first of a branch point's children).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub branch_start: bool,
     /// How many children it has when it is a branch point (more than one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branches: Option<usize>,
     /// It has no children: a leaf.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub leaf: bool,
     /// It is the session's current leaf.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub current_leaf: bool,
     /// It is on the path from the root to the current leaf.
     pub on_current_path: bool,
@@ -309,7 +309,7 @@ pub struct OutlineNode {
 }
 
 /// A session's tree as an outline.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Outline {
     /// The current leaf's id.
