@@ -14,85 +14,10 @@ use crate::term::{self, Out, Paint, Term};
 use arbor_core::doc::SessionDoc;
 use arbor_core::entry::{EntryType, Role};
 use arbor_core::tree::Tree;
+use arbor_view::agent::{chain_lines, chains, fold_text, ChainLine};
 
-/// Turns shown at each end of a long run before the middle is folded.
-const RUN_ENDS: usize = 3;
-/// A run longer than this is folded in the middle.
-const RUN_MAX: usize = 2 * RUN_ENDS + 2;
-
-/// What a line of the view shows for an entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Weight {
-    /// Always its own line.
-    Landmark,
-    /// A turn of the conversation: its own line unless deep inside a long run.
-    Turn,
-    /// Machinery: folded unless `--full`.
-    Machinery,
-}
-
-fn weight(doc: &SessionDoc, i: usize) -> Weight {
-    let e = &doc.entries()[i];
-    match e.etype {
-        EntryType::Compaction
-        | EntryType::BranchSummary
-        | EntryType::SessionInfo
-        | EntryType::ContextEdit => Weight::Landmark,
-        EntryType::Message => match e.role {
-            Some(Role::User) => Weight::Turn,
-            Some(Role::System) => Weight::Landmark,
-            Some(Role::Assistant) => {
-                let line = doc.line(&e.line);
-                let has_text = e
-                    .message
-                    .as_ref()
-                    .and_then(|m| m.get(line, "content"))
-                    .is_some_and(|(raw, kind)| {
-                        kind == arbor_core::json::ValueKind::String
-                            || memchr::memmem::find(raw, br#""type":"text""#).is_some()
-                    });
-                if has_text {
-                    Weight::Turn
-                } else {
-                    Weight::Machinery
-                }
-            }
-            _ => Weight::Machinery,
-        },
-        _ => Weight::Machinery,
-    }
-}
-
-/// A word for what a folded entry is, for the fold line's counts.
-fn kind_word(doc: &SessionDoc, i: usize) -> &'static str {
-    let e = &doc.entries()[i];
-    match (&e.etype, e.role.as_ref()) {
-        (EntryType::Message, Some(&Role::User)) => "user",
-        (EntryType::Message, Some(&Role::Assistant)) => "assistant",
-        (EntryType::Message, Some(&Role::ToolResult)) => "tool result",
-        (EntryType::Message, Some(&Role::BashExecution)) => "bash",
-        (EntryType::Message, _) => "message",
-        (EntryType::ModelChange, _) => "model change",
-        (EntryType::ThinkingLevelChange, _) => "thinking change",
-        (EntryType::Label, _) => "label",
-        (EntryType::Custom, _) | (EntryType::CustomMessage, _) => "custom",
-        _ => "other",
-    }
-}
-
-/// One chain of the tree: entries that each have one child, then the last (a tip or a branch
-/// point), drawn at one column.
-struct Segment {
-    start: usize,
-    /// Prefix of the segment's first line (ancestors' columns and this branch's connector).
-    first: String,
-    /// Prefix of the other lines and of the subtrees below.
-    rest: String,
-    /// Branch points above.
-    depth: usize,
-}
-
-/// Renders the tree into `out`.
+/// Renders the tree into `out`: the chains and folds of [`arbor_view::agent::chains`] and
+/// [`chain_lines`] (the outline `arbor mcp`'s `get_tree` serves), with connectors.
 pub fn render_tree(doc: &SessionDoc, tree: &Tree, full: bool, term: &Term, out: &mut Out) {
     let leaf = doc.index().leaf;
     let mut on_path = vec![false; doc.entries().len()];
@@ -101,22 +26,6 @@ pub fn render_tree(doc: &SessionDoc, tree: &Tree, full: bool, term: &Term, out: 
             on_path[i] = true;
         }
     }
-    let mut seen = vec![false; doc.entries().len()];
-    let mut stack: Vec<Segment> = Vec::new();
-    let roots = &tree.roots;
-    for (k, &r) in roots.iter().enumerate().rev() {
-        let (first, rest) = if roots.len() > 1 {
-            connectors("", k + 1 == roots.len())
-        } else {
-            (String::new(), String::new())
-        };
-        stack.push(Segment {
-            start: r,
-            first,
-            rest,
-            depth: usize::from(roots.len() > 1),
-        });
-    }
     let view = View {
         doc,
         leaf,
@@ -124,44 +33,18 @@ pub fn render_tree(doc: &SessionDoc, tree: &Tree, full: bool, term: &Term, out: 
         full,
         term,
     };
-    while let Some(seg) = stack.pop() {
-        // The chain.
-        let mut chain = vec![seg.start];
-        let mut at = seg.start;
-        seen[at] = true;
-        while let [only] = tree.children[at][..] {
-            if seen[only] {
-                break;
-            }
-            seen[only] = true;
-            chain.push(only);
-            at = only;
-        }
-        view.chain(&chain, &seg, out);
-        let kids: Vec<usize> = tree.children[at]
-            .iter()
-            .copied()
-            .filter(|&k| !seen[k])
-            .collect();
-        if kids.len() == 1 {
-            // A child already drawn elsewhere (reused ids) left one: draw it as a chain.
-            stack.push(Segment {
-                start: kids[0],
-                first: seg.rest.clone(),
-                rest: seg.rest.clone(),
-                depth: seg.depth,
-            });
-            continue;
-        }
-        for (k, &kid) in kids.iter().enumerate().rev() {
-            let (first, rest) = connectors(&seg.rest, k + 1 == kids.len());
-            stack.push(Segment {
-                start: kid,
-                first,
-                rest,
-                depth: seg.depth + 1,
-            });
-        }
+    // Each chain's prefix for the lines below its first (its subtrees hang from it).
+    let all = chains(tree, doc.entries().len());
+    let mut rests: Vec<String> = Vec::with_capacity(all.len());
+    for c in &all {
+        let base = c.parent.map_or("", |p| rests[p].as_str());
+        let (first, rest) = if c.branch {
+            connectors(base, c.last)
+        } else {
+            (base.to_string(), base.to_string())
+        };
+        view.chain(&c.entries, &first, &rest, c.depth, out);
+        rests.push(rest);
     }
 }
 
@@ -181,125 +64,26 @@ struct View<'a> {
     term: &'a Term,
 }
 
-/// A line of a chain: an entry, or a fold of several.
-enum Line {
-    Entry(usize),
-    Fold(Vec<usize>),
-}
-
 impl View<'_> {
-    fn landmark(&self, i: usize, chain: &[usize]) -> bool {
-        let e = &self.doc.entries()[i];
-        i == chain[0]
-            || Some(&i) == chain.last()
-            || Some(i) == self.leaf
-            || e.id
-                .as_deref()
-                .is_some_and(|id| self.doc.index().labels.get(id).is_some())
-            || weight(self.doc, i) == Weight::Landmark
-    }
-
-    fn lines(&self, chain: &[usize]) -> Vec<Line> {
-        if self.full {
-            return chain.iter().map(|&i| Line::Entry(i)).collect();
-        }
-        // Pass 1: machinery folded between shown entries.
-        let mut shown: Vec<Line> = Vec::new();
-        for &i in chain {
-            if self.landmark(i, chain) || weight(self.doc, i) == Weight::Turn {
-                shown.push(Line::Entry(i));
-            } else if let Some(Line::Fold(v)) = shown.last_mut() {
-                v.push(i);
-            } else {
-                shown.push(Line::Fold(vec![i]));
-            }
-        }
-        // Pass 2: a long run of turns between landmarks keeps its ends.
-        let mut out: Vec<Line> = Vec::new();
-        let mut run: Vec<Line> = Vec::new();
-        let flush = |run: &mut Vec<Line>, out: &mut Vec<Line>| {
-            let turns = run.iter().filter(|l| matches!(l, Line::Entry(_))).count();
-            if turns <= RUN_MAX {
-                out.append(run);
-                return;
-            }
-            // `t`: turns up to here. A turn is kept in the first or last RUN_ENDS; a fold of
-            // machinery is kept between two kept turns.
-            let mut t = 0;
-            let mut middle: Vec<usize> = Vec::new();
-            for l in run.drain(..) {
-                let keep = match l {
-                    Line::Entry(_) => {
-                        t += 1;
-                        t <= RUN_ENDS || t > turns - RUN_ENDS
-                    }
-                    Line::Fold(_) => t < RUN_ENDS || t > turns - RUN_ENDS,
-                };
-                if keep {
-                    if !middle.is_empty() {
-                        out.push(Line::Fold(std::mem::take(&mut middle)));
-                    }
-                    out.push(l);
-                } else {
-                    match l {
-                        Line::Entry(i) => middle.push(i),
-                        Line::Fold(v) => middle.extend(v),
-                    }
-                }
-            }
-            if !middle.is_empty() {
-                out.push(Line::Fold(middle));
-            }
-        };
-        for l in shown {
-            let is_landmark = matches!(l, Line::Entry(i) if self.landmark(i, chain));
-            if is_landmark {
-                flush(&mut run, &mut out);
-                out.push(l);
-            } else {
-                run.push(l);
-            }
-        }
-        flush(&mut run, &mut out);
-        out
-    }
-
-    fn chain(&self, chain: &[usize], seg: &Segment, out: &mut Out) {
+    fn chain(&self, chain: &[usize], first: &str, rest: &str, depth: usize, out: &mut Out) {
         let cap = self.term.width / 2;
         let shown_prefix = |p: &str| -> String {
             if term::width(p) > cap {
-                format!("↳{} ", seg.depth)
+                format!("↳{depth} ")
             } else {
                 p.to_string()
             }
         };
-        for (n, line) in self.lines(chain).into_iter().enumerate() {
-            let prefix = shown_prefix(if n == 0 { &seg.first } else { &seg.rest });
+        for (n, line) in chain_lines(self.doc, chain, self.full)
+            .into_iter()
+            .enumerate()
+        {
+            let prefix = shown_prefix(if n == 0 { first } else { rest });
             out.paint(Paint::Dim, &prefix);
             match line {
-                Line::Entry(i) => self.entry(i, &prefix, out),
-                Line::Fold(v) => {
-                    let mut counts: Vec<(&'static str, usize)> = Vec::new();
-                    for &i in &v {
-                        let w = kind_word(self.doc, i);
-                        match counts.iter_mut().find(|(k, _)| *k == w) {
-                            Some(c) => c.1 += 1,
-                            None => counts.push((w, 1)),
-                        }
-                    }
-                    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
-                    let what: Vec<String> = counts
-                        .iter()
-                        .take(3)
-                        .map(|(k, c)| format!("{c} {k}"))
-                        .collect();
-                    let text = format!(
-                        "┊ {} {} ({}{})",
-                        v.len(),
-                        if v.len() == 1 { "entry" } else { "entries" },
-                        what.join(", "),
-                        if counts.len() > 3 { ", …" } else { "" }
-                    );
+                ChainLine::Entry(i) => self.entry(i, &prefix, out),
+                ChainLine::Fold(v) => {
+                    let text = format!("┊ {}", fold_text(self.doc, &v));
                     let room = self.term.width.saturating_sub(term::width(&prefix));
                     out.paint(Paint::Dim, &term::fit(&text, room)).nl();
                 }

@@ -126,17 +126,32 @@ impl ArborServer {
     /// Another handler over the same state (one per HTTP session).
     pub(crate) fn with_state(state: Arc<State>) -> ArborServer {
         static CONNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let mut tool_router = Self::router();
+        if !state.opts.allow_writes {
+            // Not listed; a call is answered by `call_tool` with a tool error.
+            for t in crate::tools::write::WRITE_TOOLS {
+                tool_router.disable_route(*t);
+            }
+        }
         ArborServer {
             state,
             conn: CONNS.fetch_add(1, Ordering::Relaxed),
-            tool_router: Self::router(),
+            tool_router,
         }
     }
 
     /// Every tool: each `tools/` file's router, added together. The write tools only with
     /// `--allow-writes`.
     fn router() -> ToolRouter<ArborServer> {
-        Self::search_router() + Self::list_router() + Self::session_router() + Self::usage_router()
+        Self::search_router()
+            + Self::list_router()
+            + Self::session_router()
+            + Self::usage_router()
+            + Self::messages_router()
+            + Self::context_router()
+            + Self::tree_router()
+            + Self::calls_router()
+            + Self::write_router()
     }
 
     /// The tools this server offers (their names, descriptions and schemas).
@@ -241,6 +256,23 @@ with --no-redact. Every answer is bounded (`budget` characters); a cut answer ha
 
 #[rmcp::tool_handler(router = self.tool_router)]
 impl ServerHandler for ArborServer {
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        // A write tool on a server without --allow-writes: a tool error that says how to
+        // get it, not "tool not found".
+        if let Some(t) = crate::tools::write::WRITE_TOOLS
+            .iter()
+            .find(|t| **t == request.name && !self.state.opts.allow_writes)
+        {
+            return Ok(self.fail(crate::tools::write::refused(t)).into());
+        }
+        let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, ctx);
+        self.tool_router.call(tcc).await
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()

@@ -90,8 +90,8 @@ pub use error::StoreError;
 /// elsewhere (a directory created 0700, a file replaced atomically).
 pub use file::{atomic_write, create_dir_private, Durability};
 pub use manager::{
-    load_doc, load_doc_copy, load_doc_lean, ForkTransform, LiveContext, ManagerOptions, OpenNote,
-    SessionManager, LEAN_WINDOW,
+    is_blank_name, load_doc, load_doc_copy, load_doc_lean, ForkTransform, LiveContext,
+    ManagerOptions, OpenNote, SessionManager, LEAN_WINDOW,
 };
 /// A session file's bytes (mapped for large files, guarded against the file being cut
 /// short) and pages handed back to the kernel once read.

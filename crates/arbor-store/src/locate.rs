@@ -512,3 +512,43 @@ pub fn is_omp_dir(dir: &Path) -> bool {
     }
     true
 }
+
+/// The command that resumes a session of `tool` in its agent, program and arguments: `pi
+/// --session PATH` for pi files, `omp --session PATH` for omp files; `$ARBOR_PI` /
+/// `$ARBOR_OMP` replace the command (words split on spaces, the path added last).
+pub fn resume_command(tool: Dialect, session: &Path) -> Vec<String> {
+    let (var, default) = match tool {
+        Dialect::Pi => ("ARBOR_PI", "pi --session"),
+        Dialect::Omp => ("ARBOR_OMP", "omp --session"),
+    };
+    let spec = std::env::var(var)
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| default.to_string());
+    let mut words: Vec<String> = spec.split_whitespace().map(str::to_string).collect();
+    words.push(session.to_string_lossy().into_owned());
+    words
+}
+
+/// `words` as one line a POSIX shell reads back as those words (each quoted unless plain).
+///
+/// ```
+/// let w = ["pi".to_string(), "--session".into(), "/a b/it's.jsonl".into()];
+/// assert_eq!(arbor_store::locate::shell_line(&w), r#"pi --session '/a b/it'\''s.jsonl'"#);
+/// ```
+pub fn shell_line(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            if !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
+            {
+                w.to_string()
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

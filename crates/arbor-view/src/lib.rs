@@ -64,6 +64,9 @@
 //! let red = arbor_view::redact_text(text);
 //! assert!(!red.contains("sk-ant-api03-aaaa"));
 //! ```
+/// What an agent reads of a session: message windows, the context cut to a budget, the
+/// tree's outline, tool calls and file edits (the data `arbor mcp` serves).
+pub mod agent;
 mod export;
 mod fork;
 mod render;
@@ -88,13 +91,14 @@ pub use export::{
 };
 pub use fork::fork_redacted;
 pub use render::{
-    content_text, describe, describe_with, human_size, one_line, sanitize_line, sanitize_text,
-    Human, OneLine,
+    content_text, content_text_with, describe, describe_with, human_size, image_placeholder,
+    one_line, sanitize_line, sanitize_text, Human, OneLine, TextOpts,
 };
 pub use secrets::redact as redact_text;
 pub use stats::{
-    aggregate as aggregate_stats, aggregate_between as aggregate_stats_between, canon_of, from_files as stats_from_files, parent_index,
-    By as StatsBy, Counted, Loaded as SessionSpends, Row as StatsRow, Stats,
+    aggregate as aggregate_stats, aggregate_between as aggregate_stats_between, canon_of,
+    from_files as stats_from_files, parent_index, By as StatsBy, Counted, Loaded as SessionSpends,
+    Row as StatsRow, Stats,
 };
 pub use words::count;
 

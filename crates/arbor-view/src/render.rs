@@ -190,41 +190,107 @@ impl OneLine {
     }
 }
 
-/// The text of message content: a string, or the text blocks joined.
+/// The text of message content: a string, or the text blocks joined (thinking, tool calls
+/// and images as `[thinking] …`, `[tool call NAME] ARGS`, `[image]`): [`content_text_with`]
+/// with [`TextOpts::default`].
 pub fn content_text(v: Option<&JsValue>) -> String {
+    content_text_with(v, &TextOpts::default())
+}
+
+/// How [`content_text_with`] shows what is not text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextOpts {
+    /// Thinking in full (`[thinking] TEXT`); otherwise folded as `[thinking: N chars]`.
+    pub thinking: bool,
+    /// A tool call's arguments cut to one line of this many characters (`None`: the JSON
+    /// whole).
+    pub tool_args: Option<usize>,
+    /// Images as `[image: MIME, N bytes]` (the decoded size); otherwise `[image]`.
+    pub image_sizes: bool,
+}
+
+impl Default for TextOpts {
+    /// Everything in full, images as `[image]` (what `arbor show` and the export print).
+    fn default() -> Self {
+        TextOpts {
+            thinking: true,
+            tool_args: None,
+            image_sizes: false,
+        }
+    }
+}
+
+/// The decoded size of base64 `data` (padding aside).
+fn base64_size(data: &str) -> usize {
+    let body = data.trim_end_matches('=');
+    body.len() / 4 * 3 + (body.len() % 4).saturating_sub(1)
+}
+
+/// A string member's text (`""` for anything else).
+fn str_of(v: Option<&JsValue>) -> std::borrow::Cow<'_, str> {
+    v.and_then(|t| t.as_str_lossy()).unwrap_or_default()
+}
+
+/// An image block in place of its picture: `[image: MIME, N bytes]` (N the decoded size),
+/// or [`crate::unresolved_image`]'s note when its data is still an omp blob reference.
+pub fn image_placeholder(block: &JsValue) -> String {
+    let data = str_of(block.get("data"));
+    match crate::unresolved_image(&data) {
+        Some(note) => format!("[{note}]"),
+        None => format!(
+            "[image: {}, {} bytes]",
+            one_line(&str_of(block.get("mimeType")), 64),
+            base64_size(&data)
+        ),
+    }
+}
+
+/// The text of message content, a string or its blocks joined by newlines, non-text blocks
+/// shown as `opts` says. An image whose data is still an omp blob reference gets
+/// [`crate::unresolved_image`]'s note.
+///
+/// ```
+/// use arbor_core::json::JsValue;
+/// use arbor_view::{content_text_with, TextOpts};
+/// let v = JsValue::parse(br#"[{"type":"thinking","thinking":"hmm"},{"type":"text","text":"hi"},{"type":"image","data":"AAAA","mimeType":"image/png"}]"#).unwrap();
+/// let opts = TextOpts { thinking: false, tool_args: Some(100), image_sizes: true };
+/// assert_eq!(content_text_with(Some(&v), &opts), "[thinking: 3 chars]\nhi\n[image: image/png, 3 bytes]");
+/// ```
+pub fn content_text_with(v: Option<&JsValue>, opts: &TextOpts) -> String {
     match v {
         Some(JsValue::String(s)) => s.to_string_lossy().into_owned(),
         Some(JsValue::Array(blocks)) => {
             let mut parts = Vec::new();
             for b in blocks {
                 match b.get("type").and_then(|t| t.as_str_lossy()).as_deref() {
-                    Some("text") => parts.push(
-                        b.get("text")
-                            .and_then(|t| t.as_str_lossy())
-                            .unwrap_or_default()
-                            .into_owned(),
-                    ),
-                    Some("thinking") => parts.push(format!(
-                        "[thinking] {}",
-                        b.get("thinking")
-                            .and_then(|t| t.as_str_lossy())
-                            .unwrap_or_default()
-                    )),
-                    Some("toolCall") => parts.push(format!(
-                        "[tool call {}] {}",
-                        b.get("name")
-                            .and_then(|t| t.as_str_lossy())
-                            .unwrap_or_default(),
-                        b.get("arguments")
+                    Some("text") => parts.push(str_of(b.get("text")).into_owned()),
+                    Some("thinking") => {
+                        let t = str_of(b.get("thinking"));
+                        parts.push(if opts.thinking {
+                            format!("[thinking] {t}")
+                        } else {
+                            format!("[thinking: {} chars]", t.chars().count())
+                        })
+                    }
+                    Some("toolCall") => {
+                        let args = b
+                            .get("arguments")
                             .map(|a| String::from_utf8_lossy(&a.to_json()).into_owned())
-                            .unwrap_or_default()
-                    )),
-                    Some("image") => parts.push(
-                        b.get("data")
-                            .and_then(|d| d.as_str_lossy())
-                            .and_then(|d| crate::unresolved_image(&d))
-                            .map_or_else(|| "[image]".to_string(), |note| format!("[{note}]")),
-                    ),
+                            .unwrap_or_default();
+                        let args = match opts.tool_args {
+                            Some(max) => one_line(&args, max),
+                            None => args,
+                        };
+                        parts.push(format!("[tool call {}] {args}", str_of(b.get("name"))))
+                    }
+                    Some("image") if opts.image_sizes => parts.push(image_placeholder(b)),
+                    Some("image") => {
+                        let data = str_of(b.get("data"));
+                        parts.push(match crate::unresolved_image(&data) {
+                            Some(note) => format!("[{note}]"),
+                            None => "[image]".to_string(),
+                        })
+                    }
                     _ => {}
                 }
             }

@@ -5,20 +5,9 @@ use arbor_core::Dialect;
 use std::io::Write;
 use std::path::Path;
 
-/// The agent command for a session of `tool`: program and arguments.
-pub fn agent_command(tool: Dialect, session: &Path) -> Vec<String> {
-    let (var, default) = match tool {
-        Dialect::Pi => ("ARBOR_PI", "pi --session"),
-        Dialect::Omp => ("ARBOR_OMP", "omp --session"),
-    };
-    let spec = std::env::var(var)
-        .ok()
-        .filter(|s| !s.trim().is_empty())
-        .unwrap_or_else(|| default.to_string());
-    let mut words: Vec<String> = spec.split_whitespace().map(str::to_string).collect();
-    words.push(session.to_string_lossy().into_owned());
-    words
-}
+/// The agent command for a session of `tool`: program and arguments (the one
+/// `arbor mcp`'s `fork_session` names too).
+pub use arbor_store::locate::resume_command as agent_command;
 
 /// Whether `prog` can be run (a path that exists, or a name found on `$PATH`).
 fn runnable(prog: &str) -> bool {
@@ -33,11 +22,7 @@ fn runnable(prog: &str) -> bool {
 /// command when the agent is not installed (exit status 0: nothing failed).
 pub fn resume(tool: Dialect, session: &Path) -> std::io::Result<i32> {
     let cmd = agent_command(tool, session);
-    let shown = cmd
-        .iter()
-        .map(|w| shell_quote(w))
-        .collect::<Vec<_>>()
-        .join(" ");
+    let shown = arbor_store::locate::shell_line(&cmd);
     if !runnable(&cmd[0]) {
         say!(
             "{} is not installed; to resume the session run:\n  {shown}",
@@ -50,17 +35,6 @@ pub fn resume(tool: Dialect, session: &Path) -> std::io::Result<i32> {
         .args(&cmd[1..])
         .status()?;
     Ok(status.code().unwrap_or(1))
-}
-
-fn shell_quote(w: &str) -> String {
-    if !w.is_empty()
-        && w.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
-    {
-        w.to_string()
-    } else {
-        format!("'{}'", w.replace('\'', "'\\''"))
-    }
 }
 
 /// Puts `text` on the clipboard of the terminal (and of the machine the terminal runs on,

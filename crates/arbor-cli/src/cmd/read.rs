@@ -2,9 +2,7 @@
 use crate::cli::ShowOpts;
 use crate::term::{Out, Term};
 use anyhow::{Context as _, Result};
-use arbor_core::context::{
-    build_session_context_with, FrameBlobs, LeafSel, OmpContext, OmpVersion, SessionContext,
-};
+use arbor_core::context::{LeafSel, OmpVersion, SessionContext};
 use arbor_core::doc::SessionDoc;
 use arbor_store::locate::Locator;
 use std::io::Write;
@@ -123,8 +121,8 @@ fn load_resolved_as(
     Ok((path, doc))
 }
 
-/// The context of a leaf, by the rules of the session's tool; omp files get their blob
-/// store for snapcompact frames kept as blob references, and `omp`'s rules.
+/// The context of a leaf, by the rules of the session's tool
+/// ([`arbor_view::agent::session_context`], the one `arbor mcp` serves).
 fn context_of(
     doc: &SessionDoc,
     leaf: LeafSel<'_>,
@@ -132,17 +130,7 @@ fn context_of(
     omp: OmpVersion,
     loc: &Locator,
 ) -> SessionContext {
-    let store = (doc.dialect() == arbor_core::Dialect::Omp).then(|| {
-        let dir = arbor_store::blobs::blob_dir_for_session(path, loc.agent_override());
-        arbor_store::blobs::BlobStore::new(dir)
-    });
-    let blobs = store.as_ref().map(|s| s as &dyn FrameBlobs);
-    match doc.dialect() {
-        arbor_core::Dialect::Omp => {
-            SessionContext::Omp(OmpContext::build_for(doc, leaf, blobs, omp))
-        }
-        arbor_core::Dialect::Pi => build_session_context_with(doc, leaf, blobs),
-    }
+    arbor_view::agent::session_context(doc, leaf, path, loc.agent_override(), omp)
 }
 
 fn leaf_sel(leaf: Option<&str>) -> LeafSel<'_> {

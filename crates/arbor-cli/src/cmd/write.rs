@@ -245,10 +245,7 @@ pub fn migrate(
 pub fn name(session: &str, name: &str, w: &WriteOpts, loc: &Locator) -> Result<ExitCode> {
     // pi stores the name trimmed and shows no name for an empty one: an empty name would be
     // an entry that names nothing.
-    if name
-        .trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
-        .is_empty()
-    {
+    if arbor_store::is_blank_name(name) {
         bail!("the name is empty (give the session a name with at least one visible character)");
     }
     let path = loc.resolve_session(session)?;

@@ -29,6 +29,7 @@ pub(crate) mod pi;
 mod pi_llm;
 mod pieces;
 mod stream;
+mod tokens;
 
 pub use omp::{CompactionSummary, FrameBlobs, OmpContext, OmpMessage, OmpVersion};
 pub use pi::{edited_content, PiContext};
@@ -36,6 +37,7 @@ pub use pi_llm::{
     BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_SUFFIX,
 };
+pub use tokens::{estimate_tokens, ESTIMATED_IMAGE_CHARS};
 
 use crate::doc::{Dialect, SessionDoc};
 use crate::entry::{Entry, EntryType};
@@ -279,6 +281,72 @@ impl SessionContext {
         match self {
             SessionContext::Pi(c) => c.write_messages_from(doc, from, out),
             SessionContext::Omp(c) => c.write_messages_from(doc, from, out),
+        }
+    }
+
+    /// Writes the `k`-th message of the `messages` array [`write_json`](Self::write_json)
+    /// writes (nothing when there is no such message).
+    pub fn write_message_at(&self, doc: &SessionDoc, k: usize, out: &mut Vec<u8>) {
+        match self {
+            SessionContext::Pi(c) => {
+                if let Some(&m) = c.messages.get(k) {
+                    c.write_message(doc, m, out);
+                }
+            }
+            SessionContext::Omp(c) => {
+                if let Some(m) = c.messages.get(k) {
+                    c.write_message(doc, m, out);
+                }
+            }
+        }
+    }
+
+    /// The entry the `k`-th message comes from (`None` for omp's context notebook, which
+    /// comes from no entry, or past the end).
+    pub fn message_entry(&self, k: usize) -> Option<usize> {
+        match self {
+            SessionContext::Pi(c) => c.messages.get(k).map(CtxMessage::entry),
+            SessionContext::Omp(c) => c
+                .messages
+                .get(k)
+                .and_then(omp::outline_of)
+                .map(|m| m.entry()),
+        }
+    }
+
+    /// [`write_json`](Self::write_json) with only the messages `from..end` in its `messages`
+    /// array (a part of a context cut to a budget); the other members are the whole
+    /// context's.
+    ///
+    /// ```
+    /// use arbor_core::context::{build_session_context, LeafSel};
+    /// use arbor_core::SessionDoc;
+    /// let jsonl = concat!(
+    ///     r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#, "\n",
+    ///     r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"one","timestamp":1}}"#, "\n",
+    ///     r#"{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"two","timestamp":2}}"#, "\n",
+    /// );
+    /// let doc = SessionDoc::parse(std::sync::Arc::new(jsonl.as_bytes().to_vec()))?;
+    /// let ctx = build_session_context(&doc, LeafSel::Current);
+    /// let mut json = Vec::new();
+    /// ctx.write_json_range(&doc, 1, 2, &mut json);
+    /// assert!(json.starts_with(br#"{"messages":[{"role":"user","content":"two","timestamp":2}],"#));
+    /// # Ok::<(), arbor_core::NotASession>(())
+    /// ```
+    pub fn write_json_range(&self, doc: &SessionDoc, from: usize, end: usize, out: &mut Vec<u8>) {
+        let messages = |out: &mut Vec<u8>| {
+            out.push(b'[');
+            for k in from..end.min(self.message_count()) {
+                if k > from {
+                    out.push(b',');
+                }
+                self.write_message_at(doc, k, out);
+            }
+            out.push(b']');
+        };
+        match self {
+            SessionContext::Pi(c) => c.write_json_with(doc, out, &|_, _, o| messages(o)),
+            SessionContext::Omp(c) => c.write_json_with(doc, out, &|_, _, o| messages(o)),
         }
     }
 

@@ -5,10 +5,15 @@
 //! A tool's work runs on the blocking pool ([`crate::ArborServer`]'s `blocking`), answers
 //! through `answer` (redacted, bounded) and fails with a tool error (`isError: true`)
 //! naming the problem, never a protocol error.
+pub(crate) mod calls;
+pub(crate) mod context;
 pub(crate) mod list;
+pub(crate) mod messages;
 pub(crate) mod search;
 pub(crate) mod session;
+pub(crate) mod tree;
 pub(crate) mod usage;
+pub(crate) mod write;
 
 use crate::server::{State, ToolError};
 use schemars::JsonSchema;

@@ -182,6 +182,19 @@ pub trait ForkTransform {
     fn text(&self, text: &str) -> String;
 }
 
+/// Whether `name` is blank as a session's name: nothing but whitespace and byte order marks
+/// (pi stores a name trimmed and shows no name for an empty one, so such a name would be an
+/// entry that names nothing; `arbor name` and `arbor mcp`'s `name_session` refuse it).
+///
+/// ```
+/// assert!(arbor_store::is_blank_name(" \u{feff}\t"));
+/// assert!(!arbor_store::is_blank_name(" x "));
+/// ```
+pub fn is_blank_name(name: &str) -> bool {
+    name.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
+        .is_empty()
+}
+
 /// Reads a session file without writing anything (the migrated view is computed in memory).
 ///
 /// Large files are memory-mapped ([`crate::map::FileBytes`]): when another process cuts the

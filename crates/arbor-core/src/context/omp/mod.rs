@@ -210,7 +210,7 @@ impl OmpContext {
 }
 
 /// The outline entry of an omp message (`None` for the context notebook).
-fn outline_of(m: &OmpMessage) -> Option<CtxMessage> {
+pub(crate) fn outline_of(m: &OmpMessage) -> Option<CtxMessage> {
     {
         match m {
             OmpMessage::Stored(i) | OmpMessage::Rewritten(i, _) => Some(CtxMessage::Message(*i)),

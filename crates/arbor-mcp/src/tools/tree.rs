@@ -1,0 +1,162 @@
+//! `get_tree`: a session's tree as a compact outline, the lines `arbor tree` draws
+//! ([`arbor_view::agent::outline`]).
+use super::messages::load;
+use crate::bound::{self, Budget};
+use crate::server::{ArborServer, State, ToolError, Work};
+use arbor_view::agent::{self, OutlineNode, OutlineOpts};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Arguments of `get_tree`.
+#[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TreeArgs {
+    /// The session: its id, a unique id prefix, or its file's path.
+    pub session: String,
+    /// Every entry its own node (default: tool results, assistant turns without text and
+    /// other machinery folded into one "N entries (…)" node, long runs of turns folded in
+    /// their middle, as `arbor tree` shows them).
+    #[serde(default)]
+    pub full: bool,
+    /// At most this many nodes per answer (1 to 1000; default 200).
+    #[serde(default)]
+    pub limit: Option<u64>,
+    /// The size bound of the answer in characters (100 to 200000; default 40000).
+    #[serde(default)]
+    pub budget: Option<u64>,
+    /// The `next_cursor` of the previous answer, to continue the outline.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// The answer of `get_tree`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct TreeAnswer {
+    /// The session file.
+    pub path: String,
+    /// The current leaf's id (the branch pi resumes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_leaf: Option<String>,
+    /// Entries in the tree.
+    pub entries: usize,
+    /// Entries with more than one child.
+    pub branch_points: usize,
+    /// Entries without children (one per branch).
+    pub leaves: usize,
+    /// Entries not reachable from a root (parentId cycles, reused ids), not shown.
+    pub unreachable: usize,
+    /// Nodes of the whole outline (every page).
+    pub total_nodes: usize,
+    /// This page's nodes, in drawing order: depth first, a branch's nodes after its branch
+    /// point's, `depth` counting the branch points above.
+    pub nodes: Vec<OutlineNode>,
+    /// Pass this back as `cursor` (same arguments) for the next nodes; absent on the last
+    /// page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// One node as a line: indented by depth, `●` on the current branch, `○` off it.
+fn line(n: &OutlineNode) -> String {
+    let mark = match (n.entry_id.is_some(), n.on_current_path) {
+        (false, _) => "┊",
+        (true, true) => "●",
+        (true, false) => "○",
+    };
+    format!(
+        "{}{}{mark} {}{}{}{}{}",
+        "  ".repeat(n.depth),
+        if n.branch_start { "└ " } else { "" },
+        n.entry_id
+            .as_deref()
+            .map(|i| format!("{i} "))
+            .unwrap_or_default(),
+        n.text,
+        n.label
+            .as_deref()
+            .map(|l| format!(" [{l}]"))
+            .unwrap_or_default(),
+        n.branches
+            .map(|b| format!(" ({b} branches)"))
+            .unwrap_or_default(),
+        if n.current_leaf {
+            " ◀ current leaf"
+        } else {
+            ""
+        }
+    )
+}
+
+fn run(state: &State, work: &Work, a: &TreeArgs) -> Result<TreeAnswer, ToolError> {
+    let limit = bound::limit(a.limit, 200)?;
+    let budget = Budget::new(a.budget)?;
+    let key = serde_json::to_string(&(&a.session, a.full)).unwrap_or_default();
+    let start = bound::offset(a.cursor.as_deref(), "get_tree", &key)?;
+    let (path, doc) = load(state, work, &a.session, false)?;
+    let o = agent::outline(&doc, &OutlineOpts { full: a.full });
+    drop(doc);
+    let total = o.nodes.len();
+    let page = bound::page(o.nodes.into_iter(), start, limit, budget);
+    Ok(TreeAnswer {
+        path: path.to_string_lossy().into_owned(),
+        current_leaf: o.current_leaf,
+        entries: o.entries,
+        branch_points: o.branch_points,
+        leaves: o.leaves,
+        unreachable: o.unreachable,
+        total_nodes: total,
+        next_cursor: page.next.map(|n| bound::cursor("get_tree", &key, n)),
+        nodes: page.items,
+    })
+}
+
+/// The answer as text: one line per node.
+fn render(a: &TreeAnswer) -> String {
+    let mut text = format!(
+        "{} · {} entries, {} branch points, {} leaves{}\n",
+        a.path,
+        a.entries,
+        a.branch_points,
+        a.leaves,
+        a.current_leaf
+            .as_deref()
+            .map(|l| format!(", current leaf {l}"))
+            .unwrap_or_default()
+    );
+    for n in &a.nodes {
+        text.push_str(&line(n));
+        text.push('\n');
+    }
+    if a.next_cursor.is_some() {
+        text.push_str(&format!(
+            "({} of {} nodes; more: pass next_cursor as cursor)",
+            a.nodes.len(),
+            a.total_nodes
+        ));
+    }
+    text
+}
+
+#[rmcp::tool_router(router = tree_router, vis = "pub(crate)")]
+impl ArborServer {
+    /// `get_tree`.
+    #[rmcp::tool(
+        name = "get_tree",
+        description = "A session's tree of branches as a compact outline, as `arbor tree` shows it: one node per interesting entry (user turns, assistant answers, compactions, branch summaries, names, labels, branch points with their number of branches, leaves), runs of tool calls and results folded into one 'N entries (…)' node unless `full`; the current branch and leaf marked. Use an entry_id from it with get_messages (that branch), get_context or fork_session. Bounded: `limit` nodes and `budget` characters per answer; pass `next_cursor` back as `cursor` for more. Text served is redacted (secrets replaced by [REDACTED:kind]) unless the server runs with --no-redact.",
+        output_schema = rmcp::handler::server::tool::schema_for_output::<TreeAnswer>(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub(crate) async fn get_tree(
+        &self,
+        Parameters(args): Parameters<TreeArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let budget = Budget::new(args.budget).unwrap_or(Budget(bound::DEFAULT_BUDGET));
+        let r = self.blocking(&ctx, move |s, w| run(s, w, &args)).await;
+        self.answer(r, budget, render)
+    }
+}
