@@ -18,7 +18,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// The read-only tools (issue 25), offered by every `arbor mcp`.
 const READ_TOOLS: [&str; 9] = [
@@ -333,11 +333,17 @@ fn check_tool_list(tools: &Value, expected: &[&str], client: &str) {
     for t in tools.as_array().expect("tools") {
         let name = t["name"].as_str().unwrap_or("?");
         let desc = t["description"].as_str().unwrap_or("");
-        assert!(
-            desc.contains("redact") && desc.contains("--no-redact"),
-            "{client}: {name}'s description does not say that answers are redacted unless \
-             --no-redact: {desc}"
-        );
+        // The write tools serve no session text: they say what they write, and that they
+        // exist only with --allow-writes.
+        if WRITE_TOOLS.contains(&name) {
+            assert!(desc.contains("--allow-writes"), "{client}: {name}: {desc}");
+        } else {
+            assert!(
+                desc.contains("redact") && desc.contains("--no-redact"),
+                "{client}: {name}'s description does not say that answers are redacted \
+                 unless --no-redact: {desc}"
+            );
+        }
         assert_eq!(t["inputSchema"]["type"], "object", "{client}: {name}");
         assert_eq!(
             t["outputSchema"]["type"], "object",
@@ -900,15 +906,19 @@ fn check_reads_against_cli(h: &Home, report: &Value, client: &str) {
         json!(calls.len()),
         "{client}: get_tool_calls' total"
     );
-    let names: Vec<String> = answers
+    let got: Vec<(String, String)> = answers
         .iter()
         .flat_map(|a| a["calls"].as_array().expect("calls").iter())
-        .map(|c| c["name"].as_str().expect("name").to_string())
+        .map(|c| {
+            (
+                c["call_id"].as_str().unwrap_or("").to_string(),
+                c["name"].as_str().expect("name").to_string(),
+            )
+        })
         .collect();
-    let want_names: Vec<String> = calls.iter().map(|(_, n)| n.clone()).collect();
     assert_eq!(
-        names, want_names,
-        "{client}: get_tool_calls' names, every page"
+        got, calls,
+        "{client}: get_tool_calls' ids and names, every page"
     );
     let mut edited: Vec<String> = show["entries"]
         .as_array()
@@ -927,7 +937,7 @@ fn check_reads_against_cli(h: &Home, report: &Value, client: &str) {
     let mut got: Vec<String> = pages(report, 4, client)
         .iter()
         .flat_map(|a| a["edits"].as_array().expect("edits").iter())
-        .map(|e| e["edit"]["path"].as_str().expect("path").to_string())
+        .map(|e| e["path"].as_str().expect("path").to_string())
         .collect();
     edited.sort();
     got.sort();
