@@ -18,7 +18,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::{json, Value};
 
 /// The read-only tools (issue 25), offered by every `arbor mcp`.
 const READ_TOOLS: [&str; 9] = [
