@@ -12,7 +12,6 @@
 //! `$ARBOR_MCP_CLIENTS` (default `target/mcp-clients`). A test whose client is missing fails,
 //! naming the command that installs it: these tests never pass without running.
 use std::io::{BufRead, BufReader, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
@@ -218,48 +217,46 @@ impl Home {
     /// `arbor mcp --http 127.0.0.1:PORT EXTRA...`, running until dropped; waits until it
     /// accepts connections.
     fn http(&self, extra: &[&str]) -> HttpServer {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .expect("a free port")
-            .local_addr()
-            .expect("addr")
-            .port();
-        let addr = format!("127.0.0.1:{port}");
-        let child = self
+        let mut child = self
             .command(env!("CARGO_BIN_EXE_arbor"))
-            .args(["mcp", "--http", &addr])
+            .args(["mcp", "--http", "127.0.0.1:0"])
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .expect("start arbor mcp --http");
-        let mut server = HttpServer {
-            child,
-            url: format!("http://{addr}/mcp"),
-        };
-        // The listening event: the port accepts a connection (or the server died).
+        // The listening event: the server's line `arbor mcp: listening on http://ADDR/ ...`
+        // on stderr (port 0: the system's free port, which the line names). A thread reads
+        // stderr to its end, so the server never blocks on a full pipe.
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        let stderr = child.stderr.take().expect("stderr");
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
         let t0 = Instant::now();
-        loop {
-            if TcpStream::connect(&addr).is_ok() {
-                break;
-            }
-            if let Some(status) = server.child.try_wait().expect("try_wait") {
-                let mut err = String::new();
-                if let Some(e) = server.child.stderr.take() {
-                    let _ = BufReader::new(e)
-                        .lines()
-                        .map_while(Result::ok)
-                        .for_each(|l| err.push_str(&l));
+        let mut said = String::new();
+        let url = loop {
+            let left = Duration::from_secs(30).saturating_sub(t0.elapsed());
+            match rx.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(rest) = line.split("listening on ").nth(1) {
+                        let url = rest.split_whitespace().next().expect("a URL").to_string();
+                        break format!("{}mcp", url);
+                    }
+                    said.push_str(&line);
+                    said.push('\n');
                 }
-                panic!("arbor mcp --http {addr} exited ({status}) before listening: {err}");
+                Err(e) => {
+                    let _ = child.kill();
+                    let status = child.wait().expect("wait");
+                    panic!("arbor mcp --http did not say it listens ({e:?}; {status}): {said}");
+                }
             }
-            assert!(
-                t0.elapsed() < Duration::from_secs(30),
-                "arbor mcp --http {addr} did not listen within 30 s"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        server
+        };
+        HttpServer { child, url }
     }
 }
 
