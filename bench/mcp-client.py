@@ -78,11 +78,13 @@ class Server:
 
 
 async def call(session, tool, args):
+    """The answer's size in characters (text and structured content) and the structured answer."""
     r = await session.call_tool(tool, args)
     text = "".join(c.text for c in r.content if getattr(c, "type", "") == "text")
     if r.is_error:
         raise SystemExit(f"mcp-client.py: {tool} {args}: tool error: {text}")
-    return len(text) + len(json.dumps(r.structured_content or {}))
+    s = r.structured_content or {}
+    return len(text) + len(json.dumps(s)), s
 
 
 def emit(what, **kw):
@@ -95,10 +97,11 @@ async def start(runs, query, cmd):
         t0 = time.perf_counter()
         async with Server(cmd) as s:
             await s.session.initialize()
-            await call(s.session, "search_sessions", {"query": query})
+            _, answer = await call(s.session, "search_sessions", {"query": query})
             wall.append((time.perf_counter() - t0) * 1e3)
             cpu.append(cpu_ns(s.pid()) / 1e6)
-    emit(f"start to first answer (search_sessions {query})", wall_ms=wall, cpu_ms=cpu)
+    emit(f"start to first answer (search_sessions {query})", wall_ms=wall, cpu_ms=cpu,
+         matches=answer.get("matches"))
 
 
 async def search(runs, warmup, queries, cmd):
@@ -112,10 +115,11 @@ async def search(runs, warmup, queries, cmd):
             wall, cpu = [], []
             for _ in range(runs):
                 c0, t0 = cpu_ns(pid), time.perf_counter()
-                chars = await call(s.session, "search_sessions", args)
+                chars, answer = await call(s.session, "search_sessions", args)
                 wall.append((time.perf_counter() - t0) * 1e3)
                 cpu.append((cpu_ns(pid) - c0) / 1e6)
-            emit(f"search_sessions {q}", wall_ms=wall, cpu_ms=cpu, chars=chars)
+            emit(f"search_sessions {q}", wall_ms=wall, cpu_ms=cpu, chars=chars,
+                 matches=answer.get("matches"), hits=len(answer.get("hits", [])))
 
 
 async def first(runs, session, cmd):
@@ -127,7 +131,7 @@ async def first(runs, session, cmd):
             pid = s.pid()
             for tool in ("get_messages", "get_context"):
                 c0, t0 = cpu_ns(pid), time.perf_counter()
-                res[tool]["chars"] = await call(s.session, tool, {"session": session})
+                res[tool]["chars"], _ = await call(s.session, tool, {"session": session})
                 res[tool]["wall"].append((time.perf_counter() - t0) * 1e3)
                 res[tool]["cpu"].append((cpu_ns(pid) - c0) / 1e6)
             rss.append(peak_rss_kb(pid))

@@ -75,13 +75,13 @@ LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 OUT="$SCRATCH/.mcp-bench.jsonl"
 : >"$OUT"
 say "server start to first answer ($RUNS fresh servers, $SESSIONS sessions)"
-ARBOR_CATALOG=$CAT PI_CODING_AGENT_DIR=$AGENT "$PY" "$CLIENT" start "$RUNS" xylophone -- "$ARBOR" mcp >>"$OUT"
+ARBOR_CATALOG=$CAT PI_CODING_AGENT_DIR=$AGENT "$PY" "$CLIENT" start "$RUNS" xylophone -- "$ARBOR" mcp --all >>"$OUT"
 say "search_sessions, warm (2 warm-ups, $RUNS calls per query)"
 ARBOR_CATALOG=$CAT PI_CODING_AGENT_DIR=$AGENT "$PY" "$CLIENT" search "$RUNS" 2 \
-	xylophone 'refactor lock' '"session manager"' 'Ωmeg*' -- "$ARBOR" mcp >>"$OUT"
+	xylophone 'refactor lock' '"session manager"' 'Ωmeg*' -- "$ARBOR" mcp --all >>"$OUT"
 FRUNS=$(((RUNS + 1) / 2))
 say "get_messages and get_context, first page of $BIG_BYTES bytes ($FRUNS fresh servers)"
-ARBOR_CATALOG=$BIG_CAT PI_CODING_AGENT_DIR=$BIG_AGENT "$PY" "$CLIENT" first "$FRUNS" "$SBIG" -- "$ARBOR" mcp >>"$OUT"
+ARBOR_CATALOG=$BIG_CAT PI_CODING_AGENT_DIR=$BIG_AGENT "$PY" "$CLIENT" first "$FRUNS" "$SBIG" -- "$ARBOR" mcp --all >>"$OUT"
 say "arbor context on the same file (peak RSS, 3 runs)"
 CTX_KB=0
 CTX_S=()
@@ -109,12 +109,17 @@ for r in rows:
     by[r["what"]] = r
     if "wall_ms" in r:
         print(f"{r['what']:<58} {med(r['wall_ms']):>9.1f} ms {med(r['cpu_ms']):>9.1f} ms  {len(r['wall_ms'])}"
-              + (f"  ({r['chars']} chars)" if "chars" in r else ""))
+              + (f"  ({r['chars']} chars)" if "chars" in r else "")
+              + (f"  ({r['matches']} matches)" if r.get("matches") is not None else ""))
 rss = max(by["server peak RSS after both"]["rss_kb"])
 print(f"{'server peak RSS (get_messages + get_context, 1 GB)':<58} {rss / 1024:>9.0f} MB")
 print(f"{'arbor context peak RSS, same file':<58} {ctx_kb / 1024:>9.0f} MB  (wall/CPU s: {ctx_s})")
 verdict = lambda ok: "PASS" if ok else "FAIL"
 searches = [r for w, r in by.items() if w.startswith("search_sessions ")]
+# A search that finds nothing where words are known to be said measured nothing.
+empty = [r["what"] for r in searches if "xylophone" not in r["what"] and not r.get("matches")]
+if empty:
+    print(f"FAIL the searches found nothing (the server serves no sessions?): {empty}")
 worst = max(med(r["wall_ms"]) for r in searches)
 print(f"{verdict(worst < 50)} search_sessions over {sessions} sessions, warm, under 50 ms per call "
       f"(slowest query's median {worst:.1f} ms)")
