@@ -33,7 +33,8 @@ def cpu(pid):
 class Server:
     def __init__(self, arbor, agent, catalog):
         self.p = subprocess.Popen(
-            [arbor, "--agent-dir", agent, "mcp", "--all", "--catalog", catalog],
+            [arbor, "--agent-dir", agent, "mcp", "--all", "--catalog", catalog]
+            + os.environ.get("MCP_ARGS", "").split(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
