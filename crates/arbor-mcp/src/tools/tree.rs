@@ -1,6 +1,6 @@
 //! `get_tree`: a session's tree as a compact outline, the lines `arbor tree` draws
 //! ([`arbor_view::agent::outline`]).
-use super::messages::load;
+use super::messages::{done, load};
 use crate::bound::{self, Budget};
 use crate::server::{ArborServer, State, ToolError, Work};
 use arbor_view::agent::{self, OutlineNode, OutlineOpts};
@@ -96,9 +96,9 @@ fn run(state: &State, work: &Work, a: &TreeArgs) -> Result<TreeAnswer, ToolError
     let budget = Budget::new(a.budget)?;
     let key = serde_json::to_string(&(&a.session, a.full)).unwrap_or_default();
     let start = bound::offset(a.cursor.as_deref(), "get_tree", &key)?;
-    let (path, doc) = load(state, work, &a.session, false)?;
+    let (path, doc) = load(state, work, &a.session)?;
     let o = agent::outline(&doc, &OutlineOpts { full: a.full });
-    drop(doc);
+    done(doc);
     let total = o.nodes.len();
     let page = bound::page(o.nodes.into_iter(), start, limit, budget);
     Ok(TreeAnswer {
