@@ -50,8 +50,7 @@ pub(crate) fn load(
     work.check()?;
     let doc = Arc::new(doc);
     // Kept only when the file did not change while it was read.
-    if stamp.is_some() && Stamp::of(&path) == stamp && !arbor_store::FileBytes::any_open_map_cut()
-    {
+    if stamp.is_some() && Stamp::of(&path) == stamp && !arbor_store::FileBytes::any_open_map_cut() {
         if let Ok(mut last) = LAST.lock() {
             *last = Some((path.clone(), stamp, doc.clone()));
         }
@@ -72,9 +71,12 @@ impl Stamp {
     }
 }
 
+/// A session [`load`] read: its file, what the file was, the document.
+type Loaded = (PathBuf, Option<Stamp>, Arc<SessionDoc>);
+
 /// The last session [`load`] read (one: the memory of one session is what `arbor context`
 /// takes).
-static LAST: Mutex<Option<(PathBuf, Option<Stamp>, Arc<SessionDoc>)>> = Mutex::new(None);
+static LAST: Mutex<Option<Loaded>> = Mutex::new(None);
 
 /// A reader is done with `doc` for this call: the pages of its map go back to the page cache
 /// (the kept document's index stays; the next page faults in only the lines it reads), so
