@@ -1,7 +1,7 @@
 //! `get_tool_calls` and `get_file_edits`: a session's tool calls, and the files its agent
 //! wrote or edited, in one session or across the served sessions
 //! ([`arbor_view::agent::tool_calls`], [`arbor_view::agent::file_edits`]).
-use super::messages::load;
+use super::messages::{done, load};
 use crate::bound::{self, Budget};
 use crate::server::{ArborServer, State, ToolError, Work};
 use arbor_view::agent::{self, CallsOpts, FileEdit, ToolCall};
@@ -69,7 +69,7 @@ fn calls(state: &State, work: &Work, a: &CallsArgs) -> Result<CallsAnswer, ToolE
     let key = serde_json::to_string(&(&a.session, &a.name, a.current_branch_only, args_max))
         .unwrap_or_default();
     let start = bound::offset(a.cursor.as_deref(), "get_tool_calls", &key)?;
-    let (path, doc) = load(state, work, &a.session, true)?;
+    let (path, doc) = load(state, work, &a.session)?;
     let got = agent::tool_calls(
         &doc,
         &CallsOpts {
@@ -80,7 +80,7 @@ fn calls(state: &State, work: &Work, a: &CallsArgs) -> Result<CallsAnswer, ToolE
             args_max,
         },
     );
-    drop(doc);
+    done(doc);
     let page = bound::page(got.calls.into_iter(), 0, limit, budget);
     let served = start + page.items.len();
     let next = (served < got.total).then(|| bound::cursor("get_tool_calls", &key, served));

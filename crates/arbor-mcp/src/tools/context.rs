@@ -1,6 +1,6 @@
 //! `get_context`: what the model saw at an entry, `arbor context`'s JSON, its newest part
 //! within a token budget ([`arbor_view::agent::context_page`]).
-use super::messages::{entry_arg, load};
+use super::messages::{done, entry_arg, load};
 use crate::bound::{self, Budget};
 use crate::server::{ArborServer, State, ToolError, Work};
 use arbor_core::context::{LeafSel, OmpVersion};
@@ -74,7 +74,7 @@ fn run(state: &State, work: &Work, a: &ContextArgs) -> Result<ContextAnswer, Too
         .filter(|c| !c.is_empty())
         .map(|c| bound::offset(Some(c), "get_context", &key))
         .transpose()?;
-    let (path, doc) = load(state, work, &a.session, true)?;
+    let (path, doc) = load(state, work, &a.session)?;
     let leaf = match entry_arg(&doc, a.entry_id.as_deref())? {
         Some(id) => LeafSel::Id(id),
         None => LeafSel::Current,
@@ -105,7 +105,7 @@ fn run(state: &State, work: &Work, a: &ContextArgs) -> Result<ContextAnswer, Too
     let next = (page.omitted_messages > 0 && kept > 0)
         .then(|| bound::cursor("get_context", &key, page.omitted_messages));
     drop(ctx);
-    drop(doc);
+    done(doc);
     Ok(ContextAnswer {
         path: path.to_string_lossy().into_owned(),
         page,

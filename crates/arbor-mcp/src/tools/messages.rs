@@ -12,22 +12,34 @@ use rmcp::{ErrorData, RoleServer};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 /// The session a reading tool is asked about, loaded: `session` resolved as the CLI's
 /// SESSION and checked to lie in the served directories ([`crate::resolve::session`]),
 /// the file mapped as `arbor show` maps it, omp blob references replaced by their blobs
 /// (a missing or corrupt blob stays a reference, as `--lenient` leaves it).
+///
+/// The last session loaded is kept ([`LAST`]) while its file is the same file of the same
+/// length and modification time: an agent reads a session page after page, and a 1 GB
+/// session is parsed once, not once per page.
 pub(crate) fn load(
     state: &State,
     work: &Work,
     session: &str,
-    blobs: bool,
-) -> Result<(PathBuf, SessionDoc), ToolError> {
+) -> Result<(PathBuf, Arc<SessionDoc>), ToolError> {
     let path = crate::resolve::session(state, session)?;
     work.check()?;
+    let stamp = Stamp::of(&path);
+    if let Ok(last) = LAST.lock() {
+        if let Some((p, s, doc)) = last.as_ref() {
+            if *p == path && stamp.is_some() && *s == stamp {
+                return Ok((path, doc.clone()));
+            }
+        }
+    }
     let mut doc = arbor_store::load_doc(&path)
         .map_err(|e| ToolError::new(format!("session '{session}': {e}")))?;
-    if blobs && !doc.blob_ref_lines().is_empty() {
+    if !doc.blob_ref_lines().is_empty() {
         let store = arbor_store::blobs::BlobStore::new(arbor_store::blobs::blob_dir_for_session(
             &path,
             state.loc.agent_override(),
@@ -36,7 +48,41 @@ pub(crate) fn load(
             .map_err(|e| ToolError::new(format!("session '{session}': {e}")))?;
     }
     work.check()?;
+    let doc = Arc::new(doc);
+    // Kept only when the file did not change while it was read.
+    if stamp.is_some() && Stamp::of(&path) == stamp && !arbor_store::FileBytes::any_open_map_cut() {
+        if let Ok(mut last) = LAST.lock() {
+            *last = Some((path.clone(), stamp, doc.clone()));
+        }
+    }
     Ok((path, doc))
+}
+
+/// What says a session file is the one read before: device, inode, length, modification
+/// time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp(u64, u64, u64, i64, i64);
+
+impl Stamp {
+    fn of(path: &std::path::Path) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        Some(Stamp(m.dev(), m.ino(), m.len(), m.mtime(), m.mtime_nsec()))
+    }
+}
+
+/// A session [`load`] read: its file, what the file was, the document.
+type Loaded = (PathBuf, Option<Stamp>, Arc<SessionDoc>);
+
+/// The last session [`load`] read (one: the memory of one session is what `arbor context`
+/// takes).
+static LAST: Mutex<Option<Loaded>> = Mutex::new(None);
+
+/// A reader is done with `doc` for this call: the pages of its map go back to the page cache
+/// (the kept document's index stays; the next page faults in only the lines it reads), so
+/// a server that read a 1 GB session does not hold it resident between calls.
+pub(crate) fn done(doc: Arc<SessionDoc>) {
+    arbor_store::release_pages(doc.base_bytes());
 }
 
 /// An `entry_id` argument, checked to name an entry of `doc`.
@@ -120,7 +166,7 @@ fn run(state: &State, work: &Work, a: &MessagesArgs) -> Result<MessagesAnswer, T
         .filter(|c| !c.is_empty())
         .map(|c| bound::offset(Some(c), "get_messages", &key))
         .transpose()?;
-    let (path, doc) = load(state, work, &a.session, true)?;
+    let (path, doc) = load(state, work, &a.session)?;
     let entry = entry_arg(&doc, a.entry_id.as_deref())?;
     let offset = match (from_cursor, a.offset) {
         (Some(o), _) => Some(o),
@@ -137,8 +183,9 @@ fn run(state: &State, work: &Work, a: &MessagesArgs) -> Result<MessagesAnswer, T
         tool_output: a.tool_output,
         thinking: a.thinking,
     };
-    let w = agent::messages_window(&doc, &opts).map_err(|e| ToolError::new(e.to_string()))?;
-    drop(doc);
+    let w = agent::messages_window(&doc, &opts).map_err(|e| ToolError::new(e.to_string()));
+    done(doc);
+    let w = w?;
     let next = match a.direction {
         Direction::Older => w.older,
         Direction::Newer => w.newer,

@@ -1,6 +1,6 @@
 //! `get_tree`: a session's tree as a compact outline, the lines `arbor tree` draws
 //! ([`arbor_view::agent::outline`]).
-use super::messages::load;
+use super::messages::{done, load};
 use crate::bound::{self, Budget};
 use crate::server::{ArborServer, State, ToolError, Work};
 use arbor_view::agent::{self, OutlineNode, OutlineOpts};
@@ -96,11 +96,22 @@ fn run(state: &State, work: &Work, a: &TreeArgs) -> Result<TreeAnswer, ToolError
     let budget = Budget::new(a.budget)?;
     let key = serde_json::to_string(&(&a.session, a.full)).unwrap_or_default();
     let start = bound::offset(a.cursor.as_deref(), "get_tree", &key)?;
-    let (path, doc) = load(state, work, &a.session, false)?;
-    let o = agent::outline(&doc, &OutlineOpts { full: a.full });
-    drop(doc);
-    let total = o.nodes.len();
-    let page = bound::page(o.nodes.into_iter(), start, limit, budget);
+    let (path, doc) = load(state, work, &a.session)?;
+    let o = agent::outline(
+        &doc,
+        &OutlineOpts {
+            full: a.full,
+            start,
+            limit,
+        },
+    );
+    done(doc);
+    let total = o.total_nodes;
+    let page = bound::page(o.nodes.into_iter(), 0, limit, budget);
+    let next = match page.next {
+        Some(k) => Some(start + k),
+        None => Some(start + limit).filter(|&n| n < total),
+    };
     Ok(TreeAnswer {
         path: path.to_string_lossy().into_owned(),
         current_leaf: o.current_leaf,
@@ -109,7 +120,7 @@ fn run(state: &State, work: &Work, a: &TreeArgs) -> Result<TreeAnswer, ToolError
         leaves: o.leaves,
         unreachable: o.unreachable,
         total_nodes: total,
-        next_cursor: page.next.map(|n| bound::cursor("get_tree", &key, n)),
+        next_cursor: next.map(|n| bound::cursor("get_tree", &key, n)),
         nodes: page.items,
     })
 }

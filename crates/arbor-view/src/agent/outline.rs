@@ -266,10 +266,25 @@ pub fn chain_lines(doc: &SessionDoc, chain: &[usize], full: bool) -> Vec<ChainLi
 }
 
 /// What [`outline`] is asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutlineOpts {
     /// Every entry its own node (`arbor tree --full`); otherwise folded.
     pub full: bool,
+    /// The first node made (the ones before are counted, not made).
+    pub start: usize,
+    /// At most this many nodes made from `start` on (the others are counted).
+    pub limit: usize,
+}
+
+impl Default for OutlineOpts {
+    /// Folded, every node.
+    fn default() -> Self {
+        OutlineOpts {
+            full: false,
+            start: 0,
+            limit: usize::MAX,
+        }
+    }
 }
 
 /// One line of an outline: an entry, or a fold of several.
@@ -323,11 +338,15 @@ pub struct Outline {
     pub leaves: usize,
     /// Entries not reachable from a root (parentId cycles, reused ids), left out.
     pub unreachable: usize,
-    /// The lines, in drawing order (depth first; a branch's lines follow its branch point).
+    /// How many lines the whole outline has.
+    pub total_nodes: usize,
+    /// The lines asked for ([`OutlineOpts::start`] and `limit`), in drawing order (depth
+    /// first; a branch's lines follow its branch point).
     pub nodes: Vec<OutlineNode>,
 }
 
-/// The tree of `doc` as an outline: the lines `arbor tree` draws, as data.
+/// The tree of `doc` as an outline: the lines `arbor tree` draws, as data (the text of those
+/// asked for only: a page of a large tree costs its lines, not the tree's).
 ///
 /// ```
 /// let jsonl = concat!(
@@ -353,11 +372,16 @@ pub fn outline(doc: &SessionDoc, opts: &OutlineOpts) -> Outline {
         }
     }
     let mut nodes = Vec::new();
+    let mut total = 0usize;
     for chain in chains(&tree, n) {
         for (k, line) in chain_lines(doc, &chain.entries, opts.full)
             .into_iter()
             .enumerate()
         {
+            total += 1;
+            if total <= opts.start || nodes.len() >= opts.limit {
+                continue;
+            }
             nodes.push(match line {
                 ChainLine::Entry(i) => {
                     let e = &doc.entries()[i];
@@ -408,6 +432,7 @@ pub fn outline(doc: &SessionDoc, opts: &OutlineOpts) -> Outline {
             .filter(|&i| tree.children[i].is_empty() && !unreachable[i])
             .count(),
         unreachable: tree.unreachable.len(),
+        total_nodes: total,
         nodes,
     }
 }
