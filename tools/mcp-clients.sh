@@ -25,6 +25,12 @@ PY_MCP=mcp==2.3.0
 
 check=0
 [[ ${1:-} == --check ]] && check=1
+# A host behind a TLS-inspecting proxy names its CA bundle in $SSL_CERT_FILE (as
+# tools/fresh-machine.sh passes it): npm (node) and pip read their own variables.
+if [[ -n ${SSL_CERT_FILE:-} && -f $SSL_CERT_FILE ]]; then
+	export NODE_EXTRA_CA_CERTS=${NODE_EXTRA_CA_CERTS:-$SSL_CERT_FILE}
+	export PIP_CERT=${PIP_CERT:-$SSL_CERT_FILE}
+fi
 
 missing=()
 # The node the clients run on: the system's when it is new enough, else the cached one.
