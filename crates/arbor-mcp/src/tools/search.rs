@@ -303,8 +303,6 @@ impl ArborServer {
         Parameters(args): Parameters<SearchArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let budget = Budget::new(args.budget).unwrap_or(Budget(bound::DEFAULT_BUDGET));
-        let r = self.blocking(&ctx, move |s, w| run(s, w, &args)).await;
-        self.answer(r, budget, text)
+        self.tool(&ctx, args.budget, args, run, text).await
     }
 }

@@ -3,7 +3,7 @@
 //! compactions.
 use super::usage::UsageRow;
 use super::{iso, Agent};
-use crate::bound::{self, Budget};
+use crate::bound::Budget;
 use crate::server::{ArborServer, State, ToolError, Work};
 use arbor_core::entry::{EntryType, Role};
 use rmcp::handler::server::wrapper::Parameters;
@@ -346,8 +346,6 @@ impl ArborServer {
         Parameters(args): Parameters<SessionArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let budget = Budget::new(args.budget).unwrap_or(Budget(bound::DEFAULT_BUDGET));
-        let r = self.blocking(&ctx, move |s, w| run(s, w, &args)).await;
-        self.answer(r, budget, text)
+        self.tool(&ctx, args.budget, args, run, text).await
     }
 }
