@@ -106,6 +106,15 @@ pub fn offset(cursor: Option<&str>, tool: &str, key: &str) -> Result<usize, Boun
     usize::from_str_radix(o, 16).map_err(|_| BoundError::Cursor)
 }
 
+/// What a text rendering says at its end when the answer was cut: how to go on.
+pub fn more_note(next_cursor: Option<&str>) -> &'static str {
+    if next_cursor.is_some() {
+        " (more: pass next_cursor back as cursor)"
+    } else {
+        ""
+    }
+}
+
 /// The characters `v` takes as JSON.
 pub fn json_chars<T: Serialize + ?Sized>(v: &T) -> usize {
     serde_json::to_string(v).map_or(0, |s| s.chars().count())

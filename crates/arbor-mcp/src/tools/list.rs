@@ -188,11 +188,7 @@ fn text(a: &ListAnswer) -> String {
         "{} of {} sessions{}",
         a.sessions.len(),
         a.total,
-        if a.next_cursor.is_some() {
-            " (more: pass next_cursor as cursor)"
-        } else {
-            ""
-        }
+        bound::more_note(a.next_cursor.as_deref())
     ));
     text
 }

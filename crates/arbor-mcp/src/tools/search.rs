@@ -280,11 +280,7 @@ fn text(a: &SearchAnswer) -> String {
     text.push_str(&format!(
         "{} hits{}",
         a.hits.len(),
-        if a.next_cursor.is_some() {
-            " (more: pass next_cursor as cursor)"
-        } else {
-            ""
-        }
+        bound::more_note(a.next_cursor.as_deref())
     ));
     text
 }

@@ -241,11 +241,7 @@ fn text(a: &UsageAnswer) -> String {
     text.push_str(&format!(
         "{} sessions counted{}",
         a.sessions,
-        if a.next_cursor.is_some() {
-            "; more rows: pass next_cursor as cursor"
-        } else {
-            ""
-        }
+        bound::more_note(a.next_cursor.as_deref())
     ));
     text
 }
