@@ -129,18 +129,16 @@ impl ArborServer {
     /// Another handler over the same state (one per HTTP session).
     pub(crate) fn with_state(state: Arc<State>) -> ArborServer {
         static CONNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let tool_router = Self::router(&state.opts);
         ArborServer {
             state,
             conn: CONNS.fetch_add(1, Ordering::Relaxed),
-            tool_router,
+            tool_router: Self::router(),
         }
     }
 
     /// Every tool: each `tools/` file's router, added together. The write tools only with
-    /// `--allow-writes` (`if opts.allow_writes { tools = tools + Self::write_router(); }`).
-    fn router(opts: &Options) -> ToolRouter<ArborServer> {
-        let _ = opts.allow_writes;
+    /// `--allow-writes`.
+    fn router() -> ToolRouter<ArborServer> {
         Self::search_router() + Self::list_router() + Self::session_router() + Self::usage_router()
     }
 
