@@ -6,17 +6,27 @@ use crate::server::Work;
 /// call carried a `progressToken`); a refresh of thousands of files reports as it goes.
 pub(crate) struct Progress<'a> {
     work: &'a Work,
+    /// When the last notification was sent.
+    sent: Option<std::time::Instant>,
 }
+
+/// At most one progress notification per this long (the first and the last always go).
+const EVERY: std::time::Duration = std::time::Duration::from_millis(200);
 
 impl<'a> Progress<'a> {
     /// The reporter of `work`.
     pub fn new(work: &'a Work) -> Progress<'a> {
-        Progress { work }
+        Progress { work, sent: None }
     }
 }
 
 impl arbor_index::fresh::Report for Progress<'_> {
     fn progress(&mut self, p: arbor_index::Progress) {
+        let last = p.files_done >= p.files_total;
+        if !last && self.sent.is_some_and(|t| t.elapsed() < EVERY) {
+            return;
+        }
+        self.sent = Some(std::time::Instant::now());
         self.work.progress(
             p.bytes_done as f64,
             Some(p.bytes_total as f64),

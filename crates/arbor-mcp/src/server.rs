@@ -113,6 +113,9 @@ impl ArborServer {
         if let Some(why) = &catalog.report.in_memory_because {
             eprintln!("arbor mcp: warning: cannot use the catalog: {why}; indexing in memory");
         }
+        if opts.watch && catalog.report.in_memory_because.is_none() {
+            watch(catalog.path().to_path_buf(), opts.locator());
+        }
         let state = State {
             loc: opts.locator(),
             redact: Redactor::new(opts.redact),
@@ -243,6 +246,41 @@ impl ArborServer {
             Ok(out) => self.reply(&out, budget, render),
             Err(e) => Ok(self.fail(e)),
         }
+    }
+}
+
+/// Starts the catalog's watcher on a thread of its own (`arbor_index::watch::run`, the one
+/// `arbor index --watch` runs), unless another watcher serves the catalog: it refreshes every
+/// project once, then keeps the catalog fresh from inotify and vouches for it, so that a
+/// search is answered without looking at every file. It lives as long as the server (no
+/// daemon); `ls`'s prepared tables are not made (`render` answers none: `ls` makes its own).
+fn watch(catalog: std::path::PathBuf, loc: arbor_store::locate::Locator) {
+    let spawned = std::thread::Builder::new()
+        .name("arbor-mcp-watch".into())
+        .spawn(move || {
+            let roots = loc.existing_sessions_roots();
+            if roots.is_empty() {
+                return;
+            }
+            let Ok(mut cat) = Catalog::open(&catalog) else {
+                return;
+            };
+            let r = arbor_index::watch::run(
+                &mut cat,
+                &roots,
+                &|| loc.all_project_dirs(),
+                &|_, _| None,
+                &mut |_| {},
+            );
+            match r {
+                Err(arbor_index::IndexError::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::AddrInUse => {}
+                Err(e) => eprintln!("arbor mcp: the catalog is refreshed at each call: {e}"),
+                Ok(()) => {}
+            }
+        });
+    if let Err(e) = spawned {
+        eprintln!("arbor mcp: the catalog is refreshed at each call: {e}");
     }
 }
 

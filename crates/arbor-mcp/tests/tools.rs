@@ -613,3 +613,39 @@ fn a_cancelled_call_is_dropped_and_the_server_goes_on() {
         assert_eq!(r["hits"].as_array().map(Vec::len), Some(1), "{r}");
     });
 }
+
+#[test]
+fn with_its_watcher_the_server_answers_what_was_just_written() {
+    let corpus = Corpus::new();
+    let mut opts = corpus.opts();
+    opts.watch = true;
+    let catalog = opts.catalog.clone().expect("catalog");
+    let file = corpus
+        .files()
+        .into_iter()
+        .find(|f| f.to_string_lossy().contains("5ec2e7aa"))
+        .expect("file");
+    rt().block_on(async {
+        let mut c = Client::start(opts).await;
+        // The watcher's first refresh done: it vouches for the project directory.
+        let key = arbor_index::dir_key(&corpus.project);
+        let t0 = std::time::Instant::now();
+        while !arbor_index::watch::vouches(&catalog, std::slice::from_ref(&key)) {
+            assert!(t0.elapsed() < common::WAIT, "the watcher never vouched");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let r = c.ok("search_sessions", json!({"query": "zebrafish"})).await;
+        assert_eq!(r["hits"].as_array().map(Vec::len), Some(2), "{r}");
+        // A turn appended now is in the next answer.
+        let mut f = std::fs::OpenOptions::new().append(true).open(&file).expect("open");
+        std::io::Write::write_all(
+            &mut f,
+            b"{\"type\":\"message\",\"id\":\"u9\",\"parentId\":\"a1\",\"timestamp\":\"2026-01-02T00:02:00.000Z\",\"message\":{\"role\":\"user\",\"content\":\"now the narwhal\",\"timestamp\":1767312120000}}\n",
+        )
+        .expect("append");
+        drop(f);
+        let r = c.ok("search_sessions", json!({"query": "narwhal"})).await;
+        assert_eq!(r["hits"].as_array().map(Vec::len), Some(1), "{r}");
+        assert_eq!(r["hits"][0]["entry_id"], "u9");
+    });
+}

@@ -544,6 +544,7 @@ fn run_command(
             token_file,
             allow_writes,
             no_redact,
+            no_watch,
             catalog,
         } => mcp::mcp(
             &mcp::McpOpts {
@@ -553,6 +554,7 @@ fn run_command(
                 token_file,
                 allow_writes,
                 no_redact,
+                no_watch,
                 catalog: catalog.catalog,
             },
             &loc,
