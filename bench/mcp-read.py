@@ -1,39 +1,76 @@
 #!/usr/bin/env python3
-"""Drive `arbor mcp --all` over stdio: initialize, then each tool call in argv[2:] (JSON
-{"name":..., "arguments":...}); print the wall time of each call as the client sees it,
-the server's peak and current RSS (VmHWM, VmRSS) and its CPU time (user+sys, the whole
-process). The numbers of docs/mcp.md's "Measured" (the readers on a 1 GB session):
+"""The readers of arbor mcp on one (large) session: the first call of each tool in a server
+of its own, then the pages after it in the same server.
 
-  arbor-gen --size 1GB --seed 1 $HOME/.pi/agent/sessions/--tmp-big--/2026-01-01T00-00-00-000Z_big.jsonl
-  python3 bench/mcp-read.py target/release/arbor '{"name":"get_messages","arguments":{"session":"PATH"}}'
-  /usr/bin/time -f '%e s %U+%S s %M KB' target/release/arbor context PATH > /dev/null
+    bench/mcp-read.py ARBOR AGENT_DIR CATALOG SESSION [RUNS]
+
+For each of get_messages and get_context (default arguments): RUNS times, a new server
+(`bench/mcp_raw.py`'s `Server`), initialize, the call timed (the wall time as the client sees
+it); the server's CPU time (user+sys, the whole process: start, initialize, the call) and its
+peak RSS (VmHWM). Then, in one server, the pages after the first (get_messages at offset
+1000, get_context, get_tree, get_tool_calls). Compare with
+`/usr/bin/time -f '%e s %U+%S s %M KB' ARBOR context SESSION > /dev/null`.
+The numbers of docs/mcp.md's "Measured": a 1 GB session from
+`arbor-gen --size 1GB --seed 1 AGENT_DIR/sessions/--tmp-big--/2026-01-01T00-00-00-000Z_big.jsonl`.
 """
-import json, subprocess, sys, time, os
-arbor = sys.argv[1]
-calls = [json.loads(a) for a in sys.argv[2:]]
-p = subprocess.Popen([arbor, "mcp", "--all"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-def req(i, method, params):
-    p.stdin.write((json.dumps({"jsonrpc":"2.0","id":i,"method":method,"params":params})+"\n").encode()); p.stdin.flush()
-    while True:
-        line = p.stdout.readline()
-        if not line: raise SystemExit("server closed")
-        v = json.loads(line)
-        if v.get("id") == i: return v
-t0=time.perf_counter()
-req(1,"initialize",{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}})
-p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'); p.stdin.flush()
-print(f"initialize {1000*(time.perf_counter()-t0):.0f} ms")
-for k,c in enumerate(calls):
-    t=time.perf_counter()
-    v=req(k+2,"tools/call",c)
-    ms=1000*(time.perf_counter()-t)
-    r=v.get("result",{})
-    sc=r.get("structuredContent",{})
-    n=len(json.dumps(v))
-    print(f"{c['name']} {ms:.0f} ms, answer {n} chars, isError={r.get('isError')}, messages={len(sc.get('messages', sc.get('context',{}).get('messages',[]) if isinstance(sc.get('context'),dict) else []))}")
-with open(f"/proc/{p.pid}/status") as f:
-    for l in f:
-        if l.startswith(("VmHWM","VmRSS")): print(l.strip())
-p.stdin.close(); p.wait()
-ru=os.times()
-print(f"server cpu user+sys {ru.children_user+ru.children_system:.2f} s")
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mcp_raw import INIT, Server, cpu  # noqa: E402
+
+
+def hwm(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM"):
+                return int(line.split()[1]) // 1024
+    return 0
+
+
+def call(s, name, args):
+    t0 = time.perf_counter()
+    r = s.request("tools/call", {"name": name, "arguments": args})
+    wall = time.perf_counter() - t0
+    assert r["result"]["isError"] is False, r
+    return wall
+
+
+def main():
+    arbor, agent, catalog, session = sys.argv[1:5]
+    runs = int(sys.argv[5]) if len(sys.argv) > 5 else 5
+    print(f"load average: {open('/proc/loadavg').read().split()[:3]}")
+    for name in ["get_messages", "get_context"]:
+        walls, cpus, peaks = [], [], []
+        for _ in range(runs):
+            s = Server(arbor, agent, catalog)
+            s.request("initialize", INIT)
+            s.notify("notifications/initialized")
+            walls.append(call(s, name, {"session": session}))
+            cpus.append(cpu(s.p.pid))
+            peaks.append(hwm(s.p.pid))
+            s.close()
+        print(
+            f"{name} first call: median {statistics.median(walls) * 1000:.0f} ms wall "
+            f"({min(walls) * 1000:.0f} to {max(walls) * 1000:.0f}), server CPU "
+            f"{statistics.median(cpus):.2f} s, peak RSS {statistics.median(peaks)} MB, {runs} runs"
+        )
+    s = Server(arbor, agent, catalog)
+    s.request("initialize", INIT)
+    s.notify("notifications/initialized")
+    call(s, "get_messages", {"session": session})
+    for name, args in [
+        ("get_messages", {"session": session, "offset": 1000}),
+        ("get_context", {"session": session}),
+        ("get_tree", {"session": session}),
+        ("get_tool_calls", {"session": session}),
+    ]:
+        print(f"{name} after the first: {call(s, name, args) * 1000:.0f} ms wall")
+    print(f"load average: {open('/proc/loadavg').read().split()[:3]}")
+    s.close()
+
+
+if __name__ == "__main__":
+    main()
