@@ -675,14 +675,23 @@ fn fork_session_is_arbor_fork() {
         v
     };
     let before = listing();
+    /// `chattr -i` on drop: a failing assertion does not leave an undeletable directory.
+    struct Mutable<'a>(&'a Path);
+    impl Drop for Mutable<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("chattr").arg("-i").arg(self.0).status();
+        }
+    }
     let immutable = Command::new("chattr").arg("+i").arg(&dir).status();
+    let guard = Mutable(&dir);
     if !immutable.is_ok_and(|s| s.success()) {
         println!("skipped: the failing fork (chattr +i is not available here)");
         return;
     }
     let text = c.error("fork_session", json!({"session": f, "entry_id": at}));
     let text_whole = c.error("fork_session", json!({"session": f, "redact": true}));
-    let _ = Command::new("chattr").arg("-i").arg(&dir).status();
+    drop(guard);
+    println!("the failing forks: {text} / {text_whole}");
     assert!(!text.is_empty() && !text_whole.is_empty());
     assert_eq!(listing(), before, "{text}");
 }
