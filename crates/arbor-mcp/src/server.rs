@@ -307,7 +307,11 @@ fn watch(catalog: std::path::PathBuf, loc: arbor_store::locate::Locator) {
 /// What the server tells a client at `initialize`.
 const INSTRUCTIONS: &str = "arbor serves the pi / oh-my-pi coding-agent sessions of this machine: \
 search them (search_sessions), list them (list_sessions), read one's overview (get_session) and \
-costs (get_usage). A session is named by `session`: its id, a unique id prefix, or its path. \
+costs (get_usage), its conversation (get_messages), the exact context its model saw \
+(get_context), its tree of branches (get_tree), its tool calls (get_tool_calls) and the files \
+it edited (get_file_edits, also across sessions: where did we change X); with --allow-writes, \
+label_entry, name_session and fork_session. A session is named by `session`: its id, a unique \
+id prefix, or its path. \
 Session text is redacted (secrets replaced by [REDACTED:kind]) unless the server was started \
 with --no-redact. Every answer is bounded (`budget` characters); a cut answer has a \
 `next_cursor`: pass it back as `cursor` with the same arguments to continue.";

@@ -52,13 +52,7 @@ pub fn fork(session: &str, o: &ForkOpts<'_>, loc: &Locator) -> Result<ExitCode> 
         .map(|p| p.to_path_buf())
         .unwrap_or_default();
     let id = sm.session_id();
-    let parent = arbor_core::json::JsValue::parse(sm.header())
-        .ok()
-        .and_then(|h| {
-            h.get("parentSession")
-                .and_then(|p| p.as_str_lossy())
-                .map(|p| p.into_owned())
-        });
+    let parent = sm.doc().header_str("parentSession");
     sm.close()?;
     if redact {
         say_err!(

@@ -3,7 +3,7 @@
 use super::messages::{done, load};
 use crate::bound::{self, Budget};
 use crate::server::{ArborServer, State, ToolError, Work};
-use arbor_view::agent::{self, OutlineNode, OutlineOpts};
+use arbor_view::agent::{self, Outline, OutlineNode, OutlineOpts};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
@@ -38,22 +38,9 @@ pub(crate) struct TreeArgs {
 pub(crate) struct TreeAnswer {
     /// The session file.
     pub path: String,
-    /// The current leaf's id (the branch pi resumes).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub current_leaf: Option<String>,
-    /// Entries in the tree.
-    pub entries: usize,
-    /// Entries with more than one child.
-    pub branch_points: usize,
-    /// Entries without children (one per branch).
-    pub leaves: usize,
-    /// Entries not reachable from a root (parentId cycles, reused ids), not shown.
-    pub unreachable: usize,
-    /// Nodes of the whole outline (every page).
-    pub total_nodes: usize,
-    /// This page's nodes, in drawing order: depth first, a branch's nodes after its branch
-    /// point's, `depth` counting the branch points above.
-    pub nodes: Vec<OutlineNode>,
+    /// The outline: its counts and this page's nodes.
+    #[serde(flatten)]
+    pub outline: Outline,
     /// Pass this back as `cursor` (same arguments) for the next nodes; absent on the last
     /// page.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -97,7 +84,7 @@ fn run(state: &State, work: &Work, a: &TreeArgs) -> Result<TreeAnswer, ToolError
     let key = serde_json::to_string(&(&a.session, a.full)).unwrap_or_default();
     let start = bound::offset(a.cursor.as_deref(), "get_tree", &key)?;
     let (path, doc) = load(state, work, &a.session)?;
-    let o = agent::outline(
+    let mut o = agent::outline(
         &doc,
         &OutlineOpts {
             full: a.full,
@@ -106,47 +93,42 @@ fn run(state: &State, work: &Work, a: &TreeArgs) -> Result<TreeAnswer, ToolError
         },
     );
     done(doc);
-    let total = o.total_nodes;
-    let page = bound::page(o.nodes.into_iter(), 0, limit, budget);
+    let page = bound::page(std::mem::take(&mut o.nodes).into_iter(), 0, limit, budget);
+    o.nodes = page.items;
     let next = match page.next {
         Some(k) => Some(start + k),
-        None => Some(start + limit).filter(|&n| n < total),
+        None => Some(start + limit).filter(|&n| n < o.total_nodes),
     };
     Ok(TreeAnswer {
         path: path.to_string_lossy().into_owned(),
-        current_leaf: o.current_leaf,
-        entries: o.entries,
-        branch_points: o.branch_points,
-        leaves: o.leaves,
-        unreachable: o.unreachable,
-        total_nodes: total,
+        outline: o,
         next_cursor: next.map(|n| bound::cursor("get_tree", &key, n)),
-        nodes: page.items,
     })
 }
 
 /// The answer as text: one line per node.
 fn render(a: &TreeAnswer) -> String {
+    let o = &a.outline;
     let mut text = format!(
         "{} · {} entries, {} branch points, {} leaves{}\n",
         a.path,
-        a.entries,
-        a.branch_points,
-        a.leaves,
-        a.current_leaf
+        o.entries,
+        o.branch_points,
+        o.leaves,
+        o.current_leaf
             .as_deref()
             .map(|l| format!(", current leaf {l}"))
             .unwrap_or_default()
     );
-    for n in &a.nodes {
+    for n in &o.nodes {
         text.push_str(&line(n));
         text.push('\n');
     }
     if a.next_cursor.is_some() {
         text.push_str(&format!(
             "({} of {} nodes; more: pass next_cursor as cursor)",
-            a.nodes.len(),
-            a.total_nodes
+            o.nodes.len(),
+            o.total_nodes
         ));
     }
     text

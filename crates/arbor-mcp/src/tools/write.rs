@@ -238,13 +238,7 @@ fn fork(state: &State, work: &Work, a: &ForkArgs) -> Result<ForkAnswer, ToolErro
     let new_path = sm.session_file().map(Path::to_path_buf).unwrap_or_default();
     let id = sm.session_id();
     let tool = sm.dialect();
-    let parent = arbor_core::json::JsValue::parse(sm.header())
-        .ok()
-        .and_then(|h| {
-            h.get("parentSession")
-                .and_then(|p| p.as_str_lossy())
-                .map(|p| p.into_owned())
-        });
+    let parent = sm.doc().header_str("parentSession");
     sm.close()?;
     let words = arbor_store::locate::resume_command(tool, &new_path);
     let line = arbor_store::locate::shell_line(&words);
