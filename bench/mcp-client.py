@@ -8,8 +8,8 @@ SDK (PyPI `mcp`, ClientSession), as an agent would call it.
         one server; each QUERY WARMUP times, then RUNS times: wall time per call and the
         server's CPU time per call.
     python mcp-client.py first RUNS SESSION -- ARBOR mcp ...
-        RUNS fresh servers: the first page of get_messages, then of get_context, on SESSION;
-        the time of each call, the server's CPU time for it, and the server's peak RSS.
+        RUNS fresh servers for each of get_messages and get_context: the first page on
+        SESSION, the time of the call, the server's CPU time for it, the server's peak RSS.
 
 Prints one JSON object per measurement on stdout: {"what", "wall_ms": [...], "cpu_ms": [...],
 "rss_kb": [...], "chars": answer size}. The server's CPU time is the sum of its threads'
@@ -123,18 +123,20 @@ async def search(runs, warmup, queries, cmd):
 
 
 async def first(runs, session, cmd):
+    # Each tool on servers of its own: a server keeps the session it loaded, so a second tool
+    # on the same server would not pay for reading the file.
     res = {t: {"wall": [], "cpu": [], "chars": 0} for t in ("get_messages", "get_context")}
     rss = []
     for _ in range(runs):
-        async with Server(cmd) as s:
-            await s.session.initialize()
-            pid = s.pid()
-            for tool in ("get_messages", "get_context"):
+        for tool in ("get_messages", "get_context"):
+            async with Server(cmd) as s:
+                await s.session.initialize()
+                pid = s.pid()
                 c0, t0 = cpu_ns(pid), time.perf_counter()
                 res[tool]["chars"], _ = await call(s.session, tool, {"session": session})
                 res[tool]["wall"].append((time.perf_counter() - t0) * 1e3)
                 res[tool]["cpu"].append((cpu_ns(pid) - c0) / 1e6)
-            rss.append(peak_rss_kb(pid))
+                rss.append(peak_rss_kb(pid))
     for tool, r in res.items():
         emit(f"{tool} first page", wall_ms=r["wall"], cpu_ms=r["cpu"], chars=r["chars"])
     emit("server peak RSS after both", rss_kb=rss)

@@ -80,7 +80,7 @@ say "search_sessions, warm (2 warm-ups, $RUNS calls per query)"
 ARBOR_CATALOG=$CAT PI_CODING_AGENT_DIR=$AGENT "$PY" "$CLIENT" search "$RUNS" 2 \
 	xylophone 'refactor lock' '"session manager"' 'Ωmeg*' -- "$ARBOR" mcp --all >>"$OUT"
 FRUNS=$(((RUNS + 1) / 2))
-say "get_messages and get_context, first page of $BIG_BYTES bytes ($FRUNS fresh servers)"
+say "get_messages and get_context, first page of $BIG_BYTES bytes ($FRUNS fresh servers each)"
 ARBOR_CATALOG=$BIG_CAT PI_CODING_AGENT_DIR=$BIG_AGENT "$PY" "$CLIENT" first "$FRUNS" "$SBIG" -- "$ARBOR" mcp --all >>"$OUT"
 say "arbor context on the same file (peak RSS, 3 runs)"
 CTX_KB=0
@@ -112,7 +112,7 @@ for r in rows:
               + (f"  ({r['chars']} chars)" if "chars" in r else "")
               + (f"  ({r['matches']} matches)" if r.get("matches") is not None else ""))
 rss = max(by["server peak RSS after both"]["rss_kb"])
-print(f"{'server peak RSS (get_messages + get_context, 1 GB)':<58} {rss / 1024:>9.0f} MB")
+print(f"{'server peak RSS (get_messages or get_context, 1 GB)':<58} {rss / 1024:>9.0f} MB")
 print(f"{'arbor context peak RSS, same file':<58} {ctx_kb / 1024:>9.0f} MB  (wall/CPU s: {ctx_s})")
 verdict = lambda ok: "PASS" if ok else "FAIL"
 searches = [r for w, r in by.items() if w.startswith("search_sessions ")]
