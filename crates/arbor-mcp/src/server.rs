@@ -206,6 +206,26 @@ impl ArborServer {
         }
     }
 
+    /// A tool's whole call: `run` on the blocking pool ([`ArborServer::blocking`]) with the
+    /// arguments, its answer redacted, rendered by `render` and held to `budget` (the tool's
+    /// `budget` argument; a bad one is `run`'s to refuse) ([`ArborServer::answer`]).
+    pub(crate) async fn tool<A, T>(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        budget: Option<u64>,
+        args: A,
+        run: fn(&State, &Work, &A) -> Result<T, ToolError>,
+        render: fn(&T) -> String,
+    ) -> Result<CallToolResult, ErrorData>
+    where
+        A: Send + 'static,
+        T: Serialize + DeserializeOwned + Send + 'static,
+    {
+        let budget = Budget::new(budget).unwrap_or(Budget(crate::bound::DEFAULT_BUDGET));
+        let r = self.blocking(ctx, move |s, w| run(s, w, &args)).await;
+        self.answer(r, budget, render)
+    }
+
     /// A tool's answer: `out` as structured content (its schema is the tool's output schema)
     /// and `render(out)`, a short text for a model that reads only text. `out` is redacted
     /// first (every string) and the text is rendered from the redacted answer, so that no

@@ -227,9 +227,29 @@ fn get_session_and_get_usage_give_the_libraries_numbers() {
             s["usage"]["current_path"]["input"],
             json!(stats.total.path.tokens().input)
         );
+        // A fork names its parent; the parent lists it.
+        let parent = corpus
+            .files()
+            .into_iter()
+            .find(|f| f.to_string_lossy().contains("5ec2e7aa"))
+            .expect("parent");
+        let fork = corpus.project.join("2026-01-04T00-00-00-000Z_f0f0f0f0-0000-7000-8000-000000000000.jsonl");
+        std::fs::write(
+            &fork,
+            format!(
+                "{}\n",
+                json!({"type":"session","version":3,"id":"f0f0f0f0-0000-7000-8000-000000000000","timestamp":"2026-01-04T00:00:00.000Z","cwd":"/work/project","parentSession": parent.to_string_lossy()})
+            ),
+        )
+        .expect("fork");
+        let p = c.ok("get_session", json!({"session": "5ec2e7aa"})).await;
+        assert_eq!(p["fork_count"], json!(1), "{p}");
+        assert_eq!(p["forks"][0]["id"], "f0f0f0f0-0000-7000-8000-000000000000");
+        let f = c.ok("get_session", json!({"session": "f0f0f0f0"})).await;
+        assert_eq!(f["parent_session"], json!(parent.to_string_lossy()), "{f}");
         // get_usage by model over every session: `arbor stats --by model --all`'s rows.
         let u = c.ok("get_usage", json!({"by": "model"})).await;
-        let (counted, _) = arbor_view::stats_from_files(&files);
+        let (counted, _) = arbor_view::stats_from_files(&corpus.files());
         let want = arbor_view::aggregate_stats(&counted, arbor_view::StatsBy::Model, None);
         assert_eq!(u["sessions"], json!(want.sessions));
         let rows = u["rows"].as_array().expect("rows");
