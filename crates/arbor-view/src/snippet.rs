@@ -26,6 +26,47 @@ pub fn str_prefix(raw: &[u8], max: usize) -> String {
     text.chars().take(max).collect()
 }
 
+/// The objects of a raw JSON array (message content's blocks), each with its members, read
+/// without a DOM: a block's value is only looked at when asked for. Stops at the first
+/// element that is not valid JSON; elements that are not objects are passed over.
+pub(crate) struct Blocks<'a> {
+    raw: &'a [u8],
+    i: usize,
+}
+
+/// The blocks of `raw`, a JSON array.
+pub(crate) fn blocks(raw: &[u8]) -> Blocks<'_> {
+    Blocks {
+        raw,
+        i: skip_ws(raw, 1),
+    }
+}
+
+impl<'a> Iterator for Blocks<'a> {
+    type Item = (&'a [u8], Fields);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while self.raw.get(self.i).is_some_and(|&b| b != b']') {
+            let Ok(end) = value_end(self.raw, self.i) else {
+                self.i = self.raw.len();
+                return None;
+            };
+            let elem = &self.raw[self.i..end];
+            self.i = skip_ws(self.raw, end);
+            if self.raw.get(self.i) == Some(&b',') {
+                self.i = skip_ws(self.raw, self.i + 1);
+            }
+            if let Ok(scan) = scan_object(elem) {
+                let f = Fields {
+                    members: scan.members.into_boxed_slice(),
+                };
+                return Some((elem, f));
+            }
+        }
+        None
+    }
+}
+
 /// A one-line view of message content (a string, or blocks): text first, then what else the
 /// blocks hold (`[thinking]`, `[tool call NAME]`, `[image]`), at most about `max` characters.
 pub fn content(raw: &[u8], kind: ValueKind, max: usize) -> String {
@@ -34,35 +75,26 @@ pub fn content(raw: &[u8], kind: ValueKind, max: usize) -> String {
         ValueKind::Array => {
             let mut parts: Vec<String> = Vec::new();
             let mut len = 0;
-            let mut i = skip_ws(raw, 1);
-            while len < max && raw.get(i).is_some_and(|&b| b != b']') {
-                let Ok(end) = value_end(raw, i) else { break };
-                let elem = &raw[i..end];
-                if let Ok(scan) = scan_object(elem) {
-                    let f = Fields {
-                        members: scan.members.into_boxed_slice(),
-                    };
-                    let part = match f.str(elem, "type").as_deref() {
-                        Some("text") => f
-                            .get(elem, "text")
-                            .filter(|(_, k)| *k == ValueKind::String)
-                            .map(|(t, _)| str_prefix(t, max - len)),
-                        Some("thinking") => Some("[thinking]".to_string()),
-                        Some("toolCall") => Some(format!(
-                            "[tool call {}]",
-                            f.str(elem, "name").unwrap_or_default()
-                        )),
-                        Some("image") => Some("[image]".to_string()),
-                        _ => None,
-                    };
-                    if let Some(p) = part.filter(|p| !p.trim().is_empty()) {
-                        len += p.chars().count() + 1;
-                        parts.push(p);
-                    }
-                }
-                i = skip_ws(raw, end);
-                if raw.get(i) == Some(&b',') {
-                    i = skip_ws(raw, i + 1);
+            let mut all = blocks(raw);
+            // The next block is not even scanned once the line is full.
+            while len < max {
+                let Some((elem, f)) = all.next() else { break };
+                let part = match f.str(elem, "type").as_deref() {
+                    Some("text") => f
+                        .get(elem, "text")
+                        .filter(|(_, k)| *k == ValueKind::String)
+                        .map(|(t, _)| str_prefix(t, max - len)),
+                    Some("thinking") => Some("[thinking]".to_string()),
+                    Some("toolCall") => Some(format!(
+                        "[tool call {}]",
+                        f.str(elem, "name").unwrap_or_default()
+                    )),
+                    Some("image") => Some("[image]".to_string()),
+                    _ => None,
+                };
+                if let Some(p) = part.filter(|p| !p.trim().is_empty()) {
+                    len += p.chars().count() + 1;
+                    parts.push(p);
                 }
             }
             parts.join(" ")

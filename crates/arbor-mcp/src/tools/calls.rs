@@ -114,9 +114,7 @@ fn render_calls(a: &CallsAnswer) -> String {
             c.arguments
         ));
     }
-    if a.next_cursor.is_some() {
-        text.push_str("(more: pass next_cursor as cursor)");
-    }
+    text.push_str(bound::more_note(a.next_cursor.as_deref()).trim_start());
     text
 }
 
@@ -273,9 +271,7 @@ fn render_edits(a: &EditsAnswer) -> String {
             }
         ));
     }
-    if a.next_cursor.is_some() {
-        text.push_str("(more: pass next_cursor as cursor)");
-    }
+    text.push_str(bound::more_note(a.next_cursor.as_deref()).trim_start());
     text
 }
 

@@ -233,9 +233,7 @@ fn render(a: &MessagesAnswer) -> String {
             m.text
         ));
     }
-    if a.next_cursor.is_some() {
-        text.push_str("\n(more: pass next_cursor as cursor)");
-    }
+    text.push_str(bound::more_note(a.next_cursor.as_deref()).trim_start());
     text
 }
 

@@ -124,13 +124,8 @@ fn render(a: &TreeAnswer) -> String {
         text.push_str(&line(n));
         text.push('\n');
     }
-    if a.next_cursor.is_some() {
-        text.push_str(&format!(
-            "({} of {} nodes; more: pass next_cursor as cursor)",
-            o.nodes.len(),
-            o.total_nodes
-        ));
-    }
+    text.push_str(&format!("{} of {} nodes", o.nodes.len(), o.total_nodes));
+    text.push_str(bound::more_note(a.next_cursor.as_deref()));
     text
 }
 

@@ -6,8 +6,9 @@
 //! `toolCallId` is the call's `id` (`isError` says whether it failed).
 use super::id_of;
 use arbor_core::doc::SessionDoc;
-use arbor_core::entry::{EntryType, Role};
+use arbor_core::entry::{EntryType, Fields, Role};
 use arbor_core::json::JsValue;
+use arbor_core::json::ValueKind;
 use std::collections::HashMap;
 
 /// The tools that write files, by name: pi's `edit` (`{path, oldText, newText}` or `{path,
@@ -124,25 +125,25 @@ fn results(doc: &SessionDoc) -> HashMap<String, (bool, usize)> {
 }
 
 /// Every `toolCall` block of the session's assistant messages, in file order: (entry, the
-/// block).
-fn each_call(doc: &SessionDoc, mut f: impl FnMut(usize, &JsValue)) {
+/// block's bytes, its members). Read without a DOM ([`crate::snippet::blocks`]): a block's
+/// arguments are parsed only by who needs them.
+fn each_call(doc: &SessionDoc, mut f: impl FnMut(usize, &[u8], &Fields)) {
     for (i, e) in doc.entries().iter().enumerate() {
         if e.etype != EntryType::Message || e.role != Some(Role::Assistant) {
             continue;
         }
         let line = doc.line(&e.line);
-        let Some((raw, _)) = e.message.as_ref().and_then(|m| m.get(line, "content")) else {
+        let Some((raw, ValueKind::Array)) = e.message.as_ref().and_then(|m| m.get(line, "content"))
+        else {
             continue;
         };
         // Most assistant messages call no tool: a scan, not a parse.
         if memchr::memmem::find(raw, b"toolCall").is_none() {
             continue;
         }
-        if let Ok(JsValue::Array(blocks)) = JsValue::parse(raw).as_ref() {
-            for b in blocks {
-                if b.get("type").and_then(JsValue::as_str_lossy).as_deref() == Some("toolCall") {
-                    f(i, b);
-                }
+        for (elem, fields) in crate::snippet::blocks(raw) {
+            if fields.str(elem, "type").as_deref() == Some("toolCall") {
+                f(i, elem, &fields);
             }
         }
     }
@@ -181,8 +182,8 @@ pub fn tool_calls(doc: &SessionDoc, opts: &CallsOpts<'_>) -> ToolCalls {
     let on = on_path(doc);
     let mut total = 0;
     let mut calls = Vec::new();
-    each_call(doc, |i, b| {
-        let name = str_of(b.get("name")).unwrap_or_default();
+    each_call(doc, |i, elem, b| {
+        let name = b.str(elem, "name").unwrap_or_default().into_owned();
         if opts.name.is_some_and(|n| n != name) || (opts.current_only && !on[i]) {
             return;
         }
@@ -190,11 +191,16 @@ pub fn tool_calls(doc: &SessionDoc, opts: &CallsOpts<'_>) -> ToolCalls {
         if total <= opts.offset || calls.len() >= opts.limit {
             return;
         }
-        let call_id = str_of(b.get("id"));
+        let call_id = b.str(elem, "id").map(|c| c.into_owned());
         let result = call_id.as_deref().and_then(|c| results.get(c));
+        // The arguments as `JSON.stringify` spells them, from their bytes.
         let args = b
-            .get("arguments")
-            .map(|a| String::from_utf8_lossy(&a.to_json()).into_owned())
+            .get(elem, "arguments")
+            .map(|(raw, _)| {
+                let mut out = Vec::new();
+                arbor_core::json::write_canonical(raw, &mut out);
+                String::from_utf8_lossy(&out).into_owned()
+            })
             .unwrap_or_default();
         calls.push(ToolCall {
             entry_id: id_of(doc, i),
@@ -274,16 +280,18 @@ pub fn file_edits(doc: &SessionDoc, path: Option<&str>) -> Vec<FileEdit> {
     let results = results(doc);
     let on = on_path(doc);
     let mut out = Vec::new();
-    each_call(doc, |i, b| {
-        let name = str_of(b.get("name")).unwrap_or_default();
+    each_call(doc, |i, elem, b| {
+        let name = b.str(elem, "name").unwrap_or_default().into_owned();
         if !EDIT_TOOLS.contains(&name.as_str()) {
             return;
         }
-        let Some(args) = b.get("arguments") else {
+        let Some(Ok(args)) = b.get(elem, "arguments").map(|(raw, _)| JsValue::parse(raw)) else {
             return;
         };
-        let result = str_of(b.get("id")).and_then(|c| results.get(&c).copied());
-        for p in edit_path(args) {
+        let result = b
+            .str(elem, "id")
+            .and_then(|c| results.get(c.as_ref()).copied());
+        for p in edit_path(&args) {
             if path.is_some_and(|want| !p.contains(want)) {
                 continue;
             }
