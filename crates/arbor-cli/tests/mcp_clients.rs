@@ -535,6 +535,31 @@ fn check_against_cli(h: &Home, report: &Value, client: &str) {
         json!(ls.len()),
         "{client}: list_sessions' total"
     );
+    // pi's sessions, row by row: the id, message count and last activity of `ls --json`
+    // (omp's directory lists by omp's rules there: see list_sessions_orders_the_sessions_as_ls_does).
+    let ls_rows = h.cli_json(&["ls", "--all", "--json"]);
+    let mut compared = 0;
+    for row in pages(report, 0, client)
+        .iter()
+        .flat_map(|a| a["sessions"].as_array().expect("sessions").iter())
+        .filter(|r| {
+            r["path"]
+                .as_str()
+                .is_some_and(|p| p.contains("/.pi/agent/"))
+        })
+    {
+        let cli = ls_rows
+            .as_array()
+            .expect("ls")
+            .iter()
+            .find(|s| s["path"] == row["path"])
+            .expect("the session in ls --json");
+        assert_eq!(row["message_count"], cli["messageCount"], "{client}: {row}");
+        assert_eq!(row["modified"], cli["modified"], "{client}: {row}");
+        assert_eq!(row["id"], cli["id"], "{client}: {row}");
+        compared += 1;
+    }
+    assert_eq!(compared, 8, "{client}: pi's eight sessions compared");
     // search_sessions, every page: the hits of `arbor search`, in its order.
     let cli = cli_hits(h, &["refactor"]);
     assert!(cli.len() > 20, "the question has more than one page");
