@@ -782,3 +782,48 @@ fn huge_messages_give_bounded_answers() {
     assert_eq!(ctx["omitted_messages"], json!(3));
     assert!(ctx["omitted_tokens_about"].as_u64().expect("n") > (2 * big.len() / 4) as u64);
 }
+
+/// A message nested 200,000 levels deep (pi reads such a line, and so does arbor:
+/// `deep_nesting.rs`): every reader answers, and the server is still there. `get_context`
+/// crashed the server with a stack overflow (the context read back into serde_json's
+/// values recursively) before its values were cut at `agent::MAX_DEPTH` levels.
+#[test]
+fn deeply_nested_messages_do_not_crash_the_server() {
+    let home = Home::with(&[]);
+    let d = 200_000;
+    let deep = format!("{}{}", "[".repeat(d), "]".repeat(d));
+    let lines = [
+        r#"{"type":"session","version":3,"id":"01a2031c-0000-7000-8000-0000000dee90","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/tmp/proj"}"#.to_string(),
+        r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"go","timestamp":1}}"#.to_string(),
+        format!(r#"{{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"c1","name":"edit","arguments":{{"path":"x","deep":{deep}}}}}],"timestamp":2}}}}"#),
+        format!(r#"{{"type":"message","id":"r1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","message":{{"role":"toolResult","toolCallId":"c1","toolName":"edit","content":[{{"type":"text","text":"ok"}}],"details":{deep},"isError":false,"timestamp":3}}}}"#),
+    ];
+    let f = home
+        .sessions()
+        .join("2026-01-01T00-00-00-000Z_01a2031c-0000-7000-8000-0000000dee90.jsonl");
+    std::fs::write(&f, lines.join("\n") + "\n").expect("write");
+    let f = f.to_string_lossy().into_owned();
+    let mut c = home.server(&[]);
+    for (tool, args) in [
+        ("get_messages", json!({"session": f, "tool_output": true})),
+        (
+            "get_context",
+            json!({"session": f, "budget_tokens": 1_000_000}),
+        ),
+        ("get_tool_calls", json!({"session": f})),
+        ("get_tree", json!({"session": f, "full": true})),
+        ("get_file_edits", json!({"session": f})),
+    ] {
+        c.call(tool, args);
+    }
+    let ctx = c.call(
+        "get_context",
+        json!({"session": f, "budget_tokens": 1_000_000}),
+    );
+    let text = ctx["context"]["messages"][2]["details"].to_string();
+    assert!(
+        text.contains("nested deeper than"),
+        "{}",
+        &text[..text.len().min(300)]
+    );
+}

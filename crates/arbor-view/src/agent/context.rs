@@ -155,12 +155,27 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
+/// How deep [`to_serde`] follows arrays and objects: a value nested deeper (pi and arbor
+/// read a line nested a million levels deep) is replaced by a string saying so, since
+/// serde_json's values, and whoever reads them, recurse, and such a value would overflow a
+/// thread's stack (it crashed the server). Far deeper than what the tools write: the deepest
+/// line of the goldens and the demo sessions is 6 levels.
+pub const MAX_DEPTH: usize = 100;
+
 /// A JS value as serde_json's (strings lossy: a lone surrogate, which serde_json cannot
-/// hold, becomes U+FFFD), integers as integers; with `images` false, an image block's
-/// `data` replaced by `[image: MIME, N bytes]`.
+/// hold, becomes U+FFFD), numbers as serde_json reads JS's printing of them; with `images`
+/// false, an image block's `data` replaced by `[image: MIME, N bytes]`; arrays and objects
+/// below [`MAX_DEPTH`] levels replaced by `"[nested deeper than 100 levels: left out]"`.
 pub fn to_serde(v: &JsValue, images: bool) -> serde_json::Value {
+    to_serde_at(v, images, 0)
+}
+
+fn to_serde_at(v: &JsValue, images: bool, depth: usize) -> serde_json::Value {
     use serde_json::Value;
     match v {
+        JsValue::Array(_) | JsValue::Object(_) if depth >= MAX_DEPTH => {
+            Value::String(format!("[nested deeper than {MAX_DEPTH} levels: left out]"))
+        }
         JsValue::Null => Value::Null,
         JsValue::Bool(b) => Value::Bool(*b),
         // The number as JS prints it, read as serde_json reads that text (an integer
@@ -171,7 +186,12 @@ pub fn to_serde(v: &JsValue, images: bool) -> serde_json::Value {
             serde_json::from_slice::<serde_json::Number>(&text).map_or(Value::Null, Value::Number)
         }
         JsValue::String(s) => Value::String(s.to_string_lossy().into_owned()),
-        JsValue::Array(items) => Value::Array(items.iter().map(|x| to_serde(x, images)).collect()),
+        JsValue::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|x| to_serde_at(x, images, depth + 1))
+                .collect(),
+        ),
         JsValue::Object(members) => {
             let is_image = !images
                 && matches!(
@@ -185,7 +205,7 @@ pub fn to_serde(v: &JsValue, images: bool) -> serde_json::Value {
                     (true, "data", JsValue::String(_)) => {
                         Value::String(crate::render::image_placeholder(v))
                     }
-                    _ => to_serde(x, images),
+                    _ => to_serde_at(x, images, depth + 1),
                 };
                 map.insert(key, value);
             }

@@ -38,7 +38,7 @@ pub use calls::{
     edit_path, file_edits, may_name, tool_calls, CallsOpts, FileEdit, ToolCall, ToolCalls,
     EDIT_TOOLS,
 };
-pub use context::{context_page, session_context, to_serde, ContextOpts, ContextPage};
+pub use context::{context_page, session_context, to_serde, ContextOpts, ContextPage, MAX_DEPTH};
 pub use messages::{messages_window, Direction, MessageWindow, WindowMessage, WindowOpts};
 pub use outline::{
     chain_lines, chains, fold_text, outline, Chain, ChainLine, Outline, OutlineNode, OutlineOpts,
