@@ -620,7 +620,7 @@ pub enum Command {
     },
     /// Serve the sessions to agents over the Model Context Protocol (stdio, or --http).
     #[command(
-        after_help = "Tools: search_sessions, list_sessions, get_session, get_usage (and the readers and,\nwith --allow-writes, the write tools); resources: arbor://session/ID. Everything served is\nredacted unless --no-redact, and bounded (a cursor continues). Stdout carries only the\nprotocol; messages go to stderr.\n\nExamples:\n  pi mcp add arbor -- arbor mcp --all\n  arbor mcp --http 127.0.0.1:8765\n  arbor mcp --http 0.0.0.0:8765 --allow-remote --token-file ~/.config/arbor/token"
+        after_help = "Tools: search_sessions, list_sessions, get_session, get_usage, get_messages,\nget_context, get_tree, get_tool_calls, get_file_edits; with --allow-writes also\nlabel_entry, name_session, fork_session. Resources: arbor://session/ID.\nEverything served is redacted unless --no-redact, and bounded (a cursor\ncontinues). Stdout carries only the protocol; messages go to stderr.\n\nExamples:\n  pi mcp add arbor -- arbor mcp --all\n  arbor mcp --http 127.0.0.1:8765\n  arbor mcp --http 0.0.0.0:8765 --allow-remote --token-file ~/.config/arbor/token"
     )]
     Mcp {
         #[command(flatten)]

@@ -743,10 +743,11 @@ fn inspector_cli_over_stdio_and_http_answers_as_the_cli_does() {
     check_against_cli(&h, &report, "Inspector CLI, HTTP");
 }
 
-/// `list_sessions` says it lists "as `arbor ls`": the same sessions in the same order. omp's
-/// directory lists by omp's rules in `ls` (`modified`: the file's time, as omp's
-/// `SessionManager.list`), so a copied omp session (its file newer than its last message)
-/// comes first in `ls`.
+/// `list_sessions` lists every agent's sessions by one rule, last activity first (pi's), as
+/// `arbor ls --pi` does (pi's rules whatever the directory): the same sessions in the same
+/// order, with the same message counts. Plain `arbor ls` lists omp's directory by omp's own
+/// rules (`modified`: the file's time, as omp's `SessionManager.list`), so a copied omp
+/// session (its file newer than its last message) comes first there, and not here.
 #[test]
 fn list_sessions_orders_the_sessions_as_ls_does() {
     let h = Home::new();
@@ -754,16 +755,36 @@ fn list_sessions_orders_the_sessions_as_ls_does() {
         &strs(&stdio_target(&["--all"])),
         &json!({"calls": [{"tool": "list_sessions", "arguments": {"limit": 1000}}]}),
     );
-    let listed: Vec<String> = pages(&report, 0, "Python SDK")[0]["sessions"]
+    let listed: Vec<(String, u64)> = pages(&report, 0, "Python SDK")[0]["sessions"]
         .as_array()
         .expect("sessions")
         .iter()
-        .map(|s| s["id"].as_str().expect("id").to_string())
+        .map(|s| {
+            let id = s["id"].as_str().expect("id").to_string();
+            (id, s["message_count"].as_u64().expect("message_count"))
+        })
         .collect();
+    let cli: Vec<(String, u64)> = h
+        .cli_json(&["ls", "--all", "--pi", "--json"])
+        .as_array()
+        .expect("ls --json")
+        .iter()
+        .map(|s| {
+            let id = s["id"].as_str().expect("id").to_string();
+            (id, s["messageCount"].as_u64().expect("messageCount"))
+        })
+        .collect();
+    assert!(listed.len() >= 10, "{listed:?}");
     assert_eq!(
-        listed,
+        listed, cli,
+        "list_sessions' order and counts against ls --all --pi --json's"
+    );
+    // The question the test asks must be able to fail: the omp session copied after its last
+    // message is where omp's rules put it first, and not first here.
+    assert_ne!(
+        listed.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>(),
         ls_ids(&h),
-        "list_sessions' order against ls --all --json's"
+        "plain ls orders omp's directory by omp's rules"
     );
 }
 

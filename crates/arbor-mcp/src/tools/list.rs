@@ -1,4 +1,6 @@
-//! `list_sessions`: the sessions, newest first, as `arbor ls` lists them.
+//! `list_sessions`: the sessions, last activity first, as `arbor ls --pi` lists them: one rule
+//! for every agent's sessions (plain `arbor ls` lists omp's directory by omp's own rules, the
+//! file's time, as omp's picker does).
 use super::{dirs, iso, short, time_arg, Agent, Tokens};
 use crate::bound::{self, Budget};
 use crate::server::{ArborServer, State, ToolError, Work};
@@ -198,7 +200,7 @@ impl ArborServer {
     /// `list_sessions`.
     #[rmcp::tool(
         name = "list_sessions",
-        description = "List the coding-agent sessions (pi and omp) newest activity first, as `arbor ls`: id, title, working directory, agent, created/last activity, message/entry/branch/label counts, models, tokens and cost. Filters: project (its working directory), agent (pi|omp), since/until (2025-01-31, a date-time, or 30m/12h/7d/2w back), grep (title or first message). Bounded: `limit` sessions and `budget` characters per answer; pass `next_cursor` back as `cursor` for more. Text served is redacted (secrets replaced by [REDACTED:kind]) unless the server runs with --no-redact.",
+        description = "List the coding-agent sessions (pi and omp) newest activity first (the last user or assistant message, for every agent), as `arbor ls --pi`: id, title, working directory, agent, created/last activity, message/entry/branch/label counts, models, tokens and cost. Filters: project (its working directory), agent (pi|omp), since/until (2025-01-31, a date-time, or 30m/12h/7d/2w back), grep (title or first message). Bounded: `limit` sessions and `budget` characters per answer; pass `next_cursor` back as `cursor` for more. Text served is redacted (secrets replaced by [REDACTED:kind]) unless the server runs with --no-redact.",
         output_schema = rmcp::handler::server::tool::schema_for_output::<ListAnswer>(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]
