@@ -618,6 +618,35 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Import other agents' sessions (Claude Code, Codex, opencode) as pi sessions, tree kept:
+    /// branches stay branches, subagents become child sessions, compactions compactions.
+    #[command(
+        after_help = "SESSION: a session file (Claude Code, Codex), or a session id or unique id prefix\n(opencode: its ses_ id). --all: every session of that agent (--project DIR: those that ran\nin DIR). Each is written into pi's session directory for its cwd (--omp: omp's), with a\ncustom entry arbor-import naming the source: importing it again appends only what is new.\nThe source is only read. Lines arbor cannot read are reported (file:line) and skipped.\n\nExamples:\n  arbor import claude ~/.claude/projects/-work-app/0d5c6a8e-....jsonl\n  arbor import codex --all --project ~/work/app\n  arbor import opencode ses_3f1a --omp"
+    )]
+    Import {
+        /// The agent whose sessions to import.
+        agent: ImportAgent,
+        /// Sessions: files, ids or unique id prefixes.
+        #[arg(required_unless_present = "all")]
+        sessions: Vec<String>,
+        /// Every session of that agent.
+        #[arg(long, conflicts_with = "sessions")]
+        all: bool,
+        /// With --all: only the sessions that ran in DIR.
+        #[arg(long, value_name = "DIR", requires = "all")]
+        project: Option<PathBuf>,
+        /// Write omp sessions (omp's directory and layout) instead of pi's.
+        #[arg(long)]
+        omp: bool,
+        /// Where the agent keeps its sessions (default: ~/.claude/projects, ~/.codex,
+        /// ~/.local/share/opencode; CLAUDE_CONFIG_DIR, CODEX_HOME, XDG_DATA_HOME respected).
+        #[arg(long, value_name = "DIR")]
+        from: Option<PathBuf>,
+        /// JSON output: [{agent, sourceId, source, file, outcome, appended, entries, changed,
+        /// badLines, unknown, children}].
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
         after_help = "Examples:\n  arbor completions bash > ~/.local/share/bash-completion/completions/arbor\n  arbor completions zsh > ~/.zfunc/_arbor\n  arbor completions fish > ~/.config/fish/completions/arbor.fish"
@@ -659,6 +688,17 @@ pub enum TrashCommand {
         #[arg(long)]
         force: bool,
     },
+}
+
+/// `arbor import AGENT`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ImportAgent {
+    /// Claude Code.
+    Claude,
+    /// OpenAI Codex CLI.
+    Codex,
+    /// opencode.
+    Opencode,
 }
 
 /// `arbor ls --tool`.

@@ -1,6 +1,7 @@
 //! Command implementations.
 mod check;
 mod fork;
+mod import;
 pub mod index;
 pub(crate) mod ls;
 mod read;
@@ -530,6 +531,24 @@ fn run_command(
             scope,
             json,
         } => secrets::secrets(&sessions, &scope, json, &term, &loc),
+        Command::Import {
+            agent,
+            sessions,
+            all,
+            project,
+            omp,
+            from,
+            json,
+        } => import::import(
+            agent,
+            &sessions,
+            all,
+            project.as_deref(),
+            omp,
+            from.as_deref(),
+            json,
+            &loc,
+        ),
         Command::Completions { shell } => {
             let out = crate::complete::script(shell);
             std::io::Write::write_all(&mut crate::report::stdout(), &out)?;
