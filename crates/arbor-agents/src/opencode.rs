@@ -417,11 +417,12 @@ fn convert(s_: &mut Session, msgs: &[Msg]) {
                 for p in parts {
                     let cur = steps.len() - 1;
                     match s(p, "type") {
-                        Some("step-start") => {
-                            if !steps[cur].0.is_empty() || !steps[cur].1.is_empty() {
-                                steps.push(Default::default());
-                            }
+                        Some("step-start")
+                            if !steps[cur].0.is_empty() || !steps[cur].1.is_empty() =>
+                        {
+                            steps.push(Default::default());
                         }
+                        Some("step-start") => {}
                         Some("step-finish") => {
                             steps[cur].2 = step_usage(p);
                             steps[cur].3 = true;

@@ -115,13 +115,21 @@ fn arbor_context_on_each_import_equals_pi_152s() {
         }
         let doc = SessionDoc::parse(Arc::new(bytes)).unwrap();
         assert_eq!(doc.dialect(), Dialect::Pi);
-        assert_eq!(doc.entries().len() as u64, want["entries"].as_u64().unwrap(), "{name}");
+        assert_eq!(
+            doc.entries().len() as u64,
+            want["entries"].as_u64().unwrap(),
+            "{name}"
+        );
         assert_eq!(
             doc.entries().last().and_then(|e| e.id.as_deref()),
             want["leaf"].as_str(),
             "{name}"
         );
-        assert_eq!(doc.session_name().as_deref(), want["sessionName"].as_str(), "{name}");
+        assert_eq!(
+            doc.session_name().as_deref(),
+            want["sessionName"].as_str(),
+            "{name}"
+        );
         let mut out = Vec::new();
         build_session_context(&doc, LeafSel::Current).write_json(&doc, &mut out);
         let got: Value = serde_json::from_slice(&out).unwrap();

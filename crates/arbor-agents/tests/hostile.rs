@@ -19,7 +19,12 @@ fn a_hostile_claude_session_is_imported_inside_the_sessions_directory() {
             + "\n";
         std::fs::write(&src, text).unwrap();
         let s = arbor_agents::claude::read(&src).unwrap();
-        assert_eq!(s.report.bad_lines.len(), 1, "the nesting: {:?}", s.report.bad_lines);
+        assert_eq!(
+            s.report.bad_lines.len(),
+            1,
+            "the nesting: {:?}",
+            s.report.bad_lines
+        );
         assert_eq!(s.report.bad_lines[0].0, 2);
         let agent = d.path().join("agent");
         let i = import(
@@ -36,7 +41,11 @@ fn a_hostile_claude_session_is_imported_inside_the_sessions_directory() {
         assert!(file.starts_with(&sessions), "{cwd:?}: {}", file.display());
         assert_eq!(file.parent().unwrap().parent().unwrap(), sessions);
         let sm = arbor_store::SessionManager::open_read_only(&i.file).unwrap();
-        assert_eq!(sm.entries().len(), 4, "marker, user, model change, assistant");
+        assert_eq!(
+            sm.entries().len(),
+            4,
+            "marker, user, model change, assistant"
+        );
         std::fs::remove_dir_all(&agent).unwrap();
     }
 }

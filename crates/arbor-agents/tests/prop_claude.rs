@@ -12,7 +12,10 @@ use std::sync::Arc;
 enum Op {
     User,
     /// A reply of `texts` text blocks and `calls` tool calls, each block on its own line.
-    Reply { texts: usize, calls: usize },
+    Reply {
+        texts: usize,
+        calls: usize,
+    },
     Progress,
     /// Back to before the `n`-th user message (mod their number): the next one is a sibling.
     Branch(usize),
@@ -44,7 +47,11 @@ impl Gen {
         format!("u{}", self.n)
     }
     fn ts(&self) -> String {
-        format!("2026-01-01T00:{:02}:{:02}.000Z", (self.n / 60) % 60, self.n % 60)
+        format!(
+            "2026-01-01T00:{:02}:{:02}.000Z",
+            (self.n / 60) % 60,
+            self.n % 60
+        )
     }
     fn line(&mut self, mut v: Value) -> String {
         let u = self.uuid();

@@ -89,7 +89,11 @@ fn claude_golden_every_record_kind() {
         r#"14 assistant claude-opus-4-5-20251101 stop ["thinking::true", "text:Un seul pixel rouge."] in=9 out=7 cr=300 cw=0"#,
     ];
     assert_eq!(got, want, "{got:#?}");
-    assert_eq!(s.title.as_deref(), Some("add-test fix"), "custom-title wins");
+    assert_eq!(
+        s.title.as_deref(),
+        Some("add-test fix"),
+        "custom-title wins"
+    );
     assert_eq!(s.cwd.as_deref(), Some("/work/app"));
     assert_eq!(s.versions, ["2.1.20"]);
     // The torn last line, reported with its number; the future record type counted.
@@ -125,8 +129,16 @@ fn claude_real_fragment_reads_with_its_missing_parents_as_roots() {
     let got = shape(&s);
     assert_eq!(got.len(), 3, "{got:#?}");
     assert!(got[0].starts_with("- model anthropic/claude-opus-4-6"));
-    assert!(got[1].starts_with("0 assistant claude-opus-4-6 stop"), "{}", got[1]);
-    assert!(got[1].ends_with("in=3 out=186 cr=82371 cw=453"), "{}", got[1]);
+    assert!(
+        got[1].starts_with("0 assistant claude-opus-4-6 stop"),
+        "{}",
+        got[1]
+    );
+    assert!(
+        got[1].ends_with("in=3 out=186 cr=82371 cw=453"),
+        "{}",
+        got[1]
+    );
     // Its parent (line 137) is not in the fragment: a root.
     assert!(got[2].starts_with("- user "), "{}", got[2]);
 }
@@ -145,10 +157,14 @@ fn claude_a_reply_copied_to_another_branch_counts_its_usage_once() {
         d.path(),
         "s.jsonl",
         concat!(
-            r#"{"type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"q"}}"#, "\n",
-            r#"{"type":"assistant","uuid":"a1","parentUuid":"u1","timestamp":"2026-01-01T00:00:01Z","message":{"id":"m1","model":"c","content":[{"type":"text","text":"a"}],"usage":{"input_tokens":5,"output_tokens":7}}}"#, "\n",
-            r#"{"type":"user","uuid":"u2","parentUuid":null,"timestamp":"2026-01-01T00:00:02Z","message":{"role":"user","content":"q again"}}"#, "\n",
-            r#"{"type":"assistant","uuid":"a2","parentUuid":"u2","timestamp":"2026-01-01T00:00:03Z","message":{"id":"m1","model":"c","content":[{"type":"text","text":"a"}],"usage":{"input_tokens":5,"output_tokens":7}}}"#, "\n",
+            r#"{"type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"q"}}"#,
+            "\n",
+            r#"{"type":"assistant","uuid":"a1","parentUuid":"u1","timestamp":"2026-01-01T00:00:01Z","message":{"id":"m1","model":"c","content":[{"type":"text","text":"a"}],"usage":{"input_tokens":5,"output_tokens":7}}}"#,
+            "\n",
+            r#"{"type":"user","uuid":"u2","parentUuid":null,"timestamp":"2026-01-01T00:00:02Z","message":{"role":"user","content":"q again"}}"#,
+            "\n",
+            r#"{"type":"assistant","uuid":"a2","parentUuid":"u2","timestamp":"2026-01-01T00:00:03Z","message":{"id":"m1","model":"c","content":[{"type":"text","text":"a"}],"usage":{"input_tokens":5,"output_tokens":7}}}"#,
+            "\n",
         ),
     );
     let s = claude::read(&p).unwrap();
@@ -174,12 +190,18 @@ fn claude_inline_sidechains_are_child_sessions_and_bad_lines_never_fatal() {
         concat!(
             "[1,2]\n",
             "\u{feff}garbage\n",
-            r#"{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"S","message":{"role":"user","content":"main"}}"#, "\n",
-            r#"{"type":"user","uuid":"x1","parentUuid":null,"isSidechain":true,"sessionId":"S","message":{"role":"user","content":"side task"}}"#, "\n",
-            r#"{"type":"assistant","uuid":"x2","parentUuid":"x1","isSidechain":true,"sessionId":"S","message":{"id":"mx","model":"c","content":[{"type":"text","text":"side answer"}]}}"#, "\n",
-            r#"{"type":"user","uuid":"u2","parentUuid":"u1"}"#, "\n",
-            r#"{"uuid":"u3"}"#, "\n",
-            r#"{"type":"assistant","version":"9.0.0","uuid":"a1","parentUuid":"u1","message":{"id":"m","model":"c","content":[{"type":"future_block","x":1},{"type":"text","text":"ok"}]}}"#, "\n",
+            r#"{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"S","message":{"role":"user","content":"main"}}"#,
+            "\n",
+            r#"{"type":"user","uuid":"x1","parentUuid":null,"isSidechain":true,"sessionId":"S","message":{"role":"user","content":"side task"}}"#,
+            "\n",
+            r#"{"type":"assistant","uuid":"x2","parentUuid":"x1","isSidechain":true,"sessionId":"S","message":{"id":"mx","model":"c","content":[{"type":"text","text":"side answer"}]}}"#,
+            "\n",
+            r#"{"type":"user","uuid":"u2","parentUuid":"u1"}"#,
+            "\n",
+            r#"{"uuid":"u3"}"#,
+            "\n",
+            r#"{"type":"assistant","version":"9.0.0","uuid":"a1","parentUuid":"u1","message":{"id":"m","model":"c","content":[{"type":"future_block","x":1},{"type":"text","text":"ok"}]}}"#,
+            "\n",
         ),
     );
     let s = claude::read(&p).unwrap();
@@ -212,7 +234,10 @@ fn claude_an_empty_or_unreadable_source() {
     // SAFETY: a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let e = claude::read(&fifo).unwrap_err().to_string();
-    assert!(e.contains("fifo.jsonl") && e.contains("not a regular file"), "{e}");
+    assert!(
+        e.contains("fifo.jsonl") && e.contains("not a regular file"),
+        "{e}"
+    );
 }
 
 const CODEX: &str = "codex/sessions/2026/11/02/rollout-2026-11-02T09-00-00-019a4c1e-0000-7000-8000-00000000c0de.jsonl";
@@ -251,24 +276,39 @@ fn codex_golden_every_record_kind() {
     assert_eq!(s.report.bad_lines.len(), 1);
     assert_eq!(s.report.bad_lines[0].0, 40);
     assert_eq!(s.report.unknown.get("future_record"), Some(&1));
-    assert_eq!(s.report.unknown.get("response_item/ghost_snapshot_v9"), Some(&1));
+    assert_eq!(
+        s.report.unknown.get("response_item/ghost_snapshot_v9"),
+        Some(&1)
+    );
     let fork = codex::read(&goldens().join(
         "codex/sessions/2026/11/02/rollout-2026-11-02T10-00-00-019a4c1e-0000-7000-8000-00000000f0c0.jsonl",
     ))
     .unwrap();
-    assert_eq!(fork.forked_from.as_deref(), Some("019a4c1e-0000-7000-8000-00000000c0de"));
+    assert_eq!(
+        fork.forked_from.as_deref(),
+        Some("019a4c1e-0000-7000-8000-00000000c0de")
+    );
 }
 
 #[test]
 fn codex_real_rollouts_old_and_new_user_prompts() {
     let dir = goldens().join("codex-real/sessions/2026/05/18");
-    let old = codex::read(&dir.join("rollout-2026-05-18T08-26-15-019e3bb1-e75b-7423-b373-f8b8d573b237.jsonl")).unwrap();
+    let old = codex::read(
+        &dir.join("rollout-2026-05-18T08-26-15-019e3bb1-e75b-7423-b373-f8b8d573b237.jsonl"),
+    )
+    .unwrap();
     let got = shape(&old);
     assert_eq!(got.len(), 4, "{got:#?}");
     assert_eq!(got[3], r#"2 user ["text:add a retry to the uploader"]"#);
     assert!(old.report.is_clean(), "{:?}", old.report);
-    let new = codex::read(&dir.join("rollout-2026-09-10T21-44-10-01a08d46-8735-7c00-b558-f23eb1ce6cbc.jsonl")).unwrap();
-    assert_eq!(shape(&new), [r#"- user ["text:explore this project and review my draft post"]"#]);
+    let new = codex::read(
+        &dir.join("rollout-2026-09-10T21-44-10-01a08d46-8735-7c00-b558-f23eb1ce6cbc.jsonl"),
+    )
+    .unwrap();
+    assert_eq!(
+        shape(&new),
+        [r#"- user ["text:explore this project and review my draft post"]"#]
+    );
 }
 
 #[test]
