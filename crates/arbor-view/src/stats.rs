@@ -109,7 +109,7 @@ impl Loaded {
             spends: usage::spends(&doc),
             cwd: doc.header_str("cwd").unwrap_or_default(),
             id: doc.header_str("id"),
-            parent: doc.header_str("parentSession"),
+            parent: doc.fork_parent(),
         })
     }
 }
