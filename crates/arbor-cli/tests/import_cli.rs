@@ -67,22 +67,40 @@ fn claude_import_then_again_then_grown() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stdout.contains(&format!("claude {SESSION}: imported (18 entries)")), "{stdout}");
-    assert!(stdout.contains("claude subagent a1b2c3d: imported"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("claude {SESSION}: imported (18 entries)")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("claude subagent a1b2c3d: imported"),
+        "{stdout}"
+    );
     // The torn last line, named by file and line; the record type arbor does not know.
-    assert!(stderr.contains(&format!("{SESSION}.jsonl:28: ")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{SESSION}.jsonl:28: ")),
+        "{stderr}"
+    );
     assert!(stderr.contains("future-record-kind"), "{stderr}");
     let files = pi_files(h, "--work-app--");
     assert_eq!(files.len(), 2, "{files:?}");
     // The subagent's session names the parent's file.
     let child = files
         .iter()
-        .find(|f| std::fs::read_to_string(f).unwrap().contains("\"parentSession\""))
+        .find(|f| {
+            std::fs::read_to_string(f)
+                .unwrap()
+                .contains("\"parentSession\"")
+        })
         .unwrap();
     let parent = files.iter().find(|f| *f != child).unwrap();
-    let header: Value =
-        serde_json::from_str(std::fs::read_to_string(child).unwrap().lines().next().unwrap())
-            .unwrap();
+    let header: Value = serde_json::from_str(
+        std::fs::read_to_string(child)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(header["parentSession"], parent.to_string_lossy().as_ref());
     // arbor reads it as a pi session with the title and the branch taken last.
     let ctx: Value = serde_json::from_str(&ok(h, &["context", parent.to_str().unwrap()])).unwrap();
@@ -114,7 +132,10 @@ fn claude_import_then_again_then_grown() {
     assert!(third.contains("appended 2 new entries"), "{third}");
     let new = std::fs::read(parent).unwrap();
     assert!(new.starts_with(&old), "appended, never rewritten");
-    assert_eq!(String::from_utf8_lossy(&new[old.len()..]).lines().count(), 2);
+    assert_eq!(
+        String::from_utf8_lossy(&new[old.len()..]).lines().count(),
+        2
+    );
     let ctx: Value = serde_json::from_str(&ok(h, &["context", parent.to_str().unwrap()])).unwrap();
     let last = ctx["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["content"][0]["text"], "Ein rotes Pixel.");
@@ -131,11 +152,27 @@ fn claude_import_then_again_then_grown() {
 fn codex_and_opencode_import_with_json_output_and_omp() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
-    copy_tree(&goldens().join("codex/sessions"), &h.join(".codex/sessions"));
-    copy_tree(&goldens().join("opencode"), &h.join(".local/share/opencode"));
+    copy_tree(
+        &goldens().join("codex/sessions"),
+        &h.join(".codex/sessions"),
+    );
+    copy_tree(
+        &goldens().join("opencode"),
+        &h.join(".local/share/opencode"),
+    );
     let before = snapshot(h);
 
-    let out = ok(h, &["import", "codex", "--all", "--project", "/work/app", "--json"]);
+    let out = ok(
+        h,
+        &[
+            "import",
+            "codex",
+            "--all",
+            "--project",
+            "/work/app",
+            "--json",
+        ],
+    );
     let v: Value = serde_json::from_str(&out).unwrap();
     let arr = v.as_array().unwrap();
     assert_eq!(arr.len(), 2, "{out}");
@@ -187,7 +224,11 @@ fn a_session_that_is_not_there_and_a_symlink_in_the_agents_directory() {
     let proj = h.join(".claude/projects/-work-x");
     std::fs::create_dir_all(&proj).unwrap();
     let outside = h.join("outside.jsonl");
-    std::fs::write(&outside, r#"{"type":"user","uuid":"u","message":{"role":"user","content":"hi"}}"#.to_string() + "\n").unwrap();
+    std::fs::write(
+        &outside,
+        r#"{"type":"user","uuid":"u","message":{"role":"user","content":"hi"}}"#.to_string() + "\n",
+    )
+    .unwrap();
     std::os::unix::fs::symlink(&outside, proj.join("planted.jsonl")).unwrap();
     let out = arbor(h, &["import", "claude", "--all"]);
     assert!(out.status.success());
