@@ -81,7 +81,7 @@ impl AgentError {
 }
 
 /// Reads one session of `agent` at `path` (a file; for opencode a session id with
-/// [`opencode::read`]).
+/// [`opencode::Store::read`]).
 ///
 /// # Errors
 /// When the file cannot be read at all.
