@@ -177,6 +177,9 @@ fn convert(records: &[&Rec], out: &mut Session) {
     let mut tool_names: HashMap<String, String> = HashMap::new();
     let mut last_model: Option<String> = None;
     let mut fallback_ts = 0i64;
+    // Replies whose lines named a stop reason (most lines are written before the reply ends:
+    // `stop_reason: null`).
+    let mut stopped: HashSet<usize> = HashSet::new();
 
     let resolve = |mapped: &HashMap<String, Option<usize>>, start: Option<&str>| {
         let mut at = start;
@@ -307,6 +310,7 @@ fn convert(records: &[&Rec], out: &mut Session) {
                                 || stop == "error"
                             {
                                 a.stop_reason = stop;
+                                stopped.insert(target);
                             }
                             if a.error.is_none() {
                                 a.error = s(m, "error").map(str::to_string);
@@ -351,6 +355,9 @@ fn convert(records: &[&Rec], out: &mut Session) {
                         error: s(m, "error").map(str::to_string),
                     }),
                 });
+                if msg.get("stop_reason").is_some_and(|v| !v.is_null()) {
+                    stopped.insert(idx);
+                }
                 if let Some(id) = mid {
                     by_msg.insert(id, idx);
                 }
@@ -403,6 +410,17 @@ fn convert(records: &[&Rec], out: &mut Session) {
             other => {
                 out.report.unknown(other);
                 pass(&mut mapped);
+            }
+        }
+    }
+    // A reply no line of which named its stop reason stopped for its tool calls, if it made any.
+    for (i, n) in out.nodes.iter_mut().enumerate() {
+        if let NodeKind::Assistant(a) = &mut n.kind {
+            if !stopped.contains(&i)
+                && a.stop_reason == "stop"
+                && a.content.iter().any(|p| matches!(p, Part::ToolCall { .. }))
+            {
+                a.stop_reason = "toolUse".into();
             }
         }
     }

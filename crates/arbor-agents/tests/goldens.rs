@@ -136,5 +136,5 @@ fn arbor_context_on_each_import_equals_pi_152s() {
         assert_eq!(pick(&got), pick(&want["context"]), "{name}");
         checked += 1;
     }
-    assert_eq!(checked, 9, "every golden session checked");
+    assert_eq!(checked, 10, "every golden session checked");
 }

@@ -143,6 +143,42 @@ fn claude_real_fragment_reads_with_its_missing_parents_as_roots() {
     assert!(got[2].starts_with("- user "), "{}", got[2]);
 }
 
+#[test]
+fn claude_real_reply_over_two_lines_is_one_message_with_the_final_usage() {
+    let s = claude::read(&goldens().join(
+        "claude-real/projects/C--Users-Hardel-IdeaProjects-twichplay/9ecbeb02-4f54-4380-9b7b-38cdf9a92eab.jsonl",
+    ))
+    .unwrap();
+    assert!(s.report.is_clean(), "{:?}", s.report);
+    assert_eq!(
+        s.cwd.as_deref(),
+        Some(r"C:\Users\Hardel\IdeaProjects\twichplay")
+    );
+    assert_eq!(s.versions, ["1.0.51"]);
+    let got = shape(&s);
+    assert_eq!(got.len(), 3, "{got:#?}");
+    assert_eq!(got[0], "- model anthropic/claude-sonnet-4-20250514");
+    assert_eq!(
+        got[1],
+        r#"0 assistant claude-sonnet-4-20250514 toolUse ["call:toolu_014qExS3KR73RMGrui4anoLR:Read"] in=5 out=24 cr=17299 cw=262"#
+    );
+    // msg_01FD7cj8CxRDrzLMpPuZVEH3: a text line (output_tokens 11 so far) and a tool_use line
+    // (427): one message, the final count. Its parent is not in the excerpt: a root. Every
+    // line says `stop_reason: null` (written before the reply ended): it stopped to use a tool.
+    assert!(
+        got[2].starts_with("- assistant claude-sonnet-4-20250514 toolUse [\"text:Parfait ! J'ai"),
+        "{}",
+        got[2]
+    );
+    assert!(
+        got[2].ends_with(
+            r#""call:toolu_019Xtmc2e5WddjEPtrXDQwdp:Edit"] in=4 out=427 cr=17832 cw=525"#
+        ),
+        "{}",
+        got[2]
+    );
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
