@@ -60,7 +60,23 @@ fn sessions() -> BTreeMap<String, (Session, Option<String>)> {
     for r in store.sessions.iter().filter(|r| r.parent_id.is_none()) {
         add("opencode", store.read(&r.id).unwrap(), None, &mut out);
     }
+    let real = opencode_real();
+    let store = opencode::Store::load(real.path()).unwrap();
+    for r in &store.sessions {
+        add("opencode-real", store.read(&r.id).unwrap(), None, &mut out);
+    }
     out
+}
+
+/// goldens/agents/opencode-real/dump.sql as an opencode.db in a temporary directory.
+pub fn opencode_real() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let sql = std::fs::read_to_string(goldens().join("opencode-real/dump.sql")).unwrap();
+    rusqlite::Connection::open(d.path().join("opencode.db"))
+        .unwrap()
+        .execute_batch(&sql)
+        .unwrap();
+    d
 }
 
 fn pick(ctx: &Value) -> Value {
@@ -136,5 +152,5 @@ fn arbor_context_on_each_import_equals_pi_152s() {
         assert_eq!(pick(&got), pick(&want["context"]), "{name}");
         checked += 1;
     }
-    assert_eq!(checked, 10, "every golden session checked");
+    assert_eq!(checked, 11, "every golden session checked");
 }

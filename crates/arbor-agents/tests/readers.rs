@@ -407,3 +407,28 @@ fn opencode_reading_never_touches_the_database() {
         .collect();
     assert_eq!(names, ["opencode.db"], "no -wal, -shm or journal beside it");
 }
+
+#[test]
+fn opencode_real_database_one_message_per_model_call() {
+    let d = tempfile::tempdir().unwrap();
+    let sql = std::fs::read_to_string(goldens().join("opencode-real/dump.sql")).unwrap();
+    rusqlite::Connection::open(d.path().join("opencode.db"))
+        .unwrap()
+        .execute_batch(&sql)
+        .unwrap();
+    let store = opencode::Store::load(d.path()).unwrap();
+    let s = store.read("ses_f0de500f8ffeXvsiYJDOg5JtrU").unwrap();
+    assert!(s.report.is_clean(), "{:?}", s.report);
+    assert_eq!(s.versions, ["1.18.33"]);
+    assert_eq!(s.cwd.as_deref(), Some("/work/proj"));
+    assert_eq!(s.title.as_deref(), Some("The command printed fixture."));
+    assert_eq!(
+        shape(&s),
+        [
+            r#"- user ["text:\"run echo fixture please\""]"#,
+            r#"0 assistant fake-model toolUse ["call:call_1:bash"] in=120 out=8 cr=0 cw=0"#,
+            r#"1 result call_1 bash err=false ["text:fixture\n"]"#,
+            r#"2 assistant fake-model stop ["text:The command printed fixture."] in=50 out=6 cr=100 cw=0"#,
+        ]
+    );
+}

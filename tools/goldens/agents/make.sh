@@ -32,13 +32,19 @@ sets=(
 	"codex codex .codex/sessions:sessions"
 	"codex-real codex .codex/sessions:sessions"
 	"opencode opencode .local/share/opencode:."
+	"opencode-real opencode .local/share/opencode:-"
 )
 for s in "${sets[@]}"; do
 	read -r set agent map <<<"$s"
 	dst=${map%%:*} src=${map##*:}
 	home=$tmp/$set
 	mkdir -p "$home/$dst"
-	cp -R "$g/$set/$src/." "$home/$dst/"
+	if [[ $src == - ]]; then
+		# opencode-real: the database is made from the dump's excerpt.
+		sqlite3 "$home/$dst/opencode.db" <"$g/$set/dump.sql"
+	else
+		cp -R "$g/$set/$src/." "$home/$dst/"
+	fi
 	HOME=$home XDG_DATA_HOME=$home/.local/share "$arbor" import "$agent" --all --json >"$tmp/$set.json" 2>"$tmp/$set.err" || true
 	python3 - "$tmp/$set.json" "$set" "$home" "$g/expected" "$shim" "$here/pi-context.mjs" <<'PY'
 import json, subprocess, sys, os, re
