@@ -83,9 +83,14 @@ pub fn read(path: &Path) -> Result<Session, AgentError> {
             session.children.push(child);
         }
     }
-    // Subagents' files.
+    // Subagents' files: `<session>/subagents/agent-*.jsonl` (2.1), or beside the session
+    // (`agent-*.jsonl` whose records name this session: 1.0 and 2.0).
     if let Some(dir) = path.parent() {
-        for f in subagent_files(&dir.join(&stem)) {
+        let mut files = subagent_files(&dir.join(&stem));
+        if !is_subagent_file {
+            files.extend(sibling_agent_files(dir, &session.id));
+        }
+        for f in files {
             match read(&f) {
                 Ok(mut child) => {
                     if child.title.is_none() {
@@ -111,14 +116,44 @@ pub fn subagent_files(dir: &Path) -> Vec<PathBuf> {
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .map(|e| e.path())
+        .filter(|p| is_agent_file(p))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The `agent-*.jsonl` files in `dir` (Claude Code 1.0 and 2.0 kept subagents' transcripts
+/// beside the sessions) whose first record with a `sessionId` names `session` (their first
+/// 64 KB read; regular files only).
+fn sibling_agent_files(dir: &Path, session: &str) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = rd
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .filter(|p| is_agent_file(p))
         .filter(|p| {
-            p.extension().is_some_and(|x| x == "jsonl")
-                && p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("agent-"))
+            let head = arbor_store::read_regular_at_most(p, 64 << 10).unwrap_or_default();
+            head.split(|b| *b == b'\n').find_map(|l| {
+                serde_json::from_slice::<Value>(l)
+                    .ok()?
+                    .get("sessionId")?
+                    .as_str()
+                    .map(|id| id == session)
+            }) == Some(true)
         })
         .collect();
     out.sort();
     out
+}
+
+/// Whether `p` is named as a subagent's transcript (`agent-*.jsonl`).
+fn is_agent_file(p: &Path) -> bool {
+    p.extension().is_some_and(|x| x == "jsonl")
+        && p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("agent-"))
 }
 
 fn sidechain_groups<'a>(side: &[&'a Rec]) -> Vec<Vec<&'a Rec>> {
@@ -714,7 +749,7 @@ pub fn projects_dir() -> PathBuf {
 }
 
 /// Every session file under `projects` (`<project>/<id>.jsonl`, one level; subagents'
-/// files are read with their session), sorted.
+/// files, `agent-*.jsonl`, are read with their session), sorted.
 pub fn session_files(projects: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let Ok(rd) = std::fs::read_dir(projects) else {
@@ -731,6 +766,7 @@ pub fn session_files(projects: &Path) -> Vec<PathBuf> {
             let p = f.path();
             if f.file_type().is_ok_and(|t| t.is_file())
                 && p.extension().is_some_and(|x| x == "jsonl")
+                && !is_agent_file(&p)
             {
                 out.push(p);
             }

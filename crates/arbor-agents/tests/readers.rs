@@ -432,3 +432,38 @@ fn opencode_real_database_one_message_per_model_call() {
         ]
     );
 }
+
+#[test]
+fn claude_older_subagent_files_beside_the_session_are_its_children() {
+    let d = tempfile::tempdir().unwrap();
+    let main = write(
+        d.path(),
+        "proj/S1.jsonl",
+        concat!(
+            r#"{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"S1","message":{"role":"user","content":"main"}}"#,
+            "\n"
+        ),
+    );
+    write(
+        d.path(),
+        "proj/agent-1a2b3c4d.jsonl",
+        concat!(
+            r#"{"type":"user","uuid":"x1","parentUuid":null,"isSidechain":true,"agentId":"1a2b3c4d","sessionId":"S1","message":{"role":"user","content":"task"}}"#,
+            "\n"
+        ),
+    );
+    write(
+        d.path(),
+        "proj/agent-99999999.jsonl",
+        concat!(
+            r#"{"type":"user","uuid":"y1","parentUuid":null,"isSidechain":true,"agentId":"99999999","sessionId":"OTHER","message":{"role":"user","content":"not ours"}}"#,
+            "\n"
+        ),
+    );
+    let s = claude::read(&main).unwrap();
+    let kids: Vec<&str> = s.children.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(kids, ["1a2b3c4d"]);
+    // --all lists the sessions, not the subagents' files.
+    let files = claude::session_files(d.path());
+    assert_eq!(files, [main]);
+}
