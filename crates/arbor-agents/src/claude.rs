@@ -30,7 +30,7 @@ pub fn read(path: &Path) -> Result<Session, AgentError> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let mut report = Report::default();
-    let records = jsonl::objects(&bytes, &mut report);
+    let records = jsonl::objects_slim(&bytes, &mut report, slim);
     let mut main: Vec<&Rec> = Vec::new();
     let mut side: Vec<&Rec> = Vec::new();
     for r in &records {
@@ -120,6 +120,26 @@ pub fn subagent_files(dir: &Path) -> Vec<PathBuf> {
         .collect();
     out.sort();
     out
+}
+
+/// What the conversion never reads, dropped as each record is parsed: a tool's structured output
+/// beside its result (`toolUseResult`, often the result's text again; kept when it is an error
+/// string, which marks the result as failed), file-history snapshots, progress payloads.
+fn slim(m: &mut Map<String, Value>) {
+    if m.get("toolUseResult")
+        .is_some_and(|v| !v.as_str().is_some_and(|t| t.starts_with("Error")))
+    {
+        m.remove("toolUseResult");
+    }
+    match m.get("type").and_then(Value::as_str) {
+        Some("file-history-snapshot") => {
+            m.remove("snapshot");
+        }
+        Some("progress") => {
+            m.remove("data");
+        }
+        _ => {}
+    }
 }
 
 /// The `agent-*.jsonl` files in `dir` (Claude Code 1.0 and 2.0 kept subagents' transcripts
