@@ -61,7 +61,7 @@ pub fn read(path: &Path) -> Result<Session, AgentError> {
     let mut session = Session::new(Agent::Claude, id, jsonl::absolute(path));
     session.report = report;
     convert(&main, &mut session);
-    session.title = title(&records, &session);
+    session.title = title(&records);
 
     // Inline sidechains (before subagent files): one child per root.
     for group in sidechain_groups(&side) {
@@ -712,8 +712,8 @@ fn assistant_parts(
 }
 
 /// The title: the last `custom-title`, else the last `ai-title`, else the last `summary`
-/// whose `leafUuid` is in this file (else the last `summary`).
-fn title(records: &[Rec], session: &Session) -> Option<String> {
+/// whose `leafUuid` is in this file.
+fn title(records: &[Rec]) -> Option<String> {
     let last = |t: &str, k: &str| {
         records
             .iter()
@@ -733,17 +733,14 @@ fn title(records: &[Rec], session: &Session) -> Option<String> {
         .iter()
         .filter(|r| s(&r.1, "type") == Some("summary") && s(&r.1, "summary").is_some())
         .collect();
+    // A summary of a leaf that is not in this file is another session's (older versions
+    // wrote those at the top of a resumed session).
     summaries
         .iter()
         .rev()
         .find(|r| s(&r.1, "leafUuid").is_some_and(|l| uuids.contains(l)))
-        .or(summaries.last())
         .and_then(|r| s(&r.1, "summary"))
         .map(str::to_string)
-        .or_else(|| {
-            let _ = session;
-            None
-        })
 }
 
 /// The first user text of a session, cut to 80 characters (a subagent's title).

@@ -548,7 +548,7 @@ fn compaction_summary(p: &Map<String, Value>) -> String {
 }
 
 /// The id in a rollout's file name (`rollout-<time>-<uuid>.jsonl`), else the file's stem.
-fn rollout_id(path: &Path) -> String {
+pub fn rollout_id(path: &Path) -> String {
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

@@ -84,29 +84,21 @@ pub fn resolve(agent: Agent, root: &Path, arg: &str) -> Result<Source, AgentErro
         return Ok(Source::File(agent, p.to_path_buf()));
     }
     let candidates = all(agent, root)?;
+    // Each candidate's id as its file names it (Claude: `<id>.jsonl`; Codex:
+    // `rollout-<time>-<id>.jsonl`); an exact id first, else a unique prefix of one.
     let key = |s: &Source| match s {
+        Source::File(Agent::Codex, p) => codex::rollout_id(p),
         Source::File(_, p) => p
             .file_stem()
             .map(|x| x.to_string_lossy().into_owned())
             .unwrap_or_default(),
         Source::Opencode(_, id) => id.clone(),
     };
-    let exact: Vec<&Source> = candidates
-        .iter()
-        .filter(|s| {
-            let k = key(s);
-            k == arg || k.ends_with(&format!("-{arg}"))
-        })
-        .collect();
+    let exact: Vec<&Source> = candidates.iter().filter(|s| key(s) == arg).collect();
     let found: Vec<&Source> = if exact.is_empty() {
         candidates
             .iter()
-            .filter(|s| {
-                let k = key(s);
-                k.starts_with(arg)
-                    || k.rsplit_once("T")
-                        .is_some_and(|_| k.contains(&format!("-{arg}")))
-            })
+            .filter(|s| !arg.is_empty() && key(s).starts_with(arg))
             .collect()
     } else {
         exact
