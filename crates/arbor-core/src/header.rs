@@ -37,13 +37,20 @@ pub fn locate<'l>(
 }
 
 /// The header key that links a fork to the session it was made from: pi's and omp's
-/// `parentSession`, else pi_agent_rust's `branchedFrom` (its name for the same link, the path of
-/// the parent file; pi_agent_rust reads `parentSession` as an alias, so `parentSession` wins when
-/// both are there). `None` when the header has neither. Every reader of the fork link asks here.
+/// `parentSession`; else, in a version 3 header, pi_agent_rust's `branchedFrom` (its name for the
+/// same link, the path of the parent file; pi_agent_rust reads `parentSession` as an alias, so
+/// `parentSession` wins when both are there). pi's own v1 headers carried a `branchedFrom` too,
+/// which pi 1.5.2 keeps through its migration and never reads: a header without `"version":3`
+/// keeps it unread here as well (`goldens/pi/list/g-junk-then-header-v1`). `None` when the header
+/// has no link. Every reader of the fork link asks here.
 pub fn fork_link_key(line: &[u8], fields: &Fields) -> Option<&'static str> {
-    ["parentSession", "branchedFrom"]
-        .into_iter()
-        .find(|k| fields.get(line, k).is_some())
+    if fields.get(line, "parentSession").is_some() {
+        return Some("parentSession");
+    }
+    let v3 = fields
+        .get(line, "version")
+        .is_some_and(|(raw, _)| raw == b"3");
+    (v3 && fields.get(line, "branchedFrom").is_some()).then_some("branchedFrom")
 }
 
 /// The first two lines of `head` (the start of a file), for [`locate`].
@@ -92,8 +99,13 @@ mod tests {
             fork_link_key(line, &f)
         };
         assert_eq!(
-            key(b"{\"type\":\"session\",\"branchedFrom\":\"/p.jsonl\"}"),
+            key(b"{\"type\":\"session\",\"version\":3,\"branchedFrom\":\"/p.jsonl\"}"),
             Some("branchedFrom")
+        );
+        // pi's own v1 header: pi never reads it.
+        assert_eq!(
+            key(b"{\"type\":\"session\",\"branchedFrom\":\"/p.jsonl\"}"),
+            None
         );
         assert_eq!(
             key(b"{\"type\":\"session\",\"branchedFrom\":\"/b\",\"parentSession\":\"/p\"}"),
