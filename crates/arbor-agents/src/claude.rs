@@ -17,7 +17,114 @@ use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-type Rec = (u64, Map<String, Value>);
+/// What the first pass keeps of a line: where it is and its place in the tree. The records
+/// themselves are parsed again, one at a time, while they are converted: a large file is never
+/// held in memory as parsed JSON.
+struct Info {
+    /// Its line number (1-based).
+    n: u64,
+    /// Its bytes in the file.
+    range: std::ops::Range<usize>,
+    uuid: Option<String>,
+    /// `parentUuid` (a compaction boundary's `logicalParentUuid`).
+    parent: Option<String>,
+    sidechain: bool,
+    /// A sidechain record's `agentId`.
+    agent: Option<String>,
+}
+
+/// The first pass: every line's [`Info`] (bad lines reported), the session ids seen first
+/// (`sessionId` of the main chain, `agentId` of a sidechain), and the title records.
+fn scan(bytes: &[u8], report: &mut Report) -> (Vec<Info>, Option<String>, Titles) {
+    let mut infos = Vec::new();
+    let mut session_id = None;
+    let mut titles = Titles::default();
+    let mut start = 0usize;
+    let mut n = 0u64;
+    while start < bytes.len() {
+        n += 1;
+        let (end, next, complete) = match bytes[start..].iter().position(|b| *b == b'\n') {
+            Some(i) => (start + i, start + i + 1, true),
+            None => (bytes.len(), bytes.len(), false),
+        };
+        let range = start..end;
+        start = next;
+        let mut line = &bytes[range.clone()];
+        if let Some(l) = line.strip_suffix(b"\r") {
+            line = l;
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if !complete {
+            report.bad(
+                n,
+                "last line has no newline (still being written?): skipped",
+            );
+            continue;
+        }
+        let f = match arbor_core::entry::parse_fields(line) {
+            Ok(f) => f,
+            Err(arbor_core::entry::LineError::NotObject) => {
+                report.bad(n, "not a JSON object");
+                continue;
+            }
+            Err(e) => {
+                report.bad(n, format!("not JSON: {e}"));
+                continue;
+            }
+        };
+        let st = |k: &str| {
+            f.str(line, k)
+                .filter(|v| !v.is_empty())
+                .map(|v| v.into_owned())
+        };
+        let kind = st("type");
+        let boundary = kind.as_deref() == Some("system")
+            && st("subtype").as_deref() == Some("compact_boundary");
+        let parent = if boundary {
+            st("logicalParentUuid").or_else(|| st("parentUuid"))
+        } else {
+            st("parentUuid")
+        };
+        let sidechain = f
+            .get(line, "isSidechain")
+            .is_some_and(|(raw, _)| raw == b"true");
+        if session_id.is_none() && !sidechain {
+            session_id = st("sessionId");
+        }
+        match kind.as_deref() {
+            Some("custom-title") => titles.custom = st("customTitle").or(titles.custom.take()),
+            Some("ai-title") => titles.ai = st("aiTitle").or(titles.ai.take()),
+            Some("summary") => {
+                if let Some(t) = st("summary") {
+                    titles.summaries.push((t, st("leafUuid")));
+                }
+            }
+            _ => {}
+        }
+        infos.push(Info {
+            n,
+            range: range.start..range.start + line.len(),
+            uuid: st("uuid"),
+            parent,
+            sidechain,
+            agent: if sidechain { st("agentId") } else { None },
+        });
+    }
+    (infos, session_id, titles)
+}
+
+/// The title records of a file.
+#[derive(Default)]
+struct Titles {
+    /// The last `custom-title`.
+    custom: Option<String>,
+    /// The last `ai-title`.
+    ai: Option<String>,
+    /// Every `summary` with its `leafUuid`.
+    summaries: Vec<(String, Option<String>)>,
+}
 
 /// Reads the Claude Code session file `path` (and its subagents' files beside it).
 ///
@@ -30,54 +137,42 @@ pub fn read(path: &Path) -> Result<Session, AgentError> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let mut report = Report::default();
-    let records = jsonl::objects_slim(&bytes, &mut report, slim);
-    let mut main: Vec<&Rec> = Vec::new();
-    let mut side: Vec<&Rec> = Vec::new();
-    for r in &records {
-        if flag(&r.1, "isSidechain") {
-            side.push(r);
+    let (infos, session_id, titles) = scan(&bytes, &mut report);
+    let (mut main, mut side): (Vec<&Info>, Vec<&Info>) = (Vec::new(), Vec::new());
+    for i in &infos {
+        if i.sidechain {
+            side.push(i);
         } else {
-            main.push(r);
+            main.push(i);
         }
     }
     // A subagent's own file holds nothing but its sidechain.
-    let is_subagent_file = main.iter().all(|r| s(&r.1, "uuid").is_none()) && !side.is_empty();
+    let is_subagent_file = main.iter().all(|i| i.uuid.is_none()) && !side.is_empty();
     let (main, side) = if is_subagent_file {
         (side, Vec::new())
     } else {
         (main, side)
     };
-    let id = main
-        .iter()
-        .find_map(|r| {
-            if is_subagent_file {
-                s(&r.1, "agentId")
-            } else {
-                s(&r.1, "sessionId")
-            }
-        })
-        .map(str::to_string)
-        .unwrap_or_else(|| stem.clone());
+    let id = if is_subagent_file {
+        main.iter().find_map(|i| i.agent.clone())
+    } else {
+        session_id
+    }
+    .unwrap_or_else(|| stem.clone());
     let mut session = Session::new(Agent::Claude, id, jsonl::absolute(path));
     session.report = report;
-    convert(&main, &mut session);
-    session.title = title(&records);
+    convert(&bytes, &main, &mut session);
+    session.title = title(&titles, &infos);
 
     // Inline sidechains (before subagent files): one child per root.
     for group in sidechain_groups(&side) {
         let cid = group
             .iter()
-            .find_map(|r| s(&r.1, "agentId"))
-            .map(str::to_string)
-            .or_else(|| {
-                group
-                    .first()
-                    .and_then(|r| s(&r.1, "uuid"))
-                    .map(str::to_string)
-            })
+            .find_map(|i| i.agent.clone())
+            .or_else(|| group.first().and_then(|i| i.uuid.clone()))
             .unwrap_or_default();
         let mut child = Session::new(Agent::Claude, cid, jsonl::absolute(path));
-        convert(&group, &mut child);
+        convert(&bytes, &group, &mut child);
         child.title = first_user_text(&child);
         if !child.nodes.is_empty() {
             session.children.push(child);
@@ -176,16 +271,16 @@ fn is_agent_file(p: &Path) -> bool {
             .is_some_and(|n| n.to_string_lossy().starts_with("agent-"))
 }
 
-fn sidechain_groups<'a>(side: &[&'a Rec]) -> Vec<Vec<&'a Rec>> {
+fn sidechain_groups<'a>(side: &[&'a Info]) -> Vec<Vec<&'a Info>> {
     let parent: HashMap<&str, Option<&str>> = side
         .iter()
-        .filter_map(|r| s(&r.1, "uuid").map(|u| (u, s(&r.1, "parentUuid"))))
+        .filter_map(|i| i.uuid.as_deref().map(|u| (u, i.parent.as_deref())))
         .collect();
     let mut order: Vec<String> = Vec::new();
-    let mut groups: HashMap<String, Vec<&'a Rec>> = HashMap::new();
-    for r in side {
-        let mut root = s(&r.1, "uuid").unwrap_or("").to_string();
-        let mut at = s(&r.1, "parentUuid");
+    let mut groups: HashMap<String, Vec<&'a Info>> = HashMap::new();
+    for i in side {
+        let mut root = i.uuid.clone().unwrap_or_default();
+        let mut at = i.parent.as_deref();
         let mut steps = 0;
         while let Some(p) = at {
             match parent.get(p) {
@@ -203,7 +298,7 @@ fn sidechain_groups<'a>(side: &[&'a Rec]) -> Vec<Vec<&'a Rec>> {
         if !groups.contains_key(&root) {
             order.push(root.clone());
         }
-        groups.entry(root).or_default().push(r);
+        groups.entry(root).or_default().push(i);
     }
     order
         .into_iter()
@@ -212,19 +307,11 @@ fn sidechain_groups<'a>(side: &[&'a Rec]) -> Vec<Vec<&'a Rec>> {
 }
 
 /// The conversion of one chain of records (a session or one sidechain) into nodes.
-fn convert(records: &[&Rec], out: &mut Session) {
+fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session) {
     // Every record's parent, so that a line skipped (or not yet seen) passes its children on.
-    let parents: HashMap<&str, Option<&str>> = records
+    let parents: HashMap<&str, Option<&str>> = chain
         .iter()
-        .filter_map(|r| {
-            let m = &r.1;
-            let p = if s(m, "subtype") == Some("compact_boundary") {
-                s(m, "logicalParentUuid").or(s(m, "parentUuid"))
-            } else {
-                s(m, "parentUuid")
-            };
-            s(m, "uuid").map(|u| (u, p))
-        })
+        .filter_map(|i| i.uuid.as_deref().map(|u| (u, i.parent.as_deref())))
         .collect();
     let mut mapped: HashMap<String, Option<usize>> = HashMap::new();
     let mut by_msg: HashMap<String, usize> = HashMap::new();
@@ -252,7 +339,21 @@ fn convert(records: &[&Rec], out: &mut Session) {
         None
     };
 
-    for (line, m) in records.iter().map(|r| (r.0, &r.1)) {
+    for info in chain {
+        let line = info.n;
+        let record = match serde_json::from_slice::<Value>(&bytes[info.range.clone()]) {
+            Ok(Value::Object(mut m)) => {
+                slim(&mut m);
+                m
+            }
+            Ok(_) => continue,
+            Err(e) => {
+                // The first pass read it; serde_json's depth limit did not.
+                out.report.bad(line, format!("not JSON: {e}"));
+                continue;
+            }
+        };
+        let m = &record;
         let t = s(m, "type").unwrap_or("");
         let uuid = s(m, "uuid");
         let key = uuid.map_or_else(|| format!("line-{line}"), str::to_string);
@@ -712,35 +813,18 @@ fn assistant_parts(
 }
 
 /// The title: the last `custom-title`, else the last `ai-title`, else the last `summary`
-/// whose `leafUuid` is in this file.
-fn title(records: &[Rec]) -> Option<String> {
-    let last = |t: &str, k: &str| {
-        records
-            .iter()
-            .rev()
-            .find(|r| s(&r.1, "type") == Some(t) && s(&r.1, k).is_some())
-            .and_then(|r| s(&r.1, k))
-            .map(str::to_string)
-    };
-    if let Some(t) = last("custom-title", "customTitle") {
-        return Some(t);
+/// whose `leafUuid` is in this file (a summary of a leaf elsewhere is another session's: older
+/// versions wrote those at the top of a resumed session).
+fn title(t: &Titles, infos: &[Info]) -> Option<String> {
+    if let Some(c) = t.custom.clone().or_else(|| t.ai.clone()) {
+        return Some(c);
     }
-    if let Some(t) = last("ai-title", "aiTitle") {
-        return Some(t);
-    }
-    let uuids: HashSet<&str> = records.iter().filter_map(|r| s(&r.1, "uuid")).collect();
-    let summaries: Vec<&Rec> = records
-        .iter()
-        .filter(|r| s(&r.1, "type") == Some("summary") && s(&r.1, "summary").is_some())
-        .collect();
-    // A summary of a leaf that is not in this file is another session's (older versions
-    // wrote those at the top of a resumed session).
-    summaries
+    let uuids: HashSet<&str> = infos.iter().filter_map(|i| i.uuid.as_deref()).collect();
+    t.summaries
         .iter()
         .rev()
-        .find(|r| s(&r.1, "leafUuid").is_some_and(|l| uuids.contains(l)))
-        .and_then(|r| s(&r.1, "summary"))
-        .map(str::to_string)
+        .find(|(_, leaf)| leaf.as_deref().is_some_and(|l| uuids.contains(l)))
+        .map(|(s, _)| s.clone())
 }
 
 /// The first user text of a session, cut to 80 characters (a subagent's title).
