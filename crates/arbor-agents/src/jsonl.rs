@@ -25,16 +25,6 @@ pub(crate) fn absolute(path: &Path) -> std::path::PathBuf {
 /// or not an object, is reported and skipped; so is a last line without its newline (the
 /// agent may still be writing it: a later import takes it). Blank lines are passed over.
 pub(crate) fn objects(bytes: &[u8], report: &mut Report) -> Vec<(u64, Map<String, Value>)> {
-    objects_slim(bytes, report, |_| {})
-}
-
-/// [`objects`], each record passed through `slim` as it is read (a reader drops there what it
-/// never uses, so that a large file is not held twice in memory).
-pub(crate) fn objects_slim(
-    bytes: &[u8],
-    report: &mut Report,
-    slim: impl Fn(&mut Map<String, Value>),
-) -> Vec<(u64, Map<String, Value>)> {
     let mut out = Vec::new();
     let mut start = 0usize;
     let mut n = 0u64;
@@ -57,10 +47,7 @@ pub(crate) fn objects_slim(
             continue;
         }
         match serde_json::from_slice::<Value>(line) {
-            Ok(Value::Object(mut m)) => {
-                slim(&mut m);
-                out.push((n, m))
-            }
+            Ok(Value::Object(m)) => out.push((n, m)),
             Ok(other) => report.bad(n, format!("not a JSON object but {}", kind_of(&other))),
             Err(e) => report.bad(n, format!("not JSON: {e}")),
         }
