@@ -647,6 +647,34 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the sessions to agents over the Model Context Protocol (stdio, or --http).
+    #[command(
+        after_help = "Tools: search_sessions, list_sessions, get_session, get_usage (and the readers and,\nwith --allow-writes, the write tools); resources: arbor://session/ID. Everything served is\nredacted unless --no-redact, and bounded (a cursor continues). Stdout carries only the\nprotocol; messages go to stderr.\n\nExamples:\n  pi mcp add arbor -- arbor mcp --all\n  arbor mcp --http 127.0.0.1:8765\n  arbor mcp --http 0.0.0.0:8765 --allow-remote --token-file ~/.config/arbor/token"
+    )]
+    Mcp {
+        #[command(flatten)]
+        scope: ScopeOpts,
+        /// Serve streamable HTTP at this address (a loopback one unless --allow-remote)
+        /// instead of stdio.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
+        /// With --http: listen on a non-loopback address; every request must then carry
+        /// `Authorization: Bearer TOKEN` with the token of --token-file.
+        #[arg(long, requires = "http", requires = "token_file")]
+        allow_remote: bool,
+        /// With --http: the bearer token every request must carry (a file readable by its
+        /// owner alone, as ssh wants its keys).
+        #[arg(long, value_name = "FILE", requires = "http")]
+        token_file: Option<PathBuf>,
+        /// Offer the write tools (label_entry, name_session, fork_session).
+        #[arg(long)]
+        allow_writes: bool,
+        /// Serve session text as it is (default: secrets replaced by [REDACTED:kind]).
+        #[arg(long)]
+        no_redact: bool,
+        #[command(flatten)]
+        catalog: CatalogOpt,
+    },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
         after_help = "Examples:\n  arbor completions bash > ~/.local/share/bash-completion/completions/arbor\n  arbor completions zsh > ~/.zfunc/_arbor\n  arbor completions fish > ~/.config/fish/completions/arbor.fish"

@@ -56,6 +56,57 @@ pub fn format_iso_ms(ms: i64) -> String {
     format!("{year}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}Z")
 }
 
+/// The longest span back from now `since` takes: 100 years, in milliseconds.
+pub const MAX_SPAN_MS: f64 = 100.0 * 365.25 * 86_400_000.0;
+
+/// `--since`: a date, a date-time, or a span back from now.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Since {
+    /// A point in time, ms since the epoch.
+    At(f64),
+    /// A span back from now, in ms.
+    Ago(f64),
+}
+
+impl Since {
+    /// The point in time, for spans counted back from `now_ms`.
+    pub fn at(self, now_ms: f64) -> f64 {
+        match self {
+            Since::At(ms) => ms,
+            Since::Ago(span) => now_ms - span,
+        }
+    }
+}
+
+/// Reads `--since` (and the MCP server's `since`/`until`): `YYYY-MM-DD`, an ISO date-time, or a span back from now (`30m`, `12h`,
+/// `7d`, `2w`) of at most 100 years.
+pub fn since(s: &str) -> Result<Since, String> {
+    let t = s.trim();
+    if let Some(n) = t.strip_suffix(|c: char| matches!(c, 'm' | 'h' | 'd' | 'w')) {
+        if let Ok(v) = n.parse::<f64>() {
+            let unit = match t.chars().last() {
+                Some('m') => 60_000.0,
+                Some('h') => 3_600_000.0,
+                Some('d') => 86_400_000.0,
+                _ => 7.0 * 86_400_000.0,
+            };
+            let span = v * unit;
+            if !span.is_finite() || !(0.0..=MAX_SPAN_MS).contains(&span) {
+                return Err(format!(
+                    "a span back from now must be from 0 to 100 years, got '{s}'"
+                ));
+            }
+            return Ok(Since::Ago(span));
+        }
+    }
+    match parse_iso_ms(t) {
+        Some(ms) => Ok(Since::At(ms)),
+        None => Err(format!(
+            "expected a date (2025-01-31), a date-time (2025-01-31T12:00:00Z) or a span (30m, 12h, 7d, 2w), got '{s}'"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

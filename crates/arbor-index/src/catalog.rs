@@ -360,6 +360,13 @@ pub fn sort_like_pi(listed: &mut [Listed], all: bool) {
 }
 
 impl Listed {
+    /// Whether the session is omp's (the TOOL column of `ls`, `--tool`, the MCP server's
+    /// `agent`): the directory decides (omp reads a plain, pi-format session that lives in
+    /// its directory; pi never does), else the file's own marks.
+    pub fn shown_as_omp(&self, in_omp_dir: bool) -> bool {
+        self.omp || in_omp_dir
+    }
+
     /// What a table shows: the name, omp's title, or the first message (a lone surrogate
     /// shown as U+FFFD).
     pub fn display_title(&self) -> std::borrow::Cow<'_, str> {

@@ -58,6 +58,7 @@
 mod catalog;
 mod db_file;
 mod error;
+pub mod fresh;
 pub mod history;
 pub mod prepared;
 mod rank;

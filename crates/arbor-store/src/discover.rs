@@ -189,6 +189,21 @@ pub fn known_not_session(e: &crate::StoreError) -> bool {
     )
 }
 
+/// Why `f` was not read as a session, without its path (the caller names the file once):
+/// empty for a file known not to be a session ([`known_not_session`]), which is passed over
+/// without a word.
+pub fn why_not(f: &Path, e: &crate::StoreError) -> String {
+    if known_not_session(e) {
+        return String::new();
+    }
+    let text = e.to_string();
+    let path = format!("{}: ", f.display());
+    text.strip_prefix(&path)
+        .unwrap_or(&text)
+        .trim_end_matches(" (the file was not modified)")
+        .to_string()
+}
+
 /// pi 1.5's `SessionManager.list(cwd, sessionDir)`: the sessions of `session_dir` (default:
 /// `cwd`'s directory under `agent_dir`), newest `modified` first. A directory that is not
 /// `cwd`'s default keeps only the sessions whose header `cwd` is `cwd` (both resolved as

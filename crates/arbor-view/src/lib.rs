@@ -69,6 +69,7 @@ mod fork;
 mod render;
 mod snippet;
 mod stats;
+pub mod stats_catalog;
 mod words;
 
 /// The secret scanner and its redaction, the one `arbor secrets`, [`fork_redacted`] and the
@@ -92,7 +93,7 @@ pub use render::{
 };
 pub use secrets::redact as redact_text;
 pub use stats::{
-    aggregate as aggregate_stats, canon_of, from_files as stats_from_files, parent_index,
+    aggregate as aggregate_stats, aggregate_between as aggregate_stats_between, canon_of, from_files as stats_from_files, parent_index,
     By as StatsBy, Counted, Loaded as SessionSpends, Row as StatsRow, Stats,
 };
 pub use words::count;

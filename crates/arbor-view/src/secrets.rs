@@ -724,6 +724,22 @@ pub fn redact(text: &str) -> Cow<'_, str> {
     Cow::Owned(replace(text, &found))
 }
 
+/// [`redact`] for a string value whose member name is `key` (see [`find_in`]): what the
+/// MCP server applies to every string it serves.
+///
+/// ```
+/// use arbor_view::secrets::redact_in;
+/// assert_eq!(redact_in(None, "no secret here"), "no secret here");
+/// assert_eq!(redact_in(None, "AKIAIOSFODNN7EXAMPLE"), "[REDACTED:aws-access-key]");
+/// ```
+pub fn redact_in<'a>(key: Option<&str>, text: &'a str) -> Cow<'a, str> {
+    let found = find_in(key, text);
+    if found.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(replace(text, &found))
+}
+
 /// `text` with each of `found` (in order, without overlaps) replaced by `[REDACTED:kind]`.
 fn replace(text: &str, found: &[Secret]) -> String {
     let mut out = String::with_capacity(text.len());

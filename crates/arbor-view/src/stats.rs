@@ -160,6 +160,17 @@ pub struct Stats {
 /// The rows of `sessions` grouped `by`, with only the turns at or after `since` (ms since the
 /// epoch) when given, and their total.
 pub fn aggregate(sessions: &[Counted], by: By, since: Option<f64>) -> Stats {
+    aggregate_between(sessions, by, since, None)
+}
+
+/// [`aggregate`] with only the turns before `until` (ms since the epoch) too, when given (a
+/// bucket whose times straddle `until` was split into its spends before, as for `since`).
+pub fn aggregate_between(
+    sessions: &[Counted],
+    by: By,
+    since: Option<f64>,
+    until: Option<f64>,
+) -> Stats {
     let mut rows: BTreeMap<String, Row> = BTreeMap::new();
     let mut total = Row {
         group: "total".into(),
@@ -176,6 +187,11 @@ pub fn aggregate(sessions: &[Counted], by: By, since: Option<f64>) -> Stats {
                 // A turn without a readable time is not "since" anything. A bucket whose
                 // times straddle `since` was split into its spends before.
                 if b.utc_day.is_none() || b.min_ms < since {
+                    continue;
+                }
+            }
+            if let Some(until) = until {
+                if b.utc_day.is_none() || b.max_ms >= until {
                     continue;
                 }
             }

@@ -3,8 +3,7 @@ use anyhow::{Context as _, Result};
 use arbor_core::Dialect;
 use arbor_index::history::{History, HistoryEntry};
 use arbor_index::{
-    Catalog, IndexError, IndexKinds, Kind, Listed, Progress, RefreshOptions, RefreshStats,
-    SearchQuery,
+    Catalog, IndexError, IndexKinds, Listed, Progress, RefreshOptions, RefreshStats, SearchQuery,
 };
 use arbor_store::locate::Locator;
 use arbor_store::paths;
@@ -100,15 +99,43 @@ fn with_rebuild<T>(
     cat: &mut Catalog,
     f: impl FnMut(&mut Catalog, bool) -> Result<T, IndexError>,
 ) -> Result<T> {
-    let path = cat.path().to_path_buf();
-    Ok(cat.recovering(f, &mut |r: &arbor_index::Recovery| {
+    Ok(arbor_index::fresh::with_rebuild(
+        cat,
+        &mut CliReport::new(),
+        f,
+    )?)
+}
+
+/// What the CLI shows of a refresh (`arbor_index::fresh`): a progress bar when there is real
+/// work, a warning when the catalog was rebuilt, the files that could not be indexed.
+struct CliReport {
+    bar: Bar,
+}
+
+impl CliReport {
+    fn new() -> CliReport {
+        CliReport { bar: Bar::new() }
+    }
+}
+
+impl arbor_index::fresh::Report for CliReport {
+    fn progress(&mut self, p: Progress) {
+        self.bar.update(p);
+    }
+    fn finished(&mut self) {
+        self.bar.finish();
+    }
+    fn recovered(&mut self, path: &Path, r: &arbor_index::Recovery) {
         say_err!(
             "arbor: warning: the catalog {} is damaged ({}); it was moved to {} and is rebuilt from the session files",
             path.display(),
             r.detail,
             r.aside.display()
         );
-    })?)
+    }
+    fn refreshed(&mut self, stats: &RefreshStats) {
+        warn_failed(stats);
+    }
 }
 
 fn warn_failed(stats: &RefreshStats) {
@@ -133,34 +160,24 @@ pub fn refreshed_listing(
     refresh_or_trust(cat, dirs, RefreshOptions::default().with_texts(texts))
 }
 
-/// Whether a live watcher of `cat` may be asked instead of looking at the files: a catalog
-/// file (not one in memory) that was not just created.
+/// Whether a live watcher of `cat` may be asked instead of looking at the files.
 pub fn watcher_may_answer(cat: &Catalog) -> bool {
-    cat.report.in_memory_because.is_none() && !cat.report.created
+    arbor_index::fresh::watcher_may_answer(cat)
 }
 
-/// [`refresh`], or, when a live watcher vouches that the catalog holds every change to `dirs`,
-/// the catalog's rows without looking at the files: the listing the watcher prepared
-/// ([`arbor_index::watch::listing`]), or, when no listing is wanted, its word
-/// ([`arbor_index::watch::vouches`]).
+/// [`refresh`], or the catalog's rows when a live watcher vouches for them
+/// ([`arbor_index::fresh::listing`]).
 fn refresh_or_trust(
     cat: &mut Catalog,
     dirs: &[PathBuf],
     opts: RefreshOptions,
 ) -> Result<(Vec<Listed>, RefreshStats)> {
-    if watcher_may_answer(cat) {
-        if opts.listing {
-            if let Some(listed) = arbor_index::watch::listing(cat.path(), dirs) {
-                return Ok((listed, RefreshStats::default()));
-            }
-        } else {
-            let keys: Vec<String> = dirs.iter().map(|d| arbor_index::dir_key(d)).collect();
-            if arbor_index::watch::vouches(cat.path(), &keys) {
-                return Ok((Vec::new(), RefreshStats::default()));
-            }
-        }
-    }
-    refresh(cat, dirs, opts)
+    Ok(arbor_index::fresh::listing(
+        cat,
+        dirs,
+        opts,
+        &mut CliReport::new(),
+    )?)
 }
 
 fn refresh(
@@ -168,13 +185,12 @@ fn refresh(
     dirs: &[PathBuf],
     opts: RefreshOptions,
 ) -> Result<(Vec<Listed>, RefreshStats)> {
-    let mut bar = Bar::new();
-    let r = with_recovery(cat, |c| c.refresh_dirs(dirs, opts, &mut |p| bar.update(p)));
-    bar.finish();
-    let (mut listed, stats) = r?;
-    warn_failed(&stats);
-    arbor_index::sort_like_pi(&mut listed, dirs.len() > 1);
-    Ok((listed, stats))
+    Ok(arbor_index::fresh::refresh(
+        cat,
+        dirs,
+        opts,
+        &mut CliReport::new(),
+    )?)
 }
 
 fn stdout_all(bytes: &[u8]) -> Result<()> {
@@ -394,41 +410,12 @@ pub fn search(
     loc: &Locator,
     catalog: Option<&Path>,
 ) -> Result<ExitCode> {
-    let mut kinds: Option<Vec<Kind>> = None;
-    if !o.roles.is_empty() {
-        let mut v = Vec::new();
-        for r in o.roles {
-            for part in r.split(',') {
-                match Kind::parse_role(part) {
-                    Some(ks) => v.extend(ks),
-                    None => {
-                        return Err(crate::report::Usage(format!(
-                            "--role: unknown role '{part}' (user, assistant, thinking, toolResult, bashExecution, tool, compaction, branchSummary, summary, name, label, system, contextEdit)"
-                        ))
-                        .into())
-                    }
-                }
-            }
-        }
-        kinds = Some(v);
-    }
-    let mut need = o.kinds;
-    for k in kinds.iter().flatten() {
-        match k {
-            Kind::Thinking => need.thinking = true,
-            Kind::ToolResult | Kind::BashExecution => need.tools = true,
-            _ => {}
-        }
-    }
-    // Opt-in kinds are searched only when asked for, even if the catalog holds them.
-    if kinds.is_none() {
-        kinds = Some(
-            Kind::ALL
-                .into_iter()
-                .filter(|k| !k.is_opt_in() || need.includes(*k))
-                .collect(),
-        );
-    }
+    let (kinds, need) = arbor_index::fresh::search_kinds(o.roles, o.kinds).map_err(|part| {
+        crate::report::Usage(format!(
+            "--role: unknown role '{part}' ({})",
+            arbor_index::fresh::ROLE_NAMES
+        ))
+    })?;
     let scope = o.scope.scope();
     let dirs = loc.project_dirs(scope)?;
     let since_ms = o.since.map(|s| s.at(arbor_store::ids::now_ms() as f64));
@@ -446,11 +433,8 @@ pub fn search(
             }
         );
     }
-    let texts_only = RefreshOptions::default()
-        .with_texts(true)
-        .with_listing(false);
     let mut q = SearchQuery::new(o.query);
-    q.kinds = kinds;
+    q.kinds = Some(kinds);
     q.since_ms = since_ms;
     q.dirs = Some(dirs.iter().map(|d| arbor_index::dir_key(d)).collect());
     q.limit = o.limit;
@@ -463,65 +447,10 @@ pub fn search(
     // Matched words are marked with private-use characters, which no sanitizer touches and
     // no session text is likely to hold: replaced by colour, or turned into offsets for JSON.
     q.marks = (MARK_ON.into(), MARK_OFF.into());
-    // A live watcher that vouches for the directories answers from its own connection (see
-    // `arbor_index::watch::search`). Without a watcher's word for the catalog, the directories
-    // are read and `stat`ed on another thread while the catalog is searched (both take 10-30 ms
-    // at 10,000 sessions); the answer is given only once the files are known to be as indexed,
-    // else the catalog is brought up to date and searched again.
-    let may_ask = !new_kinds && watcher_may_answer(&cat);
-    let answered = if may_ask {
-        arbor_index::watch::search(&cat, &q, &dirs)
-    } else {
-        None
-    };
-    let check_after = if answered.is_some() {
-        false
-    } else if !may_ask {
-        refresh(&mut cat, &dirs, texts_only)?;
-        false
-    } else {
-        let keys: Vec<String> = dirs.iter().map(|d| arbor_index::dir_key(d)).collect();
-        !arbor_index::watch::vouches(cat.path(), &keys)
-    };
-    let run = |cat: &mut Catalog| {
-        with_rebuild(cat, |c, rebuilt| {
-            if rebuilt {
-                c.require_kinds(need)?;
-                c.refresh_dirs(&dirs, texts_only, &mut |_| {})?;
-            }
-            c.search_with_total(&q)
-        })
-    };
-    let (hits, total) = if let Some(answer) = answered {
-        answer
-    } else if check_after {
-        std::thread::scope(|s| -> Result<_> {
-            let reader = s.spawn(|| {
-                dirs.iter()
-                    .map(|d| arbor_index::read_dir_listing(d))
-                    .collect::<Vec<_>>()
-            });
-            let first = run(&mut cat);
-            let listings = reader
-                .join()
-                .map_err(|_| anyhow::anyhow!("reading the session directories failed"))?;
-            let first = first?;
-            let mut bar = Bar::new();
-            let r = with_recovery(&mut cat, |c| {
-                c.refresh_listings(&listings, texts_only, &mut |p| bar.update(p))
-            });
-            bar.finish();
-            let (_, stats) = r?;
-            warn_failed(&stats);
-            if stats.unchanged == stats.files && stats.removed == 0 {
-                Ok(first)
-            } else {
-                run(&mut cat)
-            }
-        })?
-    } else {
-        run(&mut cat)?
-    };
+    // A live watcher's answer, else a search while the files are checked (see
+    // `arbor_index::fresh::search`).
+    let (hits, total) =
+        arbor_index::fresh::search(&mut cat, &q, &dirs, need, new_kinds, &mut CliReport::new())?;
     let mut more = total.saturating_sub(hits.len() as u64);
     // Counted up to the cap: past it, "more than `cap`".
     let capped = q.count_cap > 0 && more > q.count_cap as u64;

@@ -110,7 +110,7 @@ struct Row<'a> {
 /// Whether a listed session is omp's in the TOOL column and for `--tool`: the directory
 /// decides (omp reads a plain, pi-format session that lives in its directory; pi never does).
 pub(crate) fn shown_as_omp(l: &Listed, in_omp_dir: bool) -> bool {
-    l.omp || in_omp_dir
+    l.shown_as_omp(in_omp_dir)
 }
 
 impl<'a> Row<'a> {

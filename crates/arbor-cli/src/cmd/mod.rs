@@ -4,6 +4,7 @@ mod fork;
 mod import;
 pub mod index;
 pub(crate) mod ls;
+mod mcp;
 mod read;
 mod secrets;
 pub mod stats;
@@ -555,6 +556,26 @@ fn run_command(
             Ok(ExitCode::SUCCESS)
         }
         Command::Man { dir } => man(dir.as_deref()),
+        Command::Mcp {
+            scope,
+            http,
+            allow_remote,
+            token_file,
+            allow_writes,
+            no_redact,
+            catalog,
+        } => mcp::mcp(
+            &mcp::McpOpts {
+                scope,
+                http,
+                allow_remote,
+                token_file,
+                allow_writes,
+                no_redact,
+                catalog: catalog.catalog,
+            },
+            &loc,
+        ),
     }
 }
 
@@ -682,13 +703,5 @@ fn man(dir: Option<&std::path::Path>) -> Result<ExitCode> {
 /// to be a session ([`arbor_store::discover::known_not_session`]: an empty file), which
 /// `stats` and `secrets` pass over without a word.
 pub(crate) fn why_not(f: &std::path::Path, e: &arbor_store::StoreError) -> String {
-    if arbor_store::discover::known_not_session(e) {
-        return String::new();
-    }
-    let text = e.to_string();
-    let path = format!("{}: ", f.display());
-    text.strip_prefix(&path)
-        .unwrap_or(&text)
-        .trim_end_matches(" (the file was not modified)")
-        .to_string()
+    arbor_store::discover::why_not(f, e)
 }

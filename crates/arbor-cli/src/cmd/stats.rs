@@ -1,16 +1,13 @@
 //! `arbor stats`: tokens and cost, split into the path each session resumes and the branches
 //! it left, a fork's copies of its parent's turns counted once. The counting is
-//! [`arbor_view`]'s ([`arbor_view::aggregate_stats`]); here: the flags, the catalog's cached
-//! spends and the table.
+//! [`arbor_view`]'s ([`arbor_view::aggregate_stats`], from the catalog's cached spends:
+//! [`arbor_view::stats_catalog`]); here: the flags and the table.
 use crate::term::{self, Out, Paint, Term};
 use anyhow::Result;
 use arbor_index::Catalog;
-use arbor_index::SpendRow;
-use arbor_index::Stat;
 use arbor_store::locate::Locator;
-use arbor_view::usage::{self, SpendKey};
-use arbor_view::{canon_of, parent_index, Counted, SessionSpends, StatsRow};
-use std::collections::{HashMap, HashSet};
+use arbor_view::{Counted, StatsRow};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -60,11 +57,6 @@ pub struct StatsOpts<'a> {
     pub no_catalog: bool,
 }
 
-/// A session file read for its spends; the error as the catalog keeps it ([`super::why_not`]).
-fn load(f: &Path) -> Result<SessionSpends, String> {
-    SessionSpends::load(f).map_err(|e| super::why_not(f, &e))
-}
-
 /// Says that `f` was not counted and why, the path once; nothing for a file known not to be
 /// a session (an empty `why`).
 fn not_counted(f: &Path, why: &str) {
@@ -77,20 +69,6 @@ fn not_counted(f: &Path, why: &str) {
     say_err!("arbor: {}: not counted: {why}", f.display());
 }
 
-/// A reason the catalog kept for `f`, as [`super::why_not`] gives it today: an older catalog kept the
-/// whole error text, the path included, also for a file known not to be a session.
-fn kept_why(f: &Path, kept: &str) -> String {
-    let empty = arbor_store::StoreError::NotASession {
-        path: f.to_path_buf(),
-        reason: arbor_core::NotASession::Empty,
-    };
-    if kept == empty.to_string() {
-        String::new()
-    } else {
-        kept.to_string()
-    }
-}
-
 /// Reads every file ([`arbor_view::stats_from_files`]); says which were not counted.
 fn files_counted(files: &[PathBuf]) -> Vec<Counted> {
     let (counted, failed) = arbor_view::stats_from_files(files);
@@ -100,292 +78,26 @@ fn files_counted(files: &[PathBuf]) -> Vec<Counted> {
     counted
 }
 
-/// One listed file, on its way from the catalog.
-struct Item {
-    file: PathBuf,
-    dir_key: String,
-    name: String,
-    canon: String,
-    /// `None`: not a regular file (read every time, never kept).
-    stat: Option<Stat>,
-    /// The catalog's row, when the file's stat is the stored one.
-    row: Option<SpendRow>,
-    /// Read in this run.
-    loaded: Option<Result<SessionSpends, String>>,
-    /// The row changed: store it.
-    dirty: bool,
-}
-
-impl Item {
-    fn counted(&self) -> bool {
-        match (&self.loaded, &self.row) {
-            (Some(l), _) => l.is_ok(),
-            (None, Some(r)) => r.error.is_none(),
-            (None, None) => false,
-        }
-    }
-    /// Its spends (read now if they were not).
-    fn spends(&mut self) -> Option<&SessionSpends> {
-        if self.loaded.is_none() {
-            self.loaded = Some(load(&self.file));
-        }
-        self.loaded.as_ref().and_then(|l| l.as_ref().ok())
-    }
-}
-
-/// Reads each file on the worker threads.
-fn load_all(items: &mut [&mut Item]) {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(items.len())
-        .max(1);
-    let files: Vec<PathBuf> = items.iter().map(|i| i.file.clone()).collect();
-    let results: Vec<(usize, Result<SessionSpends, String>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut out = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(f) = files.get(i) else { break };
-                        out.push((i, load(f)));
-                    }
-                    out
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|_| vec![]))
-            .collect()
-    });
-    for (i, r) in results {
-        items[i].loaded = Some(r);
-    }
-}
-
-/// The keys of the spends of `items[j]` (a parent), read once.
-fn keys_of(items: &mut [Item], keys: &mut HashMap<usize, HashSet<SpendKey>>, j: usize) {
-    if let std::collections::hash_map::Entry::Vacant(e) = keys.entry(j) {
-        let k = items[j]
-            .spends()
-            .map(|l| usage::spend_keys(&l.spends))
-            .unwrap_or_default();
-        e.insert(k);
-    }
-}
-
-/// The sessions of `dirs`, from the catalog: the files whose stat changed are read again (and
-/// kept), the others are the catalog's rows. Adds up to exactly what [`files_counted`] gives.
+/// The sessions of `dirs`, from the catalog ([`arbor_view::stats_catalog::counted`]), with
+/// what was not counted said on stderr.
 fn from_catalog(cat: &mut Catalog, dirs: &[PathBuf], since: Option<f64>) -> Result<Vec<Counted>> {
-    let mut items: Vec<Item> = Vec::new();
-    let mut gone: Vec<(String, String)> = Vec::new();
-    for d in dirs {
-        let key = arbor_index::dir_key(d);
-        let mut rows = cat.spend_rows(&key)?;
-        let files = arbor_store::discover::session_files(d);
-        let names: HashSet<String> = files
-            .iter()
-            .filter_map(|f| f.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .collect();
-        gone.extend(
-            rows.keys()
-                .filter(|n| !names.contains(*n))
-                .map(|n| (key.clone(), n.clone())),
-        );
-        for f in files {
-            let name = f
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let (canon, stat) = match std::fs::symlink_metadata(&f) {
-                Ok(m) if m.file_type().is_symlink() => (
-                    canon_of(&f),
-                    std::fs::metadata(&f)
-                        .ok()
-                        .filter(|m| m.is_file())
-                        .map(|m| Stat::from_meta(&m)),
-                ),
-                Ok(m) => (
-                    format!("{}/{name}", key.trim_end_matches('/')),
-                    m.is_file().then(|| Stat::from_meta(&m)),
-                ),
-                Err(_) => (canon_of(&f), None),
-            };
-            let row = rows
-                .remove(&name)
-                .filter(|r| stat.is_some_and(|s| s == r.stat));
-            items.push(Item {
-                file: f,
-                dir_key: key.clone(),
-                name,
-                canon,
-                stat,
-                row,
-                loaded: None,
-                dirty: false,
-            });
-        }
-    }
-    let mut stale: Vec<&mut Item> = items.iter_mut().filter(|i| i.row.is_none()).collect();
-    load_all(&mut stale);
-    // A file is named when it is found not to be countable; on later runs (its error kept in
-    // the catalog, the file unchanged) one line counts them, so the same warnings do not come
-    // back on every run.
-    let mut known = 0usize;
-    for i in &mut items {
-        if let Some(Err(e)) = &i.loaded {
-            not_counted(&i.file, e);
-        } else if let (None, Some(SpendRow { error: Some(e), .. })) = (&i.loaded, &i.row) {
-            known += usize::from(!kept_why(&i.file, e).is_empty());
-        }
-    }
-    if known > 0 {
-        say_err!(
-            "arbor: {} not counted, as said before (--no-catalog names {})",
-            arbor_view::count(known as u64, "file", "files"),
-            if known == 1 { "it" } else { "them" }
-        );
-    }
-    // The counted sessions by canonical path (the last of two alike, as from_files).
-    let ids: Vec<Option<String>> = items
-        .iter()
-        .map(|i| match (&i.loaded, &i.row) {
-            (Some(Ok(l)), _) => l.id.clone(),
-            (None, Some(r)) => r.id.clone(),
-            _ => None,
-        })
-        .collect();
-    let by_canon: HashMap<&str, usize> = items
-        .iter()
-        .enumerate()
-        .filter(|(_, i)| i.counted())
-        .map(|(k, i)| (i.canon.as_str(), k))
-        .collect();
-    let by_id: HashMap<&str, usize> = items
-        .iter()
-        .enumerate()
-        .filter(|(_, i)| i.counted())
-        .filter_map(|(k, _)| Some((ids[k].as_deref()?, k)))
-        .collect();
-    let parent_of: Vec<Option<usize>> = items
-        .iter()
-        .map(|i| {
-            let parent = match (&i.loaded, &i.row) {
-                (Some(Ok(l)), _) => l.parent.as_deref(),
-                (None, Some(r)) if r.error.is_none() => r.parent.as_deref(),
-                _ => None,
-            };
-            parent.and_then(|p| parent_index(p, &by_canon, &by_id))
-        })
-        .collect();
-    let canons: Vec<String> = items.iter().map(|i| i.canon.clone()).collect();
-    let mut parent_keys: HashMap<usize, HashSet<SpendKey>> = HashMap::new();
-    for k in 0..items.len() {
-        if !items[k].counted() {
-            if let (Some(Err(e)), Some(stat)) = (&items[k].loaded, items[k].stat) {
-                // Kept, so that it is not read again until it changes.
-                let row = SpendRow {
-                    stat,
-                    error: Some(e.clone()),
-                    cwd: String::new(),
-                    id: None,
-                    parent: None,
-                    parent_seen: None,
-                    buckets: Vec::new(),
-                };
-                items[k].row = Some(row);
-                items[k].dirty = true;
-            }
-            continue;
-        }
-        let pj = parent_of[k];
-        let seen = pj.and_then(|j| Some((canons[j].clone(), items[j].stat?)));
-        let fresh = items[k].loaded.is_none()
-            && items[k]
-                .row
-                .as_ref()
-                .is_some_and(|r| pj.is_none() || r.parent_seen == seen);
-        if fresh {
-            continue;
-        }
-        // Read (or read again) and bucketed, a fork's copies marked against its parent.
-        if let Some(j) = pj {
-            keys_of(&mut items, &mut parent_keys, j);
-        }
-        let Some(stat) = items[k].stat else { continue };
-        let parent_set = pj.and_then(|j| parent_keys.get(&j));
-        let Some(l) = items[k].spends() else { continue };
-        let row = SpendRow {
-            stat,
-            error: None,
-            cwd: l.cwd.clone(),
-            id: l.id.clone(),
-            parent: l.parent.clone(),
-            parent_seen: seen,
-            buckets: usage::buckets(&l.spends, parent_set, false),
-        };
-        items[k].row = Some(row);
-        items[k].dirty = true;
-    }
-    let dirty: Vec<(String, String, SpendRow)> = items
-        .iter()
-        .filter(|i| i.dirty)
-        .filter_map(|i| Some((i.dir_key.clone(), i.name.clone(), i.row.clone()?)))
-        .collect();
-    if let Err(e) = cat.put_spend_rows(&dirty, &gone) {
-        say_err!("arbor: warning: the catalog was not updated: {e}");
-    }
-    // A --since inside a bucket's times: that session's spends one by one.
-    let mut out = Vec::new();
-    for k in 0..items.len() {
-        if !items[k].counted() {
-            continue;
-        }
-        let Some(row) = items[k].row.as_ref() else {
-            // Not a regular file yet read: counted from what was read.
-            let pj = parent_of[k];
-            if let Some(j) = pj {
-                keys_of(&mut items, &mut parent_keys, j);
-            }
-            let parent_set = pj.and_then(|j| parent_keys.get(&j));
-            let file = items[k].file.clone();
-            if let Some(l) = items[k].spends() {
-                out.push(Counted::new(
-                    file,
-                    l.cwd.clone(),
-                    pj.is_some(),
-                    usage::buckets(&l.spends, parent_set, true),
-                ));
-            }
-            continue;
-        };
-        let straddles = since.is_some_and(|s| {
-            row.buckets
-                .iter()
-                .any(|b| b.utc_day.is_some() && b.min_ms < s && b.max_ms >= s)
-        });
-        let (cwd, mut buckets) = (row.cwd.clone(), row.buckets.clone());
-        let pj = parent_of[k];
-        if straddles {
-            if let Some(j) = pj {
-                keys_of(&mut items, &mut parent_keys, j);
-            }
-            let parent_set = pj.and_then(|j| parent_keys.get(&j));
-            if let Some(l) = items[k].spends() {
-                buckets = usage::buckets(&l.spends, parent_set, true);
-            }
-        }
-        out.push(Counted::new(
-            items[k].file.clone(),
-            cwd,
-            pj.is_some(),
-            buckets,
-        ));
-    }
-    Ok(out)
+    use arbor_view::stats_catalog::Note;
+    Ok(arbor_view::stats_catalog::counted(
+        cat,
+        dirs,
+        since,
+        None,
+        &mut |n| match n {
+            Note::NotCounted { file, why } => not_counted(&file, &why),
+            Note::KnownNotCounted(known) => say_err!(
+                "arbor: {} not counted, as said before (--no-catalog names {})",
+                arbor_view::count(known as u64, "file", "files"),
+                if known == 1 { "it" } else { "them" }
+            ),
+            Note::NotStored(e) => say_err!("arbor: warning: the catalog was not updated: {e}"),
+            _ => {}
+        },
+    )?)
 }
 
 /// Columns of a row after its GROUP cell: the numbers and the spaces between them.

@@ -1,0 +1,249 @@
+//! Streamable HTTP (rmcp's `StreamableHttpService` under hyper): loopback only unless
+//! `--allow-remote`, which needs a bearer token from a file readable by its owner alone;
+//! every request must then carry `Authorization: Bearer TOKEN`, compared in constant time,
+//! else it is answered 401 before it reaches the MCP service.
+use crate::{ArborServer, McpError, Options};
+use bytes::Bytes;
+use http_body_util::{combinators::BoxBody, BodyExt, Full};
+use rmcp::transport::streamable_http_server::{
+    session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService,
+};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The shortest token accepted, in bytes.
+pub const MIN_TOKEN: usize = 16;
+
+/// How `arbor mcp --http` was asked to listen.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// `--http ADDR`.
+    pub addr: SocketAddr,
+    /// `--allow-remote`: listen on a non-loopback address (needs `token_file`).
+    pub allow_remote: bool,
+    /// `--token-file F`: every request must carry `Authorization: Bearer TOKEN`.
+    pub token_file: Option<PathBuf>,
+}
+
+/// HTTP options checked, the token read.
+#[derive(Debug)]
+pub struct Checked {
+    addr: SocketAddr,
+    token: Option<Vec<u8>>,
+    remote: bool,
+}
+
+impl HttpOptions {
+    /// Refuses what must not run: a non-loopback address without `--allow-remote`,
+    /// `--allow-remote` without a token, a token file others may read (as ssh refuses such a
+    /// key), an empty or short token.
+    ///
+    /// ```
+    /// use arbor_mcp::http::HttpOptions;
+    /// let o = HttpOptions { addr: "0.0.0.0:8765".parse().unwrap(), allow_remote: false, token_file: None };
+    /// assert!(o.check().unwrap_err().to_string().contains("not a loopback address"));
+    /// let o = HttpOptions { addr: "127.0.0.1:8765".parse().unwrap(), allow_remote: false, token_file: None };
+    /// assert!(o.check().is_ok());
+    /// ```
+    pub fn check(&self) -> Result<Checked, McpError> {
+        let loopback = self.addr.ip().is_loopback();
+        if !loopback && !self.allow_remote {
+            return Err(McpError::Refused(format!(
+                "--http {}: not a loopback address; to listen there, add --allow-remote --token-file FILE (every request must then carry the file's token)",
+                self.addr
+            )));
+        }
+        if self.allow_remote && self.token_file.is_none() {
+            return Err(McpError::Refused(
+                "--allow-remote needs --token-file FILE (a bearer token every request must carry)"
+                    .into(),
+            ));
+        }
+        let token = match &self.token_file {
+            None => None,
+            Some(f) => Some(read_token(f)?),
+        };
+        Ok(Checked {
+            addr: self.addr,
+            token,
+            remote: !loopback,
+        })
+    }
+}
+
+/// The token of `--token-file`: refused when others may read the file or it is not a
+/// regular file; trimmed; at least [`MIN_TOKEN`] bytes.
+fn read_token(f: &Path) -> Result<Vec<u8>, McpError> {
+    use std::os::unix::fs::MetadataExt;
+    let refuse = |why: String| McpError::Refused(format!("--token-file {}: {why}", f.display()));
+    let meta = std::fs::metadata(f).map_err(|e| refuse(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(refuse("not a regular file".into()));
+    }
+    let mode = meta.mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(refuse(format!(
+            "readable by others (mode {mode:03o}); chmod 600 {}",
+            f.display()
+        )));
+    }
+    let text = std::fs::read(f).map_err(|e| refuse(e.to_string()))?;
+    let token = text.trim_ascii().to_vec();
+    if token.len() < MIN_TOKEN {
+        return Err(refuse(format!(
+            "the token must be at least {MIN_TOKEN} characters (e.g. openssl rand -hex 32 > FILE)"
+        )));
+    }
+    if token
+        .iter()
+        .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
+    {
+        return Err(refuse(
+            "the token must be one word (no spaces or control characters)".into(),
+        ));
+    }
+    Ok(token)
+}
+
+/// Whether `given` is `want`, in time that does not depend on where they differ.
+///
+/// ```
+/// assert!(arbor_mcp::http::same_token(b"0123456789abcdef", b"0123456789abcdef"));
+/// assert!(!arbor_mcp::http::same_token(b"0123456789abcdeX", b"0123456789abcdef"));
+/// assert!(!arbor_mcp::http::same_token(b"short", b"0123456789abcdef"));
+/// ```
+pub fn same_token(given: &[u8], want: &[u8]) -> bool {
+    // Every byte of `want` is looked at whatever `given` holds; only the length can show.
+    let mut diff = u8::from(given.len() != want.len());
+    for (k, w) in want.iter().enumerate() {
+        let g = given.get(k).copied().unwrap_or(!*w);
+        diff |= g ^ w;
+    }
+    std::hint::black_box(diff) == 0
+}
+
+/// Whether a request carries the token (`Authorization: Bearer TOKEN`).
+fn authorized<B>(req: &http::Request<B>, token: &[u8]) -> bool {
+    let Some(v) = req.headers().get(http::header::AUTHORIZATION) else {
+        return false;
+    };
+    let v = v.as_bytes();
+    let Some(given) = v
+        .get(..7)
+        .filter(|p| p.eq_ignore_ascii_case(b"bearer "))
+        .map(|_| v[7..].trim_ascii())
+    else {
+        return false;
+    };
+    same_token(given, token)
+}
+
+/// The 401 answer.
+fn unauthorized() -> http::Response<BoxBody<Bytes, Infallible>> {
+    let mut r = http::Response::new(
+        Full::new(Bytes::from_static(
+            b"401 Unauthorized: this arbor mcp server needs Authorization: Bearer TOKEN\n",
+        ))
+        .boxed(),
+    );
+    *r.status_mut() = http::StatusCode::UNAUTHORIZED;
+    r.headers_mut().insert(
+        http::header::WWW_AUTHENTICATE,
+        http::HeaderValue::from_static("Bearer"),
+    );
+    r
+}
+
+/// Serves until interrupted (Ctrl-C, SIGTERM).
+pub(crate) async fn serve(opts: Options, c: Checked) -> Result<(), McpError> {
+    let listener = tokio::net::TcpListener::bind(c.addr).await?;
+    serve_listener(opts, c, listener, shutdown_signal()).await
+}
+
+/// Serves on `listener` (bound to the checked address, or another for tests) until `stop`
+/// resolves.
+pub async fn serve_listener(
+    opts: Options,
+    c: Checked,
+    listener: tokio::net::TcpListener,
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<(), McpError> {
+    let proto = ArborServer::new(opts)?;
+    let state = proto.state.clone();
+    let ct = tokio_util::sync::CancellationToken::new();
+    let mut config = StreamableHttpServerConfig::default().with_cancellation_token(ct.clone());
+    if c.remote {
+        // Any Host: the bearer token, not the Host header, keeps others out.
+        config = config.disable_allowed_hosts();
+    }
+    let service: StreamableHttpService<ArborServer, LocalSessionManager> =
+        StreamableHttpService::new(
+            move || Ok(ArborServer::with_state(state.clone())),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+    let local = listener.local_addr()?;
+    eprintln!(
+        "arbor mcp: listening on http://{local}/ (streamable HTTP{})",
+        if c.token.is_some() {
+            "; requests need the bearer token"
+        } else {
+            ""
+        }
+    );
+    let token: Option<Arc<Vec<u8>>> = c.token.map(Arc::new);
+    tokio::pin!(stop);
+    loop {
+        let (stream, _) = tokio::select! {
+            r = listener.accept() => match r {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("arbor mcp: accept: {e}");
+                    continue;
+                }
+            },
+            _ = &mut stop => break,
+        };
+        let service = service.clone();
+        let token = token.clone();
+        tokio::spawn(async move {
+            let svc =
+                hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                    let mut service = service.clone();
+                    let token = token.clone();
+                    async move {
+                        if let Some(t) = &token {
+                            if !authorized(&req, t) {
+                                return Ok::<_, Infallible>(unauthorized());
+                            }
+                        }
+                        tower_service::Service::call(&mut service, req).await
+                    }
+                });
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, svc)
+                .await;
+        });
+    }
+    ct.cancel();
+    Ok(())
+}
+
+/// Resolves at Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term => {}
+    }
+}
