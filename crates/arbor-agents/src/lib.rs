@@ -31,6 +31,7 @@ pub mod claude;
 pub mod codex;
 pub mod import;
 mod jsonl;
+pub mod listing;
 pub mod model;
 pub mod opencode;
 pub mod pi;

@@ -223,8 +223,8 @@ pub enum Command {
         /// 12h, 7d, 2w).
         #[arg(long, value_name = "DATE", value_parser = crate::args::since)]
         since: Option<crate::args::Since>,
-        /// Only pi's or only omp's sessions.
-        #[arg(long, value_name = "TOOL")]
+        /// Only this agent's sessions: pi, omp, claude, codex or opencode.
+        #[arg(long, visible_alias = "agent", value_name = "AGENT")]
         tool: Option<Tool>,
         /// Only sessions whose title (name) or first message holds TEXT, in any case.
         #[arg(long, value_name = "TEXT")]
@@ -729,13 +729,19 @@ pub enum ImportAgent {
     Opencode,
 }
 
-/// `arbor ls --tool`.
+/// `--agent` (`--tool`): which agent's sessions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Tool {
     /// pi's sessions.
     Pi,
     /// oh-my-pi's sessions.
     Omp,
+    /// Claude Code's sessions (read-only).
+    Claude,
+    /// Codex CLI's sessions (read-only).
+    Codex,
+    /// opencode's sessions (read-only).
+    Opencode,
 }
 
 /// `arbor ls --sort`.

@@ -1,6 +1,7 @@
 //! Command implementations.
 mod check;
 mod fork;
+mod agents;
 mod import;
 pub mod index;
 pub(crate) mod ls;
@@ -290,10 +291,7 @@ fn run_command(
                     limit,
                     filter: ls::Filter {
                         since_ms: since.map(|s| s.at(arbor_store::ids::now_ms() as f64)),
-                        tool: tool.map(|t| match t {
-                            crate::cli::Tool::Pi => Dialect::Pi,
-                            crate::cli::Tool::Omp => Dialect::Omp,
-                        }),
+                        tool,
                         grep: grep.as_deref(),
                         sort,
                         reverse,
