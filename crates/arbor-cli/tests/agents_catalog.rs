@@ -1,0 +1,308 @@
+//! Issue 26's one catalog, through the real `arbor` binary on a private HOME holding all five
+//! agents (the goldens' sources laid out as each agent lays them out, plus a pi and an omp
+//! session): `ls --all` shows every one with its TOOL, `--agent` filters, the default scope is
+//! the current project across agents, a malformed or future-version source of each kind is
+//! reported and skipped, `stats` prices tokens-only agents (`estimated`), and nothing arbor
+//! does ever changes a byte or an mtime of another agent's files.
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::SystemTime;
+
+fn goldens() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/agents")
+}
+
+/// `arbor ARGS` in `cwd` with `home` as HOME, no agent roots from the caller's environment.
+fn run_in(home: &Path, cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_arbor"))
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", home)
+        .env("PWD", cwd)
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("ARBOR_CATALOG", home.join("catalog.db"))
+        .env("COLUMNS", "80")
+        .env_remove("PI_CODING_AGENT_DIR")
+        .env_remove("PI_CONFIG_DIR")
+        .env_remove("OMP_PROFILE")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .output()
+        .expect("run arbor")
+}
+
+fn ok_in(home: &Path, cwd: &Path, args: &[&str]) -> (String, String) {
+    let o = run_in(home, cwd, args);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "arbor {args:?}: {err}");
+    (String::from_utf8(o.stdout).expect("utf-8"), err)
+}
+
+fn ok(home: &Path, args: &[&str]) -> (String, String) {
+    ok_in(home, home, args)
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let t = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &t);
+        } else {
+            std::fs::copy(e.path(), t).unwrap();
+        }
+    }
+}
+
+/// A pi session (or omp's, in omp's directory) for `cwd`.
+fn pi_session(home: &Path, omp: bool, cwd: &str, id: &str, text: &str) {
+    let agent = if omp { ".omp/agent" } else { ".pi/agent" };
+    let dir = home
+        .join(agent)
+        .join("sessions")
+        .join(format!("--{}--", cwd.trim_start_matches('/').replace('/', "-")));
+    std::fs::create_dir_all(&dir).unwrap();
+    let body = format!(
+        concat!(
+            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-11-20T10:00:00.000Z","cwd":"{cwd}"}}"#,
+            "\n",
+            r#"{{"type":"message","id":"a1","parentId":null,"timestamp":"2026-11-20T10:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#,
+            "\n"
+        ),
+        id = id,
+        cwd = cwd,
+        text = text
+    );
+    std::fs::write(
+        dir.join(format!("2026-11-20T10-00-00-000Z_{id}.jsonl")),
+        body,
+    )
+    .unwrap();
+}
+
+/// A HOME with Claude Code's, Codex's and opencode's goldens where each agent keeps them, and
+/// a pi and an omp session of `/work/app` (the goldens' cwd).
+fn five_agents() -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    copy_tree(&goldens().join("claude/projects"), &h.join(".claude/projects"));
+    copy_tree(&goldens().join("codex/sessions"), &h.join(".codex/sessions"));
+    std::fs::create_dir_all(h.join(".local/share/opencode")).unwrap();
+    std::fs::copy(
+        goldens().join("opencode/opencode.db"),
+        h.join(".local/share/opencode/opencode.db"),
+    )
+    .unwrap();
+    pi_session(h, false, "/work/app", "11111111-aaaa-4bbb-8ccc-000000000001", "pi walrus");
+    pi_session(h, true, "/work/app", "22222222-aaaa-4bbb-8ccc-000000000002", "omp walrus");
+    home
+}
+
+/// Every file under the other agents' roots with its bytes and mtime.
+fn sources(home: &Path) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
+    let mut out = BTreeMap::new();
+    for root in [".claude", ".codex", ".local/share/opencode"] {
+        let mut stack = vec![home.join(root)];
+        while let Some(d) = stack.pop() {
+            let Ok(rd) = std::fs::read_dir(&d) else { continue };
+            for e in rd {
+                let e = e.unwrap();
+                if e.file_type().unwrap().is_dir() {
+                    stack.push(e.path());
+                } else {
+                    let m = std::fs::symlink_metadata(e.path()).unwrap();
+                    out.insert(
+                        e.path(),
+                        (std::fs::read(e.path()).unwrap(), m.modified().unwrap()),
+                    );
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The TOOL column of each row of an `ls` table.
+fn tools(table: &str) -> Vec<String> {
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().nth(1).map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn ls_all_shows_every_agent_with_its_tool_and_agent_filters() {
+    let home = five_agents();
+    let h = home.path();
+    let (out, err) = ok(h, &["ls", "--all"]);
+    let mut seen = tools(&out);
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen, ["claude", "codex", "omp", "opencode", "pi"], "{out}\n{err}");
+    // Claude Code's session and its subagent, Codex's two rollouts, opencode's session and
+    // its subagent, pi's and omp's.
+    assert_eq!(tools(&out).len(), 8, "{out}");
+    for (agent, n) in [("claude", 2), ("codex", 2), ("opencode", 2), ("pi", 1), ("omp", 1)] {
+        let (only, _) = ok(h, &["ls", "--all", "--agent", agent]);
+        assert_eq!(tools(&only), vec![agent.to_string(); n], "--agent {agent}: {only}");
+    }
+    // `--tool` is the same flag.
+    let (only, _) = ok(h, &["ls", "--all", "--tool", "codex"]);
+    assert_eq!(tools(&only), ["codex", "codex"]);
+    // The titles the agents gave, and the JSON rows say which agent.
+    assert!(out.contains("add-test"), "{out}");
+    let (json, _) = ok(h, &["ls", "--all", "--agent", "claude", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(rows.iter().all(|r| r["agent"] == "claude" && r["cwd"] == "/work/app"));
+    assert_eq!(
+        rows.iter().filter(|r| r.get("parentSessionId").is_some()).count(),
+        1,
+        "the subagent names its parent: {json}"
+    );
+}
+
+/// The 80-column table of `ls --all --agent claude|codex|opencode`, ages masked (they grow
+/// with the date the test runs on).
+#[test]
+fn ls_all_at_80_columns() {
+    let home = five_agents();
+    let h = home.path();
+    let mut got = String::new();
+    for agent in ["claude", "codex", "opencode"] {
+        let (out, _) = ok(h, &["ls", "--all", "--agent", agent]);
+        for l in out.lines() {
+            // The golden Codex rollouts' ids share their first 32 characters (made by hand):
+            // their unique prefixes push that table past 80 columns; real ids (UUID v7, a
+            // millisecond clock first) part within 12.
+            assert!(agent == "codex" || unicode_width(l) <= 80, "wider than 80: {l:?}");
+            // The AGE column: the third field, at a fixed place per table.
+            let head = out.lines().next().unwrap();
+            let at = head.find("AGE").unwrap();
+            let mut l = l.to_string();
+            if !l.starts_with("ID") {
+                l.replace_range(at..at + 5, "<age>");
+            }
+            got.push_str(l.trim_end());
+            got.push('\n');
+        }
+    }
+    let want = "\
+ID       TOOL   AGE     MSGS   SIZE  BR  TITLE                         PROJECT
+0b7c3f0e claude <age>     13      -   -  add-test fix                  /work/app
+a1b2c3d  claude <age>      4      -   -  Read README.md and report t…  /work/app
+ID                                TOOL  AGE     MSGS   SIZE  BR  TITLE       PROJECT
+019a4c1e-0000-7000-8000-00000000f codex <age>      4      -   -  Why does …  /work/app
+019a4c1e-0000-7000-8000-00000000c codex <age>     15      -   -  Fix the b…  /work/app
+ID       TOOL     AGE     MSGS   SIZE  BR  TITLE                       PROJECT
+ses_01ma opencode <age>     11      -   -  Update index.ts             /work/app
+ses_02su opencode <age>      2      -   -  Explore (@general subagen…  /work/app
+";
+    assert_eq!(got, want, "got:\n{got}");
+}
+
+fn unicode_width(s: &str) -> usize {
+    s.chars().count()
+}
+
+#[test]
+fn the_default_scope_is_the_current_project_across_agents() {
+    let home = five_agents();
+    let h = home.path();
+    let proj = h.join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let cwd = proj.to_str().unwrap();
+    // A Claude Code session of `proj`, where Claude Code keeps it.
+    let dir = h
+        .join(".claude/projects")
+        .join(cwd.replace('/', "-"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("5e5e5e5e-0000-4000-8000-000000000001.jsonl"),
+        format!(
+            "{}\n",
+            serde_json::json!({"type":"user","uuid":"u1","parentUuid":null,"sessionId":"5e5e5e5e-0000-4000-8000-000000000001","cwd":cwd,"timestamp":"2026-11-25T10:00:00Z","message":{"role":"user","content":"the narwhal question"}})
+        ),
+    )
+    .unwrap();
+    pi_session(h, false, cwd, "33333333-aaaa-4bbb-8ccc-000000000003", "pi here");
+    let (out, err) = ok_in(h, &proj, &["ls"]);
+    assert_eq!(tools(&out), ["claude", "pi"], "{out}\n{err}");
+    assert!(out.contains("the narwhal question"), "{out}");
+    // Elsewhere, not.
+    let other = h.join("elsewhere");
+    std::fs::create_dir_all(&other).unwrap();
+    let o = run_in(h, &other, &["ls"]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("narwhal"));
+}
+
+#[test]
+fn a_bad_source_of_each_kind_is_reported_and_skipped() {
+    let home = five_agents();
+    let h = home.path();
+    // Claude Code: a file of lines that are not JSON.
+    let claude = h.join(".claude/projects/-work-bad");
+    std::fs::create_dir_all(&claude).unwrap();
+    std::fs::write(claude.join("badbadba-0000-4000-8000-000000000001.jsonl"), "{not json\n\u{0}\u{1}\n").unwrap();
+    // Codex: a rollout of a future version (an envelope this arbor does not know).
+    let codex = h.join(".codex/sessions/2026/11/20");
+    std::fs::create_dir_all(&codex).unwrap();
+    std::fs::write(
+        codex.join("rollout-2026-11-20T10-00-00-0badc0de-0000-7000-8000-000000000001.jsonl"),
+        "{\"timestamp\":\"2026-11-20T10:00:00Z\",\"type\":\"session_meta_v9\",\"payload\":{\"id\":\"x\"}}\n{\"timestamp\":\"2026-11-20T10:00:01Z\",\"type\":\"response_item_v9\",\"payload\":{}}\n",
+    )
+    .unwrap();
+    // opencode: a database that is not one (its data directory has nothing else).
+    std::fs::write(h.join(".local/share/opencode/opencode.db"), b"not a database at all, 4096 bytes? no").unwrap();
+    // pi and omp: a session file that is not one.
+    for agent in [".pi/agent", ".omp/agent"] {
+        let d = h.join(agent).join("sessions/--work-app--");
+        std::fs::write(d.join("2026-11-21T10-00-00-000Z_bad.jsonl"), "\u{0}garbage\n").unwrap();
+    }
+    let before = sources(h);
+    let (out, err) = ok(h, &["ls", "--all"]);
+    // The good sessions are still listed.
+    let mut seen = tools(&out);
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen, ["claude", "codex", "omp", "pi"], "{out}\n{err}");
+    assert!(!out.contains("badbadba"), "{out}");
+    // Each bad source of another agent is named, with what was wrong.
+    assert!(
+        err.contains("skipped a claude source") && err.contains("badbadba-0000-4000-8000-000000000001.jsonl") && err.contains("line 1"),
+        "{err}"
+    );
+    assert!(
+        err.contains("skipped a codex source") && err.contains("0badc0de") && err.contains("does not know"),
+        "{err}"
+    );
+    assert!(err.contains("skipped a opencode source") || err.contains("skipped an opencode source"), "{err}");
+    // A second listing (from the catalog: nothing changed) says so again.
+    let (_, err2) = ok(h, &["ls", "--all"]);
+    assert!(err2.contains("badbadba"), "{err2}");
+    assert_eq!(before, sources(h), "arbor wrote into another agent's files");
+}
+
+#[test]
+fn nothing_arbor_reads_is_written() {
+    let home = five_agents();
+    let h = home.path();
+    let before = sources(h);
+    for args in [
+        &["ls", "--all"][..],
+        &["ls", "--all", "--agent", "opencode", "--json"],
+        &["ls", "--all", "--long"],
+        &["stats", "--all"],
+        &["stats", "--all", "--json"],
+        &["search", "--all", "walrus"],
+    ] {
+        let o = run_in(h, h, args);
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    assert_eq!(before, sources(h), "arbor wrote into another agent's files");
+}
