@@ -36,6 +36,9 @@ pub struct Summary {
     pub unpriced: u64,
     /// Lines that could not be read, and record types not known (the reader's report).
     pub problems: u64,
+    /// Its replies' spends as `arbor stats` counts them ([`spends`]), in buckets
+    /// (`arbor_store::usage::buckets`, one per spend).
+    pub buckets: Vec<arbor_store::usage::Bucket>,
 }
 
 /// One summary for `s` and one for each of its subagents (recursively), parents first.
@@ -104,6 +107,7 @@ pub fn summary(s: &Session, parent: Option<&str>) -> Summary {
         }
     }
     out.modified_ms = last.or(s.created_ms);
+    out.buckets = arbor_store::usage::buckets(&spends(s), None, true);
     if out.created_ms.is_none() {
         out.created_ms = s.nodes.iter().map(|n| n.timestamp_ms).find(|t| *t > 0);
     }
@@ -119,6 +123,51 @@ fn injected(agent: Agent, t: &str) -> bool {
         && (t.starts_with("<environment_context>")
             || t.starts_with("<user_instructions>")
             || t.starts_with("# AGENTS.md instructions"))
+}
+
+/// Every reply's usage as `arbor stats` counts a pi session's (`arbor_store::usage::Spend`):
+/// its time, `provider/model`, whether it is on the path to the last node (the leaf a resume
+/// continues), its tokens, and its dollars: the agent's own (opencode), else the price table's
+/// estimate ([`price_of`]; 0 for a model the table lacks). Usage is the readers': counted once
+/// per Claude `message.id`, per Codex `token_count`.
+pub fn spends(s: &Session) -> Vec<arbor_store::usage::Spend> {
+    use arbor_store::usage::{Spend, Tokens};
+    let mut on_path = vec![false; s.nodes.len()];
+    if !s.nodes.is_empty() {
+        for i in s.path_to(s.nodes.len() - 1) {
+            on_path[i] = true;
+        }
+    }
+    let mut out = Vec::new();
+    for (i, n) in s.nodes.iter().enumerate() {
+        let NodeKind::Assistant(a) = &n.kind else {
+            continue;
+        };
+        let u = &a.usage;
+        if u.input + u.output + u.cache_read + u.cache_write == 0 && u.cost.is_none() {
+            continue;
+        }
+        let cost = u
+            .cost
+            .or_else(|| price_of(&a.model).map(|p| p.cost(u)))
+            .unwrap_or(0.0);
+        out.push(Spend {
+            entry_id: Some(n.key.clone()),
+            timestamp: (n.timestamp_ms > 0)
+                .then(|| arbor_core::time::format_iso_ms(n.timestamp_ms)),
+            model: format!("{}/{}", a.provider, a.model),
+            on_path: on_path[i],
+            side: false,
+            tokens: Tokens {
+                input: u.input as f64,
+                output: u.output as f64,
+                cache_read: u.cache_read as f64,
+                cache_write: u.cache_write as f64,
+                cost,
+            },
+        });
+    }
+    out
 }
 
 /// The texts of `parts`, joined by a space.
@@ -203,6 +252,15 @@ pub fn price_of(model: &str) -> Option<Price> {
         .flatten()
 }
 
+/// The date of the price table's sources (`sources[].date`, the first), for a note beside
+/// estimated costs.
+pub fn price_table_date() -> String {
+    serde_json::from_str::<serde_json::Value>(PRICES_JSON)
+        .ok()
+        .and_then(|v| v["sources"][0]["date"].as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
 /// Whether `agent` records dollars itself (opencode); the others' costs are estimated.
 pub fn records_cost(agent: Agent) -> bool {
     agent == Agent::Opencode
@@ -216,9 +274,15 @@ mod tests {
     fn the_table_reads_and_matches_dated_ids_only() {
         assert!(table().len() >= 10, "the table parses");
         let s = price_of("claude-sonnet-4-5-20250929").expect("dated id");
-        assert_eq!((s.input, s.output, s.cache_read, s.cache_write), (3.0, 15.0, 0.3, 3.75));
+        assert_eq!(
+            (s.input, s.output, s.cache_read, s.cache_write),
+            (3.0, 15.0, 0.3, 3.75)
+        );
         assert_eq!(price_of("claude-sonnet-4-5"), Some(s));
-        assert!(price_of("gpt-5.5-codex").is_none(), "no guess from a prefix");
+        assert!(
+            price_of("gpt-5.5-codex").is_none(),
+            "no guess from a prefix"
+        );
         assert!(price_of("claude-sonnet-4-5-x").is_none());
         assert!(price_of("<synthetic>").is_none());
         let u = crate::model::Usage {

@@ -564,6 +564,10 @@ pub enum Command {
         /// Read every session file instead of the totals the catalog keeps.
         #[arg(long)]
         no_catalog: bool,
+        /// Only this agent's sessions: pi, omp, claude, codex or opencode (Claude Code's and
+        /// Codex's costs are estimated from arbor's price table).
+        #[arg(long, visible_alias = "tool", value_name = "AGENT")]
+        agent: Option<Tool>,
         #[command(flatten)]
         catalog: CatalogOpt,
     },

@@ -60,10 +60,10 @@ fn copy_tree(from: &Path, to: &Path) {
 /// A pi session (or omp's, in omp's directory) for `cwd`.
 fn pi_session(home: &Path, omp: bool, cwd: &str, id: &str, text: &str) {
     let agent = if omp { ".omp/agent" } else { ".pi/agent" };
-    let dir = home
-        .join(agent)
-        .join("sessions")
-        .join(format!("--{}--", cwd.trim_start_matches('/').replace('/', "-")));
+    let dir = home.join(agent).join("sessions").join(format!(
+        "--{}--",
+        cwd.trim_start_matches('/').replace('/', "-")
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let body = format!(
         concat!(
@@ -88,16 +88,34 @@ fn pi_session(home: &Path, omp: bool, cwd: &str, id: &str, text: &str) {
 fn five_agents() -> tempfile::TempDir {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
-    copy_tree(&goldens().join("claude/projects"), &h.join(".claude/projects"));
-    copy_tree(&goldens().join("codex/sessions"), &h.join(".codex/sessions"));
+    copy_tree(
+        &goldens().join("claude/projects"),
+        &h.join(".claude/projects"),
+    );
+    copy_tree(
+        &goldens().join("codex/sessions"),
+        &h.join(".codex/sessions"),
+    );
     std::fs::create_dir_all(h.join(".local/share/opencode")).unwrap();
     std::fs::copy(
         goldens().join("opencode/opencode.db"),
         h.join(".local/share/opencode/opencode.db"),
     )
     .unwrap();
-    pi_session(h, false, "/work/app", "11111111-aaaa-4bbb-8ccc-000000000001", "pi walrus");
-    pi_session(h, true, "/work/app", "22222222-aaaa-4bbb-8ccc-000000000002", "omp walrus");
+    pi_session(
+        h,
+        false,
+        "/work/app",
+        "11111111-aaaa-4bbb-8ccc-000000000001",
+        "pi walrus",
+    );
+    pi_session(
+        h,
+        true,
+        "/work/app",
+        "22222222-aaaa-4bbb-8ccc-000000000002",
+        "omp walrus",
+    );
     home
 }
 
@@ -107,7 +125,9 @@ fn sources(home: &Path) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
     for root in [".claude", ".codex", ".local/share/opencode"] {
         let mut stack = vec![home.join(root)];
         while let Some(d) = stack.pop() {
-            let Ok(rd) = std::fs::read_dir(&d) else { continue };
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
             for e in rd {
                 let e = e.unwrap();
                 if e.file_type().unwrap().is_dir() {
@@ -142,13 +162,27 @@ fn ls_all_shows_every_agent_with_its_tool_and_agent_filters() {
     let mut seen = tools(&out);
     seen.sort();
     seen.dedup();
-    assert_eq!(seen, ["claude", "codex", "omp", "opencode", "pi"], "{out}\n{err}");
+    assert_eq!(
+        seen,
+        ["claude", "codex", "omp", "opencode", "pi"],
+        "{out}\n{err}"
+    );
     // Claude Code's session and its subagent, Codex's two rollouts, opencode's session and
     // its subagent, pi's and omp's.
     assert_eq!(tools(&out).len(), 8, "{out}");
-    for (agent, n) in [("claude", 2), ("codex", 2), ("opencode", 2), ("pi", 1), ("omp", 1)] {
+    for (agent, n) in [
+        ("claude", 2),
+        ("codex", 2),
+        ("opencode", 2),
+        ("pi", 1),
+        ("omp", 1),
+    ] {
         let (only, _) = ok(h, &["ls", "--all", "--agent", agent]);
-        assert_eq!(tools(&only), vec![agent.to_string(); n], "--agent {agent}: {only}");
+        assert_eq!(
+            tools(&only),
+            vec![agent.to_string(); n],
+            "--agent {agent}: {only}"
+        );
     }
     // `--tool` is the same flag.
     let (only, _) = ok(h, &["ls", "--all", "--tool", "codex"]);
@@ -159,9 +193,13 @@ fn ls_all_shows_every_agent_with_its_tool_and_agent_filters() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let rows = v.as_array().unwrap();
     assert_eq!(rows.len(), 2);
-    assert!(rows.iter().all(|r| r["agent"] == "claude" && r["cwd"] == "/work/app"));
+    assert!(rows
+        .iter()
+        .all(|r| r["agent"] == "claude" && r["cwd"] == "/work/app"));
     assert_eq!(
-        rows.iter().filter(|r| r.get("parentSessionId").is_some()).count(),
+        rows.iter()
+            .filter(|r| r.get("parentSessionId").is_some())
+            .count(),
         1,
         "the subagent names its parent: {json}"
     );
@@ -180,7 +218,10 @@ fn ls_all_at_80_columns() {
             // The golden Codex rollouts' ids share their first 32 characters (made by hand):
             // their unique prefixes push that table past 80 columns; real ids (UUID v7, a
             // millisecond clock first) part within 12.
-            assert!(agent == "codex" || unicode_width(l) <= 80, "wider than 80: {l:?}");
+            assert!(
+                agent == "codex" || unicode_width(l) <= 80,
+                "wider than 80: {l:?}"
+            );
             // The AGE column: the third field, at a fixed place per table.
             let head = out.lines().next().unwrap();
             let at = head.find("AGE").unwrap();
@@ -218,9 +259,7 @@ fn the_default_scope_is_the_current_project_across_agents() {
     std::fs::create_dir_all(&proj).unwrap();
     let cwd = proj.to_str().unwrap();
     // A Claude Code session of `proj`, where Claude Code keeps it.
-    let dir = h
-        .join(".claude/projects")
-        .join(cwd.replace('/', "-"));
+    let dir = h.join(".claude/projects").join(cwd.replace('/', "-"));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
         dir.join("5e5e5e5e-0000-4000-8000-000000000001.jsonl"),
@@ -230,7 +269,13 @@ fn the_default_scope_is_the_current_project_across_agents() {
         ),
     )
     .unwrap();
-    pi_session(h, false, cwd, "33333333-aaaa-4bbb-8ccc-000000000003", "pi here");
+    pi_session(
+        h,
+        false,
+        cwd,
+        "33333333-aaaa-4bbb-8ccc-000000000003",
+        "pi here",
+    );
     let (out, err) = ok_in(h, &proj, &["ls"]);
     assert_eq!(tools(&out), ["claude", "pi"], "{out}\n{err}");
     assert!(out.contains("the narwhal question"), "{out}");
@@ -248,7 +293,11 @@ fn a_bad_source_of_each_kind_is_reported_and_skipped() {
     // Claude Code: a file of lines that are not JSON.
     let claude = h.join(".claude/projects/-work-bad");
     std::fs::create_dir_all(&claude).unwrap();
-    std::fs::write(claude.join("badbadba-0000-4000-8000-000000000001.jsonl"), "{not json\n\u{0}\u{1}\n").unwrap();
+    std::fs::write(
+        claude.join("badbadba-0000-4000-8000-000000000001.jsonl"),
+        "{not json\n\u{0}\u{1}\n",
+    )
+    .unwrap();
     // Codex: a rollout of a future version (an envelope this arbor does not know).
     let codex = h.join(".codex/sessions/2026/11/20");
     std::fs::create_dir_all(&codex).unwrap();
@@ -258,11 +307,19 @@ fn a_bad_source_of_each_kind_is_reported_and_skipped() {
     )
     .unwrap();
     // opencode: a database that is not one (its data directory has nothing else).
-    std::fs::write(h.join(".local/share/opencode/opencode.db"), b"not a database at all, 4096 bytes? no").unwrap();
+    std::fs::write(
+        h.join(".local/share/opencode/opencode.db"),
+        b"not a database at all, 4096 bytes? no",
+    )
+    .unwrap();
     // pi and omp: a session file that is not one.
     for agent in [".pi/agent", ".omp/agent"] {
         let d = h.join(agent).join("sessions/--work-app--");
-        std::fs::write(d.join("2026-11-21T10-00-00-000Z_bad.jsonl"), "\u{0}garbage\n").unwrap();
+        std::fs::write(
+            d.join("2026-11-21T10-00-00-000Z_bad.jsonl"),
+            "\u{0}garbage\n",
+        )
+        .unwrap();
     }
     let before = sources(h);
     let (out, err) = ok(h, &["ls", "--all"]);
@@ -274,14 +331,21 @@ fn a_bad_source_of_each_kind_is_reported_and_skipped() {
     assert!(!out.contains("badbadba"), "{out}");
     // Each bad source of another agent is named, with what was wrong.
     assert!(
-        err.contains("skipped a claude source") && err.contains("badbadba-0000-4000-8000-000000000001.jsonl") && err.contains("line 1"),
+        err.contains("skipped a claude source")
+            && err.contains("badbadba-0000-4000-8000-000000000001.jsonl")
+            && err.contains("line 1"),
         "{err}"
     );
     assert!(
-        err.contains("skipped a codex source") && err.contains("0badc0de") && err.contains("does not know"),
+        err.contains("skipped a codex source")
+            && err.contains("0badc0de")
+            && err.contains("does not know"),
         "{err}"
     );
-    assert!(err.contains("skipped a opencode source") || err.contains("skipped an opencode source"), "{err}");
+    assert!(
+        err.contains("skipped a opencode source") || err.contains("skipped an opencode source"),
+        "{err}"
+    );
     // A second listing (from the catalog: nothing changed) says so again.
     let (_, err2) = ok(h, &["ls", "--all"]);
     assert!(err2.contains("badbadba"), "{err2}");
@@ -302,7 +366,78 @@ fn nothing_arbor_reads_is_written() {
         &["search", "--all", "walrus"],
     ] {
         let o = run_in(h, h, args);
-        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
     }
     assert_eq!(before, sources(h), "arbor wrote into another agent's files");
+}
+
+#[test]
+fn stats_prices_tokens_only_agents_as_estimated_and_keeps_opencode_s_dollars() {
+    let home = five_agents();
+    let h = home.path();
+    let (json, err) = ok(h, &["stats", "--all", "--json"]);
+    let v: serde_json::Value =
+        serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}\n{err}"));
+    let rows = v["rows"].as_array().unwrap();
+    let row = |g: &str| {
+        rows.iter()
+            .find(|r| r["group"] == g)
+            .unwrap_or_else(|| panic!("no row {g}: {json}"))
+    };
+    let cost = |r: &serde_json::Value| {
+        r["currentPath"]["cost"].as_f64().unwrap() + r["otherBranches"]["cost"].as_f64().unwrap()
+    };
+    // Claude Code's golden: usage once per message.id (84/131/2100/600, docs/agents.md), its
+    // models priced from the table: marked estimated.
+    let claude = row("claude:0b7c3f0e-1111-4222-8333-444455556666");
+    assert_eq!(claude["estimated"], true, "{claude}");
+    let tok = |r: &serde_json::Value, k: &str| {
+        r["currentPath"][k].as_f64().unwrap() + r["otherBranches"][k].as_f64().unwrap()
+    };
+    assert_eq!(
+        [
+            tok(claude, "input"),
+            tok(claude, "output"),
+            tok(claude, "cacheRead"),
+            tok(claude, "cacheWrite")
+        ],
+        [84.0, 131.0, 2100.0, 600.0]
+    );
+    assert!(
+        cost(claude) > 0.0
+            && (cost(claude) - claude["estimatedCost"].as_f64().unwrap()).abs() < 1e-9
+    );
+    // Codex's golden: one reply per token_count (3100/290/24000), priced (gpt-5-codex).
+    let codex = row("codex:019a4c1e-0000-7000-8000-00000000c0de");
+    assert_eq!(codex["estimated"], true, "{codex}");
+    assert_eq!(tok(codex, "input"), 3100.0);
+    let want = (3100.0 * 1.25 + 290.0 * 10.0 + 24000.0 * 0.125) / 1e6;
+    assert!(
+        (cost(codex) - want).abs() < 1e-9,
+        "{} != {want}",
+        cost(codex)
+    );
+    // opencode records dollars: used as they are, not estimated.
+    let oc = rows
+        .iter()
+        .find(|r| {
+            r["group"]
+                .as_str()
+                .is_some_and(|g| g.starts_with("opencode:"))
+        })
+        .expect("an opencode row");
+    assert!(oc.get("estimated").is_none(), "{oc}");
+    assert!(cost(oc) > 0.0, "{oc}");
+    // The table says so.
+    let (table, _) = ok(h, &["stats", "--all"]);
+    assert!(
+        table.contains("~$") && table.contains("~ estimated"),
+        "{table}"
+    );
+    let (only, _) = ok(h, &["stats", "--all", "--agent", "opencode"]);
+    assert!(!only.contains('~') && only.contains("opencode"), "{only}");
 }

@@ -178,7 +178,15 @@ fn a_client_that_goes_away_mid_call_leaves_the_store_as_it_was() {
         assert_eq!(ok, "ok");
     }
     let o = arbor(tmp.path(), &agent)
-        .args(["search", "--all", "walrus", "--json", "--limit", "5000", "--rank-all"])
+        .args([
+            "search",
+            "--all",
+            "walrus",
+            "--json",
+            "--limit",
+            "5000",
+            "--rank-all",
+        ])
         .output()
         .expect("search");
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");

@@ -162,6 +162,7 @@ CREATE TABLE IF NOT EXISTS foreign_sessions (
   cost_estimated REAL NOT NULL DEFAULT 0,
   unpriced INTEGER NOT NULL DEFAULT 0,
   problems INTEGER NOT NULL DEFAULT 0,
+  buckets BLOB NOT NULL DEFAULT x'',
   PRIMARY KEY (source, n)
 ) WITHOUT ROWID;
 "#

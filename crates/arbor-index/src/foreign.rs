@@ -97,7 +97,7 @@ struct Found {
 
 /// The form of the rows a source gives (bump it when [`Summary`] or how it is made changes:
 /// every source is then read again).
-const ROW_FORM: &str = "rows1";
+const ROW_FORM: &str = "rows2";
 
 /// A source's fingerprint: the row form, then each file's name and `stat`.
 fn fp_of(stats: &[(PathBuf, Stat)]) -> String {
@@ -105,7 +105,9 @@ fn fp_of(stats: &[(PathBuf, Stat)]) -> String {
     for (p, st) in stats {
         s.push_str(&format!(
             "{}:{}:{}:{}:{};",
-            p.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(),
+            p.file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default(),
             st.size,
             st.mtime_ns,
             st.ino,
@@ -117,7 +119,9 @@ fn fp_of(stats: &[(PathBuf, Stat)]) -> String {
 
 /// `lstat` (a symbolic link's own stat: the readers pass links over).
 fn lstat(p: &Path) -> Option<Stat> {
-    std::fs::symlink_metadata(p).ok().map(|m| Stat::from_meta(&m))
+    std::fs::symlink_metadata(p)
+        .ok()
+        .map(|m| Stat::from_meta(&m))
 }
 
 /// Every source under `roots`, with its fingerprint.
@@ -261,7 +265,7 @@ fn problem_of(s: &arbor_agents::Session) -> String {
 
 const ROW_COLS: &str = "source, n, agent, id, cwd, title, created_ms, modified_ms, message_count, \
     first_message, parent_id, models, tok_input, tok_output, tok_cache_read, tok_cache_write, \
-    cost_recorded, cost_estimated, unpriced, problems";
+    cost_recorded, cost_estimated, unpriced, problems, buckets";
 
 impl Catalog {
     /// Brings the catalog's rows of other agents' sessions up to date with what is under
@@ -287,7 +291,11 @@ impl Catalog {
                 .db(&path)?;
             let rows = st
                 .query_map([], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
                 })
                 .db(&path)?;
             for r in rows {
@@ -327,7 +335,7 @@ impl Catalog {
             let Ok(sums) = got else { continue };
             let mut ins = tx
                 .prepare_cached(&format!(
-                    "INSERT INTO foreign_sessions({ROW_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)"
+                    "INSERT INTO foreign_sessions({ROW_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)"
                 ))
                 .db(&path)?;
             for (n, s) in sums.iter().enumerate() {
@@ -353,6 +361,7 @@ impl Catalog {
                     s.cost_estimated,
                     s.unpriced as i64,
                     s.problems as i64,
+                    arbor_store::usage::encode_buckets(&s.buckets),
                 ])
                 .db(&path)?;
             }
@@ -381,7 +390,8 @@ impl Catalog {
         let rows = st
             .query_map([], |r| {
                 let agent: String = r.get(2)?;
-                let u = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)?.max(0) as u64) };
+                let u =
+                    |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)?.max(0) as u64) };
                 let models: String = r.get(11)?;
                 Ok((
                     agent,
@@ -405,6 +415,8 @@ impl Catalog {
                         cost_estimated: r.get(17)?,
                         unpriced: u(18)?,
                         problems: u(19)?,
+                        buckets: arbor_store::usage::decode_buckets(&r.get::<_, Vec<u8>>(20)?)
+                            .unwrap_or_default(),
                     },
                 ))
             })
@@ -428,7 +440,11 @@ impl Catalog {
             .db(path)?;
         let rows = st
             .query_map([], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
             })
             .db(path)?;
         for r in rows {

@@ -93,8 +93,9 @@ pub use render::{
 };
 pub use secrets::redact as redact_text;
 pub use stats::{
-    aggregate as aggregate_stats, aggregate_between as aggregate_stats_between, canon_of, from_files as stats_from_files, parent_index,
-    By as StatsBy, Counted, Loaded as SessionSpends, Row as StatsRow, Stats,
+    aggregate as aggregate_stats, aggregate_between as aggregate_stats_between, canon_of,
+    from_files as stats_from_files, parent_index, By as StatsBy, Counted, Loaded as SessionSpends,
+    Row as StatsRow, Stats,
 };
 pub use words::count;
 

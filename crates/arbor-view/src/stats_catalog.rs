@@ -345,4 +345,3 @@ pub fn counted(
     }
     Ok(out)
 }
-

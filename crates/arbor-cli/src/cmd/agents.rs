@@ -50,7 +50,8 @@ pub fn in_scope(cat: &mut Catalog, scope: Scope<'_>, tool: Option<Tool>) -> Resu
     }
     if matches!(scope, Scope::Current) {
         let here = current_dirs();
-        got.rows.retain(|r| here.iter().any(|h| *h == r.summary.cwd));
+        got.rows
+            .retain(|r| here.iter().any(|h| *h == r.summary.cwd));
     }
     Ok(got)
 }
@@ -70,7 +71,12 @@ fn current_dirs() -> Vec<String> {
     }
     if let Some(pwd) = std::env::var_os("PWD") {
         let pwd = pwd.to_string_lossy().into_owned();
-        if !out.contains(&pwd) && std::fs::canonicalize(&pwd).ok() == std::env::current_dir().ok().and_then(|d| std::fs::canonicalize(d).ok()) {
+        if !out.contains(&pwd)
+            && std::fs::canonicalize(&pwd).ok()
+                == std::env::current_dir()
+                    .ok()
+                    .and_then(|d| std::fs::canonicalize(d).ok())
+        {
             out.push(pwd);
         }
     }

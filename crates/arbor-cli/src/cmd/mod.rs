@@ -1,7 +1,7 @@
 //! Command implementations.
+mod agents;
 mod check;
 mod fork;
-mod agents;
 mod import;
 pub mod index;
 pub(crate) mod ls;
@@ -483,11 +483,13 @@ fn run_command(
             since,
             json,
             no_catalog,
+            agent,
             catalog,
         } => stats::stats(
             &stats::StatsOpts {
                 sessions: &sessions,
                 scope: &scope,
+                agent,
                 by,
                 since_ms: since.map(|s| s.at(arbor_store::ids::now_ms() as f64)),
                 json,
