@@ -39,6 +39,75 @@ pub struct Summary {
     /// Its replies' spends as `arbor stats` counts them ([`spends`]), in buckets
     /// (`arbor_store::usage::buckets`, one per spend).
     pub buckets: Vec<arbor_store::usage::Bucket>,
+    /// Its texts for a full-text index ([`texts`]).
+    pub texts: Vec<Text>,
+}
+
+/// What kind of text a [`Text`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextKind {
+    /// A user message's text.
+    User,
+    /// An assistant reply's text.
+    Assistant,
+    /// A compaction's summary.
+    Compaction,
+    /// The session's title.
+    Title,
+}
+
+/// One searchable text of a session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Text {
+    /// The node's key ([`crate::model::Node::key`]; the title: empty).
+    pub node: String,
+    /// What it is.
+    pub kind: TextKind,
+    /// The node's time (ms since the epoch; 0: unknown).
+    pub ts_ms: i64,
+    /// The node is on the path to the session's last node (the branch a resume continues).
+    pub on_path: bool,
+    /// The text.
+    pub text: String,
+}
+
+/// The texts of `s` a search finds: user and assistant text, compaction summaries, the title.
+pub fn texts(s: &Session) -> Vec<Text> {
+    let mut on_path = vec![false; s.nodes.len()];
+    if !s.nodes.is_empty() {
+        for i in s.path_to(s.nodes.len() - 1) {
+            on_path[i] = true;
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(t) = s.title.as_ref().filter(|t| !t.trim().is_empty()) {
+        out.push(Text {
+            node: String::new(),
+            kind: TextKind::Title,
+            ts_ms: s.created_ms.unwrap_or(0),
+            on_path: true,
+            text: t.clone(),
+        });
+    }
+    for (i, n) in s.nodes.iter().enumerate() {
+        let (kind, text) = match &n.kind {
+            NodeKind::User(parts) => (TextKind::User, text_of(parts)),
+            NodeKind::Assistant(a) => (TextKind::Assistant, text_of(&a.content)),
+            NodeKind::Compaction(c) => (TextKind::Compaction, c.summary.clone()),
+            _ => continue,
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        out.push(Text {
+            node: n.key.clone(),
+            kind,
+            ts_ms: n.timestamp_ms,
+            on_path: on_path[i],
+            text,
+        });
+    }
+    out
 }
 
 /// One summary for `s` and one for each of its subagents (recursively), parents first.
@@ -108,6 +177,7 @@ pub fn summary(s: &Session, parent: Option<&str>) -> Summary {
     }
     out.modified_ms = last.or(s.created_ms);
     out.buckets = arbor_store::usage::buckets(&spends(s), None, true);
+    out.texts = texts(s);
     if out.created_ms.is_none() {
         out.created_ms = s.nodes.iter().map(|n| n.timestamp_ms).find(|t| *t > 0);
     }

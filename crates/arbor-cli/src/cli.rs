@@ -313,9 +313,12 @@ pub enum Command {
         #[arg(long)]
         long: bool,
         /// JSON output: {hits: [{path, sessionId, entryId, role, timestamp, onCurrentBranch,
-        /// snippet, highlights, sessionName}], more, moreCapped?}.
+        /// snippet, highlights, sessionName, agent?}], more, moreCapped?}.
         #[arg(long)]
         json: bool,
+        /// Only this agent's sessions: pi, omp, claude, codex or opencode.
+        #[arg(long, visible_alias = "tool", value_name = "AGENT")]
+        agent: Option<Tool>,
         #[command(flatten)]
         catalog: CatalogOpt,
     },

@@ -441,3 +441,55 @@ fn stats_prices_tokens_only_agents_as_estimated_and_keeps_opencode_s_dollars() {
     let (only, _) = ok(h, &["stats", "--all", "--agent", "opencode"]);
     assert!(!only.contains('~') && only.contains("opencode"), "{only}");
 }
+
+#[test]
+fn search_finds_claude_codex_and_opencode_texts() {
+    let home = five_agents();
+    let h = home.path();
+    let json = |args: &[&str]| -> serde_json::Value {
+        let (out, err) = ok(h, args);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"))
+    };
+    // A Codex prompt, an opencode prompt, a Claude Code subagent's prompt, and pi's own.
+    for (q, agent, text) in [
+        ("build fail", "codex", "Why does the build fail"),
+        ("sqlite transcript", "opencode", "sqlite transcript data"),
+        ("typos", "claude", "report typos"),
+    ] {
+        let v = json(&["search", "--all", "--json", q]);
+        let hits = v["hits"].as_array().unwrap();
+        assert!(
+            hits.iter()
+                .any(|h| h["agent"] == agent && h["snippet"].as_str().unwrap().contains(text)),
+            "{q}: {v}"
+        );
+        // --agent keeps them, another agent's filter does not.
+        let only = json(&["search", "--all", "--json", "--agent", agent, q]);
+        assert!(
+            !only["hits"].as_array().unwrap().is_empty(),
+            "{q} --agent {agent}"
+        );
+        let other = if agent == "codex" { "claude" } else { "codex" };
+        let o = run_in(h, h, &["search", "--all", "--json", "--agent", other, q]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(
+            v["hits"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|h| h["agent"] == other),
+            "{q} --agent {other}: {v}"
+        );
+    }
+    // pi's own hits are still there, without an agent.
+    let v = json(&["search", "--all", "--json", "walrus"]);
+    let hits = v["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 2, "{v}");
+    assert!(hits.iter().all(|h| h.get("agent").is_none()));
+    // The table names the agent.
+    let (table, _) = ok(h, &["search", "--all", "build fail"]);
+    assert!(
+        table.contains("[codex] Fix the build") && table.contains("Why does the build fail?"),
+        "{table}"
+    );
+}

@@ -165,6 +165,24 @@ CREATE TABLE IF NOT EXISTS foreign_sessions (
   buckets BLOB NOT NULL DEFAULT x'',
   PRIMARY KEY (source, n)
 ) WITHOUT ROWID;
+-- Their texts (user and assistant text, compaction summaries), keyed by the node's key
+-- (there is no pi entry id until an import), and the text index over them.
+CREATE TABLE IF NOT EXISTS foreign_docs (
+  id INTEGER PRIMARY KEY,
+  source TEXT NOT NULL,
+  n INTEGER NOT NULL,
+  node TEXT NOT NULL,
+  kind INTEGER NOT NULL,
+  ts_ms INTEGER,
+  on_path INTEGER NOT NULL DEFAULT 1,
+  text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS foreign_docs_source ON foreign_docs(source);
+CREATE VIRTUAL TABLE IF NOT EXISTS foreign_fts USING fts5(
+  text, content='foreign_docs', content_rowid='id', tokenize='"#,
+    fts_tokenize!(),
+    r#"'
+);
 "#
 );
 
@@ -178,6 +196,8 @@ const FTS_TUNING: &str = "INSERT INTO fts(fts, rank) VALUES ('hashsize', 1677721
 
 const DROP: &str = r#"
 DROP TRIGGER IF EXISTS docs_ai;
+DROP TABLE IF EXISTS foreign_fts;
+DROP TABLE IF EXISTS foreign_docs;
 DROP TABLE IF EXISTS foreign_sessions;
 DROP TABLE IF EXISTS foreign_sources;
 DROP TRIGGER IF EXISTS docs_ad;

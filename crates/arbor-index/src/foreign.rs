@@ -97,7 +97,7 @@ struct Found {
 
 /// The form of the rows a source gives (bump it when [`Summary`] or how it is made changes:
 /// every source is then read again).
-const ROW_FORM: &str = "rows2";
+const ROW_FORM: &str = "rows3";
 
 /// A source's fingerprint: the row form, then each file's name and `stat`.
 fn fp_of(stats: &[(PathBuf, Stat)]) -> String {
@@ -317,6 +317,7 @@ impl Catalog {
         for gone in stored.keys().filter(|k| !present.contains(*k)) {
             tx.execute("DELETE FROM foreign_sessions WHERE source=?1", [gone])
                 .db(&path)?;
+            drop_docs(&tx, gone, &path)?;
             tx.execute("DELETE FROM foreign_sources WHERE key=?1", [gone])
                 .db(&path)?;
         }
@@ -326,6 +327,7 @@ impl Catalog {
             let key = key_of(&f.key);
             tx.execute("DELETE FROM foreign_sessions WHERE source=?1", [&key])
                 .db(&path)?;
+            drop_docs(&tx, &key, &path)?;
             let problem = got.as_ref().err().cloned();
             tx.execute(
                 "INSERT OR REPLACE INTO foreign_sources(key, agent, fp, problem) VALUES (?1, ?2, ?3, ?4)",
@@ -364,6 +366,28 @@ impl Catalog {
                     arbor_store::usage::encode_buckets(&s.buckets),
                 ])
                 .db(&path)?;
+                let mut doc = tx
+                    .prepare_cached(
+                        "INSERT INTO foreign_docs(source, n, node, kind, ts_ms, on_path, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    )
+                    .db(&path)?;
+                let mut fts = tx
+                    .prepare_cached("INSERT INTO foreign_fts(rowid, text) VALUES (?1, ?2)")
+                    .db(&path)?;
+                for t in &s.texts {
+                    doc.execute(params![
+                        key,
+                        n as i64,
+                        t.node,
+                        kind_of(t.kind).code(),
+                        (t.ts_ms > 0).then_some(t.ts_ms),
+                        t.on_path,
+                        t.text
+                    ])
+                    .db(&path)?;
+                    fts.execute(params![tx.last_insert_rowid(), t.text])
+                        .db(&path)?;
+                }
             }
         }
         tx.commit().db(&path)?;
@@ -417,6 +441,7 @@ impl Catalog {
                         problems: u(19)?,
                         buckets: arbor_store::usage::decode_buckets(&r.get::<_, Vec<u8>>(20)?)
                             .unwrap_or_default(),
+                        texts: Vec::new(),
                     },
                 ))
             })
@@ -471,6 +496,135 @@ impl Catalog {
             )
             .optional()
             .db(&self.path)
+    }
+}
+
+/// Drops the texts of the source `key` from the text index and their rows.
+fn drop_docs(tx: &rusqlite::Transaction<'_>, key: &str, path: &Path) -> Result<(), IndexError> {
+    tx.execute(
+        "INSERT INTO foreign_fts(foreign_fts, rowid, text) SELECT 'delete', id, text FROM foreign_docs WHERE source=?1",
+        [key],
+    )
+    .db(path)?;
+    tx.execute("DELETE FROM foreign_docs WHERE source=?1", [key])
+        .db(path)?;
+    Ok(())
+}
+
+/// The catalog's kind of a text of another agent's session.
+fn kind_of(k: arbor_agents::listing::TextKind) -> crate::text::Kind {
+    use crate::text::Kind;
+    use arbor_agents::listing::TextKind;
+    match k {
+        TextKind::User => Kind::User,
+        TextKind::Assistant => Kind::Assistant,
+        TextKind::Compaction => Kind::Compaction,
+        TextKind::Title => Kind::Name,
+    }
+}
+
+/// One hit in another agent's session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForeignHit {
+    /// The session's row (its source, agent and summary).
+    pub row: ForeignRow,
+    /// The node's key (empty: the title).
+    pub node: String,
+    /// What kind of text matched.
+    pub kind: crate::text::Kind,
+    /// The node's time (ms).
+    pub ts_ms: Option<i64>,
+    /// On the path to the session's last node.
+    pub on_path: bool,
+    /// The text around the match, matched words between `marks`.
+    pub snippet: String,
+    /// FTS5's `bm25()`: lower is better.
+    pub rank: f64,
+}
+
+impl Catalog {
+    /// Searches the texts of other agents' sessions (every word of `query`, FTS5 syntax as
+    /// [`crate::SearchQuery`] reads free text), only in the sessions `keep` lets through, of
+    /// `kinds` when given, at or after `since_ms`, best first, at most `limit`.
+    ///
+    /// # Errors
+    /// The catalog's own errors; a query FTS5 refuses.
+    pub fn search_foreign(
+        &self,
+        query: &str,
+        kinds: Option<&[crate::text::Kind]>,
+        since_ms: Option<f64>,
+        limit: usize,
+        marks: &(String, String),
+        keep: &dyn Fn(&ForeignRow) -> bool,
+    ) -> Result<Vec<ForeignHit>, IndexError> {
+        let q = crate::search::words_query(query);
+        if q.is_empty() {
+            return Err(IndexError::Query("empty query".into()));
+        }
+        let rows = self.foreign_as_stored(None)?.rows;
+        let mut by_key: std::collections::HashMap<(String, i64), &ForeignRow> = Default::default();
+        let mut counters: std::collections::HashMap<String, i64> = Default::default();
+        for r in &rows {
+            let src = r.source.to_string_lossy().into_owned();
+            let n = counters.entry(src.clone()).or_insert(0);
+            by_key.insert((src, *n), r);
+            *n += 1;
+        }
+        let path = &self.path;
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT d.source, d.n, d.node, d.kind, d.ts_ms, d.on_path,                  snippet(foreign_fts, 0, ?2, ?3, '…', 16), bm25(foreign_fts)                  FROM foreign_fts JOIN foreign_docs d ON d.id = foreign_fts.rowid                  WHERE foreign_fts MATCH ?1 ORDER BY bm25(foreign_fts)",
+            )
+            .db(path)?;
+        let found = st
+            .query_map(params![q, marks.0, marks.1], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, Option<i64>>(4)?,
+                    r.get::<_, bool>(5)?,
+                    r.get::<_, String>(6)?,
+                    r.get::<_, f64>(7)?,
+                ))
+            })
+            .map_err(|e| IndexError::Query(e.to_string()))?;
+        let mut out = Vec::new();
+        for f in found {
+            let (source, n, node, kind, ts_ms, on_path, snippet, rank) =
+                f.map_err(|e| IndexError::Query(e.to_string()))?;
+            let Some(row) = by_key.get(&(source, n)) else {
+                continue;
+            };
+            let Some(kind) = crate::text::Kind::from_code(kind) else {
+                continue;
+            };
+            if kinds.is_some_and(|ks| !ks.contains(&kind)) && kind != crate::text::Kind::Name {
+                continue;
+            }
+            if since_ms.is_some_and(|s| ts_ms.is_none_or(|t| (t as f64) < s)) {
+                continue;
+            }
+            if !keep(row) {
+                continue;
+            }
+            out.push(ForeignHit {
+                row: (*row).clone(),
+                node,
+                kind,
+                ts_ms,
+                on_path,
+                snippet,
+                rank,
+            });
+            if out.len() >= limit {
+                break;
+            }
+        }
+        Ok(out)
     }
 }
 

@@ -332,9 +332,11 @@ fn run_command(
             count_all,
             long,
             json,
+            agent,
             catalog,
         } => index::search(
             &index::SearchOpts {
+                agent,
                 query: &query,
                 scope: &scope,
                 roles: &role,
