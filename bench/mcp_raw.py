@@ -8,7 +8,9 @@ each start, initialize + tools/list (the wall time from spawn to the tools/list 
 then, in one server, search_sessions QUERY and list_sessions {limit: 20} RUNS times each
 after two warm-up calls. Prints medians of wall time, the server's CPU time (user+sys, from /proc/PID/stat: the
 whole process for a start, the mean per call for the calls), and the load average. The catalog should be up to date
-(`ARBOR --agent-dir AGENT_DIR index --catalog CATALOG` first).
+(`ARBOR --agent-dir AGENT_DIR index --catalog CATALOG` first). MCP_ARGS adds flags to
+`arbor mcp` (`--no-watch`); MCP_WAIT=SECONDS waits after initialize before the calls (the
+server's watcher makes its first refresh in the background).
 
 issue 25's client benchmark through the real clients (Inspector CLI, Python SDK) is
 bench/mcp.sh; this one needs nothing but Python and measures the server alone.
@@ -33,7 +35,8 @@ def cpu(pid):
 class Server:
     def __init__(self, arbor, agent, catalog):
         self.p = subprocess.Popen(
-            [arbor, "--agent-dir", agent, "mcp", "--all", "--catalog", catalog],
+            [arbor, "--agent-dir", agent, "mcp", "--all", "--catalog", catalog]
+            + os.environ.get("MCP_ARGS", "").split(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -88,6 +91,8 @@ def main():
     s = Server(arbor, agent, catalog)
     s.request("initialize", INIT)
     s.notify("notifications/initialized")
+    # MCP_WAIT=SECONDS: let the server's own watcher finish its first refresh first.
+    time.sleep(float(os.environ.get("MCP_WAIT", "0")))
     out = {}
     for name, args in [
         ("search_sessions", {"query": query}),

@@ -679,6 +679,11 @@ pub enum Command {
         /// Serve session text as it is (default: secrets replaced by [REDACTED:kind]).
         #[arg(long)]
         no_redact: bool,
+        /// No watcher of the server's own: look at the session files at each call (default:
+        /// while it runs, the server keeps the catalog fresh as `arbor index --watch` does,
+        /// unless such a watcher already serves it).
+        #[arg(long)]
+        no_watch: bool,
         #[command(flatten)]
         catalog: CatalogOpt,
     },

@@ -42,6 +42,35 @@ pub fn with_rebuild<T>(
     cat.recovering(f, &mut |r: &Recovery| report.recovered(&path, r))
 }
 
+/// Runs a refresh `f` with its progress told to `report`, the catalog rebuilt when found
+/// damaged ([`Catalog::recovering`]), and `report` told when it is over, what was rebuilt and
+/// what could not be indexed.
+fn refreshing(
+    cat: &mut Catalog,
+    report: &mut dyn Report,
+    mut f: impl FnMut(
+        &mut Catalog,
+        &mut dyn FnMut(Progress),
+    ) -> Result<(Vec<Listed>, RefreshStats), IndexError>,
+) -> Result<(Vec<Listed>, RefreshStats), IndexError> {
+    let path = cat.path().to_path_buf();
+    let mut recovered: Option<Recovery> = None;
+    let r = {
+        let mut progress = |p: Progress| report.progress(p);
+        cat.recovering(|c, _| f(c, &mut progress), &mut |r: &Recovery| {
+            recovered = Some(r.clone())
+        })
+    };
+    report.finished();
+    if let Some(rec) = &recovered {
+        report.recovered(&path, rec);
+    }
+    if let Ok((_, stats)) = &r {
+        report.refreshed(stats);
+    }
+    r
+}
+
 /// Refreshes the catalog for `dirs` and returns their sessions, newest `modified` first
 /// (ties keep directory order, as pi's stable sort does).
 pub fn refresh(
@@ -50,23 +79,10 @@ pub fn refresh(
     opts: RefreshOptions,
     report: &mut dyn Report,
 ) -> Result<(Vec<Listed>, RefreshStats), IndexError> {
-    let r = {
-        let mut progress = |p: Progress| report.progress(p);
-        let path = cat.path().to_path_buf();
-        let mut recovered: Option<Recovery> = None;
-        let r = cat.recovering(
-            |c, _| c.refresh_dirs(dirs, opts, &mut progress),
-            &mut |r: &Recovery| recovered = Some(r.clone()),
-        );
-        (r, recovered, path)
-    };
-    let (r, recovered, path) = r;
-    report.finished();
-    if let Some(rec) = &recovered {
-        report.recovered(&path, rec);
-    }
+    let r = refreshing(cat, report, |c, progress| {
+        c.refresh_dirs(dirs, opts, progress)
+    });
     let (mut listed, stats) = r?;
-    report.refreshed(&stats);
     sort_like_pi(&mut listed, dirs.len() > 1);
     Ok((listed, stats))
 }
@@ -151,23 +167,10 @@ pub fn search(
         source: std::io::Error::other("reading the session directories failed"),
     })?;
     let first = first?;
-    let r = {
-        let mut progress = |p: Progress| report.progress(p);
-        let path = cat.path().to_path_buf();
-        let mut recovered: Option<Recovery> = None;
-        let r = cat.recovering(
-            |c, _| c.refresh_listings(&listings, texts_only, &mut progress),
-            &mut |r: &Recovery| recovered = Some(r.clone()),
-        );
-        (r, recovered, path)
-    };
-    let (r, recovered, path) = r;
-    report.finished();
-    if let Some(rec) = &recovered {
-        report.recovered(&path, rec);
-    }
+    let r = refreshing(cat, report, |c, progress| {
+        c.refresh_listings(&listings, texts_only, progress)
+    });
     let (_, stats) = r?;
-    report.refreshed(&stats);
     if stats.unchanged == stats.files && stats.removed == 0 {
         Ok(first)
     } else {

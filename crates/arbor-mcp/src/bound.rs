@@ -106,6 +106,15 @@ pub fn offset(cursor: Option<&str>, tool: &str, key: &str) -> Result<usize, Boun
     usize::from_str_radix(o, 16).map_err(|_| BoundError::Cursor)
 }
 
+/// What a text rendering says at its end when the answer was cut: how to go on.
+pub fn more_note(next_cursor: Option<&str>) -> &'static str {
+    if next_cursor.is_some() {
+        " (more: pass next_cursor back as cursor)"
+    } else {
+        ""
+    }
+}
+
 /// The characters `v` takes as JSON.
 pub fn json_chars<T: Serialize + ?Sized>(v: &T) -> usize {
     serde_json::to_string(v).map_or(0, |s| s.chars().count())
@@ -177,6 +186,20 @@ pub fn cut_text(text: &str, budget: usize) -> (String, Option<usize>) {
 /// The server's last check on an answer: every string of `v` longer than what the budget
 /// allows is cut (with `…[cut: N more characters]`), until the answer fits in `budget`
 /// characters. Returns whether anything was cut.
+///
+/// Strings cut to 16 characters and still too long (a list of many short items), the longest
+/// arrays lose their last items, half at a time, until it fits: a tool that may have that
+/// many items says how many there were in a count of its own.
+///
+/// ```
+/// let mut v = serde_json::json!({"text": "x".repeat(10_000), "n": 1});
+/// assert!(arbor_mcp::bound::fits(&mut v, 1_000));
+/// assert!(arbor_mcp::bound::json_chars(&v) <= 1_000);
+/// assert!(v["text"].as_str().unwrap().contains("[cut:"));
+/// let mut many = serde_json::json!({"items": vec![1_000_000u64; 5_000]});
+/// assert!(arbor_mcp::bound::fits(&mut many, 1_000));
+/// assert!(arbor_mcp::bound::json_chars(&many) <= 1_000);
+/// ```
 pub fn fits(v: &mut serde_json::Value, budget: usize) -> bool {
     let mut cut = false;
     let mut cap = budget;
@@ -184,7 +207,74 @@ pub fn fits(v: &mut serde_json::Value, budget: usize) -> bool {
         cap /= 2;
         cut |= cut_strings(v, cap);
     }
+    while json_chars(v) > budget && halve_longest_array(v) {
+        cut = true;
+    }
     cut
+}
+
+/// Drops the second half of the longest array in `v`; `false` when no array has items left.
+fn halve_longest_array(v: &mut serde_json::Value) -> bool {
+    use serde_json::Value;
+    /// One step down: an object's member or an array's item.
+    enum Step {
+        Key(String),
+        Index(usize),
+    }
+    /// The path to the longest non-empty array below `v`, and its length.
+    fn find(v: &Value) -> Option<(usize, Vec<Step>)> {
+        let mut best: Option<(usize, Vec<Step>)> = None;
+        let mut consider = |found: Option<(usize, Vec<Step>)>, step: Step| {
+            if let Some((n, mut path)) = found {
+                if best.as_ref().is_none_or(|(b, _)| n > *b) {
+                    path.insert(0, step);
+                    best = Some((n, path));
+                }
+            }
+        };
+        match v {
+            Value::Array(a) => {
+                for (k, x) in a.iter().enumerate() {
+                    consider(find(x), Step::Index(k));
+                }
+                match best {
+                    Some((n, p)) if n > a.len() => Some((n, p)),
+                    _ if !a.is_empty() => Some((a.len(), Vec::new())),
+                    _ => None,
+                }
+            }
+            Value::Object(o) => {
+                for (k, x) in o {
+                    consider(find(x), Step::Key(k.clone()));
+                }
+                best
+            }
+            _ => None,
+        }
+    }
+    let Some((_, path)) = find(v) else {
+        return false;
+    };
+    let mut at = v;
+    for step in path {
+        let next = match (step, at) {
+            (Step::Key(k), Value::Object(o)) => o.get_mut(&k),
+            (Step::Index(i), Value::Array(a)) => a.get_mut(i),
+            _ => None,
+        };
+        match next {
+            Some(n) => at = n,
+            None => return false,
+        }
+    }
+    match at {
+        Value::Array(a) if !a.is_empty() => {
+            let keep = a.len() / 2;
+            a.truncate(keep);
+            true
+        }
+        _ => false,
+    }
 }
 
 fn cut_strings(v: &mut serde_json::Value, cap: usize) -> bool {

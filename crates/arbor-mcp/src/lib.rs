@@ -46,6 +46,11 @@ pub struct Options {
     pub allow_writes: bool,
     /// Whether everything served is redacted (on unless `--no-redact`).
     pub redact: bool,
+    /// Whether the server keeps the catalog fresh with a watcher of its own while it runs
+    /// (`arbor_index::watch`, what `arbor index --watch` runs; on unless `--no-watch`, and
+    /// only when no other watcher serves the catalog): answers then skip looking at every
+    /// file.
+    pub watch: bool,
 }
 
 impl Default for Options {
@@ -57,6 +62,7 @@ impl Default for Options {
             catalog: None,
             allow_writes: false,
             redact: true,
+            watch: true,
         }
     }
 }

@@ -113,6 +113,9 @@ impl ArborServer {
         if let Some(why) = &catalog.report.in_memory_because {
             eprintln!("arbor mcp: warning: cannot use the catalog: {why}; indexing in memory");
         }
+        if opts.watch && catalog.report.in_memory_because.is_none() {
+            watch(catalog.path().to_path_buf(), opts.locator());
+        }
         let state = State {
             loc: opts.locator(),
             redact: Redactor::new(opts.redact),
@@ -188,6 +191,26 @@ impl ArborServer {
         }
     }
 
+    /// A tool's whole call: `run` on the blocking pool ([`ArborServer::blocking`]) with the
+    /// arguments, its answer redacted, rendered by `render` and held to `budget` (the tool's
+    /// `budget` argument; a bad one is `run`'s to refuse) ([`ArborServer::answer`]).
+    pub(crate) async fn tool<A, T>(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        budget: Option<u64>,
+        args: A,
+        run: fn(&State, &Work, &A) -> Result<T, ToolError>,
+        render: fn(&T) -> String,
+    ) -> Result<CallToolResult, ErrorData>
+    where
+        A: Send + 'static,
+        T: Serialize + DeserializeOwned + Send + 'static,
+    {
+        let budget = Budget::new(budget).unwrap_or(Budget(crate::bound::DEFAULT_BUDGET));
+        let r = self.blocking(ctx, move |s, w| run(s, w, &args)).await;
+        self.answer(r, budget, render)
+    }
+
     /// A tool's answer: `out` as structured content (its schema is the tool's output schema)
     /// and `render(out)`, a short text for a model that reads only text. `out` is redacted
     /// first (every string) and the text is rendered from the redacted answer, so that no
@@ -228,6 +251,41 @@ impl ArborServer {
             Ok(out) => self.reply(&out, budget, render),
             Err(e) => Ok(self.fail(e)),
         }
+    }
+}
+
+/// Starts the catalog's watcher on a thread of its own (`arbor_index::watch::run`, the one
+/// `arbor index --watch` runs), unless another watcher serves the catalog: it refreshes every
+/// project once, then keeps the catalog fresh from inotify and vouches for it, so that a
+/// search is answered without looking at every file. It lives as long as the server (no
+/// daemon); `ls`'s prepared tables are not made (`render` answers none: `ls` makes its own).
+fn watch(catalog: std::path::PathBuf, loc: arbor_store::locate::Locator) {
+    let spawned = std::thread::Builder::new()
+        .name("arbor-mcp-watch".into())
+        .spawn(move || {
+            let roots = loc.existing_sessions_roots();
+            if roots.is_empty() {
+                return;
+            }
+            let Ok(mut cat) = Catalog::open(&catalog) else {
+                return;
+            };
+            let r = arbor_index::watch::run(
+                &mut cat,
+                &roots,
+                &|| loc.all_project_dirs(),
+                &|_, _| None,
+                &mut |_| {},
+            );
+            match r {
+                Err(arbor_index::IndexError::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::AddrInUse => {}
+                Err(e) => eprintln!("arbor mcp: the catalog is refreshed at each call: {e}"),
+                Ok(()) => {}
+            }
+        });
+    if let Err(e) = spawned {
+        eprintln!("arbor mcp: the catalog is refreshed at each call: {e}");
     }
 }
 

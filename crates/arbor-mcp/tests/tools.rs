@@ -227,9 +227,29 @@ fn get_session_and_get_usage_give_the_libraries_numbers() {
             s["usage"]["current_path"]["input"],
             json!(stats.total.path.tokens().input)
         );
+        // A fork names its parent; the parent lists it.
+        let parent = corpus
+            .files()
+            .into_iter()
+            .find(|f| f.to_string_lossy().contains("5ec2e7aa"))
+            .expect("parent");
+        let fork = corpus.project.join("2026-01-04T00-00-00-000Z_f0f0f0f0-0000-7000-8000-000000000000.jsonl");
+        std::fs::write(
+            &fork,
+            format!(
+                "{}\n",
+                json!({"type":"session","version":3,"id":"f0f0f0f0-0000-7000-8000-000000000000","timestamp":"2026-01-04T00:00:00.000Z","cwd":"/work/project","parentSession": parent.to_string_lossy()})
+            ),
+        )
+        .expect("fork");
+        let p = c.ok("get_session", json!({"session": "5ec2e7aa"})).await;
+        assert_eq!(p["fork_count"], json!(1), "{p}");
+        assert_eq!(p["forks"][0]["id"], "f0f0f0f0-0000-7000-8000-000000000000");
+        let f = c.ok("get_session", json!({"session": "f0f0f0f0"})).await;
+        assert_eq!(f["parent_session"], json!(parent.to_string_lossy()), "{f}");
         // get_usage by model over every session: `arbor stats --by model --all`'s rows.
         let u = c.ok("get_usage", json!({"by": "model"})).await;
-        let (counted, _) = arbor_view::stats_from_files(&files);
+        let (counted, _) = arbor_view::stats_from_files(&corpus.files());
         let want = arbor_view::aggregate_stats(&counted, arbor_view::StatsBy::Model, None);
         assert_eq!(u["sessions"], json!(want.sessions));
         let rows = u["rows"].as_array().expect("rows");
@@ -611,5 +631,41 @@ fn a_cancelled_call_is_dropped_and_the_server_goes_on() {
         // And the next call is served in full.
         let r = c.ok("search_sessions", json!({"query": "words", "limit": 1})).await;
         assert_eq!(r["hits"].as_array().map(Vec::len), Some(1), "{r}");
+    });
+}
+
+#[test]
+fn with_its_watcher_the_server_answers_what_was_just_written() {
+    let corpus = Corpus::new();
+    let mut opts = corpus.opts();
+    opts.watch = true;
+    let catalog = opts.catalog.clone().expect("catalog");
+    let file = corpus
+        .files()
+        .into_iter()
+        .find(|f| f.to_string_lossy().contains("5ec2e7aa"))
+        .expect("file");
+    rt().block_on(async {
+        let mut c = Client::start(opts).await;
+        // The watcher's first refresh done: it vouches for the project directory.
+        let key = arbor_index::dir_key(&corpus.project);
+        let t0 = std::time::Instant::now();
+        while !arbor_index::watch::vouches(&catalog, std::slice::from_ref(&key)) {
+            assert!(t0.elapsed() < common::WAIT, "the watcher never vouched");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let r = c.ok("search_sessions", json!({"query": "zebrafish"})).await;
+        assert_eq!(r["hits"].as_array().map(Vec::len), Some(2), "{r}");
+        // A turn appended now is in the next answer.
+        let mut f = std::fs::OpenOptions::new().append(true).open(&file).expect("open");
+        std::io::Write::write_all(
+            &mut f,
+            b"{\"type\":\"message\",\"id\":\"u9\",\"parentId\":\"a1\",\"timestamp\":\"2026-01-02T00:02:00.000Z\",\"message\":{\"role\":\"user\",\"content\":\"now the narwhal\",\"timestamp\":1767312120000}}\n",
+        )
+        .expect("append");
+        drop(f);
+        let r = c.ok("search_sessions", json!({"query": "narwhal"})).await;
+        assert_eq!(r["hits"].as_array().map(Vec::len), Some(1), "{r}");
+        assert_eq!(r["hits"][0]["entry_id"], "u9");
     });
 }

@@ -179,6 +179,16 @@ impl Locator {
         v
     }
 
+    /// The sessions roots of the agent directories that are directories now, each once: what
+    /// a watcher watches (`arbor index --watch`, `arbor mcp`), and what the files a table's
+    /// short ids are unique among lie under.
+    pub fn existing_sessions_roots(&self) -> Vec<PathBuf> {
+        self.sessions_roots()
+            .into_iter()
+            .filter(|r| r.is_dir())
+            .collect()
+    }
+
     /// The agent directory the user gave, if any.
     pub fn agent_override(&self) -> Option<&Path> {
         self.over.as_deref()

@@ -322,17 +322,10 @@ pub fn index(
     })
 }
 
-/// The sessions roots of `loc`'s agent directories that are directories now, each once: what
-/// a watcher watches, and what the files a table's short ids are unique among lie under.
+/// The sessions roots of `loc`'s agent directories that are directories now
+/// ([`Locator::existing_sessions_roots`]).
 pub fn sessions_roots(loc: &Locator) -> Vec<PathBuf> {
-    let mut roots: Vec<PathBuf> = Vec::new();
-    for a in loc.agent_dirs() {
-        let r = paths::sessions_root(&a);
-        if r.is_dir() && !roots.contains(&r) {
-            roots.push(r);
-        }
-    }
-    roots
+    loc.existing_sessions_roots()
 }
 
 /// `arbor index --watch`: keeps the catalog fresh until killed (see [`arbor_index::watch`]).

@@ -18,6 +18,8 @@ pub struct McpOpts {
     pub allow_writes: bool,
     /// `--no-redact`.
     pub no_redact: bool,
+    /// `--no-watch`.
+    pub no_watch: bool,
     /// `--catalog`.
     pub catalog: Option<PathBuf>,
 }
@@ -32,6 +34,7 @@ pub fn mcp(o: &McpOpts, loc: &Locator) -> Result<ExitCode> {
         catalog: o.catalog.clone(),
         allow_writes: o.allow_writes,
         redact: !o.no_redact,
+        watch: !o.no_watch,
     };
     match o.http {
         None => arbor_mcp::serve_stdio(opts)?,

@@ -565,6 +565,7 @@ fn run_command(
             token_file,
             allow_writes,
             no_redact,
+            no_watch,
             catalog,
         } => mcp::mcp(
             &mcp::McpOpts {
@@ -574,6 +575,7 @@ fn run_command(
                 token_file,
                 allow_writes,
                 no_redact,
+                no_watch,
                 catalog: catalog.catalog,
             },
             &loc,

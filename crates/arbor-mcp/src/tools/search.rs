@@ -280,11 +280,7 @@ fn text(a: &SearchAnswer) -> String {
     text.push_str(&format!(
         "{} hits{}",
         a.hits.len(),
-        if a.next_cursor.is_some() {
-            " (more: pass next_cursor as cursor)"
-        } else {
-            ""
-        }
+        bound::more_note(a.next_cursor.as_deref())
     ));
     text
 }
@@ -303,8 +299,6 @@ impl ArborServer {
         Parameters(args): Parameters<SearchArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let budget = Budget::new(args.budget).unwrap_or(Budget(bound::DEFAULT_BUDGET));
-        let r = self.blocking(&ctx, move |s, w| run(s, w, &args)).await;
-        self.answer(r, budget, text)
+        self.tool(&ctx, args.budget, args, run, text).await
     }
 }

@@ -3,7 +3,7 @@
 //! compactions.
 use super::usage::UsageRow;
 use super::{iso, Agent};
-use crate::bound::{self, Budget};
+use crate::bound::Budget;
 use crate::server::{ArborServer, State, ToolError, Work};
 use arbor_core::entry::{EntryType, Role};
 use rmcp::handler::server::wrapper::Parameters;
@@ -13,8 +13,9 @@ use rmcp::{ErrorData, RoleServer};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// At most this many items of each list (branch points, labels, compactions, forks).
-const MAX_ITEMS: usize = 200;
+/// At most this many items of each list (branch points, labels, compactions, forks); the
+/// answer says how many there are in all.
+const MAX_ITEMS: usize = 50;
 
 /// Arguments of `get_session`.
 #[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]
@@ -106,16 +107,24 @@ pub(crate) struct SessionAnswer {
     /// Tokens and cost as `arbor stats SESSION` counts them: what the current path, the
     /// other branches and the summaries spent.
     pub usage: UsageRow,
-    /// Where the tree branches (at most 200).
+    /// Where the tree branches (the first 50; get_tree shows them all).
     pub branch_points: Vec<BranchPoint>,
-    /// Labelled entries (at most 200).
+    /// How many branch points there are.
+    pub branch_point_count: u64,
+    /// Labelled entries (the first 50).
     pub labels: Vec<Label>,
-    /// Compactions (at most 200).
+    /// How many labelled entries there are.
+    pub label_count: u64,
+    /// Compactions (the first 50).
     pub compactions: Vec<Compaction>,
+    /// How many compactions there are.
+    pub compaction_count: u64,
     /// The session it was forked from (the header's parentSession), when it was.
     pub parent_session: Option<String>,
-    /// Sessions forked from it, among those the server serves (at most 200).
+    /// Sessions forked from it, among those the server serves (the first 50).
     pub forks: Vec<Fork>,
+    /// How many sessions were forked from it.
+    pub fork_count: u64,
 }
 
 fn run(state: &State, work: &Work, a: &SessionArgs) -> Result<SessionAnswer, ToolError> {
@@ -143,11 +152,15 @@ fn run(state: &State, work: &Work, a: &SessionArgs) -> Result<SessionAnswer, Too
         None => Default::default(),
     };
     let mut branch_points = Vec::new();
+    let mut branch_point_count = 0u64;
     let mut leaves = 0u64;
     for (i, kids) in tree.children.iter().enumerate() {
         if kids.is_empty() {
             leaves += 1;
-        } else if kids.len() > 1 && branch_points.len() < MAX_ITEMS {
+        } else if kids.len() > 1 {
+            branch_point_count += 1;
+        }
+        if kids.len() > 1 && branch_points.len() < MAX_ITEMS {
             branch_points.push(BranchPoint {
                 entry_id: id_of(i),
                 children: kids.len() as u64,
@@ -165,12 +178,17 @@ fn run(state: &State, work: &Work, a: &SessionArgs) -> Result<SessionAnswer, Too
         })
         .collect();
     let mut compactions = Vec::new();
+    let mut compaction_count = 0u64;
     let mut models: Vec<String> = Vec::new();
     let mut messages = 0u64;
     for (i, e) in entries.iter().enumerate() {
         let line = doc.entry_line(i);
         match e.etype {
-            EntryType::Compaction if compactions.len() < MAX_ITEMS => {
+            EntryType::Compaction => {
+                compaction_count += 1;
+                if compactions.len() >= MAX_ITEMS {
+                    continue;
+                }
                 compactions.push(Compaction {
                     entry_id: id_of(i),
                     timestamp: ts_of(i),
@@ -211,7 +229,7 @@ fn run(state: &State, work: &Work, a: &SessionArgs) -> Result<SessionAnswer, Too
         .find(|l| std::fs::canonicalize(&l.file).is_ok_and(|c| c == file));
     let canon = file.to_string_lossy().into_owned();
     let my_id = doc.session_id();
-    let forks: Vec<Fork> = listed
+    let all_forks: Vec<&arbor_index::Listed> = listed
         .iter()
         .filter(|l| {
             l.info.parent_session_path.as_deref().is_some_and(|raw| {
@@ -221,6 +239,9 @@ fn run(state: &State, work: &Work, a: &SessionArgs) -> Result<SessionAnswer, Too
                     || std::fs::canonicalize(&p).is_ok_and(|c| c == file)
             })
         })
+        .collect();
+    let forks: Vec<Fork> = all_forks
+        .iter()
         .take(MAX_ITEMS)
         .map(|l| Fork {
             id: l.session_id.clone(),
@@ -258,9 +279,13 @@ fn run(state: &State, work: &Work, a: &SessionArgs) -> Result<SessionAnswer, Too
         current_branch_entries: on_path.len() as u64,
         usage,
         branch_points,
+        branch_point_count,
+        label_count: index.labels.len() as u64,
         labels,
         compactions,
+        compaction_count,
         parent_session: doc.header_str("parentSession"),
+        fork_count: all_forks.len() as u64,
         forks,
     };
     Ok(answer)
@@ -280,9 +305,9 @@ fn text(answer: &SessionAnswer) -> String {
         answer.entries,
         answer.messages,
         answer.branches,
-        answer.labels.len(),
-        answer.compactions.len(),
-        answer.forks.len(),
+        answer.label_count,
+        answer.compaction_count,
+        answer.fork_count,
         answer
             .parent_session
             .as_deref()
@@ -321,8 +346,6 @@ impl ArborServer {
         Parameters(args): Parameters<SessionArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let budget = Budget::new(args.budget).unwrap_or(Budget(bound::DEFAULT_BUDGET));
-        let r = self.blocking(&ctx, move |s, w| run(s, w, &args)).await;
-        self.answer(r, budget, text)
+        self.tool(&ctx, args.budget, args, run, text).await
     }
 }

@@ -241,11 +241,7 @@ fn text(a: &UsageAnswer) -> String {
     text.push_str(&format!(
         "{} sessions counted{}",
         a.sessions,
-        if a.next_cursor.is_some() {
-            "; more rows: pass next_cursor as cursor"
-        } else {
-            ""
-        }
+        bound::more_note(a.next_cursor.as_deref())
     ));
     text
 }
@@ -264,8 +260,6 @@ impl ArborServer {
         Parameters(args): Parameters<UsageArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let budget = Budget::new(args.budget).unwrap_or(Budget(bound::DEFAULT_BUDGET));
-        let r = self.blocking(&ctx, move |s, w| run(s, w, &args)).await;
-        self.answer(r, budget, text)
+        self.tool(&ctx, args.budget, args, run, text).await
     }
 }

@@ -100,6 +100,7 @@ impl Corpus {
             catalog: Some(self.tmp.path().join("catalog.db")),
             allow_writes: false,
             redact: true,
+            watch: false,
         }
     }
 
