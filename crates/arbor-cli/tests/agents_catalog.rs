@@ -493,3 +493,111 @@ fn search_finds_claude_codex_and_opencode_texts() {
         "{table}"
     );
 }
+
+/// `arbor mcp --all` over stdio: each call's structured answer, by id.
+fn mcp_calls(home: &Path, calls: &[&str]) -> Vec<serde_json::Value> {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arbor"))
+        .args(["mcp", "--all"])
+        .current_dir(home)
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("ARBOR_CATALOG", home.join("catalog.db"))
+        .env_remove("PI_CODING_AGENT_DIR")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#).unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    for (k, c) in calls.iter().enumerate() {
+        writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{c}}}"#,
+            k + 1
+        )
+        .unwrap();
+    }
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut answers = vec![serde_json::Value::Null; calls.len()];
+    let mut got = 0;
+    while got < calls.len() + 1 {
+        let mut line = String::new();
+        assert!(out.read_line(&mut line).unwrap() > 0, "closed early");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if let Some(id) = v.get("id").and_then(|i| i.as_u64()) {
+            got += 1;
+            if id > 0 {
+                answers[id as usize - 1] = v["result"].clone();
+            }
+        }
+    }
+    drop(stdin);
+    child.wait().unwrap();
+    answers
+}
+
+#[test]
+fn mcp_lists_and_searches_every_agent() {
+    let home = five_agents();
+    let h = home.path();
+    let before = sources(h);
+    let a = mcp_calls(
+        h,
+        &[
+            r#"{"name":"list_sessions","arguments":{}}"#,
+            r#"{"name":"list_sessions","arguments":{"agent":"codex"}}"#,
+            r#"{"name":"search_sessions","arguments":{"query":"sqlite transcript"}}"#,
+            r#"{"name":"search_sessions","arguments":{"query":"typos","agent":"claude"}}"#,
+        ],
+    );
+    let agents = |v: &serde_json::Value| -> Vec<String> {
+        let mut a: Vec<String> = v["structuredContent"]["sessions"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{v}"))
+            .iter()
+            .map(|s| s["agent"].as_str().unwrap().to_string())
+            .collect();
+        a.sort();
+        a.dedup();
+        a
+    };
+    assert_eq!(
+        agents(&a[0]),
+        ["claude", "codex", "omp", "opencode", "pi"],
+        "{}",
+        a[0]
+    );
+    assert_eq!(agents(&a[1]), ["codex"], "{}", a[1]);
+    let hits = |v: &serde_json::Value| v["structuredContent"]["hits"].as_array().unwrap().clone();
+    assert!(
+        hits(&a[2]).iter().any(|h| h["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("**sqlite** **transcript**")),
+        "{}",
+        a[2]
+    );
+    assert!(
+        hits(&a[3])
+            .iter()
+            .any(|h| h["snippet"].as_str().unwrap().contains("**typos**")),
+        "{}",
+        a[3]
+    );
+    assert_eq!(
+        before,
+        sources(h),
+        "arbor mcp wrote into another agent's files"
+    );
+}
