@@ -601,3 +601,43 @@ fn mcp_lists_and_searches_every_agent() {
         "arbor mcp wrote into another agent's files"
     );
 }
+
+#[test]
+fn pi_only_commands_on_another_agent_s_session_say_so_and_write_nothing() {
+    let home = five_agents();
+    let h = home.path();
+    let before = sources(h);
+    let file = h.join(".claude/projects/-work-app/0b7c3f0e-1111-4222-8333-444455556666.jsonl");
+    let file = file.to_str().unwrap();
+    for (args, agent) in [
+        (vec!["name", file, "renamed"], "claude"),
+        (
+            vec![
+                "append",
+                "0b7c3f0e",
+                r#"{"type":"custom","customType":"x"}"#,
+            ],
+            "claude",
+        ),
+        (vec!["fork", "ses_01ma"], "opencode"),
+        (vec!["check", "--repair", file], "claude"),
+        (
+            vec!["show", "019a4c1e-0000-7000-8000-00000000c0de"],
+            "codex",
+        ),
+        (vec!["tree", "0b7c3f0e"], "claude"),
+    ] {
+        let o = run_in(h, h, &args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        assert!(
+            err.contains("another agent's") && err.contains(&format!("arbor import {agent} ")),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(
+        before,
+        sources(h),
+        "a pi-only command wrote into another agent's files"
+    );
+}

@@ -83,6 +83,47 @@ fn current_dirs() -> Vec<String> {
     out
 }
 
+/// When one of a failed command's arguments names another agent's session (its file, or its
+/// id or an id prefix of 6 characters or more), what to say: it is that agent's, arbor only
+/// reads it, and `arbor import` makes a pi session of it. Looks in the catalog's rows
+/// (refreshed: sources are only read).
+pub fn foreign_hint(args: &[String]) -> Option<String> {
+    let mut cat = super::index::open_catalog(None).ok()?;
+    let rows = cat
+        .refresh_foreign(&ForeignRoots::from_env(), None)
+        .ok()?
+        .rows;
+    for a in args.iter().filter(|a| !a.starts_with('-')) {
+        let real = std::fs::canonicalize(a).ok();
+        let hit = rows.iter().find(|r| {
+            r.summary.id == *a
+                || (a.len() >= 6 && r.summary.id.starts_with(a.as_str()))
+                || (real.is_some()
+                    && r.agent != Agent::Opencode
+                    && std::fs::canonicalize(&r.source).ok() == real)
+        });
+        if let Some(r) = hit {
+            return Some(format!(
+                "arbor: {a} is {} session {} (\"{}\"), another agent's: arbor only reads it (ls, search, stats, mcp) and never writes into it. To continue it in pi: arbor import {} {}, then pi --session on the file it writes",
+                match r.agent {
+                    Agent::Claude => "Claude Code's",
+                    Agent::Codex => "Codex's",
+                    Agent::Opencode => "opencode's",
+                },
+                r.summary.id,
+                arbor_view::one_line(r.display_title(), 60),
+                r.agent,
+                if r.summary.parent_id.is_some() && r.agent == Agent::Claude {
+                    r.summary.parent_id.clone().unwrap_or_default()
+                } else {
+                    r.summary.id.clone()
+                }
+            ));
+        }
+    }
+    None
+}
+
 /// The shortest unique prefix (at least 8 characters) of each row's session id among
 /// `rows`, in their order.
 pub fn short_ids(rows: &[&ForeignRow]) -> Vec<String> {

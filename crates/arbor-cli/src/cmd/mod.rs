@@ -43,7 +43,16 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 }
                 Ok(ExitCode::FAILURE)
             }
-            _ => Err(e),
+            _ => {
+                // A SESSION that is another agent's: said, with the way to work on it in pi.
+                let args: Vec<String> = std::env::args().skip(2).collect();
+                if let Some(hint) = agents::foreign_hint(&args) {
+                    say_err!("arbor: {e:#}");
+                    say_err!("{hint}");
+                    return Ok(ExitCode::FAILURE);
+                }
+                Err(e)
+            }
         },
         ok => ok,
     }
