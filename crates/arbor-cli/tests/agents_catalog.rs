@@ -559,8 +559,21 @@ fn mcp_lists_and_searches_every_agent() {
             r#"{"name":"list_sessions","arguments":{"agent":"codex"}}"#,
             r#"{"name":"search_sessions","arguments":{"query":"sqlite transcript"}}"#,
             r#"{"name":"search_sessions","arguments":{"query":"typos","agent":"claude"}}"#,
+            r#"{"name":"get_usage","arguments":{"by":"session"}}"#,
         ],
     );
+    let rows = a[4]["structuredContent"]["rows"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}", a[4]));
+    let claude = rows
+        .iter()
+        .find(|r| r["group"] == "claude:0b7c3f0e-1111-4222-8333-444455556666")
+        .unwrap_or_else(|| panic!("{}", a[4]));
+    assert!(claude["estimated_cost"].as_f64().unwrap() > 0.0, "{claude}");
+    assert!(rows
+        .iter()
+        .any(|r| r["group"].as_str().unwrap().starts_with("opencode:")
+            && r.get("estimated_cost").is_none()));
     let agents = |v: &serde_json::Value| -> Vec<String> {
         let mut a: Vec<String> = v["structuredContent"]["sessions"]
             .as_array()
