@@ -154,7 +154,7 @@ pub fn summary(s: &Session, parent: Option<&str>) -> Summary {
             }
             NodeKind::Assistant(a) => {
                 out.message_count += 1;
-                if !a.model.is_empty() && !out.models.iter().any(|m| *m == a.model) {
+                if !a.model.is_empty() && !out.models.contains(&a.model) {
                     out.models.push(a.model.clone());
                 }
                 let u = &a.usage;

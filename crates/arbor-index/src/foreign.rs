@@ -211,7 +211,7 @@ fn walk(dir: &Path, out: &mut Vec<(PathBuf, Stat)>, depth: usize) {
 }
 
 /// Reads one source: its sessions' summaries, or why none could be read.
-fn read_source(f: &Found) -> Result<Vec<Summary>, String> {
+fn read_source(f: &Found) -> ReadResult {
     let sessions = match f.agent {
         Agent::Claude | Agent::Codex => {
             vec![arbor_agents::read(f.agent, &f.key).map_err(|e| e.to_string())?]
@@ -628,8 +628,11 @@ impl Catalog {
     }
 }
 
+/// What reading one source gives: its sessions' summaries, or why none could be read.
+type ReadResult = Result<Vec<Summary>, String>;
+
 /// Reads `todo` on worker threads (as many as the machine has cores, at most 8), in order.
-fn read_all(todo: &[&Found]) -> Vec<Result<Vec<Summary>, String>> {
+fn read_all(todo: &[&Found]) -> Vec<ReadResult> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -639,7 +642,7 @@ fn read_all(todo: &[&Found]) -> Vec<Result<Vec<Summary>, String>> {
         return todo.iter().map(|f| read_source(f)).collect();
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<Result<Vec<Summary>, String>>>> =
+    let results: Vec<std::sync::Mutex<Option<ReadResult>>> =
         todo.iter().map(|_| std::sync::Mutex::new(None)).collect();
     std::thread::scope(|s| {
         for _ in 0..threads {

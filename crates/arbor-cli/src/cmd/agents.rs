@@ -50,8 +50,7 @@ pub fn in_scope(cat: &mut Catalog, scope: Scope<'_>, tool: Option<Tool>) -> Resu
     }
     if matches!(scope, Scope::Current) {
         let here = current_dirs();
-        got.rows
-            .retain(|r| here.iter().any(|h| *h == r.summary.cwd));
+        got.rows.retain(|r| here.contains(&r.summary.cwd));
     }
     Ok(got)
 }
