@@ -388,7 +388,7 @@ pub fn stats(
         out.paint(
             Paint::Dim,
             &format!(
-                "~ estimated: Claude Code and Codex record tokens, not dollars; priced from arbor's table ({})",
+                "~ estimated from arbor's price table ({}): no dollars recorded",
                 arbor_agents::listing::price_table_date()
             ),
         )
