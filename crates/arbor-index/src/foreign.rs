@@ -280,6 +280,21 @@ impl Catalog {
         roots: &ForeignRoots,
         only: Option<Agent>,
     ) -> Result<ForeignListing, IndexError> {
+        self.refresh_foreign_with(roots, only, &mut |_, _| {})
+    }
+
+    /// [`Catalog::refresh_foreign`], telling `reading` how many sources it is about to read
+    /// and their bytes before it reads them (nothing when none changed): a first refresh of a
+    /// large history takes seconds, and a command can say so.
+    ///
+    /// # Errors
+    /// As [`Catalog::refresh_foreign`].
+    pub fn refresh_foreign_with(
+        &mut self,
+        roots: &ForeignRoots,
+        only: Option<Agent>,
+        reading: &mut dyn FnMut(usize, u64),
+    ) -> Result<ForeignListing, IndexError> {
         let found = discover(roots, only);
         let path = self.path.clone();
         // The stored fingerprints, of the agents looked at.
@@ -310,6 +325,9 @@ impl Catalog {
             .iter()
             .filter(|f| stored.get(&key_of(&f.key)) != Some(&f.fp))
             .collect();
+        if !todo.is_empty() {
+            reading(todo.len(), todo.iter().map(|f| f.bytes).sum());
+        }
         let read = read_all(&todo);
         let tx = self.conn.transaction().db(&path)?;
         let present: std::collections::HashSet<String> =

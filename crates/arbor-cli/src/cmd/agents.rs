@@ -37,7 +37,16 @@ pub fn in_scope(cat: &mut Catalog, scope: Scope<'_>, tool: Option<Tool>) -> Resu
     if matches!(scope, Scope::Dir(_)) {
         return Ok(ForeignListing::default());
     }
-    let mut got = cat.refresh_foreign(&ForeignRoots::from_env(), only)?;
+    let mut got = cat.refresh_foreign_with(&ForeignRoots::from_env(), only, &mut |n, bytes| {
+        // A first look at a large history takes seconds: said once, before.
+        if bytes >= 64 << 20 {
+            say_err!(
+                "arbor: reading {} of other agents ({} MB) into the catalog; later runs read only what changed",
+                arbor_view::count(n as u64, "source", "sources"),
+                bytes >> 20
+            );
+        }
+    })?;
     if matches!(scope, Scope::All) || only.is_some() {
         for p in &got.problems {
             say_err!(
