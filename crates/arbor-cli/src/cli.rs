@@ -223,8 +223,8 @@ pub enum Command {
         /// 12h, 7d, 2w).
         #[arg(long, value_name = "DATE", value_parser = crate::args::since)]
         since: Option<crate::args::Since>,
-        /// Only pi's or only omp's sessions.
-        #[arg(long, value_name = "TOOL")]
+        /// Only this agent's sessions: pi, omp, claude, codex or opencode.
+        #[arg(long, visible_alias = "agent", value_name = "AGENT")]
         tool: Option<Tool>,
         /// Only sessions whose title (name) or first message holds TEXT, in any case.
         #[arg(long, value_name = "TEXT")]
@@ -313,9 +313,12 @@ pub enum Command {
         #[arg(long)]
         long: bool,
         /// JSON output: {hits: [{path, sessionId, entryId, role, timestamp, onCurrentBranch,
-        /// snippet, highlights, sessionName}], more, moreCapped?}.
+        /// snippet, highlights, sessionName, agent?}], more, moreCapped?}.
         #[arg(long)]
         json: bool,
+        /// Only this agent's sessions: pi, omp, claude, codex or opencode.
+        #[arg(long, visible_alias = "tool", value_name = "AGENT")]
+        agent: Option<Tool>,
         #[command(flatten)]
         catalog: CatalogOpt,
     },
@@ -564,6 +567,10 @@ pub enum Command {
         /// Read every session file instead of the totals the catalog keeps.
         #[arg(long)]
         no_catalog: bool,
+        /// Only this agent's sessions: pi, omp, claude, codex or opencode (Claude Code's and
+        /// Codex's costs are estimated from arbor's price table).
+        #[arg(long, visible_alias = "tool", value_name = "AGENT")]
+        agent: Option<Tool>,
         #[command(flatten)]
         catalog: CatalogOpt,
     },
@@ -615,6 +622,35 @@ pub enum Command {
         #[command(flatten)]
         scope: ScopeOpts,
         /// JSON output: [{path, line, entryId, field, kind, chars}].
+        #[arg(long)]
+        json: bool,
+    },
+    /// Import other agents' sessions (Claude Code, Codex, opencode) as pi sessions, tree kept:
+    /// branches stay branches, subagents become child sessions, compactions compactions.
+    #[command(
+        after_help = "SESSION: a session file (Claude Code, Codex), or a session id or unique id prefix\n(opencode: its ses_ id). --all: every session of that agent (--project DIR: those that ran\nin DIR). Each is written into pi's session directory for its cwd (--omp: omp's), with a\ncustom entry arbor-import naming the source: importing it again appends only what is new.\nThe source is only read. Lines arbor cannot read are reported (file:line) and skipped.\n\nExamples:\n  arbor import claude ~/.claude/projects/-work-app/0d5c6a8e-....jsonl\n  arbor import codex --all --project ~/work/app\n  arbor import opencode ses_3f1a --omp"
+    )]
+    Import {
+        /// The agent whose sessions to import.
+        agent: ImportAgent,
+        /// Sessions: files, ids or unique id prefixes.
+        #[arg(required_unless_present = "all")]
+        sessions: Vec<String>,
+        /// Every session of that agent.
+        #[arg(long, conflicts_with = "sessions")]
+        all: bool,
+        /// With --all: only the sessions that ran in DIR.
+        #[arg(long, value_name = "DIR", requires = "all")]
+        project: Option<PathBuf>,
+        /// Write omp sessions (omp's directory and layout) instead of pi's.
+        #[arg(long)]
+        omp: bool,
+        /// Where the agent keeps its sessions (default: ~/.claude/projects, ~/.codex,
+        /// ~/.local/share/opencode; CLAUDE_CONFIG_DIR, CODEX_HOME, XDG_DATA_HOME respected).
+        #[arg(long, value_name = "DIR")]
+        from: Option<PathBuf>,
+        /// JSON output: [{agent, sourceId, source, file, outcome, appended, entries, changed,
+        /// badLines, unknown, children}].
         #[arg(long)]
         json: bool,
     },
@@ -694,13 +730,30 @@ pub enum TrashCommand {
     },
 }
 
-/// `arbor ls --tool`.
+/// `arbor import AGENT`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ImportAgent {
+    /// Claude Code.
+    Claude,
+    /// OpenAI Codex CLI.
+    Codex,
+    /// opencode.
+    Opencode,
+}
+
+/// `--agent` (`--tool`): which agent's sessions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Tool {
     /// pi's sessions.
     Pi,
     /// oh-my-pi's sessions.
     Omp,
+    /// Claude Code's sessions (read-only).
+    Claude,
+    /// Codex CLI's sessions (read-only).
+    Codex,
+    /// opencode's sessions (read-only).
+    Opencode,
 }
 
 /// `arbor ls --sort`.

@@ -862,6 +862,15 @@ impl SessionDoc {
             .map(|s| s.into_owned())
     }
 
+    /// The session this one was forked from, as its header names it: `parentSession` (pi, omp),
+    /// else pi_agent_rust's `branchedFrom` ([`crate::header::fork_link_key`]).
+    pub fn fork_parent(&self) -> Option<String> {
+        let line = self.header_line();
+        crate::header::fork_link_key(line, &self.header.fields)
+            .and_then(|k| self.header.fields.str(line, k))
+            .map(|s| s.into_owned())
+    }
+
     /// A string member of the header.
     pub fn header_str(&self, key: &str) -> Option<String> {
         self.header

@@ -36,6 +36,23 @@ pub fn locate<'l>(
     None
 }
 
+/// The header key that links a fork to the session it was made from: pi's and omp's
+/// `parentSession`; else, in a version 3 header, pi_agent_rust's `branchedFrom` (its name for the
+/// same link, the path of the parent file; pi_agent_rust reads `parentSession` as an alias, so
+/// `parentSession` wins when both are there). pi's own v1 headers carried a `branchedFrom` too,
+/// which pi 1.5.2 keeps through its migration and never reads: a header without `"version":3`
+/// keeps it unread here as well (`goldens/pi/list/g-junk-then-header-v1`). `None` when the header
+/// has no link. Every reader of the fork link asks here.
+pub fn fork_link_key(line: &[u8], fields: &Fields) -> Option<&'static str> {
+    if fields.get(line, "parentSession").is_some() {
+        return Some("parentSession");
+    }
+    let v3 = fields
+        .get(line, "version")
+        .is_some_and(|(raw, _)| raw == b"3");
+    (v3 && fields.get(line, "branchedFrom").is_some()).then_some("branchedFrom")
+}
+
 /// The first two lines of `head` (the start of a file), for [`locate`].
 pub fn first_lines(head: &[u8]) -> impl Iterator<Item = &[u8]> {
     head.split(|b| *b == b'\n').take(2)
@@ -76,6 +93,25 @@ mod tests {
         assert_eq!(id(b"{\"type\":\"session\",\"id\":7}\n"), None);
         assert!(locate(first_lines(b"{\"type\":\"session\",\"id\":7}\n")).is_some());
         assert_eq!(id(b"{\"type\":\"session\",\"id\":\"x\"} trailing\n"), None);
+        // The fork link: pi's key, else pi_agent_rust's.
+        let key = |h: &[u8]| {
+            let (_, line, f) = locate(first_lines(h)).unwrap();
+            fork_link_key(line, &f)
+        };
+        assert_eq!(
+            key(b"{\"type\":\"session\",\"version\":3,\"branchedFrom\":\"/p.jsonl\"}"),
+            Some("branchedFrom")
+        );
+        // pi's own v1 header: pi never reads it.
+        assert_eq!(
+            key(b"{\"type\":\"session\",\"branchedFrom\":\"/p.jsonl\"}"),
+            None
+        );
+        assert_eq!(
+            key(b"{\"type\":\"session\",\"branchedFrom\":\"/b\",\"parentSession\":\"/p\"}"),
+            Some("parentSession")
+        );
+        assert_eq!(key(b"{\"type\":\"session\",\"id\":\"x\"}"), None);
         // A carriage return before the newline is JSON whitespace.
         assert_eq!(
             id(b"{\"type\":\"session\",\"id\":\"c\"}\r\n"),

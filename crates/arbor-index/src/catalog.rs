@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 /// texts (`first_message`, the user/assistant `docs`) are stored as WTF-8, lone surrogates kept.
 /// 6: `spend_files`, what `arbor stats` adds up of each session. 7: a v1 file's texts carry
 /// the ids its migration gives its entries (`arbor_core::migrate::V1Ids`), as `show` names them.
-pub const SCHEMA_VERSION: i64 = 7;
+/// 8: other agents' sessions (`foreign_sources`, `foreign_sessions`: see foreign.rs); a catalog
+/// of 7 or before is rebuilt (it never held them, and is never read as if it had).
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// The text index's tokenizer, as `tokenize=` names it (one literal for the schema and for
 /// the search's reading of prefixes, see [`FTS_TOKENIZE`]).
@@ -131,6 +133,56 @@ CREATE TABLE IF NOT EXISTS spend_files (
   buckets BLOB NOT NULL,
   PRIMARY KEY (dir, name)
 ) WITHOUT ROWID;
+-- Other agents' sources (a Claude Code or Codex file, opencode's data directory), each with
+-- its fingerprint, and the sessions read from each (see foreign.rs).
+CREATE TABLE IF NOT EXISTS foreign_sources (
+  key TEXT PRIMARY KEY,
+  agent TEXT NOT NULL,
+  fp TEXT NOT NULL,
+  problem TEXT
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS foreign_sessions (
+  source TEXT NOT NULL,
+  n INTEGER NOT NULL,
+  agent TEXT NOT NULL,
+  id TEXT NOT NULL,
+  cwd TEXT NOT NULL DEFAULT '',
+  title TEXT,
+  created_ms INTEGER,
+  modified_ms INTEGER,
+  message_count INTEGER NOT NULL DEFAULT 0,
+  first_message TEXT NOT NULL DEFAULT '',
+  parent_id TEXT,
+  models TEXT NOT NULL DEFAULT '',
+  tok_input INTEGER NOT NULL DEFAULT 0,
+  tok_output INTEGER NOT NULL DEFAULT 0,
+  tok_cache_read INTEGER NOT NULL DEFAULT 0,
+  tok_cache_write INTEGER NOT NULL DEFAULT 0,
+  cost_recorded REAL NOT NULL DEFAULT 0,
+  cost_estimated REAL NOT NULL DEFAULT 0,
+  unpriced INTEGER NOT NULL DEFAULT 0,
+  problems INTEGER NOT NULL DEFAULT 0,
+  buckets BLOB NOT NULL DEFAULT x'',
+  PRIMARY KEY (source, n)
+) WITHOUT ROWID;
+-- Their texts (user and assistant text, compaction summaries), keyed by the node's key
+-- (there is no pi entry id until an import), and the text index over them.
+CREATE TABLE IF NOT EXISTS foreign_docs (
+  id INTEGER PRIMARY KEY,
+  source TEXT NOT NULL,
+  n INTEGER NOT NULL,
+  node TEXT NOT NULL,
+  kind INTEGER NOT NULL,
+  ts_ms INTEGER,
+  on_path INTEGER NOT NULL DEFAULT 1,
+  text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS foreign_docs_source ON foreign_docs(source);
+CREATE VIRTUAL TABLE IF NOT EXISTS foreign_fts USING fts5(
+  text, content='foreign_docs', content_rowid='id', tokenize='"#,
+    fts_tokenize!(),
+    r#"'
+);
 "#
 );
 
@@ -144,6 +196,10 @@ const FTS_TUNING: &str = "INSERT INTO fts(fts, rank) VALUES ('hashsize', 1677721
 
 const DROP: &str = r#"
 DROP TRIGGER IF EXISTS docs_ai;
+DROP TABLE IF EXISTS foreign_fts;
+DROP TABLE IF EXISTS foreign_docs;
+DROP TABLE IF EXISTS foreign_sessions;
+DROP TABLE IF EXISTS foreign_sources;
 DROP TRIGGER IF EXISTS docs_ad;
 DROP TABLE IF EXISTS spend_files;
 DROP TABLE IF EXISTS fts;

@@ -48,6 +48,8 @@
 //! - Refreshing: [`RefreshOptions`], [`RefreshStats`], [`Progress`], what is indexed
 //!   ([`IndexKinds`], [`Kind`], [`Usage`]), a directory's listing ([`read_dir_listing`],
 //!   [`DirListing`], [`dir_key`], [`node_join`]) and a file's fingerprint ([`Stat`]).
+//! - Other agents' sessions: [`Catalog::refresh_foreign`], [`ForeignRoots`], [`ForeignRow`],
+//!   [`ForeignListing`], [`ForeignProblem`].
 //! - Search: [`SearchQuery`], [`Hit`].
 //! - [`history`]: omp's prompt history (`history.db`).
 //! - [`watch`]: the live watcher (`arbor index --watch`) and what commands ask of it;
@@ -58,6 +60,7 @@
 mod catalog;
 mod db_file;
 mod error;
+mod foreign;
 pub mod fresh;
 pub mod history;
 pub mod prepared;
@@ -78,6 +81,8 @@ pub use catalog::{
 };
 /// What can go wrong in the catalog.
 pub use error::IndexError;
+/// Other agents' sessions (Claude Code, Codex, opencode) in the catalog.
+pub use foreign::{ForeignHit, ForeignListing, ForeignProblem, ForeignRoots, ForeignRow};
 /// Refreshing the catalog from the session directories.
 pub use refresh::{
     dir_key, node_join, read_dir_listing, DirListing, Progress, RefreshOptions, RefreshStats,

@@ -228,7 +228,9 @@ impl InfoState {
             .str(line, "cwd")
             .map(|s| s.into_owned())
             .unwrap_or_default();
-        self.parent_session_path = f.get(line, "parentSession").map(|(raw, _)| canonical(raw));
+        self.parent_session_path = arbor_core::header::fork_link_key(line, f)
+            .and_then(|k| f.get(line, k))
+            .map(|(raw, _)| canonical(raw));
         self.created_ms =
             arbor_core::js::valid_time(arbor_core::js::date_ms_raw(f.get(line, "timestamp")));
         self.header_ts_ms = f

@@ -84,14 +84,14 @@ mod title;
 pub mod usage;
 
 pub use body::BodyError;
-pub use build::NewEntry;
+pub use build::{Base, NewEntry};
 pub use error::StoreError;
 /// How hard an append presses its bytes to the disk, and the file helpers arbor writes with
 /// elsewhere (a directory created 0700, a file replaced atomically).
 pub use file::{atomic_write, create_dir_private, Durability};
 pub use manager::{
-    is_blank_name, load_doc, load_doc_copy, load_doc_lean, ForkTransform, LiveContext,
-    ManagerOptions, OpenNote, SessionManager, LEAN_WINDOW,
+    is_blank_name, load_doc, load_doc_copy, load_doc_lean, new_session_head, ForkTransform,
+    LiveContext, ManagerOptions, OpenNote, SessionManager, LEAN_WINDOW,
 };
 /// A session file's bytes (mapped for large files, guarded against the file being cut
 /// short) and pages handed back to the kernel once read.

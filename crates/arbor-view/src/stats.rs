@@ -55,6 +55,9 @@ pub struct Row {
     pub side: Sums,
     /// Assistant turns (not summaries).
     pub turns: u64,
+    /// The part of the sums whose cost is estimated from a price table (sessions of agents
+    /// that record tokens, not dollars: [`Counted::estimated`]).
+    pub estimated: Sums,
 }
 
 /// One counted session: its file and its spends in buckets.
@@ -69,6 +72,9 @@ pub struct Counted {
     pub parent_counted: bool,
     /// Its spends.
     pub buckets: Vec<Bucket>,
+    /// Its costs are estimated from a price table (another agent's session that recorded
+    /// tokens, not dollars), not recorded.
+    pub estimated: bool,
 }
 
 impl Counted {
@@ -80,7 +86,14 @@ impl Counted {
             cwd,
             parent_counted,
             buckets,
+            estimated: false,
         }
+    }
+
+    /// The same, its costs marked as estimated ([`Counted::estimated`]).
+    pub fn estimated(mut self, estimated: bool) -> Self {
+        self.estimated = estimated;
+        self
     }
 }
 
@@ -109,7 +122,7 @@ impl Loaded {
             spends: usage::spends(&doc),
             cwd: doc.header_str("cwd").unwrap_or_default(),
             id: doc.header_str("id"),
-            parent: doc.header_str("parentSession"),
+            parent: doc.fork_parent(),
         })
     }
 }
@@ -204,6 +217,9 @@ pub fn aggregate_between(
                 if b.kind != Kind::Side {
                     r.turns += b.spends;
                 }
+                if s.estimated {
+                    r.estimated.add(&b.sums);
+                }
                 match b.kind {
                     Kind::Path => r.path.add(&b.sums),
                     Kind::Other => r.other.add(&b.sums),
@@ -273,6 +289,7 @@ pub fn from_files(files: &[PathBuf]) -> (Vec<Counted>, Vec<(PathBuf, arbor_store
                 cwd: l.cwd.clone(),
                 parent_counted: parent.is_some(),
                 buckets: usage::buckets(&l.spends, parent, true),
+                estimated: false,
             }
         })
         .collect();
@@ -301,6 +318,11 @@ impl Stats {
                 .raw("currentPath", tok(&r.path.tokens()).as_bytes())
                 .raw("otherBranches", tok(&r.other.tokens()).as_bytes())
                 .raw("summaries", tok(&r.side.tokens()).as_bytes());
+            // Costs estimated from the price table (other agents' sessions), when any.
+            let est = r.estimated.tokens().cost;
+            if r.estimated != Sums::default() {
+                j.num("estimatedCost", est).raw("estimated", b"true");
+            }
             j.finish();
             b
         };

@@ -175,6 +175,13 @@ pub fn check(a: &CheckArgs<'_>, term: &Term, loc: &Locator) -> Result<ExitCode> 
         if checked + unchecked > 0 {
             say_err!("arbor: {summary}");
         }
+        // A file named that is another agent's session: said, with `arbor import`.
+        if remaining {
+            let args: Vec<String> = std::env::args().skip(2).collect();
+            if let Some(hint) = super::agents::foreign_hint(&args) {
+                say_err!("{hint}");
+            }
+        }
     }
     if json {
         let mut json_out = Vec::new();

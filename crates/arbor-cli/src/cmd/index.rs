@@ -394,6 +394,8 @@ pub struct SearchOpts<'a> {
     pub count_all: bool,
     /// `--long`: each hit's file and entry time.
     pub long: bool,
+    /// `--agent`: only this agent's sessions.
+    pub agent: Option<crate::cli::Tool>,
 }
 
 /// `arbor search`. Exit status 1 when nothing matches (as grep).
@@ -410,9 +412,15 @@ pub fn search(
         ))
     })?;
     let scope = o.scope.scope();
-    let dirs = loc.project_dirs(scope)?;
+    let dirs = if super::agents::wants_pi(o.agent) {
+        loc.project_dirs(scope)?
+    } else {
+        Vec::new()
+    };
     let since_ms = o.since.map(|s| s.at(arbor_store::ids::now_ms() as f64));
     let mut cat = open_catalog(catalog)?;
+    // Other agents' sessions in scope: refreshed, their texts searched beside pi's.
+    let foreign = super::agents::in_scope(&mut cat, scope, o.agent)?;
     let new_kinds = with_recovery(&mut cat, |c| c.require_kinds(need))?;
     if new_kinds {
         say_err!(
@@ -442,8 +450,57 @@ pub fn search(
     q.marks = (MARK_ON.into(), MARK_OFF.into());
     // A live watcher's answer, else a search while the files are checked (see
     // `arbor_index::fresh::search`).
-    let (hits, total) =
-        arbor_index::fresh::search(&mut cat, &q, &dirs, need, new_kinds, &mut CliReport::new())?;
+    let (mut hits, mut total) = if dirs.is_empty() {
+        (Vec::new(), 0)
+    } else {
+        arbor_index::fresh::search(&mut cat, &q, &dirs, need, new_kinds, &mut CliReport::new())?
+    };
+    let mut foreign_of: std::collections::HashMap<(PathBuf, String), &arbor_index::ForeignRow> =
+        Default::default();
+    if !foreign.rows.is_empty() {
+        let in_scope: std::collections::HashSet<(&Path, &str)> = foreign
+            .rows
+            .iter()
+            .map(|r| (r.source.as_path(), r.summary.id.as_str()))
+            .collect();
+        let found = cat.search_foreign(
+            o.query,
+            q.kinds.as_deref(),
+            since_ms,
+            o.limit,
+            &q.marks,
+            &|r| in_scope.contains(&(r.source.as_path(), r.summary.id.as_str())),
+        )?;
+        total += found.len() as u64;
+        for f in found {
+            let row = foreign
+                .rows
+                .iter()
+                .find(|r| r.source == f.row.source && r.summary.id == f.row.summary.id);
+            if let Some(row) = row {
+                foreign_of.insert((row.source.clone(), row.summary.id.clone()), row);
+            }
+            hits.push(arbor_index::Hit {
+                path: f.row.source.clone(),
+                session_id: Some(f.row.summary.id.clone()),
+                session_name: Some(f.row.display_title().to_string()),
+                entry_id: (!f.node.is_empty()).then(|| f.node.clone()),
+                kind: f.kind,
+                timestamp: f.ts_ms.map(arbor_core::time::format_iso_ms),
+                on_current_branch: f.on_path,
+                snippet: f.snippet,
+                rank: f.rank,
+                seq: 0,
+            });
+        }
+        // pi's hits and theirs by one relevance (BM25, lower first), at most --limit.
+        hits.sort_by(|a, b| {
+            a.rank
+                .partial_cmp(&b.rank)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        hits.truncate(o.limit);
+    }
     let mut more = total.saturating_sub(hits.len() as u64);
     // Counted up to the cap: past it, "more than `cap`".
     let capped = q.count_cap > 0 && more > q.count_cap as u64;
@@ -473,6 +530,13 @@ pub fn search(
                     .str("snippet", &plain)
                     .raw("highlights", &hl)
                     .opt_str("sessionName", h.session_name.as_deref());
+                if let Some(r) = h
+                    .session_id
+                    .as_ref()
+                    .and_then(|id| foreign_of.get(&(h.path.clone(), id.clone())))
+                {
+                    j.str("agent", r.agent.name());
+                }
             });
         }
         array.finish();
@@ -484,11 +548,21 @@ pub fn search(
         out.push(b'\n');
         stdout_all(&out)?;
     } else if hits.is_empty() {
-        let none = dirs
-            .iter()
-            .all(|d| arbor_store::discover::session_files(d).is_empty());
+        let none = foreign.rows.is_empty()
+            && dirs
+                .iter()
+                .all(|d| arbor_store::discover::session_files(d).is_empty());
         if none {
             super::ls::no_sessions(scope, loc, "search");
+        } else if dirs.is_empty() {
+            say_err!(
+                "arbor: no match in {}",
+                arbor_view::count(
+                    foreign.rows.len() as u64,
+                    "session of other agents",
+                    "sessions of other agents"
+                )
+            );
         } else {
             say_err!(
                 "arbor: no match in {}",
@@ -501,7 +575,8 @@ pub fn search(
         }
     } else {
         let mut out = crate::term::Out::new(term);
-        let sessions = HitSessions::new(&cat, &dirs, &hits, loc);
+        let mut sessions = HitSessions::new(&cat, &dirs, &hits, loc);
+        sessions.add_foreign(&foreign_of);
         for h in &hits {
             print_hit(h, &sessions, o.long, term, &mut out);
         }
@@ -558,6 +633,9 @@ struct HitSessions {
     /// The widest short id.
     idw: usize,
     now: f64,
+    /// Other agents' sessions among the hits: (source, session id) to short id, agent,
+    /// title and last activity.
+    foreign: std::collections::HashMap<(PathBuf, String), (String, String, f64)>,
 }
 
 impl HitSessions {
@@ -586,6 +664,28 @@ impl HitSessions {
             listed,
             idw,
             now,
+            foreign: Default::default(),
+        }
+    }
+
+    /// Names other agents' sessions among the hits as `ls` does (short id; the agent before
+    /// the title).
+    fn add_foreign(
+        &mut self,
+        rows: &std::collections::HashMap<(PathBuf, String), &arbor_index::ForeignRow>,
+    ) {
+        let list: Vec<&arbor_index::ForeignRow> = rows.values().copied().collect();
+        let ids = super::agents::short_ids(&list);
+        for (r, id) in list.iter().zip(ids) {
+            self.idw = self.idw.max(crate::term::width(&id));
+            self.foreign.insert(
+                (r.source.clone(), r.summary.id.clone()),
+                (
+                    id,
+                    format!("[{}] {}", r.agent, r.display_title()),
+                    r.summary.modified_ms.map_or(f64::NAN, |t| t as f64),
+                ),
+            );
         }
     }
 }
@@ -600,9 +700,18 @@ fn print_hit(
     out: &mut crate::term::Out,
 ) {
     use crate::term::{pad, pad_left, Paint};
-    let (title, modified) = match s.listed.get(&h.path) {
-        Some((t, m)) => (t.as_str(), Some(*m)),
-        None => (h.session_name.as_deref().unwrap_or(""), None),
+    let foreign = h
+        .session_id
+        .as_ref()
+        .and_then(|id| s.foreign.get(&(h.path.clone(), id.clone())));
+    let (title, modified) = match (foreign, s.listed.get(&h.path)) {
+        (Some((_, t, m)), _) => (t.as_str(), Some(*m)),
+        (None, Some((t, m))) => (t.as_str(), Some(*m)),
+        (None, None) => (h.session_name.as_deref().unwrap_or(""), None),
+    };
+    let short = match foreign {
+        Some((id, _, _)) => id.clone(),
+        None => s.ids.of(&h.path),
     };
     let age = modified.map(|m| age(s.now - m)).unwrap_or_default();
     let entry = h.entry_id.as_deref().unwrap_or("-");
@@ -614,7 +723,7 @@ fn print_hit(
         .width
         .saturating_sub(s.idw + 1 + 4 + 2 + 2 + crate::term::width(&what))
         .max(10);
-    out.paint(Paint::Id, &pad(&s.ids.of(&h.path), s.idw))
+    out.paint(Paint::Id, &pad(&short, s.idw))
         .put(" ")
         .paint(Paint::Dim, &pad_left(&age, 4))
         .put("  ")

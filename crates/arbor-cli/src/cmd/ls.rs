@@ -36,8 +36,8 @@ pub struct LsOpts<'a> {
 pub struct Filter<'a> {
     /// `--since`: only rows whose `modified` is at or after this (ms since the epoch).
     pub since_ms: Option<f64>,
-    /// `--tool`: only this tool's sessions.
-    pub tool: Option<Dialect>,
+    /// `--agent` (`--tool`): only this agent's sessions.
+    pub tool: Option<crate::cli::Tool>,
     /// `--grep`: only rows whose title or first message holds this, in any case.
     pub grep: Option<&'a str>,
     /// `--sort`.
@@ -64,7 +64,7 @@ impl Filter<'_> {
         rows.retain(|r| {
             let f = r.facts(by_file);
             self.since_ms.is_none_or(|t| r.modified >= t)
-                && self.tool.is_none_or(|t| (t == Dialect::Omp) == f.omp)
+                && self.tool.is_none_or(|t| t == f.tool)
                 && needle.as_deref().is_none_or(|n| {
                     f.title.to_lowercase().contains(n) || f.first.to_lowercase().contains(n)
                 })
@@ -89,7 +89,8 @@ impl Filter<'_> {
 
 /// What the filters and orders of `ls` look at in a row.
 struct Facts<'a> {
-    omp: bool,
+    /// The agent the TOOL column names.
+    tool: crate::cli::Tool,
     created: Option<f64>,
     size: u64,
     /// The title the table shows (name, omp title, else the first message).
@@ -128,24 +129,36 @@ impl<'a> Row<'a> {
     /// What `--since`, `--tool`, `--grep` and `--sort` look at: what the table shows (an omp
     /// directory's file the catalog lists is shown, and so filtered, by the catalog's row).
     fn facts(&self, by_file: &HashMap<&OsStr, &'a Listed>) -> Facts<'a> {
+        use crate::cli::Tool;
         let in_omp_dir = matches!(self.of, RowOf::Omp(_));
         let of = match self.of {
             RowOf::Omp(_) => match by_file.get(self.file.as_os_str()) {
                 Some(l) => RowOf::Pi(l),
                 None => self.of,
             },
-            RowOf::Pi(_) => self.of,
+            RowOf::Pi(_) | RowOf::Foreign(..) => self.of,
         };
         match of {
+            RowOf::Foreign(f, _) => Facts {
+                tool: tool_of(f.agent),
+                created: f.summary.created_ms.map(|t| t as f64),
+                size: 0,
+                title: std::borrow::Cow::Borrowed(f.display_title()),
+                first: std::borrow::Cow::Borrowed(f.summary.first_message.as_str()),
+            },
             RowOf::Pi(l) => Facts {
-                omp: shown_as_omp(l, in_omp_dir),
+                tool: if shown_as_omp(l, in_omp_dir) {
+                    Tool::Omp
+                } else {
+                    Tool::Pi
+                },
                 created: l.info.created_ms,
                 size: l.size,
                 title: l.display_title(),
                 first: l.info.first_message.to_string_lossy(),
             },
             RowOf::Omp(i) => Facts {
-                omp: true,
+                tool: Tool::Omp,
                 created: i.created_ms,
                 size: i.size,
                 title: std::borrow::Cow::Borrowed(
@@ -164,6 +177,30 @@ enum RowOf<'a> {
     Omp(&'a arbor_store::omp_info::OmpSessionInfo),
     /// pi's listing, from the catalog.
     Pi(&'a Listed),
+    /// Another agent's session, from the catalog, with its short id.
+    Foreign(&'a arbor_index::ForeignRow, &'a str),
+}
+
+/// The TOOL column's value of another agent's session.
+fn tool_of(a: arbor_agents::Agent) -> crate::cli::Tool {
+    use crate::cli::Tool;
+    match a {
+        arbor_agents::Agent::Claude => Tool::Claude,
+        arbor_agents::Agent::Codex => Tool::Codex,
+        arbor_agents::Agent::Opencode => Tool::Opencode,
+    }
+}
+
+/// The name the TOOL column shows.
+pub(crate) fn tool_name(t: crate::cli::Tool) -> &'static str {
+    use crate::cli::Tool;
+    match t {
+        Tool::Pi => "pi",
+        Tool::Omp => "omp",
+        Tool::Claude => "claude",
+        Tool::Codex => "codex",
+        Tool::Opencode => "opencode",
+    }
 }
 
 /// `arbor ls`.
@@ -177,9 +214,18 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
         });
     // The catalog holds pi's listing, and what the table shows of every session.
     let mut cat = open_catalog(catalog)?;
+    // Other agents' sessions in scope (their sources only `stat`ed unless they changed).
+    let foreign = super::agents::in_scope(&mut cat, scope, o.filter.tool)?;
+    let foreign_ids = super::agents::short_ids(&foreign.rows.iter().collect::<Vec<_>>());
+    let (omp_dirs, pi_dirs) = if super::agents::wants_pi(o.filter.tool) {
+        (omp_dirs, pi_dirs)
+    } else {
+        (Vec::new(), Vec::new())
+    };
     // pi's directories alone, as JSON: a live watcher that vouches for them hands over the
     // whole document, prepared (the same bytes as below, made once for many commands).
     if o.json
+        && foreign.rows.is_empty()
         && !o.all_text
         && o.limit.is_none()
         && omp_dirs.is_empty()
@@ -199,6 +245,7 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
     // `make_table` makes below; its rows' files must be absolute paths for it to resolve them
     // as this command would).
     if !o.json
+        && foreign.rows.is_empty()
         && o.limit.is_none()
         && omp_dirs.is_empty()
         && o.filter.is_none()
@@ -231,7 +278,26 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
             of: RowOf::Omp(info),
         })
         .collect();
-    let pi_rows: Vec<Row<'_>> = listed[..pi_count].iter().map(Row::pi).collect();
+    let mut pi_rows: Vec<Row<'_>> = listed[..pi_count].iter().map(Row::pi).collect();
+    // Other agents' sessions merge in by their last activity, as omp's rows do.
+    let foreign_rows: Vec<Row<'_>> = foreign
+        .rows
+        .iter()
+        .zip(&foreign_ids)
+        .map(|(f, id)| Row {
+            file: &f.source,
+            modified: f.summary.modified_ms.map_or(f64::NAN, |t| t as f64),
+            of: RowOf::Foreign(f, id),
+        })
+        .collect();
+    if !foreign_rows.is_empty() {
+        if rows.is_empty() && pi_rows.is_empty() {
+            pi_rows = foreign_rows;
+            arbor_core::js::v8_sort_slice_by_number(&mut pi_rows, |a, b| b.modified - a.modified);
+        } else {
+            rows.extend(foreign_rows);
+        }
+    }
     if rows.is_empty() {
         rows = pi_rows;
     } else if !pi_rows.is_empty() {
@@ -259,6 +325,7 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
         let mut out = std::io::BufWriter::with_capacity(1 << 16, crate::report::stdout());
         arbor_index::prepared::write_json_list(&rows, &mut out, |r, json| -> Result<()> {
             match r.of {
+                RowOf::Foreign(f, _) => foreign_json(f, json),
                 RowOf::Omp(info) => info.write_json(json),
                 RowOf::Pi(l) if o.all_text => {
                     let mut info = l.info.clone();
@@ -280,7 +347,12 @@ pub fn ls(o: &LsOpts<'_>, term: &Term, loc: &Locator, catalog: Option<&Path>) ->
         no_sessions(scope, loc, "ls");
         return Ok(ExitCode::SUCCESS);
     }
-    let ids = ShortIds::new(loc, rows.iter().map(|r| r.file));
+    let ids = ShortIds::new(
+        loc,
+        rows.iter()
+            .filter(|r| !matches!(r.of, RowOf::Foreign(..)))
+            .map(|r| r.file),
+    );
     print_made(
         term,
         &make_table(o.long, o.scope.all, term, &rows, &by_file, &ids),
@@ -314,6 +386,51 @@ struct Cells {
     title: String,
     project: String,
     path: String,
+}
+
+/// The cells of another agent's session: its short id, the agent, no size or branch count
+/// (a source may hold several sessions), the title or first message, its cwd.
+fn foreign_cells(f: &arbor_index::ForeignRow, id: &str, modified: f64, long: bool) -> Cells {
+    Cells {
+        id: id.to_string(),
+        tool: tool_name(tool_of(f.agent)),
+        modified,
+        msgs: f.summary.message_count.to_string(),
+        size: "-".to_string(),
+        branches: "-".to_string(),
+        title: arbor_view::one_line(f.display_title(), 500),
+        project: home_short(&f.summary.cwd),
+        path: if long {
+            home_short(&f.source.to_string_lossy())
+        } else {
+            String::new()
+        },
+    }
+}
+
+/// Another agent's session as a JSON object in pi's `SessionInfo` shape (`path` its source,
+/// `agent` which agent, `parentSessionId` the parent's id for subagents and forks).
+fn foreign_json(f: &arbor_index::ForeignRow, out: &mut Vec<u8>) {
+    use serde_json::json;
+    let iso = |ms: Option<i64>| ms.map(arbor_core::time::format_iso_ms).unwrap_or_default();
+    let s = &f.summary;
+    let mut v = json!({
+        "path": f.source.to_string_lossy(),
+        "id": s.id,
+        "cwd": s.cwd,
+        "created": iso(s.created_ms),
+        "modified": iso(s.modified_ms),
+        "messageCount": s.message_count,
+        "firstMessage": s.first_message,
+        "agent": f.agent.name(),
+    });
+    if let Some(t) = &s.title {
+        v["name"] = json!(t);
+    }
+    if let Some(p) = &s.parent_id {
+        v["parentSessionId"] = json!(p);
+    }
+    let _ = serde_json::to_writer(out, &v);
 }
 
 /// A table made but for its AGE column (the age is the command's: it changes with the
@@ -413,6 +530,7 @@ fn make_table(
             let (l, omp_info) = match r.of {
                 RowOf::Omp(i) => (by_file.get(r.file.as_os_str()).copied(), Some(i)),
                 RowOf::Pi(l) => (Some(l), None),
+                RowOf::Foreign(f, id) => return foreign_cells(f, id, r.modified, long),
             };
             let (msgs, size, branches, title, cwd, omp) = match (l, omp_info) {
                 (Some(l), _) => (
@@ -457,8 +575,10 @@ fn make_table(
         .unwrap_or(2)
         .max(2);
     let show_project = long || all;
+    // TOOL is as wide as its widest name (4: pi and omp; `opencode` when it is listed).
+    let toolw = cells.iter().map(|c| c.tool.len()).max().unwrap_or(4).max(4);
     // Fixed columns: ID TOOL AGE MSGS SIZE BR, then the title, then (all/long) the project.
-    let fixed = idw + 1 + 4 + 1 + 5 + 1 + 6 + 1 + 6 + 1 + 3 + 2;
+    let fixed = idw + 1 + toolw + 1 + 5 + 1 + 6 + 1 + 6 + 1 + 3 + 2;
     let room = term.width.saturating_sub(fixed).max(20);
     let (title_w, proj_w) = if show_project {
         let proj_max = cells
@@ -483,7 +603,7 @@ fn make_table(
     let mut head = format!(
         "{} {} {} {} {} {}  {}",
         term::pad("ID", idw),
-        term::pad("TOOL", 4),
+        term::pad("TOOL", toolw),
         term::pad("AGE", 5),
         term::pad_left("MSGS", 6),
         term::pad_left("SIZE", 6),
@@ -502,7 +622,7 @@ fn make_table(
     let mut made = Vec::with_capacity(cells.len());
     for c in &cells {
         out.paint(Paint::Id, &term::pad(&c.id, idw)).put(" ");
-        out.put(&term::pad(c.tool, 4)).put(" ");
+        out.put(&term::pad(c.tool, toolw)).put(" ");
         // The age goes here (`print_made`).
         let pre = out.written();
         out.put(" ");
@@ -600,7 +720,12 @@ pub fn render_for_watcher(loc: &Locator, opts: &str, listed: &[Listed]) -> Optio
         height: None,
     };
     let rows: Vec<Row<'_>> = listed.iter().map(Row::pi).collect();
-    let ids = ShortIds::new(loc, rows.iter().map(|r| r.file));
+    let ids = ShortIds::new(
+        loc,
+        rows.iter()
+            .filter(|r| !matches!(r.of, RowOf::Foreign(..)))
+            .map(|r| r.file),
+    );
     Some(make_table(long, all, &term, &rows, &HashMap::new(), &ids).encode())
 }
 

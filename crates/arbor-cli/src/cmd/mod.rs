@@ -1,6 +1,8 @@
 //! Command implementations.
+mod agents;
 mod check;
 mod fork;
+mod import;
 pub mod index;
 pub(crate) mod ls;
 mod mcp;
@@ -41,7 +43,16 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 }
                 Ok(ExitCode::FAILURE)
             }
-            _ => Err(e),
+            _ => {
+                // A SESSION that is another agent's: said, with the way to work on it in pi.
+                let args: Vec<String> = std::env::args().skip(2).collect();
+                if let Some(hint) = agents::foreign_hint(&args) {
+                    say_err!("arbor: {e:#}");
+                    say_err!("{hint}");
+                    return Ok(ExitCode::FAILURE);
+                }
+                Err(e)
+            }
         },
         ok => ok,
     }
@@ -289,10 +300,7 @@ fn run_command(
                     limit,
                     filter: ls::Filter {
                         since_ms: since.map(|s| s.at(arbor_store::ids::now_ms() as f64)),
-                        tool: tool.map(|t| match t {
-                            crate::cli::Tool::Pi => Dialect::Pi,
-                            crate::cli::Tool::Omp => Dialect::Omp,
-                        }),
+                        tool,
                         grep: grep.as_deref(),
                         sort,
                         reverse,
@@ -333,9 +341,11 @@ fn run_command(
             count_all,
             long,
             json,
+            agent,
             catalog,
         } => index::search(
             &index::SearchOpts {
+                agent,
                 query: &query,
                 scope: &scope,
                 roles: &role,
@@ -484,11 +494,13 @@ fn run_command(
             since,
             json,
             no_catalog,
+            agent,
             catalog,
         } => stats::stats(
             &stats::StatsOpts {
                 sessions: &sessions,
                 scope: &scope,
+                agent,
                 by,
                 since_ms: since.map(|s| s.at(arbor_store::ids::now_ms() as f64)),
                 json,
@@ -531,6 +543,24 @@ fn run_command(
             scope,
             json,
         } => secrets::secrets(&sessions, &scope, json, &term, &loc),
+        Command::Import {
+            agent,
+            sessions,
+            all,
+            project,
+            omp,
+            from,
+            json,
+        } => import::import(
+            agent,
+            &sessions,
+            all,
+            project.as_deref(),
+            omp,
+            from.as_deref(),
+            json,
+            &loc,
+        ),
         Command::Completions { shell } => {
             let out = crate::complete::script(shell);
             std::io::Write::write_all(&mut crate::report::stdout(), &out)?;

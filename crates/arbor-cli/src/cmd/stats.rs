@@ -55,6 +55,47 @@ pub struct StatsOpts<'a> {
     pub json: bool,
     /// `--no-catalog`: read every file.
     pub no_catalog: bool,
+    /// `--agent`: only this agent's sessions.
+    pub agent: Option<crate::cli::Tool>,
+}
+
+/// Other agents' sessions in scope as counted sessions (their spends kept by the catalog;
+/// Claude Code's and Codex's costs estimated), with the label of each in the session table.
+fn foreign_counted(
+    o: &StatsOpts<'_>,
+    catalog: Option<&Path>,
+) -> Result<(Vec<Counted>, HashMap<String, String>)> {
+    let mut labels = HashMap::new();
+    if !o.sessions.is_empty() || o.no_catalog {
+        return Ok((Vec::new(), labels));
+    }
+    let mut cat = super::index::open_catalog(catalog)?;
+    let got = super::agents::in_scope(&mut cat, o.scope.scope(), o.agent)?;
+    let refs: Vec<&arbor_index::ForeignRow> = got.rows.iter().collect();
+    let ids = super::agents::short_ids(&refs);
+    let mut out = Vec::new();
+    for (r, id) in got.rows.iter().zip(ids) {
+        let key = format!("{}:{}", r.agent, r.summary.id);
+        labels.insert(
+            key.clone(),
+            format!(
+                "{id} {} {}",
+                r.agent,
+                arbor_view::one_line(r.display_title(), 200)
+            ),
+        );
+        let estimated = !arbor_agents::listing::records_cost(r.agent);
+        out.push(
+            Counted::new(
+                PathBuf::from(key),
+                r.summary.cwd.clone(),
+                false,
+                r.summary.buckets.clone(),
+            )
+            .estimated(estimated),
+        );
+    }
+    Ok((out, labels))
 }
 
 /// Says that `f` was not counted and why, the path once; nothing for a file known not to be
@@ -111,16 +152,20 @@ fn row_labels(
     stats: &arbor_view::Stats,
     loc: &Locator,
     catalog: Option<&Path>,
+    foreign: &HashMap<String, String>,
 ) -> Vec<String> {
     let groups = stats.rows.iter().map(|r| r.group.as_str());
     match o.by {
         By::Session => {
-            let files: Vec<PathBuf> = groups.map(PathBuf::from).collect();
+            let files: Vec<PathBuf> = groups
+                .filter(|g| !foreign.contains_key(*g))
+                .map(PathBuf::from)
+                .collect();
             let ids = super::ls::ShortIds::new(loc, files.iter().map(PathBuf::as_path));
             let titles = titles_of(&files, o.no_catalog, catalog);
             let short: Vec<String> = files.iter().map(|f| ids.of(f)).collect();
             let idw = short.iter().map(|i| term::width(i)).max().unwrap_or(0);
-            files
+            let labels = files
                 .iter()
                 .zip(&short)
                 .map(|(f, id)| {
@@ -129,6 +174,16 @@ fn row_labels(
                     format!("{} {title}", term::pad(id, idw))
                         .trim_end()
                         .to_string()
+                })
+                .collect::<Vec<String>>();
+            // Other agents' sessions among them, in the rows' order.
+            let mut pi_labels = labels.into_iter();
+            stats
+                .rows
+                .iter()
+                .map(|r| match foreign.get(&r.group) {
+                    Some(l) => l.clone(),
+                    None => pi_labels.next().unwrap_or_default(),
                 })
                 .collect()
         }
@@ -231,7 +286,11 @@ pub fn stats(
     }
     let scope = o.scope.scope();
     let listed = files.is_empty() || o.scope.named();
-    let sessions = if listed && files.is_empty() && !o.no_catalog {
+    let (foreign, foreign_labels) = foreign_counted(o, catalog)?;
+    let pi_too = super::agents::wants_pi(o.agent);
+    let mut sessions = if !pi_too {
+        Vec::new()
+    } else if listed && files.is_empty() && !o.no_catalog {
         let dirs = loc.project_dirs(scope)?;
         let mut cat = super::index::open_catalog(catalog)?;
         match from_catalog(&mut cat, &dirs, o.since_ms) {
@@ -252,12 +311,13 @@ pub fn stats(
         }
         files_counted(&files)
     };
+    sessions.extend(foreign);
     let stats = arbor_view::aggregate_stats(&sessions, o.by.into(), o.since_ms);
     if o.json {
         stats.write_json(&mut crate::report::stdout())?;
         return Ok(ExitCode::SUCCESS);
     }
-    let labels = row_labels(o, &stats, loc, catalog);
+    let labels = row_labels(o, &stats, loc, catalog, &foreign_labels);
     let mut out = Out::new(term);
     let num = |x: f64| {
         if x >= 1e6 {
@@ -291,6 +351,14 @@ pub fn stats(
         ),
     )
     .nl();
+    // `~`: the row's cost is estimated, in part or whole, from the price table.
+    let est = |r: &StatsRow| {
+        if r.estimated.tokens().cost > 0.0 {
+            "~"
+        } else {
+            ""
+        }
+    };
     let line = |out: &mut Out, label: &str, r: &StatsRow| {
         let mut sum = r.path;
         sum.add(&r.other);
@@ -306,8 +374,8 @@ pub fn stats(
                 num(all.output),
                 num(all.cache_read),
                 num(all.cache_write),
-                format!("${:.2}", kept.tokens().cost),
-                format!("${:.2}", r.other.tokens().cost),
+                format!("{}${:.2}", est(r), kept.tokens().cost),
+                format!("{}${:.2}", est(r), r.other.tokens().cost),
             ))
             .nl();
     };
@@ -316,6 +384,16 @@ pub fn stats(
     }
     out.paint(Paint::Dim, "").nl();
     line(&mut out, "total", &stats.total);
+    if stats.total.estimated.tokens().cost > 0.0 {
+        out.paint(
+            Paint::Dim,
+            &format!(
+                "~ estimated from arbor's price table ({}): no dollars recorded",
+                arbor_agents::listing::price_table_date()
+            ),
+        )
+        .nl();
+    }
     out.print(term, false)?;
     let dropped = stats.fork_copies_skipped;
     if dropped > 0 {

@@ -19,7 +19,7 @@ pub(crate) struct ListArgs {
     /// (e.g. "/home/me/app").
     #[serde(default)]
     pub project: Option<String>,
-    /// Only sessions written by this agent: "pi" or "omp".
+    /// Only sessions written by this agent: "pi", "omp", "claude", "codex" or "opencode".
     #[serde(default)]
     pub agent: Option<Agent>,
     /// Only sessions active since: a date (2025-01-31), a date-time, or a span back from now
@@ -54,7 +54,7 @@ pub(crate) struct SessionRow {
     pub title: String,
     /// The working directory the session ran in.
     pub cwd: String,
-    /// The agent that wrote it: "pi" or "omp".
+    /// The agent that wrote it: "pi", "omp", "claude", "codex" or "opencode".
     pub agent: Agent,
     /// When it was created (ISO 8601).
     pub created: Option<String>,
@@ -106,6 +106,39 @@ impl SessionRow {
     }
 }
 
+impl SessionRow {
+    /// The row of another agent's session (path: its source file, or opencode's data
+    /// directory; no entries, branches or labels: it is not a pi tree until imported; its
+    /// cost: opencode's as recorded, Claude Code's and Codex's estimated from arbor's price
+    /// table; `parent_session`: the parent's session id, for a subagent or a fork).
+    pub fn of_foreign(r: &arbor_index::ForeignRow) -> SessionRow {
+        let s = &r.summary;
+        SessionRow {
+            id: Some(s.id.clone()),
+            path: r.source.to_string_lossy().into_owned(),
+            title: r.display_title().to_string(),
+            cwd: s.cwd.clone(),
+            agent: Agent::of_foreign(r.agent),
+            created: s.created_ms.and_then(|t| iso(t as f64)),
+            modified: s.modified_ms.and_then(|t| iso(t as f64)),
+            message_count: s.message_count,
+            entries: 0,
+            branches: 0,
+            labels: 0,
+            models: s.models.clone(),
+            tokens: Tokens {
+                input: s.tokens[0] as f64,
+                output: s.tokens[1] as f64,
+                cache_read: s.tokens[2] as f64,
+                cache_write: s.tokens[3] as f64,
+                cost: s.cost_recorded + s.cost_estimated,
+            },
+            parent_session: s.parent_id.clone(),
+            size: 0,
+        }
+    }
+}
+
 /// The answer of `list_sessions`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct ListAnswer {
@@ -150,7 +183,25 @@ fn run(state: &State, work: &Work, a: &ListArgs) -> Result<ListAnswer, ToolError
     let since = time_arg("since", a.since.as_deref())?;
     let until = time_arg("until", a.until.as_deref())?;
     let needle = a.grep.as_deref().map(str::to_lowercase);
-    let listed = listed(state, work, a.project.as_deref())?;
+    let listed = if a.agent.is_none_or(|g| g.foreign().is_none()) {
+        listed(state, work, a.project.as_deref())?
+    } else {
+        Vec::new()
+    };
+    let foreign = super::foreign_rows(state, work, a.project.as_deref(), a.agent)?;
+    let seen = |t: String, n: &str| state.redact.text(t).to_lowercase().contains(n);
+    let foreign_kept: Vec<&arbor_index::ForeignRow> = foreign
+        .iter()
+        .filter(|r| {
+            let m = r.summary.modified_ms.map(|t| t as f64);
+            since.is_none_or(|t| m.is_some_and(|m| m >= t))
+                && until.is_none_or(|t| m.is_some_and(|m| m < t))
+                && needle.as_deref().is_none_or(|n| {
+                    seen(r.display_title().to_string(), n)
+                        || seen(r.summary.first_message.clone(), n)
+                })
+        })
+        .collect();
     let kept: Vec<&arbor_index::Listed> = listed
         .iter()
         .filter(|l| {
@@ -165,9 +216,16 @@ fn run(state: &State, work: &Work, a: &ListArgs) -> Result<ListAnswer, ToolError
                 })
         })
         .collect();
-    let page = bound::page(kept.iter().map(|l| SessionRow::of(l)), start, limit, budget);
+    // pi's and omp's rows (newest first) and the other agents', merged newest first.
+    let mut rows: Vec<SessionRow> = kept.iter().map(|l| SessionRow::of(l)).collect();
+    if !foreign_kept.is_empty() {
+        rows.extend(foreign_kept.iter().map(|r| SessionRow::of_foreign(r)));
+        rows.sort_by(|a, b| b.modified.cmp(&a.modified));
+    }
+    let total = rows.len() as u64;
+    let page = bound::page(rows.into_iter(), start, limit, budget);
     Ok(ListAnswer {
-        total: kept.len() as u64,
+        total,
         next_cursor: page.next.map(|o| bound::cursor("list_sessions", &key, o)),
         sessions: page.items,
     })
@@ -181,7 +239,7 @@ fn text(a: &ListAnswer) -> String {
             "{}  {}  {}  {}  {}\n",
             r.id.as_deref().map_or("-", |i| i.get(..8).unwrap_or(i)),
             r.modified.as_deref().unwrap_or("-"),
-            if r.agent == Agent::Omp { "omp" } else { "pi " },
+            r.agent.name(),
             r.cwd,
             short(&r.title, 80)
         ));
@@ -200,7 +258,7 @@ impl ArborServer {
     /// `list_sessions`.
     #[rmcp::tool(
         name = "list_sessions",
-        description = "List the coding-agent sessions (pi and omp) newest activity first (the last user or assistant message, for every agent), as `arbor ls --pi`: id, title, working directory, agent, created/last activity, message/entry/branch/label counts, models, tokens and cost. Filters: project (its working directory), agent (pi|omp), since/until (2025-01-31, a date-time, or 30m/12h/7d/2w back), grep (title or first message). Bounded: `limit` sessions and `budget` characters per answer; pass `next_cursor` back as `cursor` for more. Text served is redacted (secrets replaced by [REDACTED:kind]) unless the server runs with --no-redact.",
+        description = "List the coding-agent sessions (pi and omp, and Claude Code's, Codex's and opencode's, read-only) newest activity first (the last user or assistant message, for every agent), as `arbor ls --pi`: id, title, working directory, agent, created/last activity, message/entry/branch/label counts, models, tokens and cost. Filters: project (its working directory), agent (pi|omp|claude|codex|opencode), since/until (2025-01-31, a date-time, or 30m/12h/7d/2w back), grep (title or first message). Bounded: `limit` sessions and `budget` characters per answer; pass `next_cursor` back as `cursor` for more. Text served is redacted (secrets replaced by [REDACTED:kind]) unless the server runs with --no-redact.",
         output_schema = rmcp::handler::server::tool::schema_for_output::<ListAnswer>(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]

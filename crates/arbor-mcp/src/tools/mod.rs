@@ -28,9 +28,45 @@ pub(crate) enum Agent {
     Pi,
     /// oh-my-pi (`omp`, `~/.omp/agent`).
     Omp,
+    /// Claude Code (`~/.claude/projects`; read-only).
+    Claude,
+    /// Codex CLI (`~/.codex/sessions`; read-only).
+    Codex,
+    /// opencode (`~/.local/share/opencode`; read-only).
+    Opencode,
 }
 
 impl Agent {
+    /// Its name, as `ls`'s TOOL column and the `agent` argument say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Pi => "pi",
+            Agent::Omp => "omp",
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::Opencode => "opencode",
+        }
+    }
+
+    /// The other agent this is, when it is not pi or omp.
+    pub fn foreign(self) -> Option<arbor_agents::Agent> {
+        match self {
+            Agent::Claude => Some(arbor_agents::Agent::Claude),
+            Agent::Codex => Some(arbor_agents::Agent::Codex),
+            Agent::Opencode => Some(arbor_agents::Agent::Opencode),
+            Agent::Pi | Agent::Omp => None,
+        }
+    }
+
+    /// The agent of another agent's session.
+    pub fn of_foreign(a: arbor_agents::Agent) -> Agent {
+        match a {
+            arbor_agents::Agent::Claude => Agent::Claude,
+            arbor_agents::Agent::Codex => Agent::Codex,
+            arbor_agents::Agent::Opencode => Agent::Opencode,
+        }
+    }
+
     /// The agent of a listed session, by the rules of `ls`'s TOOL column.
     pub fn of(l: &arbor_index::Listed) -> Agent {
         let in_omp_dir = l.file.parent().is_some_and(arbor_store::locate::is_omp_dir);
@@ -67,6 +103,58 @@ pub(crate) fn dirs(state: &State, project: Option<&str>) -> Result<Vec<PathBuf>,
             Ok(all.into_iter().filter(|d| mine.contains(d)).collect())
         }
     }
+}
+
+/// Other agents' sessions (Claude Code, Codex, opencode) the server serves, refreshed (only
+/// changed sources are read, never written): every one under `--all`, the current
+/// directory's under the default scope, none under `--dir` (a directory of pi's or omp's);
+/// only `project`'s (its working directory) and `agent`'s when given.
+pub(crate) fn foreign_rows(
+    state: &State,
+    work: &crate::server::Work,
+    project: Option<&str>,
+    agent: Option<Agent>,
+) -> Result<Vec<arbor_index::ForeignRow>, ToolError> {
+    use arbor_store::locate::Scope;
+    let only = match agent {
+        Some(a) => match a.foreign() {
+            Some(f) => Some(f),
+            None => return Ok(Vec::new()),
+        },
+        None => None,
+    };
+    let here: Option<Vec<String>> = match state.opts.scope() {
+        Scope::Dir(_) => return Ok(Vec::new()),
+        Scope::All => None,
+        Scope::Current => Some(
+            std::env::current_dir()
+                .ok()
+                .into_iter()
+                .flat_map(|d| {
+                    let real = std::fs::canonicalize(&d).ok();
+                    std::iter::once(d).chain(real)
+                })
+                .map(|d| d.to_string_lossy().into_owned())
+                .collect(),
+        ),
+    };
+    let mut cat = state
+        .catalog
+        .lock()
+        .map_err(|_| ToolError::new("the catalog is unusable (a call failed while using it)"))?;
+    work.check()?;
+    let got = cat.refresh_foreign(&arbor_index::ForeignRoots::from_env(), only)?;
+    let project = project
+        .map(|p| p.trim().trim_end_matches('/'))
+        .filter(|p| !p.is_empty());
+    Ok(got
+        .rows
+        .into_iter()
+        .filter(|r| {
+            here.as_ref().is_none_or(|h| h.contains(&r.summary.cwd))
+                && project.is_none_or(|p| r.summary.cwd.trim_end_matches('/') == p)
+        })
+        .collect())
 }
 
 /// ISO 8601 of a time in ms (`None` for an invalid one).

@@ -26,7 +26,7 @@ pub(crate) struct SearchArgs {
     /// Only the sessions of this project: its working directory, an absolute path.
     #[serde(default)]
     pub project: Option<String>,
-    /// Only sessions written by this agent: "pi" or "omp".
+    /// Only sessions written by this agent: "pi", "omp", "claude", "codex" or "opencode".
     #[serde(default)]
     pub agent: Option<Agent>,
     /// Only these kinds of text: user, assistant, thinking, toolResult, bashExecution, tool
@@ -182,8 +182,11 @@ fn run(state: &State, work: &Work, a: &SearchArgs) -> Result<SearchAnswer, ToolE
             None => true,
             Some(Agent::Omp) => arbor_store::locate::is_omp_dir(d),
             Some(Agent::Pi) => !arbor_store::locate::is_omp_dir(d),
+            Some(Agent::Claude | Agent::Codex | Agent::Opencode) => false,
         })
         .collect();
+    // Other agents' sessions in the server's scope (refreshed before the catalog is taken).
+    let foreign = super::foreign_rows(state, work, a.project.as_deref(), a.agent)?;
     let mut q = SearchQuery::new(&a.query);
     // Private-use marks, which no session text is likely to hold: made `**` when served.
     q.marks = (MARK_ON.into(), MARK_OFF.into());
@@ -230,6 +233,51 @@ fn run(state: &State, work: &Work, a: &SearchArgs) -> Result<SearchAnswer, ToolE
             break (kept, total);
         }
         ask = (ask * 4).min(MAX_OFFSET);
+    };
+    // Other agents' hits beside them, by one relevance (BM25, lower first).
+    let (hits, total) = if foreign.is_empty() {
+        (hits, total)
+    } else {
+        let in_scope: std::collections::HashSet<(&std::path::Path, &str)> = foreign
+            .iter()
+            .map(|r| (r.source.as_path(), r.summary.id.as_str()))
+            .collect();
+        let found = cat
+            .search_foreign(
+                &a.query,
+                q.kinds.as_deref(),
+                since,
+                want * 4,
+                &q.marks,
+                &|r| in_scope.contains(&(r.source.as_path(), r.summary.id.as_str())),
+            )
+            .map_err(|e| ToolError::new(format!("query: {e}")))?;
+        let mut hits = hits;
+        let mut total = total;
+        for f in found {
+            let h = arbor_index::Hit {
+                path: f.row.source.clone(),
+                session_id: Some(f.row.summary.id.clone()),
+                session_name: Some(state.redact.text(f.row.display_title().to_string())),
+                entry_id: (!f.node.is_empty()).then(|| f.node.clone()),
+                kind: f.kind,
+                timestamp: f.ts_ms.map(arbor_core::time::format_iso_ms),
+                on_current_branch: f.on_path,
+                snippet: state.redact.text(f.snippet),
+                rank: f.rank,
+                seq: 0,
+            };
+            if keep(&h) {
+                total += 1;
+                hits.push(h);
+            }
+        }
+        hits.sort_by(|x, y| {
+            x.rank
+                .partial_cmp(&y.rank)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        (hits, total)
     };
     drop(cat);
     let page = bound::page(
@@ -290,7 +338,7 @@ impl ArborServer {
     /// `search_sessions`.
     #[rmcp::tool(
         name = "search_sessions",
-        description = "Full-text search over every message of the coding-agent sessions (pi and omp), as `arbor search`: \"how did we fix X\", \"where did we talk about Y\". `query` is SQLite FTS5 syntax (words, \"exact phrase\", prefix*, AND/OR/NOT, NEAR) or re:REGEX. Filters: project (working directory), agent (pi|omp), role (user, assistant, thinking, tool, summary, label...), since/until, current_branch_only. Each hit: session id, path, entry_id, role, time, snippet, whether it is on the current branch. Read around a hit with get_messages/get_context (session + entry_id). Bounded: `limit` hits and `budget` characters; pass `next_cursor` back as `cursor` for more. Text served is redacted (secrets replaced by [REDACTED:kind]) unless the server runs with --no-redact.",
+        description = "Full-text search over every message of the coding-agent sessions (pi and omp), as `arbor search`: \"how did we fix X\", \"where did we talk about Y\". `query` is SQLite FTS5 syntax (words, \"exact phrase\", prefix*, AND/OR/NOT, NEAR) or re:REGEX. Filters: project (working directory), agent (pi|omp|claude|codex|opencode: Claude Code's, Codex's and opencode's sessions are searched too, read-only), role (user, assistant, thinking, tool, summary, label...), since/until, current_branch_only. Each hit: session id, path, entry_id, role, time, snippet, whether it is on the current branch. Read around a hit with get_messages/get_context (session + entry_id). Bounded: `limit` hits and `budget` characters; pass `next_cursor` back as `cursor` for more. Text served is redacted (secrets replaced by [REDACTED:kind]) unless the server runs with --no-redact.",
         output_schema = rmcp::handler::server::tool::schema_for_output::<SearchAnswer>(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]

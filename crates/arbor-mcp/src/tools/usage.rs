@@ -117,6 +117,10 @@ pub(crate) struct UsageRow {
     pub other_branches: Spent,
     /// What its summaries (compaction, branch summaries) spent.
     pub summaries: Spent,
+    /// The part of the cost estimated from arbor's price table (Claude Code's and Codex's
+    /// sessions record tokens, not dollars); absent when none is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_cost: Option<f64>,
 }
 
 impl UsageRow {
@@ -128,6 +132,7 @@ impl UsageRow {
             current_path: r.path.tokens().into(),
             other_branches: r.other.tokens().into(),
             summaries: r.side.tokens().into(),
+            estimated_cost: (r.estimated != Default::default()).then(|| r.estimated.tokens().cost),
         }
     }
 }
@@ -173,13 +178,30 @@ fn counted(
         return Ok(counted);
     }
     let dirs = dirs(state, a.project.as_deref())?;
+    // Other agents' sessions (Claude Code's and Codex's costs estimated from the price table).
+    let foreign: Vec<arbor_view::Counted> =
+        super::foreign_rows(state, work, a.project.as_deref(), None)?
+            .into_iter()
+            .map(|r| {
+                arbor_view::Counted::new(
+                    std::path::PathBuf::from(format!("{}:{}", r.agent, r.summary.id)),
+                    r.summary.cwd.clone(),
+                    false,
+                    r.summary.buckets.clone(),
+                )
+                .estimated(!arbor_agents::listing::records_cost(r.agent))
+            })
+            .collect();
     let mut cat = state
         .catalog
         .lock()
         .map_err(|_| ToolError::new("the catalog is unusable (a call failed while using it)"))?;
     work.check()?;
     match arbor_view::stats_catalog::counted(&mut cat, &dirs, since, until, &mut |_| {}) {
-        Ok(c) => Ok(c),
+        Ok(mut c) => {
+            c.extend(foreign);
+            Ok(c)
+        }
         Err(_) => {
             // As `arbor stats`: the catalog's totals cannot be read; the files are.
             drop(cat);
@@ -188,7 +210,9 @@ fn counted(
                 .flat_map(|d| arbor_store::discover::session_files(d))
                 .collect();
             work.check()?;
-            Ok(arbor_view::stats_from_files(&files).0)
+            let mut c = arbor_view::stats_from_files(&files).0;
+            c.extend(foreign);
+            Ok(c)
         }
     }
 }

@@ -459,7 +459,10 @@ pub fn meta_from_header(header: &[u8], tool: &str) -> SessionMeta {
         id: s("id").unwrap_or_default(),
         cwd: s("cwd").unwrap_or_default(),
         created: s("timestamp").unwrap_or_default(),
-        parent_session: s("parentSession"),
+        parent_session: fields
+            .as_ref()
+            .and_then(|f| arbor_core::header::fork_link_key(header, f))
+            .and_then(s),
         name: None,
         tool: tool.to_string(),
         machine: None,

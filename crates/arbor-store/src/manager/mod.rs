@@ -309,6 +309,28 @@ pub(crate) fn header_line(
     .finish()
 }
 
+/// The first line(s) of a new session file written whole by someone else than a
+/// [`SessionManager`] (an import): omp's title slot with `title` (omp only), then the header
+/// (`parent`: pi's `parentSession`), each with its newline. The one header writer:
+/// [`SessionManager::create`] writes the same lines.
+pub fn new_session_head(
+    dialect: Dialect,
+    id: &str,
+    ts: &str,
+    cwd: &str,
+    parent: Option<&str>,
+    title: Option<&str>,
+) -> Vec<u8> {
+    let mut v = initial_lines(
+        dialect,
+        header_line(dialect, id, ts, cwd, parent),
+        ts,
+        title.map(|t| (t, None)),
+    );
+    v.push(b'\n');
+    v
+}
+
 /// The first lines of a new session: omp's title slot (omp files only), then the header.
 pub(crate) fn initial_lines(
     dialect: Dialect,

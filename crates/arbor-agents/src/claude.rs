@@ -1,0 +1,878 @@
+//! Claude Code's sessions: `~/.claude/projects/<cwd with / as ->/<session id>.jsonl`, one
+//! record per line, a tree through `uuid`/`parentUuid`; subagents in
+//! `<session id>/subagents/agent-*.jsonl` (and, in older versions, as `isSidechain` records
+//! of the session file itself). `docs/agents.md` has the format as it is today.
+//!
+//! The rules (issue 26): one assistant reply written over several lines sharing `message.id`
+//! is one message; tool results arriving as `user` lines are tool results; progress, meta and
+//! other lines in the chain are skipped with their children re-parented to the nearest kept
+//! ancestor; `compact_boundary` + `isCompactSummary` is a compaction; `custom-title`,
+//! `ai-title` and `summary` give the title; usage is counted once per `message.id`.
+use crate::jsonl::{self, flag, obj, s, u};
+use crate::model::{
+    Agent, Assistant, Compaction, Node, NodeKind, Part, Report, Session, ToolResult, Usage,
+};
+use crate::AgentError;
+use serde_json::{Map, Value};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// What the first pass keeps of a line: where it is and its place in the tree. The records
+/// themselves are parsed again, one at a time, while they are converted: a large file is never
+/// held in memory as parsed JSON.
+struct Info {
+    /// Its line number (1-based).
+    n: u64,
+    /// Its bytes in the file.
+    range: std::ops::Range<usize>,
+    uuid: Option<String>,
+    /// `parentUuid` (a compaction boundary's `logicalParentUuid`).
+    parent: Option<String>,
+    sidechain: bool,
+    /// A sidechain record's `agentId`.
+    agent: Option<String>,
+}
+
+/// The first pass: every line's [`Info`] (bad lines reported), the session ids seen first
+/// (`sessionId` of the main chain, `agentId` of a sidechain), and the title records.
+fn scan(bytes: &[u8], report: &mut Report) -> (Vec<Info>, Option<String>, Titles) {
+    let mut infos = Vec::new();
+    let mut session_id = None;
+    let mut titles = Titles::default();
+    let mut start = 0usize;
+    let mut n = 0u64;
+    while start < bytes.len() {
+        n += 1;
+        let (end, next, complete) = match bytes[start..].iter().position(|b| *b == b'\n') {
+            Some(i) => (start + i, start + i + 1, true),
+            None => (bytes.len(), bytes.len(), false),
+        };
+        let range = start..end;
+        start = next;
+        let mut line = &bytes[range.clone()];
+        if let Some(l) = line.strip_suffix(b"\r") {
+            line = l;
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if !complete {
+            report.bad(
+                n,
+                "last line has no newline (still being written?): skipped",
+            );
+            continue;
+        }
+        let f = match arbor_core::entry::parse_fields(line) {
+            Ok(f) => f,
+            Err(arbor_core::entry::LineError::NotObject) => {
+                report.bad(n, "not a JSON object");
+                continue;
+            }
+            Err(e) => {
+                report.bad(n, format!("not JSON: {e}"));
+                continue;
+            }
+        };
+        let st = |k: &str| {
+            f.str(line, k)
+                .filter(|v| !v.is_empty())
+                .map(|v| v.into_owned())
+        };
+        let kind = st("type");
+        let boundary = kind.as_deref() == Some("system")
+            && st("subtype").as_deref() == Some("compact_boundary");
+        let parent = if boundary {
+            st("logicalParentUuid").or_else(|| st("parentUuid"))
+        } else {
+            st("parentUuid")
+        };
+        let sidechain = f
+            .get(line, "isSidechain")
+            .is_some_and(|(raw, _)| raw == b"true");
+        if session_id.is_none() && !sidechain {
+            session_id = st("sessionId");
+        }
+        match kind.as_deref() {
+            Some("custom-title") => titles.custom = st("customTitle").or(titles.custom.take()),
+            Some("ai-title") => titles.ai = st("aiTitle").or(titles.ai.take()),
+            Some("summary") => {
+                if let Some(t) = st("summary") {
+                    titles.summaries.push((t, st("leafUuid")));
+                }
+            }
+            _ => {}
+        }
+        infos.push(Info {
+            n,
+            range: range.start..range.start + line.len(),
+            uuid: st("uuid"),
+            parent,
+            sidechain,
+            agent: if sidechain { st("agentId") } else { None },
+        });
+    }
+    (infos, session_id, titles)
+}
+
+/// The title records of a file.
+#[derive(Default)]
+struct Titles {
+    /// The last `custom-title`.
+    custom: Option<String>,
+    /// The last `ai-title`.
+    ai: Option<String>,
+    /// Every `summary` with its `leafUuid`.
+    summaries: Vec<(String, Option<String>)>,
+}
+
+/// Reads the Claude Code session file `path` (and its subagents' files beside it).
+///
+/// # Errors
+/// Only when the file cannot be read at all; every bad line is in the session's report.
+pub fn read(path: &Path) -> Result<Session, AgentError> {
+    let bytes = jsonl::read_source(path)?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut report = Report::default();
+    let (infos, session_id, titles) = scan(&bytes, &mut report);
+    let (mut main, mut side): (Vec<&Info>, Vec<&Info>) = (Vec::new(), Vec::new());
+    for i in &infos {
+        if i.sidechain {
+            side.push(i);
+        } else {
+            main.push(i);
+        }
+    }
+    // A subagent's own file holds nothing but its sidechain.
+    let is_subagent_file = main.iter().all(|i| i.uuid.is_none()) && !side.is_empty();
+    let (main, side) = if is_subagent_file {
+        (side, Vec::new())
+    } else {
+        (main, side)
+    };
+    let id = if is_subagent_file {
+        main.iter().find_map(|i| i.agent.clone())
+    } else {
+        session_id
+    }
+    .unwrap_or_else(|| stem.clone());
+    let mut session = Session::new(Agent::Claude, id, jsonl::absolute(path));
+    session.report = report;
+    convert(&bytes, &main, &mut session);
+    session.title = title(&titles, &infos);
+
+    // Inline sidechains (before subagent files): one child per root.
+    for group in sidechain_groups(&side) {
+        let cid = group
+            .iter()
+            .find_map(|i| i.agent.clone())
+            .or_else(|| group.first().and_then(|i| i.uuid.clone()))
+            .unwrap_or_default();
+        let mut child = Session::new(Agent::Claude, cid, jsonl::absolute(path));
+        convert(&bytes, &group, &mut child);
+        child.title = first_user_text(&child);
+        if !child.nodes.is_empty() {
+            session.children.push(child);
+        }
+    }
+    // Subagents' files: `<session>/subagents/agent-*.jsonl` (2.1), or beside the session
+    // (`agent-*.jsonl` whose records name this session: 1.0 and 2.0).
+    if let Some(dir) = path.parent() {
+        let mut files = subagent_files(&dir.join(&stem));
+        if !is_subagent_file {
+            files.extend(sibling_agent_files(dir, &session.id));
+        }
+        for f in files {
+            match read(&f) {
+                Ok(mut child) => {
+                    if child.title.is_none() {
+                        child.title = first_user_text(&child);
+                    }
+                    session.children.push(child)
+                }
+                Err(e) => session.report.bad(0, e.to_string()),
+            }
+        }
+    }
+    Ok(session)
+}
+
+/// The `agent-*.jsonl` files under `<dir>/subagents/`, sorted (none when it is missing; a
+/// symlink there is passed over: it is not the agent's own file).
+pub fn subagent_files(dir: &Path) -> Vec<PathBuf> {
+    let sub = dir.join("subagents");
+    let Ok(rd) = std::fs::read_dir(&sub) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = rd
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .filter(|p| is_agent_file(p))
+        .collect();
+    out.sort();
+    out
+}
+
+/// What the conversion never reads, dropped as each record is parsed: a tool's structured output
+/// beside its result (`toolUseResult`, often the result's text again; kept when it is an error
+/// string, which marks the result as failed), file-history snapshots, progress payloads.
+fn slim(m: &mut Map<String, Value>) {
+    if m.get("toolUseResult")
+        .is_some_and(|v| !v.as_str().is_some_and(|t| t.starts_with("Error")))
+    {
+        m.remove("toolUseResult");
+    }
+    match m.get("type").and_then(Value::as_str) {
+        Some("file-history-snapshot") => {
+            m.remove("snapshot");
+        }
+        Some("progress") => {
+            m.remove("data");
+        }
+        _ => {}
+    }
+}
+
+/// The `agent-*.jsonl` files in `dir` (Claude Code 1.0 and 2.0 kept subagents' transcripts
+/// beside the sessions) whose first record with a `sessionId` names `session` (their first
+/// 64 KB read; regular files only).
+fn sibling_agent_files(dir: &Path, session: &str) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = rd
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .filter(|p| is_agent_file(p))
+        .filter(|p| {
+            let head = arbor_store::read_regular_at_most(p, 64 << 10).unwrap_or_default();
+            head.split(|b| *b == b'\n').find_map(|l| {
+                serde_json::from_slice::<Value>(l)
+                    .ok()?
+                    .get("sessionId")?
+                    .as_str()
+                    .map(|id| id == session)
+            }) == Some(true)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Whether `p` is named as a subagent's transcript (`agent-*.jsonl`).
+fn is_agent_file(p: &Path) -> bool {
+    p.extension().is_some_and(|x| x == "jsonl")
+        && p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("agent-"))
+}
+
+fn sidechain_groups<'a>(side: &[&'a Info]) -> Vec<Vec<&'a Info>> {
+    let parent: HashMap<&str, Option<&str>> = side
+        .iter()
+        .filter_map(|i| i.uuid.as_deref().map(|u| (u, i.parent.as_deref())))
+        .collect();
+    let mut order: Vec<String> = Vec::new();
+    let mut groups: HashMap<String, Vec<&'a Info>> = HashMap::new();
+    for i in side {
+        let mut root = i.uuid.clone().unwrap_or_default();
+        let mut at = i.parent.as_deref();
+        let mut steps = 0;
+        while let Some(p) = at {
+            match parent.get(p) {
+                Some(pp) => {
+                    root = p.to_string();
+                    at = *pp;
+                }
+                None => break,
+            }
+            steps += 1;
+            if steps > side.len() {
+                break;
+            }
+        }
+        if !groups.contains_key(&root) {
+            order.push(root.clone());
+        }
+        groups.entry(root).or_default().push(i);
+    }
+    order
+        .into_iter()
+        .filter_map(|k| groups.remove(&k))
+        .collect()
+}
+
+/// The conversion of one chain of records (a session or one sidechain) into nodes.
+fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session) {
+    // Every record's parent, so that a line skipped (or not yet seen) passes its children on.
+    let parents: HashMap<&str, Option<&str>> = chain
+        .iter()
+        .filter_map(|i| i.uuid.as_deref().map(|u| (u, i.parent.as_deref())))
+        .collect();
+    let mut mapped: HashMap<String, Option<usize>> = HashMap::new();
+    let mut by_msg: HashMap<String, usize> = HashMap::new();
+    let mut usage_seen: HashSet<String> = HashSet::new();
+    let mut tool_names: HashMap<String, String> = HashMap::new();
+    let mut last_model: Option<String> = None;
+    let mut fallback_ts = 0i64;
+    // Replies whose lines named a stop reason (most lines are written before the reply ends:
+    // `stop_reason: null`).
+    let mut stopped: HashSet<usize> = HashSet::new();
+
+    let resolve = |mapped: &HashMap<String, Option<usize>>, start: Option<&str>| {
+        let mut at = start;
+        let mut steps = 0usize;
+        while let Some(u) = at {
+            if let Some(n) = mapped.get(u) {
+                return *n;
+            }
+            at = parents.get(u).copied().flatten();
+            steps += 1;
+            if steps > parents.len() {
+                break;
+            }
+        }
+        None
+    };
+
+    for info in chain {
+        let line = info.n;
+        let record = match serde_json::from_slice::<Value>(&bytes[info.range.clone()]) {
+            Ok(Value::Object(mut m)) => {
+                slim(&mut m);
+                m
+            }
+            Ok(_) => continue,
+            Err(e) => {
+                // The first pass read it; serde_json's depth limit did not.
+                out.report.bad(line, format!("not JSON: {e}"));
+                continue;
+            }
+        };
+        let m = &record;
+        let t = s(m, "type").unwrap_or("");
+        let uuid = s(m, "uuid");
+        let key = uuid.map_or_else(|| format!("line-{line}"), str::to_string);
+        if let Some(v) = s(m, "version") {
+            out.saw_version(v);
+        }
+        if out.cwd.is_none() {
+            out.cwd = s(m, "cwd").map(str::to_string);
+        }
+        let ts = jsonl::time_ms(m.get("timestamp")).unwrap_or(fallback_ts);
+        fallback_ts = ts;
+        if out.created_ms.is_none() && m.contains_key("timestamp") {
+            out.created_ms = Some(ts);
+        }
+        let parent_uuid = if t == "system" && s(m, "subtype") == Some("compact_boundary") {
+            s(m, "logicalParentUuid").or(s(m, "parentUuid"))
+        } else {
+            s(m, "parentUuid")
+        };
+        let parent = resolve(&mapped, parent_uuid);
+        let pass = |mapped: &mut HashMap<String, Option<usize>>| {
+            if let Some(u) = uuid {
+                mapped.insert(u.to_string(), parent);
+            }
+        };
+        match t {
+            "user" => {
+                if flag(m, "isMeta") {
+                    out.report.skip("user (isMeta)");
+                    pass(&mut mapped);
+                    continue;
+                }
+                let Some(msg) = obj(m, "message") else {
+                    out.report
+                        .bad(line, "user record without a message: skipped");
+                    pass(&mut mapped);
+                    continue;
+                };
+                if flag(m, "isCompactSummary") {
+                    let text = user_text(msg.get("content"));
+                    let target = parent.filter(|p| {
+                        matches!(&out.nodes[*p].kind, NodeKind::Compaction(c) if !c.summary_set())
+                    });
+                    let idx = match target {
+                        Some(p) => {
+                            if let NodeKind::Compaction(c) = &mut out.nodes[p].kind {
+                                c.summary = text;
+                            }
+                            p
+                        }
+                        None => out.push(Node {
+                            key: key.clone(),
+                            parent,
+                            timestamp_ms: ts,
+                            kind: NodeKind::Compaction(Compaction {
+                                summary: text,
+                                tokens_before: 0,
+                                first_kept: None,
+                            }),
+                        }),
+                    };
+                    if let Some(u) = uuid {
+                        mapped.insert(u.to_string(), Some(idx));
+                    }
+                    continue;
+                }
+                let nodes = user_nodes(msg.get("content"), &tool_names, m);
+                if nodes.is_empty() {
+                    out.report.skip("user (empty)");
+                    pass(&mut mapped);
+                    continue;
+                }
+                let mut at = parent;
+                for (i, kind) in nodes.into_iter().enumerate() {
+                    let k = if i == 0 {
+                        key.clone()
+                    } else {
+                        format!("{key}#{i}")
+                    };
+                    at = Some(out.push(Node {
+                        key: k,
+                        parent: at,
+                        timestamp_ms: ts,
+                        kind,
+                    }));
+                }
+                if let Some(u) = uuid {
+                    mapped.insert(u.to_string(), at);
+                }
+            }
+            "assistant" => {
+                let Some(msg) = obj(m, "message") else {
+                    out.report
+                        .bad(line, "assistant record without a message: skipped");
+                    pass(&mut mapped);
+                    continue;
+                };
+                let mid = s(msg, "id").map(str::to_string);
+                let parts = assistant_parts(msg.get("content"), &mut tool_names, &mut out.report);
+                let usage = claude_usage(obj(msg, "usage"));
+                let stop = stop_reason(msg.get("stop_reason"), flag(m, "isApiErrorMessage"));
+                // A later line of a reply already begun: merged into it when that reply is
+                // on this line's path.
+                if let Some(target) = mid.as_ref().and_then(|id| by_msg.get(id)).copied() {
+                    if on_path(out, parent, target) {
+                        if let NodeKind::Assistant(a) = &mut out.nodes[target].kind {
+                            a.content.extend(parts);
+                            a.usage = max_usage(a.usage, usage);
+                            if msg.get("stop_reason").is_some_and(|v| !v.is_null())
+                                || stop == "error"
+                            {
+                                a.stop_reason = stop;
+                                stopped.insert(target);
+                            }
+                            if a.error.is_none() {
+                                a.error = s(m, "error").map(str::to_string);
+                            }
+                        }
+                        out.report.skip("assistant (continuation of a reply)");
+                        pass(&mut mapped);
+                        continue;
+                    }
+                }
+                let model = s(msg, "model").unwrap_or("unknown").to_string();
+                let mut at = parent;
+                if model != "<synthetic>" && last_model.as_deref() != Some(model.as_str()) {
+                    at = Some(out.push(Node {
+                        key: format!("{key}#model"),
+                        parent: at,
+                        timestamp_ms: ts,
+                        kind: NodeKind::ModelChange {
+                            provider: "anthropic".into(),
+                            model: model.clone(),
+                        },
+                    }));
+                    last_model = Some(model.clone());
+                }
+                // Usage once per reply: a copy of a reply elsewhere in the tree counts none.
+                let usage = match &mid {
+                    Some(id) if !usage_seen.insert(id.clone()) => Usage::default(),
+                    _ => usage,
+                };
+                let idx = out.push(Node {
+                    key: key.clone(),
+                    parent: at,
+                    timestamp_ms: ts,
+                    kind: NodeKind::Assistant(Assistant {
+                        content: parts,
+                        api: "anthropic-messages".into(),
+                        provider: "anthropic".into(),
+                        model,
+                        usage,
+                        stop_reason: stop,
+                        response_id: mid.clone(),
+                        error: s(m, "error").map(str::to_string),
+                    }),
+                });
+                if msg.get("stop_reason").is_some_and(|v| !v.is_null()) {
+                    stopped.insert(idx);
+                }
+                if let Some(id) = mid {
+                    by_msg.insert(id, idx);
+                }
+                if let Some(u) = uuid {
+                    mapped.insert(u.to_string(), Some(idx));
+                }
+            }
+            "system" if s(m, "subtype") == Some("compact_boundary") => {
+                let meta = obj(m, "compactMetadata");
+                let tokens = meta.map_or(0, |c| u(c, "preTokens"));
+                let idx = out.push(Node {
+                    key: key.clone(),
+                    parent,
+                    timestamp_ms: ts,
+                    kind: NodeKind::Compaction(Compaction {
+                        summary: String::new(),
+                        tokens_before: tokens,
+                        first_kept: None,
+                    }),
+                });
+                if let Some(u) = uuid {
+                    mapped.insert(u.to_string(), Some(idx));
+                }
+            }
+            "system" => {
+                out.report
+                    .skip(&format!("system ({})", s(m, "subtype").unwrap_or("-")));
+                pass(&mut mapped);
+            }
+            "summary" | "custom-title" | "ai-title" => {
+                out.report.skip(t);
+                pass(&mut mapped);
+            }
+            "progress"
+            | "file-history-snapshot"
+            | "queue-operation"
+            | "attachment"
+            | "last-prompt"
+            | "tag"
+            | "agent-name"
+            | "pr-link"
+            | "turn_end" => {
+                out.report.skip(t);
+                pass(&mut mapped);
+            }
+            "" => {
+                out.report.bad(line, "record without a type: skipped");
+                pass(&mut mapped);
+            }
+            other => {
+                out.report.unknown(other);
+                pass(&mut mapped);
+            }
+        }
+    }
+    // A reply no line of which named its stop reason stopped for its tool calls, if it made any.
+    for (i, n) in out.nodes.iter_mut().enumerate() {
+        if let NodeKind::Assistant(a) = &mut n.kind {
+            if !stopped.contains(&i)
+                && a.stop_reason == "stop"
+                && a.content.iter().any(|p| matches!(p, Part::ToolCall { .. }))
+            {
+                a.stop_reason = "toolUse".into();
+            }
+        }
+    }
+    // A boundary whose summary line never came keeps the boundary's own words.
+    for n in &mut out.nodes {
+        if let NodeKind::Compaction(c) = &mut n.kind {
+            if c.summary.is_empty() {
+                c.summary = "Conversation compacted".into();
+            }
+        }
+    }
+}
+
+impl Compaction {
+    fn summary_set(&self) -> bool {
+        !self.summary.is_empty()
+    }
+}
+
+/// Whether `target` is `from` or one of its ancestors (a few steps up: a reply's lines are
+/// close together).
+fn on_path(s: &Session, from: Option<usize>, target: usize) -> bool {
+    let mut at = from;
+    for _ in 0..256 {
+        match at {
+            Some(i) if i == target => return true,
+            Some(i) => at = s.nodes[i].parent,
+            None => return false,
+        }
+    }
+    false
+}
+
+fn max_usage(a: Usage, b: Usage) -> Usage {
+    Usage {
+        input: a.input.max(b.input),
+        output: a.output.max(b.output),
+        cache_read: a.cache_read.max(b.cache_read),
+        cache_write: a.cache_write.max(b.cache_write),
+        cost: None,
+    }
+}
+
+fn claude_usage(u_: Option<&Map<String, Value>>) -> Usage {
+    let Some(m) = u_ else {
+        return Usage::default();
+    };
+    Usage {
+        input: u(m, "input_tokens"),
+        output: u(m, "output_tokens"),
+        cache_read: u(m, "cache_read_input_tokens"),
+        cache_write: u(m, "cache_creation_input_tokens"),
+        cost: None,
+    }
+}
+
+fn stop_reason(v: Option<&Value>, api_error: bool) -> String {
+    if api_error {
+        return "error".into();
+    }
+    match v.and_then(Value::as_str) {
+        Some("tool_use") => "toolUse",
+        Some("max_tokens") | Some("model_context_window_exceeded") => "length",
+        Some("end_turn") | Some("stop_sequence") | Some("pause_turn") | None => "stop",
+        Some("refusal") => "error",
+        Some(_) => "stop",
+    }
+    .into()
+}
+
+fn image(b: &Map<String, Value>) -> Option<Part> {
+    let src = obj(b, "source")?;
+    match s(src, "type") {
+        Some("base64") | None => Some(Part::Image {
+            data: s(src, "data")?.to_string(),
+            mime: s(src, "media_type").unwrap_or("image/png").to_string(),
+        }),
+        Some("url") => Some(Part::Text(format!("[image: {}]", s(src, "url")?))),
+        _ => None,
+    }
+}
+
+/// A user block pi has no shape for, as a short text (its bytes are not carried over: a
+/// document's base64 would fill the context).
+fn other_block(b: &Map<String, Value>) -> Part {
+    let t = s(b, "type").unwrap_or("?");
+    match t {
+        "document" => Part::Text(format!(
+            "[document: {}]",
+            obj(b, "source")
+                .and_then(|s_| s(s_, "media_type"))
+                .unwrap_or("?")
+        )),
+        _ => Part::Text(Value::Object(b.clone()).to_string()),
+    }
+}
+
+fn user_text(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|b| b.as_object())
+            .filter_map(|b| s(b, "text"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// A user line's nodes in order: its text and images as user messages, each `tool_result`
+/// block as a tool result.
+fn user_nodes(
+    content: Option<&Value>,
+    tools: &HashMap<String, String>,
+    rec: &Map<String, Value>,
+) -> Vec<NodeKind> {
+    let mut out = Vec::new();
+    match content {
+        Some(Value::String(t)) if !t.is_empty() => {
+            out.push(NodeKind::User(vec![Part::Text(t.clone())]))
+        }
+        Some(Value::Array(blocks)) => {
+            let mut pending: Vec<Part> = Vec::new();
+            for b in blocks.iter().filter_map(Value::as_object) {
+                match s(b, "type") {
+                    Some("text") => {
+                        if let Some(t) = b.get("text").and_then(Value::as_str) {
+                            pending.push(Part::Text(t.to_string()))
+                        }
+                    }
+                    Some("image") => pending.extend(image(b)),
+                    Some("tool_result") => {
+                        if !pending.is_empty() {
+                            out.push(NodeKind::User(std::mem::take(&mut pending)));
+                        }
+                        let call = s(b, "tool_use_id").unwrap_or("").to_string();
+                        let content = match b.get("content") {
+                            Some(Value::String(t)) => vec![Part::Text(t.clone())],
+                            Some(Value::Array(a)) => a
+                                .iter()
+                                .filter_map(Value::as_object)
+                                .filter_map(|c| match s(c, "type") {
+                                    Some("text") => c
+                                        .get("text")
+                                        .and_then(Value::as_str)
+                                        .map(|t| Part::Text(t.to_string())),
+                                    Some("image") => image(c),
+                                    _ => Some(other_block(c)),
+                                })
+                                .collect(),
+                            _ => Vec::new(),
+                        };
+                        let is_error = flag(b, "is_error")
+                            || rec
+                                .get("toolUseResult")
+                                .and_then(Value::as_str)
+                                .is_some_and(|t| t.starts_with("Error"));
+                        out.push(NodeKind::ToolResult(ToolResult {
+                            tool_name: tools
+                                .get(&call)
+                                .cloned()
+                                .unwrap_or_else(|| "unknown".into()),
+                            call_id: call,
+                            content,
+                            is_error,
+                        }));
+                    }
+                    _ => pending.push(other_block(b)),
+                }
+            }
+            if !pending.is_empty() {
+                out.push(NodeKind::User(pending));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+fn assistant_parts(
+    content: Option<&Value>,
+    tools: &mut HashMap<String, String>,
+    report: &mut Report,
+) -> Vec<Part> {
+    let mut out = Vec::new();
+    let blocks = match content {
+        Some(Value::Array(a)) => a,
+        Some(Value::String(t)) => {
+            out.push(Part::Text(t.clone()));
+            return out;
+        }
+        _ => return out,
+    };
+    for b in blocks.iter().filter_map(Value::as_object) {
+        match s(b, "type") {
+            Some("text") => {
+                if let Some(t) = b.get("text").and_then(Value::as_str) {
+                    out.push(Part::Text(t.to_string()))
+                }
+            }
+            Some("thinking") => out.push(Part::Thinking {
+                text: b
+                    .get("thinking")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                signature: s(b, "signature").map(str::to_string),
+                redacted: false,
+            }),
+            Some("redacted_thinking") => out.push(Part::Thinking {
+                text: String::new(),
+                signature: s(b, "data").map(str::to_string),
+                redacted: true,
+            }),
+            Some("tool_use") | Some("server_tool_use") => {
+                let id = s(b, "id").unwrap_or("").to_string();
+                let name = s(b, "name").unwrap_or("unknown").to_string();
+                tools.insert(id.clone(), name.clone());
+                out.push(Part::ToolCall {
+                    id,
+                    name,
+                    arguments: jsonl::arguments(b.get("input")),
+                });
+            }
+            Some(other) => {
+                report.skip(&format!("assistant block {other} (kept as text)"));
+                out.push(Part::Text(Value::Object(b.clone()).to_string()));
+            }
+            None => {}
+        }
+    }
+    out
+}
+
+/// The title: the last `custom-title`, else the last `ai-title`, else the last `summary`
+/// whose `leafUuid` is in this file (a summary of a leaf elsewhere is another session's: older
+/// versions wrote those at the top of a resumed session).
+fn title(t: &Titles, infos: &[Info]) -> Option<String> {
+    if let Some(c) = t.custom.clone().or_else(|| t.ai.clone()) {
+        return Some(c);
+    }
+    let uuids: HashSet<&str> = infos.iter().filter_map(|i| i.uuid.as_deref()).collect();
+    t.summaries
+        .iter()
+        .rev()
+        .find(|(_, leaf)| leaf.as_deref().is_some_and(|l| uuids.contains(l)))
+        .map(|(s, _)| s.clone())
+}
+
+/// The first user text of a session, cut to 80 characters (a subagent's title).
+pub(crate) fn first_user_text(s_: &Session) -> Option<String> {
+    s_.nodes.iter().find_map(|n| match &n.kind {
+        NodeKind::User(parts) => parts.iter().find_map(|p| match p {
+            Part::Text(t) if !t.trim().is_empty() => {
+                Some(t.trim().chars().take(80).collect::<String>())
+            }
+            _ => None,
+        }),
+        _ => None,
+    })
+}
+
+/// Claude's directory of projects: `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`.
+pub fn projects_dir() -> PathBuf {
+    let base = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| arbor_store::paths::home_dir().join(".claude"));
+    base.join("projects")
+}
+
+/// Every session file under `projects` (`<project>/<id>.jsonl`, one level; subagents'
+/// files, `agent-*.jsonl`, are read with their session), sorted.
+pub fn session_files(projects: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(projects) else {
+        return out;
+    };
+    for d in rd.filter_map(Result::ok) {
+        if !d.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let Ok(files) = std::fs::read_dir(d.path()) else {
+            continue;
+        };
+        for f in files.filter_map(Result::ok) {
+            let p = f.path();
+            if f.file_type().is_ok_and(|t| t.is_file())
+                && p.extension().is_some_and(|x| x == "jsonl")
+                && !is_agent_file(&p)
+            {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}

@@ -1,0 +1,156 @@
+//! Reading another agent's JSONL file leniently, and the small JSON accessors every reader
+//! shares.
+use crate::model::{Part, Report};
+use crate::AgentError;
+use serde_json::{Map, Value};
+use std::io::Read;
+use std::path::Path;
+
+/// The bytes of a source file, read once through arbor's safe open (a regular file only:
+/// never a FIFO or device planted in another agent's directory; opened read-only).
+pub(crate) fn read_source(path: &Path) -> Result<Vec<u8>, AgentError> {
+    let mut f = arbor_store::open_regular(path).map_err(|e| AgentError::io(path, e))?;
+    let mut v = Vec::new();
+    f.read_to_end(&mut v).map_err(|e| AgentError::io(path, e))?;
+    Ok(v)
+}
+
+/// `path` made absolute (not resolved: the path the agent's own directory has), as the
+/// import marker names it.
+pub(crate) fn absolute(path: &Path) -> std::path::PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Every JSON object line of `bytes` with its 1-based line number. A line that is not JSON,
+/// or not an object, is reported and skipped; so is a last line without its newline (the
+/// agent may still be writing it: a later import takes it). Blank lines are passed over.
+pub(crate) fn objects(bytes: &[u8], report: &mut Report) -> Vec<(u64, Map<String, Value>)> {
+    let mut out = Vec::new();
+    let mut start = 0usize;
+    let mut n = 0u64;
+    while start < bytes.len() {
+        n += 1;
+        let (line, next, complete) = match memchr(bytes, start) {
+            Some(i) => (&bytes[start..i], i + 1, true),
+            None => (&bytes[start..], bytes.len(), false),
+        };
+        start = next;
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if !complete {
+            report.bad(
+                n,
+                "last line has no newline (still being written?): skipped",
+            );
+            continue;
+        }
+        match serde_json::from_slice::<Value>(line) {
+            Ok(Value::Object(m)) => out.push((n, m)),
+            Ok(other) => report.bad(n, format!("not a JSON object but {}", kind_of(&other))),
+            Err(e) => report.bad(n, format!("not JSON: {e}")),
+        }
+    }
+    out
+}
+
+fn memchr(bytes: &[u8], from: usize) -> Option<usize> {
+    bytes[from..]
+        .iter()
+        .position(|b| *b == b'\n')
+        .map(|i| i + from)
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `o[k]` as a non-empty string.
+pub(crate) fn s<'a>(o: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
+    o.get(k).and_then(Value::as_str).filter(|v| !v.is_empty())
+}
+
+/// `o[k]` as an object.
+pub(crate) fn obj<'a>(o: &'a Map<String, Value>, k: &str) -> Option<&'a Map<String, Value>> {
+    o.get(k).and_then(Value::as_object)
+}
+
+/// `o[k]` as a non-negative integer (a float is truncated; anything else is 0).
+pub(crate) fn u(o: &Map<String, Value>, k: &str) -> u64 {
+    match o.get(k) {
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+            .unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// `o[k] == true`.
+pub(crate) fn flag(o: &Map<String, Value>, k: &str) -> bool {
+    o.get(k).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// A timestamp (ISO string, or ms / s since the epoch) in ms.
+pub(crate) fn time_ms(v: Option<&Value>) -> Option<i64> {
+    match v? {
+        Value::String(t) => arbor_core::time::parse_iso_ms(t).map(|f| f as i64),
+        Value::Number(n) => {
+            let f = n.as_f64()?;
+            // Seconds (opencode's and Codex's databases) or ms.
+            Some(if f < 1e11 {
+                (f * 1000.0) as i64
+            } else {
+                f as i64
+            })
+        }
+        _ => None,
+    }
+}
+
+/// A tool call's arguments as pi keeps them: an object; a JSON string holding an object is
+/// parsed; anything else is kept as `{"input": value}`.
+pub(crate) fn arguments(v: Option<&Value>) -> Value {
+    match v {
+        Some(Value::Object(_)) => v.cloned().unwrap_or(Value::Null),
+        Some(Value::String(t)) => match serde_json::from_str::<Value>(t) {
+            Ok(p @ Value::Object(_)) => p,
+            _ => single("input", Value::String(t.clone())),
+        },
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(other) => single("input", other.clone()),
+    }
+}
+
+fn single(k: &str, v: Value) -> Value {
+    let mut m = Map::new();
+    m.insert(k.to_string(), v);
+    Value::Object(m)
+}
+
+/// An image from a `data:MIME;base64,DATA` URL.
+pub(crate) fn data_url_image(url: &str) -> Option<Part> {
+    let rest = url.strip_prefix("data:")?;
+    let (mime, data) = rest.split_once(";base64,")?;
+    Some(Part::Image {
+        data: data.to_string(),
+        mime: mime.to_string(),
+    })
+}
+
+/// Any JSON value as text (a string as itself, anything else as JSON).
+pub(crate) fn as_text(v: &Value) -> String {
+    match v {
+        Value::String(t) => t.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,686 @@
+//! Other agents' sessions in the catalog (issue 26): Claude Code's and Codex's session files
+//! and opencode's data directory, found under each agent's root, each source with its
+//! fingerprint (`stat` of the file; Claude Code: with its subagents' files; opencode: its
+//! database and the database's `-wal`, or every file of its older `storage/`), so that a
+//! refresh reads again only the sources that changed. A source is read by arbor-agents'
+//! lenient readers into the common model, and kept as one row per session and per subagent
+//! ([`arbor_agents::listing::Summary`]).
+//!
+//! Read-only: the sources are opened for reading only (opencode's database is copied by its
+//! reader and the copy read). A source that cannot be read, or from which no session could be
+//! read (every line bad, a format from a future version), is kept as a problem, listed by
+//! [`ForeignListing::problems`], and skipped: it never stops the listing.
+use crate::catalog::Catalog;
+use crate::error::{IndexError, SqlContext};
+use crate::scan::Stat;
+use arbor_agents::listing::Summary;
+use arbor_agents::{claude, codex, Agent};
+use rusqlite::{params, OptionalExtension};
+use std::path::{Path, PathBuf};
+
+/// Where each agent's sessions are looked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForeignRoots {
+    /// Claude Code's `projects/` directory.
+    pub claude: PathBuf,
+    /// Codex's home (`sessions/` and `archived_sessions/` under it).
+    pub codex: PathBuf,
+    /// opencode's data directory (`opencode.db`, or `storage/`).
+    pub opencode: PathBuf,
+}
+
+impl ForeignRoots {
+    /// The agents' own defaults, with the environment overrides they honour
+    /// (`$CLAUDE_CONFIG_DIR`, `$CODEX_HOME`, `$XDG_DATA_HOME`): arbor-agents' `sources`.
+    pub fn from_env() -> ForeignRoots {
+        use arbor_agents::sources::default_root;
+        ForeignRoots {
+            claude: default_root(Agent::Claude),
+            codex: default_root(Agent::Codex),
+            opencode: default_root(Agent::Opencode),
+        }
+    }
+}
+
+/// One listed session of another agent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForeignRow {
+    /// The agent.
+    pub agent: Agent,
+    /// The source it was read from (a file; opencode: its data directory).
+    pub source: PathBuf,
+    /// What the listing shows.
+    pub summary: Summary,
+}
+
+impl ForeignRow {
+    /// The title a table shows: the agent's title, else the first message.
+    pub fn display_title(&self) -> &str {
+        self.summary
+            .title
+            .as_deref()
+            .unwrap_or(&self.summary.first_message)
+    }
+}
+
+/// A source that was skipped, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForeignProblem {
+    /// The agent.
+    pub agent: Agent,
+    /// The source.
+    pub source: PathBuf,
+    /// What was wrong.
+    pub problem: String,
+}
+
+/// What [`Catalog::refresh_foreign`] found.
+#[derive(Debug, Clone, Default)]
+pub struct ForeignListing {
+    /// The sessions, sources in path order, each source's sessions parents first.
+    pub rows: Vec<ForeignRow>,
+    /// Sources skipped.
+    pub problems: Vec<ForeignProblem>,
+    /// Sources read in this refresh (the others were unchanged).
+    pub read: u64,
+    /// Bytes of the sources read in this refresh.
+    pub bytes_read: u64,
+}
+
+/// A source found on disk.
+struct Found {
+    agent: Agent,
+    key: PathBuf,
+    fp: String,
+    bytes: u64,
+}
+
+/// The form of the rows a source gives (bump it when [`Summary`] or how it is made changes:
+/// every source is then read again).
+const ROW_FORM: &str = "rows3";
+
+/// A source's fingerprint: the row form, then each file's name and `stat`.
+fn fp_of(stats: &[(PathBuf, Stat)]) -> String {
+    let mut s = format!("{ROW_FORM};");
+    for (p, st) in stats {
+        s.push_str(&format!(
+            "{}:{}:{}:{}:{};",
+            p.file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default(),
+            st.size,
+            st.mtime_ns,
+            st.ino,
+            st.dev
+        ));
+    }
+    s
+}
+
+/// `lstat` (a symbolic link's own stat: the readers pass links over).
+fn lstat(p: &Path) -> Option<Stat> {
+    std::fs::symlink_metadata(p)
+        .ok()
+        .map(|m| Stat::from_meta(&m))
+}
+
+/// Every source under `roots`, with its fingerprint.
+fn discover(roots: &ForeignRoots, only: Option<Agent>) -> Vec<Found> {
+    let want = |a: Agent| only.is_none_or(|o| o == a);
+    let mut out = Vec::new();
+    if want(Agent::Claude) {
+        for f in claude::session_files(&roots.claude) {
+            let Some(st) = lstat(&f) else { continue };
+            let mut stats = vec![(f.clone(), st)];
+            // Its subagents' transcripts, in `<session id>/subagents/`.
+            if let Some(stem) = f.file_stem() {
+                let dir = f.with_file_name(stem);
+                for s in claude::subagent_files(&dir) {
+                    if let Some(st) = lstat(&s) {
+                        stats.push((s, st));
+                    }
+                }
+            }
+            let bytes = stats.iter().map(|(_, s)| s.size).sum();
+            out.push(Found {
+                agent: Agent::Claude,
+                key: f,
+                fp: fp_of(&stats),
+                bytes,
+            });
+        }
+    }
+    if want(Agent::Codex) {
+        for f in codex::session_files(&roots.codex) {
+            let Some(st) = lstat(&f) else { continue };
+            out.push(Found {
+                agent: Agent::Codex,
+                fp: fp_of(&[(f.clone(), st)]),
+                bytes: st.size,
+                key: f,
+            });
+        }
+    }
+    if want(Agent::Opencode) {
+        let dir = &roots.opencode;
+        let db = dir.join("opencode.db");
+        let mut stats = Vec::new();
+        if db.is_file() {
+            for p in [db.clone(), dir.join("opencode.db-wal")] {
+                if let Some(st) = lstat(&p) {
+                    stats.push((p, st));
+                }
+            }
+        } else if dir.join("storage").is_dir() {
+            walk(&dir.join("storage"), &mut stats, 0);
+        }
+        if !stats.is_empty() {
+            let bytes = stats.iter().map(|(_, s)| s.size).sum();
+            out.push(Found {
+                agent: Agent::Opencode,
+                key: dir.clone(),
+                fp: fp_of(&stats),
+                bytes,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.key.cmp(&b.key));
+    out
+}
+
+/// Every regular file under `dir` (opencode's `storage/`), with its stat; links not followed.
+fn walk(dir: &Path, out: &mut Vec<(PathBuf, Stat)>, depth: usize) {
+    if depth > 8 {
+        return;
+    }
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = rd.filter_map(Result::ok).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let Ok(t) = e.file_type() else { continue };
+        if t.is_dir() {
+            walk(&e.path(), out, depth + 1);
+        } else if t.is_file() {
+            if let Ok(m) = e.metadata() {
+                out.push((e.path(), Stat::from_meta(&m)));
+            }
+        }
+    }
+}
+
+/// Reads one source: its sessions' summaries, or why none could be read.
+fn read_source(f: &Found) -> ReadResult {
+    let sessions = match f.agent {
+        Agent::Claude | Agent::Codex => {
+            vec![arbor_agents::read(f.agent, &f.key).map_err(|e| e.to_string())?]
+        }
+        Agent::Opencode => {
+            let store = arbor_agents::opencode::Store::load(&f.key).map_err(|e| e.to_string())?;
+            let mut v = Vec::new();
+            for r in store.sessions.iter().filter(|r| r.parent_id.is_none()) {
+                v.push(store.read(&r.id).map_err(|e| e.to_string())?);
+            }
+            v
+        }
+    };
+    let mut out = Vec::new();
+    let mut bad = None;
+    for s in &sessions {
+        if s.nodes.is_empty() && !s.report.is_clean() {
+            // Nothing could be read: a malformed file, or a format this arbor does not know.
+            bad = Some(problem_of(s));
+            continue;
+        }
+        out.extend(arbor_agents::listing::summaries(s));
+    }
+    match bad {
+        Some(p) if out.is_empty() => Err(p),
+        _ => Ok(out),
+    }
+}
+
+/// What a session's report says, in one line.
+fn problem_of(s: &arbor_agents::Session) -> String {
+    let r = &s.report;
+    let mut parts = Vec::new();
+    if let Some((line, p)) = r.bad_lines.first() {
+        parts.push(format!(
+            "{} unreadable line{} (line {line}: {p})",
+            r.bad_lines.len(),
+            if r.bad_lines.len() == 1 { "" } else { "s" }
+        ));
+    }
+    if !r.unknown.is_empty() {
+        let kinds: Vec<&str> = r.unknown.keys().map(String::as_str).take(3).collect();
+        parts.push(format!(
+            "record types this arbor does not know ({}; a newer {} version?)",
+            kinds.join(", "),
+            s.agent
+        ));
+    }
+    format!("no session could be read: {}", parts.join("; "))
+}
+
+const ROW_COLS: &str = "source, n, agent, id, cwd, title, created_ms, modified_ms, message_count, \
+    first_message, parent_id, models, tok_input, tok_output, tok_cache_read, tok_cache_write, \
+    cost_recorded, cost_estimated, unpriced, problems, buckets";
+
+impl Catalog {
+    /// Brings the catalog's rows of other agents' sessions up to date with what is under
+    /// `roots` (only `only`'s when given) and returns them: a source whose fingerprint is the
+    /// one stored is not read again; a changed or new one is read (on worker threads), a gone
+    /// one dropped. Sources are only read, never written.
+    ///
+    /// # Errors
+    /// The catalog's own errors; a source that cannot be read is a problem in the answer.
+    pub fn refresh_foreign(
+        &mut self,
+        roots: &ForeignRoots,
+        only: Option<Agent>,
+    ) -> Result<ForeignListing, IndexError> {
+        self.refresh_foreign_with(roots, only, &mut |_, _| {})
+    }
+
+    /// [`Catalog::refresh_foreign`], telling `reading` how many sources it is about to read
+    /// and their bytes before it reads them (nothing when none changed): a first refresh of a
+    /// large history takes seconds, and a command can say so.
+    ///
+    /// # Errors
+    /// As [`Catalog::refresh_foreign`].
+    pub fn refresh_foreign_with(
+        &mut self,
+        roots: &ForeignRoots,
+        only: Option<Agent>,
+        reading: &mut dyn FnMut(usize, u64),
+    ) -> Result<ForeignListing, IndexError> {
+        let found = discover(roots, only);
+        let path = self.path.clone();
+        // The stored fingerprints, of the agents looked at.
+        let mut stored: std::collections::HashMap<String, String> = Default::default();
+        {
+            let mut st = self
+                .conn
+                .prepare("SELECT key, agent, fp FROM foreign_sources")
+                .db(&path)?;
+            let rows = st
+                .query_map([], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
+                })
+                .db(&path)?;
+            for r in rows {
+                let (k, a, fp) = r.db(&path)?;
+                if only.is_none_or(|o| o.name() == a) {
+                    stored.insert(k, fp);
+                }
+            }
+        }
+        let key_of = |p: &Path| p.to_string_lossy().into_owned();
+        let todo: Vec<&Found> = found
+            .iter()
+            .filter(|f| stored.get(&key_of(&f.key)) != Some(&f.fp))
+            .collect();
+        if !todo.is_empty() {
+            reading(todo.len(), todo.iter().map(|f| f.bytes).sum());
+        }
+        let read = read_all(&todo);
+        let tx = self.conn.transaction().db(&path)?;
+        let present: std::collections::HashSet<String> =
+            found.iter().map(|f| key_of(&f.key)).collect();
+        for gone in stored.keys().filter(|k| !present.contains(*k)) {
+            tx.execute("DELETE FROM foreign_sessions WHERE source=?1", [gone])
+                .db(&path)?;
+            drop_docs(&tx, gone, &path)?;
+            tx.execute("DELETE FROM foreign_sources WHERE key=?1", [gone])
+                .db(&path)?;
+        }
+        let mut bytes_read = 0;
+        for (f, got) in todo.iter().zip(read) {
+            bytes_read += f.bytes;
+            let key = key_of(&f.key);
+            tx.execute("DELETE FROM foreign_sessions WHERE source=?1", [&key])
+                .db(&path)?;
+            drop_docs(&tx, &key, &path)?;
+            let problem = got.as_ref().err().cloned();
+            tx.execute(
+                "INSERT OR REPLACE INTO foreign_sources(key, agent, fp, problem) VALUES (?1, ?2, ?3, ?4)",
+                params![key, f.agent.name(), f.fp, problem],
+            )
+            .db(&path)?;
+            let Ok(sums) = got else { continue };
+            let mut ins = tx
+                .prepare_cached(&format!(
+                    "INSERT INTO foreign_sessions({ROW_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)"
+                ))
+                .db(&path)?;
+            for (n, s) in sums.iter().enumerate() {
+                let t = |i: usize| s.tokens[i] as i64;
+                ins.execute(params![
+                    key,
+                    n as i64,
+                    f.agent.name(),
+                    s.id,
+                    s.cwd,
+                    s.title,
+                    s.created_ms,
+                    s.modified_ms,
+                    s.message_count as i64,
+                    s.first_message,
+                    s.parent_id,
+                    s.models.join("\n"),
+                    t(0),
+                    t(1),
+                    t(2),
+                    t(3),
+                    s.cost_recorded,
+                    s.cost_estimated,
+                    s.unpriced as i64,
+                    s.problems as i64,
+                    arbor_store::usage::encode_buckets(&s.buckets),
+                ])
+                .db(&path)?;
+                let mut doc = tx
+                    .prepare_cached(
+                        "INSERT INTO foreign_docs(source, n, node, kind, ts_ms, on_path, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    )
+                    .db(&path)?;
+                let mut fts = tx
+                    .prepare_cached("INSERT INTO foreign_fts(rowid, text) VALUES (?1, ?2)")
+                    .db(&path)?;
+                for t in &s.texts {
+                    doc.execute(params![
+                        key,
+                        n as i64,
+                        t.node,
+                        kind_of(t.kind).code(),
+                        (t.ts_ms > 0).then_some(t.ts_ms),
+                        t.on_path,
+                        t.text
+                    ])
+                    .db(&path)?;
+                    fts.execute(params![tx.last_insert_rowid(), t.text])
+                        .db(&path)?;
+                }
+            }
+        }
+        tx.commit().db(&path)?;
+        let mut out = self.foreign_as_stored(only)?;
+        out.read = todo.len() as u64;
+        out.bytes_read = bytes_read;
+        Ok(out)
+    }
+
+    /// The catalog's rows of other agents' sessions (only `only`'s when given), as the last
+    /// refresh left them.
+    ///
+    /// # Errors
+    /// The catalog's own errors.
+    pub fn foreign_as_stored(&self, only: Option<Agent>) -> Result<ForeignListing, IndexError> {
+        let path = &self.path;
+        let mut out = ForeignListing::default();
+        let mut st = self
+            .conn
+            .prepare(&format!(
+                "SELECT {ROW_COLS} FROM foreign_sessions ORDER BY source, n"
+            ))
+            .db(path)?;
+        let rows = st
+            .query_map([], |r| {
+                let agent: String = r.get(2)?;
+                let u =
+                    |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)?.max(0) as u64) };
+                let models: String = r.get(11)?;
+                Ok((
+                    agent,
+                    PathBuf::from(r.get::<_, String>(0)?),
+                    Summary {
+                        id: r.get(3)?,
+                        cwd: r.get(4)?,
+                        title: r.get(5)?,
+                        created_ms: r.get(6)?,
+                        modified_ms: r.get(7)?,
+                        message_count: u(8)?,
+                        first_message: r.get(9)?,
+                        parent_id: r.get(10)?,
+                        models: models
+                            .split('\n')
+                            .filter(|m| !m.is_empty())
+                            .map(str::to_string)
+                            .collect(),
+                        tokens: [u(12)?, u(13)?, u(14)?, u(15)?],
+                        cost_recorded: r.get(16)?,
+                        cost_estimated: r.get(17)?,
+                        unpriced: u(18)?,
+                        problems: u(19)?,
+                        buckets: arbor_store::usage::decode_buckets(&r.get::<_, Vec<u8>>(20)?)
+                            .unwrap_or_default(),
+                        texts: Vec::new(),
+                    },
+                ))
+            })
+            .db(path)?;
+        for r in rows {
+            let (agent, source, summary) = r.db(path)?;
+            let Some(agent) = Agent::from_name(&agent) else {
+                continue;
+            };
+            if only.is_none_or(|o| o == agent) {
+                out.rows.push(ForeignRow {
+                    agent,
+                    source,
+                    summary,
+                });
+            }
+        }
+        let mut st = self
+            .conn
+            .prepare("SELECT key, agent, problem FROM foreign_sources WHERE problem IS NOT NULL ORDER BY key")
+            .db(path)?;
+        let rows = st
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
+            .db(path)?;
+        for r in rows {
+            let (key, agent, problem) = r.db(path)?;
+            if let Some(agent) = Agent::from_name(&agent).filter(|a| only.is_none_or(|o| o == *a)) {
+                out.problems.push(ForeignProblem {
+                    agent,
+                    source: PathBuf::from(key),
+                    problem,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether the catalog holds a row of `agent`'s source `key` (tests, diagnostics).
+    #[doc(hidden)]
+    pub fn foreign_fp(&self, key: &Path) -> Result<Option<String>, IndexError> {
+        self.conn
+            .query_row(
+                "SELECT fp FROM foreign_sources WHERE key=?1",
+                [key.to_string_lossy()],
+                |r| r.get(0),
+            )
+            .optional()
+            .db(&self.path)
+    }
+}
+
+/// Drops the texts of the source `key` from the text index and their rows.
+fn drop_docs(tx: &rusqlite::Transaction<'_>, key: &str, path: &Path) -> Result<(), IndexError> {
+    tx.execute(
+        "INSERT INTO foreign_fts(foreign_fts, rowid, text) SELECT 'delete', id, text FROM foreign_docs WHERE source=?1",
+        [key],
+    )
+    .db(path)?;
+    tx.execute("DELETE FROM foreign_docs WHERE source=?1", [key])
+        .db(path)?;
+    Ok(())
+}
+
+/// The catalog's kind of a text of another agent's session.
+fn kind_of(k: arbor_agents::listing::TextKind) -> crate::text::Kind {
+    use crate::text::Kind;
+    use arbor_agents::listing::TextKind;
+    match k {
+        TextKind::User => Kind::User,
+        TextKind::Assistant => Kind::Assistant,
+        TextKind::Compaction => Kind::Compaction,
+        TextKind::Title => Kind::Name,
+    }
+}
+
+/// One hit in another agent's session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForeignHit {
+    /// The session's row (its source, agent and summary).
+    pub row: ForeignRow,
+    /// The node's key (empty: the title).
+    pub node: String,
+    /// What kind of text matched.
+    pub kind: crate::text::Kind,
+    /// The node's time (ms).
+    pub ts_ms: Option<i64>,
+    /// On the path to the session's last node.
+    pub on_path: bool,
+    /// The text around the match, matched words between `marks`.
+    pub snippet: String,
+    /// FTS5's `bm25()`: lower is better.
+    pub rank: f64,
+}
+
+impl Catalog {
+    /// Searches the texts of other agents' sessions (every word of `query`, FTS5 syntax as
+    /// [`crate::SearchQuery`] reads free text), only in the sessions `keep` lets through, of
+    /// `kinds` when given, at or after `since_ms`, best first, at most `limit`.
+    ///
+    /// # Errors
+    /// The catalog's own errors; a query FTS5 refuses.
+    pub fn search_foreign(
+        &self,
+        query: &str,
+        kinds: Option<&[crate::text::Kind]>,
+        since_ms: Option<f64>,
+        limit: usize,
+        marks: &(String, String),
+        keep: &dyn Fn(&ForeignRow) -> bool,
+    ) -> Result<Vec<ForeignHit>, IndexError> {
+        let q = crate::search::words_query(query);
+        if q.is_empty() {
+            return Err(IndexError::Query("empty query".into()));
+        }
+        let rows = self.foreign_as_stored(None)?.rows;
+        let mut by_key: std::collections::HashMap<(String, i64), &ForeignRow> = Default::default();
+        let mut counters: std::collections::HashMap<String, i64> = Default::default();
+        for r in &rows {
+            let src = r.source.to_string_lossy().into_owned();
+            let n = counters.entry(src.clone()).or_insert(0);
+            by_key.insert((src, *n), r);
+            *n += 1;
+        }
+        let path = &self.path;
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT d.source, d.n, d.node, d.kind, d.ts_ms, d.on_path,                  snippet(foreign_fts, 0, ?2, ?3, '…', 16), bm25(foreign_fts)                  FROM foreign_fts JOIN foreign_docs d ON d.id = foreign_fts.rowid                  WHERE foreign_fts MATCH ?1 ORDER BY bm25(foreign_fts)",
+            )
+            .db(path)?;
+        let found = st
+            .query_map(params![q, marks.0, marks.1], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, Option<i64>>(4)?,
+                    r.get::<_, bool>(5)?,
+                    r.get::<_, String>(6)?,
+                    r.get::<_, f64>(7)?,
+                ))
+            })
+            .map_err(|e| IndexError::Query(e.to_string()))?;
+        let mut out = Vec::new();
+        for f in found {
+            let (source, n, node, kind, ts_ms, on_path, snippet, rank) =
+                f.map_err(|e| IndexError::Query(e.to_string()))?;
+            let Some(row) = by_key.get(&(source, n)) else {
+                continue;
+            };
+            let Some(kind) = crate::text::Kind::from_code(kind) else {
+                continue;
+            };
+            if kinds.is_some_and(|ks| !ks.contains(&kind)) && kind != crate::text::Kind::Name {
+                continue;
+            }
+            if since_ms.is_some_and(|s| ts_ms.is_none_or(|t| (t as f64) < s)) {
+                continue;
+            }
+            if !keep(row) {
+                continue;
+            }
+            out.push(ForeignHit {
+                row: (*row).clone(),
+                node,
+                kind,
+                ts_ms,
+                on_path,
+                snippet,
+                rank,
+            });
+            if out.len() >= limit {
+                break;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// What reading one source gives: its sessions' summaries, or why none could be read.
+type ReadResult = Result<Vec<Summary>, String>;
+
+/// Reads `todo` on worker threads (as many as the machine has cores, at most 8), in order.
+fn read_all(todo: &[&Found]) -> Vec<ReadResult> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 8)
+        .min(todo.len().max(1));
+    if threads <= 1 {
+        return todo.iter().map(|f| read_source(f)).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<ReadResult>>> =
+        todo.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(f) = todo.get(i) else { break };
+                let r = read_source(f);
+                if let Ok(mut slot) = results[i].lock() {
+                    *slot = Some(r);
+                }
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|m| {
+            m.into_inner()
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| Err("the reading thread failed".to_string()))
+        })
+        .collect()
+}
