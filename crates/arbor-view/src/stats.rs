@@ -8,11 +8,15 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// How rows are grouped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How rows are grouped (in JSON and for `arbor mcp`'s `get_usage`: its lowercase name,
+/// `"session"` the default).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum By {
-    /// One row per session.
+    /// One row per session (its file).
+    #[default]
     Session,
     /// Per UTC day of the turns.
     Day,

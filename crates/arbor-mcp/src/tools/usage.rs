@@ -10,38 +10,6 @@ use rmcp::{ErrorData, RoleServer};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// How the rows of `get_usage` are grouped.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum UsageBy {
-    /// One row per session (its file).
-    #[default]
-    Session,
-    /// Per UTC day of the turns.
-    Day,
-    /// Per ISO week (the Monday it starts on).
-    Week,
-    /// Per month.
-    Month,
-    /// Per provider/model.
-    Model,
-    /// Per project (the session's working directory).
-    Project,
-}
-
-impl From<UsageBy> for arbor_view::StatsBy {
-    fn from(b: UsageBy) -> Self {
-        match b {
-            UsageBy::Session => arbor_view::StatsBy::Session,
-            UsageBy::Day => arbor_view::StatsBy::Day,
-            UsageBy::Week => arbor_view::StatsBy::Week,
-            UsageBy::Month => arbor_view::StatsBy::Month,
-            UsageBy::Model => arbor_view::StatsBy::Model,
-            UsageBy::Project => arbor_view::StatsBy::Project,
-        }
-    }
-}
-
 /// Arguments of `get_usage`.
 #[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -49,7 +17,7 @@ pub(crate) struct UsageArgs {
     /// How rows are grouped: "session" (default), "day", "week", "month", "model",
     /// "project".
     #[serde(default)]
-    pub by: UsageBy,
+    pub by: arbor_view::StatsBy,
     /// Only this session (an id, a unique id prefix or a path); default: every session the
     /// server serves (or the project's).
     #[serde(default)]
@@ -141,7 +109,7 @@ impl UsageRow {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct UsageAnswer {
     /// How the rows are grouped.
-    pub by: UsageBy,
+    pub by: arbor_view::StatsBy,
     /// Sessions counted.
     pub sessions: u64,
     /// Turns a fork copied from its parent session, counted once (in the parent).
@@ -227,7 +195,7 @@ fn run(state: &State, work: &Work, a: &UsageArgs) -> Result<UsageAnswer, ToolErr
     let until = time_arg("until", a.until.as_deref())?;
     let sessions = counted(state, work, a, since, until)?;
     work.check()?;
-    let stats = arbor_view::aggregate_stats_between(&sessions, a.by.into(), since, until);
+    let stats = arbor_view::aggregate_stats_between(&sessions, a.by, since, until);
     let page = bound::page(stats.rows.iter().map(UsageRow::of), start, limit, budget);
     let total = UsageRow::of(&stats.total);
     Ok(UsageAnswer {
