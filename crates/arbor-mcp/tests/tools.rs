@@ -669,3 +669,42 @@ fn with_its_watcher_the_server_answers_what_was_just_written() {
         assert_eq!(r["hits"][0]["entry_id"], "u9");
     });
 }
+
+/// The text a model reads names each session by its whole id: two sessions whose ids share
+/// their first eight characters are told apart in `list_sessions`' and `search_sessions'` text,
+/// and the id read there is a `session` argument that resolves (a shortened id would be the
+/// prefix of both: "ambiguous").
+#[test]
+fn the_text_names_sessions_by_ids_a_session_argument_takes() {
+    let corpus = Corpus::new();
+    let ids = [
+        "0badcafe-0000-7000-8000-00000000000a",
+        "0badcafe-0000-7000-8000-00000000000b",
+    ];
+    for (k, id) in ids.iter().enumerate() {
+        corpus.write_session(
+            &format!("2026-01-03T00-00-0{k}-000Z_{id}.jsonl"),
+            id,
+            &[("u1", None, "user", "the quokka question")],
+        );
+    }
+    rt().block_on(async {
+        let mut c = Client::start(corpus.opts()).await;
+        for (tool, args) in [
+            ("list_sessions", json!({"grep": "quokka"})),
+            ("search_sessions", json!({"query": "quokka"})),
+        ] {
+            let r = c.call(tool, args).await;
+            let text = r["content"][0]["text"].as_str().expect("text").to_string();
+            for id in ids {
+                let line = text
+                    .lines()
+                    .find(|l| l.starts_with(id))
+                    .unwrap_or_else(|| panic!("{tool}: a line naming {id}:\n{text}"));
+                let named = line.split_whitespace().next().expect("first word");
+                let s = c.ok("get_session", json!({"session": named})).await;
+                assert_eq!(s["id"], json!(id), "{tool}: {named} resolves to {id}: {s}");
+            }
+        }
+    });
+}

@@ -237,7 +237,9 @@ fn text(a: &ListAnswer) -> String {
     for r in &a.sessions {
         text.push_str(&format!(
             "{}  {}  {}  {}  {}\n",
-            r.id.as_deref().map_or("-", |i| i.get(..8).unwrap_or(i)),
+            // The whole id (or the file, when the header has none): what a `session` argument
+            // takes; a shortened id can be the prefix of several sessions.
+            r.id.as_deref().unwrap_or(&r.path),
             r.modified.as_deref().unwrap_or("-"),
             r.agent.name(),
             r.cwd,

@@ -308,9 +308,8 @@ fn text(a: &SearchAnswer) -> String {
     for h in &a.hits {
         text.push_str(&format!(
             "{} {} {} {}{}: {}\n",
-            h.session
-                .as_deref()
-                .map_or("-", |i| i.get(..8).unwrap_or(i)),
+            // The whole id (or the file): a shortened id can be the prefix of several sessions.
+            h.session.as_deref().unwrap_or(&h.path),
             h.entry_id.as_deref().unwrap_or("-"),
             h.role,
             h.timestamp.as_deref().unwrap_or(""),
