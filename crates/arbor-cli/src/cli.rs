@@ -135,6 +135,9 @@ pub enum Command {
         all: bool,
         /// Start searching for this.
         query: Option<String>,
+        /// Only this agent's sessions: pi, omp, claude, codex or opencode (as arbor ls).
+        #[arg(long, visible_alias = "tool", value_name = "AGENT")]
+        agent: Option<Tool>,
         #[command(flatten)]
         catalog: CatalogOpt,
         /// Benchmark: time the browser typing this query, without a terminal (JSON).

@@ -44,6 +44,8 @@ pub struct Ctx {
     pub catalog: Option<PathBuf>,
     /// "Now" for ages (fixed in tests).
     pub now_ms: f64,
+    /// `--agent`: only this agent's sessions (as `arbor ls`).
+    pub agent: Option<crate::cli::Tool>,
 }
 
 /// Which screen is shown.
@@ -90,6 +92,16 @@ pub enum Pending {
     Label(String),
     /// Continue from an entry in a new branched session.
     ContinueFrom(String),
+    /// Import another agent's session into pi's layout (`arbor import`'s function), then
+    /// resume the imported file in pi.
+    ImportResume {
+        /// The agent.
+        agent: arbor_agents::Agent,
+        /// Its source (a file; opencode: its data directory).
+        source: PathBuf,
+        /// The session's id.
+        id: String,
+    },
 }
 
 /// How the browser ends.
@@ -105,6 +117,13 @@ pub enum Outcome {
         tool: Dialect,
         /// The message text `/fork` hands over.
         handover: Option<String>,
+    },
+    /// Another agent's session was imported: say so, then run pi on the imported file.
+    ResumeImported {
+        /// The imported pi session.
+        path: PathBuf,
+        /// What was imported, and where.
+        note: String,
     },
 }
 
@@ -146,6 +165,8 @@ pub struct App {
     refreshing: Option<std::sync::mpsc::Receiver<()>>,
     /// The list came from the catalog unchecked: refresh once the first frame is drawn.
     stale: bool,
+    /// Other agents' sessions of the picker's scope (the catalog's rows).
+    foreign: Vec<arbor_index::ForeignRow>,
 }
 
 impl App {
@@ -156,14 +177,17 @@ impl App {
         // The first frame shows what the catalog holds; the files are looked at in the
         // background (one `stat` each, new bytes read) and the list follows when that is
         // done. A catalog that knows none of these sessions yet is brought up to date first.
-        let dirs = scope_dirs(&ctx.loc, scope)?;
+        let dirs = scope_dirs(&ctx.loc, scope, ctx.agent)?;
         let stored = cat.listed_as_stored(&dirs).unwrap_or_default();
         let (listed, fresh) = if stored.is_empty() {
-            (load(&ctx.loc, &mut cat, scope)?.0, true)
+            (load(&ctx.loc, &mut cat, scope, ctx.agent)?.0, true)
         } else {
             (stored, false)
         };
-        let picker = Picker::new(scope, &listed, &dirs);
+        // Before the terminal is taken: a skipped source may be said on stderr.
+        let foreign = foreign_rows(&mut cat, scope, ctx.agent, true)?;
+        let mut picker = Picker::new(scope, &[], &dirs);
+        picker.load_all(scope, &listed, &foreign, &dirs);
         let mut app = App {
             ctx,
             cat,
@@ -178,6 +202,7 @@ impl App {
             last_click: None,
             refreshing: None,
             stale: !fresh,
+            foreign,
         };
         if let Some(q) = query.filter(|q| !q.trim().is_empty()) {
             app.picker.query = q.to_string();
@@ -201,11 +226,31 @@ impl App {
                 return v.clone();
             }
         }
-        let texts = match seq {
-            Some(s) => self.cat.texts_near(&file, s - 4, s + 4, 12),
-            None => self.cat.last_texts(&file, 8),
-        }
-        .unwrap_or_default();
+        let texts = match (self.picker.selected_row(), seq) {
+            // Another agent's session: its texts are not pi entries; the hit is shown.
+            (Some(r), _) if r.agent.is_some() => self
+                .picker
+                .selected_view()
+                .and_then(|v| v.hit.as_ref())
+                .and_then(|h| {
+                    Some(IndexedText {
+                        seq: 0,
+                        entry_id: None,
+                        kind: arbor_index::Kind::ALL
+                            .into_iter()
+                            .find(|k| k.name() == h.role)?,
+                        timestamp: None,
+                        text: h.snippet.replace(['\u{e000}', '\u{e001}'], ""),
+                    })
+                })
+                .into_iter()
+                .collect(),
+            (_, Some(s)) => self
+                .cat
+                .texts_near(&file, s - 4, s + 4, 12)
+                .unwrap_or_default(),
+            (_, None) => self.cat.last_texts(&file, 8).unwrap_or_default(),
+        };
         self.preview = Some((key, texts.clone()));
         texts
     }
@@ -218,7 +263,7 @@ impl App {
             return None;
         }
         let path = self.cat.path().to_path_buf();
-        let dirs = scope_dirs(&self.ctx.loc, self.picker.scope).ok()?;
+        let dirs = scope_dirs(&self.ctx.loc, self.picker.scope, self.ctx.agent).ok()?;
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             // A live `arbor index --watch` that vouches for these directories has the catalog
@@ -267,15 +312,18 @@ impl App {
     }
 
     fn reload_stored(&mut self) -> Result<()> {
-        let dirs = scope_dirs(&self.ctx.loc, self.picker.scope)?;
+        let dirs = scope_dirs(&self.ctx.loc, self.picker.scope, self.ctx.agent)?;
         let listed = self.cat.listed_as_stored(&dirs)?;
+        // Other agents' sources: one `stat` each, a changed one read again.
+        self.foreign = foreign_rows(&mut self.cat, self.picker.scope, self.ctx.agent, false)?;
         self.show_listing(&listed, &dirs);
         Ok(())
     }
 
     /// Puts a new listing in the picker, the search and the cursor kept.
     fn show_listing(&mut self, listed: &[arbor_index::Listed], dirs: &[PathBuf]) {
-        self.picker.load(self.picker.scope, listed, dirs);
+        self.picker
+            .load_all(self.picker.scope, listed, &self.foreign, dirs);
         // Haystacks are made between keystrokes, not at the next one.
         self.picker.prepare();
         if !self.picker.query.trim().is_empty() {
@@ -288,7 +336,13 @@ impl App {
 
     /// Reloads the picker's sessions from the catalog, brought up to date now (after a write).
     pub fn reload(&mut self) -> Result<()> {
-        let (listed, dirs) = load(&self.ctx.loc, &mut self.cat, self.picker.scope)?;
+        let (listed, dirs) = load(
+            &self.ctx.loc,
+            &mut self.cat,
+            self.picker.scope,
+            self.ctx.agent,
+        )?;
+        self.foreign = foreign_rows(&mut self.cat, self.picker.scope, self.ctx.agent, false)?;
         self.show_listing(&listed, &dirs);
         Ok(())
     }
@@ -337,9 +391,16 @@ impl App {
                     Scope::Project => Scope::All,
                     Scope::All => Scope::Project,
                 };
-                match load(&self.ctx.loc, &mut self.cat, scope) {
-                    Ok((listed, dirs)) => {
-                        self.picker.load(scope, &listed, &dirs);
+                let got = load(&self.ctx.loc, &mut self.cat, scope, self.ctx.agent).and_then(
+                    |(listed, dirs)| {
+                        let foreign = foreign_rows(&mut self.cat, scope, self.ctx.agent, false)?;
+                        Ok((listed, dirs, foreign))
+                    },
+                );
+                match got {
+                    Ok((listed, dirs, foreign)) => {
+                        self.foreign = foreign;
+                        self.picker.load_all(scope, &listed, &self.foreign, &dirs);
                         self.picker.search(Some(&self.cat));
                         self.preview = None;
                     }
@@ -352,6 +413,10 @@ impl App {
             (KeyCode::Enter, _) => return self.open_tree(),
             (KeyCode::Char('r'), true) => {
                 if let Some(r) = self.picker.selected_row() {
+                    if r.agent.is_some() {
+                        self.dialog = Some(import_first(r));
+                        return Effect::Redraw;
+                    }
                     return Effect::Exit(Outcome::Resume {
                         path: r.file.clone(),
                         tool: r.tool,
@@ -361,6 +426,10 @@ impl App {
             }
             (KeyCode::Char('d'), true) | (KeyCode::Delete, _) => {
                 if let Some(r) = self.picker.selected_row() {
+                    if let Some(no) = refused(r, "delete") {
+                        self.status = no;
+                        return Effect::Redraw;
+                    }
                     self.dialog = Some(Dialog::ConfirmDelete {
                         file: r.file.clone(),
                         title: r.title.clone(),
@@ -369,6 +438,10 @@ impl App {
             }
             (KeyCode::Char('e'), true) | (KeyCode::F(2), _) => {
                 if let Some(r) = self.picker.selected_row() {
+                    if let Some(no) = refused(r, "rename") {
+                        self.status = no;
+                        return Effect::Redraw;
+                    }
                     // A session with no name starts empty: its first message is no name
                     // to edit, and typing after it made names that repeat the message.
                     self.dialog = Some(Dialog::Input {
@@ -419,6 +492,13 @@ impl App {
         let Some(r) = self.picker.selected_row() else {
             return Effect::Redraw;
         };
+        if r.agent.is_some() {
+            self.status = format!(
+                "{}: reading it here needs arbor import first (Ctrl-R imports and resumes)",
+                r.tool_name()
+            );
+            return Effect::Redraw;
+        }
         let at = self
             .picker
             .selected_view()
@@ -681,6 +761,16 @@ impl App {
                 };
                 Ok(None)
             }
+            Pending::ImportResume { agent, source, id } => {
+                let (path, what) = import_for_resume(&self.ctx.loc, agent, &source, &id)?;
+                Ok(Some(Effect::Exit(Outcome::ResumeImported {
+                    note: format!(
+                        "arbor: {agent} session {id} {what}: {} (the source was only read)",
+                        path.display()
+                    ),
+                    path,
+                })))
+            }
             Pending::ContinueFrom(id) => {
                 let Mode::Tree(nav) = &self.mode else {
                     return Ok(None);
@@ -790,18 +880,118 @@ fn load(
     loc: &Locator,
     cat: &mut Catalog,
     scope: Scope,
+    agent: Option<crate::cli::Tool>,
 ) -> Result<(Vec<arbor_index::Listed>, Vec<PathBuf>)> {
-    let dirs = scope_dirs(loc, scope)?;
+    let dirs = scope_dirs(loc, scope, agent)?;
     let (listed, _) = crate::cmd::index::refreshed_listing(cat, &dirs, true)?;
     Ok((listed, dirs))
 }
 
-/// The project directories of a scope.
-fn scope_dirs(loc: &Locator, scope: Scope) -> Result<Vec<PathBuf>> {
-    Ok(loc.project_dirs(match scope {
+/// The project directories of a scope (none when `--agent` names another agent).
+fn scope_dirs(
+    loc: &Locator,
+    scope: Scope,
+    agent: Option<crate::cli::Tool>,
+) -> Result<Vec<PathBuf>> {
+    if !crate::cmd::agents::wants_pi(agent) {
+        return Ok(Vec::new());
+    }
+    let dirs = loc.project_dirs(match scope {
         Scope::Project => LocScope::Current,
         Scope::All => LocScope::All,
-    })?)
+    })?;
+    // `--agent pi` / `--agent omp`: that tool's directories, as `arbor ls`.
+    Ok(match agent {
+        Some(crate::cli::Tool::Omp) => dirs
+            .into_iter()
+            .filter(|d| arbor_store::locate::is_omp_dir(d))
+            .collect(),
+        Some(crate::cli::Tool::Pi) => dirs
+            .into_iter()
+            .filter(|d| !arbor_store::locate::is_omp_dir(d))
+            .collect(),
+        _ => dirs,
+    })
+}
+
+/// Other agents' sessions of a scope: the catalog's rows, as `arbor ls` has them
+/// ([`crate::cmd::agents::in_scope_with`]); `say`: sources skipped are said on stderr (only
+/// before the terminal is taken).
+fn foreign_rows(
+    cat: &mut Catalog,
+    scope: Scope,
+    agent: Option<crate::cli::Tool>,
+    say: bool,
+) -> Result<Vec<arbor_index::ForeignRow>> {
+    let s = match scope {
+        Scope::Project => LocScope::Current,
+        Scope::All => LocScope::All,
+    };
+    Ok(crate::cmd::agents::in_scope_with(cat, s, agent, say)?.rows)
+}
+
+/// What the browser says when asked to change another agent's session (`what`: delete,
+/// rename, fork, label): it never writes there. `None` for pi's and omp's sessions.
+fn refused(r: &picker::SessionRow, what: &str) -> Option<String> {
+    let agent = r.agent?;
+    Some(format!(
+        "no {what}: a {agent} session is only read (arbor import {agent} makes a pi copy)"
+    ))
+}
+
+/// The question before resuming another agent's session: it is imported first.
+fn import_first(r: &picker::SessionRow) -> Dialog {
+    let agent = r.agent.unwrap_or(arbor_agents::Agent::Claude);
+    let id = r.session_id.clone().unwrap_or_default();
+    Dialog::Confirm {
+        question: format!(
+            "This is a {} session: pi cannot resume it as it is. Import it into pi's sessions (arbor import {agent} {}; the source is only read) and resume the copy in pi?",
+            r.tool_name(),
+            arbor_view::one_line(&id, 40),
+        ),
+        then: Pending::ImportResume {
+            agent,
+            source: r.file.clone(),
+            id,
+        },
+    }
+}
+
+/// Imports another agent's session with `arbor import`'s function (into pi's layout for
+/// its cwd; a session imported before gets only what is new) and returns the pi file to
+/// resume: the session's own, a subagent's among its parent's.
+fn import_for_resume(
+    loc: &Locator,
+    agent: arbor_agents::Agent,
+    source: &Path,
+    id: &str,
+) -> Result<(PathBuf, &'static str)> {
+    use arbor_agents::{sources, Agent};
+    // Claude Code and Codex: the source file (a Claude subagent's is its parent's session
+    // file, imported with its subagents); opencode: the session's id in its data directory.
+    let (root, arg) = match agent {
+        Agent::Opencode => (source.to_path_buf(), id.to_string()),
+        _ => (
+            sources::default_root(agent),
+            source.to_string_lossy().into_owned(),
+        ),
+    };
+    let src = sources::resolve(agent, &root, &arg)?;
+    let session = src.read()?;
+    let opts = crate::cmd::import::options(Dialect::Pi, loc)?;
+    let done = arbor_agents::import::import(&session, &opts)?;
+    fn find(i: &arbor_agents::import::Imported, id: &str) -> Option<PathBuf> {
+        if i.source_id == id {
+            return Some(i.file.clone());
+        }
+        i.children.iter().find_map(|c| find(c, id))
+    }
+    let what = match done.outcome {
+        arbor_agents::import::Outcome::Created => "imported",
+        arbor_agents::import::Outcome::Appended(_) => "imported before, new entries appended",
+        arbor_agents::import::Outcome::UpToDate => "imported before, up to date",
+    };
+    Ok((find(&done, id).unwrap_or(done.file), what))
 }
 
 /// Moves a session and what belongs to it to the trash, when no arbor writer holds it.
@@ -828,6 +1018,7 @@ fn new_empty_like(
 pub fn browse(
     all: bool,
     query: Option<&str>,
+    agent: Option<crate::cli::Tool>,
     term: &Term,
     loc: Locator,
     catalog: Option<&Path>,
@@ -842,6 +1033,7 @@ pub fn browse(
         loc,
         catalog: catalog.map(Path::to_path_buf),
         now_ms: arbor_store::ids::now_ms() as f64,
+        agent,
     };
     let scope = if all { Scope::All } else { Scope::Project };
     let mut app = App::new(ctx, scope, query, term.color)?;
@@ -862,6 +1054,13 @@ pub fn browse(
                 say!("The forked message (also on the clipboard where the terminal allows):\n\n{text}\n");
             }
             let code = handoff::resume(tool, &path)?;
+            Ok(ExitCode::from(
+                u8::try_from(code.clamp(0, 255)).unwrap_or(1),
+            ))
+        }
+        Outcome::ResumeImported { path, note } => {
+            say!("{note}");
+            let code = handoff::resume(Dialect::Pi, &path)?;
             Ok(ExitCode::from(
                 u8::try_from(code.clamp(0, 255)).unwrap_or(1),
             ))
@@ -943,6 +1142,7 @@ pub fn measure(
         loc,
         catalog: catalog.map(Path::to_path_buf),
         now_ms: arbor_store::ids::now_ms() as f64,
+        agent: None,
     };
     let mut app = App::new(ctx, Scope::All, None, true)?;
     term.draw(|f| ui::draw(f, &mut app))?;

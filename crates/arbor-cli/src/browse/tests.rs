@@ -104,6 +104,7 @@ fn app(f: &Fixture) -> App {
         loc: Locator::new(Some(f.agent.clone())),
         catalog: Some(f.catalog.clone()),
         now_ms: NOW,
+        agent: None,
     };
     App::new(ctx, Scope::All, None, false).expect("app")
 }

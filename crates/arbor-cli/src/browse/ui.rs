@@ -170,6 +170,14 @@ fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
     let mut lines: Vec<Line<'_>> = Vec::new();
     app.row_at.clear();
     let now = app.ctx.now_ms;
+    // The TOOL column: as wide as the longest name shown (pi's and omp's alone: 3).
+    let tool_w = p
+        .rows
+        .iter()
+        .map(|r| r.tool_name().len())
+        .max()
+        .unwrap_or(3)
+        .max(3);
     for (pos, v) in p.view.iter().enumerate().skip(p.offset) {
         if lines.len() >= h {
             break;
@@ -177,10 +185,7 @@ fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
         let r = &p.rows[v.row];
         let sel = pos == p.selected;
         let base = if sel { t.selected() } else { Style::default() };
-        let tool = match r.tool {
-            arbor_core::Dialect::Pi => "pi ",
-            arbor_core::Dialect::Omp => "omp",
-        };
+        let tool = format!("{:<tool_w$}", r.tool_name());
         let age = crate::cmd::index::age(now - r.modified);
         let indent = if v.depth > 0 {
             format!("{}↳ ", "  ".repeat(v.depth.min(8) - 1))
@@ -259,22 +264,25 @@ fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
             fit(&r.title, inner.width as usize),
             t.bold(),
         )]));
-        pl.push(Line::styled(
-            fit(
-                &format!(
-                    "{} · {} · {} · {}",
-                    crate::cmd::index::home_short(&r.cwd),
-                    arbor_view::count(r.branches, "branch", "branches"),
-                    crate::cmd::index::human_size(r.size),
-                    r.file
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default()
-                ),
-                inner.width as usize,
+        let about = match r.agent {
+            // Another agent's: which, and its id (what `arbor import` takes).
+            Some(a) => format!(
+                "{} · {a} · {} · read only",
+                crate::cmd::index::home_short(&r.cwd),
+                r.session_id.as_deref().unwrap_or_default()
             ),
-            t.dim(),
-        ));
+            None => format!(
+                "{} · {} · {} · {}",
+                crate::cmd::index::home_short(&r.cwd),
+                arbor_view::count(r.branches, "branch", "branches"),
+                crate::cmd::index::human_size(r.size),
+                r.file
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            ),
+        };
+        pl.push(Line::styled(fit(&about, inner.width as usize), t.dim()));
         if r.first != r.title && !r.first.is_empty() {
             pl.push(Line::styled(
                 fit(&format!("first: {}", r.first), inner.width as usize),

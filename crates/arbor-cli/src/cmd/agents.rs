@@ -27,6 +27,17 @@ pub fn wants_pi(t: Option<Tool>) -> bool {
 /// sessions directory of pi's or omp's), refreshed first (only changed sources are read).
 /// Sources skipped are said on stderr when `--all` or `--agent` asks for them.
 pub fn in_scope(cat: &mut Catalog, scope: Scope<'_>, tool: Option<Tool>) -> Result<ForeignListing> {
+    in_scope_with(cat, scope, tool, true)
+}
+
+/// [`in_scope`], saying nothing on stderr when `say` is false (the terminal browser, whose
+/// screen a line on stderr would garble; it shows the rows).
+pub fn in_scope_with(
+    cat: &mut Catalog,
+    scope: Scope<'_>,
+    tool: Option<Tool>,
+    say: bool,
+) -> Result<ForeignListing> {
     let only = match tool {
         Some(t) => match foreign_agent(t) {
             Some(a) => Some(a),
@@ -39,7 +50,7 @@ pub fn in_scope(cat: &mut Catalog, scope: Scope<'_>, tool: Option<Tool>) -> Resu
     }
     let mut got = cat.refresh_foreign_with(&ForeignRoots::from_env(), only, &mut |n, bytes| {
         // A first look at a large history takes seconds: said once, before.
-        if bytes >= 64 << 20 {
+        if say && bytes >= 64 << 20 {
             say_err!(
                 "arbor: reading {} of other agents ({} MB) into the catalog; later runs read only what changed",
                 arbor_view::count(n as u64, "source", "sources"),
@@ -47,7 +58,7 @@ pub fn in_scope(cat: &mut Catalog, scope: Scope<'_>, tool: Option<Tool>) -> Resu
             );
         }
     })?;
-    if matches!(scope, Scope::All) || only.is_some() {
+    if say && (matches!(scope, Scope::All) || only.is_some()) {
         for p in &got.problems {
             say_err!(
                 "arbor: skipped a {} source: {}: {}",

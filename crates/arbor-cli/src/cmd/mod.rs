@@ -1,8 +1,8 @@
 //! Command implementations.
-mod agents;
+pub(crate) mod agents;
 mod check;
 mod fork;
-mod import;
+pub(crate) mod import;
 pub mod index;
 pub(crate) mod ls;
 mod mcp;
@@ -187,7 +187,7 @@ fn run_command(
         // `arbor` alone: the browser on a terminal, the help otherwise.
         use std::io::IsTerminal;
         if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
-            return crate::browse::browse(false, None, &term, loc, None);
+            return crate::browse::browse(false, None, None, &term, loc, None);
         }
         let mut cmd = <Cli as clap::CommandFactory>::command();
         cmd.print_help()?;
@@ -206,6 +206,7 @@ fn run_command(
         Command::Browse {
             all,
             query,
+            agent,
             catalog,
             measure,
             measure_tree,
@@ -223,6 +224,7 @@ fn run_command(
             None => crate::browse::browse(
                 all,
                 query.as_deref(),
+                agent,
                 &term,
                 loc,
                 catalog.catalog.as_deref(),
