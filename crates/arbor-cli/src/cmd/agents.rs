@@ -102,45 +102,135 @@ fn current_dirs() -> Vec<String> {
     out
 }
 
+/// The catalog's row of the other agent's session `arg` names: its file (the file's own
+/// session: rows come parents first), its id, or an id prefix of 6 characters or more.
+fn find_foreign(rows: &[ForeignRow], arg: &str) -> Option<ForeignRow> {
+    if arg.starts_with('-') {
+        return None;
+    }
+    let real = std::fs::canonicalize(arg).ok();
+    rows.iter()
+        .find(|r| {
+            r.summary.id == arg
+                || (arg.len() >= 6 && r.summary.id.starts_with(arg))
+                || (real.is_some()
+                    && r.agent != Agent::Opencode
+                    && std::fs::canonicalize(&r.source).ok() == real)
+        })
+        .cloned()
+}
+
+/// The catalog's rows of every agent's sessions (refreshed: only changed sources are read).
+fn foreign_rows() -> Option<Vec<ForeignRow>> {
+    let mut cat = super::index::open_catalog(None).ok()?;
+    Some(
+        cat.refresh_foreign(&ForeignRoots::from_env(), None)
+            .ok()?
+            .rows,
+    )
+}
+
+/// "Claude Code's", "Codex's", "opencode's".
+fn agent_possessive(a: Agent) -> &'static str {
+    match a {
+        Agent::Claude => "Claude Code's",
+        Agent::Codex => "Codex's",
+        Agent::Opencode => "opencode's",
+    }
+}
+
+/// The `arbor import` command that makes a pi session of `r` (a Claude Code subagent is
+/// imported with its parent).
+fn import_command(r: &ForeignRow) -> String {
+    format!(
+        "arbor import {} {}",
+        r.agent,
+        match (&r.summary.parent_id, r.agent) {
+            (Some(p), Agent::Claude) => p.clone(),
+            _ => r.summary.id.clone(),
+        }
+    )
+}
+
 /// When one of a failed command's arguments names another agent's session (its file, or its
 /// id or an id prefix of 6 characters or more), what to say: it is that agent's, arbor only
 /// reads it, and `arbor import` makes a pi session of it. Looks in the catalog's rows
 /// (refreshed: sources are only read).
 pub fn foreign_hint(args: &[String]) -> Option<String> {
-    let mut cat = super::index::open_catalog(None).ok()?;
-    let rows = cat
-        .refresh_foreign(&ForeignRoots::from_env(), None)
-        .ok()?
-        .rows;
-    for a in args.iter().filter(|a| !a.starts_with('-')) {
-        let real = std::fs::canonicalize(a).ok();
-        let hit = rows.iter().find(|r| {
-            r.summary.id == *a
-                || (a.len() >= 6 && r.summary.id.starts_with(a.as_str()))
-                || (real.is_some()
-                    && r.agent != Agent::Opencode
-                    && std::fs::canonicalize(&r.source).ok() == real)
-        });
-        if let Some(r) = hit {
-            return Some(format!(
-                "arbor: {a} is {} session {} (\"{}\"), another agent's: arbor only reads it (ls, search, stats, mcp) and never writes into it. To continue it in pi: arbor import {} {}, then pi --session on the file it writes",
-                match r.agent {
-                    Agent::Claude => "Claude Code's",
-                    Agent::Codex => "Codex's",
-                    Agent::Opencode => "opencode's",
-                },
-                r.summary.id,
-                arbor_view::one_line(r.display_title(), 60),
-                r.agent,
-                if r.summary.parent_id.is_some() && r.agent == Agent::Claude {
-                    r.summary.parent_id.clone().unwrap_or_default()
-                } else {
-                    r.summary.id.clone()
-                }
-            ));
+    let rows = foreign_rows()?;
+    let (a, r) = args
+        .iter()
+        .find_map(|a| find_foreign(&rows, a).map(|r| (a, r)))?;
+    Some(format!(
+        "arbor: {a} is {} session {} (\"{}\"), another agent's: arbor only reads it (ls, search, stats, show, context, tree, export, mcp) and never writes into it. To continue it in pi: {}, then pi --session on the file it writes",
+        agent_possessive(r.agent),
+        r.summary.id,
+        arbor_view::one_line(r.display_title(), 60),
+        import_command(&r)
+    ))
+}
+
+/// Whether `arg` names another agent's session in the catalog (see [`foreign_hint`]).
+pub fn names_foreign(arg: &str) -> bool {
+    foreign_rows().is_some_and(|rows| find_foreign(&rows, arg).is_some())
+}
+
+/// Another agent's session opened for reading ([`open_foreign`]).
+pub struct ForeignDoc {
+    /// The source it was read from (a file; opencode: its data directory).
+    pub source: std::path::PathBuf,
+    /// The session as the pi entries `arbor import` would write, in memory.
+    pub doc: arbor_core::SessionDoc,
+}
+
+/// The other agent's session `arg` names, read in memory as the pi session `arbor import`
+/// would make of it (`arbor_agents::open_as_doc`: nothing is written), or `None` when `arg`
+/// names none. Says once on stderr that it is another agent's session read in memory (and
+/// how to import it), and what the reader skipped, by file and line.
+///
+/// # Errors
+/// The source cannot be read.
+pub fn open_foreign(arg: &str) -> Result<Option<ForeignDoc>> {
+    let Some(r) = foreign_rows().and_then(|rows| find_foreign(&rows, arg)) else {
+        return Ok(None);
+    };
+    let source = match r.agent {
+        Agent::Opencode => {
+            arbor_agents::sources::Source::Opencode(r.source.clone(), r.summary.id.clone())
+        }
+        a => arbor_agents::sources::Source::File(a, r.source.clone()),
+    };
+    let opened = arbor_agents::open_as_doc(&source, Some(&r.summary.id))?;
+    say_err!(
+        "arbor: {} session {} (\"{}\") is another agent's, read in memory as arbor import would make it (nothing written). To continue it in pi: {}",
+        agent_possessive(r.agent),
+        r.summary.id,
+        arbor_view::one_line(r.display_title(), 60),
+        import_command(&r)
+    );
+    let shown = source.describe();
+    for (line, problem) in opened.report.bad_lines.iter().take(5) {
+        // opencode's rows have no line number (0): the problem names its row.
+        match line {
+            0 => say_err!("arbor: warning: {shown}: skipped: {problem}"),
+            n => say_err!("arbor: warning: {shown}:{n}: skipped: {problem}"),
         }
     }
-    None
+    if opened.report.bad_lines.len() > 5 {
+        say_err!(
+            "arbor: warning: {shown}: {} more bad lines skipped",
+            opened.report.bad_lines.len() - 5
+        );
+    }
+    for (kind, n) in &opened.report.unknown {
+        say_err!(
+            "arbor: warning: {shown}: {n} record(s) of a type arbor does not know skipped: {kind}"
+        );
+    }
+    Ok(Some(ForeignDoc {
+        source: r.source,
+        doc: opened.doc,
+    }))
 }
 
 /// The shortest unique prefix (at least 8 characters) of each row's session id among

@@ -176,6 +176,24 @@ fn pick(
     })
 }
 
+/// [`pick`] for a command that only reads (`show`, `context`, `tree`, `export`): a `session`
+/// that is no pi or omp session but another agent's (`agents::open_foreign`) is handed on as
+/// given, for the command to read in memory.
+fn pick_read(
+    session: Option<String>,
+    scope: &crate::cli::ScopeOpts,
+    loc: &arbor_store::locate::Locator,
+    width: usize,
+) -> Result<String> {
+    match pick(session.clone(), scope, loc, width) {
+        Ok(p) => Ok(p),
+        Err(e) => match session {
+            Some(arg) if agents::names_foreign(&arg) => Ok(arg),
+            _ => Err(e),
+        },
+    }
+}
+
 /// Runs one command with its locator.
 fn run_command(
     cli: Cli,
@@ -238,7 +256,7 @@ fn run_command(
             lenient,
             omp_version,
         } => read::context(
-            &pick(session, &scope, &loc, term.width)?,
+            &pick_read(session, &scope, &loc, term.width)?,
             leaf.as_deref(),
             llm,
             lenient,
@@ -252,7 +270,7 @@ fn run_command(
             json,
             no_pager,
         } => read::tree(
-            &pick(session, &scope, &loc, term.width)?,
+            &pick_read(session, &scope, &loc, term.width)?,
             full,
             json,
             !no_pager,
@@ -267,7 +285,7 @@ fn run_command(
             lenient,
             omp_version,
         } => read::show(
-            &pick(session, &scope, &loc, term.width)?,
+            &pick_read(session, &scope, &loc, term.width)?,
             leaf.as_deref(),
             &opts,
             lenient,
@@ -476,7 +494,7 @@ fn run_command(
             lenient,
             force,
         } => read::export(
-            &pick(session, &scope, &loc, term.width)?,
+            &pick_read(session, &scope, &loc, term.width)?,
             &read::ExportArgs {
                 leaf: leaf.as_deref(),
                 tree,
