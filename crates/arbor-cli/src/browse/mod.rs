@@ -492,11 +492,19 @@ impl App {
         let Some(r) = self.picker.selected_row() else {
             return Effect::Redraw;
         };
-        if r.agent.is_some() {
-            self.status = format!(
-                "{}: reading it here needs arbor import first (Ctrl-R imports and resumes)",
-                r.tool_name()
-            );
+        if let (Some(agent), Some(id)) = (r.agent, r.session_id.as_deref()) {
+            let title = r.title.clone();
+            match Navigator::open_foreign(agent, &r.file, id) {
+                Ok(mut n) => {
+                    if n.title.is_empty() {
+                        n.title = title;
+                    }
+                    self.status =
+                        format!("a {agent} session, read in memory as arbor import would make it");
+                    self.mode = Mode::Tree(Box::new(n));
+                }
+                Err(e) => self.status = crate::report::error_text(&e),
+            }
             return Effect::Redraw;
         }
         let at = self
@@ -571,6 +579,25 @@ impl App {
                 '4' => Filter::Labeled,
                 _ => Filter::All,
             }),
+            KeyCode::Char('L' | 'F') if nav.foreign.is_some() => {
+                let what = if k.code == KeyCode::Char('L') {
+                    "label"
+                } else {
+                    "fork"
+                };
+                let agent = nav.foreign.as_ref().map(|f| f.0);
+                if let Some(a) = agent {
+                    self.status =
+                        format!("no {what}: a {a} session is only read (r: import it, resume)");
+                }
+            }
+            // Resume, or continue from an entry: the import first (then the pi copy is
+            // resumed; an earlier entry is continued from there).
+            KeyCode::Char('r' | 'c') | KeyCode::Enter if nav.foreign.is_some() => {
+                if let Some((agent, id)) = nav.foreign.clone() {
+                    self.dialog = Some(import_first_of(agent, &nav.path, &id));
+                }
+            }
             KeyCode::Char('L') => {
                 if let Some(i) = nav.selected_entry() {
                     if let Some(id) = nav.doc.entries()[i].id.clone() {
@@ -941,18 +968,24 @@ fn refused(r: &picker::SessionRow, what: &str) -> Option<String> {
 
 /// The question before resuming another agent's session: it is imported first.
 fn import_first(r: &picker::SessionRow) -> Dialog {
-    let agent = r.agent.unwrap_or(arbor_agents::Agent::Claude);
-    let id = r.session_id.clone().unwrap_or_default();
+    import_first_of(
+        r.agent.unwrap_or(arbor_agents::Agent::Claude),
+        &r.file,
+        r.session_id.as_deref().unwrap_or_default(),
+    )
+}
+
+/// [`import_first`] for `agent`'s session `id` of `source`.
+fn import_first_of(agent: arbor_agents::Agent, source: &Path, id: &str) -> Dialog {
     Dialog::Confirm {
         question: format!(
-            "This is a {} session: pi cannot resume it as it is. Import it into pi's sessions (arbor import {agent} {}; the source is only read) and resume the copy in pi?",
-            r.tool_name(),
-            arbor_view::one_line(&id, 40),
+            "This is a {agent} session: pi cannot resume it as it is. Import it into pi's sessions (arbor import {agent} {}; the source is only read) and resume the copy in pi?",
+            arbor_view::one_line(id, 40),
         ),
         then: Pending::ImportResume {
             agent,
-            source: r.file.clone(),
-            id,
+            source: source.to_path_buf(),
+            id: id.to_string(),
         },
     }
 }

@@ -310,7 +310,12 @@ fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
         }
     }
     f.render_widget(Paragraph::new(pl).wrap(Wrap { trim: true }), inner);
-    draw_status(f, &app.status, &PICKER_KEYS, "Esc quit", help, t);
+    let keys: &[&str] = if app.picker.selected_row().is_some_and(|r| r.agent.is_some()) {
+        &FOREIGN_PICKER_KEYS
+    } else {
+        &PICKER_KEYS
+    };
+    draw_status(f, &app.status, keys, "Esc quit", help, t);
 }
 
 /// The last line: the status message, else the keys.
@@ -336,6 +341,19 @@ const PICKER_KEYS: [&str; 8] = [
     "^Y copy path",
     "↑↓ move",
 ];
+
+/// The picker's keys on another agent's session (only read: no rename, no delete).
+const FOREIGN_PICKER_KEYS: [&str; 6] = [
+    "Enter read",
+    "^R import+resume",
+    "Tab scope",
+    "^S sort",
+    "^Y copy path",
+    "↑↓ move",
+];
+
+/// The tree's keys on another agent's session.
+const FOREIGN_TREE_KEYS: [&str; 3] = ["r import+resume", "←→ fold", "↑↓ move"];
 
 /// The tree's keys, most useful first.
 const TREE_KEYS: [&str; 6] = [
@@ -417,10 +435,10 @@ fn draw_tree(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
         return;
     };
     let title = nav.title.clone();
-    let tool = if nav.doc.dialect() == arbor_core::Dialect::Omp {
-        "omp"
-    } else {
-        "pi"
+    let tool = match &nav.foreign {
+        Some((a, _)) => a.name(),
+        None if nav.doc.dialect() == arbor_core::Dialect::Omp => "omp",
+        None => "pi",
     };
     f.render_widget(
         Paragraph::new(Line::from(vec![
@@ -532,7 +550,12 @@ fn draw_tree(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
         .map(|i| reader_lines(nav, i, t))
         .unwrap_or_default();
     f.render_widget(Paragraph::new(rl).wrap(Wrap { trim: false }), inner);
-    draw_status(f, &app.status, &TREE_KEYS, "Esc back", help, t);
+    let keys: &[&str] = if nav.foreign.is_some() {
+        &FOREIGN_TREE_KEYS
+    } else {
+        &TREE_KEYS
+    };
+    draw_status(f, &app.status, keys, "Esc back", help, t);
 }
 
 fn reader_lines(nav: &Navigator, i: usize, t: Theme) -> Vec<Line<'static>> {
