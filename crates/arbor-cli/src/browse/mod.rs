@@ -46,6 +46,8 @@ pub struct Ctx {
     pub now_ms: f64,
     /// `--agent`: only this agent's sessions (as `arbor ls`).
     pub agent: Option<crate::cli::Tool>,
+    /// Where other agents' sessions are (`ForeignRoots::from_env`); `None`: none are listed.
+    pub others: Option<arbor_index::ForeignRoots>,
 }
 
 /// Which screen is shown.
@@ -185,7 +187,7 @@ impl App {
             (stored, false)
         };
         // Before the terminal is taken: a skipped source may be said on stderr.
-        let foreign = foreign_rows(&mut cat, scope, ctx.agent, true)?;
+        let foreign = foreign_rows(&mut cat, &ctx, scope, true)?;
         let mut picker = Picker::new(scope, &[], &dirs);
         picker.load_all(scope, &listed, &foreign, &dirs);
         let mut app = App {
@@ -315,7 +317,7 @@ impl App {
         let dirs = scope_dirs(&self.ctx.loc, self.picker.scope, self.ctx.agent)?;
         let listed = self.cat.listed_as_stored(&dirs)?;
         // Other agents' sources: one `stat` each, a changed one read again.
-        self.foreign = foreign_rows(&mut self.cat, self.picker.scope, self.ctx.agent, false)?;
+        self.foreign = foreign_rows(&mut self.cat, &self.ctx, self.picker.scope, false)?;
         self.show_listing(&listed, &dirs);
         Ok(())
     }
@@ -342,7 +344,7 @@ impl App {
             self.picker.scope,
             self.ctx.agent,
         )?;
-        self.foreign = foreign_rows(&mut self.cat, self.picker.scope, self.ctx.agent, false)?;
+        self.foreign = foreign_rows(&mut self.cat, &self.ctx, self.picker.scope, false)?;
         self.show_listing(&listed, &dirs);
         Ok(())
     }
@@ -393,7 +395,7 @@ impl App {
                 };
                 let got = load(&self.ctx.loc, &mut self.cat, scope, self.ctx.agent).and_then(
                     |(listed, dirs)| {
-                        let foreign = foreign_rows(&mut self.cat, scope, self.ctx.agent, false)?;
+                        let foreign = foreign_rows(&mut self.cat, &self.ctx, scope, false)?;
                         Ok((listed, dirs, foreign))
                     },
                 );
@@ -946,15 +948,18 @@ fn scope_dirs(
 /// before the terminal is taken).
 fn foreign_rows(
     cat: &mut Catalog,
+    ctx: &Ctx,
     scope: Scope,
-    agent: Option<crate::cli::Tool>,
     say: bool,
 ) -> Result<Vec<arbor_index::ForeignRow>> {
+    let Some(roots) = &ctx.others else {
+        return Ok(Vec::new());
+    };
     let s = match scope {
         Scope::Project => LocScope::Current,
         Scope::All => LocScope::All,
     };
-    Ok(crate::cmd::agents::in_scope_with(cat, s, agent, say)?.rows)
+    Ok(crate::cmd::agents::in_scope_with(cat, roots, s, ctx.agent, say)?.rows)
 }
 
 /// What the browser says when asked to change another agent's session (`what`: delete,
@@ -1067,6 +1072,7 @@ pub fn browse(
         catalog: catalog.map(Path::to_path_buf),
         now_ms: arbor_store::ids::now_ms() as f64,
         agent,
+        others: Some(arbor_index::ForeignRoots::from_env()),
     };
     let scope = if all { Scope::All } else { Scope::Project };
     let mut app = App::new(ctx, scope, query, term.color)?;
@@ -1176,6 +1182,7 @@ pub fn measure(
         catalog: catalog.map(Path::to_path_buf),
         now_ms: arbor_store::ids::now_ms() as f64,
         agent: None,
+        others: Some(arbor_index::ForeignRoots::from_env()),
     };
     let mut app = App::new(ctx, Scope::All, None, true)?;
     term.draw(|f| ui::draw(f, &mut app))?;

@@ -105,6 +105,7 @@ fn app(f: &Fixture) -> App {
         catalog: Some(f.catalog.clone()),
         now_ms: NOW,
         agent: None,
+        others: None,
     };
     App::new(ctx, Scope::All, None, false).expect("app")
 }
@@ -720,4 +721,145 @@ fn big_message_counts_keep_the_picker_columns_aligned() {
     ] {
         assert!(ui::count5(n).len() <= 5, "{n}");
     }
+}
+
+/// Issue 26: the browser over the fixture's pi sessions and the goldens of Claude Code,
+/// Codex and opencode (each agent's layout, read where they are: never written).
+fn app_with_other_agents(f: &Fixture) -> App {
+    let g = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/agents");
+    let ctx = Ctx {
+        loc: Locator::new(Some(f.agent.clone())),
+        catalog: Some(f.catalog.clone()),
+        // 2026-11-26, the goldens three weeks old.
+        now_ms: 1_795_651_200_000.0,
+        agent: None,
+        others: Some(arbor_index::ForeignRoots {
+            claude: g.join("claude/projects"),
+            codex: g.join("codex"),
+            opencode: g.join("opencode"),
+        }),
+    };
+    App::new(ctx, Scope::All, None, false).expect("app")
+}
+
+#[test]
+fn other_agents_sessions_are_listed_with_their_tool_newest_first() {
+    let f = fixture();
+    let mut a = app_with_other_agents(&f);
+    let tools: Vec<&str> = a
+        .picker
+        .view
+        .iter()
+        .map(|v| a.picker.rows[v.row].tool_name())
+        .collect();
+    // ls's merge: last activity first (the goldens of November before February's pi
+    // sessions), each agent's rows beside pi's.
+    assert_eq!(
+        tools,
+        ["opencode", "opencode", "codex", "codex", "claude", "claude", "pi", "pi", "pi"],
+        "{tools:?}"
+    );
+    let modified: Vec<f64> = a
+        .picker
+        .view
+        .iter()
+        .map(|v| a.picker.rows[v.row].modified)
+        .collect();
+    assert!(modified.windows(2).all(|w| w[0] >= w[1]), "{modified:?}");
+    insta::assert_snapshot!("other_agents_80x24", screen(&mut a, 80, 24));
+    // The search finds their texts as `arbor search` does (the Claude Code golden's
+    // first prompt), the hit under its session.
+    keys(&mut a, "failing test");
+    let found: Vec<&str> = a
+        .picker
+        .view
+        .iter()
+        .map(|v| a.picker.rows[v.row].title.as_str())
+        .collect();
+    assert!(found.contains(&"add-test fix"), "{found:?}");
+    let v = a
+        .picker
+        .view
+        .iter()
+        .find(|v| a.picker.rows[v.row].title == "add-test fix")
+        .expect("row");
+    assert_eq!(v.hit.as_ref().map(|h| h.role), Some("user"));
+}
+
+#[test]
+fn another_agents_session_is_read_in_the_tree_and_never_written() {
+    let f = fixture();
+    let mut a = app_with_other_agents(&f);
+    let at = a
+        .picker
+        .view
+        .iter()
+        .position(|v| a.picker.rows[v.row].title == "add-test fix")
+        .expect("the Claude Code session");
+    a.picker.select(at);
+    let file = a.picker.rows[a.picker.view[at].row].file.clone();
+    let before = std::fs::read(&file).expect("read");
+    let mtime = std::fs::metadata(&file).and_then(|m| m.modified()).ok();
+    // Delete and rename: refused with a line naming arbor import, no dialog.
+    ctrl(&mut a, 'd');
+    assert!(a.dialog.is_none());
+    assert_eq!(
+        a.status,
+        "no delete: a claude session is only read (arbor import claude makes a pi copy)"
+    );
+    press(&mut a, KeyCode::F(2));
+    assert!(a.dialog.is_none());
+    assert!(
+        a.status.starts_with("no rename: a claude session"),
+        "{}",
+        a.status
+    );
+    // Enter reads it: the conversation as the import would make it, in memory.
+    press(&mut a, KeyCode::Enter);
+    let Mode::Tree(nav) = &a.mode else {
+        panic!("not in the tree: {}", a.status)
+    };
+    assert_eq!(
+        nav.foreign.as_ref().map(|f| f.0),
+        Some(arbor_agents::Agent::Claude)
+    );
+    let s = screen(&mut a, 80, 24);
+    assert!(
+        s.contains("user: Use a Task agent to check the docs too") && s.contains("· claude ·"),
+        "{s}"
+    );
+    insta::assert_snapshot!("other_agent_tree_80x24", s);
+    // Fork and label: refused; resume: the import is offered first.
+    press(&mut a, KeyCode::Char('F'));
+    assert!(
+        a.status.starts_with("no fork: a claude session"),
+        "{}",
+        a.status
+    );
+    press(&mut a, KeyCode::Char('L'));
+    assert!(
+        a.dialog.is_none() && a.status.starts_with("no label"),
+        "{}",
+        a.status
+    );
+    press(&mut a, KeyCode::Char('r'));
+    assert!(
+        matches!(
+            &a.dialog,
+            Some(Dialog::Confirm {
+                then: Pending::ImportResume {
+                    agent: arbor_agents::Agent::Claude,
+                    ..
+                },
+                ..
+            })
+        ),
+        "no import question"
+    );
+    press(&mut a, KeyCode::Esc);
+    assert_eq!(std::fs::read(&file).expect("read"), before);
+    assert_eq!(
+        std::fs::metadata(&file).and_then(|m| m.modified()).ok(),
+        mtime
+    );
 }

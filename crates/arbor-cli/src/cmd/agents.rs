@@ -27,13 +27,15 @@ pub fn wants_pi(t: Option<Tool>) -> bool {
 /// sessions directory of pi's or omp's), refreshed first (only changed sources are read).
 /// Sources skipped are said on stderr when `--all` or `--agent` asks for them.
 pub fn in_scope(cat: &mut Catalog, scope: Scope<'_>, tool: Option<Tool>) -> Result<ForeignListing> {
-    in_scope_with(cat, scope, tool, true)
+    in_scope_with(cat, &ForeignRoots::from_env(), scope, tool, true)
 }
 
-/// [`in_scope`], saying nothing on stderr when `say` is false (the terminal browser, whose
-/// screen a line on stderr would garble; it shows the rows).
+/// [`in_scope`] over the agents' sources under `roots`, saying nothing on stderr when `say`
+/// is false (the terminal browser, whose screen a line on stderr would garble; it shows the
+/// rows).
 pub fn in_scope_with(
     cat: &mut Catalog,
+    roots: &ForeignRoots,
     scope: Scope<'_>,
     tool: Option<Tool>,
     say: bool,
@@ -48,7 +50,7 @@ pub fn in_scope_with(
     if matches!(scope, Scope::Dir(_)) {
         return Ok(ForeignListing::default());
     }
-    let mut got = cat.refresh_foreign_with(&ForeignRoots::from_env(), only, &mut |n, bytes| {
+    let mut got = cat.refresh_foreign_with(roots, only, &mut |n, bytes| {
         // A first look at a large history takes seconds: said once, before.
         if say && bytes >= 64 << 20 {
             say_err!(
