@@ -501,8 +501,9 @@ impl App {
                     if n.title.is_empty() {
                         n.title = title;
                     }
-                    self.status =
-                        format!("a {agent} session, read in memory as arbor import would make it");
+                    self.status = format!(
+                        "a {agent} session, read only, shown as arbor import makes it · r: import, resume"
+                    );
                     self.mode = Mode::Tree(Box::new(n));
                 }
                 Err(e) => self.status = crate::report::error_text(&e),
