@@ -284,7 +284,7 @@ fn agent_filters_the_browser_as_it_filters_ls() {
     let name = format!("arbor-agents-f-{}", std::process::id());
     h.browse(&name, "--all --agent codex");
     with_session(&name, || {
-        let s = wait_for(&name, "2 of 2 sessions");
+        let s = wait_for(&name, "all projects (codex only) · 2 of 2 sessions");
         let rows = list_rows(&s);
         assert_eq!(rows.len(), 2, "{s}");
         assert!(rows.iter().all(|r| r.starts_with(" codex ")), "{s}");

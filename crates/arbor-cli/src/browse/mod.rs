@@ -132,6 +132,9 @@ pub enum Outcome {
 /// A preview's session and hit.
 type PreviewKey = (PathBuf, Option<i64>);
 
+/// What a background refresh hands back: other agents' rows of the scope, when it read them.
+type Refreshed = Option<Vec<arbor_index::ForeignRow>>;
+
 /// What the event loop does after an event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
@@ -164,7 +167,7 @@ pub struct App {
     pub row_at: Vec<usize>,
     preview: Option<(PreviewKey, Vec<IndexedText>)>,
     last_click: Option<(Instant, usize)>,
-    refreshing: Option<std::sync::mpsc::Receiver<()>>,
+    refreshing: Option<std::sync::mpsc::Receiver<Refreshed>>,
     /// The list came from the catalog unchecked: refresh once the first frame is drawn.
     stale: bool,
     /// Other agents' sessions of the picker's scope (the catalog's rows).
@@ -187,7 +190,7 @@ impl App {
             (stored, false)
         };
         // Before the terminal is taken: a skipped source may be said on stderr.
-        let foreign = foreign_rows(&mut cat, &ctx, scope, true)?;
+        let foreign = foreign_rows(&mut cat, ctx.others.as_ref(), ctx.agent, scope, true)?;
         let mut picker = Picker::new(scope, &[], &dirs);
         picker.load_all(scope, &listed, &foreign, &dirs);
         let mut app = App {
@@ -260,26 +263,33 @@ impl App {
     /// Brings the catalog up to date for the picker's scope on another thread (its own
     /// connection), so that the screen never waits for it; `None` for a catalog in memory,
     /// which another connection cannot see.
-    fn spawn_refresh(&self) -> Option<std::sync::mpsc::Receiver<()>> {
+    fn spawn_refresh(&self) -> Option<std::sync::mpsc::Receiver<Refreshed>> {
         if self.cat.report.in_memory_because.is_some() {
             return None;
         }
         let path = self.cat.path().to_path_buf();
         let dirs = scope_dirs(&self.ctx.loc, self.picker.scope, self.ctx.agent).ok()?;
+        let (others, agent, scope) = (self.ctx.others.clone(), self.ctx.agent, self.picker.scope);
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
+            let mut cat = Catalog::open(&path).ok();
+            // Other agents' sources: one `stat` each, a changed one read again (quietly:
+            // the terminal is the browser's).
+            let foreign = cat
+                .as_mut()
+                .and_then(|c| foreign_rows(c, others.as_ref(), agent, scope, false).ok());
             // A live `arbor index --watch` that vouches for these directories has the catalog
             // up to date already: no `stat` per file.
             let keys: Vec<String> = dirs.iter().map(|d| arbor_index::dir_key(d)).collect();
             if arbor_index::watch::vouches(&path, &keys) {
-                let _ = tx.send(());
+                let _ = tx.send(foreign);
                 return;
             }
-            if let Ok(mut c) = Catalog::open(&path) {
+            if let Some(c) = &mut cat {
                 let opts = arbor_index::RefreshOptions::default().with_texts(true);
                 let _ = c.refresh_dirs(&dirs, opts, &mut |_| {});
             }
-            let _ = tx.send(());
+            let _ = tx.send(foreign);
         });
         Some(rx)
     }
@@ -294,21 +304,25 @@ impl App {
 
     /// Whether a background refresh finished: the list is then read again from the catalog.
     pub fn poll_refresh(&mut self) -> bool {
-        let done = self
-            .refreshing
-            .as_ref()
-            .is_some_and(|rx| !matches!(rx.try_recv(), Err(std::sync::mpsc::TryRecvError::Empty)));
-        if done {
-            self.refreshing = None;
-            let _ = self.reload_stored();
+        let got = match self.refreshing.as_ref().map(|rx| rx.try_recv()) {
+            None | Some(Err(std::sync::mpsc::TryRecvError::Empty)) => return false,
+            Some(Ok(got)) => got,
+            Some(Err(std::sync::mpsc::TryRecvError::Disconnected)) => None,
+        };
+        self.refreshing = None;
+        if let Some(rows) = got {
+            self.foreign = rows;
         }
-        done
+        let _ = self.reload_stored();
+        true
     }
 
     /// Waits for the background refresh (the benchmark reports how long it takes).
     pub fn wait_refresh(&mut self) {
         if let Some(rx) = self.refreshing.take() {
-            let _ = rx.recv();
+            if let Ok(Some(rows)) = rx.recv() {
+                self.foreign = rows;
+            }
             let _ = self.reload_stored();
         }
     }
@@ -316,8 +330,6 @@ impl App {
     fn reload_stored(&mut self) -> Result<()> {
         let dirs = scope_dirs(&self.ctx.loc, self.picker.scope, self.ctx.agent)?;
         let listed = self.cat.listed_as_stored(&dirs)?;
-        // Other agents' sources: one `stat` each, a changed one read again.
-        self.foreign = foreign_rows(&mut self.cat, &self.ctx, self.picker.scope, false)?;
         self.show_listing(&listed, &dirs);
         Ok(())
     }
@@ -344,7 +356,13 @@ impl App {
             self.picker.scope,
             self.ctx.agent,
         )?;
-        self.foreign = foreign_rows(&mut self.cat, &self.ctx, self.picker.scope, false)?;
+        self.foreign = foreign_rows(
+            &mut self.cat,
+            self.ctx.others.as_ref(),
+            self.ctx.agent,
+            self.picker.scope,
+            false,
+        )?;
         self.show_listing(&listed, &dirs);
         Ok(())
     }
@@ -395,7 +413,13 @@ impl App {
                 };
                 let got = load(&self.ctx.loc, &mut self.cat, scope, self.ctx.agent).and_then(
                     |(listed, dirs)| {
-                        let foreign = foreign_rows(&mut self.cat, &self.ctx, scope, false)?;
+                        let foreign = foreign_rows(
+                            &mut self.cat,
+                            self.ctx.others.as_ref(),
+                            self.ctx.agent,
+                            scope,
+                            false,
+                        )?;
                         Ok((listed, dirs, foreign))
                     },
                 );
@@ -949,18 +973,19 @@ fn scope_dirs(
 /// before the terminal is taken).
 fn foreign_rows(
     cat: &mut Catalog,
-    ctx: &Ctx,
+    others: Option<&arbor_index::ForeignRoots>,
+    agent: Option<crate::cli::Tool>,
     scope: Scope,
     say: bool,
 ) -> Result<Vec<arbor_index::ForeignRow>> {
-    let Some(roots) = &ctx.others else {
+    let Some(roots) = others else {
         return Ok(Vec::new());
     };
     let s = match scope {
         Scope::Project => LocScope::Current,
         Scope::All => LocScope::All,
     };
-    Ok(crate::cmd::agents::in_scope_with(cat, roots, s, ctx.agent, say)?.rows)
+    Ok(crate::cmd::agents::in_scope_with(cat, roots, s, agent, say)?.rows)
 }
 
 /// What the browser says when asked to change another agent's session (`what`: delete,

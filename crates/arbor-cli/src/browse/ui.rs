@@ -112,10 +112,16 @@ fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
     } else {
         p.sort
     };
+    // `--agent`: whose sessions alone.
+    let only = app
+        .ctx
+        .agent
+        .map(|a| format!(" ({} only)", crate::cmd::ls::tool_name(a)))
+        .unwrap_or_default();
     let header = Line::from(vec![
         Span::styled(" arbor ", t.accent()),
         Span::raw(format!(
-            "· {scope} · {} of {} · sort: {}",
+            "· {scope}{only} · {} of {} · sort: {}",
             p.view.len(),
             arbor_view::count(p.rows.len() as u64, "session", "sessions"),
             sort.name()
