@@ -863,3 +863,57 @@ fn another_agents_session_is_read_in_the_tree_and_never_written() {
         mtime
     );
 }
+
+/// A session another agent writes while the browser is open appears at the next refresh (read
+/// on the refresh's thread, not the screen's).
+#[test]
+fn another_agents_new_session_appears_at_the_next_refresh() {
+    let f = fixture();
+    let g = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/agents");
+    let projects = f.agent.parent().expect("tmp").join("claude-projects");
+    std::fs::create_dir_all(projects.join("-work-app")).expect("mkdir");
+    let name = "0b7c3f0e-1111-4222-8333-444455556666.jsonl";
+    std::fs::copy(
+        g.join("claude/projects/-work-app").join(name),
+        projects.join("-work-app").join(name),
+    )
+    .expect("copy");
+    let ctx = Ctx {
+        loc: Locator::new(Some(f.agent.clone())),
+        catalog: Some(f.catalog.clone()),
+        now_ms: NOW,
+        agent: Some(crate::cli::Tool::Claude),
+        others: Some(arbor_index::ForeignRoots {
+            claude: projects.clone(),
+            codex: f.agent.join("no-codex"),
+            opencode: f.agent.join("no-opencode"),
+        }),
+    };
+    let mut a = App::new(ctx, Scope::All, None, false).expect("app");
+    assert_eq!(
+        a.picker.rows.len(),
+        1,
+        "--agent claude: the Claude Code session alone"
+    );
+    let real = "9ecbeb02-4f54-4380-9b7b-38cdf9a92eab.jsonl";
+    let dir = projects.join("C--Users-Hardel-IdeaProjects-twichplay");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::copy(
+        g.join("claude-real/projects/C--Users-Hardel-IdeaProjects-twichplay")
+            .join(real),
+        dir.join(real),
+    )
+    .expect("copy");
+    a.tick();
+    a.wait_refresh();
+    let ids: Vec<&str> = a
+        .picker
+        .rows
+        .iter()
+        .filter_map(|r| r.session_id.as_deref())
+        .collect();
+    assert!(
+        ids.contains(&"9ecbeb02-4f54-4380-9b7b-38cdf9a92eab"),
+        "{ids:?}"
+    );
+}
