@@ -233,9 +233,7 @@ fn every_agents_sessions_are_listed_read_refused_and_resumed_through_an_import()
         tmux(&["send-keys", "-t", &name, "C-d"]);
         let s = wait_for(&name, "no delete");
         assert!(
-            s.contains(
-                "no delete: a claude session is only read (arbor import claude makes a pi copy)"
-            ),
+            s.contains("no delete: claude's session is read only (arbor import makes a pi copy)"),
             "{s}"
         );
         assert!(!s.contains("trash"), "{s}");
@@ -247,7 +245,9 @@ fn every_agents_sessions_are_listed_read_refused_and_resumed_through_an_import()
             "{s}"
         );
         assert!(
-            s.contains("read only, shown as arbor import makes it · r: import, resume"),
+            s.contains(
+                "claude's session, read only (as arbor import makes it) · r: import, resume"
+            ),
             "{s}"
         );
         // r: the import is asked first; y imports and runs pi on the copy.

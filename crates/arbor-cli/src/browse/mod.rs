@@ -526,7 +526,7 @@ impl App {
                         n.title = title;
                     }
                     self.status = format!(
-                        "a {agent} session, read only, shown as arbor import makes it · r: import, resume"
+                        "{agent}'s session, read only (as arbor import makes it) · r: import, resume"
                     );
                     self.mode = Mode::Tree(Box::new(n));
                 }
@@ -615,7 +615,7 @@ impl App {
                 let agent = nav.foreign.as_ref().map(|f| f.0);
                 if let Some(a) = agent {
                     self.status =
-                        format!("no {what}: a {a} session is only read (r: import it, resume)");
+                        format!("no {what}: {a}'s session is read only (r: import it, resume)");
                 }
             }
             // Resume, or continue from an entry: the import first (then the pi copy is
@@ -993,7 +993,7 @@ fn foreign_rows(
 fn refused(r: &picker::SessionRow, what: &str) -> Option<String> {
     let agent = r.agent?;
     Some(format!(
-        "no {what}: a {agent} session is only read (arbor import {agent} makes a pi copy)"
+        "no {what}: {agent}'s session is read only (arbor import makes a pi copy)"
     ))
 }
 
@@ -1010,7 +1010,7 @@ fn import_first(r: &picker::SessionRow) -> Dialog {
 fn import_first_of(agent: arbor_agents::Agent, source: &Path, id: &str) -> Dialog {
     Dialog::Confirm {
         question: format!(
-            "This is a {agent} session: pi cannot resume it as it is. Import it into pi's sessions (arbor import {agent} {}; the source is only read) and resume the copy in pi?",
+            "This is {agent}'s session: pi cannot resume it as it is. Import it into pi's sessions (arbor import {agent} {}; the source is only read) and resume the copy in pi?",
             arbor_view::one_line(id, 40),
         ),
         then: Pending::ImportResume {

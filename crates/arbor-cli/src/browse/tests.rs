@@ -805,12 +805,12 @@ fn another_agents_session_is_read_in_the_tree_and_never_written() {
     assert!(a.dialog.is_none());
     assert_eq!(
         a.status,
-        "no delete: a claude session is only read (arbor import claude makes a pi copy)"
+        "no delete: claude's session is read only (arbor import makes a pi copy)"
     );
     press(&mut a, KeyCode::F(2));
     assert!(a.dialog.is_none());
     assert!(
-        a.status.starts_with("no rename: a claude session"),
+        a.status.starts_with("no rename: claude's session"),
         "{}",
         a.status
     );
@@ -832,7 +832,7 @@ fn another_agents_session_is_read_in_the_tree_and_never_written() {
     // Fork and label: refused; resume: the import is offered first.
     press(&mut a, KeyCode::Char('F'));
     assert!(
-        a.status.starts_with("no fork: a claude session"),
+        a.status.starts_with("no fork: claude's session"),
         "{}",
         a.status
     );
