@@ -149,9 +149,16 @@ impl Home {
 
     /// `arbor browse ARGS` in a tmux session of 80×30, started in `/`.
     fn browse(&self, name: &str, args: &str) {
+        self.browse_in(name, Path::new("/"), args);
+    }
+
+    /// `arbor browse ARGS` in a tmux session of 80×30, started in `cwd`.
+    fn browse_in(&self, name: &str, cwd: &Path, args: &str) {
         let h = self.home();
         let cmd = format!(
-            "cd / && env -u PI_CODING_AGENT_DIR -u CLAUDE_CONFIG_DIR -u CODEX_HOME -u XDG_CACHE_HOME HOME='{}' XDG_DATA_HOME='{}' ARBOR_CATALOG='{}' ARBOR_PI='{} --session' TERM=xterm-256color '{}' browse {args}; sleep 30",
+            "cd '{}' && env -u PI_CODING_AGENT_DIR -u CLAUDE_CONFIG_DIR -u CODEX_HOME -u XDG_CACHE_HOME PWD='{}' HOME='{}' XDG_DATA_HOME='{}' ARBOR_CATALOG='{}' ARBOR_PI='{} --session' TERM=xterm-256color '{}' browse {args}; sleep 30",
+            cwd.display(),
+            cwd.display(),
             h.display(),
             h.join(".local/share").display(),
             self.tmp.path().join("catalog.db").display(),
@@ -294,5 +301,58 @@ fn agent_filters_the_browser_as_it_filters_ls() {
     with_session(&name, || {
         let s = wait_for(&name, "1 of 1 session");
         assert!(s.contains("pi walrus") && !s.contains("claude"), "{s}");
+    });
+}
+
+/// The default scope is the current project across agents, as `arbor ls`'s: a Claude Code
+/// session whose recorded cwd is the directory the browser starts in is listed with that
+/// project's pi session; the other agents' sessions of other projects only after `Tab`.
+#[test]
+fn this_project_holds_every_agents_sessions_of_its_directory() {
+    let h = Home::new();
+    let proj = h.tmp.path().join("proj");
+    std::fs::create_dir_all(&proj).expect("mkdir");
+    let p = proj.to_string_lossy().into_owned();
+    // The Claude Code golden, as if it had run in `proj` (where Claude Code keeps it).
+    let from = goldens().join("claude/projects/-work-app");
+    let to = h.home().join(".claude/projects").join(p.replace('/', "-"));
+    let name = "0b7c3f0e-1111-4222-8333-444455556666.jsonl";
+    std::fs::create_dir_all(&to).expect("mkdir");
+    let body = std::fs::read_to_string(from.join(name)).expect("golden");
+    std::fs::write(to.join(name), body.replace("/work/app", &p)).expect("write");
+    std::fs::remove_file(h.home().join(".claude/projects/-work-app").join(name)).expect("rm");
+    std::fs::remove_dir_all(
+        h.home()
+            .join(".claude/projects/-work-app/0b7c3f0e-1111-4222-8333-444455556666"),
+    )
+    .expect("rm");
+    let dir = h.home().join(".pi/agent/sessions").join(format!(
+        "--{}--",
+        p.trim_start_matches('/').replace('/', "-")
+    ));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(
+        dir.join("2026-10-20T10-00-00-000Z_33333333-aaaa-4bbb-8ccc-000000000003.jsonl"),
+        format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"33333333-aaaa-4bbb-8ccc-000000000003\",\"timestamp\":\"2026-10-20T10:00:00.000Z\",\"cwd\":\"{p}\"}}\n{{\"type\":\"message\",\"id\":\"a1\",\"parentId\":null,\"timestamp\":\"2026-10-20T10:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"pi here\",\"timestamp\":1792490401000}}}}\n"
+        ),
+    )
+    .expect("write");
+    let name = format!("arbor-agents-here-{}", std::process::id());
+    h.browse_in(&name, &proj, "");
+    with_session(&name, || {
+        let s = wait_for(&name, "this project · 2 of 2 sessions");
+        let rows = list_rows(&s);
+        assert!(
+            rows[0].starts_with(" claude ") && rows[0].contains("add-test fix"),
+            "{s}"
+        );
+        assert!(
+            rows[1].starts_with(" pi ") && rows[1].contains("pi here"),
+            "{s}"
+        );
+        tmux(&["send-keys", "-t", &name, "Tab"]);
+        let s = wait_for(&name, "all projects · 8 of 8 sessions");
+        assert!(s.contains(" codex ") && s.contains(" opencode "), "{s}");
     });
 }
