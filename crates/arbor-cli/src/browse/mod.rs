@@ -189,8 +189,24 @@ impl App {
         } else {
             (stored, false)
         };
-        // Before the terminal is taken: a skipped source may be said on stderr.
-        let foreign = foreign_rows(&mut cat, ctx.others.as_ref(), ctx.agent, scope, true)?;
+        // Other agents' rows as the catalog holds them, the background refresh after the
+        // first frame bringing them up to date; a catalog that holds none yet reads the
+        // sources first (before the terminal is taken: a skipped source, or a first read of
+        // a large history, is said on stderr).
+        let stored_foreign = match &ctx.others {
+            Some(_) => crate::cmd::agents::stored_in_scope(&cat, loc_scope(scope), ctx.agent)
+                .map(|l| l.rows)
+                .unwrap_or_default(),
+            None => Vec::new(),
+        };
+        let (foreign, foreign_fresh) = if stored_foreign.is_empty() {
+            (
+                foreign_rows(&mut cat, ctx.others.as_ref(), ctx.agent, scope, true)?,
+                true,
+            )
+        } else {
+            (stored_foreign, false)
+        };
         let mut picker = Picker::new(scope, &[], &dirs);
         picker.load_all(scope, &listed, &foreign, &dirs);
         let mut app = App {
@@ -206,7 +222,7 @@ impl App {
             preview: None,
             last_click: None,
             refreshing: None,
-            stale: !fresh,
+            stale: !fresh || !foreign_fresh,
             foreign,
         };
         if let Some(q) = query.filter(|q| !q.trim().is_empty()) {
@@ -981,11 +997,15 @@ fn foreign_rows(
     let Some(roots) = others else {
         return Ok(Vec::new());
     };
-    let s = match scope {
+    Ok(crate::cmd::agents::in_scope_with(cat, roots, loc_scope(scope), agent, say)?.rows)
+}
+
+/// The locator's scope of the picker's.
+fn loc_scope(scope: Scope) -> LocScope<'static> {
+    match scope {
         Scope::Project => LocScope::Current,
         Scope::All => LocScope::All,
-    };
-    Ok(crate::cmd::agents::in_scope_with(cat, roots, s, agent, say)?.rows)
+    }
 }
 
 /// What the browser says when asked to change another agent's session (`what`: delete,

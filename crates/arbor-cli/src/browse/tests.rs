@@ -917,3 +917,41 @@ fn another_agents_new_session_appears_at_the_next_refresh() {
         "{ids:?}"
     );
 }
+
+/// The first frame shows other agents' rows as the catalog holds them (no source read before
+/// it); the refresh behind it brings them up to date: a session gone since is dropped then.
+#[test]
+fn other_agents_rows_come_from_the_catalog_first_and_the_refresh_follows() {
+    let f = fixture();
+    let g = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/agents");
+    let codex = f.agent.parent().expect("tmp").join("codex");
+    let day = codex.join("sessions/2026/11/02");
+    std::fs::create_dir_all(&day).expect("mkdir");
+    let name = "rollout-2026-11-02T09-00-00-019a4c1e-0000-7000-8000-00000000c0de.jsonl";
+    std::fs::copy(
+        g.join("codex/sessions/2026/11/02").join(name),
+        day.join(name),
+    )
+    .expect("copy");
+    let app_now = || {
+        let ctx = Ctx {
+            loc: Locator::new(Some(f.agent.clone())),
+            catalog: Some(f.catalog.clone()),
+            now_ms: NOW,
+            agent: Some(crate::cli::Tool::Codex),
+            others: Some(arbor_index::ForeignRoots {
+                claude: f.agent.join("no-claude"),
+                codex: codex.clone(),
+                opencode: f.agent.join("no-opencode"),
+            }),
+        };
+        App::new(ctx, Scope::All, None, false).expect("app")
+    };
+    assert_eq!(app_now().picker.rows.len(), 1, "read at the first start");
+    std::fs::remove_file(day.join(name)).expect("rm");
+    let mut a = app_now();
+    assert_eq!(a.picker.rows.len(), 1, "the first frame: the catalog's row");
+    a.after_first_frame();
+    a.wait_refresh();
+    assert_eq!(a.picker.rows.len(), 0, "the refresh drops the session gone");
+}

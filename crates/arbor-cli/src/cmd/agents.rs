@@ -40,16 +40,9 @@ pub fn in_scope_with(
     tool: Option<Tool>,
     say: bool,
 ) -> Result<ForeignListing> {
-    let only = match tool {
-        Some(t) => match foreign_agent(t) {
-            Some(a) => Some(a),
-            None => return Ok(ForeignListing::default()),
-        },
-        None => None,
-    };
-    if matches!(scope, Scope::Dir(_)) {
+    let Some(only) = wanted(scope, tool) else {
         return Ok(ForeignListing::default());
-    }
+    };
     let mut got = cat.refresh_foreign_with(roots, only, &mut |n, bytes| {
         // A first look at a large history takes seconds: said once, before.
         if say && bytes >= 64 << 20 {
@@ -70,11 +63,46 @@ pub fn in_scope_with(
             );
         }
     }
+    keep_in_scope(&mut got, scope);
+    Ok(got)
+}
+
+/// [`in_scope`]'s rows as the catalog holds them, not refreshed: what the terminal browser
+/// shows in its first frame (its refresh runs after it).
+///
+/// # Errors
+/// The catalog's own errors.
+pub fn stored_in_scope(
+    cat: &Catalog,
+    scope: Scope<'_>,
+    tool: Option<Tool>,
+) -> Result<ForeignListing> {
+    let Some(only) = wanted(scope, tool) else {
+        return Ok(ForeignListing::default());
+    };
+    let mut got = cat.foreign_as_stored(only)?;
+    keep_in_scope(&mut got, scope);
+    Ok(got)
+}
+
+/// Which agents' sessions `scope` and `--agent` ask for: `None`, none (`--dir`, `--agent pi`
+/// or `omp`); `Some(None)`, every agent's; `Some(Some(a))`, `a`'s.
+fn wanted(scope: Scope<'_>, tool: Option<Tool>) -> Option<Option<Agent>> {
+    if matches!(scope, Scope::Dir(_)) {
+        return None;
+    }
+    match tool {
+        Some(t) => foreign_agent(t).map(Some),
+        None => Some(None),
+    }
+}
+
+/// Keeps the rows of `scope`: the current project's, those whose cwd is the current directory.
+fn keep_in_scope(got: &mut ForeignListing, scope: Scope<'_>) {
     if matches!(scope, Scope::Current) {
         let here = current_dirs();
         got.rows.retain(|r| here.contains(&r.summary.cwd));
     }
-    Ok(got)
 }
 
 /// The current directory as the agents record a cwd: as the process sees it, and its real
