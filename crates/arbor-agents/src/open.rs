@@ -39,7 +39,31 @@ fn find<'a>(
 /// The source cannot be read at all; `id` is not one of its sessions; the conversion gave a
 /// line that does not parse back (never expected: a bug, said rather than shown).
 pub fn open_as_doc(source: &Source, id: Option<&str>) -> Result<Opened, AgentError> {
-    let root = source.read()?;
+    let (root, id) = match source {
+        // An opencode subagent is read with its parent, as the import reads it (its marker
+        // names the parent).
+        Source::Opencode(dir, sid) => {
+            let store = crate::opencode::Store::load(dir)?;
+            let parent_of = |id: &str| {
+                store
+                    .sessions
+                    .iter()
+                    .find(|r| r.id == id)
+                    .and_then(|r| r.parent_id.clone())
+                    .filter(|p| store.sessions.iter().any(|r| r.id == *p))
+            };
+            let mut top = sid.clone();
+            // At most as many steps as there are sessions: a cycle of parents stops.
+            for _ in 0..store.sessions.len() {
+                match parent_of(&top) {
+                    Some(p) if p != *sid => top = p,
+                    _ => break,
+                }
+            }
+            (store.read(&top)?, Some(id.unwrap_or(sid)))
+        }
+        Source::File(..) => (source.read()?, id),
+    };
     let (s, parent) = match id {
         Some(id) => find(&root, id, None).ok_or_else(|| {
             AgentError::NotFound(format!("{}: no session {id} in it", source.describe()))

@@ -109,14 +109,27 @@ fn find_foreign(rows: &[ForeignRow], arg: &str) -> Option<ForeignRow> {
         .cloned()
 }
 
-/// The catalog's rows of every agent's sessions (refreshed: only changed sources are read).
-fn foreign_rows() -> Option<Vec<ForeignRow>> {
+/// The catalog's rows of every agent's sessions, and the sources skipped (refreshed: only
+/// changed sources are read).
+fn foreign_listing() -> Option<ForeignListing> {
     let mut cat = super::index::open_catalog(None).ok()?;
-    Some(
-        cat.refresh_foreign(&ForeignRoots::from_env(), None)
-            .ok()?
-            .rows,
-    )
+    cat.refresh_foreign(&ForeignRoots::from_env(), None).ok()
+}
+
+/// The catalog's rows of every agent's sessions ([`foreign_listing`]).
+fn foreign_rows() -> Option<Vec<ForeignRow>> {
+    foreign_listing().map(|l| l.rows)
+}
+
+/// The skipped source (a malformed or future-version file of another agent) that `arg` names
+/// by its path.
+fn find_problem(listing: &ForeignListing, arg: &str) -> Option<arbor_index::ForeignProblem> {
+    let real = std::fs::canonicalize(arg).ok()?;
+    listing
+        .problems
+        .iter()
+        .find(|p| std::fs::canonicalize(&p.source).ok().as_ref() == Some(&real))
+        .cloned()
 }
 
 /// "Claude Code's", "Codex's", "opencode's".
@@ -159,14 +172,16 @@ pub fn foreign_hint(args: &[String]) -> Option<String> {
     ))
 }
 
-/// Whether `arg` names another agent's session in the catalog (see [`foreign_hint`]).
+/// Whether `arg` names another agent's session in the catalog (see [`foreign_hint`]), or a
+/// source of theirs that was skipped as unreadable ([`open_foreign`] says why).
 pub fn names_foreign(arg: &str) -> bool {
-    foreign_rows().is_some_and(|rows| find_foreign(&rows, arg).is_some())
+    foreign_listing()
+        .is_some_and(|l| find_foreign(&l.rows, arg).is_some() || find_problem(&l, arg).is_some())
 }
 
 /// Another agent's session opened for reading ([`open_foreign`]).
 pub struct ForeignDoc {
-    /// The source it was read from (a file; opencode: its data directory).
+    /// The file it was read from (a subagent's own file; opencode: what its reader names).
     pub source: std::path::PathBuf,
     /// The session as the pi entries `arbor import` would write, in memory.
     pub doc: arbor_core::SessionDoc,
@@ -180,7 +195,18 @@ pub struct ForeignDoc {
 /// # Errors
 /// The source cannot be read.
 pub fn open_foreign(arg: &str) -> Result<Option<ForeignDoc>> {
-    let Some(r) = foreign_rows().and_then(|rows| find_foreign(&rows, arg)) else {
+    let Some(listing) = foreign_listing() else {
+        return Ok(None);
+    };
+    let Some(r) = find_foreign(&listing.rows, arg) else {
+        if let Some(p) = find_problem(&listing, arg) {
+            anyhow::bail!(
+                "{}: {} session file, not readable: {}",
+                p.source.display(),
+                agent_possessive(p.agent),
+                p.problem
+            );
+        }
         return Ok(None);
     };
     let source = match r.agent {
@@ -217,7 +243,9 @@ pub fn open_foreign(arg: &str) -> Result<Option<ForeignDoc>> {
         );
     }
     Ok(Some(ForeignDoc {
-        source: r.source,
+        // The session's own file (a Claude Code subagent's, opencode's database), as the
+        // import's marker names it.
+        source: opened.session.path,
         doc: opened.doc,
     }))
 }
