@@ -108,3 +108,29 @@ fn to_bytes(s: &Session, parent_source: Option<&str>) -> Result<Vec<u8>, AgentEr
     }
     Ok(out)
 }
+
+/// Whether a command's `arg` names the listed session `id` of `agent` read from `source`
+/// (a file; opencode: its data directory): its id, an id prefix of 6 characters or more, or
+/// (Claude Code, Codex) the source file's path. The one rule the CLI and `arbor mcp` use to
+/// find another agent's session from what the user gave; a source lists its own session
+/// before its subagents', so the first listed match of a path is the file's own session.
+pub fn names(arg: &str, agent: crate::Agent, id: &str, source: &std::path::Path) -> bool {
+    if arg.is_empty() || arg.starts_with('-') {
+        return false;
+    }
+    id == arg
+        || (arg.len() >= 6 && id.starts_with(arg))
+        || (agent != crate::Agent::Opencode
+            && std::fs::canonicalize(arg)
+                .ok()
+                .is_some_and(|real| std::fs::canonicalize(source).ok() == Some(real)))
+}
+
+/// The source to read for the listed session `id` of `agent` read from `source` (a file;
+/// opencode: its data directory); [`open_as_doc`] of it with `Some(id)` gives that session.
+pub fn source_of(agent: crate::Agent, source: &std::path::Path, id: &str) -> Source {
+    match agent {
+        crate::Agent::Opencode => Source::Opencode(source.to_path_buf(), id.to_string()),
+        a => Source::File(a, source.to_path_buf()),
+    }
+}

@@ -94,18 +94,8 @@ fn current_dirs() -> Vec<String> {
 /// The catalog's row of the other agent's session `arg` names: its file (the file's own
 /// session: rows come parents first), its id, or an id prefix of 6 characters or more.
 fn find_foreign(rows: &[ForeignRow], arg: &str) -> Option<ForeignRow> {
-    if arg.starts_with('-') {
-        return None;
-    }
-    let real = std::fs::canonicalize(arg).ok();
     rows.iter()
-        .find(|r| {
-            r.summary.id == arg
-                || (arg.len() >= 6 && r.summary.id.starts_with(arg))
-                || (real.is_some()
-                    && r.agent != Agent::Opencode
-                    && std::fs::canonicalize(&r.source).ok() == real)
-        })
+        .find(|r| arbor_agents::open::names(arg, r.agent, &r.summary.id, &r.source))
         .cloned()
 }
 
@@ -209,12 +199,7 @@ pub fn open_foreign(arg: &str) -> Result<Option<ForeignDoc>> {
         }
         return Ok(None);
     };
-    let source = match r.agent {
-        Agent::Opencode => {
-            arbor_agents::sources::Source::Opencode(r.source.clone(), r.summary.id.clone())
-        }
-        a => arbor_agents::sources::Source::File(a, r.source.clone()),
-    };
+    let source = arbor_agents::open::source_of(r.agent, &r.source, &r.summary.id);
     let opened = arbor_agents::open_as_doc(&source, Some(&r.summary.id))?;
     say_err!(
         "arbor: {} session {} (\"{}\") is another agent's, read in memory as arbor import would make it (nothing written). To continue it in pi: {}",
