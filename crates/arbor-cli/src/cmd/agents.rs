@@ -162,6 +162,35 @@ pub fn foreign_hint(args: &[String]) -> Option<String> {
     ))
 }
 
+/// The catalog's row of the other agent's session `arg` names (its file, id or id prefix of
+/// 6 characters or more), if any.
+pub fn foreign_row(arg: &str) -> Option<ForeignRow> {
+    foreign_rows().and_then(|rows| find_foreign(&rows, arg))
+}
+
+/// Another agent's session as `arbor stats` counts it (the catalog's spends of its replies;
+/// Claude Code's and Codex's costs estimated), keyed `AGENT:ID`, and its label in the
+/// session table (`short_id agent title`).
+pub fn counted(r: &ForeignRow, short_id: &str) -> (arbor_view::Counted, String) {
+    let key = format!("{}:{}", r.agent, r.summary.id);
+    let label = format!(
+        "{short_id} {} {}",
+        r.agent,
+        arbor_view::one_line(r.display_title(), 200)
+    );
+    let estimated = !arbor_agents::listing::records_cost(r.agent);
+    (
+        arbor_view::Counted::new(
+            std::path::PathBuf::from(key),
+            r.summary.cwd.clone(),
+            false,
+            r.summary.buckets.clone(),
+        )
+        .estimated(estimated),
+        label,
+    )
+}
+
 /// Whether `arg` names another agent's session in the catalog (see [`foreign_hint`]), or a
 /// source of theirs that was skipped as unreadable ([`open_foreign`] says why).
 pub fn names_foreign(arg: &str) -> bool {
