@@ -531,3 +531,50 @@ fn arbor_mcp_write_tools_refuse_another_agents_session_naming_arbor_import() {
     assert_eq!(sources(h), before, "not a byte or an mtime changed");
     assert!(!h.join(".pi").exists(), "nothing written for pi");
 }
+
+#[test]
+fn secrets_and_stats_of_another_agents_session_and_no_secret_on_stderr() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let dir = h.join(".claude/projects/-w");
+    std::fs::create_dir_all(&dir).unwrap();
+    let token = "ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5";
+    let id = "5ec2e7aa-0000-4000-8000-000000000001";
+    let src = dir.join(format!("{id}.jsonl"));
+    std::fs::write(
+        &src,
+        format!(
+            concat!(
+                r#"{{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"{id}","cwd":"/w","timestamp":"2026-01-01T00:00:00Z","message":{{"role":"user","content":"my token is {token}"}}}}"#,
+                "\n",
+                r#"{{"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":"{id}","timestamp":"2026-01-01T00:00:01Z","message":{{"id":"m1","model":"claude-sonnet-4-5-20250929","content":[{{"type":"text","text":"noted"}}],"usage":{{"input_tokens":7,"output_tokens":3}}}}}}"#,
+                "\n"
+            ),
+            id = id,
+            token = token
+        ),
+    )
+    .unwrap();
+    let before = sources(h);
+    // By id prefix and by path: found, its entry named, the line said to be the import's.
+    for arg in ["5ec2e7aa", src.to_str().unwrap()] {
+        let o = run(h, &["secrets", "--json", arg]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        let found: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(found[0]["kind"], "github-token", "{found}");
+        assert_eq!(found[0]["readInMemory"], true, "{found}");
+        assert_eq!(found[0]["path"], src.to_str().unwrap(), "{found}");
+        assert!(!err.contains(token), "a secret on stderr: {err}");
+    }
+    let (md, err) = ok(h, &["export", "--format", "md", "5ec2e7aa"]);
+    assert!(!md.contains(token) && !err.contains(token), "{err}");
+    assert!(err.contains("[REDACTED:github-token]"), "{err}");
+    // stats SESSION: the reply's tokens.
+    let (json, _) = ok(h, &["stats", "--json", "5ec2e7aa"]);
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["total"]["currentPath"]["input"], 7, "{v}");
+    assert_eq!(v["total"]["currentPath"]["output"], 3, "{v}");
+    assert_eq!(v["sessions"], 1, "{v}");
+    assert_eq!(sources(h), before, "not a byte or an mtime changed");
+}

@@ -122,6 +122,13 @@ fn find_problem(listing: &ForeignListing, arg: &str) -> Option<arbor_index::Fore
         .cloned()
 }
 
+/// A row's title as a notice on stderr shows it: secrets redacted (the first prompt may hold
+/// one; `export` and `secrets` must not print it beside their redacted output), then cut to
+/// one line of 60 characters.
+fn shown_title(r: &ForeignRow) -> String {
+    arbor_view::one_line(&arbor_view::secrets::redact(r.display_title()), 60)
+}
+
 /// "Claude Code's", "Codex's", "opencode's".
 fn agent_possessive(a: Agent) -> &'static str {
     match a {
@@ -157,7 +164,7 @@ pub fn foreign_hint(args: &[String]) -> Option<String> {
         "arbor: {a} is {} session {} (\"{}\"), another agent's: arbor only reads it (ls, search, stats, show, context, tree, export, mcp) and never writes into it. To continue it in pi: {}, then pi --session on the file it writes",
         agent_possessive(r.agent),
         r.summary.id,
-        arbor_view::one_line(r.display_title(), 60),
+        shown_title(&r),
         import_command(&r)
     ))
 }
@@ -234,7 +241,7 @@ pub fn open_foreign(arg: &str) -> Result<Option<ForeignDoc>> {
         "arbor: {} session {} (\"{}\") is another agent's, read in memory as arbor import would make it (nothing written). To continue it in pi: {}",
         agent_possessive(r.agent),
         r.summary.id,
-        arbor_view::one_line(r.display_title(), 60),
+        shown_title(&r),
         import_command(&r)
     );
     let shown = source.describe();
