@@ -39,7 +39,31 @@ fn find<'a>(
 /// The source cannot be read at all; `id` is not one of its sessions; the conversion gave a
 /// line that does not parse back (never expected: a bug, said rather than shown).
 pub fn open_as_doc(source: &Source, id: Option<&str>) -> Result<Opened, AgentError> {
-    let root = source.read()?;
+    let (root, id) = match source {
+        // An opencode subagent is read with its parent, as the import reads it (its marker
+        // names the parent).
+        Source::Opencode(dir, sid) => {
+            let store = crate::opencode::Store::load(dir)?;
+            let parent_of = |id: &str| {
+                store
+                    .sessions
+                    .iter()
+                    .find(|r| r.id == id)
+                    .and_then(|r| r.parent_id.clone())
+                    .filter(|p| store.sessions.iter().any(|r| r.id == *p))
+            };
+            let mut top = sid.clone();
+            // At most as many steps as there are sessions: a cycle of parents stops.
+            for _ in 0..store.sessions.len() {
+                match parent_of(&top) {
+                    Some(p) if p != *sid => top = p,
+                    _ => break,
+                }
+            }
+            (store.read(&top)?, Some(id.unwrap_or(sid)))
+        }
+        Source::File(..) => (source.read()?, id),
+    };
     let (s, parent) = match id {
         Some(id) => find(&root, id, None).ok_or_else(|| {
             AgentError::NotFound(format!("{}: no session {id} in it", source.describe()))
@@ -83,4 +107,30 @@ fn to_bytes(s: &Session, parent_source: Option<&str>) -> Result<Vec<u8>, AgentEr
         out.push(b'\n');
     }
     Ok(out)
+}
+
+/// Whether a command's `arg` names the listed session `id` of `agent` read from `source`
+/// (a file; opencode: its data directory): its id, an id prefix of 6 characters or more, or
+/// (Claude Code, Codex) the source file's path. The one rule the CLI and `arbor mcp` use to
+/// find another agent's session from what the user gave; a source lists its own session
+/// before its subagents', so the first listed match of a path is the file's own session.
+pub fn names(arg: &str, agent: crate::Agent, id: &str, source: &std::path::Path) -> bool {
+    if arg.is_empty() || arg.starts_with('-') {
+        return false;
+    }
+    id == arg
+        || (arg.len() >= 6 && id.starts_with(arg))
+        || (agent != crate::Agent::Opencode
+            && std::fs::canonicalize(arg)
+                .ok()
+                .is_some_and(|real| std::fs::canonicalize(source).ok() == Some(real)))
+}
+
+/// The source to read for the listed session `id` of `agent` read from `source` (a file;
+/// opencode: its data directory); [`open_as_doc`] of it with `Some(id)` gives that session.
+pub fn source_of(agent: crate::Agent, source: &std::path::Path, id: &str) -> Source {
+    match agent {
+        crate::Agent::Opencode => Source::Opencode(source.to_path_buf(), id.to_string()),
+        a => Source::File(a, source.to_path_buf()),
+    }
 }

@@ -135,29 +135,39 @@ fn current_dirs() -> Vec<String> {
 /// The catalog's row of the other agent's session `arg` names: its file (the file's own
 /// session: rows come parents first), its id, or an id prefix of 6 characters or more.
 fn find_foreign(rows: &[ForeignRow], arg: &str) -> Option<ForeignRow> {
-    if arg.starts_with('-') {
-        return None;
-    }
-    let real = std::fs::canonicalize(arg).ok();
     rows.iter()
-        .find(|r| {
-            r.summary.id == arg
-                || (arg.len() >= 6 && r.summary.id.starts_with(arg))
-                || (real.is_some()
-                    && r.agent != Agent::Opencode
-                    && std::fs::canonicalize(&r.source).ok() == real)
-        })
+        .find(|r| arbor_agents::open::names(arg, r.agent, &r.summary.id, &r.source))
         .cloned()
 }
 
-/// The catalog's rows of every agent's sessions (refreshed: only changed sources are read).
-fn foreign_rows() -> Option<Vec<ForeignRow>> {
+/// The catalog's rows of every agent's sessions, and the sources skipped (refreshed: only
+/// changed sources are read).
+fn foreign_listing() -> Option<ForeignListing> {
     let mut cat = super::index::open_catalog(None).ok()?;
-    Some(
-        cat.refresh_foreign(&ForeignRoots::from_env(), None)
-            .ok()?
-            .rows,
-    )
+    cat.refresh_foreign(&ForeignRoots::from_env(), None).ok()
+}
+
+/// The catalog's rows of every agent's sessions ([`foreign_listing`]).
+fn foreign_rows() -> Option<Vec<ForeignRow>> {
+    foreign_listing().map(|l| l.rows)
+}
+
+/// The skipped source (a malformed or future-version file of another agent) that `arg` names
+/// by its path.
+fn find_problem(listing: &ForeignListing, arg: &str) -> Option<arbor_index::ForeignProblem> {
+    let real = std::fs::canonicalize(arg).ok()?;
+    listing
+        .problems
+        .iter()
+        .find(|p| std::fs::canonicalize(&p.source).ok().as_ref() == Some(&real))
+        .cloned()
+}
+
+/// A row's title as a notice on stderr shows it: secrets redacted (the first prompt may hold
+/// one; `export` and `secrets` must not print it beside their redacted output), then cut to
+/// one line of 60 characters.
+fn shown_title(r: &ForeignRow) -> String {
+    arbor_view::one_line(&arbor_view::secrets::redact(r.display_title()), 60)
 }
 
 /// "Claude Code's", "Codex's", "opencode's".
@@ -195,19 +205,50 @@ pub fn foreign_hint(args: &[String]) -> Option<String> {
         "arbor: {a} is {} session {} (\"{}\"), another agent's: arbor only reads it (ls, search, stats, show, context, tree, export, mcp) and never writes into it. To continue it in pi: {}, then pi --session on the file it writes",
         agent_possessive(r.agent),
         r.summary.id,
-        arbor_view::one_line(r.display_title(), 60),
+        shown_title(&r),
         import_command(&r)
     ))
 }
 
-/// Whether `arg` names another agent's session in the catalog (see [`foreign_hint`]).
+/// The catalog's row of the other agent's session `arg` names (its file, id or id prefix of
+/// 6 characters or more), if any.
+pub fn foreign_row(arg: &str) -> Option<ForeignRow> {
+    foreign_rows().and_then(|rows| find_foreign(&rows, arg))
+}
+
+/// Another agent's session as `arbor stats` counts it (the catalog's spends of its replies;
+/// Claude Code's and Codex's costs estimated), keyed `AGENT:ID`, and its label in the
+/// session table (`short_id agent title`).
+pub fn counted(r: &ForeignRow, short_id: &str) -> (arbor_view::Counted, String) {
+    let key = format!("{}:{}", r.agent, r.summary.id);
+    let label = format!(
+        "{short_id} {} {}",
+        r.agent,
+        arbor_view::one_line(r.display_title(), 200)
+    );
+    let estimated = !arbor_agents::listing::records_cost(r.agent);
+    (
+        arbor_view::Counted::new(
+            std::path::PathBuf::from(key),
+            r.summary.cwd.clone(),
+            false,
+            r.summary.buckets.clone(),
+        )
+        .estimated(estimated),
+        label,
+    )
+}
+
+/// Whether `arg` names another agent's session in the catalog (see [`foreign_hint`]), or a
+/// source of theirs that was skipped as unreadable ([`open_foreign`] says why).
 pub fn names_foreign(arg: &str) -> bool {
-    foreign_rows().is_some_and(|rows| find_foreign(&rows, arg).is_some())
+    foreign_listing()
+        .is_some_and(|l| find_foreign(&l.rows, arg).is_some() || find_problem(&l, arg).is_some())
 }
 
 /// Another agent's session opened for reading ([`open_foreign`]).
 pub struct ForeignDoc {
-    /// The source it was read from (a file; opencode: its data directory).
+    /// The file it was read from (a subagent's own file; opencode: what its reader names).
     pub source: std::path::PathBuf,
     /// The session as the pi entries `arbor import` would write, in memory.
     pub doc: arbor_core::SessionDoc,
@@ -221,21 +262,27 @@ pub struct ForeignDoc {
 /// # Errors
 /// The source cannot be read.
 pub fn open_foreign(arg: &str) -> Result<Option<ForeignDoc>> {
-    let Some(r) = foreign_rows().and_then(|rows| find_foreign(&rows, arg)) else {
+    let Some(listing) = foreign_listing() else {
         return Ok(None);
     };
-    let source = match r.agent {
-        Agent::Opencode => {
-            arbor_agents::sources::Source::Opencode(r.source.clone(), r.summary.id.clone())
+    let Some(r) = find_foreign(&listing.rows, arg) else {
+        if let Some(p) = find_problem(&listing, arg) {
+            anyhow::bail!(
+                "{}: {} session file, not readable: {}",
+                p.source.display(),
+                agent_possessive(p.agent),
+                p.problem
+            );
         }
-        a => arbor_agents::sources::Source::File(a, r.source.clone()),
+        return Ok(None);
     };
+    let source = arbor_agents::open::source_of(r.agent, &r.source, &r.summary.id);
     let opened = arbor_agents::open_as_doc(&source, Some(&r.summary.id))?;
     say_err!(
         "arbor: {} session {} (\"{}\") is another agent's, read in memory as arbor import would make it (nothing written). To continue it in pi: {}",
         agent_possessive(r.agent),
         r.summary.id,
-        arbor_view::one_line(r.display_title(), 60),
+        shown_title(&r),
         import_command(&r)
     );
     let shown = source.describe();
@@ -258,7 +305,9 @@ pub fn open_foreign(arg: &str) -> Result<Option<ForeignDoc>> {
         );
     }
     Ok(Some(ForeignDoc {
-        source: r.source,
+        // The session's own file (a Claude Code subagent's, opencode's database), as the
+        // import's marker names it.
+        source: opened.session.path,
         doc: opened.doc,
     }))
 }
