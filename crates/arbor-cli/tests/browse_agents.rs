@@ -37,6 +37,23 @@ fn wait_for(session: &str, what: &str) -> String {
     }
 }
 
+/// Waits until the screen holds every one of `what` (a screen captured while it is being drawn
+/// holds only some of it), and returns it.
+fn wait_all(session: &str, what: &[&str]) -> String {
+    let t0 = Instant::now();
+    loop {
+        let s = screen(session);
+        if what.iter().all(|w| s.contains(w)) {
+            return s;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "timed out waiting for {what:?}; the screen:\n{s}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 fn goldens() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/agents")
 }
@@ -205,7 +222,10 @@ fn every_agents_sessions_are_listed_read_refused_and_resumed_through_an_import()
     let name = format!("arbor-agents-{}", std::process::id());
     h.browse(&name, "--all");
     with_session(&name, || {
-        let s = wait_for(&name, "8 of 8 sessions");
+        let s = wait_all(
+            &name,
+            &["8 of 8 sessions", "pi walrus", "omp walrus", "Esc quit"],
+        );
         let rows = list_rows(&s);
         let tools: Vec<&str> = rows
             .iter()
@@ -238,25 +258,20 @@ fn every_agents_sessions_are_listed_read_refused_and_resumed_through_an_import()
         }
         wait_for(&name, "claude · 0b7c3f0e");
         tmux(&["send-keys", "-t", &name, "C-d"]);
-        let s = wait_for(&name, "no delete");
-        assert!(
-            s.contains("no delete: claude's session is read only (arbor import makes a pi copy)"),
-            "{s}"
+        // Waited for whole (a screen is captured while it is being drawn too).
+        let s = wait_for(
+            &name,
+            "no delete: claude's session is read only (arbor import makes a pi copy)",
         );
         assert!(!s.contains("trash"), "{s}");
         // Enter reads it: the conversation, converted in memory.
         tmux(&["send-keys", "-t", &name, "Enter"]);
-        let s = wait_for(&name, "tree · add-test fix · claude");
-        assert!(
-            s.contains("user: Use a Task agent to check the docs too"),
-            "{s}"
+        wait_for(&name, "tree · add-test fix · claude");
+        wait_for(
+            &name,
+            "claude's session, read only (as arbor import makes it) · r: import, resume",
         );
-        assert!(
-            s.contains(
-                "claude's session, read only (as arbor import makes it) · r: import, resume"
-            ),
-            "{s}"
-        );
+        wait_for(&name, "user: Use a Task agent to check the docs too");
         // r: the import is asked first; y imports and runs pi on the copy.
         tmux(&["send-keys", "-t", &name, "r"]);
         wait_for(&name, "pi cannot resume it as it is");
@@ -267,8 +282,7 @@ fn every_agents_sessions_are_listed_read_refused_and_resumed_through_an_import()
             assert!(t0.elapsed() < Duration::from_secs(30), "{}", screen(&name));
             std::thread::sleep(Duration::from_millis(100));
         }
-        let s = wait_for(&name, "imported");
-        assert!(s.contains("arbor: claude session 0b7c3f0e"), "{s}");
+        wait_for(&name, "arbor: claude session 0b7c3f0e");
         let got = std::fs::read_to_string(&args).expect("args");
         let mut lines = got.lines();
         assert_eq!(lines.next(), Some("--session"), "{got}");
@@ -291,7 +305,10 @@ fn agent_filters_the_browser_as_it_filters_ls() {
     let name = format!("arbor-agents-f-{}", std::process::id());
     h.browse(&name, "--all --agent codex");
     with_session(&name, || {
-        let s = wait_for(&name, "all projects (codex only) · 2 of 2 sessions");
+        let s = wait_all(
+            &name,
+            &["all projects (codex only) · 2 of 2 sessions", "Esc quit"],
+        );
         let rows = list_rows(&s);
         assert_eq!(rows.len(), 2, "{s}");
         assert!(rows.iter().all(|r| r.starts_with(" codex ")), "{s}");
@@ -299,7 +316,7 @@ fn agent_filters_the_browser_as_it_filters_ls() {
     let name = format!("arbor-agents-p-{}", std::process::id());
     h.browse(&name, "--all --agent pi");
     with_session(&name, || {
-        let s = wait_for(&name, "1 of 1 session");
+        let s = wait_all(&name, &["1 of 1 session", "pi walrus", "Esc quit"]);
         assert!(s.contains("pi walrus") && !s.contains("claude"), "{s}");
     });
 }
@@ -341,7 +358,10 @@ fn this_project_holds_every_agents_sessions_of_its_directory() {
     let name = format!("arbor-agents-here-{}", std::process::id());
     h.browse_in(&name, &proj, "");
     with_session(&name, || {
-        let s = wait_for(&name, "this project · 2 of 2 sessions");
+        let s = wait_all(
+            &name,
+            &["this project · 2 of 2 sessions", "pi here", "Esc quit"],
+        );
         let rows = list_rows(&s);
         assert!(
             rows[0].starts_with(" claude ") && rows[0].contains("add-test fix"),
@@ -352,7 +372,9 @@ fn this_project_holds_every_agents_sessions_of_its_directory() {
             "{s}"
         );
         tmux(&["send-keys", "-t", &name, "Tab"]);
-        let s = wait_for(&name, "all projects · 8 of 8 sessions");
-        assert!(s.contains(" codex ") && s.contains(" opencode "), "{s}");
+        wait_all(
+            &name,
+            &["all projects · 8 of 8 sessions", " codex ", " opencode "],
+        );
     });
 }

@@ -1050,17 +1050,9 @@ fn import_for_resume(
     source: &Path,
     id: &str,
 ) -> Result<(PathBuf, &'static str)> {
-    use arbor_agents::{sources, Agent};
     // Claude Code and Codex: the source file (a Claude subagent's is its parent's session
-    // file, imported with its subagents); opencode: the session's id in its data directory.
-    let (root, arg) = match agent {
-        Agent::Opencode => (source.to_path_buf(), id.to_string()),
-        _ => (
-            sources::default_root(agent),
-            source.to_string_lossy().into_owned(),
-        ),
-    };
-    let src = sources::resolve(agent, &root, &arg)?;
+    // file, imported with its subagents); opencode: the session in its data directory.
+    let src = arbor_agents::open::source_of(agent, source, id);
     let session = src.read()?;
     let opts = crate::cmd::import::options(Dialect::Pi, loc)?;
     let done = arbor_agents::import::import(&session, &opts)?;

@@ -129,12 +129,7 @@ impl Navigator {
         path: &Path,
         id: &str,
     ) -> anyhow::Result<Navigator> {
-        let source = match agent {
-            arbor_agents::Agent::Opencode => {
-                arbor_agents::sources::Source::Opencode(path.to_path_buf(), id.to_string())
-            }
-            a => arbor_agents::sources::Source::File(a, path.to_path_buf()),
-        };
+        let source = arbor_agents::open::source_of(agent, path, id);
         let opened = arbor_agents::open_as_doc(&source, Some(id))?;
         // Never re-read as a pi file: `refresh` finds nothing past the end.
         let mut n = Navigator::with_doc(path, opened.doc, u64::MAX, None);
