@@ -33,11 +33,13 @@ pub mod import;
 mod jsonl;
 pub mod listing;
 pub mod model;
+pub mod open;
 pub mod opencode;
 pub mod pi;
 pub mod sources;
 
 pub use model::{Agent, Report, Session};
+pub use open::{open_as_doc, Opened};
 
 use std::path::{Path, PathBuf};
 

@@ -127,7 +127,7 @@ pub enum Command {
     /// tree, resume it in pi or omp, continue from an entry or fork at a message. `arbor` alone
     /// on a terminal opens it too.
     #[command(
-        after_help = "Picker: type to search (fuzzy titles and first messages, full text: words, \"phrases\",\nprefix*, re:regex), ↑↓ move, Enter tree, ^R resume, Tab this project / all, ^S sort\n(recent, created, threaded, relevance), ^E rename, ^D delete to the trash, ^Y copy path,\n^T copy id, Esc clear / quit.\nTree: ↑↓ move, ←→ fold, / search, f or 1-5 filter, L label, Enter continue from here, r\nresume, F fork at a user message, Esc back.\nResume runs `pi --session PATH` (omp files: `omp --session PATH`); $ARBOR_PI and $ARBOR_OMP\nreplace those commands.\n\nExamples:\n  arbor\n  arbor browse --all walrus"
+        after_help = "Picker: type to search (fuzzy titles and first messages, full text: words, \"phrases\",\nprefix*, re:regex), ↑↓ move, Enter tree, ^R resume, Tab this project / all, ^S sort\n(recent, created, threaded, relevance), ^E rename, ^D delete to the trash, ^Y copy path,\n^T copy id, Esc clear / quit.\nTree: ↑↓ move, ←→ fold, / search, f or 1-5 filter, L label, Enter continue from here, r\nresume, F fork at a user message, Esc back.\nResume runs `pi --session PATH` (omp files: `omp --session PATH`); $ARBOR_PI and $ARBOR_OMP\nreplace those commands.\nClaude Code, Codex and opencode sessions are listed too (TOOL claude, codex, opencode): only\nread; Enter shows them as arbor import would make them, ^R (or r in the tree) imports one\ninto pi's sessions and resumes the copy; rename, delete, fork and label are refused.\n\nExamples:\n  arbor\n  arbor browse --all walrus\n  arbor browse --all --agent claude"
     )]
     Browse {
         /// Start with every project (Tab switches).
@@ -135,6 +135,9 @@ pub enum Command {
         all: bool,
         /// Start searching for this.
         query: Option<String>,
+        /// Only this agent's sessions: pi, omp, claude, codex or opencode (as arbor ls).
+        #[arg(long, visible_alias = "tool", value_name = "AGENT")]
+        agent: Option<Tool>,
         #[command(flatten)]
         catalog: CatalogOpt,
         /// Benchmark: time the browser typing this query, without a terminal (JSON).

@@ -171,7 +171,19 @@ pub(crate) fn markdown(
     uri: &str,
     budget: usize,
 ) -> Result<String, ToolError> {
-    let mut doc = arbor_store::load_doc(file).map_err(|e| ToolError::new(format!("{uri}: {e}")))?;
+    let doc = arbor_store::load_doc(file).map_err(|e| ToolError::new(format!("{uri}: {e}")))?;
+    markdown_of(state, work, doc, file, uri, budget)
+}
+
+/// [`markdown`] of a session already read (another agent's, read in memory).
+fn markdown_of(
+    state: &State,
+    work: &Work,
+    mut doc: arbor_core::SessionDoc,
+    file: &std::path::Path,
+    uri: &str,
+    budget: usize,
+) -> Result<String, ToolError> {
     work.check()?;
     let redactions = if state.redact.is_on() {
         Some(
@@ -223,15 +235,34 @@ pub(crate) async fn read(
         let uri = uri.clone();
         tokio::task::spawn_blocking(move || file_of(&state, &uri))
             .await
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))??
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
     };
     let u = uri.clone();
-    let text = server
-        .blocking(&ctx, move |state, work| {
-            markdown(state, work, &file, &u, RESOURCE_BUDGET)
-        })
-        .await
-        .map_err(|e| ErrorData::internal_error(server.state.redact.text(e.0), None))?;
+    let text = match file {
+        Ok(file) => server
+            .blocking(&ctx, move |state, work| {
+                markdown(state, work, &file, &u, RESOURCE_BUDGET)
+            })
+            .await
+            .map_err(|e| ErrorData::internal_error(server.state.redact.text(e.0), None))?,
+        // Another agent's session (its id as `list_sessions` gives it): read in memory as
+        // `arbor import` would make it.
+        Err(not_found) => {
+            let id = uri.strip_prefix(PREFIX).unwrap_or_default().to_string();
+            server
+                .blocking(&ctx, move |state, work| match crate::resolve::open_foreign(
+                    state, work, &id,
+                )? {
+                    Some(f) => {
+                        markdown_of(state, work, f.doc, &f.path, &u, RESOURCE_BUDGET).map(Some)
+                    }
+                    None => Ok(None),
+                })
+                .await
+                .map_err(|e| ErrorData::internal_error(server.state.redact.text(e.0), None))?
+                .ok_or(not_found)?
+        }
+    };
     Ok(ReadResourceResult::new(vec![
         ResourceContents::text(text, uri).with_mime_type("text/markdown")
     ])

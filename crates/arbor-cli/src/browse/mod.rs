@@ -44,6 +44,10 @@ pub struct Ctx {
     pub catalog: Option<PathBuf>,
     /// "Now" for ages (fixed in tests).
     pub now_ms: f64,
+    /// `--agent`: only this agent's sessions (as `arbor ls`).
+    pub agent: Option<crate::cli::Tool>,
+    /// Where other agents' sessions are (`ForeignRoots::from_env`); `None`: none are listed.
+    pub others: Option<arbor_index::ForeignRoots>,
 }
 
 /// Which screen is shown.
@@ -90,6 +94,16 @@ pub enum Pending {
     Label(String),
     /// Continue from an entry in a new branched session.
     ContinueFrom(String),
+    /// Import another agent's session into pi's layout (`arbor import`'s function), then
+    /// resume the imported file in pi.
+    ImportResume {
+        /// The agent.
+        agent: arbor_agents::Agent,
+        /// Its source (a file; opencode: its data directory).
+        source: PathBuf,
+        /// The session's id.
+        id: String,
+    },
 }
 
 /// How the browser ends.
@@ -106,10 +120,20 @@ pub enum Outcome {
         /// The message text `/fork` hands over.
         handover: Option<String>,
     },
+    /// Another agent's session was imported: say so, then run pi on the imported file.
+    ResumeImported {
+        /// The imported pi session.
+        path: PathBuf,
+        /// What was imported, and where.
+        note: String,
+    },
 }
 
 /// A preview's session and hit.
 type PreviewKey = (PathBuf, Option<i64>);
+
+/// What a background refresh hands back: other agents' rows of the scope, when it read them.
+type Refreshed = Option<Vec<arbor_index::ForeignRow>>;
 
 /// What the event loop does after an event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,9 +167,11 @@ pub struct App {
     pub row_at: Vec<usize>,
     preview: Option<(PreviewKey, Vec<IndexedText>)>,
     last_click: Option<(Instant, usize)>,
-    refreshing: Option<std::sync::mpsc::Receiver<()>>,
+    refreshing: Option<std::sync::mpsc::Receiver<Refreshed>>,
     /// The list came from the catalog unchecked: refresh once the first frame is drawn.
     stale: bool,
+    /// Other agents' sessions of the picker's scope (the catalog's rows).
+    foreign: Vec<arbor_index::ForeignRow>,
 }
 
 impl App {
@@ -156,14 +182,33 @@ impl App {
         // The first frame shows what the catalog holds; the files are looked at in the
         // background (one `stat` each, new bytes read) and the list follows when that is
         // done. A catalog that knows none of these sessions yet is brought up to date first.
-        let dirs = scope_dirs(&ctx.loc, scope)?;
+        let dirs = scope_dirs(&ctx.loc, scope, ctx.agent)?;
         let stored = cat.listed_as_stored(&dirs).unwrap_or_default();
         let (listed, fresh) = if stored.is_empty() {
-            (load(&ctx.loc, &mut cat, scope)?.0, true)
+            (load(&ctx.loc, &mut cat, scope, ctx.agent)?.0, true)
         } else {
             (stored, false)
         };
-        let picker = Picker::new(scope, &listed, &dirs);
+        // Other agents' rows as the catalog holds them, the background refresh after the
+        // first frame bringing them up to date; a catalog that holds none yet reads the
+        // sources first (before the terminal is taken: a skipped source, or a first read of
+        // a large history, is said on stderr).
+        let stored_foreign = match &ctx.others {
+            Some(_) => crate::cmd::agents::stored_in_scope(&cat, loc_scope(scope), ctx.agent)
+                .map(|l| l.rows)
+                .unwrap_or_default(),
+            None => Vec::new(),
+        };
+        let (foreign, foreign_fresh) = if stored_foreign.is_empty() {
+            (
+                foreign_rows(&mut cat, ctx.others.as_ref(), ctx.agent, scope, true)?,
+                true,
+            )
+        } else {
+            (stored_foreign, false)
+        };
+        let mut picker = Picker::new(scope, &[], &dirs);
+        picker.load_all(scope, &listed, &foreign, &dirs);
         let mut app = App {
             ctx,
             cat,
@@ -177,7 +222,8 @@ impl App {
             preview: None,
             last_click: None,
             refreshing: None,
-            stale: !fresh,
+            stale: !fresh || !foreign_fresh,
+            foreign,
         };
         if let Some(q) = query.filter(|q| !q.trim().is_empty()) {
             app.picker.query = q.to_string();
@@ -201,11 +247,31 @@ impl App {
                 return v.clone();
             }
         }
-        let texts = match seq {
-            Some(s) => self.cat.texts_near(&file, s - 4, s + 4, 12),
-            None => self.cat.last_texts(&file, 8),
-        }
-        .unwrap_or_default();
+        let texts = match (self.picker.selected_row(), seq) {
+            // Another agent's session: its texts are not pi entries; the hit is shown.
+            (Some(r), _) if r.agent.is_some() => self
+                .picker
+                .selected_view()
+                .and_then(|v| v.hit.as_ref())
+                .and_then(|h| {
+                    Some(IndexedText {
+                        seq: 0,
+                        entry_id: None,
+                        kind: arbor_index::Kind::ALL
+                            .into_iter()
+                            .find(|k| k.name() == h.role)?,
+                        timestamp: None,
+                        text: h.snippet.replace(['\u{e000}', '\u{e001}'], ""),
+                    })
+                })
+                .into_iter()
+                .collect(),
+            (_, Some(s)) => self
+                .cat
+                .texts_near(&file, s - 4, s + 4, 12)
+                .unwrap_or_default(),
+            (_, None) => self.cat.last_texts(&file, 8).unwrap_or_default(),
+        };
         self.preview = Some((key, texts.clone()));
         texts
     }
@@ -213,26 +279,33 @@ impl App {
     /// Brings the catalog up to date for the picker's scope on another thread (its own
     /// connection), so that the screen never waits for it; `None` for a catalog in memory,
     /// which another connection cannot see.
-    fn spawn_refresh(&self) -> Option<std::sync::mpsc::Receiver<()>> {
+    fn spawn_refresh(&self) -> Option<std::sync::mpsc::Receiver<Refreshed>> {
         if self.cat.report.in_memory_because.is_some() {
             return None;
         }
         let path = self.cat.path().to_path_buf();
-        let dirs = scope_dirs(&self.ctx.loc, self.picker.scope).ok()?;
+        let dirs = scope_dirs(&self.ctx.loc, self.picker.scope, self.ctx.agent).ok()?;
+        let (others, agent, scope) = (self.ctx.others.clone(), self.ctx.agent, self.picker.scope);
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
+            let mut cat = Catalog::open(&path).ok();
+            // Other agents' sources: one `stat` each, a changed one read again (quietly:
+            // the terminal is the browser's).
+            let foreign = cat
+                .as_mut()
+                .and_then(|c| foreign_rows(c, others.as_ref(), agent, scope, false).ok());
             // A live `arbor index --watch` that vouches for these directories has the catalog
             // up to date already: no `stat` per file.
             let keys: Vec<String> = dirs.iter().map(|d| arbor_index::dir_key(d)).collect();
             if arbor_index::watch::vouches(&path, &keys) {
-                let _ = tx.send(());
+                let _ = tx.send(foreign);
                 return;
             }
-            if let Ok(mut c) = Catalog::open(&path) {
+            if let Some(c) = &mut cat {
                 let opts = arbor_index::RefreshOptions::default().with_texts(true);
                 let _ = c.refresh_dirs(&dirs, opts, &mut |_| {});
             }
-            let _ = tx.send(());
+            let _ = tx.send(foreign);
         });
         Some(rx)
     }
@@ -247,27 +320,31 @@ impl App {
 
     /// Whether a background refresh finished: the list is then read again from the catalog.
     pub fn poll_refresh(&mut self) -> bool {
-        let done = self
-            .refreshing
-            .as_ref()
-            .is_some_and(|rx| !matches!(rx.try_recv(), Err(std::sync::mpsc::TryRecvError::Empty)));
-        if done {
-            self.refreshing = None;
-            let _ = self.reload_stored();
+        let got = match self.refreshing.as_ref().map(|rx| rx.try_recv()) {
+            None | Some(Err(std::sync::mpsc::TryRecvError::Empty)) => return false,
+            Some(Ok(got)) => got,
+            Some(Err(std::sync::mpsc::TryRecvError::Disconnected)) => None,
+        };
+        self.refreshing = None;
+        if let Some(rows) = got {
+            self.foreign = rows;
         }
-        done
+        let _ = self.reload_stored();
+        true
     }
 
     /// Waits for the background refresh (the benchmark reports how long it takes).
     pub fn wait_refresh(&mut self) {
         if let Some(rx) = self.refreshing.take() {
-            let _ = rx.recv();
+            if let Ok(Some(rows)) = rx.recv() {
+                self.foreign = rows;
+            }
             let _ = self.reload_stored();
         }
     }
 
     fn reload_stored(&mut self) -> Result<()> {
-        let dirs = scope_dirs(&self.ctx.loc, self.picker.scope)?;
+        let dirs = scope_dirs(&self.ctx.loc, self.picker.scope, self.ctx.agent)?;
         let listed = self.cat.listed_as_stored(&dirs)?;
         self.show_listing(&listed, &dirs);
         Ok(())
@@ -275,7 +352,8 @@ impl App {
 
     /// Puts a new listing in the picker, the search and the cursor kept.
     fn show_listing(&mut self, listed: &[arbor_index::Listed], dirs: &[PathBuf]) {
-        self.picker.load(self.picker.scope, listed, dirs);
+        self.picker
+            .load_all(self.picker.scope, listed, &self.foreign, dirs);
         // Haystacks are made between keystrokes, not at the next one.
         self.picker.prepare();
         if !self.picker.query.trim().is_empty() {
@@ -288,7 +366,19 @@ impl App {
 
     /// Reloads the picker's sessions from the catalog, brought up to date now (after a write).
     pub fn reload(&mut self) -> Result<()> {
-        let (listed, dirs) = load(&self.ctx.loc, &mut self.cat, self.picker.scope)?;
+        let (listed, dirs) = load(
+            &self.ctx.loc,
+            &mut self.cat,
+            self.picker.scope,
+            self.ctx.agent,
+        )?;
+        self.foreign = foreign_rows(
+            &mut self.cat,
+            self.ctx.others.as_ref(),
+            self.ctx.agent,
+            self.picker.scope,
+            false,
+        )?;
         self.show_listing(&listed, &dirs);
         Ok(())
     }
@@ -337,9 +427,22 @@ impl App {
                     Scope::Project => Scope::All,
                     Scope::All => Scope::Project,
                 };
-                match load(&self.ctx.loc, &mut self.cat, scope) {
-                    Ok((listed, dirs)) => {
-                        self.picker.load(scope, &listed, &dirs);
+                let got = load(&self.ctx.loc, &mut self.cat, scope, self.ctx.agent).and_then(
+                    |(listed, dirs)| {
+                        let foreign = foreign_rows(
+                            &mut self.cat,
+                            self.ctx.others.as_ref(),
+                            self.ctx.agent,
+                            scope,
+                            false,
+                        )?;
+                        Ok((listed, dirs, foreign))
+                    },
+                );
+                match got {
+                    Ok((listed, dirs, foreign)) => {
+                        self.foreign = foreign;
+                        self.picker.load_all(scope, &listed, &self.foreign, &dirs);
                         self.picker.search(Some(&self.cat));
                         self.preview = None;
                     }
@@ -352,6 +455,10 @@ impl App {
             (KeyCode::Enter, _) => return self.open_tree(),
             (KeyCode::Char('r'), true) => {
                 if let Some(r) = self.picker.selected_row() {
+                    if r.agent.is_some() {
+                        self.dialog = Some(import_first(r));
+                        return Effect::Redraw;
+                    }
                     return Effect::Exit(Outcome::Resume {
                         path: r.file.clone(),
                         tool: r.tool,
@@ -361,6 +468,10 @@ impl App {
             }
             (KeyCode::Char('d'), true) | (KeyCode::Delete, _) => {
                 if let Some(r) = self.picker.selected_row() {
+                    if let Some(no) = refused(r, "delete") {
+                        self.status = no;
+                        return Effect::Redraw;
+                    }
                     self.dialog = Some(Dialog::ConfirmDelete {
                         file: r.file.clone(),
                         title: r.title.clone(),
@@ -369,6 +480,10 @@ impl App {
             }
             (KeyCode::Char('e'), true) | (KeyCode::F(2), _) => {
                 if let Some(r) = self.picker.selected_row() {
+                    if let Some(no) = refused(r, "rename") {
+                        self.status = no;
+                        return Effect::Redraw;
+                    }
                     // A session with no name starts empty: its first message is no name
                     // to edit, and typing after it made names that repeat the message.
                     self.dialog = Some(Dialog::Input {
@@ -419,6 +534,22 @@ impl App {
         let Some(r) = self.picker.selected_row() else {
             return Effect::Redraw;
         };
+        if let (Some(agent), Some(id)) = (r.agent, r.session_id.as_deref()) {
+            let title = r.title.clone();
+            match Navigator::open_foreign(agent, &r.file, id) {
+                Ok(mut n) => {
+                    if n.title.is_empty() {
+                        n.title = title;
+                    }
+                    self.status = format!(
+                        "{agent}'s session, read only (as arbor import makes it) · r: import, resume"
+                    );
+                    self.mode = Mode::Tree(Box::new(n));
+                }
+                Err(e) => self.status = crate::report::error_text(&e),
+            }
+            return Effect::Redraw;
+        }
         let at = self
             .picker
             .selected_view()
@@ -491,6 +622,25 @@ impl App {
                 '4' => Filter::Labeled,
                 _ => Filter::All,
             }),
+            KeyCode::Char('L' | 'F') if nav.foreign.is_some() => {
+                let what = if k.code == KeyCode::Char('L') {
+                    "label"
+                } else {
+                    "fork"
+                };
+                let agent = nav.foreign.as_ref().map(|f| f.0);
+                if let Some(a) = agent {
+                    self.status =
+                        format!("no {what}: {a}'s session is read only (r: import it, resume)");
+                }
+            }
+            // Resume, or continue from an entry: the import first (then the pi copy is
+            // resumed; an earlier entry is continued from there).
+            KeyCode::Char('r' | 'c') | KeyCode::Enter if nav.foreign.is_some() => {
+                if let Some((agent, id)) = nav.foreign.clone() {
+                    self.dialog = Some(import_first_of(agent, &nav.path, &id));
+                }
+            }
             KeyCode::Char('L') => {
                 if let Some(i) = nav.selected_entry() {
                     if let Some(id) = nav.doc.entries()[i].id.clone() {
@@ -681,6 +831,16 @@ impl App {
                 };
                 Ok(None)
             }
+            Pending::ImportResume { agent, source, id } => {
+                let (path, what) = import_for_resume(&self.ctx.loc, agent, &source, &id)?;
+                Ok(Some(Effect::Exit(Outcome::ResumeImported {
+                    note: format!(
+                        "arbor: {agent} session {id} {what}: {} (the source was only read)",
+                        path.display()
+                    ),
+                    path,
+                })))
+            }
             Pending::ContinueFrom(id) => {
                 let Mode::Tree(nav) = &self.mode else {
                     return Ok(None);
@@ -790,18 +950,124 @@ fn load(
     loc: &Locator,
     cat: &mut Catalog,
     scope: Scope,
+    agent: Option<crate::cli::Tool>,
 ) -> Result<(Vec<arbor_index::Listed>, Vec<PathBuf>)> {
-    let dirs = scope_dirs(loc, scope)?;
+    let dirs = scope_dirs(loc, scope, agent)?;
     let (listed, _) = crate::cmd::index::refreshed_listing(cat, &dirs, true)?;
     Ok((listed, dirs))
 }
 
-/// The project directories of a scope.
-fn scope_dirs(loc: &Locator, scope: Scope) -> Result<Vec<PathBuf>> {
-    Ok(loc.project_dirs(match scope {
+/// The project directories of a scope (none when `--agent` names another agent).
+fn scope_dirs(
+    loc: &Locator,
+    scope: Scope,
+    agent: Option<crate::cli::Tool>,
+) -> Result<Vec<PathBuf>> {
+    if !crate::cmd::agents::wants_pi(agent) {
+        return Ok(Vec::new());
+    }
+    let dirs = loc.project_dirs(match scope {
         Scope::Project => LocScope::Current,
         Scope::All => LocScope::All,
-    })?)
+    })?;
+    // `--agent pi` / `--agent omp`: that tool's directories, as `arbor ls`.
+    Ok(match agent {
+        Some(crate::cli::Tool::Omp) => dirs
+            .into_iter()
+            .filter(|d| arbor_store::locate::is_omp_dir(d))
+            .collect(),
+        Some(crate::cli::Tool::Pi) => dirs
+            .into_iter()
+            .filter(|d| !arbor_store::locate::is_omp_dir(d))
+            .collect(),
+        _ => dirs,
+    })
+}
+
+/// Other agents' sessions of a scope: the catalog's rows, as `arbor ls` has them
+/// ([`crate::cmd::agents::in_scope_with`]); `say`: sources skipped are said on stderr (only
+/// before the terminal is taken).
+fn foreign_rows(
+    cat: &mut Catalog,
+    others: Option<&arbor_index::ForeignRoots>,
+    agent: Option<crate::cli::Tool>,
+    scope: Scope,
+    say: bool,
+) -> Result<Vec<arbor_index::ForeignRow>> {
+    let Some(roots) = others else {
+        return Ok(Vec::new());
+    };
+    Ok(crate::cmd::agents::in_scope_with(cat, roots, loc_scope(scope), agent, say)?.rows)
+}
+
+/// The locator's scope of the picker's.
+fn loc_scope(scope: Scope) -> LocScope<'static> {
+    match scope {
+        Scope::Project => LocScope::Current,
+        Scope::All => LocScope::All,
+    }
+}
+
+/// What the browser says when asked to change another agent's session (`what`: delete,
+/// rename, fork, label): it never writes there. `None` for pi's and omp's sessions.
+fn refused(r: &picker::SessionRow, what: &str) -> Option<String> {
+    let agent = r.agent?;
+    Some(format!(
+        "no {what}: {agent}'s session is read only (arbor import makes a pi copy)"
+    ))
+}
+
+/// The question before resuming another agent's session: it is imported first.
+fn import_first(r: &picker::SessionRow) -> Dialog {
+    import_first_of(
+        r.agent.unwrap_or(arbor_agents::Agent::Claude),
+        &r.file,
+        r.session_id.as_deref().unwrap_or_default(),
+    )
+}
+
+/// [`import_first`] for `agent`'s session `id` of `source`.
+fn import_first_of(agent: arbor_agents::Agent, source: &Path, id: &str) -> Dialog {
+    Dialog::Confirm {
+        question: format!(
+            "This is {agent}'s session: pi cannot resume it as it is. Import it into pi's sessions (arbor import {agent} {}; the source is only read) and resume the copy in pi?",
+            arbor_view::one_line(id, 40),
+        ),
+        then: Pending::ImportResume {
+            agent,
+            source: source.to_path_buf(),
+            id: id.to_string(),
+        },
+    }
+}
+
+/// Imports another agent's session with `arbor import`'s function (into pi's layout for
+/// its cwd; a session imported before gets only what is new) and returns the pi file to
+/// resume: the session's own, a subagent's among its parent's.
+fn import_for_resume(
+    loc: &Locator,
+    agent: arbor_agents::Agent,
+    source: &Path,
+    id: &str,
+) -> Result<(PathBuf, &'static str)> {
+    // Claude Code and Codex: the source file (a Claude subagent's is its parent's session
+    // file, imported with its subagents); opencode: the session in its data directory.
+    let src = arbor_agents::open::source_of(agent, source, id);
+    let session = src.read()?;
+    let opts = crate::cmd::import::options(Dialect::Pi, loc)?;
+    let done = arbor_agents::import::import(&session, &opts)?;
+    fn find(i: &arbor_agents::import::Imported, id: &str) -> Option<PathBuf> {
+        if i.source_id == id {
+            return Some(i.file.clone());
+        }
+        i.children.iter().find_map(|c| find(c, id))
+    }
+    let what = match done.outcome {
+        arbor_agents::import::Outcome::Created => "imported",
+        arbor_agents::import::Outcome::Appended(_) => "imported before, new entries appended",
+        arbor_agents::import::Outcome::UpToDate => "imported before, up to date",
+    };
+    Ok((find(&done, id).unwrap_or(done.file), what))
 }
 
 /// Moves a session and what belongs to it to the trash, when no arbor writer holds it.
@@ -828,6 +1094,7 @@ fn new_empty_like(
 pub fn browse(
     all: bool,
     query: Option<&str>,
+    agent: Option<crate::cli::Tool>,
     term: &Term,
     loc: Locator,
     catalog: Option<&Path>,
@@ -842,6 +1109,8 @@ pub fn browse(
         loc,
         catalog: catalog.map(Path::to_path_buf),
         now_ms: arbor_store::ids::now_ms() as f64,
+        agent,
+        others: Some(arbor_index::ForeignRoots::from_env()),
     };
     let scope = if all { Scope::All } else { Scope::Project };
     let mut app = App::new(ctx, scope, query, term.color)?;
@@ -862,6 +1131,13 @@ pub fn browse(
                 say!("The forked message (also on the clipboard where the terminal allows):\n\n{text}\n");
             }
             let code = handoff::resume(tool, &path)?;
+            Ok(ExitCode::from(
+                u8::try_from(code.clamp(0, 255)).unwrap_or(1),
+            ))
+        }
+        Outcome::ResumeImported { path, note } => {
+            say!("{note}");
+            let code = handoff::resume(Dialect::Pi, &path)?;
             Ok(ExitCode::from(
                 u8::try_from(code.clamp(0, 255)).unwrap_or(1),
             ))
@@ -943,6 +1219,8 @@ pub fn measure(
         loc,
         catalog: catalog.map(Path::to_path_buf),
         now_ms: arbor_store::ids::now_ms() as f64,
+        agent: None,
+        others: Some(arbor_index::ForeignRoots::from_env()),
     };
     let mut app = App::new(ctx, Scope::All, None, true)?;
     term.draw(|f| ui::draw(f, &mut app))?;

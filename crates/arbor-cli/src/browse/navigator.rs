@@ -107,6 +107,9 @@ pub struct Navigator {
     pub searching: bool,
     on_path: Vec<bool>,
     read_to: u64,
+    /// Another agent's session, read in memory (`path` is its source, only read): its agent
+    /// and id. Labels, continue and fork are refused on it; resume imports it first.
+    pub foreign: Option<(arbor_agents::Agent, String)>,
 }
 
 impl Navigator {
@@ -114,6 +117,27 @@ impl Navigator {
     pub fn open(path: &Path, at: Option<&str>) -> anyhow::Result<Navigator> {
         let doc = arbor_store::load_doc(path)?;
         let read_to = doc.complete_len() as u64;
+        Ok(Navigator::with_doc(path, doc, read_to, at))
+    }
+
+    /// Opens another agent's session `id` of `source` (`path`: the file, opencode's data
+    /// directory) in memory, as the pi session `arbor import` would make of it
+    /// (`arbor_agents::open_as_doc`: the import's own conversion; nothing is written), the
+    /// cursor on its leaf.
+    pub fn open_foreign(
+        agent: arbor_agents::Agent,
+        path: &Path,
+        id: &str,
+    ) -> anyhow::Result<Navigator> {
+        let source = arbor_agents::open::source_of(agent, path, id);
+        let opened = arbor_agents::open_as_doc(&source, Some(id))?;
+        // Never re-read as a pi file: `refresh` finds nothing past the end.
+        let mut n = Navigator::with_doc(path, opened.doc, u64::MAX, None);
+        n.foreign = Some((agent, id.to_string()));
+        Ok(n)
+    }
+
+    fn with_doc(path: &Path, doc: SessionDoc, read_to: u64, at: Option<&str>) -> Navigator {
         let title = doc.session_name().unwrap_or_default();
         let mut n = Navigator {
             path: path.to_path_buf(),
@@ -130,6 +154,7 @@ impl Navigator {
             searching: false,
             on_path: Vec::new(),
             read_to,
+            foreign: None,
         };
         n.relayout();
         let target = at
@@ -138,7 +163,7 @@ impl Navigator {
         if let Some(t) = target {
             n.reveal(t);
         }
-        Ok(n)
+        n
     }
 
     /// The visible line at `pos`.

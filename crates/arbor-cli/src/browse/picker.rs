@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// Which sessions the picker shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
-    /// The current directory's sessions (pi's and omp's).
+    /// The current directory's sessions (pi's and omp's; other agents' whose cwd it is).
     Project,
     /// Every project of every agent directory.
     All,
@@ -46,8 +46,12 @@ impl Sort {
 pub struct SessionRow {
     /// The file.
     pub file: PathBuf,
-    /// The tool that writes it.
+    /// The tool that writes it (pi or omp; for another agent's session, the dialect it is
+    /// imported as).
     pub tool: Dialect,
+    /// Another agent's session (Claude Code, Codex, opencode): `file` is its source, only
+    /// read; rename, delete and fork are refused, resume imports it first.
+    pub agent: Option<arbor_agents::Agent>,
     /// Name, omp title or first message.
     pub title: String,
     /// `title` is a name (pi's `session_info` name or omp's title), not the first message:
@@ -120,6 +124,7 @@ impl SessionRow {
                 Dialect::Pi
             },
             title,
+            agent: None,
             named: l.title.as_deref().is_some_and(|t| !t.is_empty())
                 || l.info.name.as_deref().is_some_and(|n| !n.is_empty()),
             first,
@@ -138,6 +143,52 @@ impl SessionRow {
             }),
             session_id: l.session_id.clone(),
         }
+    }
+}
+
+impl SessionRow {
+    /// Another agent's session, from the catalog's row ([`crate::cmd::agents::in_scope`]).
+    pub fn from_foreign(f: &arbor_index::ForeignRow) -> SessionRow {
+        let line = |s: &str| {
+            let head: String = s.chars().take(400).collect();
+            arbor_view::one_line(&head, 300)
+        };
+        let s = &f.summary;
+        let modified = s.modified_ms.map_or(f64::NAN, |t| t as f64);
+        SessionRow {
+            file: f.source.clone(),
+            tool: Dialect::Pi,
+            agent: Some(f.agent),
+            title: line(f.display_title()),
+            named: false,
+            first: line(&s.first_message),
+            cwd: s.cwd.clone(),
+            modified,
+            created: s.created_ms.map_or(modified, |t| t as f64),
+            messages: usize::try_from(s.message_count).unwrap_or(usize::MAX),
+            size: 0,
+            branches: 0,
+            parent: s.parent_id.clone(),
+            session_id: Some(s.id.clone()),
+            haystack: None,
+        }
+    }
+
+    /// The name the TOOL column shows (`ls`'s).
+    pub fn tool_name(&self) -> &'static str {
+        match self.agent {
+            Some(a) => crate::cmd::ls::tool_name(crate::cmd::ls::tool_of(a)),
+            None => match self.tool {
+                Dialect::Pi => "pi",
+                Dialect::Omp => "omp",
+            },
+        }
+    }
+
+    /// Whether `other` is this session (a file holds several sessions of other agents:
+    /// opencode's database, a Claude Code session and its subagents).
+    fn same(&self, other: &SessionRow) -> bool {
+        self.file == other.file && (self.agent.is_none() || self.session_id == other.session_id)
     }
 }
 
@@ -193,8 +244,10 @@ pub struct Picker {
     /// The last fuzzy query and the rows it matched: a query that extends it (typing on)
     /// can only match among those.
     last_fuzzy: Option<(String, Vec<usize>)>,
-    /// Row of each file.
+    /// Row of each file (pi's and omp's sessions).
     by_file: HashMap<PathBuf, usize>,
+    /// Row of each other agent's session: its source and id.
+    by_foreign: HashMap<(PathBuf, String), usize>,
 }
 
 impl Picker {
@@ -213,6 +266,7 @@ impl Picker {
             matcher: Matcher::new(Config::DEFAULT),
             last_fuzzy: None,
             by_file: HashMap::new(),
+            by_foreign: HashMap::new(),
         };
         p.load(scope, listed, dirs);
         p
@@ -221,7 +275,19 @@ impl Picker {
     /// Replaces the sessions (a scope switch or a refresh), keeping the selection on the
     /// same file when it is still there.
     pub fn load(&mut self, scope: Scope, listed: &[Listed], dirs: &[PathBuf]) {
-        let keep = self.selected_file().map(Path::to_path_buf);
+        self.load_all(scope, listed, &[], dirs);
+    }
+
+    /// [`Picker::load`] with other agents' sessions (`foreign`) beside pi's and omp's,
+    /// merged newest `modified` first as `arbor ls` merges them.
+    pub fn load_all(
+        &mut self,
+        scope: Scope,
+        listed: &[Listed],
+        foreign: &[arbor_index::ForeignRow],
+        dirs: &[PathBuf],
+    ) {
+        let keep = self.selected_row().cloned();
         self.scope = scope;
         let omp_dirs: Vec<&Path> = dirs
             .iter()
@@ -234,12 +300,20 @@ impl Picker {
                 SessionRow::from_listed(l, l.file.parent().is_some_and(|p| omp_dirs.contains(&p)))
             })
             .collect();
+        if !foreign.is_empty() {
+            // `arbor ls`'s merge: pi's comparator (`b.modified - a.modified`, NaN "equal")
+            // by V8's stable algorithm over pi's listing followed by the other agents' rows.
+            self.rows
+                .extend(foreign.iter().map(SessionRow::from_foreign));
+            arbor_core::js::v8_sort_slice_by_number(&mut self.rows, |a, b| b.modified - a.modified);
+        }
         self.last_fuzzy = None;
         self.by_file.clear();
+        self.by_foreign.clear();
         self.dir_keys = dirs.iter().map(|d| arbor_index::dir_key(d)).collect();
         self.rebuild_view(None);
         if let Some(f) = keep {
-            if let Some(pos) = self.view.iter().position(|v| self.rows[v.row].file == f) {
+            if let Some(pos) = self.view.iter().position(|v| self.rows[v.row].same(&f)) {
                 self.selected = pos;
             }
         }
@@ -306,13 +380,19 @@ impl Picker {
         for r in &mut self.rows {
             r.prepare();
         }
-        if self.by_file.len() != self.rows.len() {
-            self.by_file = self
-                .rows
-                .iter()
-                .enumerate()
-                .map(|(i, r)| (r.file.clone(), i))
-                .collect();
+        if self.by_file.len() + self.by_foreign.len() != self.rows.len() {
+            self.by_file.clear();
+            self.by_foreign.clear();
+            for (i, r) in self.rows.iter().enumerate() {
+                match (&r.agent, &r.session_id) {
+                    (Some(_), Some(id)) => {
+                        self.by_foreign.insert((r.file.clone(), id.clone()), i);
+                    }
+                    _ => {
+                        self.by_file.insert(r.file.clone(), i);
+                    }
+                }
+            }
         }
     }
 
@@ -364,7 +444,7 @@ impl Picker {
             self.last_fuzzy = plain.then(|| (q.clone(), matched));
         }
         // Full-text hits, grouped by session.
-        let mut hits: HashMap<PathBuf, (HitLine, usize, usize)> = HashMap::new(); // hit, count, rank order
+        let mut hits: HashMap<usize, (HitLine, usize, usize)> = HashMap::new(); // row: hit, count, rank order
         if let Some(cat) = cat {
             match regex {
                 Some(_) => self.regex_hits(cat, &q, &mut hits, &mut scored),
@@ -375,12 +455,10 @@ impl Picker {
         let mut rows: Vec<(usize, Option<HitLine>, usize, u32, usize)> =
             Vec::with_capacity(scored.len() + hits.len());
         let mut with_hit = vec![false; self.rows.len()];
-        for (file, (hit, count, order)) in &hits {
-            if let Some(&i) = self.by_file.get(file) {
-                with_hit[i] = true;
-                let fuzzy = scored.get(&i).copied().unwrap_or(0);
-                rows.push((i, Some(hit.clone()), *count, fuzzy, *order));
-            }
+        for (&i, (hit, count, order)) in &hits {
+            with_hit[i] = true;
+            let fuzzy = scored.get(&i).copied().unwrap_or(0);
+            rows.push((i, Some(hit.clone()), *count, fuzzy, *order));
         }
         for (&i, &s) in &scored {
             if !with_hit[i] {
@@ -431,7 +509,7 @@ impl Picker {
         &mut self,
         cat: &Catalog,
         q: &str,
-        hits: &mut HashMap<PathBuf, (HitLine, usize, usize)>,
+        hits: &mut HashMap<usize, (HitLine, usize, usize)>,
     ) {
         let mut sq = SearchQuery::new(q);
         sq.dirs = Some(self.dir_keys.clone());
@@ -443,11 +521,15 @@ impl Picker {
         sq.snippet_words = 12;
         sq.check_index = false;
         sq.count_total = false;
+        // Each hit: its rank (BM25, lower is better), its row, what it shows.
+        let mut found: Vec<(f64, usize, HitLine)> = Vec::new();
         match cat.search(&sq) {
             Ok(list) => {
-                for (order, h) in list.into_iter().enumerate() {
-                    let e = hits.entry(h.path.clone()).or_insert_with(|| {
-                        (
+                for h in list {
+                    if let Some(&i) = self.by_file.get(&h.path) {
+                        found.push((
+                            h.rank,
+                            i,
                             HitLine {
                                 entry_id: h.entry_id.clone(),
                                 role: h.kind.name(),
@@ -455,14 +537,49 @@ impl Picker {
                                 on_branch: h.on_current_branch,
                                 seq: h.seq,
                             },
-                            0,
-                            order,
-                        )
-                    });
-                    e.1 += 1;
+                        ));
+                    }
                 }
             }
             Err(e) => self.search_note = Some(e.to_string()),
+        }
+        // Other agents' sessions of the scope: their texts, as `arbor search` finds them,
+        // merged with pi's by BM25 as it merges them.
+        if !self.by_foreign.is_empty() {
+            let by_foreign = &self.by_foreign;
+            let keep = |r: &arbor_index::ForeignRow| {
+                by_foreign.contains_key(&(r.source.clone(), r.summary.id.clone()))
+            };
+            match cat.search_foreign(q, None, None, sq.limit, &sq.marks, &keep) {
+                Ok(list) => {
+                    for h in list {
+                        let key = (h.row.source.clone(), h.row.summary.id.clone());
+                        if let Some(&i) = by_foreign.get(&key) {
+                            found.push((
+                                h.rank,
+                                i,
+                                HitLine {
+                                    entry_id: None,
+                                    role: h.kind.name(),
+                                    snippet: h.snippet,
+                                    on_branch: h.on_path,
+                                    seq: 0,
+                                },
+                            ));
+                        }
+                    }
+                }
+                Err(e) => {
+                    if self.search_note.is_none() {
+                        self.search_note = Some(e.to_string());
+                    }
+                }
+            }
+            found.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
+        for (order, (_, i, hit)) in found.into_iter().enumerate() {
+            let e = hits.entry(i).or_insert((hit, 0, order));
+            e.1 += 1;
         }
     }
 
@@ -472,7 +589,7 @@ impl Picker {
         &mut self,
         cat: &Catalog,
         q: &str,
-        hits: &mut HashMap<PathBuf, (HitLine, usize, usize)>,
+        hits: &mut HashMap<usize, (HitLine, usize, usize)>,
         scored: &mut HashMap<usize, u32>,
     ) {
         let rx = match arbor_index::regex_of(q) {

@@ -104,6 +104,8 @@ fn app(f: &Fixture) -> App {
         loc: Locator::new(Some(f.agent.clone())),
         catalog: Some(f.catalog.clone()),
         now_ms: NOW,
+        agent: None,
+        others: None,
     };
     App::new(ctx, Scope::All, None, false).expect("app")
 }
@@ -719,4 +721,237 @@ fn big_message_counts_keep_the_picker_columns_aligned() {
     ] {
         assert!(ui::count5(n).len() <= 5, "{n}");
     }
+}
+
+/// Issue 26: the browser over the fixture's pi sessions and the goldens of Claude Code,
+/// Codex and opencode (each agent's layout, read where they are: never written).
+fn app_with_other_agents(f: &Fixture) -> App {
+    let g = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/agents");
+    let ctx = Ctx {
+        loc: Locator::new(Some(f.agent.clone())),
+        catalog: Some(f.catalog.clone()),
+        // 2026-11-26, the goldens three weeks old.
+        now_ms: 1_795_651_200_000.0,
+        agent: None,
+        others: Some(arbor_index::ForeignRoots {
+            claude: g.join("claude/projects"),
+            codex: g.join("codex"),
+            opencode: g.join("opencode"),
+        }),
+    };
+    App::new(ctx, Scope::All, None, false).expect("app")
+}
+
+#[test]
+fn other_agents_sessions_are_listed_with_their_tool_newest_first() {
+    let f = fixture();
+    let mut a = app_with_other_agents(&f);
+    let tools: Vec<&str> = a
+        .picker
+        .view
+        .iter()
+        .map(|v| a.picker.rows[v.row].tool_name())
+        .collect();
+    // ls's merge: last activity first (the goldens of November before February's pi
+    // sessions), each agent's rows beside pi's.
+    assert_eq!(
+        tools,
+        ["opencode", "opencode", "codex", "codex", "claude", "claude", "pi", "pi", "pi"],
+        "{tools:?}"
+    );
+    let modified: Vec<f64> = a
+        .picker
+        .view
+        .iter()
+        .map(|v| a.picker.rows[v.row].modified)
+        .collect();
+    assert!(modified.windows(2).all(|w| w[0] >= w[1]), "{modified:?}");
+    insta::assert_snapshot!("other_agents_80x24", screen(&mut a, 80, 24));
+    // The search finds their texts as `arbor search` does (the Claude Code golden's
+    // first prompt), the hit under its session.
+    keys(&mut a, "failing test");
+    let found: Vec<&str> = a
+        .picker
+        .view
+        .iter()
+        .map(|v| a.picker.rows[v.row].title.as_str())
+        .collect();
+    assert!(found.contains(&"add-test fix"), "{found:?}");
+    let v = a
+        .picker
+        .view
+        .iter()
+        .find(|v| a.picker.rows[v.row].title == "add-test fix")
+        .expect("row");
+    assert_eq!(v.hit.as_ref().map(|h| h.role), Some("user"));
+}
+
+#[test]
+fn another_agents_session_is_read_in_the_tree_and_never_written() {
+    let f = fixture();
+    let mut a = app_with_other_agents(&f);
+    let at = a
+        .picker
+        .view
+        .iter()
+        .position(|v| a.picker.rows[v.row].title == "add-test fix")
+        .expect("the Claude Code session");
+    a.picker.select(at);
+    let file = a.picker.rows[a.picker.view[at].row].file.clone();
+    let before = std::fs::read(&file).expect("read");
+    let mtime = std::fs::metadata(&file).and_then(|m| m.modified()).ok();
+    // Delete and rename: refused with a line naming arbor import, no dialog.
+    ctrl(&mut a, 'd');
+    assert!(a.dialog.is_none());
+    assert_eq!(
+        a.status,
+        "no delete: claude's session is read only (arbor import makes a pi copy)"
+    );
+    press(&mut a, KeyCode::F(2));
+    assert!(a.dialog.is_none());
+    assert!(
+        a.status.starts_with("no rename: claude's session"),
+        "{}",
+        a.status
+    );
+    // Enter reads it: the conversation as the import would make it, in memory.
+    press(&mut a, KeyCode::Enter);
+    let Mode::Tree(nav) = &a.mode else {
+        panic!("not in the tree: {}", a.status)
+    };
+    assert_eq!(
+        nav.foreign.as_ref().map(|f| f.0),
+        Some(arbor_agents::Agent::Claude)
+    );
+    let s = screen(&mut a, 80, 24);
+    assert!(
+        s.contains("user: Use a Task agent to check the docs too") && s.contains("· claude ·"),
+        "{s}"
+    );
+    insta::assert_snapshot!("other_agent_tree_80x24", s);
+    // Fork and label: refused; resume: the import is offered first.
+    press(&mut a, KeyCode::Char('F'));
+    assert!(
+        a.status.starts_with("no fork: claude's session"),
+        "{}",
+        a.status
+    );
+    press(&mut a, KeyCode::Char('L'));
+    assert!(
+        a.dialog.is_none() && a.status.starts_with("no label"),
+        "{}",
+        a.status
+    );
+    press(&mut a, KeyCode::Char('r'));
+    assert!(
+        matches!(
+            &a.dialog,
+            Some(Dialog::Confirm {
+                then: Pending::ImportResume {
+                    agent: arbor_agents::Agent::Claude,
+                    ..
+                },
+                ..
+            })
+        ),
+        "no import question"
+    );
+    press(&mut a, KeyCode::Esc);
+    assert_eq!(std::fs::read(&file).expect("read"), before);
+    assert_eq!(
+        std::fs::metadata(&file).and_then(|m| m.modified()).ok(),
+        mtime
+    );
+}
+
+/// A session another agent writes while the browser is open appears at the next refresh (read
+/// on the refresh's thread, not the screen's).
+#[test]
+fn another_agents_new_session_appears_at_the_next_refresh() {
+    let f = fixture();
+    let g = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/agents");
+    let projects = f.agent.parent().expect("tmp").join("claude-projects");
+    std::fs::create_dir_all(projects.join("-work-app")).expect("mkdir");
+    let name = "0b7c3f0e-1111-4222-8333-444455556666.jsonl";
+    std::fs::copy(
+        g.join("claude/projects/-work-app").join(name),
+        projects.join("-work-app").join(name),
+    )
+    .expect("copy");
+    let ctx = Ctx {
+        loc: Locator::new(Some(f.agent.clone())),
+        catalog: Some(f.catalog.clone()),
+        now_ms: NOW,
+        agent: Some(crate::cli::Tool::Claude),
+        others: Some(arbor_index::ForeignRoots {
+            claude: projects.clone(),
+            codex: f.agent.join("no-codex"),
+            opencode: f.agent.join("no-opencode"),
+        }),
+    };
+    let mut a = App::new(ctx, Scope::All, None, false).expect("app");
+    assert_eq!(
+        a.picker.rows.len(),
+        1,
+        "--agent claude: the Claude Code session alone"
+    );
+    let real = "9ecbeb02-4f54-4380-9b7b-38cdf9a92eab.jsonl";
+    let dir = projects.join("C--Users-Hardel-IdeaProjects-twichplay");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::copy(
+        g.join("claude-real/projects/C--Users-Hardel-IdeaProjects-twichplay")
+            .join(real),
+        dir.join(real),
+    )
+    .expect("copy");
+    a.tick();
+    a.wait_refresh();
+    let ids: Vec<&str> = a
+        .picker
+        .rows
+        .iter()
+        .filter_map(|r| r.session_id.as_deref())
+        .collect();
+    assert!(
+        ids.contains(&"9ecbeb02-4f54-4380-9b7b-38cdf9a92eab"),
+        "{ids:?}"
+    );
+}
+
+/// The first frame shows other agents' rows as the catalog holds them (no source read before
+/// it); the refresh behind it brings them up to date: a session gone since is dropped then.
+#[test]
+fn other_agents_rows_come_from_the_catalog_first_and_the_refresh_follows() {
+    let f = fixture();
+    let g = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/agents");
+    let codex = f.agent.parent().expect("tmp").join("codex");
+    let day = codex.join("sessions/2026/11/02");
+    std::fs::create_dir_all(&day).expect("mkdir");
+    let name = "rollout-2026-11-02T09-00-00-019a4c1e-0000-7000-8000-00000000c0de.jsonl";
+    std::fs::copy(
+        g.join("codex/sessions/2026/11/02").join(name),
+        day.join(name),
+    )
+    .expect("copy");
+    let app_now = || {
+        let ctx = Ctx {
+            loc: Locator::new(Some(f.agent.clone())),
+            catalog: Some(f.catalog.clone()),
+            now_ms: NOW,
+            agent: Some(crate::cli::Tool::Codex),
+            others: Some(arbor_index::ForeignRoots {
+                claude: f.agent.join("no-claude"),
+                codex: codex.clone(),
+                opencode: f.agent.join("no-opencode"),
+            }),
+        };
+        App::new(ctx, Scope::All, None, false).expect("app")
+    };
+    assert_eq!(app_now().picker.rows.len(), 1, "read at the first start");
+    std::fs::remove_file(day.join(name)).expect("rm");
+    let mut a = app_now();
+    assert_eq!(a.picker.rows.len(), 1, "the first frame: the catalog's row");
+    a.after_first_frame();
+    a.wait_refresh();
+    assert_eq!(a.picker.rows.len(), 0, "the refresh drops the session gone");
 }

@@ -112,10 +112,16 @@ fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
     } else {
         p.sort
     };
+    // `--agent`: whose sessions alone.
+    let only = app
+        .ctx
+        .agent
+        .map(|a| format!(" ({} only)", crate::cmd::ls::tool_name(a)))
+        .unwrap_or_default();
     let header = Line::from(vec![
         Span::styled(" arbor ", t.accent()),
         Span::raw(format!(
-            "· {scope} · {} of {} · sort: {}",
+            "· {scope}{only} · {} of {} · sort: {}",
             p.view.len(),
             arbor_view::count(p.rows.len() as u64, "session", "sessions"),
             sort.name()
@@ -170,6 +176,14 @@ fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
     let mut lines: Vec<Line<'_>> = Vec::new();
     app.row_at.clear();
     let now = app.ctx.now_ms;
+    // The TOOL column: as wide as the longest name shown (pi's and omp's alone: 3).
+    let tool_w = p
+        .rows
+        .iter()
+        .map(|r| r.tool_name().len())
+        .max()
+        .unwrap_or(3)
+        .max(3);
     for (pos, v) in p.view.iter().enumerate().skip(p.offset) {
         if lines.len() >= h {
             break;
@@ -177,10 +191,7 @@ fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
         let r = &p.rows[v.row];
         let sel = pos == p.selected;
         let base = if sel { t.selected() } else { Style::default() };
-        let tool = match r.tool {
-            arbor_core::Dialect::Pi => "pi ",
-            arbor_core::Dialect::Omp => "omp",
-        };
+        let tool = format!("{:<tool_w$}", r.tool_name());
         let age = crate::cmd::index::age(now - r.modified);
         let indent = if v.depth > 0 {
             format!("{}↳ ", "  ".repeat(v.depth.min(8) - 1))
@@ -259,22 +270,25 @@ fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
             fit(&r.title, inner.width as usize),
             t.bold(),
         )]));
-        pl.push(Line::styled(
-            fit(
-                &format!(
-                    "{} · {} · {} · {}",
-                    crate::cmd::index::home_short(&r.cwd),
-                    arbor_view::count(r.branches, "branch", "branches"),
-                    crate::cmd::index::human_size(r.size),
-                    r.file
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default()
-                ),
-                inner.width as usize,
+        let about = match r.agent {
+            // Another agent's: which, and its id (what `arbor import` takes).
+            Some(a) => format!(
+                "{} · {a} · {} · read only",
+                crate::cmd::index::home_short(&r.cwd),
+                r.session_id.as_deref().unwrap_or_default()
             ),
-            t.dim(),
-        ));
+            None => format!(
+                "{} · {} · {} · {}",
+                crate::cmd::index::home_short(&r.cwd),
+                arbor_view::count(r.branches, "branch", "branches"),
+                crate::cmd::index::human_size(r.size),
+                r.file
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            ),
+        };
+        pl.push(Line::styled(fit(&about, inner.width as usize), t.dim()));
         if r.first != r.title && !r.first.is_empty() {
             pl.push(Line::styled(
                 fit(&format!("first: {}", r.first), inner.width as usize),
@@ -302,7 +316,12 @@ fn draw_picker(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
         }
     }
     f.render_widget(Paragraph::new(pl).wrap(Wrap { trim: true }), inner);
-    draw_status(f, &app.status, &PICKER_KEYS, "Esc quit", help, t);
+    let keys: &[&str] = if app.picker.selected_row().is_some_and(|r| r.agent.is_some()) {
+        &FOREIGN_PICKER_KEYS
+    } else {
+        &PICKER_KEYS
+    };
+    draw_status(f, &app.status, keys, "Esc quit", help, t);
 }
 
 /// The last line: the status message, else the keys.
@@ -328,6 +347,19 @@ const PICKER_KEYS: [&str; 8] = [
     "^Y copy path",
     "↑↓ move",
 ];
+
+/// The picker's keys on another agent's session (only read: no rename, no delete).
+const FOREIGN_PICKER_KEYS: [&str; 6] = [
+    "Enter read",
+    "^R import+resume",
+    "Tab scope",
+    "^S sort",
+    "^Y copy path",
+    "↑↓ move",
+];
+
+/// The tree's keys on another agent's session.
+const FOREIGN_TREE_KEYS: [&str; 3] = ["r import+resume", "←→ fold", "↑↓ move"];
 
 /// The tree's keys, most useful first.
 const TREE_KEYS: [&str; 6] = [
@@ -409,10 +441,10 @@ fn draw_tree(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
         return;
     };
     let title = nav.title.clone();
-    let tool = if nav.doc.dialect() == arbor_core::Dialect::Omp {
-        "omp"
-    } else {
-        "pi"
+    let tool = match &nav.foreign {
+        Some((a, _)) => a.name(),
+        None if nav.doc.dialect() == arbor_core::Dialect::Omp => "omp",
+        None => "pi",
     };
     f.render_widget(
         Paragraph::new(Line::from(vec![
@@ -524,7 +556,12 @@ fn draw_tree(f: &mut Frame<'_>, app: &mut App, area: Rect, t: Theme) {
         .map(|i| reader_lines(nav, i, t))
         .unwrap_or_default();
     f.render_widget(Paragraph::new(rl).wrap(Wrap { trim: false }), inner);
-    draw_status(f, &app.status, &TREE_KEYS, "Esc back", help, t);
+    let keys: &[&str] = if nav.foreign.is_some() {
+        &FOREIGN_TREE_KEYS
+    } else {
+        &TREE_KEYS
+    };
+    draw_status(f, &app.status, keys, "Esc back", help, t);
 }
 
 fn reader_lines(nav: &Navigator, i: usize, t: Theme) -> Vec<Line<'static>> {

@@ -27,19 +27,25 @@ pub fn wants_pi(t: Option<Tool>) -> bool {
 /// sessions directory of pi's or omp's), refreshed first (only changed sources are read).
 /// Sources skipped are said on stderr when `--all` or `--agent` asks for them.
 pub fn in_scope(cat: &mut Catalog, scope: Scope<'_>, tool: Option<Tool>) -> Result<ForeignListing> {
-    let only = match tool {
-        Some(t) => match foreign_agent(t) {
-            Some(a) => Some(a),
-            None => return Ok(ForeignListing::default()),
-        },
-        None => None,
-    };
-    if matches!(scope, Scope::Dir(_)) {
+    in_scope_with(cat, &ForeignRoots::from_env(), scope, tool, true)
+}
+
+/// [`in_scope`] over the agents' sources under `roots`, saying nothing on stderr when `say`
+/// is false (the terminal browser, whose screen a line on stderr would garble; it shows the
+/// rows).
+pub fn in_scope_with(
+    cat: &mut Catalog,
+    roots: &ForeignRoots,
+    scope: Scope<'_>,
+    tool: Option<Tool>,
+    say: bool,
+) -> Result<ForeignListing> {
+    let Some(only) = wanted(scope, tool) else {
         return Ok(ForeignListing::default());
-    }
-    let mut got = cat.refresh_foreign_with(&ForeignRoots::from_env(), only, &mut |n, bytes| {
+    };
+    let mut got = cat.refresh_foreign_with(roots, only, &mut |n, bytes| {
         // A first look at a large history takes seconds: said once, before.
-        if bytes >= 64 << 20 {
+        if say && bytes >= 64 << 20 {
             say_err!(
                 "arbor: reading {} of other agents ({} MB) into the catalog; later runs read only what changed",
                 arbor_view::count(n as u64, "source", "sources"),
@@ -47,7 +53,7 @@ pub fn in_scope(cat: &mut Catalog, scope: Scope<'_>, tool: Option<Tool>) -> Resu
             );
         }
     })?;
-    if matches!(scope, Scope::All) || only.is_some() {
+    if say && (matches!(scope, Scope::All) || only.is_some()) {
         for p in &got.problems {
             say_err!(
                 "arbor: skipped a {} source: {}: {}",
@@ -57,11 +63,46 @@ pub fn in_scope(cat: &mut Catalog, scope: Scope<'_>, tool: Option<Tool>) -> Resu
             );
         }
     }
+    keep_in_scope(&mut got, scope);
+    Ok(got)
+}
+
+/// [`in_scope`]'s rows as the catalog holds them, not refreshed: what the terminal browser
+/// shows in its first frame (its refresh runs after it).
+///
+/// # Errors
+/// The catalog's own errors.
+pub fn stored_in_scope(
+    cat: &Catalog,
+    scope: Scope<'_>,
+    tool: Option<Tool>,
+) -> Result<ForeignListing> {
+    let Some(only) = wanted(scope, tool) else {
+        return Ok(ForeignListing::default());
+    };
+    let mut got = cat.foreign_as_stored(only)?;
+    keep_in_scope(&mut got, scope);
+    Ok(got)
+}
+
+/// Which agents' sessions `scope` and `--agent` ask for: `None`, none (`--dir`, `--agent pi`
+/// or `omp`); `Some(None)`, every agent's; `Some(Some(a))`, `a`'s.
+fn wanted(scope: Scope<'_>, tool: Option<Tool>) -> Option<Option<Agent>> {
+    if matches!(scope, Scope::Dir(_)) {
+        return None;
+    }
+    match tool {
+        Some(t) => foreign_agent(t).map(Some),
+        None => Some(None),
+    }
+}
+
+/// Keeps the rows of `scope`: the current project's, those whose cwd is the current directory.
+fn keep_in_scope(got: &mut ForeignListing, scope: Scope<'_>) {
     if matches!(scope, Scope::Current) {
         let here = current_dirs();
         got.rows.retain(|r| here.contains(&r.summary.cwd));
     }
-    Ok(got)
 }
 
 /// The current directory as the agents record a cwd: as the process sees it, and its real
@@ -91,45 +132,184 @@ fn current_dirs() -> Vec<String> {
     out
 }
 
+/// The catalog's row of the other agent's session `arg` names: its file (the file's own
+/// session: rows come parents first), its id, or an id prefix of 6 characters or more.
+fn find_foreign(rows: &[ForeignRow], arg: &str) -> Option<ForeignRow> {
+    rows.iter()
+        .find(|r| arbor_agents::open::names(arg, r.agent, &r.summary.id, &r.source))
+        .cloned()
+}
+
+/// The catalog's rows of every agent's sessions, and the sources skipped (refreshed: only
+/// changed sources are read).
+fn foreign_listing() -> Option<ForeignListing> {
+    let mut cat = super::index::open_catalog(None).ok()?;
+    cat.refresh_foreign(&ForeignRoots::from_env(), None).ok()
+}
+
+/// The catalog's rows of every agent's sessions ([`foreign_listing`]).
+fn foreign_rows() -> Option<Vec<ForeignRow>> {
+    foreign_listing().map(|l| l.rows)
+}
+
+/// The skipped source (a malformed or future-version file of another agent) that `arg` names
+/// by its path.
+fn find_problem(listing: &ForeignListing, arg: &str) -> Option<arbor_index::ForeignProblem> {
+    let real = std::fs::canonicalize(arg).ok()?;
+    listing
+        .problems
+        .iter()
+        .find(|p| std::fs::canonicalize(&p.source).ok().as_ref() == Some(&real))
+        .cloned()
+}
+
+/// A row's title as a notice on stderr shows it: secrets redacted (the first prompt may hold
+/// one; `export` and `secrets` must not print it beside their redacted output), then cut to
+/// one line of 60 characters.
+fn shown_title(r: &ForeignRow) -> String {
+    arbor_view::one_line(&arbor_view::secrets::redact(r.display_title()), 60)
+}
+
+/// "Claude Code's", "Codex's", "opencode's".
+fn agent_possessive(a: Agent) -> &'static str {
+    match a {
+        Agent::Claude => "Claude Code's",
+        Agent::Codex => "Codex's",
+        Agent::Opencode => "opencode's",
+    }
+}
+
+/// The `arbor import` command that makes a pi session of `r` (a Claude Code subagent is
+/// imported with its parent).
+fn import_command(r: &ForeignRow) -> String {
+    format!(
+        "arbor import {} {}",
+        r.agent,
+        match (&r.summary.parent_id, r.agent) {
+            (Some(p), Agent::Claude) => p.clone(),
+            _ => r.summary.id.clone(),
+        }
+    )
+}
+
 /// When one of a failed command's arguments names another agent's session (its file, or its
 /// id or an id prefix of 6 characters or more), what to say: it is that agent's, arbor only
 /// reads it, and `arbor import` makes a pi session of it. Looks in the catalog's rows
 /// (refreshed: sources are only read).
 pub fn foreign_hint(args: &[String]) -> Option<String> {
-    let mut cat = super::index::open_catalog(None).ok()?;
-    let rows = cat
-        .refresh_foreign(&ForeignRoots::from_env(), None)
-        .ok()?
-        .rows;
-    for a in args.iter().filter(|a| !a.starts_with('-')) {
-        let real = std::fs::canonicalize(a).ok();
-        let hit = rows.iter().find(|r| {
-            r.summary.id == *a
-                || (a.len() >= 6 && r.summary.id.starts_with(a.as_str()))
-                || (real.is_some()
-                    && r.agent != Agent::Opencode
-                    && std::fs::canonicalize(&r.source).ok() == real)
-        });
-        if let Some(r) = hit {
-            return Some(format!(
-                "arbor: {a} is {} session {} (\"{}\"), another agent's: arbor only reads it (ls, search, stats, mcp) and never writes into it. To continue it in pi: arbor import {} {}, then pi --session on the file it writes",
-                match r.agent {
-                    Agent::Claude => "Claude Code's",
-                    Agent::Codex => "Codex's",
-                    Agent::Opencode => "opencode's",
-                },
-                r.summary.id,
-                arbor_view::one_line(r.display_title(), 60),
-                r.agent,
-                if r.summary.parent_id.is_some() && r.agent == Agent::Claude {
-                    r.summary.parent_id.clone().unwrap_or_default()
-                } else {
-                    r.summary.id.clone()
-                }
-            ));
+    let rows = foreign_rows()?;
+    let (a, r) = args
+        .iter()
+        .find_map(|a| find_foreign(&rows, a).map(|r| (a, r)))?;
+    Some(format!(
+        "arbor: {a} is {} session {} (\"{}\"), another agent's: arbor only reads it (ls, search, stats, show, context, tree, export, mcp) and never writes into it. To continue it in pi: {}, then pi --session on the file it writes",
+        agent_possessive(r.agent),
+        r.summary.id,
+        shown_title(&r),
+        import_command(&r)
+    ))
+}
+
+/// The catalog's row of the other agent's session `arg` names (its file, id or id prefix of
+/// 6 characters or more), if any.
+pub fn foreign_row(arg: &str) -> Option<ForeignRow> {
+    foreign_rows().and_then(|rows| find_foreign(&rows, arg))
+}
+
+/// Another agent's session as `arbor stats` counts it (the catalog's spends of its replies;
+/// Claude Code's and Codex's costs estimated), keyed `AGENT:ID`, and its label in the
+/// session table (`short_id agent title`).
+pub fn counted(r: &ForeignRow, short_id: &str) -> (arbor_view::Counted, String) {
+    let key = format!("{}:{}", r.agent, r.summary.id);
+    let label = format!(
+        "{short_id} {} {}",
+        r.agent,
+        arbor_view::one_line(r.display_title(), 200)
+    );
+    let estimated = !arbor_agents::listing::records_cost(r.agent);
+    (
+        arbor_view::Counted::new(
+            std::path::PathBuf::from(key),
+            r.summary.cwd.clone(),
+            false,
+            r.summary.buckets.clone(),
+        )
+        .estimated(estimated),
+        label,
+    )
+}
+
+/// Whether `arg` names another agent's session in the catalog (see [`foreign_hint`]), or a
+/// source of theirs that was skipped as unreadable ([`open_foreign`] says why).
+pub fn names_foreign(arg: &str) -> bool {
+    foreign_listing()
+        .is_some_and(|l| find_foreign(&l.rows, arg).is_some() || find_problem(&l, arg).is_some())
+}
+
+/// Another agent's session opened for reading ([`open_foreign`]).
+pub struct ForeignDoc {
+    /// The file it was read from (a subagent's own file; opencode: what its reader names).
+    pub source: std::path::PathBuf,
+    /// The session as the pi entries `arbor import` would write, in memory.
+    pub doc: arbor_core::SessionDoc,
+}
+
+/// The other agent's session `arg` names, read in memory as the pi session `arbor import`
+/// would make of it (`arbor_agents::open_as_doc`: nothing is written), or `None` when `arg`
+/// names none. Says once on stderr that it is another agent's session read in memory (and
+/// how to import it), and what the reader skipped, by file and line.
+///
+/// # Errors
+/// The source cannot be read.
+pub fn open_foreign(arg: &str) -> Result<Option<ForeignDoc>> {
+    let Some(listing) = foreign_listing() else {
+        return Ok(None);
+    };
+    let Some(r) = find_foreign(&listing.rows, arg) else {
+        if let Some(p) = find_problem(&listing, arg) {
+            anyhow::bail!(
+                "{}: {} session file, not readable: {}",
+                p.source.display(),
+                agent_possessive(p.agent),
+                p.problem
+            );
+        }
+        return Ok(None);
+    };
+    let source = arbor_agents::open::source_of(r.agent, &r.source, &r.summary.id);
+    let opened = arbor_agents::open_as_doc(&source, Some(&r.summary.id))?;
+    say_err!(
+        "arbor: {} session {} (\"{}\") is another agent's, read in memory as arbor import would make it (nothing written). To continue it in pi: {}",
+        agent_possessive(r.agent),
+        r.summary.id,
+        shown_title(&r),
+        import_command(&r)
+    );
+    let shown = source.describe();
+    for (line, problem) in opened.report.bad_lines.iter().take(5) {
+        // opencode's rows have no line number (0): the problem names its row.
+        match line {
+            0 => say_err!("arbor: warning: {shown}: skipped: {problem}"),
+            n => say_err!("arbor: warning: {shown}:{n}: skipped: {problem}"),
         }
     }
-    None
+    if opened.report.bad_lines.len() > 5 {
+        say_err!(
+            "arbor: warning: {shown}: {} more bad lines skipped",
+            opened.report.bad_lines.len() - 5
+        );
+    }
+    for (kind, n) in &opened.report.unknown {
+        say_err!(
+            "arbor: warning: {shown}: {n} record(s) of a type arbor does not know skipped: {kind}"
+        );
+    }
+    Ok(Some(ForeignDoc {
+        // The session's own file (a Claude Code subagent's, opencode's database), as the
+        // import's marker names it.
+        source: opened.session.path,
+        doc: opened.doc,
+    }))
 }
 
 /// The shortest unique prefix (at least 8 characters) of each row's session id among

@@ -30,17 +30,7 @@ pub fn import(
     };
     let root = from.map_or_else(|| sources::default_root(agent), Path::to_path_buf);
     let dialect = if omp { Dialect::Omp } else { Dialect::Pi };
-    let cwd = std::env::current_dir()
-        .context("current directory")?
-        .to_string_lossy()
-        .into_owned();
-    let opts = Options {
-        dialect,
-        agent_dir: loc
-            .agent_override()
-            .map_or_else(|| arbor_store::paths::agent_dir(dialect), Path::to_path_buf),
-        fallback_cwd: cwd,
-    };
+    let opts = options(dialect, loc)?;
     let mut failed = false;
     let mut todo: Vec<Source> = Vec::new();
     if all {
@@ -110,6 +100,23 @@ pub fn import(
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    })
+}
+
+/// Where and how `arbor import` writes (the browser's resume of another agent's session
+/// imports with these too): `dialect`'s layout under the agent directory (`--agent-dir`
+/// when given), the current directory for a session that recorded no cwd.
+pub(crate) fn options(dialect: Dialect, loc: &Locator) -> Result<Options> {
+    let cwd = std::env::current_dir()
+        .context("current directory")?
+        .to_string_lossy()
+        .into_owned();
+    Ok(Options {
+        dialect,
+        agent_dir: loc
+            .agent_override()
+            .map_or_else(|| arbor_store::paths::agent_dir(dialect), Path::to_path_buf),
+        fallback_cwd: cwd,
     })
 }
 

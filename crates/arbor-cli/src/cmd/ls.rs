@@ -182,7 +182,7 @@ enum RowOf<'a> {
 }
 
 /// The TOOL column's value of another agent's session.
-fn tool_of(a: arbor_agents::Agent) -> crate::cli::Tool {
+pub(crate) fn tool_of(a: arbor_agents::Agent) -> crate::cli::Tool {
     use crate::cli::Tool;
     match a {
         arbor_agents::Agent::Claude => Tool::Claude,

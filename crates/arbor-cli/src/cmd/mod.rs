@@ -1,8 +1,8 @@
 //! Command implementations.
-mod agents;
+pub(crate) mod agents;
 mod check;
 mod fork;
-mod import;
+pub(crate) mod import;
 pub mod index;
 pub(crate) mod ls;
 mod mcp;
@@ -176,6 +176,24 @@ fn pick(
     })
 }
 
+/// [`pick`] for a command that only reads (`show`, `context`, `tree`, `export`): a `session`
+/// that is no pi or omp session but another agent's (`agents::open_foreign`) is handed on as
+/// given, for the command to read in memory.
+fn pick_read(
+    session: Option<String>,
+    scope: &crate::cli::ScopeOpts,
+    loc: &arbor_store::locate::Locator,
+    width: usize,
+) -> Result<String> {
+    match pick(session.clone(), scope, loc, width) {
+        Ok(p) => Ok(p),
+        Err(e) => match session {
+            Some(arg) if agents::names_foreign(&arg) => Ok(arg),
+            _ => Err(e),
+        },
+    }
+}
+
 /// Runs one command with its locator.
 fn run_command(
     cli: Cli,
@@ -187,7 +205,7 @@ fn run_command(
         // `arbor` alone: the browser on a terminal, the help otherwise.
         use std::io::IsTerminal;
         if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
-            return crate::browse::browse(false, None, &term, loc, None);
+            return crate::browse::browse(false, None, None, &term, loc, None);
         }
         let mut cmd = <Cli as clap::CommandFactory>::command();
         cmd.print_help()?;
@@ -206,6 +224,7 @@ fn run_command(
         Command::Browse {
             all,
             query,
+            agent,
             catalog,
             measure,
             measure_tree,
@@ -223,6 +242,7 @@ fn run_command(
             None => crate::browse::browse(
                 all,
                 query.as_deref(),
+                agent,
                 &term,
                 loc,
                 catalog.catalog.as_deref(),
@@ -236,7 +256,7 @@ fn run_command(
             lenient,
             omp_version,
         } => read::context(
-            &pick(session, &scope, &loc, term.width)?,
+            &pick_read(session, &scope, &loc, term.width)?,
             leaf.as_deref(),
             llm,
             lenient,
@@ -250,7 +270,7 @@ fn run_command(
             json,
             no_pager,
         } => read::tree(
-            &pick(session, &scope, &loc, term.width)?,
+            &pick_read(session, &scope, &loc, term.width)?,
             full,
             json,
             !no_pager,
@@ -265,7 +285,7 @@ fn run_command(
             lenient,
             omp_version,
         } => read::show(
-            &pick(session, &scope, &loc, term.width)?,
+            &pick_read(session, &scope, &loc, term.width)?,
             leaf.as_deref(),
             &opts,
             lenient,
@@ -474,7 +494,7 @@ fn run_command(
             lenient,
             force,
         } => read::export(
-            &pick(session, &scope, &loc, term.width)?,
+            &pick_read(session, &scope, &loc, term.width)?,
             &read::ExportArgs {
                 leaf: leaf.as_deref(),
                 tree,

@@ -17,14 +17,38 @@ fn load(session: &str, loc: &Locator) -> Result<(std::path::PathBuf, SessionDoc)
 /// [`load`]; `lean`: the map's pages are released behind the parse (an export reads the file
 /// once, and keeps its memory bounded: `arbor_store::load_doc_lean`).
 fn load_as(session: &str, loc: &Locator, lean: bool) -> Result<(std::path::PathBuf, SessionDoc)> {
-    let path = loc.resolve_session(session)?;
-    let doc = if lean {
-        arbor_store::load_doc_lean(&path)?
-    } else {
-        arbor_store::load_doc(&path)?
-    };
-    warn_report(&path, &doc);
-    Ok((path, doc))
+    load_any(session, loc, lean).map(|(p, d, _)| (p, d))
+}
+
+/// [`load_as`], and whether the session is another agent's (Claude Code, Codex, opencode),
+/// read in memory as `arbor import` would make it (`agents::open_foreign`): tried when
+/// `session` is not a pi or omp session arbor can load. The path is then the source's.
+fn load_any(
+    session: &str,
+    loc: &Locator,
+    lean: bool,
+) -> Result<(std::path::PathBuf, SessionDoc, bool)> {
+    let pi = loc
+        .resolve_session(session)
+        .map_err(anyhow::Error::from)
+        .and_then(|path| {
+            let doc = if lean {
+                arbor_store::load_doc_lean(&path)?
+            } else {
+                arbor_store::load_doc(&path)?
+            };
+            Ok((path, doc))
+        });
+    match pi {
+        Ok((path, doc)) => {
+            warn_report(&path, &doc);
+            Ok((path, doc, false))
+        }
+        Err(e) => match super::agents::open_foreign(session)? {
+            Some(f) => Ok((f.source, f.doc, true)),
+            None => Err(e),
+        },
+    }
 }
 
 /// Tells stderr what the loader skipped, so nothing is dropped silently.
@@ -93,7 +117,11 @@ fn load_resolved_as(
     lean: bool,
 ) -> Result<(std::path::PathBuf, SessionDoc)> {
     let agent = loc.agent_override();
-    let (path, mut doc) = load_as(session, loc, lean)?;
+    let (path, mut doc, foreign) = load_any(session, loc, lean)?;
+    if foreign {
+        // Another agent's session has no blob store: its images are inline.
+        return Ok((path, doc));
+    }
     let store =
         arbor_store::blobs::BlobStore::new(arbor_store::blobs::blob_dir_for_session(&path, agent));
     let issues =

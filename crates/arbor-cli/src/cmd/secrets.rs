@@ -18,14 +18,32 @@ pub fn secrets(
     term: &Term,
     loc: &Locator,
 ) -> Result<ExitCode> {
-    let scoped = super::scoped_files(loc, sessions, scope, "secrets")?;
+    // Another agent's sessions named (a source file, an id, a prefix): read in memory as
+    // `arbor import` would make them, and scanned as that pi session.
+    let mut pi_args = Vec::new();
+    let mut foreign = Vec::new();
+    for s in sessions {
+        let named = match loc.resolve_session(s) {
+            Ok(p) => super::agents::foreign_row(&p.to_string_lossy()).is_some(),
+            Err(_) => super::agents::names_foreign(s),
+        };
+        match named.then(|| super::agents::open_foreign(s)).transpose()? {
+            Some(Some(f)) => foreign.push(f),
+            _ => pi_args.push(s.clone()),
+        }
+    }
+    let scoped = if pi_args.is_empty() && !sessions.is_empty() && !scope.named() {
+        super::Scoped::default()
+    } else {
+        super::scoped_files(loc, &pi_args, scope, "secrets")?
+    };
     let mut unscanned = 0usize;
     for (dir, e) in &scoped.unreadable {
         say_err!("arbor: {}: not scanned: {e}", dir.display());
         unscanned += 1;
     }
     let files: Vec<PathBuf> = scoped.files()?;
-    if files.is_empty() && unscanned == 0 {
+    if files.is_empty() && foreign.is_empty() && unscanned == 0 {
         // The scope's hint is said; no session holds a secret.
         if json {
             std::io::Write::write_all(&mut crate::report::stdout(), b"[]\n")?;
@@ -37,33 +55,57 @@ pub fn secrets(
     let mut list = Vec::new();
     let mut arr = arbor_core::json::JsonArray::new(&mut list);
     let mut read = 0usize;
-    for f in &files {
-        let doc = match arbor_store::load_doc(f) {
-            Ok(d) => {
+    // Each session: its file, its document (another agent's: read before, in memory).
+    let mut foreign = foreign.into_iter();
+    let mut pi_files = files.iter();
+    loop {
+        let (f, doc, in_memory) = match foreign.next() {
+            Some(fd) => {
                 read += 1;
-                d
+                (fd.source, fd.doc, true)
             }
-            Err(e) => {
-                // The path once; an empty file (no session) passes without a word, as in
-                // `stats`. The reason may quote the file (the first line's type): never a secret.
-                let why = super::why_not(f, &e);
-                if !why.is_empty() {
-                    say_err!(
-                        "arbor: {}: not scanned: {}",
-                        f.display(),
-                        arbor_view::secrets::redact(&why)
-                    );
-                    unscanned += 1;
+            None => {
+                let Some(f) = pi_files.next() else { break };
+                match arbor_store::load_doc(f) {
+                    Ok(d) => {
+                        read += 1;
+                        (f.clone(), d, false)
+                    }
+                    Err(e) => {
+                        // The path once; an empty file (no session) passes without a word, as
+                        // in `stats`. The reason may quote the file (the first line's type):
+                        // never a secret.
+                        let why = super::why_not(f, &e);
+                        if !why.is_empty() {
+                            say_err!(
+                                "arbor: {}: not scanned: {}",
+                                f.display(),
+                                arbor_view::secrets::redact(&why)
+                            );
+                            unscanned += 1;
+                        }
+                        continue;
+                    }
                 }
-                continue;
+            }
+        };
+        // Another agent's session: the line is that of the pi session its import would be,
+        // not of the source, and is said so.
+        let at = |line: usize| {
+            if in_memory {
+                format!(
+                    "{} (read in memory: line {line} of its import)",
+                    f.display()
+                )
+            } else {
+                format!("{}:{line}", f.display())
             }
         };
         let scan = arbor_view::secrets::scan_doc(&doc);
         for u in &scan.unscanned {
             say_err!(
-                "arbor: {}:{}: not scanned: {}",
-                f.display(),
-                u.line,
+                "arbor: {}: not scanned: {}",
+                at(u.line),
                 arbor_view::secrets::redact(&u.problem)
             );
             unscanned += 1;
@@ -87,9 +129,12 @@ pub fn secrets(
                         .str("field", &s.path)
                         .str("kind", s.kind)
                         .uint("chars", s.chars as u64);
+                    if in_memory {
+                        o.bool("readInMemory", true);
+                    }
                 });
             } else {
-                out.paint(Paint::Dim, &format!("{}:{}", f.display(), s.line))
+                out.paint(Paint::Dim, &at(s.line))
                     .put("  ")
                     .paint(Paint::Warn, s.kind)
                     .put(&format!(

@@ -75,25 +75,9 @@ fn foreign_counted(
     let ids = super::agents::short_ids(&refs);
     let mut out = Vec::new();
     for (r, id) in got.rows.iter().zip(ids) {
-        let key = format!("{}:{}", r.agent, r.summary.id);
-        labels.insert(
-            key.clone(),
-            format!(
-                "{id} {} {}",
-                r.agent,
-                arbor_view::one_line(r.display_title(), 200)
-            ),
-        );
-        let estimated = !arbor_agents::listing::records_cost(r.agent);
-        out.push(
-            Counted::new(
-                PathBuf::from(key),
-                r.summary.cwd.clone(),
-                false,
-                r.summary.buckets.clone(),
-            )
-            .estimated(estimated),
-        );
+        let (c, label) = super::agents::counted(r, &id);
+        labels.insert(c.file.to_string_lossy().into_owned(), label);
+        out.push(c);
     }
     Ok((out, labels))
 }
@@ -281,16 +265,34 @@ pub fn stats(
     catalog: Option<&Path>,
 ) -> Result<ExitCode> {
     let mut files: Vec<PathBuf> = Vec::new();
+    // Another agent's sessions named (a source file, an id, a prefix): counted from the
+    // catalog's spends, as `stats` counts them in a listing.
+    let mut named_foreign = Vec::new();
     for s in o.sessions {
-        files.push(loc.resolve_session(s)?);
+        match loc.resolve_session(s) {
+            Ok(p) => match super::agents::foreign_row(&p.to_string_lossy()) {
+                Some(r) => named_foreign.push(r),
+                None => files.push(p),
+            },
+            Err(e) => match super::agents::foreign_row(s) {
+                Some(r) => named_foreign.push(r),
+                None => return Err(e.into()),
+            },
+        }
     }
     let scope = o.scope.scope();
-    let listed = files.is_empty() || o.scope.named();
-    let (foreign, foreign_labels) = foreign_counted(o, catalog)?;
+    let listed = o.sessions.is_empty() || o.scope.named();
+    let (mut foreign, mut foreign_labels) = foreign_counted(o, catalog)?;
+    let refs: Vec<&arbor_index::ForeignRow> = named_foreign.iter().collect();
+    for (r, id) in named_foreign.iter().zip(super::agents::short_ids(&refs)) {
+        let (c, label) = super::agents::counted(r, &id);
+        foreign_labels.insert(c.file.to_string_lossy().into_owned(), label);
+        foreign.push(c);
+    }
     let pi_too = super::agents::wants_pi(o.agent);
     let mut sessions = if !pi_too {
         Vec::new()
-    } else if listed && files.is_empty() && !o.no_catalog {
+    } else if listed && o.sessions.is_empty() && !o.no_catalog {
         let dirs = loc.project_dirs(scope)?;
         let mut cat = super::index::open_catalog(catalog)?;
         match from_catalog(&mut cat, &dirs, o.since_ms) {

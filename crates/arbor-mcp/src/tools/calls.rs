@@ -185,8 +185,17 @@ fn edits(state: &State, work: &Work, a: &EditsArgs) -> Result<EditsAnswer, ToolE
     let start = bound::offset(a.cursor.as_deref(), "get_file_edits", &key)?;
     let want = a.path.as_deref().filter(|p| !p.is_empty());
     let keep = |e: &FileEdit| want.is_none_or(|w| if a.exact { e.path == w } else { true });
+    // Another agent's session, named by `session`: read in memory (its source is not a pi file).
+    let mut foreign: Option<arbor_core::SessionDoc> = None;
     let files: Vec<std::path::PathBuf> = match a.session.as_deref().filter(|s| !s.is_empty()) {
-        Some(s) => vec![crate::resolve::session(state, s)?],
+        Some(s) => match crate::resolve::session(state, s) {
+            Ok(p) => vec![p],
+            Err(e) => {
+                let f = crate::resolve::open_foreign(state, work, s)?.ok_or(e)?;
+                foreign = Some(f.doc);
+                vec![f.path]
+            }
+        },
         None => super::list::listed(state, work, a.project.as_deref())?
             .into_iter()
             .map(|l| l.file)
@@ -204,22 +213,31 @@ fn edits(state: &State, work: &Work, a: &EditsArgs) -> Result<EditsAnswer, ToolE
         if files.len() > 1 {
             work.progress(k as f64, Some(files.len() as f64), "reading sessions");
         }
-        let Ok(real) = crate::resolve::inside(state, file) else {
-            continue;
+        let (real, doc) = match foreign.take() {
+            Some(doc) => (file.clone(), doc),
+            None => {
+                let Ok(real) = crate::resolve::inside(state, file) else {
+                    continue;
+                };
+                // A quick look at the bytes before the file is parsed.
+                if let Some(w) = want {
+                    let Ok(bytes) = arbor_store::FileBytes::open(&real) else {
+                        read += 1;
+                        continue;
+                    };
+                    if !agent::may_name(bytes.as_ref(), w) {
+                        read += 1;
+                        continue;
+                    }
+                }
+                let Ok(doc) = arbor_store::load_doc(&real) else {
+                    read += 1;
+                    continue;
+                };
+                (real, doc)
+            }
         };
         read += 1;
-        // A quick look at the bytes before the file is parsed.
-        if let Some(w) = want {
-            let Ok(bytes) = arbor_store::FileBytes::open(&real) else {
-                continue;
-            };
-            if !agent::may_name(bytes.as_ref(), w) {
-                continue;
-            }
-        }
-        let Ok(doc) = arbor_store::load_doc(&real) else {
-            continue;
-        };
         let session = doc.session_id();
         let cwd = doc.header_str("cwd");
         for e in agent::file_edits(&doc, want).into_iter().filter(&keep) {

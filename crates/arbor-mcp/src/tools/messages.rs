@@ -17,7 +17,9 @@ use std::sync::{Arc, Mutex};
 /// The session a reading tool is asked about, loaded: `session` resolved as the CLI's
 /// SESSION and checked to lie in the served directories ([`crate::resolve::session`]),
 /// the file mapped as `arbor show` maps it, omp blob references replaced by their blobs
-/// (a missing or corrupt blob stays a reference, as `--lenient` leaves it).
+/// (a missing or corrupt blob stays a reference, as `--lenient` leaves it). Another agent's
+/// session (Claude Code, Codex, opencode) is read in memory as `arbor import` would make it
+/// ([`crate::resolve::open_foreign`]); the path is then its source's.
 ///
 /// The last session loaded is kept ([`LAST`]) while its file is the same file of the same
 /// length and modification time: an agent reads a session page after page, and a 1 GB
@@ -27,7 +29,14 @@ pub(crate) fn load(
     work: &Work,
     session: &str,
 ) -> Result<(PathBuf, Arc<SessionDoc>), ToolError> {
-    let path = crate::resolve::session(state, session)?;
+    let path = match crate::resolve::session(state, session) {
+        Ok(p) => p,
+        // Another agent's session: read in memory as `arbor import` would make it.
+        Err(e) => match crate::resolve::open_foreign(state, work, session)? {
+            Some(f) => return Ok((f.path, Arc::new(f.doc))),
+            None => return Err(e),
+        },
+    };
     work.check()?;
     let stamp = Stamp::of(&path);
     if let Ok(last) = LAST.lock() {

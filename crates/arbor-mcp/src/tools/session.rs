@@ -86,7 +86,8 @@ pub(crate) struct SessionAnswer {
     pub name: Option<String>,
     /// The working directory it ran in.
     pub cwd: String,
-    /// The agent that wrote it: "pi" or "omp".
+    /// The agent that wrote it: "pi" or "omp"; "claude", "codex" or "opencode" for another
+    /// agent's session (read in memory as `arbor import` would make it).
     pub agent: Agent,
     /// When it was created (ISO 8601, the header's time).
     pub created: Option<String>,
@@ -129,10 +130,20 @@ pub(crate) struct SessionAnswer {
 
 fn run(state: &State, work: &Work, a: &SessionArgs) -> Result<SessionAnswer, ToolError> {
     Budget::new(a.budget)?;
-    let file = crate::resolve::session(state, &a.session)?;
-    work.check()?;
-    let doc = arbor_store::load_doc(&file)
-        .map_err(|e| ToolError::new(format!("session '{}': {e}", a.session)))?;
+    let (file, doc, foreign) = match crate::resolve::session(state, &a.session) {
+        Ok(file) => {
+            work.check()?;
+            let doc = arbor_store::load_doc(&file)
+                .map_err(|e| ToolError::new(format!("session '{}': {e}", a.session)))?;
+            (file, doc, None)
+        }
+        // Another agent's session: read in memory as `arbor import` would make it; its
+        // agent, last activity and spends are its catalog row's.
+        Err(e) => {
+            let f = crate::resolve::open_foreign(state, work, &a.session)?.ok_or(e)?;
+            (f.path, f.doc, Some(f.row))
+        }
+    };
     work.check()?;
     let entries = doc.entries();
     let index = doc.index();
@@ -219,7 +230,10 @@ fn run(state: &State, work: &Work, a: &SessionArgs) -> Result<SessionAnswer, Too
     }
     work.check()?;
     // Tokens and cost: `arbor stats SESSION`'s counting of this one file.
-    let (counted, _) = arbor_view::stats_from_files(std::slice::from_ref(&file));
+    let counted = match &foreign {
+        Some(r) => vec![super::counted_foreign(r)],
+        None => arbor_view::stats_from_files(std::slice::from_ref(&file)).0,
+    };
     let stats = arbor_view::aggregate_stats(&counted, arbor_view::StatsBy::Session, None);
     let usage = UsageRow::of(&stats.total);
     // Its listing row (title, last activity) and its forks, from the fresh catalog.
@@ -250,14 +264,16 @@ fn run(state: &State, work: &Work, a: &SessionArgs) -> Result<SessionAnswer, Too
         })
         .collect();
     let name = doc.session_name();
-    let title = match me {
-        Some(l) => l.display_title().into_owned(),
-        None => name.clone().unwrap_or_default(),
+    let title = match (me, &foreign) {
+        (_, Some(r)) => r.display_title().to_string(),
+        (Some(l), None) => l.display_title().into_owned(),
+        (None, None) => name.clone().unwrap_or_default(),
     };
-    let agent = match me {
-        Some(l) => Agent::of(l),
-        None if doc.dialect() == arbor_core::Dialect::Omp => Agent::Omp,
-        None => Agent::Pi,
+    let agent = match (me, &foreign) {
+        (_, Some(r)) => Agent::of_foreign(r.agent),
+        (Some(l), None) => Agent::of(l),
+        (None, None) if doc.dialect() == arbor_core::Dialect::Omp => Agent::Omp,
+        (None, None) => Agent::Pi,
     };
     let answer = SessionAnswer {
         id: my_id,
@@ -270,7 +286,10 @@ fn run(state: &State, work: &Work, a: &SessionArgs) -> Result<SessionAnswer, Too
             .header_str("timestamp")
             .and_then(|t| arbor_core::time::parse_iso_ms(&t))
             .and_then(iso),
-        modified: me.and_then(|l| iso(l.info.modified_ms)),
+        modified: match &foreign {
+            Some(r) => r.summary.modified_ms.and_then(|t| iso(t as f64)),
+            None => me.and_then(|l| iso(l.info.modified_ms)),
+        },
         models,
         entries: entries.len() as u64,
         messages,
@@ -298,7 +317,7 @@ fn text(answer: &SessionAnswer) -> String {
         answer.title,
         answer.id.as_deref().unwrap_or("-"),
         answer.path,
-        if answer.agent == Agent::Omp { "omp" } else { "pi" },
+        answer.agent.name(),
         answer.cwd,
         answer.created.as_deref().unwrap_or("-"),
         answer.modified.as_deref().unwrap_or("-"),

@@ -150,15 +150,7 @@ fn counted(
     let foreign: Vec<arbor_view::Counted> =
         super::foreign_rows(state, work, a.project.as_deref(), None)?
             .into_iter()
-            .map(|r| {
-                arbor_view::Counted::new(
-                    std::path::PathBuf::from(format!("{}:{}", r.agent, r.summary.id)),
-                    r.summary.cwd.clone(),
-                    false,
-                    r.summary.buckets.clone(),
-                )
-                .estimated(!arbor_agents::listing::records_cost(r.agent))
-            })
+            .map(|r| super::counted_foreign(&r))
             .collect();
     let mut cat = state
         .catalog

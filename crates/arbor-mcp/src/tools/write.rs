@@ -40,7 +40,15 @@ fn target(state: &State, work: &Work, session: &str) -> Result<PathBuf, ToolErro
     if !state.opts.allow_writes {
         return Err(refused("write"));
     }
-    let path = crate::resolve::session(state, session)?;
+    let path = match crate::resolve::session(state, session) {
+        Ok(p) => p,
+        Err(e) => {
+            return Err(match crate::resolve::foreign_row(state, work, session)? {
+                Some(r) => crate::resolve::foreign_write_refusal(&r),
+                None => e,
+            })
+        }
+    };
     work.check()?;
     Ok(path)
 }
