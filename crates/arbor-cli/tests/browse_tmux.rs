@@ -17,15 +17,22 @@ fn tmux(args: &[&str]) -> String {
 }
 
 fn wait_for(session: &str, what: &str) -> String {
+    wait_until(session, what, |screen| screen.contains(what))
+}
+
+/// Waits for a screen of which `ok` holds: a capture can fall between two parts of a redraw
+/// (the tree drawn, its footer not yet), so what a test checks of one screen is waited for
+/// together, not asserted on the first capture that shows a part of it.
+fn wait_until(session: &str, what: &str, ok: impl Fn(&str) -> bool) -> String {
     let t0 = Instant::now();
     loop {
         let screen = tmux(&["capture-pane", "-t", session, "-p"]);
-        if screen.contains(what) {
+        if ok(&screen) {
             return screen;
         }
         assert!(
             t0.elapsed() < Duration::from_secs(20),
-            "timed out waiting for {what:?}; the screen:\n{screen}"
+            "timed out waiting for {what}; the screen:\n{screen}"
         );
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -123,21 +130,18 @@ fn find_a_session_by_a_word_open_its_tree_and_resume_it_in_pi() {
         };
         wait_for(&name, "2 of 2 sessions");
         tmux(&["send-keys", "-t", &name, "-l", "zeppelin"]);
-        let screen = wait_for(&name, "1 of 2 sessions");
-        assert!(screen.contains("migrate the walrus database"), "{screen}");
-        assert!(
-            screen.contains("      ↳ ") && screen.contains("zeppelin"),
-            "{screen}"
-        );
+        wait_until(&name, "the one hit under its session", |s| {
+            s.contains("1 of 2 sessions")
+                && s.contains("migrate the walrus database")
+                && s.contains("      ↳ ")
+                && s.contains("zeppelin")
+        });
         shoot("picker.ansi");
         tmux(&["send-keys", "-t", &name, "Enter"]);
         // Only the tree shows it (the picker's footer says "Enter tree ·" too).
-        let screen = wait_for(&name, "◀ leaf");
-        assert!(
-            screen.contains("u2 user: use the zeppelin driver"),
-            "{screen}"
-        );
-        assert!(screen.contains("◀ leaf"), "{screen}");
+        wait_until(&name, "the tree at the leaf, u2 in it", |s| {
+            s.contains("◀ leaf") && s.contains("u2 user: use the zeppelin driver")
+        });
         shoot("tree.ansi");
         tmux(&["send-keys", "-t", &name, "r"]);
         let t0 = Instant::now();
@@ -216,26 +220,34 @@ fn at_80_columns_filters_apply_from_the_leaf_and_the_footer_keeps_the_way_out() 
         &cmd,
     ]);
     let result = std::panic::catch_unwind(|| {
-        let screen = wait_for(&name, "2 of 2 sessions");
-        assert!(footer(&screen).ends_with("· Esc quit"), "{screen}");
+        // The footer keeps the way out: each screen below is waited for whole (the footer
+        // with it), and times out naming what it lacked.
+        wait_until(&name, "the list with `· Esc quit`", |s| {
+            s.contains("2 of 2 sessions") && footer(s).ends_with("· Esc quit")
+        });
         tmux(&["send-keys", "-t", &name, "-l", "zeppelin"]);
         wait_for(&name, "1 of 2 sessions");
         tmux(&["send-keys", "-t", &name, "Enter"]);
-        let screen = wait_for(&name, "◀ leaf");
-        assert!(footer(&screen).ends_with("· Esc back"), "{screen}");
+        wait_until(&name, "the tree with `· Esc back`", |s| {
+            s.contains("◀ leaf") && footer(s).ends_with("· Esc back")
+        });
         // To the leaf (an assistant turn), then user only: it applies, the cursor on u2.
         tmux(&["send-keys", "-t", &name, "G"]);
         tmux(&["send-keys", "-t", &name, "3"]);
-        let screen = wait_for(&name, "filter: user only");
-        assert!(screen.contains("4 entries, 2 shown"), "{screen}");
-        assert!(
-            screen.contains("user · u2 ·"),
-            "the reader shows u2:\n{screen}"
+        wait_until(
+            &name,
+            "user only, 4 entries, 2 shown, the reader on u2",
+            |s| {
+                s.contains("filter: user only")
+                    && s.contains("4 entries, 2 shown")
+                    && s.contains("user · u2 ·")
+            },
         );
         // Labelled only, with no label: applies, and says nothing is kept.
         tmux(&["send-keys", "-t", &name, "4"]);
-        let screen = wait_for(&name, "nothing matches this filter");
-        assert!(screen.contains("filter: labelled"), "{screen}");
+        wait_until(&name, "labelled, nothing matches", |s| {
+            s.contains("nothing matches this filter") && s.contains("filter: labelled")
+        });
     });
     tmux(&["kill-session", "-t", &name]);
     if let Err(e) = result {
