@@ -613,7 +613,10 @@ impl Catalog {
         }
         sql.push_str(" ORDER BY d.id DESC");
         let cap_total = q.limit.saturating_add(q.count_cap).saturating_add(1);
-        let mut found: Vec<Raw> = Vec::new();
+        // Each found hit with its time: shown newest first, whatever order one refresh's
+        // reader threads happened to write the rows in (the scan walks the rows newest-written
+        // first, so which hits are found first follows recency only roughly).
+        let mut found: Vec<(Option<f64>, i64, Raw)> = Vec::new();
         let mut total = 0usize;
         let mut st = self.conn.prepare(&sql).db(&self.path)?;
         let mut rows = st.query(rusqlite::params_from_iter(args)).db(&self.path)?;
@@ -639,14 +642,19 @@ impl Catalog {
             total += 1;
             if found.len() < q.limit {
                 let snippet = regex_snippet(&text, m.start(), m.end(), &q.marks);
+                let n = found.len() as i64;
                 found.push((
-                    r.get(0).db(&self.path)?,
-                    r.get(1).db(&self.path)?,
-                    r.get(2).db(&self.path)?,
-                    kind,
-                    r.get(4).db(&self.path)?,
-                    snippet,
-                    0.0,
+                    ts_ms,
+                    n,
+                    (
+                        r.get(0).db(&self.path)?,
+                        r.get(1).db(&self.path)?,
+                        r.get(2).db(&self.path)?,
+                        kind,
+                        r.get(4).db(&self.path)?,
+                        snippet,
+                        0.0,
+                    ),
                 ));
             } else if !q.count_total || (q.count_cap > 0 && total >= cap_total) {
                 break;
@@ -654,7 +662,13 @@ impl Catalog {
         }
         drop(rows);
         drop(st);
-        let hits = self.hits_of(found.into_iter())?;
+        // Newest hit first; a hit without a time after those with one; ties in scan order.
+        found.sort_by(|a, b| {
+            b.0.unwrap_or(f64::NEG_INFINITY)
+                .total_cmp(&a.0.unwrap_or(f64::NEG_INFINITY))
+                .then(a.1.cmp(&b.1))
+        });
+        let hits = self.hits_of(found.into_iter().map(|(_, _, raw)| raw))?;
         Ok((hits, total as u64))
     }
 }

@@ -507,3 +507,31 @@ fn a_prefix_answers_as_fts5s_own_expansion() {
     assert_eq!((hits.len(), total), (20, 24));
     assert!(hits.iter().all(|h| h.snippet.contains("**Ωmega**")));
 }
+
+/// `re:` hits come newest first by their time, not in the order the rows were written: a
+/// session indexed after another (a later refresh, or a reader thread that finished later)
+/// holds older hits here, and they come after the newer ones.
+#[test]
+fn regex_hits_come_newest_first_whatever_the_order_they_were_indexed_in() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("s");
+    std::fs::create_dir(&dir).unwrap();
+    let mut cat = Catalog::open(&d.path().join("c.db")).unwrap();
+    let refresh = |cat: &mut Catalog| {
+        cat.refresh_dirs(
+            std::slice::from_ref(&dir),
+            RefreshOptions::default().with_texts(true),
+            &mut |_| {},
+        )
+        .unwrap();
+    };
+    // The newer session (2025-01-06) first, then the older one (2025-01-02): the older one's
+    // rows are written last.
+    session(&dir, "newer", 5, &["the quokka hopped"]);
+    refresh(&mut cat);
+    session(&dir, "older", 1, &["a quokka slept"]);
+    refresh(&mut cat);
+    let hits = cat.search(&SearchQuery::new("re:quokka")).unwrap();
+    let ids: Vec<_> = hits.iter().map(|h| h.entry_id.clone().unwrap()).collect();
+    assert_eq!(ids, ["newer000", "older000"]);
+}
