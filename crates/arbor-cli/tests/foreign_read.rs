@@ -470,6 +470,14 @@ fn arbor_mcp_reads_another_agents_session_as_the_cli_does() {
             "{name}: {msgs}"
         );
         m.ok("get_tool_calls", json!({"session": id}));
+        // get_usage of the session: `arbor stats --json SESSION`'s total.
+        let usage = m.ok("get_usage", json!({"session": id}));
+        let stats: Value = serde_json::from_str(&ok(h, &["stats", "--json", &id]).0).unwrap();
+        assert!(usage["total"]["turns"].is_u64(), "{name}: {usage}");
+        assert_eq!(
+            usage["total"]["turns"], stats["total"]["turns"],
+            "{name}: {usage} vs {stats}"
+        );
         m.ok("get_file_edits", json!({"session": id}));
         // The resource: the Markdown `arbor export` writes.
         let r = m.request(
