@@ -586,3 +586,41 @@ fn secrets_and_stats_of_another_agents_session_and_no_secret_on_stderr() {
     assert_eq!(v["sessions"], 1, "{v}");
     assert_eq!(sources(h), before, "not a byte or an mtime changed");
 }
+
+#[test]
+fn a_prefix_of_several_pi_sessions_stays_ambiguous_though_it_names_a_foreign_one() {
+    let (a, _b) = homes();
+    let h = a.path();
+    let dir = h.join(".pi/agent/sessions/--work-app--");
+    std::fs::create_dir_all(&dir).unwrap();
+    for id in [
+        "0b7c3f0e-aaaa-4bbb-8ccc-000000000001",
+        "0b7c3f0e-aaaa-4bbb-8ccc-000000000002",
+    ] {
+        std::fs::write(
+            dir.join(format!("2026-11-20T10-00-00-000Z_{id}.jsonl")),
+            format!(
+                concat!(
+                    r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-11-20T10:00:00.000Z","cwd":"/work/app"}}"#,
+                    "\n",
+                    r#"{{"type":"message","id":"a1","parentId":null,"timestamp":"2026-11-20T10:00:01.000Z","message":{{"role":"user","content":"hi","timestamp":1}}}}"#,
+                    "\n"
+                ),
+                id = id
+            ),
+        )
+        .unwrap();
+    }
+    // The Claude Code golden's id starts the same: the pi sessions' ambiguity is said.
+    let o = run(h, &["show", "--no-pager", "0b7c3f0e"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("matches 2 sessions"), "{err}");
+    assert!(!err.contains("read in memory"), "{err}");
+    // Its whole id is the Claude Code session's.
+    let (_, err) = ok(
+        h,
+        &["show", "--no-pager", "0b7c3f0e-1111-4222-8333-444455556666"],
+    );
+    assert!(err.contains("read in memory"), "{err}");
+}

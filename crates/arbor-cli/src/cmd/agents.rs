@@ -175,27 +175,16 @@ pub fn foreign_row(arg: &str) -> Option<ForeignRow> {
     foreign_rows().and_then(|rows| find_foreign(&rows, arg))
 }
 
-/// Another agent's session as `arbor stats` counts it (the catalog's spends of its replies;
-/// Claude Code's and Codex's costs estimated), keyed `AGENT:ID`, and its label in the
-/// session table (`short_id agent title`).
+/// Another agent's session as `arbor stats` counts it
+/// (`arbor_view::stats_catalog::counted_foreign`), and its label in the session table
+/// (`short_id agent title`).
 pub fn counted(r: &ForeignRow, short_id: &str) -> (arbor_view::Counted, String) {
-    let key = format!("{}:{}", r.agent, r.summary.id);
     let label = format!(
         "{short_id} {} {}",
         r.agent,
         arbor_view::one_line(r.display_title(), 200)
     );
-    let estimated = !arbor_agents::listing::records_cost(r.agent);
-    (
-        arbor_view::Counted::new(
-            std::path::PathBuf::from(key),
-            r.summary.cwd.clone(),
-            false,
-            r.summary.buckets.clone(),
-        )
-        .estimated(estimated),
-        label,
-    )
+    (arbor_view::stats_catalog::counted_foreign(r), label)
 }
 
 /// Whether `arg` names another agent's session in the catalog (see [`foreign_hint`]), or a

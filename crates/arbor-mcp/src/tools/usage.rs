@@ -172,7 +172,7 @@ fn counted(
             // Another agent's session: its catalog row's spends, as in a listing.
             Err(e) => {
                 let r = crate::resolve::foreign_row(state, work, s)?.ok_or(e)?;
-                return Ok(vec![super::counted_foreign(&r)]);
+                return Ok(vec![arbor_view::stats_catalog::counted_foreign(&r)]);
             }
         };
         let (counted, failed) = arbor_view::stats_from_files(std::slice::from_ref(&f));
@@ -189,7 +189,7 @@ fn counted(
     let foreign: Vec<arbor_view::Counted> =
         super::foreign_rows(state, work, a.project.as_deref(), None)?
             .into_iter()
-            .map(|r| super::counted_foreign(&r))
+            .map(|r| arbor_view::stats_catalog::counted_foreign(&r))
             .collect();
     let mut cat = state
         .catalog
