@@ -99,11 +99,17 @@ fn find_foreign(rows: &[ForeignRow], arg: &str) -> Option<ForeignRow> {
         .cloned()
 }
 
-/// The catalog's rows of every agent's sessions, and the sources skipped (refreshed: only
-/// changed sources are read).
+/// The catalog's rows of every agent's sessions, and the sources skipped (refreshed once per
+/// process: only changed sources are read).
 fn foreign_listing() -> Option<ForeignListing> {
-    let mut cat = super::index::open_catalog(None).ok()?;
-    cat.refresh_foreign(&ForeignRoots::from_env(), None).ok()
+    // Once per command: resolving the argument, reading it and the hint ask the same.
+    static LISTING: std::sync::OnceLock<Option<ForeignListing>> = std::sync::OnceLock::new();
+    LISTING
+        .get_or_init(|| {
+            let mut cat = super::index::open_catalog(None).ok()?;
+            cat.refresh_foreign(&ForeignRoots::from_env(), None).ok()
+        })
+        .clone()
 }
 
 /// The catalog's rows of every agent's sessions ([`foreign_listing`]).
