@@ -458,9 +458,27 @@ fn arbor_mcp_reads_another_agents_session_as_the_cli_does() {
         assert_eq!(s["id"], json!(id), "{name}: {s}");
         let agent = name.split('-').next().unwrap();
         assert_eq!(s["agent"], json!(agent), "{name}: {s}");
-        let tree = m.ok("get_tree", json!({"session": id, "limit": 1000}));
-        let shown: Value = serde_json::from_str(&ok(h, &["tree", "--json", &id]).0).unwrap();
-        assert!(!tree.to_string().is_empty() && shown.is_object(), "{name}");
+        // get_tree's nodes are `arbor tree --full`'s lines, in order (ids are 12 hex digits).
+        let tree = m.ok(
+            "get_tree",
+            json!({"session": id, "full": true, "limit": 1000, "budget": 200_000}),
+        );
+        let got: Vec<String> = tree["nodes"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name}: {tree}"))
+            .iter()
+            .filter_map(|n| n["entry_id"].as_str().map(str::to_string))
+            .collect();
+        let text = ok(h, &["tree", "--full", "--no-pager", &id]).0;
+        let want: Vec<String> = text
+            .lines()
+            .filter_map(|l| {
+                let at = l.find(['●', '○'])?;
+                l[at..].split(' ').nth(1).map(str::to_string)
+            })
+            .collect();
+        assert!(!got.is_empty(), "{name}: {tree}");
+        assert_eq!(got, want, "{name}");
         let msgs = m.ok(
             "get_messages",
             json!({"session": id, "limit": 1000, "budget": 200_000}),
