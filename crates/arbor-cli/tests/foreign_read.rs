@@ -458,9 +458,27 @@ fn arbor_mcp_reads_another_agents_session_as_the_cli_does() {
         assert_eq!(s["id"], json!(id), "{name}: {s}");
         let agent = name.split('-').next().unwrap();
         assert_eq!(s["agent"], json!(agent), "{name}: {s}");
-        let tree = m.ok("get_tree", json!({"session": id, "limit": 1000}));
-        let shown: Value = serde_json::from_str(&ok(h, &["tree", "--json", &id]).0).unwrap();
-        assert!(!tree.to_string().is_empty() && shown.is_object(), "{name}");
+        // get_tree's nodes are `arbor tree --full`'s lines, in order (ids are 12 hex digits).
+        let tree = m.ok(
+            "get_tree",
+            json!({"session": id, "full": true, "limit": 1000, "budget": 200_000}),
+        );
+        let got: Vec<String> = tree["nodes"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name}: {tree}"))
+            .iter()
+            .filter_map(|n| n["entry_id"].as_str().map(str::to_string))
+            .collect();
+        let text = ok(h, &["tree", "--full", "--no-pager", &id]).0;
+        let want: Vec<String> = text
+            .lines()
+            .filter_map(|l| {
+                let at = l.find(['●', '○'])?;
+                l[at..].split(' ').nth(1).map(str::to_string)
+            })
+            .collect();
+        assert!(!got.is_empty(), "{name}: {tree}");
+        assert_eq!(got, want, "{name}");
         let msgs = m.ok(
             "get_messages",
             json!({"session": id, "limit": 1000, "budget": 200_000}),
@@ -470,6 +488,14 @@ fn arbor_mcp_reads_another_agents_session_as_the_cli_does() {
             "{name}: {msgs}"
         );
         m.ok("get_tool_calls", json!({"session": id}));
+        // get_usage of the session: `arbor stats --json SESSION`'s total.
+        let usage = m.ok("get_usage", json!({"session": id}));
+        let stats: Value = serde_json::from_str(&ok(h, &["stats", "--json", &id]).0).unwrap();
+        assert!(usage["total"]["turns"].is_u64(), "{name}: {usage}");
+        assert_eq!(
+            usage["total"]["turns"], stats["total"]["turns"],
+            "{name}: {usage} vs {stats}"
+        );
         m.ok("get_file_edits", json!({"session": id}));
         // The resource: the Markdown `arbor export` writes.
         let r = m.request(
@@ -577,4 +603,42 @@ fn secrets_and_stats_of_another_agents_session_and_no_secret_on_stderr() {
     assert_eq!(v["total"]["currentPath"]["output"], 3, "{v}");
     assert_eq!(v["sessions"], 1, "{v}");
     assert_eq!(sources(h), before, "not a byte or an mtime changed");
+}
+
+#[test]
+fn a_prefix_of_several_pi_sessions_stays_ambiguous_though_it_names_a_foreign_one() {
+    let (a, _b) = homes();
+    let h = a.path();
+    let dir = h.join(".pi/agent/sessions/--work-app--");
+    std::fs::create_dir_all(&dir).unwrap();
+    for id in [
+        "0b7c3f0e-aaaa-4bbb-8ccc-000000000001",
+        "0b7c3f0e-aaaa-4bbb-8ccc-000000000002",
+    ] {
+        std::fs::write(
+            dir.join(format!("2026-11-20T10-00-00-000Z_{id}.jsonl")),
+            format!(
+                concat!(
+                    r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-11-20T10:00:00.000Z","cwd":"/work/app"}}"#,
+                    "\n",
+                    r#"{{"type":"message","id":"a1","parentId":null,"timestamp":"2026-11-20T10:00:01.000Z","message":{{"role":"user","content":"hi","timestamp":1}}}}"#,
+                    "\n"
+                ),
+                id = id
+            ),
+        )
+        .unwrap();
+    }
+    // The Claude Code golden's id starts the same: the pi sessions' ambiguity is said.
+    let o = run(h, &["show", "--no-pager", "0b7c3f0e"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("matches 2 sessions"), "{err}");
+    assert!(!err.contains("read in memory"), "{err}");
+    // Its whole id is the Claude Code session's.
+    let (_, err) = ok(
+        h,
+        &["show", "--no-pager", "0b7c3f0e-1111-4222-8333-444455556666"],
+    );
+    assert!(err.contains("read in memory"), "{err}");
 }

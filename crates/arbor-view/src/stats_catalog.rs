@@ -345,3 +345,17 @@ pub fn counted(
     }
     Ok(out)
 }
+
+/// Another agent's session (Claude Code, Codex, opencode) as `arbor stats` counts it: the
+/// catalog's spends of its replies (`arbor_agents::listing::Summary::buckets`), keyed
+/// `AGENT:ID`, its costs estimated from arbor's price table unless the agent records dollars.
+/// The one conversion `arbor stats` and the MCP server's `get_usage`/`get_session` use.
+pub fn counted_foreign(r: &arbor_index::ForeignRow) -> Counted {
+    Counted::new(
+        std::path::PathBuf::from(format!("{}:{}", r.agent, r.summary.id)),
+        r.summary.cwd.clone(),
+        false,
+        r.summary.buckets.clone(),
+    )
+    .estimated(!arbor_agents::listing::records_cost(r.agent))
+}

@@ -140,11 +140,17 @@ fn find_foreign(rows: &[ForeignRow], arg: &str) -> Option<ForeignRow> {
         .cloned()
 }
 
-/// The catalog's rows of every agent's sessions, and the sources skipped (refreshed: only
-/// changed sources are read).
+/// The catalog's rows of every agent's sessions, and the sources skipped (refreshed once per
+/// process: only changed sources are read).
 fn foreign_listing() -> Option<ForeignListing> {
-    let mut cat = super::index::open_catalog(None).ok()?;
-    cat.refresh_foreign(&ForeignRoots::from_env(), None).ok()
+    // Once per command: resolving the argument, reading it and the hint ask the same.
+    static LISTING: std::sync::OnceLock<Option<ForeignListing>> = std::sync::OnceLock::new();
+    LISTING
+        .get_or_init(|| {
+            let mut cat = super::index::open_catalog(None).ok()?;
+            cat.refresh_foreign(&ForeignRoots::from_env(), None).ok()
+        })
+        .clone()
 }
 
 /// The catalog's rows of every agent's sessions ([`foreign_listing`]).
@@ -216,27 +222,16 @@ pub fn foreign_row(arg: &str) -> Option<ForeignRow> {
     foreign_rows().and_then(|rows| find_foreign(&rows, arg))
 }
 
-/// Another agent's session as `arbor stats` counts it (the catalog's spends of its replies;
-/// Claude Code's and Codex's costs estimated), keyed `AGENT:ID`, and its label in the
-/// session table (`short_id agent title`).
+/// Another agent's session as `arbor stats` counts it
+/// (`arbor_view::stats_catalog::counted_foreign`), and its label in the session table
+/// (`short_id agent title`).
 pub fn counted(r: &ForeignRow, short_id: &str) -> (arbor_view::Counted, String) {
-    let key = format!("{}:{}", r.agent, r.summary.id);
     let label = format!(
         "{short_id} {} {}",
         r.agent,
         arbor_view::one_line(r.display_title(), 200)
     );
-    let estimated = !arbor_agents::listing::records_cost(r.agent);
-    (
-        arbor_view::Counted::new(
-            std::path::PathBuf::from(key),
-            r.summary.cwd.clone(),
-            false,
-            r.summary.buckets.clone(),
-        )
-        .estimated(estimated),
-        label,
-    )
+    (arbor_view::stats_catalog::counted_foreign(r), label)
 }
 
 /// Whether `arg` names another agent's session in the catalog (see [`foreign_hint`]), or a

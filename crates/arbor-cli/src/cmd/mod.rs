@@ -187,11 +187,21 @@ fn pick_read(
 ) -> Result<String> {
     match pick(session.clone(), scope, loc, width) {
         Ok(p) => Ok(p),
+        // An id prefix of several pi sessions stays ambiguous, whatever else it names.
+        Err(e) if ambiguous_error(&e) => Err(e),
         Err(e) => match session {
             Some(arg) if agents::names_foreign(&arg) => Ok(arg),
             _ => Err(e),
         },
     }
+}
+
+/// Whether `e` is the resolver's "several sessions match".
+pub(crate) fn ambiguous_error(e: &anyhow::Error) -> bool {
+    matches!(
+        e.downcast_ref::<arbor_store::locate::LocateError>(),
+        Some(arbor_store::locate::LocateError::Ambiguous { .. })
+    )
 }
 
 /// Runs one command with its locator.

@@ -44,6 +44,7 @@ fn load_any(
             warn_report(&path, &doc);
             Ok((path, doc, false))
         }
+        Err(e) if super::ambiguous_error(&e) => Err(e),
         Err(e) => match super::agents::open_foreign(session)? {
             Some(f) => Ok((f.source, f.doc, true)),
             None => Err(e),

@@ -157,18 +157,6 @@ pub(crate) fn foreign_rows(
         .collect())
 }
 
-/// Another agent's session as `arbor stats` counts it: the catalog's spends of its replies,
-/// its costs estimated from arbor's price table unless the agent records dollars.
-pub(crate) fn counted_foreign(r: &arbor_index::ForeignRow) -> arbor_view::Counted {
-    arbor_view::Counted::new(
-        std::path::PathBuf::from(format!("{}:{}", r.agent, r.summary.id)),
-        r.summary.cwd.clone(),
-        false,
-        r.summary.buckets.clone(),
-    )
-    .estimated(!arbor_agents::listing::records_cost(r.agent))
-}
-
 /// ISO 8601 of a time in ms (`None` for an invalid one).
 pub(crate) fn iso(ms: f64) -> Option<String> {
     arbor_core::js::valid_time(ms).map(|v| arbor_core::time::format_iso_ms(v as i64))

@@ -231,7 +231,7 @@ fn run(state: &State, work: &Work, a: &SessionArgs) -> Result<SessionAnswer, Too
     work.check()?;
     // Tokens and cost: `arbor stats SESSION`'s counting of this one file.
     let counted = match &foreign {
-        Some(r) => vec![super::counted_foreign(r)],
+        Some(r) => vec![arbor_view::stats_catalog::counted_foreign(r)],
         None => arbor_view::stats_from_files(std::slice::from_ref(&file)).0,
     };
     let stats = arbor_view::aggregate_stats(&counted, arbor_view::StatsBy::Session, None);

@@ -135,7 +135,14 @@ fn counted(
     until: Option<f64>,
 ) -> Result<Vec<arbor_view::Counted>, ToolError> {
     if let Some(s) = a.session.as_deref() {
-        let f = crate::resolve::session(state, s)?;
+        let f = match crate::resolve::session(state, s) {
+            Ok(f) => f,
+            // Another agent's session: its catalog row's spends, as in a listing.
+            Err(e) => {
+                let r = crate::resolve::foreign_row(state, work, s)?.ok_or(e)?;
+                return Ok(vec![arbor_view::stats_catalog::counted_foreign(&r)]);
+            }
+        };
         let (counted, failed) = arbor_view::stats_from_files(std::slice::from_ref(&f));
         if let Some((_, e)) = failed.first() {
             return Err(ToolError::new(format!(
@@ -150,7 +157,7 @@ fn counted(
     let foreign: Vec<arbor_view::Counted> =
         super::foreign_rows(state, work, a.project.as_deref(), None)?
             .into_iter()
-            .map(|r| super::counted_foreign(&r))
+            .map(|r| arbor_view::stats_catalog::counted_foreign(&r))
             .collect();
     let mut cat = state
         .catalog
