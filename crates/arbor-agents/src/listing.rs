@@ -322,12 +322,12 @@ pub fn price_of(model: &str) -> Option<Price> {
         .flatten()
 }
 
-/// The date of the price table's sources (`sources[].date`, the first), for a note beside
+/// The date the price table was compiled (`sources[].compiled`, the first), for a note beside
 /// estimated costs.
 pub fn price_table_date() -> String {
     serde_json::from_str::<serde_json::Value>(PRICES_JSON)
         .ok()
-        .and_then(|v| v["sources"][0]["date"].as_str().map(str::to_string))
+        .and_then(|v| v["sources"][0]["compiled"].as_str().map(str::to_string))
         .unwrap_or_default()
 }
 
