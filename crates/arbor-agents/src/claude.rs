@@ -131,6 +131,28 @@ struct Titles {
 /// # Errors
 /// Only when the file cannot be read at all; every bad line is in the session's report.
 pub fn read(path: &Path) -> Result<Session, AgentError> {
+    read_with(path, Detail::Full)
+}
+
+/// How much of each record the reader converts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Detail {
+    /// Everything an import writes.
+    #[default]
+    Full,
+    /// What a listing needs ([`crate::listing::summaries`]: rows, spends, search texts): the
+    /// same nodes, tree, titles, times and usage as [`Detail::Full`], but tool results'
+    /// content, tool calls' arguments, thinking signatures and images' data are never
+    /// parsed (the nodes are there, those fields empty or placeholders). The bulk of a
+    /// session's bytes is in those fields.
+    Listing,
+}
+
+/// [`read`] with the `detail` wanted: the one reader, its rules the same at every detail.
+///
+/// # Errors
+/// As [`read`].
+pub fn read_with(path: &Path, detail: Detail) -> Result<Session, AgentError> {
     let bytes = jsonl::read_source(path)?;
     let stem = path
         .file_stem()
@@ -161,7 +183,7 @@ pub fn read(path: &Path) -> Result<Session, AgentError> {
     .unwrap_or_else(|| stem.clone());
     let mut session = Session::new(Agent::Claude, id, jsonl::absolute(path));
     session.report = report;
-    convert(&bytes, &main, &mut session);
+    convert(&bytes, &main, &mut session, detail);
     session.title = title(&titles, &infos);
 
     // Inline sidechains (before subagent files): one child per root.
@@ -172,7 +194,7 @@ pub fn read(path: &Path) -> Result<Session, AgentError> {
             .or_else(|| group.first().and_then(|i| i.uuid.clone()))
             .unwrap_or_default();
         let mut child = Session::new(Agent::Claude, cid, jsonl::absolute(path));
-        convert(&bytes, &group, &mut child);
+        convert(&bytes, &group, &mut child, detail);
         child.title = first_user_text(&child);
         if !child.nodes.is_empty() {
             session.children.push(child);
@@ -186,7 +208,7 @@ pub fn read(path: &Path) -> Result<Session, AgentError> {
             files.extend(sibling_agent_files(dir, &session.id));
         }
         for f in files {
-            match read(&f) {
+            match read_with(&f, detail) {
                 Ok(mut child) => {
                     if child.title.is_none() {
                         child.title = first_user_text(&child);
@@ -217,24 +239,166 @@ pub fn subagent_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// What the conversion never reads, dropped as each record is parsed: a tool's structured output
-/// beside its result (`toolUseResult`, often the result's text again; kept when it is an error
-/// string, which marks the result as failed), file-history snapshots, progress payloads.
-fn slim(m: &mut Map<String, Value>) {
-    if m.get("toolUseResult")
-        .is_some_and(|v| !v.as_str().is_some_and(|t| t.starts_with("Error")))
-    {
-        m.remove("toolUseResult");
-    }
-    match m.get("type").and_then(Value::as_str) {
-        Some("file-history-snapshot") => {
-            m.remove("snapshot");
+/// The top-level members of a record the conversion reads. The others (a tool's structured
+/// output beside its result, `toolUseResult`, often the result's text again; file-history
+/// snapshots; progress payloads; bookkeeping) are never parsed: [`slim_record`] leaves them
+/// out before the record is parsed.
+const READ_MEMBERS: &[&str] = &[
+    "type",
+    "uuid",
+    "parentUuid",
+    "logicalParentUuid",
+    "subtype",
+    "version",
+    "cwd",
+    "timestamp",
+    "isMeta",
+    "isCompactSummary",
+    "isApiErrorMessage",
+    "error",
+    "compactMetadata",
+    "message",
+];
+
+/// The record `line` (a JSON object, scanned as `f`) as the JSON the conversion parses, into
+/// `out`: only the members it reads ([`READ_MEMBERS`]; `toolUseResult` only when it is a
+/// string, an error text that marks the result as failed), each as its bytes in the line (the
+/// last of duplicates, as a parser keeps). At [`Detail::Listing`] the message's content blocks
+/// are slimmed too ([`slim_block`]).
+fn slim_record(line: &[u8], f: &arbor_core::entry::Fields, detail: Detail, out: &mut Vec<u8>) {
+    use arbor_core::json::ValueKind;
+    out.clear();
+    out.push(b'{');
+    let member = |out: &mut Vec<u8>, key: &str| {
+        if out.len() > 1 {
+            out.push(b',');
         }
-        Some("progress") => {
-            m.remove("data");
+        out.push(b'"');
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(b"\":");
+    };
+    for key in READ_MEMBERS {
+        let Some((raw, kind)) = f.get(line, key) else {
+            continue;
+        };
+        member(out, key);
+        if *key == "message" && detail == Detail::Listing && kind == ValueKind::Object {
+            slim_message(raw, out);
+        } else {
+            out.extend_from_slice(raw);
         }
-        _ => {}
     }
+    if let Some((raw, ValueKind::String)) = f.get(line, "toolUseResult") {
+        member(out, "toolUseResult");
+        out.extend_from_slice(raw);
+    }
+    out.push(b'}');
+}
+
+/// A message object with its `content` blocks slimmed ([`slim_block`]), into `out`.
+fn slim_message(raw: &[u8], out: &mut Vec<u8>) {
+    use arbor_core::json::ValueKind;
+    let Ok(scan) = arbor_core::json::scan_object(raw) else {
+        out.extend_from_slice(raw);
+        return;
+    };
+    rebuild(raw, &scan, out, |key, value, kind, out| {
+        if key != b"content" || kind != ValueKind::Array {
+            return false;
+        }
+        out.push(b'[');
+        for (i, item) in arbor_core::json::array_items(value).into_iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            slim_block(&value[item], out);
+        }
+        out.push(b']');
+        true
+    });
+}
+
+/// A content block as the listing reads it, into `out`: a tool result's `content` as `""`, a
+/// tool call's `input` as `{}`, a thinking block's `signature` as `""`, a base64 image's
+/// `data` as `"-"`; any other block (text, and blocks arbor does not know, kept whole as their
+/// JSON) as it is.
+fn slim_block(raw: &[u8], out: &mut Vec<u8>) {
+    use arbor_core::entry::raw_str;
+    use arbor_core::json::ValueKind;
+    let Ok(scan) = arbor_core::json::scan_object(raw) else {
+        out.extend_from_slice(raw);
+        return;
+    };
+    let ty = scan
+        .get(raw, "type")
+        .and_then(|m| raw_str(&raw[m.value.clone()], m.kind));
+    let (cut, with): (&[u8], &[u8]) = match ty.as_deref() {
+        Some("tool_result") => (b"content", b"\"\""),
+        Some("tool_use") | Some("server_tool_use") => (b"input", b"{}"),
+        Some("thinking") => (b"signature", b"\"\""),
+        Some("image") => {
+            rebuild(raw, &scan, out, |key, value, kind, out| {
+                if key != b"source" || kind != ValueKind::Object {
+                    return false;
+                }
+                let Ok(src) = arbor_core::json::scan_object(value) else {
+                    return false;
+                };
+                let st = src
+                    .get(value, "type")
+                    .and_then(|m| raw_str(&value[m.value.clone()], m.kind));
+                if !matches!(st.as_deref(), None | Some("base64")) {
+                    return false;
+                }
+                rebuild(value, &src, out, |k, v, _, out| {
+                    if k != b"data" || v == b"\"\"" {
+                        return false;
+                    }
+                    out.extend_from_slice(b"\"-\"");
+                    true
+                });
+                true
+            });
+            return;
+        }
+        _ => {
+            out.extend_from_slice(raw);
+            return;
+        }
+    };
+    rebuild(raw, &scan, out, |key, value, _, out| {
+        if key != cut || value.first() == Some(&b'n') {
+            return false;
+        }
+        out.extend_from_slice(with);
+        true
+    });
+}
+
+/// The object `raw` (scanned as `scan`) written again into `out`, member by member in its
+/// order; `each(key, value, kind, out)` writes a member's value itself and returns `true`, or
+/// returns `false` to have the value copied as it is. Keys are compared as their raw bytes (a
+/// key written with escapes is not one of ours and is copied).
+fn rebuild(
+    raw: &[u8],
+    scan: &arbor_core::json::ObjectScan,
+    out: &mut Vec<u8>,
+    mut each: impl FnMut(&[u8], &[u8], arbor_core::json::ValueKind, &mut Vec<u8>) -> bool,
+) {
+    out.push(b'{');
+    for (i, m) in scan.members.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'"');
+        out.extend_from_slice(&raw[m.key.clone()]);
+        out.extend_from_slice(b"\":");
+        let value = &raw[m.value.clone()];
+        if !each(&raw[m.key.clone()], value, m.kind, out) {
+            out.extend_from_slice(value);
+        }
+    }
+    out.push(b'}');
 }
 
 /// The `agent-*.jsonl` files in `dir` (Claude Code 1.0 and 2.0 kept subagents' transcripts
@@ -307,7 +471,8 @@ fn sidechain_groups<'a>(side: &[&'a Info]) -> Vec<Vec<&'a Info>> {
 }
 
 /// The conversion of one chain of records (a session or one sidechain) into nodes.
-fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session) {
+fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
+    let mut slim = Vec::new();
     // Every record's parent, so that a line skipped (or not yet seen) passes its children on.
     let parents: HashMap<&str, Option<&str>> = chain
         .iter()
@@ -341,11 +506,14 @@ fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session) {
 
     for info in chain {
         let line = info.n;
-        let record = match serde_json::from_slice::<Value>(&bytes[info.range.clone()]) {
-            Ok(Value::Object(mut m)) => {
-                slim(&mut m);
-                m
-            }
+        let raw = &bytes[info.range.clone()];
+        // The first pass scanned it; only the members read are parsed.
+        let Ok(fields) = arbor_core::entry::parse_fields(raw) else {
+            continue;
+        };
+        slim_record(raw, &fields, detail, &mut slim);
+        let record = match serde_json::from_slice::<Value>(&slim) {
+            Ok(Value::Object(m)) => m,
             Ok(_) => continue,
             Err(e) => {
                 // The first pass read it; serde_json's depth limit did not.

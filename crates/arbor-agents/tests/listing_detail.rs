@@ -1,0 +1,171 @@
+//! The listing's detail of the Claude Code reader (`claude::Detail::Listing`: tool output,
+//! tool arguments, thinking signatures and images' data never parsed) gives the same listing
+//! rows, spends and search texts as the full read the import uses, and the same tree: on
+//! every golden, on hand-written records of every block kind, and (prop_claude.rs) on
+//! generated trees.
+use arbor_agents::claude::{self, Detail};
+use arbor_agents::listing;
+use arbor_agents::model::{NodeKind, Part, Session};
+use std::path::{Path, PathBuf};
+
+fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            if e.file_name() != "subagents" {
+                files(&e.path(), out);
+            }
+        } else if e.path().extension().is_some_and(|x| x == "jsonl") {
+            out.push(e.path());
+        }
+    }
+}
+
+/// The tree of `s` and its children: each node's key, parent and kind, without the fields
+/// the listing's detail leaves out.
+fn shape(s: &Session) -> Vec<String> {
+    let mut out = vec![format!(
+        "session {} cwd={:?} title={:?} created={:?} versions={:?} report={:?}",
+        s.id, s.cwd, s.title, s.created_ms, s.versions, s.report
+    )];
+    for n in &s.nodes {
+        let kind = match &n.kind {
+            NodeKind::User(p) => format!("user {}", parts(p)),
+            NodeKind::Assistant(a) => format!(
+                "assistant {} {} {:?} {} {:?} {:?}",
+                parts(&a.content),
+                a.model,
+                a.usage,
+                a.stop_reason,
+                a.response_id,
+                a.error
+            ),
+            NodeKind::ToolResult(t) => {
+                format!("tool {} {} {}", t.call_id, t.tool_name, t.is_error)
+            }
+            NodeKind::Compaction(c) => format!("compaction {:?} {}", c.summary, c.tokens_before),
+            NodeKind::ModelChange { provider, model } => format!("model {provider}/{model}"),
+        };
+        out.push(format!(
+            "{} {:?} {} {kind}",
+            n.key, n.parent, n.timestamp_ms
+        ));
+    }
+    for c in &s.children {
+        out.extend(shape(c));
+    }
+    out
+}
+
+fn parts(p: &[Part]) -> String {
+    p.iter()
+        .map(|p| match p {
+            Part::Text(t) => format!("text={t}"),
+            Part::Thinking { text, redacted, .. } => format!("thinking={text}/{redacted}"),
+            Part::ToolCall { id, name, .. } => format!("call={id}/{name}"),
+            Part::Image { .. } => "image".to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
+fn same(path: &Path) -> Session {
+    let full = claude::read(path).unwrap();
+    let list = claude::read_with(path, Detail::Listing).unwrap();
+    assert_eq!(shape(&list), shape(&full), "{}", path.display());
+    assert_eq!(
+        listing::summaries(&list),
+        listing::summaries(&full),
+        "{}",
+        path.display()
+    );
+    full
+}
+
+#[test]
+fn every_golden_lists_the_same_at_the_listing_detail() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/agents");
+    let mut fs = Vec::new();
+    for set in ["claude", "claude-real"] {
+        files(&root.join(set), &mut fs);
+    }
+    assert!(fs.len() >= 3, "{fs:?}");
+    let (mut results, mut calls) = (0, 0);
+    for f in &fs {
+        let s = same(f);
+        for n in s
+            .nodes
+            .iter()
+            .chain(s.children.iter().flat_map(|c| &c.nodes))
+        {
+            match &n.kind {
+                NodeKind::ToolResult(t) if !t.content.is_empty() => results += 1,
+                NodeKind::Assistant(a) => {
+                    calls += a
+                        .content
+                        .iter()
+                        .filter(|p| matches!(p, Part::ToolCall { .. }))
+                        .count()
+                }
+                _ => {}
+            }
+        }
+    }
+    // The goldens hold what the listing's detail leaves out.
+    assert!(results >= 3 && calls >= 3, "{results} {calls}");
+}
+
+#[test]
+fn every_block_kind_lists_the_same_and_the_bulk_is_not_read() {
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("S.jsonl");
+    let big = "x".repeat(4000);
+    let lines = [
+        r#"{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"S","cwd":"/w","version":"2.1.72","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":[{"type":"text","text":"look"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}},{"type":"image","source":{"type":"url","url":"https://e.x/a.png"}},{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0="}},{"type":"mystery","x":1}]}}"#.to_string(),
+        r#"{"type":"assistant","uuid":"a1","parentUuid":"u1","timestamp":"2026-01-01T00:00:01Z","message":{"id":"m1","model":"claude-sonnet-4-5-20250929","content":[{"type":"thinking","thinking":"hmm","signature":"SIG"}],"stop_reason":null,"usage":{"input_tokens":3,"output_tokens":1,"cache_read_input_tokens":100}}}"#.to_string(),
+        r#"{"type":"assistant","uuid":"a2","parentUuid":"a1","timestamp":"2026-01-01T00:00:02Z","message":{"id":"m1","model":"claude-sonnet-4-5-20250929","content":[{"type":"redacted_thinking","data":"RED"},{"type":"text","text":"I will run it"},{"type":"tool_use","id":"c1","name":"Bash","input":{"command":"ls"}},{"type":"web_fetch_tool_result","content":"odd"}],"stop_reason":null,"usage":{"input_tokens":3,"output_tokens":9,"cache_read_input_tokens":100}}}"#.to_string(),
+        format!(r#"{{"type":"user","uuid":"t1","parentUuid":"a2","timestamp":"2026-01-01T00:00:03Z","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"c1","content":[{{"type":"text","text":"{big}"}},{{"type":"image","source":{{"type":"base64","data":"AAAA"}}}}],"is_error":false}}]}},"toolUseResult":{{"stdout":"{big}","stderr":"","nested":{{"deep":[1,2,{{"a":"\\ud800"}}]}}}}}}"#),
+        r#"{"type":"user","uuid":"t2","parentUuid":"t1","timestamp":"2026-01-01T00:00:04Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":"boom"}]},"toolUseResult":"Error: boom"}"#.to_string(),
+        r#"{"type":"progress","uuid":"p1","parentUuid":"t2","timestamp":"2026-01-01T00:00:05Z","data":{"type":"hook_progress","big":[1,2,3]}}"#.to_string(),
+        r#"{"type":"user","uuid":"m0","parentUuid":"p1","isMeta":true,"timestamp":"2026-01-01T00:00:06Z","message":{"role":"user","content":"caveat"}}"#.to_string(),
+        r#"{"type":"system","subtype":"compact_boundary","uuid":"b1","parentUuid":null,"logicalParentUuid":"m0","timestamp":"2026-01-01T00:00:07Z","compactMetadata":{"trigger":"auto","preTokens":1234}}"#.to_string(),
+        r#"{"type":"user","uuid":"s1","parentUuid":"b1","isCompactSummary":true,"timestamp":"2026-01-01T00:00:08Z","message":{"role":"user","content":"the summary"}}"#.to_string(),
+        r#"{"type":"assistant","uuid":"a3","parentUuid":"s1","isApiErrorMessage":true,"error":"rate_limit","timestamp":"2026-01-01T00:00:09Z","message":{"id":"m2","model":"<synthetic>","content":[{"type":"text","text":"API Error"}],"stop_reason":"stop_sequence","usage":{"input_tokens":0,"output_tokens":0}}}"#.to_string(),
+        r#"{"type":"user","uuid":"u2","parentUuid":"u1","timestamp":"2026-01-01T00:00:10Z","message":{"role":"user","content":"a branch","content":"the last duplicate"}}"#.to_string(),
+        r#"{"type":"custom-title","customTitle":"named","sessionId":"S"}"#.to_string(),
+        "not json".to_string(),
+        r#"{"type":"futuristic","uuid":"f1","parentUuid":"u2"}"#.to_string(),
+    ];
+    std::fs::write(&src, lines.join("\n") + "\n").unwrap();
+    let s = same(&src);
+    // The file holds what it should: the full read keeps the bulk, the listing's does not.
+    let list = claude::read_with(&src, Detail::Listing).unwrap();
+    let tool = |s: &Session| {
+        s.nodes
+            .iter()
+            .find_map(|n| match &n.kind {
+                NodeKind::ToolResult(t) if t.call_id == "c1" => Some(t.content.clone()),
+                _ => None,
+            })
+            .unwrap()
+    };
+    assert_eq!(tool(&s).len(), 2, "the full read keeps the tool output");
+    assert_eq!(
+        tool(&list),
+        vec![Part::Text(String::new())],
+        "the listing's read does not parse it"
+    );
+    // The tool result whose toolUseResult holds a lone surrogate is read (toolUseResult's
+    // structure is never parsed), and the error string still marks the failed one.
+    let errors: Vec<bool> = s
+        .nodes
+        .iter()
+        .filter_map(|n| match &n.kind {
+            NodeKind::ToolResult(t) => Some(t.is_error),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errors, vec![false, true]);
+    assert_eq!(s.report.bad_lines.len(), 1, "{:?}", s.report);
+    assert_eq!(s.title.as_deref(), Some("named"));
+}
