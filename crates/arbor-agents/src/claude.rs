@@ -43,8 +43,8 @@ fn scan(bytes: &[u8], report: &mut Report) -> (Vec<Info>, Option<String>, Titles
     let mut n = 0u64;
     while start < bytes.len() {
         n += 1;
-        let (end, next, complete) = match bytes[start..].iter().position(|b| *b == b'\n') {
-            Some(i) => (start + i, start + i + 1, true),
+        let (end, next, complete) = match jsonl::memchr(bytes, start) {
+            Some(i) => (i, i + 1, true),
             None => (bytes.len(), bytes.len(), false),
         };
         let range = start..end;
@@ -405,14 +405,8 @@ fn rebuild(
 /// beside the sessions) whose first record with a `sessionId` names `session` (their first
 /// 64 KB read; regular files only).
 fn sibling_agent_files(dir: &Path, session: &str) -> Vec<PathBuf> {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = rd
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .map(|e| e.path())
-        .filter(|p| is_agent_file(p))
+    let mut out: Vec<PathBuf> = agent_files_in(dir)
+        .into_iter()
         .filter(|p| {
             let head = arbor_store::read_regular_at_most(p, 64 << 10).unwrap_or_default();
             head.split(|b| *b == b'\n').find_map(|l| {
@@ -426,6 +420,51 @@ fn sibling_agent_files(dir: &Path, session: &str) -> Vec<PathBuf> {
         .collect();
     out.sort();
     out
+}
+
+/// The `agent-*.jsonl` regular files of `dir`. A listing reads every session of a project
+/// directory and each looks for its subagents there: the directory is listed once per state
+/// (its device, inode and mtime, which a file created or removed in it changes) in a
+/// process, not once per session (1,000 sessions in one directory: a million entries read).
+/// A directory changed in the last 2 seconds is listed every time.
+fn agent_files_in(dir: &Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    type Listed = HashMap<PathBuf, ((u64, u64, i64, i64), Vec<PathBuf>)>;
+    static LISTED: std::sync::Mutex<Option<Listed>> = std::sync::Mutex::new(None);
+    let Ok(meta) = std::fs::metadata(dir) else {
+        return Vec::new();
+    };
+    let state = (meta.dev(), meta.ino(), meta.mtime(), meta.mtime_nsec());
+    if let Ok(memo) = LISTED.lock() {
+        if let Some((st, files)) = memo.as_ref().and_then(|m| m.get(dir)) {
+            if *st == state {
+                return files.clone();
+            }
+        }
+    }
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let files: Vec<PathBuf> = rd
+        .filter_map(Result::ok)
+        .filter(|e| is_agent_file(&e.path()))
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .collect();
+    // Kept only when the directory was last changed seconds ago: a change within the same
+    // timestamp tick would leave its mtime as it was (git's "racily clean" rule).
+    let settled = meta
+        .modified()
+        .ok()
+        .and_then(|m| m.elapsed().ok())
+        .is_some_and(|age| age.as_secs() >= 2);
+    if settled {
+        if let Ok(mut memo) = LISTED.lock() {
+            memo.get_or_insert_with(HashMap::new)
+                .insert(dir.to_path_buf(), (state, files.clone()));
+        }
+    }
+    files
 }
 
 /// Whether `p` is named as a subagent's transcript (`agent-*.jsonl`).

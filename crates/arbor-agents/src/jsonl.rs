@@ -55,11 +55,9 @@ pub(crate) fn objects(bytes: &[u8], report: &mut Report) -> Vec<(u64, Map<String
     out
 }
 
-fn memchr(bytes: &[u8], from: usize) -> Option<usize> {
-    bytes[from..]
-        .iter()
-        .position(|b| *b == b'\n')
-        .map(|i| i + from)
+/// The index of the first `\n` at or after `from`.
+pub(crate) fn memchr(bytes: &[u8], from: usize) -> Option<usize> {
+    memchr::memchr(b'\n', &bytes[from..]).map(|i| i + from)
 }
 
 fn kind_of(v: &Value) -> &'static str {
