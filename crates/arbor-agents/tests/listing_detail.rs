@@ -169,3 +169,54 @@ fn every_block_kind_lists_the_same_and_the_bulk_is_not_read() {
     assert_eq!(s.report.bad_lines.len(), 1, "{:?}", s.report);
     assert_eq!(s.title.as_deref(), Some("named"));
 }
+
+/// Sets `p`'s mtime to `secs` ago (a directory that settled long ago: its listing of
+/// subagents' files is remembered).
+fn age(p: &Path, secs: i64) {
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as libc::time_t;
+    let t = libc::timespec {
+        tv_sec: now - secs as libc::time_t,
+        tv_nsec: 0,
+    };
+    // SAFETY: `c` is a NUL-terminated path; `times` points at two valid timespecs.
+    let r = unsafe { libc::utimensat(libc::AT_FDCWD, c.as_ptr(), [t, t].as_ptr(), 0) };
+    assert_eq!(r, 0);
+}
+
+#[test]
+fn a_remembered_directory_listing_sees_a_subagent_file_added_later() {
+    let d = tempfile::tempdir().unwrap();
+    let proj = d.path().join("proj");
+    std::fs::create_dir(&proj).unwrap();
+    let main = proj.join("S1.jsonl");
+    std::fs::write(
+        &main,
+        r#"{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"S1","message":{"role":"user","content":"main"}}"#.to_string() + "\n",
+    )
+    .unwrap();
+    let agent = |id: &str| {
+        std::fs::write(
+            proj.join(format!("agent-{id}.jsonl")),
+            format!(r#"{{"type":"user","uuid":"x{id}","parentUuid":null,"isSidechain":true,"agentId":"{id}","sessionId":"S1","message":{{"role":"user","content":"task"}}}}"#) + "\n",
+        )
+        .unwrap();
+    };
+    agent("aaaa");
+    age(&proj, 3600);
+    let kids = |s: &Session| s.children.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
+    for detail in [Detail::Full, Detail::Listing] {
+        assert_eq!(kids(&claude::read_with(&main, detail).unwrap()), ["aaaa"]);
+    }
+    // A file added changes the directory's mtime: listed again.
+    agent("bbbb");
+    assert_eq!(kids(&claude::read(&main).unwrap()), ["aaaa", "bbbb"]);
+    // Settled again, and a file removed.
+    age(&proj, 7200);
+    assert_eq!(kids(&claude::read(&main).unwrap()), ["aaaa", "bbbb"]);
+    std::fs::remove_file(proj.join("agent-aaaa.jsonl")).unwrap();
+    assert_eq!(kids(&claude::read(&main).unwrap()), ["bbbb"]);
+}
