@@ -134,19 +134,7 @@ pub fn read(path: &Path) -> Result<Session, AgentError> {
     read_with(path, Detail::Full)
 }
 
-/// How much of each record the reader converts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Detail {
-    /// Everything an import writes.
-    #[default]
-    Full,
-    /// What a listing needs ([`crate::listing::summaries`]: rows, spends, search texts): the
-    /// same nodes, tree, titles, times and usage as [`Detail::Full`], but tool results'
-    /// content, tool calls' arguments, thinking signatures and images' data are never
-    /// parsed (the nodes are there, those fields empty or placeholders). The bulk of a
-    /// session's bytes is in those fields.
-    Listing,
-}
+pub use crate::model::Detail;
 
 /// [`read`] with the `detail` wanted: the one reader, its rules the same at every detail.
 ///
@@ -302,7 +290,7 @@ fn slim_message(raw: &[u8], out: &mut Vec<u8>) {
         out.extend_from_slice(raw);
         return;
     };
-    rebuild(raw, &scan, out, |key, value, kind, out| {
+    jsonl::rebuild(raw, &scan, out, |key, value, kind, out| {
         if key != b"content" || kind != ValueKind::Array {
             return false;
         }
@@ -337,7 +325,7 @@ fn slim_block(raw: &[u8], out: &mut Vec<u8>) {
         Some("tool_use") | Some("server_tool_use") => (b"input", b"{}"),
         Some("thinking") => (b"signature", b"\"\""),
         Some("image") => {
-            rebuild(raw, &scan, out, |key, value, kind, out| {
+            jsonl::rebuild(raw, &scan, out, |key, value, kind, out| {
                 if key != b"source" || kind != ValueKind::Object {
                     return false;
                 }
@@ -350,7 +338,7 @@ fn slim_block(raw: &[u8], out: &mut Vec<u8>) {
                 if !matches!(st.as_deref(), None | Some("base64")) {
                     return false;
                 }
-                rebuild(value, &src, out, |k, v, _, out| {
+                jsonl::rebuild(value, &src, out, |k, v, _, out| {
                     if k != b"data" || v == b"\"\"" {
                         return false;
                     }
@@ -366,39 +354,13 @@ fn slim_block(raw: &[u8], out: &mut Vec<u8>) {
             return;
         }
     };
-    rebuild(raw, &scan, out, |key, value, _, out| {
+    jsonl::rebuild(raw, &scan, out, |key, value, _, out| {
         if key != cut || value.first() == Some(&b'n') {
             return false;
         }
         out.extend_from_slice(with);
         true
     });
-}
-
-/// The object `raw` (scanned as `scan`) written again into `out`, member by member in its
-/// order; `each(key, value, kind, out)` writes a member's value itself and returns `true`, or
-/// returns `false` to have the value copied as it is. Keys are compared as their raw bytes (a
-/// key written with escapes is not one of ours and is copied).
-fn rebuild(
-    raw: &[u8],
-    scan: &arbor_core::json::ObjectScan,
-    out: &mut Vec<u8>,
-    mut each: impl FnMut(&[u8], &[u8], arbor_core::json::ValueKind, &mut Vec<u8>) -> bool,
-) {
-    out.push(b'{');
-    for (i, m) in scan.members.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        out.push(b'"');
-        out.extend_from_slice(&raw[m.key.clone()]);
-        out.extend_from_slice(b"\":");
-        let value = &raw[m.value.clone()];
-        if !each(&raw[m.key.clone()], value, m.kind, out) {
-            out.extend_from_slice(value);
-        }
-    }
-    out.push(b'}');
 }
 
 /// The `agent-*.jsonl` files in `dir` (Claude Code 1.0 and 2.0 kept subagents' transcripts

@@ -21,10 +21,18 @@ pub(crate) fn absolute(path: &Path) -> std::path::PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// Every JSON object line of `bytes` with its 1-based line number. A line that is not JSON,
-/// or not an object, is reported and skipped; so is a last line without its newline (the
-/// agent may still be writing it: a later import takes it). Blank lines are passed over.
-pub(crate) fn objects(bytes: &[u8], report: &mut Report) -> Vec<(u64, Map<String, Value>)> {
+/// Every JSON object line of `bytes` with its 1-based line number, parsed after `slim` wrote
+/// it again with only what its reader reads (`slim(line, its members, out)`; arbor's field
+/// scanner finds the members without parsing them, so what `slim` leaves out is never
+/// parsed). A line that is not JSON, or not an object, is reported and skipped; so is a last
+/// line without its newline (the agent may still be writing it: a later import takes it).
+/// Blank lines are passed over.
+pub(crate) fn objects(
+    bytes: &[u8],
+    report: &mut Report,
+    slim: &mut dyn FnMut(&[u8], &arbor_core::entry::Fields, &mut Vec<u8>),
+) -> Vec<(u64, Map<String, Value>)> {
+    let mut buf = Vec::new();
     let mut out = Vec::new();
     let mut start = 0usize;
     let mut n = 0u64;
@@ -46,7 +54,15 @@ pub(crate) fn objects(bytes: &[u8], report: &mut Report) -> Vec<(u64, Map<String
             );
             continue;
         }
-        match serde_json::from_slice::<Value>(line) {
+        // A line the scanner refuses is given to the parser whole, for its own words.
+        let parsed = match arbor_core::entry::parse_fields(line) {
+            Ok(f) => {
+                slim(line, &f, &mut buf);
+                serde_json::from_slice::<Value>(&buf)
+            }
+            Err(_) => serde_json::from_slice::<Value>(line),
+        };
+        match parsed {
             Ok(Value::Object(m)) => out.push((n, m)),
             Ok(other) => report.bad(n, format!("not a JSON object but {}", kind_of(&other))),
             Err(e) => report.bad(n, format!("not JSON: {e}")),
@@ -151,4 +167,30 @@ pub(crate) fn as_text(v: &Value) -> String {
         Value::Null => String::new(),
         other => other.to_string(),
     }
+}
+
+/// The object `raw` (scanned as `scan`) written again into `out`, member by member in its
+/// order; `each(key, value, kind, out)` writes a member's value itself and returns `true`, or
+/// returns `false` to have the value copied as it is. Keys are compared as their raw bytes (a
+/// key written with escapes is not one of ours and is copied).
+pub(crate) fn rebuild(
+    raw: &[u8],
+    scan: &arbor_core::json::ObjectScan,
+    out: &mut Vec<u8>,
+    mut each: impl FnMut(&[u8], &[u8], arbor_core::json::ValueKind, &mut Vec<u8>) -> bool,
+) {
+    out.push(b'{');
+    for (i, m) in scan.members.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'"');
+        out.extend_from_slice(&raw[m.key.clone()]);
+        out.extend_from_slice(b"\":");
+        let value = &raw[m.value.clone()];
+        if !each(&raw[m.key.clone()], value, m.kind, out) {
+            out.extend_from_slice(value);
+        }
+    }
+    out.push(b'}');
 }

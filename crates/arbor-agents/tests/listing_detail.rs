@@ -4,6 +4,7 @@
 //! every golden, on hand-written records of every block kind, and (prop_claude.rs) on
 //! generated trees.
 use arbor_agents::claude::{self, Detail};
+use arbor_agents::codex;
 use arbor_agents::listing;
 use arbor_agents::model::{NodeKind, Part, Session};
 use std::path::{Path, PathBuf};
@@ -70,8 +71,16 @@ fn parts(p: &[Part]) -> String {
 }
 
 fn same(path: &Path) -> Session {
-    let full = claude::read(path).unwrap();
-    let list = claude::read_with(path, Detail::Listing).unwrap();
+    same_with(path, claude::read, claude::read_with)
+}
+
+type Read = fn(&Path) -> Result<Session, arbor_agents::AgentError>;
+type ReadWith = fn(&Path, Detail) -> Result<Session, arbor_agents::AgentError>;
+
+fn same_with(path: &Path, read: Read, read_with: ReadWith) -> Session {
+    let full = read(path).unwrap();
+    assert_eq!(shape(&read_with(path, Detail::Full).unwrap()), shape(&full));
+    let list = read_with(path, Detail::Listing).unwrap();
     assert_eq!(shape(&list), shape(&full), "{}", path.display());
     assert_eq!(
         listing::summaries(&list),
@@ -113,6 +122,94 @@ fn every_golden_lists_the_same_at_the_listing_detail() {
     }
     // The goldens hold what the listing's detail leaves out.
     assert!(results >= 3 && calls >= 3, "{results} {calls}");
+}
+
+#[test]
+fn every_codex_golden_lists_the_same_at_the_listing_detail() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/agents");
+    let mut fs = Vec::new();
+    for set in ["codex", "codex-real"] {
+        files(&root.join(set), &mut fs);
+    }
+    assert!(fs.len() >= 3, "{fs:?}");
+    let mut results = 0;
+    for f in &fs {
+        let s = same_with(f, codex::read, codex::read_with);
+        results += s
+            .nodes
+            .iter()
+            .filter(|n| matches!(&n.kind, NodeKind::ToolResult(t) if !t.content.is_empty()))
+            .count();
+    }
+    assert!(results >= 3, "{results}");
+}
+
+#[test]
+fn codex_events_not_read_are_not_parsed_and_the_listing_leaves_out_tool_output() {
+    let d = tempfile::tempdir().unwrap();
+    let src = d
+        .path()
+        .join("rollout-2026-11-02T10-00-00-019a4c1e-0000-7000-8000-00000000f0c0.jsonl");
+    let big = "y".repeat(3000);
+    let lines = [
+        r#"{"timestamp":"2026-11-02T10:00:00.000Z","type":"session_meta","payload":{"id":"019a4c1e-0000-7000-8000-00000000f0c0","timestamp":"2026-11-02T10:00:00.000Z","cwd":"/work/app","cli_version":"0.150.0"}}"#.to_string(),
+        r#"{"timestamp":"2026-11-02T10:00:00.100Z","type":"turn_context","payload":{"cwd":"/work/app","model":"gpt-5-codex"}}"#.to_string(),
+        r#"{"timestamp":"2026-11-02T10:00:01.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"build it"}]}}"#.to_string(),
+        r#"{"timestamp":"2026-11-02T10:00:01.100Z","type":"event_msg","payload":{"type":"user_message","message":"build it","images":[]}}"#.to_string(),
+        r#"{"timestamp":"2026-11-02T10:00:02.000Z","type":"response_item","payload":{"type":"reasoning","summary":[{"type":"summary_text","text":"**Plan**"}],"content":null,"encrypted_content":"gAAAAB"}}"#.to_string(),
+        r#"{"timestamp":"2026-11-02T10:00:02.100Z","type":"response_item","payload":{"type":"reasoning","summary":[],"content":null,"encrypted_content":"gAAAAC"}}"#.to_string(),
+        r#"{"timestamp":"2026-11-02T10:00:03.000Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"make\"]}","call_id":"c1"}}"#.to_string(),
+        r#"{"timestamp":"2026-11-02T10:00:03.100Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"total_tokens":10},"last_token_usage":{"input_tokens":8,"cached_input_tokens":2,"output_tokens":2}}}}"#.to_string(),
+        // An event the reader does not read, its payload not even valid for serde_json's
+        // depth limit: only its type is parsed.
+        format!(r#"{{"timestamp":"2026-11-02T10:00:04.000Z","type":"event_msg","payload":{{"type":"exec_command_end","call_id":"c1","stdout":"{big}","deep":{}{}}}}}"#, "[".repeat(200), "]".repeat(200)),
+        format!(r#"{{"timestamp":"2026-11-02T10:00:04.100Z","type":"response_item","payload":{{"type":"function_call_output","call_id":"c1","output":"{big}"}}}}"#),
+        r#"{"timestamp":"2026-11-02T10:00:05.000Z","type":"response_item","payload":{"type":"custom_tool_call","status":"completed","call_id":"c2","name":"apply_patch","input":"*** Begin Patch"}}"#.to_string(),
+        r#"{"timestamp":"2026-11-02T10:00:05.100Z","type":"response_item","payload":{"type":"custom_tool_call_output","call_id":"c2","output":{"content":"failed","success":false}}}"#.to_string(),
+        r#"{"timestamp":"2026-11-02T10:00:06.000Z","type":"response_item","payload":{"type":"local_shell_call","call_id":"c3","status":"completed","action":{"type":"exec","command":["ls"]}}}"#.to_string(),
+        r#"{"timestamp":"2026-11-02T10:00:06.100Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c3","output":"a b"}}"#.to_string(),
+        r#"{"timestamp":"2026-11-02T10:00:07.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"built"}]}}"#.to_string(),
+        r#"{"timestamp":"2026-11-02T10:00:07.100Z","type":"event_msg","payload":{"type":"agent_message","message":"built"}}"#.to_string(),
+        r#"{"timestamp":"2026-11-02T10:00:07.200Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"total_tokens":20},"last_token_usage":{"input_tokens":9,"cached_input_tokens":0,"output_tokens":1}}}}"#.to_string(),
+        r#"{"timestamp":"2026-11-02T10:00:08.000Z","type":"event_msg","payload":{"type":"thread_name_updated","thread_name":"Build"}}"#.to_string(),
+        r#"{"timestamp":"2026-11-02T10:00:09.000Z","type":"compacted","payload":{"message":"","replacement_history":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Summary: built"}]}]}}"#.to_string(),
+        "[1,2]".to_string(),
+        r#"{"timestamp":"2026-11-02T10:00:10.000Z","type":"future_record","payload":{"x":1}}"#.to_string(),
+    ];
+    std::fs::write(&src, lines.join("\n") + "\n").unwrap();
+    let s = same_with(&src, codex::read, codex::read_with);
+    let list = codex::read_with(&src, Detail::Listing).unwrap();
+    let out = |s: &Session| -> Vec<(String, usize, bool)> {
+        s.nodes
+            .iter()
+            .filter_map(|n| match &n.kind {
+                NodeKind::ToolResult(t) => {
+                    Some((t.call_id.clone(), parts(&t.content).len(), t.is_error))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(
+        out(&s),
+        [
+            ("c1".to_string(), 3005, false),
+            ("c2".into(), 11, true),
+            ("c3".into(), 8, false)
+        ]
+    );
+    assert_eq!(
+        out(&list),
+        [
+            ("c1".to_string(), 5, false),
+            ("c2".into(), 5, true),
+            ("c3".into(), 5, false)
+        ]
+    );
+    // The exec_command_end line is read (its nesting is never parsed), counted as skipped.
+    assert_eq!(s.report.bad_lines.len(), 1, "{:?}", s.report);
+    assert_eq!(s.report.skipped.get("event_msg/exec_command_end"), Some(&1));
+    assert_eq!(s.title.as_deref(), Some("Build"));
 }
 
 #[test]

@@ -218,7 +218,10 @@ fn read_source(f: &Found) -> ReadResult {
         Agent::Claude => {
             vec![claude::read_with(&f.key, claude::Detail::Listing).map_err(|e| e.to_string())?]
         }
-        Agent::Codex => vec![arbor_agents::read(f.agent, &f.key).map_err(|e| e.to_string())?],
+        Agent::Codex => vec![
+            codex::read_with(&f.key, arbor_agents::model::Detail::Listing)
+                .map_err(|e| e.to_string())?,
+        ],
         Agent::Opencode => {
             let store = arbor_agents::opencode::Store::load(&f.key).map_err(|e| e.to_string())?;
             let mut v = Vec::new();
