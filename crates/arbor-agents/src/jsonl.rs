@@ -21,6 +21,9 @@ pub(crate) fn absolute(path: &Path) -> std::path::PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
+/// Writes a line again with only what its reader reads: `(line, its members, out)`.
+pub(crate) type Slim<'a> = dyn FnMut(&[u8], &arbor_core::entry::Fields, &mut Vec<u8>) + 'a;
+
 /// Every JSON object line of `bytes` with its 1-based line number, parsed after `slim` wrote
 /// it again with only what its reader reads (`slim(line, its members, out)`; arbor's field
 /// scanner finds the members without parsing them, so what `slim` leaves out is never
@@ -30,7 +33,7 @@ pub(crate) fn absolute(path: &Path) -> std::path::PathBuf {
 pub(crate) fn objects(
     bytes: &[u8],
     report: &mut Report,
-    slim: &mut dyn FnMut(&[u8], &arbor_core::entry::Fields, &mut Vec<u8>),
+    slim: &mut Slim<'_>,
 ) -> Vec<(u64, Map<String, Value>)> {
     let mut buf = Vec::new();
     let mut out = Vec::new();
