@@ -97,7 +97,7 @@ struct Found {
 
 /// The form of the rows a source gives (bump it when [`Summary`] or how it is made changes:
 /// every source is then read again).
-const ROW_FORM: &str = "rows3";
+const ROW_FORM: &str = "rows4";
 
 /// A source's fingerprint: the row form, then each file's name and `stat`.
 fn fp_of(stats: &[(PathBuf, Stat)]) -> String {
