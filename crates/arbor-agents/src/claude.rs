@@ -17,14 +17,16 @@ use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-/// What the first pass keeps of a line: where it is and its place in the tree. The records
-/// themselves are parsed again, one at a time, while they are converted: a large file is never
-/// held in memory as parsed JSON.
+/// What the first pass keeps of a line: where it is, its members (byte ranges) and its place
+/// in the tree. The records themselves are parsed, one at a time, while they are converted: a
+/// large file is never held in memory as parsed JSON.
 struct Info {
     /// Its line number (1-based).
     n: u64,
     /// Its bytes in the file.
     range: std::ops::Range<usize>,
+    /// Its members, as the field scanner found them (ranges in the line).
+    fields: arbor_core::entry::Fields,
     uuid: Option<String>,
     /// `parentUuid` (a compaction boundary's `logicalParentUuid`).
     parent: Option<String>,
@@ -74,8 +76,24 @@ fn scan(bytes: &[u8], report: &mut Report) -> (Vec<Info>, Option<String>, Titles
                 continue;
             }
         };
+        const KEYS: [&str; 11] = [
+            "type",
+            "subtype",
+            "logicalParentUuid",
+            "parentUuid",
+            "sessionId",
+            "customTitle",
+            "aiTitle",
+            "summary",
+            "leafUuid",
+            "uuid",
+            "agentId",
+        ];
+        let picked = pick(line, &f, KEYS);
         let st = |k: &str| {
-            f.str(line, k)
+            let i = KEYS.iter().position(|x| *x == k)?;
+            let m = picked[i]?;
+            arbor_core::entry::raw_str(&line[m.value.clone()], m.kind)
                 .filter(|v| !v.is_empty())
                 .map(|v| v.into_owned())
         };
@@ -103,16 +121,41 @@ fn scan(bytes: &[u8], report: &mut Report) -> (Vec<Info>, Option<String>, Titles
             }
             _ => {}
         }
+        let uuid = st("uuid");
+        let agent = if sidechain { st("agentId") } else { None };
         infos.push(Info {
             n,
             range: range.start..range.start + line.len(),
-            uuid: st("uuid"),
+            fields: f,
+            uuid,
             parent,
             sidechain,
-            agent: if sidechain { st("agentId") } else { None },
+            agent,
         });
     }
     (infos, session_id, titles)
+}
+
+/// The members of `f` named `keys`, in one pass over the members (the last of duplicates, as
+/// a parser keeps; a key written with escapes is decoded).
+fn pick<'f, const N: usize>(
+    line: &[u8],
+    f: &'f arbor_core::entry::Fields,
+    keys: [&str; N],
+) -> [Option<&'f arbor_core::json::Member>; N] {
+    let mut out = [None; N];
+    for m in f.members.iter() {
+        let raw = &line[m.key.clone()];
+        for (i, k) in keys.iter().enumerate() {
+            if raw == k.as_bytes()
+                || (raw.contains(&b'\\') && arbor_core::entry::key_is(line, &m.key, k))
+            {
+                out[i] = Some(m);
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// The title records of a file.
@@ -141,13 +184,14 @@ pub use crate::model::Detail;
 /// # Errors
 /// As [`read`].
 pub fn read_with(path: &Path, detail: Detail) -> Result<Session, AgentError> {
-    let bytes = jsonl::read_source(path)?;
+    let file = jsonl::read_source(path)?;
+    let bytes: &[u8] = file.as_ref();
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let mut report = Report::default();
-    let (infos, session_id, titles) = scan(&bytes, &mut report);
+    let (infos, session_id, titles) = scan(bytes, &mut report);
     let (mut main, mut side): (Vec<&Info>, Vec<&Info>) = (Vec::new(), Vec::new());
     for i in &infos {
         if i.sidechain {
@@ -171,7 +215,7 @@ pub fn read_with(path: &Path, detail: Detail) -> Result<Session, AgentError> {
     .unwrap_or_else(|| stem.clone());
     let mut session = Session::new(Agent::Claude, id, jsonl::absolute(path));
     session.report = report;
-    convert(&bytes, &main, &mut session, detail);
+    convert(bytes, &main, &mut session, detail);
     session.title = title(&titles, &infos);
 
     // Inline sidechains (before subagent files): one child per root.
@@ -182,7 +226,7 @@ pub fn read_with(path: &Path, detail: Detail) -> Result<Session, AgentError> {
             .or_else(|| group.first().and_then(|i| i.uuid.clone()))
             .unwrap_or_default();
         let mut child = Session::new(Agent::Claude, cid, jsonl::absolute(path));
-        convert(&bytes, &group, &mut child, detail);
+        convert(bytes, &group, &mut child, detail);
         child.title = first_user_text(&child);
         if !child.nodes.is_empty() {
             session.children.push(child);
@@ -231,7 +275,7 @@ pub fn subagent_files(dir: &Path) -> Vec<PathBuf> {
 /// output beside its result, `toolUseResult`, often the result's text again; file-history
 /// snapshots; progress payloads; bookkeeping) are never parsed: [`slim_record`] leaves them
 /// out before the record is parsed.
-const READ_MEMBERS: &[&str] = &[
+const READ_MEMBERS: [&str; 14] = [
     "type",
     "uuid",
     "parentUuid",
@@ -257,28 +301,26 @@ fn slim_record(line: &[u8], f: &arbor_core::entry::Fields, detail: Detail, out: 
     use arbor_core::json::ValueKind;
     out.clear();
     out.push(b'{');
-    let member = |out: &mut Vec<u8>, key: &str| {
+    let picked = pick(line, f, READ_MEMBERS);
+    let tool_result = pick(line, f, ["toolUseResult"])[0].filter(|m| m.kind == ValueKind::String);
+    let members = READ_MEMBERS
+        .iter()
+        .zip(picked)
+        .chain(std::iter::once((&"toolUseResult", tool_result)));
+    for (key, m) in members {
+        let Some(m) = m else { continue };
         if out.len() > 1 {
             out.push(b',');
         }
         out.push(b'"');
         out.extend_from_slice(key.as_bytes());
         out.extend_from_slice(b"\":");
-    };
-    for key in READ_MEMBERS {
-        let Some((raw, kind)) = f.get(line, key) else {
-            continue;
-        };
-        member(out, key);
-        if *key == "message" && detail == Detail::Listing && kind == ValueKind::Object {
+        let raw = &line[m.value.clone()];
+        if *key == "message" && detail == Detail::Listing && m.kind == ValueKind::Object {
             slim_message(raw, out);
         } else {
             out.extend_from_slice(raw);
         }
-    }
-    if let Some((raw, ValueKind::String)) = f.get(line, "toolUseResult") {
-        member(out, "toolUseResult");
-        out.extend_from_slice(raw);
     }
     out.push(b'}');
 }
@@ -507,12 +549,8 @@ fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
 
     for info in chain {
         let line = info.n;
-        let raw = &bytes[info.range.clone()];
         // The first pass scanned it; only the members read are parsed.
-        let Ok(fields) = arbor_core::entry::parse_fields(raw) else {
-            continue;
-        };
-        slim_record(raw, &fields, detail, &mut slim);
+        slim_record(&bytes[info.range.clone()], &info.fields, detail, &mut slim);
         let record = match serde_json::from_slice::<Value>(&slim) {
             Ok(Value::Object(m)) => m,
             Ok(_) => continue,

@@ -42,9 +42,10 @@ pub fn read(path: &Path) -> Result<Session, AgentError> {
 /// # Errors
 /// As [`read`].
 pub fn read_with(path: &Path, detail: Detail) -> Result<Session, AgentError> {
-    let bytes = jsonl::read_source(path)?;
+    let file = jsonl::read_source(path)?;
+    let bytes: &[u8] = file.as_ref();
     let mut session = Session::new(Agent::Codex, rollout_id(path), jsonl::absolute(path));
-    let records = jsonl::objects(&bytes, &mut session.report, &mut |line, f, out| {
+    let records = jsonl::objects(bytes, &mut session.report, &mut |line, f, out| {
         slim_record(line, f, detail, out)
     });
     // The texts the response items carry (event messages repeating them are not used).

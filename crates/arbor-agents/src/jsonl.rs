@@ -3,16 +3,15 @@
 use crate::model::{Part, Report};
 use crate::AgentError;
 use serde_json::{Map, Value};
-use std::io::Read;
 use std::path::Path;
 
-/// The bytes of a source file, read once through arbor's safe open (a regular file only:
-/// never a FIFO or device planted in another agent's directory; opened read-only).
-pub(crate) fn read_source(path: &Path) -> Result<Vec<u8>, AgentError> {
-    let mut f = arbor_store::open_regular(path).map_err(|e| AgentError::io(path, e))?;
-    let mut v = Vec::new();
-    f.read_to_end(&mut v).map_err(|e| AgentError::io(path, e))?;
-    Ok(v)
+/// The bytes of a source file, through arbor's safe open (a regular file only: never a FIFO
+/// or device planted in another agent's directory; opened read-only): a file of 1 MiB and more
+/// mapped read-only (a file cut by its agent while it is read gives zero pages, read as bad
+/// lines, never a crash), a smaller one read into a buffer of its size
+/// (`arbor_store::FileBytes`, as arbor reads pi's sessions).
+pub(crate) fn read_source(path: &Path) -> Result<arbor_store::FileBytes, AgentError> {
+    arbor_store::FileBytes::open(path).map_err(|e| AgentError::io(path, e))
 }
 
 /// `path` made absolute (not resolved: the path the agent's own directory has), as the
