@@ -17,14 +17,16 @@ use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-/// What the first pass keeps of a line: where it is and its place in the tree. The records
-/// themselves are parsed again, one at a time, while they are converted: a large file is never
-/// held in memory as parsed JSON.
+/// What the first pass keeps of a line: where it is, its members (byte ranges) and its place
+/// in the tree. The records themselves are parsed, one at a time, while they are converted: a
+/// large file is never held in memory as parsed JSON.
 struct Info {
     /// Its line number (1-based).
     n: u64,
     /// Its bytes in the file.
     range: std::ops::Range<usize>,
+    /// Its members, as the field scanner found them (ranges in the line).
+    fields: arbor_core::entry::Fields,
     uuid: Option<String>,
     /// `parentUuid` (a compaction boundary's `logicalParentUuid`).
     parent: Option<String>,
@@ -43,8 +45,8 @@ fn scan(bytes: &[u8], report: &mut Report) -> (Vec<Info>, Option<String>, Titles
     let mut n = 0u64;
     while start < bytes.len() {
         n += 1;
-        let (end, next, complete) = match bytes[start..].iter().position(|b| *b == b'\n') {
-            Some(i) => (start + i, start + i + 1, true),
+        let (end, next, complete) = match jsonl::memchr(bytes, start) {
+            Some(i) => (i, i + 1, true),
             None => (bytes.len(), bytes.len(), false),
         };
         let range = start..end;
@@ -74,8 +76,24 @@ fn scan(bytes: &[u8], report: &mut Report) -> (Vec<Info>, Option<String>, Titles
                 continue;
             }
         };
+        const KEYS: [&str; 11] = [
+            "type",
+            "subtype",
+            "logicalParentUuid",
+            "parentUuid",
+            "sessionId",
+            "customTitle",
+            "aiTitle",
+            "summary",
+            "leafUuid",
+            "uuid",
+            "agentId",
+        ];
+        let picked = pick(line, &f, KEYS);
         let st = |k: &str| {
-            f.str(line, k)
+            let i = KEYS.iter().position(|x| *x == k)?;
+            let m = picked[i]?;
+            arbor_core::entry::raw_str(&line[m.value.clone()], m.kind)
                 .filter(|v| !v.is_empty())
                 .map(|v| v.into_owned())
         };
@@ -103,16 +121,41 @@ fn scan(bytes: &[u8], report: &mut Report) -> (Vec<Info>, Option<String>, Titles
             }
             _ => {}
         }
+        let uuid = st("uuid");
+        let agent = if sidechain { st("agentId") } else { None };
         infos.push(Info {
             n,
             range: range.start..range.start + line.len(),
-            uuid: st("uuid"),
+            fields: f,
+            uuid,
             parent,
             sidechain,
-            agent: if sidechain { st("agentId") } else { None },
+            agent,
         });
     }
     (infos, session_id, titles)
+}
+
+/// The members of `f` named `keys`, in one pass over the members (the last of duplicates, as
+/// a parser keeps; a key written with escapes is decoded).
+fn pick<'f, const N: usize>(
+    line: &[u8],
+    f: &'f arbor_core::entry::Fields,
+    keys: [&str; N],
+) -> [Option<&'f arbor_core::json::Member>; N] {
+    let mut out = [None; N];
+    for m in f.members.iter() {
+        let raw = &line[m.key.clone()];
+        for (i, k) in keys.iter().enumerate() {
+            if raw == k.as_bytes()
+                || (raw.contains(&b'\\') && arbor_core::entry::key_is(line, &m.key, k))
+            {
+                out[i] = Some(m);
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// The title records of a file.
@@ -131,13 +174,24 @@ struct Titles {
 /// # Errors
 /// Only when the file cannot be read at all; every bad line is in the session's report.
 pub fn read(path: &Path) -> Result<Session, AgentError> {
-    let bytes = jsonl::read_source(path)?;
+    read_with(path, Detail::Full)
+}
+
+pub use crate::model::Detail;
+
+/// [`read`] with the `detail` wanted: the one reader, its rules the same at every detail.
+///
+/// # Errors
+/// As [`read`].
+pub fn read_with(path: &Path, detail: Detail) -> Result<Session, AgentError> {
+    let file = jsonl::read_source(path)?;
+    let bytes: &[u8] = file.as_ref();
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let mut report = Report::default();
-    let (infos, session_id, titles) = scan(&bytes, &mut report);
+    let (infos, session_id, titles) = scan(bytes, &mut report);
     let (mut main, mut side): (Vec<&Info>, Vec<&Info>) = (Vec::new(), Vec::new());
     for i in &infos {
         if i.sidechain {
@@ -161,7 +215,7 @@ pub fn read(path: &Path) -> Result<Session, AgentError> {
     .unwrap_or_else(|| stem.clone());
     let mut session = Session::new(Agent::Claude, id, jsonl::absolute(path));
     session.report = report;
-    convert(&bytes, &main, &mut session);
+    convert(bytes, &main, &mut session, detail);
     session.title = title(&titles, &infos);
 
     // Inline sidechains (before subagent files): one child per root.
@@ -172,7 +226,7 @@ pub fn read(path: &Path) -> Result<Session, AgentError> {
             .or_else(|| group.first().and_then(|i| i.uuid.clone()))
             .unwrap_or_default();
         let mut child = Session::new(Agent::Claude, cid, jsonl::absolute(path));
-        convert(&bytes, &group, &mut child);
+        convert(bytes, &group, &mut child, detail);
         child.title = first_user_text(&child);
         if !child.nodes.is_empty() {
             session.children.push(child);
@@ -186,7 +240,7 @@ pub fn read(path: &Path) -> Result<Session, AgentError> {
             files.extend(sibling_agent_files(dir, &session.id));
         }
         for f in files {
-            match read(&f) {
+            match read_with(&f, detail) {
                 Ok(mut child) => {
                     if child.title.is_none() {
                         child.title = first_user_text(&child);
@@ -217,38 +271,146 @@ pub fn subagent_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// What the conversion never reads, dropped as each record is parsed: a tool's structured output
-/// beside its result (`toolUseResult`, often the result's text again; kept when it is an error
-/// string, which marks the result as failed), file-history snapshots, progress payloads.
-fn slim(m: &mut Map<String, Value>) {
-    if m.get("toolUseResult")
-        .is_some_and(|v| !v.as_str().is_some_and(|t| t.starts_with("Error")))
-    {
-        m.remove("toolUseResult");
-    }
-    match m.get("type").and_then(Value::as_str) {
-        Some("file-history-snapshot") => {
-            m.remove("snapshot");
+/// The top-level members of a record the conversion reads. The others (a tool's structured
+/// output beside its result, `toolUseResult`, often the result's text again; file-history
+/// snapshots; progress payloads; bookkeeping) are never parsed: [`slim_record`] leaves them
+/// out before the record is parsed.
+const READ_MEMBERS: [&str; 14] = [
+    "type",
+    "uuid",
+    "parentUuid",
+    "logicalParentUuid",
+    "subtype",
+    "version",
+    "cwd",
+    "timestamp",
+    "isMeta",
+    "isCompactSummary",
+    "isApiErrorMessage",
+    "error",
+    "compactMetadata",
+    "message",
+];
+
+/// The record `line` (a JSON object, scanned as `f`) as the JSON the conversion parses, into
+/// `out`: only the members it reads ([`READ_MEMBERS`]; `toolUseResult` only when it is a
+/// string, an error text that marks the result as failed), each as its bytes in the line (the
+/// last of duplicates, as a parser keeps). At [`Detail::Listing`] the message's content blocks
+/// are slimmed too ([`slim_block`]).
+fn slim_record(line: &[u8], f: &arbor_core::entry::Fields, detail: Detail, out: &mut Vec<u8>) {
+    use arbor_core::json::ValueKind;
+    out.clear();
+    out.push(b'{');
+    let picked = pick(line, f, READ_MEMBERS);
+    let tool_result = pick(line, f, ["toolUseResult"])[0].filter(|m| m.kind == ValueKind::String);
+    let members = READ_MEMBERS
+        .iter()
+        .zip(picked)
+        .chain(std::iter::once((&"toolUseResult", tool_result)));
+    for (key, m) in members {
+        let Some(m) = m else { continue };
+        if out.len() > 1 {
+            out.push(b',');
         }
-        Some("progress") => {
-            m.remove("data");
+        out.push(b'"');
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(b"\":");
+        let raw = &line[m.value.clone()];
+        if *key == "message" && detail == Detail::Listing && m.kind == ValueKind::Object {
+            slim_message(raw, out);
+        } else {
+            out.extend_from_slice(raw);
         }
-        _ => {}
     }
+    out.push(b'}');
+}
+
+/// A message object with its `content` blocks slimmed ([`slim_block`]), into `out`.
+fn slim_message(raw: &[u8], out: &mut Vec<u8>) {
+    use arbor_core::json::ValueKind;
+    let Ok(scan) = arbor_core::json::scan_object(raw) else {
+        out.extend_from_slice(raw);
+        return;
+    };
+    jsonl::rebuild(raw, &scan, out, |key, value, kind, out| {
+        if key != b"content" || kind != ValueKind::Array {
+            return false;
+        }
+        out.push(b'[');
+        for (i, item) in arbor_core::json::array_items(value).into_iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            slim_block(&value[item], out);
+        }
+        out.push(b']');
+        true
+    });
+}
+
+/// A content block as the listing reads it, into `out`: a tool result's `content` as `""`, a
+/// tool call's `input` as `{}`, a thinking block's `signature` as `""`, a base64 image's
+/// `data` as `"-"`; any other block (text, and blocks arbor does not know, kept whole as their
+/// JSON) as it is.
+fn slim_block(raw: &[u8], out: &mut Vec<u8>) {
+    use arbor_core::entry::raw_str;
+    use arbor_core::json::ValueKind;
+    let Ok(scan) = arbor_core::json::scan_object(raw) else {
+        out.extend_from_slice(raw);
+        return;
+    };
+    let ty = scan
+        .get(raw, "type")
+        .and_then(|m| raw_str(&raw[m.value.clone()], m.kind));
+    let (cut, with): (&[u8], &[u8]) = match ty.as_deref() {
+        Some("tool_result") => (b"content", b"\"\""),
+        Some("tool_use") | Some("server_tool_use") => (b"input", b"{}"),
+        Some("thinking") => (b"signature", b"\"\""),
+        Some("image") => {
+            jsonl::rebuild(raw, &scan, out, |key, value, kind, out| {
+                if key != b"source" || kind != ValueKind::Object {
+                    return false;
+                }
+                let Ok(src) = arbor_core::json::scan_object(value) else {
+                    return false;
+                };
+                let st = src
+                    .get(value, "type")
+                    .and_then(|m| raw_str(&value[m.value.clone()], m.kind));
+                if !matches!(st.as_deref(), None | Some("base64")) {
+                    return false;
+                }
+                jsonl::rebuild(value, &src, out, |k, v, _, out| {
+                    if k != b"data" || v == b"\"\"" {
+                        return false;
+                    }
+                    out.extend_from_slice(b"\"-\"");
+                    true
+                });
+                true
+            });
+            return;
+        }
+        _ => {
+            out.extend_from_slice(raw);
+            return;
+        }
+    };
+    jsonl::rebuild(raw, &scan, out, |key, value, _, out| {
+        if key != cut || value.first() == Some(&b'n') {
+            return false;
+        }
+        out.extend_from_slice(with);
+        true
+    });
 }
 
 /// The `agent-*.jsonl` files in `dir` (Claude Code 1.0 and 2.0 kept subagents' transcripts
 /// beside the sessions) whose first record with a `sessionId` names `session` (their first
 /// 64 KB read; regular files only).
 fn sibling_agent_files(dir: &Path, session: &str) -> Vec<PathBuf> {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = rd
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .map(|e| e.path())
-        .filter(|p| is_agent_file(p))
+    let mut out: Vec<PathBuf> = agent_files_in(dir)
+        .into_iter()
         .filter(|p| {
             let head = arbor_store::read_regular_at_most(p, 64 << 10).unwrap_or_default();
             head.split(|b| *b == b'\n').find_map(|l| {
@@ -262,6 +424,51 @@ fn sibling_agent_files(dir: &Path, session: &str) -> Vec<PathBuf> {
         .collect();
     out.sort();
     out
+}
+
+/// The `agent-*.jsonl` regular files of `dir`. A listing reads every session of a project
+/// directory and each looks for its subagents there: the directory is listed once per state
+/// (its device, inode and mtime, which a file created or removed in it changes) in a
+/// process, not once per session (1,000 sessions in one directory: a million entries read).
+/// A directory changed in the last 2 seconds is listed every time.
+fn agent_files_in(dir: &Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    type Listed = HashMap<PathBuf, ((u64, u64, i64, i64), Vec<PathBuf>)>;
+    static LISTED: std::sync::Mutex<Option<Listed>> = std::sync::Mutex::new(None);
+    let Ok(meta) = std::fs::metadata(dir) else {
+        return Vec::new();
+    };
+    let state = (meta.dev(), meta.ino(), meta.mtime(), meta.mtime_nsec());
+    if let Ok(memo) = LISTED.lock() {
+        if let Some((st, files)) = memo.as_ref().and_then(|m| m.get(dir)) {
+            if *st == state {
+                return files.clone();
+            }
+        }
+    }
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let files: Vec<PathBuf> = rd
+        .filter_map(Result::ok)
+        .filter(|e| is_agent_file(&e.path()))
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .collect();
+    // Kept only when the directory was last changed seconds ago: a change within the same
+    // timestamp tick would leave its mtime as it was (git's "racily clean" rule).
+    let settled = meta
+        .modified()
+        .ok()
+        .and_then(|m| m.elapsed().ok())
+        .is_some_and(|age| age.as_secs() >= 2);
+    if settled {
+        if let Ok(mut memo) = LISTED.lock() {
+            memo.get_or_insert_with(HashMap::new)
+                .insert(dir.to_path_buf(), (state, files.clone()));
+        }
+    }
+    files
 }
 
 /// Whether `p` is named as a subagent's transcript (`agent-*.jsonl`).
@@ -307,7 +514,8 @@ fn sidechain_groups<'a>(side: &[&'a Info]) -> Vec<Vec<&'a Info>> {
 }
 
 /// The conversion of one chain of records (a session or one sidechain) into nodes.
-fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session) {
+fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
+    let mut slim = Vec::new();
     // Every record's parent, so that a line skipped (or not yet seen) passes its children on.
     let parents: HashMap<&str, Option<&str>> = chain
         .iter()
@@ -341,11 +549,10 @@ fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session) {
 
     for info in chain {
         let line = info.n;
-        let record = match serde_json::from_slice::<Value>(&bytes[info.range.clone()]) {
-            Ok(Value::Object(mut m)) => {
-                slim(&mut m);
-                m
-            }
+        // The first pass scanned it; only the members read are parsed.
+        slim_record(&bytes[info.range.clone()], &info.fields, detail, &mut slim);
+        let record = match serde_json::from_slice::<Value>(&slim) {
+            Ok(Value::Object(m)) => m,
             Ok(_) => continue,
             Err(e) => {
                 // The first pass read it; serde_json's depth limit did not.

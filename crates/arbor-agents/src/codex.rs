@@ -10,7 +10,7 @@
 //! are used only when no response item carries the same text (older rollouts).
 use crate::jsonl::{self, obj, s, u};
 use crate::model::{
-    Agent, Assistant, Compaction, Node, NodeKind, Part, Session, ToolResult, Usage,
+    Agent, Assistant, Compaction, Detail, Node, NodeKind, Part, Session, ToolResult, Usage,
 };
 use crate::AgentError;
 use serde_json::{Map, Value};
@@ -33,9 +33,21 @@ struct State {
 /// # Errors
 /// Only when the file cannot be read at all; every bad line is in the session's report.
 pub fn read(path: &Path) -> Result<Session, AgentError> {
-    let bytes = jsonl::read_source(path)?;
+    read_with(path, Detail::Full)
+}
+
+/// [`read`] with the `detail` wanted (the catalog reads at [`Detail::Listing`]): the one
+/// reader, its rules the same at every detail.
+///
+/// # Errors
+/// As [`read`].
+pub fn read_with(path: &Path, detail: Detail) -> Result<Session, AgentError> {
+    let file = jsonl::read_source(path)?;
+    let bytes: &[u8] = file.as_ref();
     let mut session = Session::new(Agent::Codex, rollout_id(path), jsonl::absolute(path));
-    let records = jsonl::objects(&bytes, &mut session.report);
+    let records = jsonl::objects(bytes, &mut session.report, &mut |line, f, out| {
+        slim_record(line, f, detail, out)
+    });
     // The texts the response items carry (event messages repeating them are not used).
     let mut canon: HashSet<String> = HashSet::new();
     let mut canon_calls: HashSet<String> = HashSet::new();
@@ -545,6 +557,105 @@ fn compaction_summary(p: &Map<String, Value>) -> String {
         Some(m) if !m.trim().is_empty() => m.to_string(),
         _ => "Context compacted by Codex.".into(),
     }
+}
+
+/// The events whose payload the reader reads (of every other event only its `type` and call
+/// id are: they are counted in the report).
+const READ_EVENTS: &[&str] = &[
+    "token_count",
+    "user_message",
+    "agent_message",
+    "agent_reasoning",
+    "item_completed",
+    "thread_rolled_back",
+    "thread_name_updated",
+];
+
+/// A record as the reader parses it, into `out`: the envelope as it is, its payload without
+/// what the reader never reads (an event's payload the reader does not read, such as
+/// `exec_command_end` with the command's output three times, but its `type` and call id; a
+/// reasoning item's `encrypted_content`). At [`Detail::Listing`] also a tool output's
+/// `output` (as `""`), a call's `arguments` (`{}`), `input` (`""`) and `action` (`{}`).
+fn slim_record(line: &[u8], f: &arbor_core::entry::Fields, detail: Detail, out: &mut Vec<u8>) {
+    use arbor_core::entry::raw_str;
+    use arbor_core::json::ValueKind;
+    out.clear();
+    let kind = f.str(line, "type");
+    let payload = f.range(line, "payload").filter(|r| line[r.start] == b'{');
+    let (Some(kind), Some(range)) = (kind, payload) else {
+        out.extend_from_slice(line);
+        return;
+    };
+    let raw = &line[range.clone()];
+    let Ok(scan) = arbor_core::json::scan_object(raw) else {
+        out.extend_from_slice(line);
+        return;
+    };
+    let ty = scan
+        .get(raw, "type")
+        .and_then(|m| raw_str(&raw[m.value.clone()], m.kind));
+    let ty = ty.as_deref().unwrap_or("");
+    let listing = detail == Detail::Listing;
+    // (member, written as); `None`: the member is left out.
+    let cut = |key: &[u8]| -> Option<Option<&'static [u8]>> {
+        match (kind.as_ref(), ty) {
+            ("event_msg", t) if !READ_EVENTS.contains(&t) => {
+                (!matches!(key, b"type" | b"call_id" | b"callId")).then_some(None)
+            }
+            ("response_item", "reasoning") => (key == b"encrypted_content").then_some(None),
+            (
+                "response_item",
+                "function_call_output" | "custom_tool_call_output" | "tool_search_output",
+            ) if listing => matches!(key, b"output" | b"tools").then_some(Some(b"\"\"")),
+            ("response_item", "function_call" | "tool_search_call") if listing => {
+                (key == b"arguments").then_some(Some(b"{}"))
+            }
+            ("response_item", "custom_tool_call") if listing => {
+                (key == b"input").then_some(Some(b"\"\""))
+            }
+            ("response_item", "local_shell_call" | "web_search_call") if listing => {
+                (key == b"action").then_some(Some(b"{}"))
+            }
+            _ => None,
+        }
+    };
+    out.extend_from_slice(&line[..range.start]);
+    out.push(b'{');
+    let mut first = true;
+    for m in &scan.members {
+        let key = &raw[m.key.clone()];
+        let value = &raw[m.value.clone()];
+        let cut = cut(key);
+        if cut == Some(None) {
+            continue;
+        }
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        out.push(b'"');
+        out.extend_from_slice(key);
+        out.extend_from_slice(b"\":");
+        match cut {
+            // A tool output `{content, success}`: its content cut, whether it failed kept.
+            Some(Some(_)) if m.kind == ValueKind::Object => {
+                match arbor_core::json::scan_object(value) {
+                    Ok(o) => jsonl::rebuild(value, &o, out, |k, _, _, out| {
+                        if k != b"content" {
+                            return false;
+                        }
+                        out.extend_from_slice(b"\"\"");
+                        true
+                    }),
+                    Err(_) => out.extend_from_slice(value),
+                }
+            }
+            Some(Some(with)) if m.kind != ValueKind::Null => out.extend_from_slice(with),
+            _ => out.extend_from_slice(value),
+        }
+    }
+    out.push(b'}');
+    out.extend_from_slice(&line[range.end..]);
 }
 
 /// The id in a rollout's file name (`rollout-<time>-<uuid>.jsonl`), else the file's stem.

@@ -3,16 +3,15 @@
 use crate::model::{Part, Report};
 use crate::AgentError;
 use serde_json::{Map, Value};
-use std::io::Read;
 use std::path::Path;
 
-/// The bytes of a source file, read once through arbor's safe open (a regular file only:
-/// never a FIFO or device planted in another agent's directory; opened read-only).
-pub(crate) fn read_source(path: &Path) -> Result<Vec<u8>, AgentError> {
-    let mut f = arbor_store::open_regular(path).map_err(|e| AgentError::io(path, e))?;
-    let mut v = Vec::new();
-    f.read_to_end(&mut v).map_err(|e| AgentError::io(path, e))?;
-    Ok(v)
+/// The bytes of a source file, through arbor's safe open (a regular file only: never a FIFO
+/// or device planted in another agent's directory; opened read-only): a file of 1 MiB and more
+/// mapped read-only (a file cut by its agent while it is read gives zero pages, read as bad
+/// lines, never a crash), a smaller one read into a buffer of its size
+/// (`arbor_store::FileBytes`, as arbor reads pi's sessions).
+pub(crate) fn read_source(path: &Path) -> Result<arbor_store::FileBytes, AgentError> {
+    arbor_store::FileBytes::open(path).map_err(|e| AgentError::io(path, e))
 }
 
 /// `path` made absolute (not resolved: the path the agent's own directory has), as the
@@ -21,10 +20,21 @@ pub(crate) fn absolute(path: &Path) -> std::path::PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// Every JSON object line of `bytes` with its 1-based line number. A line that is not JSON,
-/// or not an object, is reported and skipped; so is a last line without its newline (the
-/// agent may still be writing it: a later import takes it). Blank lines are passed over.
-pub(crate) fn objects(bytes: &[u8], report: &mut Report) -> Vec<(u64, Map<String, Value>)> {
+/// Writes a line again with only what its reader reads: `(line, its members, out)`.
+pub(crate) type Slim<'a> = dyn FnMut(&[u8], &arbor_core::entry::Fields, &mut Vec<u8>) + 'a;
+
+/// Every JSON object line of `bytes` with its 1-based line number, parsed after `slim` wrote
+/// it again with only what its reader reads (`slim(line, its members, out)`; arbor's field
+/// scanner finds the members without parsing them, so what `slim` leaves out is never
+/// parsed). A line that is not JSON, or not an object, is reported and skipped; so is a last
+/// line without its newline (the agent may still be writing it: a later import takes it).
+/// Blank lines are passed over.
+pub(crate) fn objects(
+    bytes: &[u8],
+    report: &mut Report,
+    slim: &mut Slim<'_>,
+) -> Vec<(u64, Map<String, Value>)> {
+    let mut buf = Vec::new();
     let mut out = Vec::new();
     let mut start = 0usize;
     let mut n = 0u64;
@@ -46,7 +56,15 @@ pub(crate) fn objects(bytes: &[u8], report: &mut Report) -> Vec<(u64, Map<String
             );
             continue;
         }
-        match serde_json::from_slice::<Value>(line) {
+        // A line the scanner refuses is given to the parser whole, for its own words.
+        let parsed = match arbor_core::entry::parse_fields(line) {
+            Ok(f) => {
+                slim(line, &f, &mut buf);
+                serde_json::from_slice::<Value>(&buf)
+            }
+            Err(_) => serde_json::from_slice::<Value>(line),
+        };
+        match parsed {
             Ok(Value::Object(m)) => out.push((n, m)),
             Ok(other) => report.bad(n, format!("not a JSON object but {}", kind_of(&other))),
             Err(e) => report.bad(n, format!("not JSON: {e}")),
@@ -55,11 +73,9 @@ pub(crate) fn objects(bytes: &[u8], report: &mut Report) -> Vec<(u64, Map<String
     out
 }
 
-fn memchr(bytes: &[u8], from: usize) -> Option<usize> {
-    bytes[from..]
-        .iter()
-        .position(|b| *b == b'\n')
-        .map(|i| i + from)
+/// The index of the first `\n` at or after `from`.
+pub(crate) fn memchr(bytes: &[u8], from: usize) -> Option<usize> {
+    memchr::memchr(b'\n', &bytes[from..]).map(|i| i + from)
 }
 
 fn kind_of(v: &Value) -> &'static str {
@@ -153,4 +169,30 @@ pub(crate) fn as_text(v: &Value) -> String {
         Value::Null => String::new(),
         other => other.to_string(),
     }
+}
+
+/// The object `raw` (scanned as `scan`) written again into `out`, member by member in its
+/// order; `each(key, value, kind, out)` writes a member's value itself and returns `true`, or
+/// returns `false` to have the value copied as it is. Keys are compared as their raw bytes (a
+/// key written with escapes is not one of ours and is copied).
+pub(crate) fn rebuild(
+    raw: &[u8],
+    scan: &arbor_core::json::ObjectScan,
+    out: &mut Vec<u8>,
+    mut each: impl FnMut(&[u8], &[u8], arbor_core::json::ValueKind, &mut Vec<u8>) -> bool,
+) {
+    out.push(b'{');
+    for (i, m) in scan.members.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'"');
+        out.extend_from_slice(&raw[m.key.clone()]);
+        out.extend_from_slice(b"\":");
+        let value = &raw[m.value.clone()];
+        if !each(&raw[m.key.clone()], value, m.kind, out) {
+            out.extend_from_slice(value);
+        }
+    }
+    out.push(b'}');
 }

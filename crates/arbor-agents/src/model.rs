@@ -5,6 +5,20 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
+/// How much of each record the reader converts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Detail {
+    /// Everything an import writes.
+    #[default]
+    Full,
+    /// What a listing needs ([`crate::listing::summaries`]: rows, spends, search texts): the
+    /// same nodes, tree, titles, times and usage as [`Detail::Full`], but tool results'
+    /// content, tool calls' arguments, thinking signatures and images' data are never
+    /// parsed (the nodes are there, those fields empty or placeholders). The bulk of a
+    /// session's bytes is in those fields. (Claude Code and Codex.)
+    Listing,
+}
+
 /// Which agent wrote a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Agent {

@@ -143,7 +143,7 @@ fn load_storage(storage: &Path) -> Store {
     };
     let read_obj = |p: &Path, bad: &mut Vec<(u64, String)>| -> Option<Map<String, Value>> {
         let bytes = jsonl::read_source(p).ok()?;
-        match serde_json::from_slice::<Value>(&bytes) {
+        match serde_json::from_slice::<Value>(bytes.as_ref()) {
             Ok(Value::Object(m)) => Some(m),
             _ => {
                 bad.push((0, format!("{}: not a JSON object: skipped", p.display())));

@@ -203,3 +203,28 @@ proptest! {
         prop_assert_eq!(got, want);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    /// The listing's detail (`claude::Detail::Listing`) gives the full read's listing rows,
+    /// spends and texts, and the same nodes (tool output and arguments left out).
+    #[test]
+    fn the_listing_detail_lists_as_the_full_read(ops in proptest::collection::vec(op(), 1..40)) {
+        use arbor_agents::claude::{read, read_with, Detail};
+        use arbor_agents::listing::summaries;
+        let mut g = Gen { lines: vec![], nodes: vec![], users: vec![], tail_uuid: None, tail: None, n: 0 };
+        for o in &ops {
+            g.apply(o);
+        }
+        let d = tempfile::tempdir().unwrap();
+        let src = d.path().join("S.jsonl");
+        std::fs::write(&src, g.lines.join("\n") + "\n").unwrap();
+        let full = read(&src).unwrap();
+        let list = read_with(&src, Detail::Listing).unwrap();
+        prop_assert_eq!(summaries(&list), summaries(&full));
+        let keys = |s: &arbor_agents::Session| -> Vec<(String, Option<usize>, i64)> {
+            s.nodes.iter().map(|n| (n.key.clone(), n.parent, n.timestamp_ms)).collect()
+        };
+        prop_assert_eq!(keys(&list), keys(&full));
+    }
+}

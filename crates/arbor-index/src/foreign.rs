@@ -97,7 +97,7 @@ struct Found {
 
 /// The form of the rows a source gives (bump it when [`Summary`] or how it is made changes:
 /// every source is then read again).
-const ROW_FORM: &str = "rows3";
+const ROW_FORM: &str = "rows4";
 
 /// A source's fingerprint: the row form, then each file's name and `stat`.
 fn fp_of(stats: &[(PathBuf, Stat)]) -> String {
@@ -213,9 +213,15 @@ fn walk(dir: &Path, out: &mut Vec<(PathBuf, Stat)>, depth: usize) {
 /// Reads one source: its sessions' summaries, or why none could be read.
 fn read_source(f: &Found) -> ReadResult {
     let sessions = match f.agent {
-        Agent::Claude | Agent::Codex => {
-            vec![arbor_agents::read(f.agent, &f.key).map_err(|e| e.to_string())?]
+        // The listing's detail: the rows, spends and texts of the full read, without parsing
+        // tool output and arguments.
+        Agent::Claude => {
+            vec![claude::read_with(&f.key, claude::Detail::Listing).map_err(|e| e.to_string())?]
         }
+        Agent::Codex => vec![
+            codex::read_with(&f.key, arbor_agents::model::Detail::Listing)
+                .map_err(|e| e.to_string())?,
+        ],
         Agent::Opencode => {
             let store = arbor_agents::opencode::Store::load(&f.key).map_err(|e| e.to_string())?;
             let mut v = Vec::new();

@@ -22,9 +22,9 @@ pub mod write;
 
 pub use report::{JsonArray, JsonObject};
 pub use scan::{
-    decode_string, find_in_windows, scan_object, scan_object_compact_at, scan_object_compact_into,
-    set_release_hook, skip_ws, value_end, value_end_compact, value_end_compact_noting, Member,
-    ObjectScan, PrefixNote, StrPieces, ValueKind, LONG_STRING,
+    array_items, decode_string, find_in_windows, scan_object, scan_object_compact_at,
+    scan_object_compact_into, set_release_hook, skip_ws, value_end, value_end_compact,
+    value_end_compact_noting, Member, ObjectScan, PrefixNote, StrPieces, ValueKind, LONG_STRING,
 };
 pub use value::{JsStr, JsValue};
 pub use write::{

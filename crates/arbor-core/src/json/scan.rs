@@ -592,3 +592,25 @@ mod skip_string_tests {
         }
     }
 }
+
+/// Items of a raw JSON array (already validated), as byte ranges of `raw` (none when `raw`
+/// is not an array; the items up to the first invalid one when it is not valid).
+pub fn array_items(raw: &[u8]) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    if raw.first() != Some(&b'[') {
+        return out;
+    }
+    let mut i = skip_ws(raw, 1);
+    if raw.get(i) == Some(&b']') {
+        return out;
+    }
+    while let Ok(end) = value_end(raw, i) {
+        out.push(i..end);
+        i = skip_ws(raw, end);
+        if raw.get(i) != Some(&b',') {
+            break;
+        }
+        i = skip_ws(raw, i + 1);
+    }
+    out
+}

@@ -1,7 +1,7 @@
 //! The emission half of omp's `buildSessionContext`: which path entries become messages, after
 //! the latest reset boundary or compaction (with its summary message, provider replay payload
 //! and snapcompact archive), and what each message entry tells the post-processing passes.
-use super::jsv::{self, raw_is_str, raw_js_str, strict_eq, Prim};
+use super::jsv::{raw_is_str, raw_js_str, strict_eq, Prim};
 use super::{notes, snapcompact, CompactionSummary, FrameBlobs, OmpMessage, OmpVersion};
 use crate::doc::SessionDoc;
 use crate::entry::{EntryType, Fields};
@@ -211,7 +211,7 @@ pub(super) fn emit(
 fn scan_blocks(content: &[u8], sanitize: bool) -> (Vec<Block>, bool) {
     let mut blocks = Vec::new();
     let mut any_content = false;
-    for r in jsv::array_items(content) {
+    for r in crate::json::array_items(content) {
         let raw = &content[r];
         let Ok(scan) = json::scan_object(raw) else {
             // Not an object: no `type`, which counts as content.

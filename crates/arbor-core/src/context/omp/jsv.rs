@@ -203,27 +203,6 @@ pub(crate) fn array_index(key: &[u8]) -> Option<u32> {
     u32::try_from(v).ok().filter(|&v| v < u32::MAX)
 }
 
-/// Items of a raw JSON array (already validated), as byte ranges of `raw`.
-pub(crate) fn array_items(raw: &[u8]) -> Vec<std::ops::Range<usize>> {
-    let mut out = Vec::new();
-    if raw.first() != Some(&b'[') {
-        return out;
-    }
-    let mut i = json::skip_ws(raw, 1);
-    if raw.get(i) == Some(&b']') {
-        return out;
-    }
-    while let Ok(end) = json::value_end(raw, i) {
-        out.push(i..end);
-        i = json::skip_ws(raw, end);
-        if raw.get(i) != Some(&b',') {
-            break;
-        }
-        i = json::skip_ws(raw, i + 1);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
