@@ -340,6 +340,17 @@ pub fn records_cost(agent: Agent) -> bool {
 mod tests {
     use super::*;
 
+    /// The note beside estimated costs names the day the table was compiled: a key renamed in
+    /// the file must not leave the note with "()".
+    #[test]
+    fn the_table_says_when_it_was_compiled() {
+        let d = price_table_date();
+        assert!(
+            arbor_core::time::parse_iso_ms(&d).is_some(),
+            "a date, not {d:?}"
+        );
+    }
+
     #[test]
     fn the_table_reads_and_matches_dated_ids_only() {
         assert!(table().len() >= 10, "the table parses");
