@@ -679,7 +679,7 @@ pub enum Command {
         /// Offer the write tools (label_entry, name_session, fork_session).
         #[arg(long)]
         allow_writes: bool,
-        /// Serve session text as it is (default: secrets replaced by [REDACTED:kind]).
+        /// Serve session text as it is (default: secrets replaced by `[REDACTED:kind]`).
         #[arg(long)]
         no_redact: bool,
         /// No watcher of the server's own: look at the session files at each call (default:

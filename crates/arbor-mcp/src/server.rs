@@ -78,7 +78,8 @@ impl Work {
     }
 }
 
-/// The arbor MCP server: one per connection, sharing one [`State`].
+/// The arbor MCP server: one per connection, sharing one state (the catalog, the scope, the
+/// options).
 #[derive(Clone)]
 pub struct ArborServer {
     pub(crate) state: Arc<State>,

@@ -64,8 +64,8 @@
 //! let red = arbor_view::redact_text(text);
 //! assert!(!red.contains("sk-ant-api03-aaaa"));
 //! ```
-/// What an agent reads of a session: message windows, the context cut to a budget, the
-/// tree's outline, tool calls and file edits (the data `arbor mcp` serves).
+// What an agent reads of a session (the data `arbor mcp` serves): its own `//!` docs (an
+// outer doc here would make rustdoc resolve the module's links from this file).
 pub mod agent;
 mod export;
 mod fork;
