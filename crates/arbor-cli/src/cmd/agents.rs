@@ -198,6 +198,29 @@ fn import_command(r: &ForeignRow) -> String {
     )
 }
 
+/// Whether a failed command's error can be about another agent's session, so that
+/// [`foreign_hint`] (which opens and refreshes the catalog) is worth asking: a SESSION found
+/// nowhere among pi's and omp's, or an argument that is a file under another agent's sessions
+/// root. Any other failure (`export -o DIR` refused, a bad flag value) is said as it is, and
+/// leaves no catalog behind.
+pub fn may_name_foreign(e: &anyhow::Error, args: &[String]) -> bool {
+    if matches!(
+        e.downcast_ref::<arbor_store::locate::LocateError>(),
+        Some(arbor_store::locate::LocateError::NotFound { .. })
+    ) {
+        return true;
+    }
+    let roots: Vec<std::path::PathBuf> = [Agent::Claude, Agent::Codex, Agent::Opencode]
+        .into_iter()
+        .map(|a| arbor_agents::sources::default_root(a))
+        .map(|r| std::fs::canonicalize(&r).unwrap_or(r))
+        .collect();
+    args.iter().any(|a| {
+        std::fs::canonicalize(arbor_store::paths::expand_tilde(a))
+            .is_ok_and(|p| roots.iter().any(|r| p.starts_with(r)))
+    })
+}
+
 /// When one of a failed command's arguments names another agent's session (its file, or its
 /// id or an id prefix of 6 characters or more), what to say: it is that agent's, arbor only
 /// reads it, and `arbor import` makes a pi session of it. Looks in the catalog's rows

@@ -46,7 +46,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             _ => {
                 // A SESSION that is another agent's: said, with the way to work on it in pi.
                 let args: Vec<String> = std::env::args().skip(2).collect();
-                if let Some(hint) = agents::foreign_hint(&args) {
+                let hint = agents::may_name_foreign(&e, &args)
+                    .then(|| agents::foreign_hint(&args))
+                    .flatten();
+                if let Some(hint) = hint {
                     say_err!("arbor: {e:#}");
                     say_err!("{hint}");
                     return Ok(ExitCode::FAILURE);
