@@ -212,7 +212,7 @@ pub fn may_name_foreign(e: &anyhow::Error, args: &[String]) -> bool {
     }
     let roots: Vec<std::path::PathBuf> = [Agent::Claude, Agent::Codex, Agent::Opencode]
         .into_iter()
-        .map(|a| arbor_agents::sources::default_root(a))
+        .map(arbor_agents::sources::default_root)
         .map(|r| std::fs::canonicalize(&r).unwrap_or(r))
         .collect();
     args.iter().any(|a| {
