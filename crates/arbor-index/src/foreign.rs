@@ -741,3 +741,52 @@ fn read_each(
         Ok(())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn missing(n: usize) -> Vec<Found> {
+        (0..n)
+            .map(|i| Found {
+                agent: Agent::Claude,
+                key: PathBuf::from(format!("/nonexistent/arbor-read-each/{i:04}.jsonl")),
+                fp: String::new(),
+                bytes: 1,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn read_each_writes_every_source_once_in_order() {
+        let found = missing(40);
+        let todo: Vec<&Found> = found.iter().collect();
+        let mut seen = Vec::new();
+        read_each(&todo, |i, got| {
+            // Each result is its own source's (a missing file: an error naming it).
+            let err = got.expect_err("a missing file is not read");
+            assert!(err.contains(&format!("{i:04}.jsonl")), "{err}");
+            seen.push(i);
+            Ok(())
+        })
+        .expect("no write failed");
+        assert_eq!(seen, (0..40).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn read_each_stops_at_the_first_failed_write() {
+        let found = missing(40);
+        let todo: Vec<&Found> = found.iter().collect();
+        let mut seen = Vec::new();
+        let r = read_each(&todo, |i, _| {
+            seen.push(i);
+            if i == 5 {
+                Err(IndexError::Query("disk full".into()))
+            } else {
+                Ok(())
+            }
+        });
+        assert!(matches!(r, Err(IndexError::Query(ref m)) if m == "disk full"));
+        assert_eq!(seen, (0..=5).collect::<Vec<_>>());
+    }
+}
