@@ -93,36 +93,36 @@ fn scan(bytes: &[u8], report: &mut Report) -> (Vec<Info>, Option<String>, Titles
         let st = |k: &str| {
             let i = KEYS.iter().position(|x| *x == k)?;
             let m = picked[i]?;
-            arbor_core::entry::raw_str(&line[m.value.clone()], m.kind)
-                .filter(|v| !v.is_empty())
-                .map(|v| v.into_owned())
+            arbor_core::entry::raw_str(&line[m.value.clone()], m.kind).filter(|v| !v.is_empty())
         };
+        // Owned only what is kept (the type and subtype of every line are only looked at).
+        let own = |k: &str| st(k).map(std::borrow::Cow::into_owned);
         let kind = st("type");
         let boundary = kind.as_deref() == Some("system")
             && st("subtype").as_deref() == Some("compact_boundary");
         let parent = if boundary {
-            st("logicalParentUuid").or_else(|| st("parentUuid"))
+            own("logicalParentUuid").or_else(|| own("parentUuid"))
         } else {
-            st("parentUuid")
+            own("parentUuid")
         };
         let sidechain = f
             .get(line, "isSidechain")
             .is_some_and(|(raw, _)| raw == b"true");
         if session_id.is_none() && !sidechain {
-            session_id = st("sessionId");
+            session_id = own("sessionId");
         }
         match kind.as_deref() {
-            Some("custom-title") => titles.custom = st("customTitle").or(titles.custom.take()),
-            Some("ai-title") => titles.ai = st("aiTitle").or(titles.ai.take()),
+            Some("custom-title") => titles.custom = own("customTitle").or(titles.custom.take()),
+            Some("ai-title") => titles.ai = own("aiTitle").or(titles.ai.take()),
             Some("summary") => {
-                if let Some(t) = st("summary") {
-                    titles.summaries.push((t, st("leafUuid")));
+                if let Some(t) = own("summary") {
+                    titles.summaries.push((t, own("leafUuid")));
                 }
             }
             _ => {}
         }
-        let uuid = st("uuid");
-        let agent = if sidechain { st("agentId") } else { None };
+        let uuid = own("uuid");
+        let agent = if sidechain { own("agentId") } else { None };
         infos.push(Info {
             n,
             range: range.start..range.start + line.len(),
@@ -521,9 +521,10 @@ fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
         .iter()
         .filter_map(|i| i.uuid.as_deref().map(|u| (u, i.parent.as_deref())))
         .collect();
-    let mut mapped: HashMap<String, Option<usize>> = HashMap::new();
-    let mut by_msg: HashMap<String, usize> = HashMap::new();
-    let mut usage_seen: HashSet<String> = HashSet::new();
+    // Sized once: every record with a uuid is mapped, most replies are one or a few lines.
+    let mut mapped: HashMap<String, Option<usize>> = HashMap::with_capacity(parents.len());
+    let mut by_msg: HashMap<String, usize> = HashMap::with_capacity(chain.len() / 2);
+    let mut usage_seen: HashSet<String> = HashSet::with_capacity(chain.len() / 2);
     let mut tool_names: HashMap<String, String> = HashMap::new();
     let mut last_model: Option<String> = None;
     let mut fallback_ts = 0i64;

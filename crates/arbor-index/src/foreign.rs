@@ -334,7 +334,6 @@ impl Catalog {
         if !todo.is_empty() {
             reading(todo.len(), todo.iter().map(|f| f.bytes).sum());
         }
-        let read = read_all(&todo);
         let tx = self.conn.transaction().db(&path)?;
         let present: std::collections::HashSet<String> =
             found.iter().map(|f| key_of(&f.key)).collect();
@@ -346,74 +345,13 @@ impl Catalog {
                 .db(&path)?;
         }
         let mut bytes_read = 0;
-        for (f, got) in todo.iter().zip(read) {
+        // Each source written as soon as it and those before it are read (in `todo`'s order):
+        // the writes overlap the reading, and only the few sources read ahead are in memory.
+        read_each(&todo, |i, got| {
+            let f = todo[i];
             bytes_read += f.bytes;
-            let key = key_of(&f.key);
-            tx.execute("DELETE FROM foreign_sessions WHERE source=?1", [&key])
-                .db(&path)?;
-            drop_docs(&tx, &key, &path)?;
-            let problem = got.as_ref().err().cloned();
-            tx.execute(
-                "INSERT OR REPLACE INTO foreign_sources(key, agent, fp, problem) VALUES (?1, ?2, ?3, ?4)",
-                params![key, f.agent.name(), f.fp, problem],
-            )
-            .db(&path)?;
-            let Ok(sums) = got else { continue };
-            let mut ins = tx
-                .prepare_cached(&format!(
-                    "INSERT INTO foreign_sessions({ROW_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)"
-                ))
-                .db(&path)?;
-            for (n, s) in sums.iter().enumerate() {
-                let t = |i: usize| s.tokens[i] as i64;
-                ins.execute(params![
-                    key,
-                    n as i64,
-                    f.agent.name(),
-                    s.id,
-                    s.cwd,
-                    s.title,
-                    s.created_ms,
-                    s.modified_ms,
-                    s.message_count as i64,
-                    s.first_message,
-                    s.parent_id,
-                    s.models.join("\n"),
-                    t(0),
-                    t(1),
-                    t(2),
-                    t(3),
-                    s.cost_recorded,
-                    s.cost_estimated,
-                    s.unpriced as i64,
-                    s.problems as i64,
-                    arbor_store::usage::encode_buckets(&s.buckets),
-                ])
-                .db(&path)?;
-                let mut doc = tx
-                    .prepare_cached(
-                        "INSERT INTO foreign_docs(source, n, node, kind, ts_ms, on_path, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    )
-                    .db(&path)?;
-                let mut fts = tx
-                    .prepare_cached("INSERT INTO foreign_fts(rowid, text) VALUES (?1, ?2)")
-                    .db(&path)?;
-                for t in &s.texts {
-                    doc.execute(params![
-                        key,
-                        n as i64,
-                        t.node,
-                        kind_of(t.kind).code(),
-                        (t.ts_ms > 0).then_some(t.ts_ms),
-                        t.on_path,
-                        t.text
-                    ])
-                    .db(&path)?;
-                    fts.execute(params![tx.last_insert_rowid(), t.text])
-                        .db(&path)?;
-                }
-            }
-        }
+            write_source(&tx, &path, &key_of(&f.key), f, got)
+        })?;
         tx.commit().db(&path)?;
         let mut out = self.foreign_as_stored(only)?;
         out.read = todo.len() as u64;
@@ -655,38 +593,200 @@ impl Catalog {
 /// What reading one source gives: its sessions' summaries, or why none could be read.
 type ReadResult = Result<Vec<Summary>, String>;
 
-/// Reads `todo` on worker threads (as many as the machine has cores, at most 8), in order.
-fn read_all(todo: &[&Found]) -> Vec<ReadResult> {
+/// Writes one source read (`got`) into the catalog under `key`, replacing what it had: its
+/// row in `foreign_sources` (with its problem), its sessions' rows and their texts.
+fn write_source(
+    tx: &rusqlite::Transaction<'_>,
+    path: &Path,
+    key: &str,
+    f: &Found,
+    got: ReadResult,
+) -> Result<(), IndexError> {
+    tx.execute("DELETE FROM foreign_sessions WHERE source=?1", [key])
+        .db(path)?;
+    drop_docs(tx, key, path)?;
+    let problem = got.as_ref().err().cloned();
+    tx.execute(
+        "INSERT OR REPLACE INTO foreign_sources(key, agent, fp, problem) VALUES (?1, ?2, ?3, ?4)",
+        params![key, f.agent.name(), f.fp, problem],
+    )
+    .db(path)?;
+    let Ok(sums) = got else { return Ok(()) };
+    let mut ins = tx
+        .prepare_cached(&format!(
+            "INSERT INTO foreign_sessions({ROW_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)"
+        ))
+        .db(path)?;
+    for (n, s) in sums.iter().enumerate() {
+        let t = |i: usize| s.tokens[i] as i64;
+        ins.execute(params![
+            key,
+            n as i64,
+            f.agent.name(),
+            s.id,
+            s.cwd,
+            s.title,
+            s.created_ms,
+            s.modified_ms,
+            s.message_count as i64,
+            s.first_message,
+            s.parent_id,
+            s.models.join("\n"),
+            t(0),
+            t(1),
+            t(2),
+            t(3),
+            s.cost_recorded,
+            s.cost_estimated,
+            s.unpriced as i64,
+            s.problems as i64,
+            arbor_store::usage::encode_buckets(&s.buckets),
+        ])
+        .db(path)?;
+        let mut doc = tx
+            .prepare_cached(
+                "INSERT INTO foreign_docs(source, n, node, kind, ts_ms, on_path, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )
+            .db(path)?;
+        let mut fts = tx
+            .prepare_cached("INSERT INTO foreign_fts(rowid, text) VALUES (?1, ?2)")
+            .db(path)?;
+        for t in &s.texts {
+            doc.execute(params![
+                key,
+                n as i64,
+                t.node,
+                kind_of(t.kind).code(),
+                (t.ts_ms > 0).then_some(t.ts_ms),
+                t.on_path,
+                t.text
+            ])
+            .db(path)?;
+            fts.execute(params![tx.last_insert_rowid(), t.text])
+                .db(path)?;
+        }
+    }
+    Ok(())
+}
+
+/// How many sources each reading thread may read ahead of the writer.
+const READ_AHEAD: usize = 4;
+
+/// Reads `todo` on worker threads (as many as the machine has cores, at most 8) and hands
+/// each result to `write` on this thread, in `todo`'s order, as soon as it and those before
+/// it are read: the writing overlaps the reading, and at most about [`READ_AHEAD`] sources per
+/// thread wait in memory (the catalog's refresh held every source's texts before it wrote the
+/// first: the peak memory grew with the sources). The first error of `write` stops the
+/// reading and is returned.
+fn read_each(
+    todo: &[&Found],
+    mut write: impl FnMut(usize, ReadResult) -> Result<(), IndexError>,
+) -> Result<(), IndexError> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .clamp(1, 8)
         .min(todo.len().max(1));
     if threads <= 1 {
-        return todo.iter().map(|f| read_source(f)).collect();
+        for (i, f) in todo.iter().enumerate() {
+            write(i, read_source(f))?;
+        }
+        return Ok(());
     }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<ReadResult>>> =
-        todo.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (send, recv) = std::sync::mpsc::sync_channel::<(usize, ReadResult)>(threads * READ_AHEAD);
     std::thread::scope(|s| {
         for _ in 0..threads {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(f) = todo.get(i) else { break };
-                let r = read_source(f);
-                if let Ok(mut slot) = results[i].lock() {
-                    *slot = Some(r);
+            let send = send.clone();
+            let (next, stop) = (&next, &stop);
+            s.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(f) = todo.get(i) else { break };
+                    if send.send((i, read_source(f))).is_err() {
+                        break;
+                    }
                 }
             });
         }
-    });
-    results
-        .into_iter()
-        .map(|m| {
-            m.into_inner()
-                .ok()
-                .flatten()
-                .unwrap_or_else(|| Err("the reading thread failed".to_string()))
+        drop(send);
+        // Results that came before their turn.
+        let mut early: std::collections::BTreeMap<usize, ReadResult> = Default::default();
+        let mut turn = 0usize;
+        let mut out = Ok(());
+        for (i, r) in recv.iter() {
+            early.insert(i, r);
+            while let Some(r) = early.remove(&turn) {
+                if let Err(e) = write(turn, r) {
+                    out = Err(e);
+                    break;
+                }
+                turn += 1;
+            }
+            if out.is_err() {
+                break;
+            }
+        }
+        if out.is_err() {
+            stop.store(true, Ordering::Relaxed);
+            drop(recv);
+            return out;
+        }
+        // A reading thread that failed (a panic) left its source unread.
+        for i in turn..todo.len() {
+            write(i, Err("the reading thread failed".to_string()))?;
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn missing(n: usize) -> Vec<Found> {
+        (0..n)
+            .map(|i| Found {
+                agent: Agent::Claude,
+                key: PathBuf::from(format!("/nonexistent/arbor-read-each/{i:04}.jsonl")),
+                fp: String::new(),
+                bytes: 1,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn read_each_writes_every_source_once_in_order() {
+        let found = missing(40);
+        let todo: Vec<&Found> = found.iter().collect();
+        let mut seen = Vec::new();
+        read_each(&todo, |i, got| {
+            // Each result is its own source's (a missing file: an error naming it).
+            let err = got.expect_err("a missing file is not read");
+            assert!(err.contains(&format!("{i:04}.jsonl")), "{err}");
+            seen.push(i);
+            Ok(())
         })
-        .collect()
+        .expect("no write failed");
+        assert_eq!(seen, (0..40).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn read_each_stops_at_the_first_failed_write() {
+        let found = missing(40);
+        let todo: Vec<&Found> = found.iter().collect();
+        let mut seen = Vec::new();
+        let r = read_each(&todo, |i, _| {
+            seen.push(i);
+            if i == 5 {
+                Err(IndexError::Query("disk full".into()))
+            } else {
+                Ok(())
+            }
+        });
+        assert!(matches!(r, Err(IndexError::Query(ref m)) if m == "disk full"));
+        assert_eq!(seen, (0..=5).collect::<Vec<_>>());
+    }
 }
