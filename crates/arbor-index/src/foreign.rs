@@ -61,6 +61,17 @@ impl ForeignRow {
             .as_deref()
             .unwrap_or(&self.summary.first_message)
     }
+
+    /// The `arbor import` command that makes a pi session of this one (a Claude Code
+    /// subagent is imported with its parent, by the parent's id): what the CLI's hints, the
+    /// browser and `arbor mcp`'s refused writes tell the user to run.
+    pub fn import_command(&self) -> String {
+        let id = match (&self.summary.parent_id, self.agent) {
+            (Some(p), Agent::Claude) => p,
+            _ => &self.summary.id,
+        };
+        format!("arbor import {} {id}", self.agent)
+    }
 }
 
 /// A source that was skipped, and why.

@@ -110,13 +110,9 @@ pub(crate) fn open_foreign(
 /// makes a pi session of it to write to.
 pub(crate) fn foreign_write_refusal(r: &arbor_index::ForeignRow) -> ToolError {
     ToolError::new(format!(
-        "session '{}' is {}'s, another agent's: arbor only reads it and never writes into it. To write to it, import it as a pi session first: arbor import {} {} (then give this tool the file it writes)",
+        "session '{}' is {}'s, another agent's: arbor only reads it and never writes into it. To write to it, import it as a pi session first: {} (then give this tool the file it writes)",
         r.summary.id,
         r.agent,
-        r.agent,
-        match (&r.summary.parent_id, r.agent) {
-            (Some(p), arbor_agents::Agent::Claude) => p.as_str(),
-            _ => r.summary.id.as_str(),
-        }
+        r.import_command()
     ))
 }

@@ -185,19 +185,6 @@ fn agent_possessive(a: Agent) -> &'static str {
     }
 }
 
-/// The `arbor import` command that makes a pi session of `r` (a Claude Code subagent is
-/// imported with its parent).
-fn import_command(r: &ForeignRow) -> String {
-    format!(
-        "arbor import {} {}",
-        r.agent,
-        match (&r.summary.parent_id, r.agent) {
-            (Some(p), Agent::Claude) => p.clone(),
-            _ => r.summary.id.clone(),
-        }
-    )
-}
-
 /// Whether a failed command's error can be about another agent's session, so that
 /// [`foreign_hint`] (which opens and refreshes the catalog) is worth asking: a SESSION found
 /// nowhere among pi's and omp's, or an argument that is a file under another agent's sessions
@@ -235,7 +222,7 @@ pub fn foreign_hint(args: &[String]) -> Option<String> {
         agent_possessive(r.agent),
         r.summary.id,
         shown_title(&r),
-        import_command(&r)
+        r.import_command()
     ))
 }
 
@@ -301,7 +288,7 @@ pub fn open_foreign(arg: &str) -> Result<Option<ForeignDoc>> {
         agent_possessive(r.agent),
         r.summary.id,
         shown_title(&r),
-        import_command(&r)
+        r.import_command()
     );
     let shown = source.describe();
     for (line, problem) in opened.report.bad_lines.iter().take(5) {
