@@ -74,6 +74,34 @@ impl ForeignRow {
     }
 }
 
+/// The current directory as the agents record a cwd: as the process sees it, its real path,
+/// and `$PWD` when that names the same directory. Another agent's session is in the current
+/// project's scope when its cwd is one of these (`arbor ls`, the browser, `arbor mcp`).
+pub fn current_dir_spellings() -> Vec<String> {
+    let mut out = Vec::new();
+    if let Ok(d) = std::env::current_dir() {
+        out.push(d.to_string_lossy().into_owned());
+        if let Ok(real) = std::fs::canonicalize(&d) {
+            let real = real.to_string_lossy().into_owned();
+            if !out.contains(&real) {
+                out.push(real);
+            }
+        }
+    }
+    if let Some(pwd) = std::env::var_os("PWD") {
+        let pwd = pwd.to_string_lossy().into_owned();
+        if !out.contains(&pwd)
+            && std::fs::canonicalize(&pwd).ok()
+                == std::env::current_dir()
+                    .ok()
+                    .and_then(|d| std::fs::canonicalize(d).ok())
+        {
+            out.push(pwd);
+        }
+    }
+    out
+}
+
 /// A source that was skipped, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ForeignProblem {

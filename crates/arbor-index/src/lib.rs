@@ -82,7 +82,9 @@ pub use catalog::{
 /// What can go wrong in the catalog.
 pub use error::IndexError;
 /// Other agents' sessions (Claude Code, Codex, opencode) in the catalog.
-pub use foreign::{ForeignHit, ForeignListing, ForeignProblem, ForeignRoots, ForeignRow};
+pub use foreign::{
+    current_dir_spellings, ForeignHit, ForeignListing, ForeignProblem, ForeignRoots, ForeignRow,
+};
 /// Refreshing the catalog from the session directories.
 pub use refresh::{
     dir_key, node_join, read_dir_listing, DirListing, Progress, RefreshOptions, RefreshStats,

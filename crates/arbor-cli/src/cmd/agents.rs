@@ -100,36 +100,9 @@ fn wanted(scope: Scope<'_>, tool: Option<Tool>) -> Option<Option<Agent>> {
 /// Keeps the rows of `scope`: the current project's, those whose cwd is the current directory.
 fn keep_in_scope(got: &mut ForeignListing, scope: Scope<'_>) {
     if matches!(scope, Scope::Current) {
-        let here = current_dirs();
+        let here = arbor_index::current_dir_spellings();
         got.rows.retain(|r| here.contains(&r.summary.cwd));
     }
-}
-
-/// The current directory as the agents record a cwd: as the process sees it, and its real
-/// path.
-fn current_dirs() -> Vec<String> {
-    let mut out = Vec::new();
-    if let Ok(d) = std::env::current_dir() {
-        out.push(d.to_string_lossy().into_owned());
-        if let Ok(real) = std::fs::canonicalize(&d) {
-            let real = real.to_string_lossy().into_owned();
-            if !out.contains(&real) {
-                out.push(real);
-            }
-        }
-    }
-    if let Some(pwd) = std::env::var_os("PWD") {
-        let pwd = pwd.to_string_lossy().into_owned();
-        if !out.contains(&pwd)
-            && std::fs::canonicalize(&pwd).ok()
-                == std::env::current_dir()
-                    .ok()
-                    .and_then(|d| std::fs::canonicalize(d).ok())
-        {
-            out.push(pwd);
-        }
-    }
-    out
 }
 
 /// The catalog's row of the other agent's session `arg` names: its file (the file's own

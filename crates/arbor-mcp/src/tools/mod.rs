@@ -126,17 +126,8 @@ pub(crate) fn foreign_rows(
     let here: Option<Vec<String>> = match state.opts.scope() {
         Scope::Dir(_) => return Ok(Vec::new()),
         Scope::All => None,
-        Scope::Current => Some(
-            std::env::current_dir()
-                .ok()
-                .into_iter()
-                .flat_map(|d| {
-                    let real = std::fs::canonicalize(&d).ok();
-                    std::iter::once(d).chain(real)
-                })
-                .map(|d| d.to_string_lossy().into_owned())
-                .collect(),
-        ),
+        // The current project's, matched by cwd as `arbor ls` matches them.
+        Scope::Current => Some(arbor_index::current_dir_spellings()),
     };
     let mut cat = state
         .catalog
