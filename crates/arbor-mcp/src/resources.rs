@@ -94,7 +94,7 @@ pub(crate) async fn list(
                 .take(PAGE)
                 .map(|l| {
                     let title = state.redact.text(l.display_title().into_owned());
-                    Resource::new(uri_of(l), crate::tools::short(&title, 120))
+                    Resource::new(uri_of(l), arbor_view::one_line(&title, 120))
                         .with_mime_type("text/markdown")
                         .with_description(state.redact.text(format!(
                             "{} session in {}, last active {}",

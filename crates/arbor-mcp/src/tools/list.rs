@@ -1,7 +1,7 @@
 //! `list_sessions`: the sessions, last activity first, as `arbor ls --pi` lists them: one rule
 //! for every agent's sessions (plain `arbor ls` lists omp's directory by omp's own rules, the
 //! file's time, as omp's picker does).
-use super::{dirs, iso, short, time_arg, Agent, Tokens};
+use super::{dirs, iso, time_arg, Agent, Tokens};
 use crate::bound::{self, Budget};
 use crate::server::{ArborServer, State, ToolError, Work};
 use rmcp::handler::server::wrapper::Parameters;
@@ -243,7 +243,7 @@ fn text(a: &ListAnswer) -> String {
             r.modified.as_deref().unwrap_or("-"),
             r.agent.name(),
             r.cwd,
-            short(&r.title, 80)
+            arbor_view::one_line(&r.title, 80)
         ));
     }
     text.push_str(&format!(

@@ -153,18 +153,6 @@ pub(crate) fn iso(ms: f64) -> Option<String> {
     arbor_core::js::valid_time(ms).map(|v| arbor_core::time::format_iso_ms(v as i64))
 }
 
-/// A text cut to `n` characters for a one-line rendering.
-pub(crate) fn short(s: &str, n: usize) -> String {
-    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one.chars().count() <= n {
-        one
-    } else {
-        let mut t: String = one.chars().take(n.saturating_sub(1)).collect();
-        t.push('…');
-        t
-    }
-}
-
 /// Token and cost totals.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Tokens {

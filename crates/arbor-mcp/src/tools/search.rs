@@ -1,5 +1,5 @@
 //! `search_sessions`: full-text search over the catalog, as `arbor search`.
-use super::{dirs, short, time_arg, Agent};
+use super::{dirs, time_arg, Agent};
 use crate::bound::{self, Budget};
 use crate::server::{ArborServer, State, ToolError, Work};
 use arbor_index::{fresh, SearchQuery};
@@ -318,7 +318,7 @@ fn text(a: &SearchAnswer) -> String {
             } else {
                 " (other branch)"
             },
-            short(&h.snippet, 200)
+            arbor_view::one_line(&h.snippet, 200)
         ));
     }
     if a.hits.is_empty() {
