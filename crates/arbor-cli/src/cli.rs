@@ -690,6 +690,43 @@ pub enum Command {
         #[command(flatten)]
         catalog: CatalogOpt,
     },
+    /// Serve the sessions in a web browser: the list and search, a session's tree and
+    /// conversation, usage charts; live while sessions grow.
+    #[command(
+        after_help = "Pages: / (sessions, search), /session/ID (the conversation and its tree), /usage\n(charts and tables). Loopback only unless --allow-remote with --token-file;\neverything served is redacted unless --no-redact; writes only with\n--allow-writes.\n\nExamples:\n  arbor serve --open\n  arbor serve --all --addr 127.0.0.1:9000\n  arbor serve --from postgres://arbor@db/team"
+    )]
+    Serve {
+        #[command(flatten)]
+        scope: ScopeOpts,
+        /// The address to listen on (a loopback one unless --allow-remote).
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8777")]
+        addr: std::net::SocketAddr,
+        /// Open the app in the default web browser once it listens.
+        #[arg(long)]
+        open: bool,
+        /// Listen on a non-loopback address; every request must then carry the token of
+        /// --token-file.
+        #[arg(long, requires = "token_file")]
+        allow_remote: bool,
+        /// The token every request must carry (a file readable by its owner alone).
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<PathBuf>,
+        /// Serve a shared store read-only (postgres://… or sqlite:PATH) instead of this
+        /// machine's sessions.
+        #[arg(long, value_name = "URL")]
+        from: Option<String>,
+        /// Allow renaming, labelling, deleting to the trash and forking from the pages.
+        #[arg(long)]
+        allow_writes: bool,
+        /// Serve session text as it is (default: secrets replaced by `[REDACTED:kind]`).
+        #[arg(long)]
+        no_redact: bool,
+        /// No watcher of the server's own: look at the session files at each request.
+        #[arg(long)]
+        no_watch: bool,
+        #[command(flatten)]
+        catalog: CatalogOpt,
+    },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
         after_help = "Examples:\n  arbor completions bash > ~/.local/share/bash-completion/completions/arbor\n  arbor completions zsh > ~/.zfunc/_arbor\n  arbor completions fish > ~/.config/fish/completions/arbor.fish"

@@ -24,4 +24,6 @@ pub mod no_links;
 pub mod pg;
 pub mod planted;
 pub mod private_home;
+pub mod served;
 pub mod skip;
+pub mod webdriver;

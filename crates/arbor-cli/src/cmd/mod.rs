@@ -8,6 +8,7 @@ pub(crate) mod ls;
 mod mcp;
 mod read;
 mod secrets;
+mod serve;
 pub mod stats;
 pub mod sync;
 pub(crate) mod trash;
@@ -600,6 +601,32 @@ fn run_command(
             Ok(ExitCode::SUCCESS)
         }
         Command::Man { dir } => man(dir.as_deref()),
+        Command::Serve {
+            scope,
+            addr,
+            open,
+            allow_remote,
+            token_file,
+            from,
+            allow_writes,
+            no_redact,
+            no_watch,
+            catalog,
+        } => serve::serve(
+            &serve::ServeOpts {
+                scope,
+                addr,
+                open,
+                allow_remote,
+                token_file,
+                from,
+                allow_writes,
+                no_redact,
+                no_watch,
+                catalog: catalog.catalog,
+            },
+            &loc,
+        ),
         Command::Mcp {
             scope,
             http,

@@ -270,7 +270,7 @@ pub(crate) fn write_pieces(
 
 /// Text or an attribute value in HTML: the one HTML escape of the exports (the HTML page,
 /// and the anchors of the Markdown).
-pub(crate) fn escape_html(t: &str) -> String {
+pub fn escape_html(t: &str) -> String {
     let mut out = String::with_capacity(t.len());
     for c in t.chars() {
         match c {

@@ -1,0 +1,41 @@
+//! `arbor serve` from the command line: it listens on loopback, answers with the security
+//! headers, refuses a foreign Host and a non-loopback address without --allow-remote.
+use arbor_testkit::served::Served;
+use std::path::Path;
+
+fn bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_arbor"))
+}
+
+#[test]
+fn serves_the_sessions_page_with_a_strict_csp() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_str().unwrap();
+    let s = Served::start(
+        bin(),
+        &["--all"],
+        &[("HOME", h), ("ARBOR_CATALOG", &format!("{h}/cat.db"))],
+    );
+    let page = s.get("/");
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    let head = page.split("\r\n\r\n").next().unwrap().to_ascii_lowercase();
+    assert!(
+        head.contains("content-security-policy: default-src 'none'; script-src 'self'"),
+        "{head}"
+    );
+    assert!(!page.contains("<script>"), "no inline script");
+    let evil = s.request("GET", "/", &[("Host", "evil.example")], b"");
+    // A page of another site whose name was rebound to 127.0.0.1 sends its own name.
+    assert!(evil.starts_with("HTTP/1.1 403"), "{evil}");
+}
+
+#[test]
+fn refuses_a_non_loopback_address_without_allow_remote() {
+    let out = std::process::Command::new(bin())
+        .args(["serve", "--addr", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a loopback address"), "{err}");
+}

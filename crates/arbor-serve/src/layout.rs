@@ -1,0 +1,93 @@
+//! The page shell every page shares: the head (the base stylesheet, the page's own
+//! stylesheets and scripts: no inline script or style, the CSP allows none), the navigation,
+//! and the one HTML escape (the export's).
+
+/// Which top-level page is shown (its link is marked in the navigation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nav {
+    /// The sessions list and search.
+    Sessions,
+    /// One session.
+    Session,
+    /// Usage charts.
+    Usage,
+    /// An error page.
+    None,
+}
+
+/// Text or an attribute value in HTML: the HTML export's escape.
+///
+/// ```
+/// assert_eq!(arbor_serve::layout::esc("<a href=\"x\">'&'"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;");
+/// ```
+pub fn esc(t: &str) -> String {
+    arbor_view::escape_html(t)
+}
+
+/// A page to wrap in the shell.
+#[derive(Debug, Clone, Copy)]
+pub struct Page<'a> {
+    /// The title (escaped here).
+    pub title: &'a str,
+    /// The navigation entry to mark.
+    pub nav: Nav,
+    /// The page's own assets (names in [`crate::assets::FILES`]: `.css` are linked, `.js`
+    /// loaded deferred), after `base.css`.
+    pub assets: &'a [&'a str],
+    /// Attributes of `<body>` the scripts read (already escaped: `data-x="…"`), or "".
+    pub body_attrs: &'a str,
+}
+
+/// A whole page: the shell around `body` (HTML already made safe by its page).
+pub fn page(p: Page<'_>, body: &str) -> axum::response::Html<String> {
+    let link = |n: Nav, href: &str, label: &str| {
+        let cur = if n == p.nav {
+            " aria-current=\"page\""
+        } else {
+            ""
+        };
+        format!("<a href=\"{href}\"{cur}>{label}</a>")
+    };
+    let mut head = String::from("<link rel=\"stylesheet\" href=\"/assets/base.css\">");
+    for a in p.assets {
+        if a.ends_with(".css") {
+            head.push_str(&format!(
+                "<link rel=\"stylesheet\" href=\"/assets/{}\">",
+                esc(a)
+            ));
+        } else if a.ends_with(".js") {
+            head.push_str(&format!(
+                "<script src=\"/assets/{}\" defer></script>",
+                esc(a)
+            ));
+        }
+    }
+    let attrs = if p.body_attrs.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", p.body_attrs)
+    };
+    axum::response::Html(format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+<title>{} · arbor</title>{head}</head>\
+<body{attrs}><header class=\"top\"><a class=\"brand\" href=\"/\">arbor</a><nav>{}{}</nav></header>\n{}\n</body></html>\n",
+        esc(p.title),
+        link(Nav::Sessions, "/", "Sessions"),
+        link(Nav::Usage, "/usage", "Usage"),
+        body
+    ))
+}
+
+/// A page of only a title and a body, no assets of its own.
+pub fn simple(title: &str, nav: Nav, body: &str) -> axum::response::Html<String> {
+    page(
+        Page {
+            title,
+            nav,
+            assets: &[],
+            body_attrs: "",
+        },
+        body,
+    )
+}

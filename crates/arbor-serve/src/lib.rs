@@ -1,0 +1,91 @@
+//! `arbor serve`: the session store in a web browser.
+//!
+//! A local web app over the same catalog as `arbor ls` and `arbor search` (or, with
+//! [`Options::from`], a shared PostgreSQL store, read-only): the sessions (this project, every
+//! project, every agent; filters; search), one session (the conversation as the HTML export
+//! renders it, its tree beside it, branches, deep links, the context at an entry, tool calls,
+//! file edits, cost per turn; large sessions rendered incrementally), usage charts made on the
+//! server as SVG, and live updates by server-sent events. One binary: the stylesheet and the
+//! one small script are embedded ([`assets`]). Writes only with [`Options::allow_writes`],
+//! through the CLI's writers and locks, with CSRF protection.
+//!
+//! It is a face over the libraries, as the CLI, the terminal browser and `arbor mcp` are: it
+//! computes nothing of its own about sessions.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), arbor_serve::ServeError> {
+//! let opts = arbor_serve::Options::default();
+//! let listen = arbor_serve::Listen::default(); // 127.0.0.1:8777
+//! arbor_serve::serve(opts, listen, |url| eprintln!("arbor serve: {url}"))?;
+//! # Ok(()) }
+//! ```
+pub mod app;
+pub mod assets;
+mod error;
+pub mod layout;
+mod live;
+pub mod security;
+mod session;
+mod sessions;
+pub mod team;
+mod usage;
+
+pub use app::{App, Listen, Options};
+pub use error::ServeError;
+
+use std::sync::Arc;
+
+/// The whole app's routes over `app`, with the security layers (Host check, token, headers).
+pub fn router(app: Arc<App>) -> axum::Router {
+    let pages = axum::Router::new()
+        .merge(assets::routes())
+        .merge(sessions::routes())
+        .merge(session::routes())
+        .merge(usage::routes())
+        .merge(live::routes());
+    security::wrap(pages, app.clone()).with_state(app)
+}
+
+/// Serves on `listener` until `stop` resolves.
+pub async fn serve_listener(
+    app: Arc<App>,
+    listener: tokio::net::TcpListener,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    axum::serve(listener, router(app))
+        .with_graceful_shutdown(stop)
+        .await?;
+    Ok(())
+}
+
+/// Opens the catalog (or the shared store), listens on `listen`'s address, calls `ready`
+/// with the app's URL, and serves until Ctrl-C or SIGTERM.
+pub fn serve(opts: Options, listen: Listen, ready: impl FnOnce(&str)) -> Result<(), ServeError> {
+    let checked = listen.check()?;
+    let app = Arc::new(App::new(opts, &checked)?);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(checked.addr).await?;
+        let local = listener.local_addr()?;
+        ready(&format!("http://{local}/"));
+        serve_listener(app, listener, shutdown_signal()).await
+    })
+}
+
+/// Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term => {}
+    }
+}
