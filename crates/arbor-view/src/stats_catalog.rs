@@ -358,4 +358,5 @@ pub fn counted_foreign(r: &arbor_index::ForeignRow) -> Counted {
         r.summary.buckets.clone(),
     )
     .estimated(!arbor_agents::listing::records_cost(r.agent))
+    .by_agent(r.agent.name())
 }
