@@ -103,8 +103,10 @@ const W: f64 = 760.0;
 /// The `data-` attributes and `<title>` of one stacked segment.
 fn segment(out: &mut String, c: &BarChart<'_>, b: &Bar, k: usize, rect: (f64, f64, f64, f64)) {
     let s = &c.series[k];
-    let v = b.values.get(k).copied().unwrap_or(0.0);
-    let total: f64 = b.values.iter().sum();
+    // Not a number is drawn, told and carried as nothing.
+    let finite = |v: f64| if v.is_finite() { v } else { 0.0 };
+    let v = finite(b.values.get(k).copied().unwrap_or(0.0));
+    let total: f64 = b.values.iter().copied().map(finite).sum();
     let _ = write!(
         out,
         "<rect class=\"bar {}\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" data-group=\"{}\" data-series=\"{}\" data-value=\"{}\"><title>{}: {} {} (of {})</title></rect>",
@@ -356,4 +358,193 @@ pub fn heatmap(m: &Heatmap<'_>) -> String {
     }
     out.push_str("</svg>");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO: [Series; 2] = [
+        Series {
+            name: "a",
+            class: "s-path",
+        },
+        Series {
+            name: "b",
+            class: "s-other",
+        },
+    ];
+
+    fn chart<'a>(bars: &'a [Bar], lying: bool) -> String {
+        bars_of(bars, lying, "Cost by day")
+    }
+
+    fn bars_of(bars: &[Bar], lying: bool, title: &str) -> String {
+        super::bars(&BarChart {
+            title,
+            unit: Unit::Dollars,
+            series: &TWO,
+            bars,
+            lying,
+        })
+    }
+
+    fn bar(label: &str, a: f64, b: f64) -> Bar {
+        Bar {
+            label: label.into(),
+            values: vec![a, b],
+        }
+    }
+
+    /// The number after `attr="` in the first element holding `anchor`.
+    fn attr_of(svg: &str, anchor: &str, attr: &str) -> f64 {
+        let at = svg
+            .find(anchor)
+            .unwrap_or_else(|| panic!("{anchor} in {svg}"));
+        let start = svg[..at].rfind('<').unwrap();
+        let el = &svg[start..at + svg[at..].find('>').unwrap()];
+        let k = el.find(&format!(" {attr}=\"")).unwrap() + attr.len() + 3;
+        el[k..k + el[k..].find('"').unwrap()].parse().unwrap()
+    }
+
+    #[test]
+    fn nice_max_is_one_two_or_five_times_a_power_of_ten() {
+        assert_eq!(nice_max(0.0), 1.0);
+        assert_eq!(nice_max(-3.0), 1.0);
+        assert_eq!(nice_max(f64::NAN), 1.0);
+        assert_eq!(nice_max(0.3), 0.5);
+        assert_eq!(nice_max(1.0), 1.0);
+        assert_eq!(nice_max(1.2), 2.0);
+        assert_eq!(nice_max(7.0), 10.0);
+        assert_eq!(nice_max(4_200.0), 5_000.0);
+        assert_eq!(nice_max(3.1e15), 5e15);
+    }
+
+    #[test]
+    fn bars_scale_to_the_axis_and_stack() {
+        // Largest total 8 → axis 10: a bar of 4 is 40% of the plot, stacked on its first part.
+        let svg = chart(&[bar("d1", 4.0, 0.0), bar("d2", 6.0, 2.0)], false);
+        let h1 = attr_of(&svg, "data-group=\"d1\" data-series=\"a\"", "height");
+        let h2a = attr_of(&svg, "data-group=\"d2\" data-series=\"a\"", "height");
+        let h2b = attr_of(&svg, "data-group=\"d2\" data-series=\"b\"", "height");
+        assert_eq!(h1, 80.0, "4 of 10 on a 200 px plot");
+        assert_eq!(h2a, 120.0);
+        assert_eq!(h2b, 40.0);
+        let ya = attr_of(&svg, "data-group=\"d2\" data-series=\"a\"", "y");
+        let yb = attr_of(&svg, "data-group=\"d2\" data-series=\"b\"", "y");
+        assert_eq!(yb + h2b, ya, "b sits on a");
+        assert!(svg.contains(">$10</text>"), "the axis' top: {svg}");
+        assert!(svg.contains("data-value=\"6\""));
+        assert!(
+            svg.contains("<title>d2: $6.00 a (of $8.00)</title>"),
+            "{svg}"
+        );
+        assert!(svg.starts_with("<svg class=\"chart upright\""));
+        assert!(svg.contains("role=\"img\" aria-label=\"Cost by day\""));
+    }
+
+    #[test]
+    fn lying_bars_scale_their_width() {
+        let svg = chart(&[bar("m", 5.0, 5.0)], true);
+        assert!(svg.starts_with("<svg class=\"chart lying\""));
+        let w = attr_of(&svg, "data-group=\"m\" data-series=\"a\"", "width");
+        let plot = W - 210.0 - 20.0;
+        assert!((w - plot / 2.0).abs() < 0.06, "{w}");
+    }
+
+    #[test]
+    fn empty_data_says_so() {
+        let svg = chart(&[], false);
+        assert!(svg.contains("No usage in this range."), "{svg}");
+        assert!(svg.contains("aria-label=\"Cost by day: no data\""));
+        assert!(!svg.contains("<rect"));
+        // All zero: an axis to 1 and bars of no height.
+        let svg = chart(&[bar("d", 0.0, 0.0)], false);
+        assert_eq!(attr_of(&svg, "data-series=\"a\"", "height"), 0.0);
+    }
+
+    #[test]
+    fn one_point_and_huge_values() {
+        let svg = chart(&[bar("only", 1e15, 0.0)], false);
+        assert_eq!(attr_of(&svg, "data-series=\"a\"", "height"), 200.0);
+        assert!(svg.contains("data-value=\"1000000000000000\""), "{svg}");
+        assert!(svg.contains(">$1000.0T</text>"), "the axis' top: {svg}");
+        // Not a number: drawn as nothing, never as NaN in an attribute.
+        let svg = chart(
+            &[bar("x", f64::NAN, 1.0), bar("y", f64::INFINITY, 1.0)],
+            false,
+        );
+        assert!(!svg.contains("NaN") && !svg.contains("inf"), "{svg}");
+    }
+
+    #[test]
+    fn labels_are_escaped_everywhere() {
+        let evil = "<script>alert(\"x\")</script>&'";
+        let svg = bars_of(&[bar(evil, 1.0, 0.0)], true, evil);
+        assert!(!svg.contains("<script>"), "{svg}");
+        assert!(svg.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;"));
+        let svg = bars_of(&[bar(evil, 1.0, 0.0)], false, evil);
+        assert!(!svg.contains("<script>"), "{svg}");
+        let svg = heatmap(&Heatmap {
+            title: evil,
+            rows: &[evil],
+            cols: &[evil.to_string()],
+            values: &[vec![3]],
+            second: Some(("sessions", &[vec![1]])),
+            counts: "turns",
+        });
+        assert!(!svg.contains("<script>"), "{svg}");
+        assert!(
+            svg.contains("data-value=\"3\" data-sessions=\"1\""),
+            "{svg}"
+        );
+    }
+
+    #[test]
+    fn heatmap_shades_by_share_of_the_largest() {
+        let values = vec![vec![0, 1, 2, 4], vec![0, 0, 0, 0]];
+        let svg = heatmap(&Heatmap {
+            title: "t",
+            rows: &["Mon", "Tue"],
+            cols: &["0".into(), "1".into(), "2".into(), "3".into()],
+            values: &values,
+            second: None,
+            counts: "turns",
+        });
+        let class = |r: usize, c: usize| {
+            let anchor = format!("data-row=\"{r}\" data-col=\"{c}\"");
+            let at = svg.find(&anchor).unwrap();
+            let start = svg[..at].rfind("class=\"").unwrap() + 7;
+            svg[start..start + svg[start..].find('"').unwrap()].to_string()
+        };
+        assert_eq!(class(0, 0), "cell h0");
+        assert_eq!(class(0, 1), "cell h2");
+        assert_eq!(class(0, 2), "cell h3");
+        assert_eq!(class(0, 3), "cell h5");
+        assert_eq!(class(1, 3), "cell h0");
+        // Nothing at all: every cell empty, no division by zero.
+        let zero = vec![vec![0u64; 24]; 7];
+        let cols: Vec<String> = (0..24).map(|h| h.to_string()).collect();
+        let svg = heatmap(&Heatmap {
+            title: "t",
+            rows: &["a", "b", "c", "d", "e", "f", "g"],
+            cols: &cols,
+            values: &zero,
+            second: None,
+            counts: "turns",
+        });
+        assert_eq!(svg.matches("cell h0").count(), 7 * 24);
+    }
+
+    #[test]
+    fn short_numbers() {
+        assert_eq!(short(950.0), "950");
+        assert_eq!(short(0.25), "0.25");
+        assert_eq!(short(12_345.0), "12.3K");
+        assert_eq!(short(4_500_000.0), "4.5M");
+        assert_eq!(short(7e9), "7.0B");
+        assert_eq!(Unit::Dollars.show(0.5), "$0.50");
+        assert_eq!(Unit::Dollars.show(12.4), "$12");
+        assert_eq!(Unit::Dollars.show(12_400.0), "$12.4K");
+    }
 }
