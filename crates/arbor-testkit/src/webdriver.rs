@@ -244,6 +244,16 @@ impl Session<'_> {
         serde_json::from_value(v).expect("ids")
     }
 
+    /// A Chrome DevTools Protocol command (chromedriver's `goog/cdp/execute`): e.g.
+    /// `Emulation.setEmulatedMedia` to show the page in the dark scheme.
+    pub fn cdp(&self, cmd: &str, params: Value) -> Value {
+        self.d.req(
+            "POST",
+            &format!("/session/{}/goog/cdp/execute", self.id),
+            Some(json!({ "cmd": cmd, "params": params })),
+        )
+    }
+
     pub fn screenshot(&self, to: &Path) {
         let v = self
             .d
