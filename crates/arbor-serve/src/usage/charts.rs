@@ -242,8 +242,9 @@ pub fn bars(c: &BarChart<'_>) -> String {
         let n = c.bars.len() as f64;
         let slot = plot_w / n;
         let gap = (slot * 0.2).min(6.0);
-        // At most about 12 labels on the axis.
-        let every = (c.bars.len() / 12).max(1);
+        // A label every so many bars, so that labels (up to 10 characters, about 66 px) do
+        // not touch.
+        let every = ((72.0 / slot).ceil() as usize).max(1);
         for (i, b) in c.bars.iter().enumerate() {
             let x = left + slot * i as f64 + gap / 2.0;
             out.push_str("<g class=\"col\">");

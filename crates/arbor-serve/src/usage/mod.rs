@@ -485,6 +485,74 @@ fn values(r: &StatsRow, tokens: bool) -> Vec<f64> {
         .collect()
 }
 
+/// The most bars a time chart draws with its empty days, weeks or months filled in; past
+/// it only the groups with turns are drawn.
+const MOST_TIME_BARS: usize = 1000;
+
+/// The next group after `g` (a day `YYYY-MM-DD`, a week's Monday, a month `YYYY-MM`).
+fn next_group(by: StatsBy, g: &str) -> Option<String> {
+    let day_ms = |d: &str| arbor_core::time::parse_iso_ms(&format!("{d}T00:00:00.000Z"));
+    let iso_day = |ms: f64| {
+        let iso = arbor_core::time::format_iso_ms(ms as i64);
+        iso.get(..10).map(str::to_string)
+    };
+    match by {
+        StatsBy::Day => iso_day(day_ms(g)? + 86_400_000.0),
+        StatsBy::Week => iso_day(day_ms(g)? + 7.0 * 86_400_000.0),
+        StatsBy::Month => {
+            let (y, m) = g.split_once('-')?;
+            let (y, m): (i32, u32) = (y.parse().ok()?, m.parse().ok()?);
+            let (y, m) = if m >= 12 { (y + 1, 1) } else { (y, m + 1) };
+            Some(format!("{y:04}-{m:02}"))
+        }
+        _ => None,
+    }
+}
+
+/// A time chart's bars with the days (weeks, months) without turns between the first and
+/// the last drawn as empty bars, so that the axis is time; the groups that are not dates
+/// (`(no date)`) kept where they were. As they were when that would draw more than
+/// [`MOST_TIME_BARS`].
+fn fill_gaps(by: StatsBy, bars: Vec<Bar>) -> Vec<Bar> {
+    let (dated, undated): (Vec<Bar>, Vec<Bar>) = bars
+        .into_iter()
+        .partition(|b| b.label.starts_with(|c: char| c.is_ascii_digit()));
+    let (Some(first), Some(last)) = (dated.first(), dated.last()) else {
+        return undated.into_iter().chain(dated).collect();
+    };
+    let mut out = undated;
+    let mut have = dated.iter().peekable();
+    let mut g = first.label.clone();
+    let end = last.label.clone();
+    let mut filled = Vec::new();
+    loop {
+        match have.peek() {
+            Some(b) if b.label == g => {
+                filled.push((*b).clone());
+                have.next();
+            }
+            _ => filled.push(Bar {
+                label: g.clone(),
+                values: vec![0.0; SERIES.len()],
+            }),
+        }
+        if g >= end || filled.len() > MOST_TIME_BARS {
+            break;
+        }
+        match next_group(by, &g) {
+            Some(n) if n > g => g = n,
+            _ => break,
+        }
+    }
+    if have.peek().is_some() || filled.len() > MOST_TIME_BARS {
+        // A group the steps did not meet, or too many: only the groups with turns.
+        out.extend(dated);
+    } else {
+        out.extend(filled);
+    }
+    out
+}
+
 /// The most bars a lying chart draws (the table has every row).
 const MOST_BARS: usize = 20;
 
@@ -524,6 +592,7 @@ fn section(
             values: values(r, c.tokens),
         })
         .collect();
+    let bars = if lying { bars } else { fill_gaps(s.by, bars) };
     let _ = write!(
         out,
         "<section class=\"usage-chart\" id=\"{name}\" data-chart=\"{name}\"><h2>{}</h2>",
@@ -766,4 +835,64 @@ fn render(q: &UsageQuery, c: &Checked, u: &Usage) -> Html<String> {
         },
         &body,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bar(label: &str, v: f64) -> Bar {
+        Bar {
+            label: label.into(),
+            values: vec![v, 0.0, 0.0],
+        }
+    }
+
+    fn labels(bars: &[Bar]) -> Vec<&str> {
+        bars.iter().map(|b| b.label.as_str()).collect()
+    }
+
+    #[test]
+    fn time_bars_fill_the_days_weeks_and_months_without_turns() {
+        let got = fill_gaps(
+            StatsBy::Day,
+            vec![bar("2026-02-27", 1.0), bar("2026-03-02", 2.0)],
+        );
+        assert_eq!(
+            labels(&got),
+            ["2026-02-27", "2026-02-28", "2026-03-01", "2026-03-02"]
+        );
+        assert_eq!(got[1].values, [0.0, 0.0, 0.0]);
+        assert_eq!(got[3].values[0], 2.0);
+        let got = fill_gaps(
+            StatsBy::Week,
+            vec![bar("2025-12-22", 1.0), bar("2026-01-05", 1.0)],
+        );
+        assert_eq!(labels(&got), ["2025-12-22", "2025-12-29", "2026-01-05"]);
+        let got = fill_gaps(
+            StatsBy::Month,
+            vec![
+                bar("(no date)", 1.0),
+                bar("2025-11", 1.0),
+                bar("2026-02", 1.0),
+            ],
+        );
+        assert_eq!(
+            labels(&got),
+            ["(no date)", "2025-11", "2025-12", "2026-01", "2026-02"]
+        );
+        // Years of days: only the days with turns.
+        let got = fill_gaps(
+            StatsBy::Day,
+            vec![bar("2020-01-01", 1.0), bar("2026-01-01", 1.0)],
+        );
+        assert_eq!(labels(&got), ["2020-01-01", "2026-01-01"]);
+        // A group the steps do not meet (a timestamp's own day spelling): as they were.
+        let got = fill_gaps(
+            StatsBy::Day,
+            vec![bar("2026-01-01", 1.0), bar("2026-01-02x", 1.0)],
+        );
+        assert_eq!(labels(&got), ["2026-01-01", "2026-01-02x"]);
+        assert!(fill_gaps(StatsBy::Day, Vec::new()).is_empty());
+    }
 }
