@@ -376,7 +376,7 @@ mod tests {
         },
     ];
 
-    fn chart<'a>(bars: &'a [Bar], lying: bool) -> String {
+    fn chart(bars: &[Bar], lying: bool) -> String {
         bars_of(bars, lying, "Cost by day")
     }
 
