@@ -212,26 +212,14 @@ fn counted(app: &App, q: &UsageQuery, c: &Checked) -> Result<Vec<Counted>, Serve
                 Agents::Foreign(a) => Some(a),
                 _ => None,
             };
-            let rows = app
+            let mut rows = app
                 .catalog()?
                 .refresh_foreign(&arbor_index::ForeignRoots::from_env(), only)?
                 .rows;
-            let here = match (&project, scope) {
-                (Some(p), _) => Some(vec![p.clone()]),
-                (None, Scope::Current) => Some(arbor_index::current_dir_spellings()),
-                _ => None,
-            };
-            out.extend(
-                rows.iter()
-                    .filter(|r| {
-                        here.as_ref().is_none_or(|h| {
-                            h.iter().any(|p| {
-                                p.trim_end_matches('/') == r.summary.cwd.trim_end_matches('/')
-                            })
-                        })
-                    })
-                    .map(arbor_view::stats_catalog::counted_foreign),
-            );
+            // A project named: its sessions, whatever the scope.
+            let scope = if project.is_some() { Scope::All } else { scope };
+            arbor_index::keep_foreign_in_scope(&mut rows, scope, project.as_deref());
+            out.extend(rows.iter().map(arbor_view::stats_catalog::counted_foreign));
         }
     }
     if !matches!(c.agents, Agents::Foreign(_)) {
