@@ -845,7 +845,7 @@ mod tests {
         };
         use arbor_store::locate::Scope;
         assert_eq!(cwds(Scope::All, None).len(), 3);
-        assert_eq!(cwds(Scope::Current, None), [here.clone()]);
+        assert_eq!(cwds(Scope::Current, None), [here]);
         assert!(cwds(Scope::Dir(Path::new("/x")), None).is_empty());
         assert_eq!(cwds(Scope::All, Some("/p")), ["/p/"]);
         assert_eq!(cwds(Scope::All, Some(" /p/ ")), ["/p/"]);
