@@ -4,7 +4,7 @@
 //! (the form) shows the new numbers; no console error, no request outside the server; the
 //! page in the dark scheme is painted from the dark colours. Screenshots in docs/img.
 use arbor_testkit::served::Served;
-use arbor_testkit::webdriver::{browser_internal, Driver, Session};
+use arbor_testkit::webdriver::{Driver, Session};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -139,25 +139,9 @@ fn the_usage_page_shows_arbor_stats_numbers_in_a_browser() {
         assert!(text.contains(heading), "{heading} in {text}");
     }
     // No console error, no request but to the server.
-    let errors: Vec<Value> = s
-        .log("browser")
-        .into_iter()
-        .filter(|e| e["level"] == "SEVERE" || e["level"] == "WARNING")
-        .collect();
+    let errors = s.console_problems();
     assert!(errors.is_empty(), "console: {errors:?}");
-    let requests: Vec<String> = s
-        .log("performance")
-        .into_iter()
-        .filter_map(|e| serde_json::from_str::<Value>(e["message"].as_str()?).ok())
-        .filter(|m| m["message"]["method"] == "Network.requestWillBeSent")
-        .filter_map(|m| {
-            m["message"]["params"]["request"]["url"]
-                .as_str()
-                .map(String::from)
-        })
-        .skip_while(|u| *u != first)
-        .filter(|u| !browser_internal(u))
-        .collect();
+    let requests = s.page_requests(&first);
     assert!(requests.len() >= 4, "{requests:?}");
     assert!(
         requests.iter().all(|u| u.starts_with(&format!("{base}/"))),

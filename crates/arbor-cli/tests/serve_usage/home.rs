@@ -5,23 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub fn goldens() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/agents")
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let t = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &t);
-        } else {
-            std::fs::copy(e.path(), t).unwrap();
-        }
-    }
-}
-
 fn asst(id: &str, parent: &str, ts: &str, model: &str, input: u32, cost: f64) -> String {
     format!(
         r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"{ts}","message":{{"role":"assistant","content":[{{"type":"text","text":"x"}}],"provider":"anthropic","model":"{model}","usage":{{"input":{input},"output":3,"cacheRead":7,"cacheWrite":2,"totalTokens":{input},"cost":{{"total":{cost}}}}},"stopReason":"stop","timestamp":1}}}}"#
@@ -68,8 +51,8 @@ pub fn usage_home() -> UsageHome {
     let proj = h.join("proj");
     std::fs::create_dir_all(&proj).unwrap();
     let proj_s = proj.to_str().unwrap().to_string();
-    copy_tree(
-        &goldens().join("claude/projects"),
+    arbor_testkit::goldens::copy_tree(
+        &arbor_testkit::goldens::goldens_root().join("agents/claude/projects"),
         &h.join(".claude/projects"),
     );
     // /work/app: u1 → a1 ($1) → u2 → a2 ($2) [a branch left] and a1 → u3 → a3 ($4) (the
