@@ -270,23 +270,25 @@ struct Usage {
     activity: StatsActivity,
 }
 
+/// `sessions` grouped `by`, its group names (a project's directory, a model's name) redacted
+/// unless `--no-redact`.
+fn grouped(app: &App, sessions: &[Counted], c: &Checked, by: StatsBy) -> Stats {
+    let mut s = arbor_view::aggregate_stats_between(sessions, by, c.since, c.until);
+    for r in &mut s.rows {
+        if let std::borrow::Cow::Owned(o) = app.redact(&r.group) {
+            r.group = o;
+        }
+    }
+    s
+}
+
 fn usage(app: &App, q: &UsageQuery, c: &Checked) -> Result<Usage, ServeError> {
     let sessions = counted(app, q, c)?;
-    let stats = |by| {
-        let mut s = arbor_view::aggregate_stats_between(&sessions, by, c.since, c.until);
-        // Session strings (a project's directory, a model's name) redacted unless --no-redact.
-        for r in &mut s.rows {
-            if let std::borrow::Cow::Owned(o) = app.redact(&r.group) {
-                r.group = o;
-            }
-        }
-        s
-    };
     Ok(Usage {
-        time: stats(c.by),
-        model: stats(StatsBy::Model),
-        project: stats(StatsBy::Project),
-        agent: stats(StatsBy::Agent),
+        time: grouped(app, &sessions, c, c.by),
+        model: grouped(app, &sessions, c, StatsBy::Model),
+        project: grouped(app, &sessions, c, StatsBy::Project),
+        agent: grouped(app, &sessions, c, StatsBy::Agent),
         activity: arbor_view::stats_activity(&sessions, c.since, c.until),
     })
 }
@@ -329,23 +331,30 @@ async fn data(
     let (name, json) = (name.to_string(), ext == "json");
     blocking(move || {
         let c = q.check(&app)?;
-        let u = usage(&app, &q, &c)?;
-        let stats = match name.as_str() {
-            "time" => Some(&u.time),
-            "model" => Some(&u.model),
-            "project" => Some(&u.project),
-            "agent" => Some(&u.agent),
+        // Only the chart asked for.
+        let sessions = counted(&app, &q, &c)?;
+        let by = match name.as_str() {
+            "time" => Some(c.by),
+            "model" => Some(StatsBy::Model),
+            "project" => Some(StatsBy::Project),
+            "agent" => Some(StatsBy::Agent),
             _ => None,
         };
-        let body = match (stats, json) {
-            (Some(s), true) => {
+        let body = match (by, json) {
+            (Some(by), true) => {
                 let mut b = Vec::new();
-                s.write_json(&mut b)?;
+                grouped(&app, &sessions, &c, by).write_json(&mut b)?;
                 String::from_utf8_lossy(&b).into_owned()
             }
-            (Some(s), false) => stats_csv(s),
-            (None, true) => activity_json(&u.activity),
-            (None, false) => activity_csv(&u.activity),
+            (Some(by), false) => stats_csv(&grouped(&app, &sessions, &c, by)),
+            (None, json) => {
+                let a = arbor_view::stats_activity(&sessions, c.since, c.until);
+                if json {
+                    activity_json(&a)
+                } else {
+                    activity_csv(&a)
+                }
+            }
         };
         let kind = if json {
             "application/json"
