@@ -170,4 +170,22 @@ fn the_usage_page_shows_arbor_stats_numbers_in_a_browser() {
     let tick = s.js("return getComputedStyle(document.querySelector('#time text.legend')).fill");
     assert_eq!(tick, "rgb(230, 237, 243)");
     s.screenshot(&root().join("docs/img/serve-usage-dark.png"));
+    // In print: black on white whatever the scheme, the form and the links to other views
+    // left out, the bars in the print colours.
+    s.cdp(
+        "Emulation.setEmulatedMedia",
+        json!({"media": "print", "features": [{"name": "prefers-color-scheme", "value": "dark"}]}),
+    );
+    let printed = s.js("return [getComputedStyle(document.body).backgroundColor, getComputedStyle(document.querySelector('form.filters')).display, getComputedStyle(document.querySelector('nav.ranges')).display, getComputedStyle(document.querySelector('#time rect.bar.s-path')).fill, getComputedStyle(document.querySelector('#time text.legend')).fill]");
+    assert_eq!(
+        printed,
+        json!([
+            "rgb(255, 255, 255)",
+            "none",
+            "none",
+            "rgb(31, 78, 140)",
+            "rgb(0, 0, 0)"
+        ]),
+        "print"
+    );
 }
