@@ -14,6 +14,12 @@
         form.submit();
       });
     });
+    // Back to this page from the browser's cache: its fields usable again.
+    window.addEventListener("pageshow", function () {
+      form.querySelectorAll("input, select").forEach(function (f) {
+        f.disabled = false;
+      });
+    });
   }
   var opened = [];
   window.addEventListener("beforeprint", function () {
