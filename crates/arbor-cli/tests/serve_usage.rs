@@ -198,6 +198,22 @@ fn the_page_draws_the_numbers_and_refuses_what_it_does_not_know() {
         );
         assert!(page.contains(&want), "{want}");
     }
+    // Tokens instead of dollars: a bar is the four token counts added up.
+    let page = body(&s, "/usage?scope=all&by=month&metric=tokens");
+    assert!(page.contains("data-unit=\"tokens\""), "{page}");
+    for r in j["rows"].as_array().unwrap() {
+        let p = &r["currentPath"];
+        let sum: f64 = ["input", "output", "cacheRead", "cacheWrite"]
+            .iter()
+            .map(|k| p[*k].as_f64().unwrap())
+            .sum();
+        let want = format!(
+            "data-group=\"{}\" data-series=\"current path\" data-value=\"{sum}\"",
+            r["group"].as_str().unwrap()
+        );
+        assert!(page.contains(&want), "{want}");
+    }
+    let page = body(&s, "/usage?scope=all&by=month");
     // Its data links keep the query.
     assert!(
         page.contains("href=\"/usage/time.csv?scope=all&amp;by=month\""),
