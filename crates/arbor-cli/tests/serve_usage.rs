@@ -259,6 +259,14 @@ fn session_strings_are_escaped_and_redacted() {
     assert!(!page.contains("sk-ant-api03-AAAA"), "the secret redacted");
     let csv = body(&s, "/usage/project.csv?scope=all");
     assert!(!csv.contains("sk-ant-api03-AAAA"), "{csv}");
+    // With --no-redact the key is there (so the checks above can fail), still escaped.
+    let envs = h.envs();
+    let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let raw = Served::start(bin(), &["--no-redact"], &envs);
+    let page = body(&raw, "/usage?scope=all");
+    assert!(page.contains("sk-ant-api03-AAAA"), "--no-redact");
+    assert!(!page.contains("<script>alert"), "markup escaped");
+    drop(raw);
     let csv = body(&s, "/usage/model.csv?scope=all");
     // A spreadsheet does not run a model's name as a formula.
     assert!(!csv.contains("\r\n=cmd"), "{csv}");
