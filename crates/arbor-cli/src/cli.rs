@@ -557,7 +557,7 @@ pub enum Command {
         sessions: Vec<String>,
         #[command(flatten)]
         scope: ScopeOpts,
-        /// Group by session, day, week, month, model or project.
+        /// Group by session, day, week, month, model, project or agent.
         #[arg(long, value_name = "WHAT", default_value = "session")]
         by: crate::cmd::stats::By,
         /// Only turns since a date (2025-01-31), a date-time, or a span back (30m, 12h, 7d, 2w).

@@ -6,7 +6,7 @@
 //!
 //! The WebDriver client is `arbor_testkit::webdriver`.
 use arbor_testkit::webdriver::{browser_internal, Driver};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -184,26 +184,10 @@ fn the_html_export_in_chromium() {
         let s = driver.session(true, &tmp.path().join("p1"));
         s.go(&url);
         // No console error, no request but the page itself.
-        let errors: Vec<Value> = s
-            .log("browser")
-            .into_iter()
-            .filter(|e| e["level"] == "SEVERE" || e["level"] == "WARNING")
-            .collect();
+        let errors = s.console_problems();
         assert!(errors.is_empty(), "console: {errors:?}");
-        let requests: Vec<String> = s
-            .log("performance")
-            .into_iter()
-            .filter_map(|e| serde_json::from_str::<Value>(e["message"].as_str()?).ok())
-            .filter(|m| m["message"]["method"] == "Network.requestWillBeSent")
-            .filter_map(|m| {
-                m["message"]["params"]["request"]["url"]
-                    .as_str()
-                    .map(String::from)
-            })
-            // The browser's own start page loads before the navigation: from the page on.
-            .skip_while(|u| *u != url)
-            .filter(|u| !browser_internal(u))
-            .collect();
+        // The browser's own start page loads before the navigation: from the page on.
+        let requests = s.page_requests(&url);
         assert_eq!(requests, std::slice::from_ref(&url), "requests");
         // The current path, in order, and nothing else.
         assert_eq!(s.shown(), path);

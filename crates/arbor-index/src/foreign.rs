@@ -74,6 +74,33 @@ impl ForeignRow {
     }
 }
 
+/// Keeps the rows of other agents' sessions that `scope` covers: every one under
+/// [`Scope::All`], those whose cwd is the current directory ([`current_dir_spellings`]) under
+/// [`Scope::Current`], none under [`Scope::Dir`] (a directory of pi's or omp's); and, when
+/// `project` (a working directory) is given, only those whose cwd is it. The one rule of
+/// `arbor ls`/`stats`, `arbor mcp` and `arbor serve`.
+pub fn keep_foreign_in_scope(
+    rows: &mut Vec<ForeignRow>,
+    scope: arbor_store::locate::Scope<'_>,
+    project: Option<&str>,
+) {
+    use arbor_store::locate::Scope;
+    match scope {
+        Scope::Dir(_) => rows.clear(),
+        Scope::All => {}
+        Scope::Current => {
+            let here = current_dir_spellings();
+            rows.retain(|r| here.contains(&r.summary.cwd));
+        }
+    }
+    let project = project
+        .map(|p| p.trim().trim_end_matches('/'))
+        .filter(|p| !p.is_empty());
+    if let Some(p) = project {
+        rows.retain(|r| r.summary.cwd.trim_end_matches('/') == p);
+    }
+}
+
 /// The current directory as the agents record a cwd: as the process sees it, its real path,
 /// and `$PWD` when that names the same directory. Another agent's session is in the current
 /// project's scope when its cwd is one of these (`arbor ls`, the browser, `arbor mcp`).
@@ -794,6 +821,40 @@ mod tests {
                 bytes: 1,
             })
             .collect()
+    }
+
+    #[test]
+    fn foreign_scope_keeps_all_the_current_directory_s_or_none_and_a_project_s() {
+        let here = std::env::current_dir()
+            .expect("cwd")
+            .to_string_lossy()
+            .into_owned();
+        let row = |cwd: &str| ForeignRow {
+            agent: Agent::Claude,
+            source: PathBuf::from(format!("/s/{cwd}")),
+            summary: arbor_agents::listing::Summary {
+                cwd: cwd.to_string(),
+                ..Default::default()
+            },
+        };
+        let rows = vec![row(&here), row("/elsewhere"), row("/p/")];
+        let cwds = |scope, project: Option<&str>| {
+            let mut r = rows.clone();
+            keep_foreign_in_scope(&mut r, scope, project);
+            r.into_iter().map(|r| r.summary.cwd).collect::<Vec<_>>()
+        };
+        use arbor_store::locate::Scope;
+        assert_eq!(cwds(Scope::All, None).len(), 3);
+        assert_eq!(cwds(Scope::Current, None), [here]);
+        assert!(cwds(Scope::Dir(Path::new("/x")), None).is_empty());
+        assert_eq!(cwds(Scope::All, Some("/p")), ["/p/"]);
+        assert_eq!(cwds(Scope::All, Some(" /p/ ")), ["/p/"]);
+        assert!(cwds(Scope::Current, Some("/p")).is_empty());
+        assert_eq!(
+            cwds(Scope::All, Some("")).len(),
+            3,
+            "a blank project is none"
+        );
     }
 
     #[test]

@@ -15,6 +15,22 @@ pub fn goldens_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens")
 }
 
+/// Copies the directory tree `from` to `to` (created), files and directories (a HOME laid out
+/// with the goldens of other agents, `goldens/agents/…`, where each agent keeps them).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{}: {e}", to.display()));
+    let entries = std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display()));
+    for e in entries {
+        let e = e.unwrap_or_else(|e| panic!("{}: {e}", from.display()));
+        let t = to.join(e.file_name());
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            copy_tree(&e.path(), &t);
+        } else {
+            std::fs::copy(e.path(), &t).unwrap_or_else(|e| panic!("{}: {e}", t.display()));
+        }
+    }
+}
+
 /// The real v1 session the `fixture-v1-large.*` goldens were made from (`../shared/fixtures`
 /// beside the checkout), if present.
 pub fn shared_fixture() -> Option<PathBuf> {

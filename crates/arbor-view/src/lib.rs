@@ -96,9 +96,10 @@ pub use render::{
 };
 pub use secrets::redact as redact_text;
 pub use stats::{
-    aggregate as aggregate_stats, aggregate_between as aggregate_stats_between, canon_of,
-    from_files as stats_from_files, parent_index, By as StatsBy, Counted, Loaded as SessionSpends,
-    Row as StatsRow, Stats,
+    activity as stats_activity, aggregate as aggregate_stats,
+    aggregate_between as aggregate_stats_between, canon_of, from_files as stats_from_files,
+    keep_model as stats_keep_model, parent_index, Activity as StatsActivity, By as StatsBy,
+    Counted, Loaded as SessionSpends, Row as StatsRow, Stats,
 };
 pub use words::count;
 

@@ -28,6 +28,9 @@ pub enum By {
     Model,
     /// Per project (the session's cwd).
     Project,
+    /// Per agent: `pi`, `omp` (by the session directory, [`arbor_store::locate::is_omp_dir`]),
+    /// or another agent's name (`claude`, `codex`, `opencode`: [`Counted::agent`]).
+    Agent,
 }
 
 impl By {
@@ -40,6 +43,7 @@ impl By {
             By::Month => "month",
             By::Model => "model",
             By::Project => "project",
+            By::Agent => "agent",
         }
     }
 }
@@ -79,6 +83,9 @@ pub struct Counted {
     /// Its costs are estimated from a price table (another agent's session that recorded
     /// tokens, not dollars), not recorded.
     pub estimated: bool,
+    /// The agent that wrote it, when not pi's or omp's (`claude`, `codex`, `opencode`); pi's
+    /// and omp's sessions are told apart by their directory ([`Counted::agent_name`]).
+    pub agent: Option<&'static str>,
 }
 
 impl Counted {
@@ -91,6 +98,7 @@ impl Counted {
             parent_counted,
             buckets,
             estimated: false,
+            agent: None,
         }
     }
 
@@ -98,6 +106,24 @@ impl Counted {
     pub fn estimated(mut self, estimated: bool) -> Self {
         self.estimated = estimated;
         self
+    }
+
+    /// The same, written by another agent ([`Counted::agent`]).
+    pub fn by_agent(mut self, agent: &'static str) -> Self {
+        self.agent = Some(agent);
+        self
+    }
+
+    /// The agent that wrote it: [`Counted::agent`], else `omp` for a file in one of omp's
+    /// session directories ([`arbor_store::locate::is_omp_dir`]), else `pi`.
+    pub fn agent_name(&self) -> &'static str {
+        if let Some(a) = self.agent {
+            return a;
+        }
+        match self.file.parent() {
+            Some(d) if arbor_store::locate::is_omp_dir(d) => "omp",
+            _ => "pi",
+        }
     }
 }
 
@@ -146,7 +172,7 @@ fn week_of(utc_day: i64) -> String {
     iso.get(..10).unwrap_or(&iso).to_string()
 }
 
-fn group_key(by: By, s: &Counted, b: &Bucket) -> String {
+fn group_key(by: By, s: &Counted, agent: &str, b: &Bucket) -> String {
     let no_date = || "(no date)".to_string();
     match by {
         By::Session => s.file.to_string_lossy().into_owned(),
@@ -155,7 +181,22 @@ fn group_key(by: By, s: &Counted, b: &Bucket) -> String {
         By::Week => b.utc_day.map(week_of).unwrap_or_else(no_date),
         By::Model => b.model.clone(),
         By::Project => s.cwd.clone(),
+        By::Agent => agent.to_string(),
     }
+}
+
+/// Whether bucket `b` of session `s` is counted between `since` and `until` (ms since the
+/// epoch, when given): not a fork's copy of its counted parent's turn, and its times inside.
+/// A turn without a readable time is not "since" or "until" anything; a bucket whose times
+/// straddle either was split into its spends before.
+fn counts(s: &Counted, b: &Bucket, since: Option<f64>, until: Option<f64>) -> bool {
+    if b.copied && s.parent_counted {
+        return false;
+    }
+    if since.is_some_and(|since| b.utc_day.is_none() || b.min_ms < since) {
+        return false;
+    }
+    !until.is_some_and(|until| b.utc_day.is_none() || b.max_ms >= until)
 }
 
 /// Statistics over sessions ([`aggregate`]).
@@ -194,25 +235,24 @@ pub fn aggregate_between(
         ..Row::default()
     };
     let mut dropped = 0;
+    // The agent of a session's directory, asked once per directory.
+    let mut agents: HashMap<Option<&Path>, &'static str> = HashMap::new();
     for s in sessions {
+        let agent = match (by, s.agent) {
+            (By::Agent, None) => *agents
+                .entry(s.file.parent())
+                .or_insert_with(|| s.agent_name()),
+            (_, a) => a.unwrap_or(""),
+        };
         for b in &s.buckets {
             if b.copied && s.parent_counted {
                 dropped += b.spends;
                 continue;
             }
-            if let Some(since) = since {
-                // A turn without a readable time is not "since" anything. A bucket whose
-                // times straddle `since` was split into its spends before.
-                if b.utc_day.is_none() || b.min_ms < since {
-                    continue;
-                }
+            if !counts(s, b, since, until) {
+                continue;
             }
-            if let Some(until) = until {
-                if b.utc_day.is_none() || b.max_ms >= until {
-                    continue;
-                }
-            }
-            let key = group_key(by, s, b);
+            let key = group_key(by, s, agent, b);
             let row = rows.entry(key).or_insert_with_key(|k| Row {
                 group: k.clone(),
                 ..Row::default()
@@ -238,6 +278,60 @@ pub fn aggregate_between(
         total,
         sessions: sessions.len(),
         fork_copies_skipped: dropped,
+    }
+}
+
+/// When the turns were: sessions and turns by day of the week and hour of the day (UTC), as
+/// [`aggregate_between`] counts them (a fork's copies of its counted parent's turns left out,
+/// only the turns between `since` and `until`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Activity {
+    /// Assistant turns (not summaries) by day (0 = Monday .. 6 = Sunday) and hour (0 .. 23).
+    pub turns: [[u64; 24]; 7],
+    /// Sessions with at least one of those turns in the hour, by day and hour.
+    pub sessions: [[u64; 24]; 7],
+    /// Turns without a readable time (in no cell).
+    pub undated: u64,
+}
+
+/// The day of the week (0 = Monday) and hour (0 .. 23) of a bucket's turns, UTC.
+fn weekday_hour(b: &Bucket) -> Option<(usize, usize)> {
+    let day = b.utc_day?;
+    // Day 0 of the epoch was a Thursday (3 days after a Monday).
+    let weekday = (day + 3).rem_euclid(7) as usize;
+    Some((weekday, b.utc_hour.rem_euclid(24) as usize))
+}
+
+/// The [`Activity`] of `sessions` between `since` and `until` (ms since the epoch).
+pub fn activity(sessions: &[Counted], since: Option<f64>, until: Option<f64>) -> Activity {
+    let mut out = Activity::default();
+    for s in sessions {
+        let mut seen = [[false; 24]; 7];
+        for b in &s.buckets {
+            if b.kind == Kind::Side || !counts(s, b, since, until) {
+                continue;
+            }
+            match weekday_hour(b) {
+                Some((d, h)) => {
+                    out.turns[d][h] += b.spends;
+                    if !seen[d][h] {
+                        seen[d][h] = true;
+                        out.sessions[d][h] += 1;
+                    }
+                }
+                None => out.undated += b.spends,
+            }
+        }
+    }
+    out
+}
+
+/// Keeps only the spends of `model` (`provider/model`, as [`By::Model`] groups them) in
+/// `sessions`.
+pub fn keep_model(sessions: &mut [Counted], model: &str) {
+    for s in sessions {
+        s.buckets.retain(|b| b.model == model);
     }
 }
 
@@ -294,6 +388,7 @@ pub fn from_files(files: &[PathBuf]) -> (Vec<Counted>, Vec<(PathBuf, arbor_store
                 parent_counted: parent.is_some(),
                 buckets: usage::buckets(&l.spends, parent, true),
                 estimated: false,
+                agent: None,
             }
         })
         .collect();
@@ -344,5 +439,97 @@ impl Stats {
         env.finish();
         buf.push(b'\n');
         out.write_all(&buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spend(ts: &str, model: &str, on_path: bool, side: bool, cost: f64) -> Spend {
+        Spend {
+            entry_id: Some(format!("e{ts}")),
+            timestamp: Some(ts.to_string()),
+            model: model.to_string(),
+            on_path,
+            side,
+            tokens: Tokens {
+                input: 10.0,
+                output: 1.0,
+                cost,
+                ..Tokens::default()
+            },
+        }
+    }
+
+    fn session(file: &str, spends: &[Spend]) -> Counted {
+        Counted::new(
+            PathBuf::from(file),
+            "/p".into(),
+            false,
+            usage::buckets(spends, None, false),
+        )
+    }
+
+    #[test]
+    fn activity_counts_turns_and_sessions_by_weekday_and_hour_utc() {
+        // 2025-01-06 was a Monday; 2025-01-12 a Sunday.
+        let a = session(
+            "/s/a.jsonl",
+            &[
+                spend("2025-01-06T09:10:00.000Z", "p/m", true, false, 1.0),
+                spend("2025-01-06T09:50:00.000Z", "p/m", false, false, 1.0),
+                spend("2025-01-06T09:55:00.000Z", "p/m", true, true, 1.0), // a summary
+                spend("2025-01-12T23:59:00.000Z", "p/m", true, false, 1.0),
+            ],
+        );
+        let b = session(
+            "/s/b.jsonl",
+            &[spend("2025-01-13T09:00:00.000Z", "p/n", true, false, 1.0)],
+        );
+        let act = activity(&[a.clone(), b], None, None);
+        assert_eq!(
+            act.turns[0][9], 3,
+            "two turns of a, one of b on Mondays at 9"
+        );
+        assert_eq!(act.sessions[0][9], 2);
+        assert_eq!(act.turns[6][23], 1);
+        assert_eq!(act.sessions[6][23], 1);
+        let all: u64 = act.turns.iter().flatten().sum();
+        assert_eq!(all, 4, "the summary is not a turn");
+        // The range, as aggregate_between's.
+        let since = arbor_core::time::parse_iso_ms("2025-01-07T00:00:00Z");
+        let act = activity(&[a], since, None);
+        assert_eq!(act.turns[0][9], 0);
+        assert_eq!(act.turns[6][23], 1);
+    }
+
+    #[test]
+    fn by_agent_groups_other_agents_by_name_and_keep_model_filters() {
+        let mut s = vec![
+            session(
+                "/s/a.jsonl",
+                &[
+                    spend("2025-01-06T09:10:00.000Z", "p/m", true, false, 1.0),
+                    spend("2025-01-06T09:20:00.000Z", "p/n", true, false, 2.0),
+                ],
+            ),
+            session(
+                "claude:x",
+                &[spend("2025-01-06T09:10:00.000Z", "p/m", true, false, 4.0)],
+            )
+            .by_agent("claude"),
+        ];
+        let st = aggregate(&s, By::Agent, None);
+        let groups: Vec<(&str, f64)> = st
+            .rows
+            .iter()
+            .map(|r| (r.group.as_str(), r.path.tokens().cost))
+            .collect();
+        assert_eq!(groups, [("claude", 4.0), ("pi", 3.0)]);
+        keep_model(&mut s, "p/m");
+        let st = aggregate(&s, By::Agent, None);
+        assert_eq!(st.total.path.tokens().cost, 5.0);
+        assert_eq!(st.total.turns, 2);
     }
 }

@@ -302,7 +302,9 @@ pub fn counted(
         if !items[k].counted() {
             continue;
         }
-        let Some(row) = items[k].row.as_ref() else {
+        // Taken, not cloned: nothing reads item k's row after this (a parent's keys come from
+        // its file).
+        let Some(row) = items[k].row.take() else {
             // Not a regular file yet read: counted from what was read.
             let pj = parent_of[k];
             if let Some(j) = pj {
@@ -325,7 +327,7 @@ pub fn counted(
                 .iter()
                 .any(|b| b.utc_day.is_some() && b.min_ms < s && b.max_ms >= s)
         });
-        let (cwd, mut buckets) = (row.cwd.clone(), row.buckets.clone());
+        let (cwd, mut buckets) = (row.cwd, row.buckets);
         let pj = parent_of[k];
         if straddles {
             if let Some(j) = pj {
@@ -358,4 +360,5 @@ pub fn counted_foreign(r: &arbor_index::ForeignRow) -> Counted {
         r.summary.buckets.clone(),
     )
     .estimated(!arbor_agents::listing::records_cost(r.agent))
+    .by_agent(r.agent.name())
 }

@@ -97,12 +97,9 @@ fn wanted(scope: Scope<'_>, tool: Option<Tool>) -> Option<Option<Agent>> {
     }
 }
 
-/// Keeps the rows of `scope`: the current project's, those whose cwd is the current directory.
+/// Keeps the rows of `scope` ([`arbor_index::keep_foreign_in_scope`]).
 fn keep_in_scope(got: &mut ForeignListing, scope: Scope<'_>) {
-    if matches!(scope, Scope::Current) {
-        let here = arbor_index::current_dir_spellings();
-        got.rows.retain(|r| here.contains(&r.summary.cwd));
-    }
+    arbor_index::keep_foreign_in_scope(&mut got.rows, scope, None);
 }
 
 /// The catalog's row of the other agent's session `arg` names: its file (the file's own

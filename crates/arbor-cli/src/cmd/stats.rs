@@ -26,6 +26,8 @@ pub enum By {
     Model,
     /// Per project (the session's cwd).
     Project,
+    /// Per agent (pi, omp, claude, codex, opencode).
+    Agent,
 }
 
 impl From<By> for arbor_view::StatsBy {
@@ -37,6 +39,7 @@ impl From<By> for arbor_view::StatsBy {
             By::Month => arbor_view::StatsBy::Month,
             By::Model => arbor_view::StatsBy::Model,
             By::Project => arbor_view::StatsBy::Project,
+            By::Agent => arbor_view::StatsBy::Agent,
         }
     }
 }

@@ -123,29 +123,19 @@ pub(crate) fn foreign_rows(
         },
         None => None,
     };
-    let here: Option<Vec<String>> = match state.opts.scope() {
-        Scope::Dir(_) => return Ok(Vec::new()),
-        Scope::All => None,
-        // The current project's, matched by cwd as `arbor ls` matches them.
-        Scope::Current => Some(arbor_index::current_dir_spellings()),
-    };
+    if matches!(state.opts.scope(), Scope::Dir(_)) {
+        return Ok(Vec::new());
+    }
     let mut cat = state
         .catalog
         .lock()
         .map_err(|_| ToolError::new("the catalog is unusable (a call failed while using it)"))?;
     work.check()?;
-    let got = cat.refresh_foreign(&arbor_index::ForeignRoots::from_env(), only)?;
-    let project = project
-        .map(|p| p.trim().trim_end_matches('/'))
-        .filter(|p| !p.is_empty());
-    Ok(got
-        .rows
-        .into_iter()
-        .filter(|r| {
-            here.as_ref().is_none_or(|h| h.contains(&r.summary.cwd))
-                && project.is_none_or(|p| r.summary.cwd.trim_end_matches('/') == p)
-        })
-        .collect())
+    let mut rows = cat
+        .refresh_foreign(&arbor_index::ForeignRoots::from_env(), only)?
+        .rows;
+    arbor_index::keep_foreign_in_scope(&mut rows, state.opts.scope(), project);
+    Ok(rows)
 }
 
 /// ISO 8601 of a time in ms (`None` for an invalid one).

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub(crate) struct UsageArgs {
     /// How rows are grouped: "session" (default), "day", "week", "month", "model",
-    /// "project".
+    /// "project", "agent" (pi, omp, claude, codex, opencode).
     #[serde(default)]
     pub by: arbor_view::StatsBy,
     /// Only this session (an id, a unique id prefix or a path); default: every session the
