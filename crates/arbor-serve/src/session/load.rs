@@ -1,0 +1,148 @@
+//! A session named by its id, found and loaded: the catalog resolves the id to its file (the
+//! locator's walk when the catalog does not know it), the file is checked to lie in the
+//! directories served ([`arbor_store::locate::served_session_file`], `arbor mcp`'s check),
+//! mapped as `arbor show` maps it, omp blob references replaced by their blobs, and redacted
+//! as `arbor export` redacts ([`arbor_view::redact`]) unless `--no-redact`. A client never
+//! names a path: an id is letters, digits, `-` and `_` only.
+use crate::{App, ServeError};
+use arbor_core::doc::SessionDoc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// A session loaded for the pages: its file, its document (redacted unless `--no-redact`),
+/// and the secrets left in its long strings (replaced as the renderer reads them).
+pub struct Loaded {
+    /// The session's file (its real path).
+    pub path: PathBuf,
+    /// The document.
+    pub doc: SessionDoc,
+    /// What [`arbor_view::redact`] deferred to the renderer (empty unredacted).
+    pub redactions: arbor_view::Redactions,
+    /// Whether `doc` was redacted.
+    pub redacted: bool,
+    /// The file's length when it was read.
+    pub len: u64,
+}
+
+impl Loaded {
+    /// The export's options for this document (redacted as it was).
+    pub fn export_opts(&self) -> arbor_view::Options<'_> {
+        let o = arbor_view::Options::default();
+        if self.redacted {
+            o.redacted(&self.redactions)
+        } else {
+            o
+        }
+    }
+}
+
+/// Whether `id` may name a session: 1 to 200 letters, digits, `-`, `_` (never a path).
+pub fn plain_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 200
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// The session file of id `id` among those served.
+pub fn resolve(app: &App, id: &str) -> Result<PathBuf, ServeError> {
+    if !plain_id(id) {
+        return Err(ServeError::BadRequest(format!(
+            "not a session id: {id:?} (a session is named by its id)"
+        )));
+    }
+    let roots = app.loc.served_roots(app.opts.dir.as_deref());
+    // The catalog first: one query, not a walk of every directory.
+    let known = app.catalog()?.files_with_id_prefix(id)?;
+    let exact: Vec<PathBuf> = known
+        .into_iter()
+        .filter(|p| arbor_store::discover::header_id(p).is_some_and(|h| h.eq_ignore_ascii_case(id)))
+        .filter_map(|p| arbor_store::locate::served_session_file(&roots, &p).ok())
+        .collect();
+    if let [one] = exact.as_slice() {
+        return Ok(one.clone());
+    }
+    let p = app
+        .loc
+        .resolve_session(id)
+        .map_err(|e| ServeError::NotFound(format!("{id}: {e}")))?;
+    arbor_store::locate::served_session_file(&roots, &p)
+        .map_err(|why| ServeError::NotFound(format!("{id}: {why}")))
+}
+
+/// What says a file is the one read before: device, inode, length, modification time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp(u64, u64, pub u64, i64, i64);
+
+impl Stamp {
+    /// The stamp of `path` now.
+    pub fn of(path: &Path) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        Some(Stamp(m.dev(), m.ino(), m.len(), m.mtime(), m.mtime_nsec()))
+    }
+}
+
+/// The last session loaded (one: a person reads one session page after page; a 1 GB
+/// session is parsed and redacted once, not once per part).
+static LAST: Mutex<Option<(Stamp, Arc<Loaded>)>> = Mutex::new(None);
+
+/// The session of id `id`, loaded (the one kept when its file has not changed).
+pub fn load(app: &App, id: &str) -> Result<Arc<Loaded>, ServeError> {
+    let path = resolve(app, id)?;
+    load_path(app, &path)
+}
+
+/// The session file `path` (already resolved and checked), loaded.
+pub fn load_path(app: &App, path: &Path) -> Result<Arc<Loaded>, ServeError> {
+    let stamp = Stamp::of(path);
+    if let (Some(s), Ok(last)) = (stamp, LAST.lock()) {
+        if let Some((ls, l)) = last.as_ref() {
+            if *ls == s && l.path == path && l.redacted == app.opts.redact {
+                return Ok(l.clone());
+            }
+        }
+    }
+    let what = |e: &dyn std::fmt::Display| ServeError::Other(format!("{}: {e}", path.display()));
+    let mut doc = arbor_store::load_doc(path).map_err(|e| what(&e))?;
+    if !doc.blob_ref_lines().is_empty() {
+        let store = arbor_store::blobs::BlobStore::new(arbor_store::blobs::blob_dir_for_session(
+            path,
+            app.loc.agent_override(),
+        ));
+        arbor_store::blobs::resolve_doc_blobs(&mut doc, &store, true).map_err(|e| what(&e))?;
+    }
+    let (redacted, redactions) = if app.opts.redact {
+        let (_, r) = arbor_view::redact(&mut doc).map_err(|e| what(&e))?;
+        (true, r)
+    } else {
+        (false, arbor_view::Redactions::default())
+    };
+    let loaded = Arc::new(Loaded {
+        path: path.to_path_buf(),
+        len: stamp.map_or(0, |s| s.2),
+        doc,
+        redactions,
+        redacted,
+    });
+    // Kept only when the file did not change while it was read.
+    if stamp.is_some() && Stamp::of(path) == stamp {
+        if let (Some(s), Ok(mut last)) = (stamp, LAST.lock()) {
+            *last = Some((s, loaded.clone()));
+        }
+    }
+    Ok(loaded)
+}
+
+/// A reader is done with `l` for this request: the pages of its map go back to the page
+/// cache (as `arbor mcp` does after each call), so that a server that showed a 1 GB session
+/// does not hold it resident.
+pub fn done(l: &Loaded) {
+    arbor_store::release_pages(l.doc.base_bytes());
+}
+
+/// The entry of `doc` with id `entry`, else a 404 naming it.
+pub fn entry(doc: &SessionDoc, entry: &str) -> Result<usize, ServeError> {
+    arbor_view::agent::entry_index(doc, entry).map_err(|e| ServeError::NotFound(e.to_string()))
+}
