@@ -11,7 +11,7 @@
 //! - `GET /session/ID/context/ENTRY[?before=K]`: the context the model saw at ENTRY;
 //! - `GET /session/ID/calls[?offset=K]`, `GET /session/ID/edits`: tool calls, file edits;
 //! - `GET /session/ID/events?leaf=LEAF&len=N`: server-sent events of entries appended;
-//! - `POST /session/ID/{rename,label,trash,fork}`: writes, with `--allow-writes` only.
+//! - `POST /session/ID/{rename,label,fork}`: writes, with `--allow-writes` only.
 mod context;
 mod events;
 mod load;
@@ -40,7 +40,6 @@ pub fn routes() -> axum::Router<Arc<App>> {
         .route("/session/{id}/events", get(events::events))
         .route("/session/{id}/rename", post(write::rename))
         .route("/session/{id}/label", post(write::label))
-        .route("/session/{id}/trash", post(write::trash))
         .route("/session/{id}/fork", post(write::fork))
 }
 
