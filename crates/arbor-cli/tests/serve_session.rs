@@ -376,7 +376,7 @@ fn writes_are_refused_without_the_flag_the_token_or_the_origin() {
             vec![("Sec-Fetch-Site", "cross-site")],
         ),
     ] {
-        for w in ["rename", "label", "fork"] {
+        for w in ["rename", "label", "fork", "trash"] {
             let a = post(&s, &format!("/session/{SID}/{w}"), &form, &hdr);
             assert_eq!(status(&a), 403, "{w} {form} {hdr:?}: {a}");
         }

@@ -81,6 +81,7 @@ mod safe_fs;
 pub mod sqlite_file;
 mod stream;
 mod title;
+pub mod trash;
 pub mod usage;
 
 pub use body::BodyError;

@@ -11,7 +11,7 @@
 //! - `GET /session/ID/context/ENTRY[?before=K]`: the context the model saw at ENTRY;
 //! - `GET /session/ID/calls[?offset=K]`, `GET /session/ID/edits`: tool calls, file edits;
 //! - `GET /session/ID/events?leaf=LEAF&len=N`: server-sent events of entries appended;
-//! - `POST /session/ID/{rename,label,fork}`: writes, with `--allow-writes` only.
+//! - `POST /session/ID/{rename,label,fork,trash}`: writes, with `--allow-writes` only.
 mod context;
 mod events;
 mod load;
@@ -41,6 +41,7 @@ pub fn routes() -> axum::Router<Arc<App>> {
         .route("/session/{id}/rename", post(write::rename))
         .route("/session/{id}/label", post(write::label))
         .route("/session/{id}/fork", post(write::fork))
+        .route("/session/{id}/trash", post(write::trash))
 }
 
 /// Runs `f` on the blocking pool (every handler that touches the catalog or a file).

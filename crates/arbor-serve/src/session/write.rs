@@ -1,8 +1,11 @@
-//! Writes (`--allow-writes` only): rename the session, label an entry, fork at an entry.
+//! Writes (`--allow-writes` only): rename the session, label an entry, fork at an entry,
+//! delete to the trash.
 //! Each is a form `POST` with this run's CSRF token, checked by
 //! [`crate::security::check_write`] (writes on, same origin, the token) before anything is
 //! read; each writes through [`arbor_store::SessionManager`], the writer and lock of the
-//! CLI's `arbor name`, the browser's label and `arbor fork` (and `arbor mcp`'s write tools).
+//! CLI's `arbor name`, the browser's label and `arbor fork` (and `arbor mcp`'s write tools);
+//! the trash is `arbor rm`'s ([`arbor_store::trash`]: the session with what belongs to it,
+//! after the writer lock is free and the volume's trash checked).
 //! The session is named by its id, resolved and checked as the readers resolve it.
 use super::{blocking, load, page};
 use crate::layout::{esc, page as shell, Nav, Page};
@@ -30,7 +33,8 @@ pub fn forms(app: &App, sid: &str, l: &load::Loaded, shown: &page::Shown) -> Str
         "<div class=\"writes\">\
 <form method=\"post\" action=\"/session/{s}/rename\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><label>Name <input name=\"name\" maxlength=\"{MAX_TEXT}\" value=\"{}\" required></label><button>Rename</button></form>\
 <form method=\"post\" action=\"/session/{s}/label\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><label>Label entry <input name=\"entry\" size=\"10\" value=\"{}\" required></label><label>as <input name=\"label\" maxlength=\"{MAX_TEXT}\"></label><button>Label</button></form>\
-<form method=\"post\" action=\"/session/{s}/fork\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><label>Fork at entry <input name=\"entry\" size=\"10\" value=\"{}\"></label><button>Fork</button></form>",
+<form method=\"post\" action=\"/session/{s}/fork\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><label>Fork at entry <input name=\"entry\" size=\"10\" value=\"{}\"></label><button>Fork</button></form>\
+<form method=\"post\" action=\"/session/{s}/trash\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><button>Move to the trash</button></form>",
         esc(&app.redact(&name)),
         esc(&leaf),
         esc(&leaf),
@@ -192,6 +196,39 @@ pub(super) async fn fork(
             page::seg(&id)
         );
         Ok(done_page(&app, "forked", body))
+    })
+    .await
+}
+
+pub(super) async fn trash(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    headers: http::HeaderMap,
+    Form(f): Form<Fields>,
+) -> Result<Html<String>, ServeError> {
+    let path = checked(&app, &headers, &f, &id).await?;
+    blocking(move || {
+        // No arbor writer may be appending while the file goes (as `arbor rm`).
+        let lock = arbor_store::lock::WriterLock::acquire(&path, None).map_err(err)?;
+        drop(lock);
+        let (items, note) = arbor_store::trash::with_belongings(&path);
+        arbor_store::trash::to_trash(&items)
+            .map_err(|e| ServeError::Other(format!("cannot move the session to the trash: {e}")))?;
+        Ok(done_page(
+            &app,
+            "moved to the trash",
+            format!(
+                "<h1>Moved to the trash</h1><p>Session {}{}. <code>arbor trash restore {}</code> brings it back.</p>{}<p><a href=\"/\">All sessions</a></p>",
+                esc(&id),
+                match items.len() {
+                    1 => String::new(),
+                    n => format!(" (and {} beside it)", arbor_view::count(n as u64 - 1, "file", "files")),
+                },
+                esc(&id),
+                note.map(|n| format!("<p class=\"muted\">{}</p>", esc(&n)))
+                    .unwrap_or_default()
+            ),
+        ))
     })
     .await
 }
