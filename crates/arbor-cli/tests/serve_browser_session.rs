@@ -4,9 +4,11 @@
 //! link opens another branch with its entry in view; the context at an entry opens; tool
 //! calls are listed; a long branch loads its earlier part in place; lines appended to the file
 //! while the page is open appear (waiting for the element); hostile text stays inert.
+mod serve_common;
 use arbor_testkit::served::Served;
 use arbor_testkit::webdriver::{browser_internal, Driver, Session};
 use serde_json::Value;
+use serve_common::path_to;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -19,26 +21,6 @@ const OMP: &str = "gen-seed25-n150.jsonl";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The ids on the path from the root to `leaf`, read from the file (parentId links).
-fn path_to(file: &Path, leaf: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(file).expect("session");
-    let mut parent = std::collections::HashMap::new();
-    for l in text.lines().skip(1) {
-        let v: Value = serde_json::from_str(l).expect("json line");
-        if let Some(id) = v["id"].as_str() {
-            parent.insert(id.to_string(), v["parentId"].as_str().map(String::from));
-        }
-    }
-    let mut out = vec![leaf.to_string()];
-    let mut cur = leaf.to_string();
-    while let Some(Some(p)) = parent.get(&cur) {
-        out.push(p.clone());
-        cur = p.clone();
-    }
-    out.reverse();
-    out
 }
 
 /// Waits (up to 30 s) until `script` returns true in the page.
@@ -59,7 +41,11 @@ fn console(s: &Session<'_>) -> Vec<Value> {
     s.log("browser")
         .into_iter()
         .filter(|e| e["level"] == "SEVERE" || e["level"] == "WARNING")
-        .filter(|e| !e["message"].as_str().is_some_and(|m| m.contains("/favicon.ico ")))
+        .filter(|e| {
+            !e["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("/favicon.ico "))
+        })
         .collect()
 }
 

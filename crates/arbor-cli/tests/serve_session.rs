@@ -4,7 +4,9 @@
 //! growing session's entries sent live; and the writes (rename, label, fork): refused
 //! without `--allow-writes`, without the CSRF token or from another origin, and when allowed
 //! leaving the file as the CLI's command leaves it.
+mod serve_common;
 use arbor_testkit::served::Served;
+use serve_common::path_to;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -97,26 +99,6 @@ fn body_attr(html: &str, name: &str) -> String {
         .and_then(|(_, v)| v.split('"').next())
         .unwrap_or("")
         .to_string()
-}
-
-/// The ids on the path from the root to `leaf`, read from the file (parentId links).
-fn path_to(file: &Path, leaf: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(file).expect("session");
-    let mut parent = std::collections::HashMap::new();
-    for l in text.lines().skip(1) {
-        let v: serde_json::Value = serde_json::from_str(l).expect("json line");
-        if let Some(id) = v["id"].as_str() {
-            parent.insert(id.to_string(), v["parentId"].as_str().map(String::from));
-        }
-    }
-    let mut out = vec![leaf.to_string()];
-    let mut cur = leaf.to_string();
-    while let Some(Some(p)) = parent.get(&cur) {
-        out.push(p.clone());
-        cur = p.clone();
-    }
-    out.reverse();
-    out
 }
 
 #[test]

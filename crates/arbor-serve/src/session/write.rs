@@ -45,16 +45,21 @@ pub fn forms(app: &App, sid: &str, l: &load::Loaded, shown: &page::Shown) -> Str
 
 type Fields = HashMap<String, String>;
 
-/// The checks every write passes first, then the session's file.
-async fn checked(
-    app: &Arc<App>,
-    headers: &http::HeaderMap,
-    f: &Fields,
-    id: &str,
-) -> Result<std::path::PathBuf, ServeError> {
-    crate::security::check_write(app, headers, f.get("csrf").map_or("", String::as_str))?;
-    let (app, id) = (app.clone(), id.to_string());
-    blocking(move || load::resolve(&app, &id)).await
+/// A write: the checks every write passes first ([`crate::security::check_write`]), then
+/// `now` on the session's file, on the blocking pool.
+async fn write(
+    app: Arc<App>,
+    id: String,
+    headers: http::HeaderMap,
+    f: Fields,
+    now: fn(&App, &str, &std::path::Path, &Fields) -> Result<Html<String>, ServeError>,
+) -> Result<Html<String>, ServeError> {
+    crate::security::check_write(&app, &headers, f.get("csrf").map_or("", String::as_str))?;
+    blocking(move || {
+        let path = load::resolve(&app, &id)?;
+        now(&app, &id, &path, &f)
+    })
+    .await
 }
 
 fn field<'a>(f: &'a Fields, k: &str) -> Result<&'a str, ServeError> {
@@ -96,21 +101,27 @@ pub(super) async fn rename(
     headers: http::HeaderMap,
     Form(f): Form<Fields>,
 ) -> Result<Html<String>, ServeError> {
-    let path = checked(&app, &headers, &f, &id).await?;
-    blocking(move || {
-        let name = field(&f, "name")?;
-        if arbor_store::is_blank_name(name) {
-            return Err(ServeError::BadRequest(
-                "name: empty (give the session a name with at least one visible character)"
-                    .into(),
-            ));
-        }
-        let mut sm = SessionManager::open(&path, options(&app)).map_err(err)?;
-        let written = sm.set_session_name(name);
-        let closed = sm.close();
-        written.map_err(err)?;
-        closed.map_err(err)?;
-        Ok(done_page(
+    write(app, id, headers, f, rename_now).await
+}
+
+fn rename_now(
+    app: &App,
+    id: &str,
+    path: &std::path::Path,
+    f: &Fields,
+) -> Result<Html<String>, ServeError> {
+    let name = field(&f, "name")?;
+    if arbor_store::is_blank_name(name) {
+        return Err(ServeError::BadRequest(
+            "name: empty (give the session a name with at least one visible character)".into(),
+        ));
+    }
+    let mut sm = SessionManager::open(&path, options(&app)).map_err(err)?;
+    let written = sm.set_session_name(name);
+    let closed = sm.close();
+    written.map_err(err)?;
+    closed.map_err(err)?;
+    Ok(done_page(
             &app,
             "renamed",
             format!(
@@ -119,8 +130,6 @@ pub(super) async fn rename(
                 page::seg(&id)
             ),
         ))
-    })
-    .await
 }
 
 pub(super) async fn label(
@@ -129,36 +138,41 @@ pub(super) async fn label(
     headers: http::HeaderMap,
     Form(f): Form<Fields>,
 ) -> Result<Html<String>, ServeError> {
-    let path = checked(&app, &headers, &f, &id).await?;
-    blocking(move || {
-        let entry = field(&f, "entry")?.trim();
-        let label = Some(field(&f, "label")?).filter(|l| !l.is_empty());
-        let mut sm = SessionManager::open(&path, options(&app)).map_err(err)?;
-        if sm.doc().index().get(entry).is_none() {
-            let _ = sm.close();
-            return Err(ServeError::NotFound(format!(
-                "no entry with id {entry:?} in session {id}"
-            )));
-        }
-        let written = sm.append_label_change(entry, label);
-        let closed = sm.close();
-        written.map_err(err)?;
-        closed.map_err(err)?;
-        Ok(done_page(
-            &app,
-            "labelled",
-            format!(
-                "<h1>{}</h1><p><a href=\"/session/{s}/entry/{e}#{e}\">Back to the entry</a></p>",
-                match label {
-                    Some(l) => format!("Entry {} labelled “{}”", esc(entry), esc(&app.redact(l))),
-                    None => format!("Entry {}'s label cleared", esc(entry)),
-                },
-                s = page::seg(&id),
-                e = page::seg(entry)
-            ),
-        ))
-    })
-    .await
+    write(app, id, headers, f, label_now).await
+}
+
+fn label_now(
+    app: &App,
+    id: &str,
+    path: &std::path::Path,
+    f: &Fields,
+) -> Result<Html<String>, ServeError> {
+    let entry = field(&f, "entry")?.trim();
+    let label = Some(field(&f, "label")?).filter(|l| !l.is_empty());
+    let mut sm = SessionManager::open(&path, options(&app)).map_err(err)?;
+    if sm.doc().index().get(entry).is_none() {
+        let _ = sm.close();
+        return Err(ServeError::NotFound(format!(
+            "no entry with id {entry:?} in session {id}"
+        )));
+    }
+    let written = sm.append_label_change(entry, label);
+    let closed = sm.close();
+    written.map_err(err)?;
+    closed.map_err(err)?;
+    Ok(done_page(
+        &app,
+        "labelled",
+        format!(
+            "<h1>{}</h1><p><a href=\"/session/{s}/entry/{e}#{e}\">Back to the entry</a></p>",
+            match label {
+                Some(l) => format!("Entry {} labelled “{}”", esc(entry), esc(&app.redact(l))),
+                None => format!("Entry {}'s label cleared", esc(entry)),
+            },
+            s = page::seg(&id),
+            e = page::seg(entry)
+        ),
+    ))
 }
 
 pub(super) async fn fork(
@@ -167,27 +181,36 @@ pub(super) async fn fork(
     headers: http::HeaderMap,
     Form(f): Form<Fields>,
 ) -> Result<Html<String>, ServeError> {
-    let path = checked(&app, &headers, &f, &id).await?;
-    blocking(move || {
-        let at = Some(field(&f, "entry")?.trim()).filter(|e| !e.is_empty());
-        if let Some(e) = at {
-            let doc = arbor_store::load_doc(&path).map_err(err)?;
-            if doc.index().get(e).is_none() {
-                return Err(ServeError::NotFound(format!(
-                    "no entry with id {e:?} in session {id}"
-                )));
-            }
+    write(app, id, headers, f, fork_now).await
+}
+
+fn fork_now(
+    app: &App,
+    id: &str,
+    path: &std::path::Path,
+    f: &Fields,
+) -> Result<Html<String>, ServeError> {
+    let at = Some(field(&f, "entry")?.trim()).filter(|e| !e.is_empty());
+    if let Some(e) = at {
+        let doc = arbor_store::load_doc(&path).map_err(err)?;
+        if doc.index().get(e).is_none() {
+            return Err(ServeError::NotFound(format!(
+                "no entry with id {e:?} in session {id}"
+            )));
         }
-        let sm = SessionManager::fork(&path, at, None, options(&app)).map_err(err)?;
-        let new_path = sm.session_file().map(std::path::Path::to_path_buf).unwrap_or_default();
-        let new_id = sm.session_id();
-        let tool = sm.dialect();
-        sm.close().map_err(err)?;
-        let resume = arbor_store::locate::shell_line(&arbor_store::locate::resume_command(
-            tool, &new_path,
-        ));
-        let mut body = String::from("<h1>Forked</h1>");
-        let _ = write!(
+    }
+    let sm = SessionManager::fork(&path, at, None, options(&app)).map_err(err)?;
+    let new_path = sm
+        .session_file()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let new_id = sm.session_id();
+    let tool = sm.dialect();
+    sm.close().map_err(err)?;
+    let resume =
+        arbor_store::locate::shell_line(&arbor_store::locate::resume_command(tool, &new_path));
+    let mut body = String::from("<h1>Forked</h1>");
+    let _ = write!(
             body,
             "<p>The new session: <a href=\"/session/{}\">{}</a></p><p>Resume it: <code>{}</code></p><p><a href=\"/session/{}\">Back to the session forked</a></p>",
             page::seg(&new_id),
@@ -195,9 +218,7 @@ pub(super) async fn fork(
             esc(&resume),
             page::seg(&id)
         );
-        Ok(done_page(&app, "forked", body))
-    })
-    .await
+    Ok(done_page(&app, "forked", body))
 }
 
 pub(super) async fn trash(
@@ -206,15 +227,22 @@ pub(super) async fn trash(
     headers: http::HeaderMap,
     Form(f): Form<Fields>,
 ) -> Result<Html<String>, ServeError> {
-    let path = checked(&app, &headers, &f, &id).await?;
-    blocking(move || {
-        // No arbor writer may be appending while the file goes (as `arbor rm`).
-        let lock = arbor_store::lock::WriterLock::acquire(&path, None).map_err(err)?;
-        drop(lock);
-        let (items, note) = arbor_store::trash::with_belongings(&path);
-        arbor_store::trash::to_trash(&items)
-            .map_err(|e| ServeError::Other(format!("cannot move the session to the trash: {e}")))?;
-        Ok(done_page(
+    write(app, id, headers, f, trash_now).await
+}
+
+fn trash_now(
+    app: &App,
+    id: &str,
+    path: &std::path::Path,
+    _: &Fields,
+) -> Result<Html<String>, ServeError> {
+    // No arbor writer may be appending while the file goes (as `arbor rm`).
+    let lock = arbor_store::lock::WriterLock::acquire(&path, None).map_err(err)?;
+    drop(lock);
+    let (items, note) = arbor_store::trash::with_belongings(&path);
+    arbor_store::trash::to_trash(&items)
+        .map_err(|e| ServeError::Other(format!("cannot move the session to the trash: {e}")))?;
+    Ok(done_page(
             &app,
             "moved to the trash",
             format!(
@@ -229,6 +257,4 @@ pub(super) async fn trash(
                     .unwrap_or_default()
             ),
         ))
-    })
-    .await
 }
