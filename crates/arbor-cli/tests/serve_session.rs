@@ -486,3 +486,44 @@ fn writes_leave_the_file_as_the_cli_does() {
         "the new session opens"
     );
 }
+
+#[test]
+fn another_agents_session_opens_read_only_with_its_import_hint() {
+    let h = Home::new();
+    let id = "0b7c3f0e-1111-4222-8333-444455556666";
+    let to = h.tmp.path().join(".claude/projects/-work-app");
+    std::fs::create_dir_all(&to).expect("dirs");
+    let from = root().join("goldens/agents/claude/projects/-work-app");
+    std::fs::copy(
+        from.join(format!("{id}.jsonl")),
+        to.join(format!("{id}.jsonl")),
+    )
+    .expect("copy");
+    let before = std::fs::read(to.join(format!("{id}.jsonl"))).expect("read");
+    let s = h.serve(&["--allow-writes"]);
+    let a = s.get(&format!("/session/{id}"));
+    assert_eq!(status(&a), 200, "{a}");
+    let b = body(&a);
+    assert!(b.contains("read only"), "{b}");
+    assert!(b.contains("arbor import"), "the import hint");
+    assert!(!sections(b).is_empty(), "its entries");
+    assert!(
+        !b.contains("<form"),
+        "no write forms for another agent's session"
+    );
+    // A write is refused with the hint, and the source is untouched.
+    let page = s.get(&format!("/session/{SID}"));
+    let token = csrf(body(&page));
+    let a = post(
+        &s,
+        &format!("/session/{id}/rename"),
+        &format!("csrf={token}&name=x"),
+        &[],
+    );
+    assert_eq!(status(&a), 403, "{a}");
+    assert!(body(&a).contains("arbor import"), "{a}");
+    assert_eq!(
+        std::fs::read(to.join(format!("{id}.jsonl"))).expect("read"),
+        before
+    );
+}

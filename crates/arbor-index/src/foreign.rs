@@ -313,6 +313,39 @@ const ROW_COLS: &str = "source, n, agent, id, cwd, title, created_ms, modified_m
     cost_recorded, cost_estimated, unpriced, problems, buckets";
 
 impl Catalog {
+    /// Other agents' sessions (Claude Code, Codex, opencode) a reader of `scope` serves,
+    /// refreshed ([`Catalog::refresh_foreign`]: only changed sources are read, never
+    /// written): every one under [`Scope::All`], the current directory's under
+    /// [`Scope::Current`] (matched by cwd as `arbor ls` matches them,
+    /// [`current_dir_spellings`]), none under [`Scope::Dir`] (a directory of pi's or omp's);
+    /// only `only`'s when given. What `arbor mcp`'s readers and `arbor serve`'s session page
+    /// serve.
+    ///
+    /// [`Scope::All`]: arbor_store::locate::Scope::All
+    /// [`Scope::Current`]: arbor_store::locate::Scope::Current
+    /// [`Scope::Dir`]: arbor_store::locate::Scope::Dir
+    ///
+    /// # Errors
+    /// The catalog could not be read or written.
+    pub fn foreign_in_scope(
+        &mut self,
+        scope: arbor_store::locate::Scope<'_>,
+        only: Option<Agent>,
+    ) -> Result<Vec<ForeignRow>, IndexError> {
+        use arbor_store::locate::Scope;
+        let here: Option<Vec<String>> = match scope {
+            Scope::Dir(_) => return Ok(Vec::new()),
+            Scope::All => None,
+            Scope::Current => Some(current_dir_spellings()),
+        };
+        let got = self.refresh_foreign(&ForeignRoots::from_env(), only)?;
+        Ok(got
+            .rows
+            .into_iter()
+            .filter(|r| here.as_ref().is_none_or(|h| h.contains(&r.summary.cwd)))
+            .collect())
+    }
+
     /// Brings the catalog's rows of other agents' sessions up to date with what is under
     /// `roots` (only `only`'s when given) and returns them: a source whose fingerprint is the
     /// one stored is not read again; a changed or new one is read (on worker threads), a gone

@@ -115,7 +115,6 @@ pub(crate) fn foreign_rows(
     project: Option<&str>,
     agent: Option<Agent>,
 ) -> Result<Vec<arbor_index::ForeignRow>, ToolError> {
-    use arbor_store::locate::Scope;
     let only = match agent {
         Some(a) => match a.foreign() {
             Some(f) => Some(f),
@@ -123,28 +122,18 @@ pub(crate) fn foreign_rows(
         },
         None => None,
     };
-    let here: Option<Vec<String>> = match state.opts.scope() {
-        Scope::Dir(_) => return Ok(Vec::new()),
-        Scope::All => None,
-        // The current project's, matched by cwd as `arbor ls` matches them.
-        Scope::Current => Some(arbor_index::current_dir_spellings()),
-    };
     let mut cat = state
         .catalog
         .lock()
         .map_err(|_| ToolError::new("the catalog is unusable (a call failed while using it)"))?;
     work.check()?;
-    let got = cat.refresh_foreign(&arbor_index::ForeignRoots::from_env(), only)?;
+    let rows = cat.foreign_in_scope(state.opts.scope(), only)?;
     let project = project
         .map(|p| p.trim().trim_end_matches('/'))
         .filter(|p| !p.is_empty());
-    Ok(got
-        .rows
+    Ok(rows
         .into_iter()
-        .filter(|r| {
-            here.as_ref().is_none_or(|h| h.contains(&r.summary.cwd))
-                && project.is_none_or(|p| r.summary.cwd.trim_end_matches('/') == p)
-        })
+        .filter(|r| project.is_none_or(|p| r.summary.cwd.trim_end_matches('/') == p))
         .collect())
 }
 

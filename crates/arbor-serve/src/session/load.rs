@@ -2,8 +2,12 @@
 //! locator's walk when the catalog does not know it), the file is checked to lie in the
 //! directories served ([`arbor_store::locate::served_session_file`], `arbor mcp`'s check),
 //! mapped as `arbor show` maps it, omp blob references replaced by their blobs, and redacted
-//! as `arbor export` redacts ([`arbor_view::redact`]) unless `--no-redact`. A client never
-//! names a path: an id is letters, digits, `-` and `_` only.
+//! as `arbor export` redacts ([`arbor_view::redact`]) unless `--no-redact`. Another agent's
+//! session (Claude Code, Codex, opencode) in the served scope
+//! ([`arbor_index::Catalog::foreign_in_scope`], as `arbor mcp` finds them) is read in memory
+//! as `arbor import` would make it ([`arbor_agents::open_as_doc`], what `arbor show` does),
+//! nothing written, and served read-only. A client never names a path: an id is letters,
+//! digits, `-` and `_` only.
 use crate::{App, ServeError};
 use arbor_core::doc::SessionDoc;
 use std::path::{Path, PathBuf};
@@ -22,6 +26,8 @@ pub struct Loaded {
     pub redacted: bool,
     /// The file's length when it was read.
     pub len: u64,
+    /// Another agent's session, read in memory (read-only; its row says how to import it).
+    pub foreign: Option<arbor_index::ForeignRow>,
 }
 
 impl Loaded {
@@ -88,10 +94,51 @@ impl Stamp {
 /// session is parsed and redacted once, not once per part).
 static LAST: Mutex<Option<(Stamp, Arc<Loaded>)>> = Mutex::new(None);
 
-/// The session of id `id`, loaded (the one kept when its file has not changed).
+/// The session of id `id`, loaded (the one kept when its file has not changed); another
+/// agent's session of that id when no pi or omp session has it.
 pub fn load(app: &App, id: &str) -> Result<Arc<Loaded>, ServeError> {
-    let path = resolve(app, id)?;
-    load_path(app, &path)
+    match resolve(app, id) {
+        Ok(path) => load_path(app, &path),
+        Err(e @ ServeError::NotFound(_)) => match foreign_row(app, id)? {
+            Some(r) => load_foreign(app, r),
+            None => Err(e),
+        },
+        Err(e) => Err(e),
+    }
+}
+
+/// Another agent's session of id `id` among those served (its exact id).
+pub fn foreign_row(app: &App, id: &str) -> Result<Option<arbor_index::ForeignRow>, ServeError> {
+    if !plain_id(id) {
+        return Ok(None);
+    }
+    let rows = app.catalog()?.foreign_in_scope(app.opts.scope(), None)?;
+    Ok(rows
+        .into_iter()
+        .find(|r| r.summary.id.eq_ignore_ascii_case(id)))
+}
+
+/// Another agent's session read in memory as `arbor import` would make it, redacted.
+fn load_foreign(app: &App, r: arbor_index::ForeignRow) -> Result<Arc<Loaded>, ServeError> {
+    let source = arbor_agents::open::source_of(r.agent, &r.source, &r.summary.id);
+    let o = arbor_agents::open_as_doc(&source, Some(&r.summary.id))
+        .map_err(|e| ServeError::Other(format!("session {}: {e}", r.summary.id)))?;
+    let mut doc = o.doc;
+    let (redacted, redactions) = if app.opts.redact {
+        let (_, red) = arbor_view::redact(&mut doc)
+            .map_err(|e| ServeError::Other(format!("session {}: {e}", r.summary.id)))?;
+        (true, red)
+    } else {
+        (false, arbor_view::Redactions::default())
+    };
+    Ok(Arc::new(Loaded {
+        path: o.session.path,
+        len: 0,
+        doc,
+        redactions,
+        redacted,
+        foreign: Some(r),
+    }))
 }
 
 /// The session file `path` (already resolved and checked), loaded.
@@ -125,6 +172,7 @@ pub fn load_path(app: &App, path: &Path) -> Result<Arc<Loaded>, ServeError> {
         doc,
         redactions,
         redacted,
+        foreign: None,
     });
     // Kept only when the file did not change while it was read.
     if stamp.is_some() && Stamp::of(path) == stamp {

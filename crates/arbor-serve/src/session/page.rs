@@ -268,12 +268,29 @@ pub fn head_html(app: &App, sid: &str, l: &Loaded, shown: &Shown, tab: &str) -> 
             label
         )
     };
+    let agent = match &l.foreign {
+        Some(r) => r.agent.to_string(),
+        None if doc.dialect() == arbor_core::Dialect::Omp => "omp".into(),
+        None => "pi".into(),
+    };
+    // Another agent's session: read only, and how to make a pi session of it.
+    let foreign = l
+        .foreign
+        .as_ref()
+        .map(|r| {
+            format!(
+                "<p class=\"foreign\">{}'s session, read only (arbor never writes into it). To continue it in pi, import it: <code>{}</code></p>",
+                esc(&r.agent.to_string()),
+                esc(&r.import_command())
+            )
+        })
+        .unwrap_or_default();
     format!(
-        "<header class=\"s-head\"><h1>{}</h1><p class=\"muted\">{} · {} · {} · {} entries</p><nav class=\"tabs\">{} {} {}</nav></header>",
+        "<header class=\"s-head\"><h1>{}</h1><p class=\"muted\">{} · {} · {} · {} entries</p>{foreign}<nav class=\"tabs\">{} {} {}</nav></header>",
         esc(&app.redact(&title)),
         esc(sid),
         esc(&app.redact(&doc.header_str("cwd").unwrap_or_default())),
-        if doc.dialect() == arbor_core::Dialect::Omp { "omp" } else { "pi" },
+        esc(&agent),
         doc.entries().len(),
         tab_link("conv", format!("/session/{}", seg(sid)), "Conversation"),
         tab_link("calls", format!("/session/{}/calls", seg(sid)), "Tool calls"),
@@ -304,7 +321,7 @@ pub fn body_attrs(sid: &str, l: &Loaded, shown: &Shown) -> String {
         "data-session=\"{}\" data-leaf=\"{}\" data-at-end=\"{}\" data-len=\"{}\" data-target=\"{}\"",
         esc(sid),
         esc(&leaf),
-        shown.end >= shown.path.len(),
+        shown.end >= shown.path.len() && l.foreign.is_none(),
         l.len,
         esc(&target)
     )

@@ -22,7 +22,7 @@ const MAX_TEXT: usize = 1000;
 
 /// The write forms of a session page: none without `--allow-writes`.
 pub fn forms(app: &App, sid: &str, l: &load::Loaded, shown: &page::Shown) -> String {
-    if !app.opts.allow_writes {
+    if !app.opts.allow_writes || l.foreign.is_some() {
         return String::new();
     }
     let s = page::seg(sid);
@@ -56,7 +56,22 @@ async fn write(
 ) -> Result<Html<String>, ServeError> {
     crate::security::check_write(&app, &headers, f.get("csrf").map_or("", String::as_str))?;
     blocking(move || {
-        let path = load::resolve(&app, &id)?;
+        let path = match load::resolve(&app, &id) {
+            Ok(p) => p,
+            // Another agent's session: arbor only reads it.
+            Err(e @ ServeError::NotFound(_)) => match load::foreign_row(&app, &id)? {
+                Some(r) => {
+                    return Err(ServeError::Forbidden(format!(
+                        "session {} is {}'s, another agent's: arbor only reads it and never writes into it. To write to it, import it as a pi session first: {}",
+                        r.summary.id,
+                        r.agent,
+                        r.import_command()
+                    )))
+                }
+                None => return Err(e),
+            },
+            Err(e) => return Err(e),
+        };
         now(&app, &id, &path, &f)
     })
     .await
