@@ -1,7 +1,7 @@
 //! A session named by its id, found and loaded: the catalog resolves the id to its file (the
 //! locator's walk when the catalog does not know it), the file is checked to lie in the
 //! directories served ([`arbor_store::locate::served_session_file`], `arbor mcp`'s check),
-//! mapped as `arbor show` maps it, omp blob references replaced by their blobs, and redacted
+//! mapped as `arbor export` maps it (lean: [`arbor_store::load_doc_lean`]), omp blob references replaced by their blobs, and redacted
 //! as `arbor export` redacts ([`arbor_view::redact`]) unless `--no-redact`. Another agent's
 //! session (Claude Code, Codex, opencode) in the served scope
 //! ([`arbor_index::Catalog::foreign_in_scope`], as `arbor mcp` finds them) is read in memory
@@ -152,7 +152,10 @@ pub fn load_path(app: &App, path: &Path) -> Result<Arc<Loaded>, ServeError> {
         }
     }
     let what = |e: &dyn std::fmt::Display| ServeError::Other(format!("{}: {e}", path.display()));
-    let mut doc = arbor_store::load_doc(path).map_err(|e| what(&e))?;
+    // Lean: the pages the parse has passed go back to the page cache as it goes, so that a
+    // 1 GB session does not become resident whole (the redaction releases behind itself too,
+    // and each answer releases what it read: [`done`]).
+    let mut doc = arbor_store::load_doc_lean(path).map_err(|e| what(&e))?;
     if !doc.blob_ref_lines().is_empty() {
         let store = arbor_store::blobs::BlobStore::new(arbor_store::blobs::blob_dir_for_session(
             path,
