@@ -34,6 +34,7 @@ fn render(
 ) -> Result<Html<String>, ServeError> {
     use arbor_core::context::{LeafSel, OmpVersion};
     let l = load::load(app, sid)?;
+    let _released = load::Releaser::new(&l);
     let doc = &l.doc;
     let at = load::entry(doc, entry)?;
     let ctx = arbor_view::agent::session_context(

@@ -116,6 +116,7 @@ fn change(
 ) -> Option<(Option<Change>, load::Stamp, String, u64)> {
     let stamp = load::Stamp::of(path)?;
     let l = load::load_path(app, path).ok()?;
+    let _released = load::Releaser::new(&l);
     // What was read is what the stamp says (else looked at again).
     if l.len != stamp.2 {
         return None;

@@ -28,6 +28,113 @@ pub struct Loaded {
     pub len: u64,
     /// Another agent's session, read in memory (read-only; its row says how to import it).
     pub foreign: Option<arbor_index::ForeignRow>,
+    /// The tree's outline, made once (building the tree reads every entry's line).
+    pub outline: std::sync::OnceLock<arbor_view::agent::Outline>,
+    /// The last branch asked for: its leaf and path (walking a long path reads its lines).
+    pub last_path: Mutex<Option<(usize, Arc<Vec<usize>>)>>,
+}
+
+impl Loaded {
+    fn new(
+        path: PathBuf,
+        doc: SessionDoc,
+        redactions: arbor_view::Redactions,
+        redacted: bool,
+        len: u64,
+        foreign: Option<arbor_index::ForeignRow>,
+    ) -> Loaded {
+        Loaded {
+            path,
+            doc,
+            redactions,
+            redacted,
+            len,
+            foreign,
+            outline: std::sync::OnceLock::new(),
+            last_path: Mutex::new(None),
+        }
+    }
+
+    /// The path from the root to `leaf` (kept for the last leaf asked).
+    pub fn path_to(&self, leaf: usize) -> Arc<Vec<usize>> {
+        if let Ok(last) = self.last_path.lock() {
+            if let Some((l, p)) = last.as_ref() {
+                if *l == leaf {
+                    return p.clone();
+                }
+            }
+        }
+        let p = Arc::new(self.doc.index().path(&self.doc, leaf).entries);
+        if let Ok(mut last) = self.last_path.lock() {
+            *last = Some((leaf, p.clone()));
+        }
+        p
+    }
+
+    /// The outline of the tree ([`arbor_view::agent::outline`], its first `limit` lines),
+    /// made once.
+    pub fn outline(&self, limit: usize) -> &arbor_view::agent::Outline {
+        self.outline.get_or_init(|| {
+            arbor_view::agent::outline(
+                &self.doc,
+                &arbor_view::agent::OutlineOpts {
+                    full: false,
+                    start: 0,
+                    limit,
+                },
+            )
+        })
+    }
+}
+
+/// While it lives, the pages of a large document's map go back to the page cache a few
+/// times a second ([`arbor_store::release_pages`], on a thread of its own): a request that
+/// reads every entry (the tree, a long path) keeps only what it read in the last moment
+/// resident, so that opening a 1 GB session does not make the file resident whole. Pages
+/// read again fault back in from the page cache.
+pub struct Releaser {
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Documents at least this large are released while a request reads them.
+const RELEASE_FROM: usize = 64 << 20;
+
+impl Releaser {
+    /// Starts releasing `l`'s pages (nothing for a small document).
+    pub fn new(l: &Arc<Loaded>) -> Releaser {
+        if l.doc.base_bytes().len() < RELEASE_FROM {
+            return Releaser {
+                stop: None,
+                thread: None,
+            };
+        }
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let doc = l.clone();
+        let thread = std::thread::Builder::new()
+            .name("arbor-serve-release".into())
+            .spawn(move || loop {
+                arbor_store::release_pages(doc.doc.base_bytes());
+                match rx.recv_timeout(std::time::Duration::from_millis(50)) {
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                    _ => return,
+                }
+            })
+            .ok();
+        Releaser {
+            stop: Some(tx),
+            thread,
+        }
+    }
+}
+
+impl Drop for Releaser {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 impl Loaded {
@@ -131,14 +238,14 @@ fn load_foreign(app: &App, r: arbor_index::ForeignRow) -> Result<Arc<Loaded>, Se
     } else {
         (false, arbor_view::Redactions::default())
     };
-    Ok(Arc::new(Loaded {
-        path: o.session.path,
-        len: 0,
+    Ok(Arc::new(Loaded::new(
+        o.session.path,
         doc,
         redactions,
         redacted,
-        foreign: Some(r),
-    }))
+        0,
+        Some(r),
+    )))
 }
 
 /// The session file `path` (already resolved and checked), loaded.
@@ -169,14 +276,14 @@ pub fn load_path(app: &App, path: &Path) -> Result<Arc<Loaded>, ServeError> {
     } else {
         (false, arbor_view::Redactions::default())
     };
-    let loaded = Arc::new(Loaded {
-        path: path.to_path_buf(),
-        len: stamp.map_or(0, |s| s.2),
+    let loaded = Arc::new(Loaded::new(
+        path.to_path_buf(),
         doc,
         redactions,
         redacted,
-        foreign: None,
-    });
+        stamp.map_or(0, |s| s.2),
+        None,
+    ));
     // Kept only when the file did not change while it was read.
     if stamp.is_some() && Stamp::of(path) == stamp {
         if let (Some(s), Ok(mut last)) = (stamp, LAST.lock()) {

@@ -106,6 +106,7 @@ fn conversation(
     at: Option<usize>,
 ) -> Result<Html<String>, ServeError> {
     let l = load::load(app, sid)?;
+    let _released = load::Releaser::new(&l);
     let doc = &l.doc;
     let target = entry.map(|e| load::entry(doc, e)).transpose()?;
     let leaf = match (leaf, target) {
@@ -139,6 +140,7 @@ async fn part(
 ) -> Result<Html<String>, ServeError> {
     blocking(move || {
         let l = load::load(&app, &id)?;
+        let _released = load::Releaser::new(&l);
         let leaf = q
             .leaf
             .as_deref()

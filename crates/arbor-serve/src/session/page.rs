@@ -24,7 +24,7 @@ pub struct Shown {
     /// The leaf whose branch is shown.
     pub leaf: Option<usize>,
     /// The path from the root to `leaf`.
-    pub path: Vec<usize>,
+    pub path: std::sync::Arc<Vec<usize>>,
     /// The window: `path[start..end]`.
     pub start: usize,
     /// The window's end (exclusive).
@@ -39,9 +39,7 @@ impl Shown {
     pub fn new(l: &Loaded, leaf: Option<usize>, at: Option<usize>, target: Option<usize>) -> Shown {
         let doc = &l.doc;
         let leaf = leaf.or(doc.index().leaf);
-        let path = leaf
-            .map(|x| doc.index().path(doc, x).entries)
-            .unwrap_or_default();
+        let path = leaf.map(|x| l.path_to(x)).unwrap_or_default();
         let n = path.len();
         let end = match (at, target.and_then(|t| path.iter().position(|&p| p == t))) {
             (Some(a), _) => a.min(n),
@@ -163,14 +161,7 @@ pub fn later_link(sid: &str, l: &Loaded, shown: &Shown) -> String {
 /// themselves, leaves to switch to.
 pub fn outline_html(app: &App, sid: &str, l: &Loaded, shown: &Shown) -> String {
     let doc = &l.doc;
-    let o = arbor_view::agent::outline(
-        doc,
-        &arbor_view::agent::OutlineOpts {
-            full: false,
-            start: 0,
-            limit: OUTLINE_MAX,
-        },
-    );
+    let o = l.outline(OUTLINE_MAX);
     let on: std::collections::HashSet<&str> = shown
         .path
         .iter()

@@ -64,6 +64,7 @@ pub(super) async fn calls(
 ) -> Result<Html<String>, ServeError> {
     blocking(move || {
         let l = load::load(&app, &id)?;
+        let _released = load::Releaser::new(&l);
         let c = arbor_view::agent::tool_calls(
             &l.doc,
             &arbor_view::agent::CallsOpts {
@@ -114,6 +115,7 @@ pub(super) async fn edits(
 ) -> Result<Html<String>, ServeError> {
     blocking(move || {
         let l = load::load(&app, &id)?;
+        let _released = load::Releaser::new(&l);
         let edits = arbor_view::agent::file_edits(&l.doc, None);
         let mut s = format!(
             "<section class=\"edits\"><h2>File edits</h2><p class=\"muted\">{} edits</p><table><tr><th>file</th><th>tool</th><th>entry</th><th>result</th><th>branch</th></tr>",
