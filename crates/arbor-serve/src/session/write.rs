@@ -45,6 +45,9 @@ pub fn forms(app: &App, sid: &str, l: &load::Loaded, shown: &page::Shown) -> Str
 
 type Fields = HashMap<String, String>;
 
+/// A write itself: on the app, for the session of that id at that file, with the form's fields.
+type WriteNow = fn(&App, &str, &std::path::Path, &Fields) -> Result<Html<String>, ServeError>;
+
 /// A write: the checks every write passes first ([`crate::security::check_write`]), then
 /// `now` on the session's file, on the blocking pool.
 async fn write(
@@ -52,7 +55,7 @@ async fn write(
     id: String,
     headers: http::HeaderMap,
     f: Fields,
-    now: fn(&App, &str, &std::path::Path, &Fields) -> Result<Html<String>, ServeError>,
+    now: WriteNow,
 ) -> Result<Html<String>, ServeError> {
     crate::security::check_write(&app, &headers, f.get("csrf").map_or("", String::as_str))?;
     blocking(move || {
@@ -125,24 +128,24 @@ fn rename_now(
     path: &std::path::Path,
     f: &Fields,
 ) -> Result<Html<String>, ServeError> {
-    let name = field(&f, "name")?;
+    let name = field(f, "name")?;
     if arbor_store::is_blank_name(name) {
         return Err(ServeError::BadRequest(
             "name: empty (give the session a name with at least one visible character)".into(),
         ));
     }
-    let mut sm = SessionManager::open(&path, options(&app)).map_err(err)?;
+    let mut sm = SessionManager::open(path, options(app)).map_err(err)?;
     let written = sm.set_session_name(name);
     let closed = sm.close();
     written.map_err(err)?;
     closed.map_err(err)?;
     Ok(done_page(
-            &app,
+            app,
             "renamed",
             format!(
                 "<h1>Renamed</h1><p>The session is named “{}”.</p><p><a href=\"/session/{}\">Back to the session</a></p>",
                 esc(&app.redact(name.trim())),
-                page::seg(&id)
+                page::seg(id)
             ),
         ))
 }
@@ -162,9 +165,9 @@ fn label_now(
     path: &std::path::Path,
     f: &Fields,
 ) -> Result<Html<String>, ServeError> {
-    let entry = field(&f, "entry")?.trim();
-    let label = Some(field(&f, "label")?).filter(|l| !l.is_empty());
-    let mut sm = SessionManager::open(&path, options(&app)).map_err(err)?;
+    let entry = field(f, "entry")?.trim();
+    let label = Some(field(f, "label")?).filter(|l| !l.is_empty());
+    let mut sm = SessionManager::open(path, options(app)).map_err(err)?;
     if sm.doc().index().get(entry).is_none() {
         let _ = sm.close();
         return Err(ServeError::NotFound(format!(
@@ -176,7 +179,7 @@ fn label_now(
     written.map_err(err)?;
     closed.map_err(err)?;
     Ok(done_page(
-        &app,
+        app,
         "labelled",
         format!(
             "<h1>{}</h1><p><a href=\"/session/{s}/entry/{e}#{e}\">Back to the entry</a></p>",
@@ -184,7 +187,7 @@ fn label_now(
                 Some(l) => format!("Entry {} labelled “{}”", esc(entry), esc(&app.redact(l))),
                 None => format!("Entry {}'s label cleared", esc(entry)),
             },
-            s = page::seg(&id),
+            s = page::seg(id),
             e = page::seg(entry)
         ),
     ))
@@ -205,16 +208,16 @@ fn fork_now(
     path: &std::path::Path,
     f: &Fields,
 ) -> Result<Html<String>, ServeError> {
-    let at = Some(field(&f, "entry")?.trim()).filter(|e| !e.is_empty());
+    let at = Some(field(f, "entry")?.trim()).filter(|e| !e.is_empty());
     if let Some(e) = at {
-        let doc = arbor_store::load_doc(&path).map_err(err)?;
+        let doc = arbor_store::load_doc(path).map_err(err)?;
         if doc.index().get(e).is_none() {
             return Err(ServeError::NotFound(format!(
                 "no entry with id {e:?} in session {id}"
             )));
         }
     }
-    let sm = SessionManager::fork(&path, at, None, options(&app)).map_err(err)?;
+    let sm = SessionManager::fork(path, at, None, options(app)).map_err(err)?;
     let new_path = sm
         .session_file()
         .map(std::path::Path::to_path_buf)
@@ -231,9 +234,9 @@ fn fork_now(
             page::seg(&new_id),
             esc(&new_id),
             esc(&resume),
-            page::seg(&id)
+            page::seg(id)
         );
-    Ok(done_page(&app, "forked", body))
+    Ok(done_page(app, "forked", body))
 }
 
 pub(super) async fn trash(
@@ -252,22 +255,22 @@ fn trash_now(
     _: &Fields,
 ) -> Result<Html<String>, ServeError> {
     // No arbor writer may be appending while the file goes (as `arbor rm`).
-    let lock = arbor_store::lock::WriterLock::acquire(&path, None).map_err(err)?;
+    let lock = arbor_store::lock::WriterLock::acquire(path, None).map_err(err)?;
     drop(lock);
-    let (items, note) = arbor_store::trash::with_belongings(&path);
+    let (items, note) = arbor_store::trash::with_belongings(path);
     arbor_store::trash::to_trash(&items)
         .map_err(|e| ServeError::Other(format!("cannot move the session to the trash: {e}")))?;
     Ok(done_page(
-            &app,
+            app,
             "moved to the trash",
             format!(
                 "<h1>Moved to the trash</h1><p>Session {}{}. <code>arbor trash restore {}</code> brings it back.</p>{}<p><a href=\"/\">All sessions</a></p>",
-                esc(&id),
+                esc(id),
                 match items.len() {
                     1 => String::new(),
                     n => format!(" (and {} beside it)", arbor_view::count(n as u64 - 1, "file", "files")),
                 },
-                esc(&id),
+                esc(id),
                 note.map(|n| format!("<p class=\"muted\">{}</p>", esc(&n)))
                     .unwrap_or_default()
             ),
