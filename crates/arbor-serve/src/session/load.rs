@@ -55,6 +55,19 @@ impl Loaded {
         }
     }
 
+    /// A document loaded from memory, unredacted (the unit tests').
+    #[cfg(test)]
+    pub fn for_test(doc: SessionDoc) -> Loaded {
+        Loaded::new(
+            PathBuf::from("s.jsonl"),
+            doc,
+            arbor_view::Redactions::default(),
+            false,
+            0,
+            None,
+        )
+    }
+
     /// The path from the root to `leaf` (kept for the last leaf asked).
     pub fn path_to(&self, leaf: usize) -> Arc<Vec<usize>> {
         if let Ok(last) = self.last_path.lock() {
@@ -303,4 +316,30 @@ pub fn done(l: &Loaded) {
 /// The entry of `doc` with id `entry`, else a 404 naming it.
 pub fn entry(doc: &SessionDoc, entry: &str) -> Result<usize, ServeError> {
     arbor_view::agent::entry_index(doc, entry).map_err(|e| ServeError::NotFound(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_id;
+
+    #[test]
+    fn a_session_is_named_by_a_plain_id_never_a_path() {
+        for ok in ["01a2031c-a4c8-72e3-9ce7-b742438e02ad", "abc_DEF-1", "x"] {
+            assert!(plain_id(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "../etc/passwd",
+            "/etc/passwd",
+            "a/b",
+            "s.jsonl",
+            "..",
+            "a b",
+            "a\0b",
+            "ü",
+            &"a".repeat(201),
+        ] {
+            assert!(!plain_id(bad), "{bad:?}");
+        }
+    }
 }

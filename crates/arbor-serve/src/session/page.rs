@@ -317,3 +317,55 @@ pub fn body_attrs(sid: &str, l: &Loaded, shown: &Shown) -> String {
         esc(&target)
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{seg, Shown, WINDOW};
+    use crate::session::load::Loaded;
+
+    fn loaded(n: usize) -> Loaded {
+        let mut jsonl = String::from(
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#,
+        );
+        jsonl.push('\n');
+        for k in 0..n {
+            let parent = if k == 0 {
+                "null".to_string()
+            } else {
+                format!("\"e{}\"", k - 1)
+            };
+            jsonl.push_str(&format!(
+                r#"{{"type":"message","id":"e{k}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":"m{k}","timestamp":1}}}}"#
+            ));
+            jsonl.push('\n');
+        }
+        let doc = arbor_core::SessionDoc::parse(std::sync::Arc::new(jsonl.into_bytes()))
+            .expect("a session");
+        Loaded::for_test(doc)
+    }
+
+    #[test]
+    fn a_window_ends_at_the_leaf_or_holds_the_deep_links_entry() {
+        let l = loaded(100);
+        let s = Shown::new(&l, None, None, None);
+        assert_eq!((s.start, s.end, s.path.len()), (100 - WINDOW, 100, 100));
+        // A part asked by its end.
+        let s = Shown::new(&l, None, Some(30), None);
+        assert_eq!((s.start, s.end), (0, 30));
+        // Around an entry: it is inside, half a window before the end.
+        let t = l.doc.index().get("e10").expect("e10");
+        let s = Shown::new(&l, None, None, Some(t));
+        assert!(s.start <= 10 && 10 < s.end, "{} {}", s.start, s.end);
+        assert_eq!(s.end, 10 + WINDOW / 2);
+        // Short: everything.
+        let l = loaded(3);
+        let s = Shown::new(&l, None, None, None);
+        assert_eq!((s.start, s.end), (0, 3));
+    }
+
+    #[test]
+    fn ids_in_urls_keep_only_plain_characters() {
+        assert_eq!(seg("ab-12_x.y"), "ab-12_x.y");
+        assert_eq!(seg("a/b?c#d\"e"), "a%2Fb%3Fc%23d%22e");
+    }
+}
