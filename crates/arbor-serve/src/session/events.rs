@@ -60,7 +60,7 @@ pub(super) async fn events(
     };
     // A file already longer than the page read: looked at on the first tick.
     let w = Watch {
-        seen: w.seen.filter(|s| s.2 == w.len),
+        seen: w.seen.filter(|s| s.len == w.len),
         ..w
     };
     let stream = futures_util::stream::unfold(w, |mut w| async move {
@@ -118,7 +118,7 @@ fn change(
     let l = load::load_path(app, path).ok()?;
     let _released = load::Releaser::new(&l);
     // What was read is what the stamp says (else looked at again).
-    if l.len != stamp.2 {
+    if l.len != stamp.len {
         return None;
     }
     let doc = &l.doc;

@@ -197,18 +197,8 @@ pub fn resolve(app: &App, id: &str) -> Result<PathBuf, ServeError> {
         .map_err(|why| ServeError::NotFound(format!("{id}: {why}")))
 }
 
-/// What says a file is the one read before: device, inode, length, modification time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stamp(u64, u64, pub u64, i64, i64);
-
-impl Stamp {
-    /// The stamp of `path` now.
-    pub fn of(path: &Path) -> Option<Stamp> {
-        use std::os::unix::fs::MetadataExt;
-        let m = std::fs::metadata(path).ok()?;
-        Some(Stamp(m.dev(), m.ino(), m.len(), m.mtime(), m.mtime_nsec()))
-    }
-}
+/// What says a file is the one read before ([`arbor_store::FileStamp`]).
+pub use arbor_store::FileStamp as Stamp;
 
 /// The last session loaded (one: a person reads one session page after page; a 1 GB
 /// session is parsed and redacted once, not once per part).
@@ -294,11 +284,12 @@ pub fn load_path(app: &App, path: &Path) -> Result<Arc<Loaded>, ServeError> {
         doc,
         redactions,
         redacted,
-        stamp.map_or(0, |s| s.2),
+        stamp.map_or(0, |s| s.len),
         None,
     ));
-    // Kept only when the file did not change while it was read.
-    if stamp.is_some() && Stamp::of(path) == stamp {
+    // Kept only when the file did not change while it was read (and no map was cut short
+    // meanwhile: as `arbor mcp` keeps its last session).
+    if stamp.is_some() && Stamp::of(path) == stamp && !arbor_store::FileBytes::any_open_map_cut() {
         if let (Some(s), Ok(mut last)) = (stamp, LAST.lock()) {
             *last = Some((s, loaded.clone()));
         }
