@@ -340,6 +340,36 @@ const ROW_COLS: &str = "source, n, agent, id, cwd, title, created_ms, modified_m
     cost_recorded, cost_estimated, unpriced, problems, buckets";
 
 impl Catalog {
+    /// Other agents' sessions (Claude Code, Codex, opencode) a reader of `scope` serves,
+    /// refreshed ([`Catalog::refresh_foreign`]: only changed sources are read, never
+    /// written): every one under [`Scope::All`], the current directory's under
+    /// [`Scope::Current`] (matched by cwd as `arbor ls` matches them,
+    /// [`current_dir_spellings`]), none under [`Scope::Dir`] (a directory of pi's or omp's);
+    /// only `only`'s when given, only `project`'s (a working directory) when given: the rule
+    /// of [`keep_foreign_in_scope`]. What `arbor mcp`'s readers and `arbor serve`'s session
+    /// page serve.
+    ///
+    /// [`Scope::All`]: arbor_store::locate::Scope::All
+    /// [`Scope::Current`]: arbor_store::locate::Scope::Current
+    /// [`Scope::Dir`]: arbor_store::locate::Scope::Dir
+    ///
+    /// # Errors
+    /// The catalog could not be read or written.
+    pub fn foreign_in_scope(
+        &mut self,
+        scope: arbor_store::locate::Scope<'_>,
+        only: Option<Agent>,
+        project: Option<&str>,
+    ) -> Result<Vec<ForeignRow>, IndexError> {
+        if matches!(scope, arbor_store::locate::Scope::Dir(_)) {
+            return Ok(Vec::new());
+        }
+        let mut rows = self.refresh_foreign(&ForeignRoots::from_env(), only)?.rows;
+        keep_foreign_in_scope(&mut rows, scope, project);
+        Ok(rows)
+    }
+
+
     /// Brings the catalog's rows of other agents' sessions up to date with what is under
     /// `roots` (only `only`'s when given) and returns them: a source whose fingerprint is the
     /// one stored is not read again; a changed or new one is read (on worker threads), a gone

@@ -23,37 +23,15 @@ pub(crate) fn session(state: &State, arg: &str) -> Result<PathBuf, ToolError> {
 }
 
 /// `p` as the real file it names, when that lies below a served root and is a `.jsonl`
-/// regular file; else why not.
+/// regular file; else why not ([`arbor_store::locate::served_session_file`]).
 pub(crate) fn inside(state: &State, p: &Path) -> Result<PathBuf, String> {
-    let real = std::fs::canonicalize(p).map_err(|e| format!("cannot be read: {e}"))?;
-    if !roots(state).iter().any(|r| real.starts_with(r)) {
-        return Err("outside the agent directories this server serves".into());
-    }
-    if real.extension().is_none_or(|x| x != "jsonl") {
-        return Err("not a session file (*.jsonl)".into());
-    }
-    let meta = std::fs::metadata(&real).map_err(|e| format!("cannot be read: {e}"))?;
-    if !meta.is_file() {
-        return Err("not a regular file".into());
-    }
-    Ok(real)
+    arbor_store::locate::served_session_file(&roots(state), p)
 }
 
 /// The directories whose sessions the server serves, as real paths: the `--dir` directory,
-/// else the sessions roots of the agent directories.
+/// else the sessions roots of the agent directories ([`arbor_store::locate::Locator::served_roots`]).
 pub(crate) fn roots(state: &State) -> Vec<PathBuf> {
-    let dirs: Vec<PathBuf> = match &state.opts.dir {
-        Some(d) => vec![d.clone()],
-        None => state
-            .loc
-            .agent_dirs()
-            .iter()
-            .map(|a| arbor_store::paths::sessions_root(a))
-            .collect(),
-    };
-    dirs.iter()
-        .filter_map(|d| std::fs::canonicalize(d).ok())
-        .collect()
+    state.loc.served_roots(state.opts.dir.as_deref())
 }
 
 /// Another agent's session (Claude Code, Codex, opencode) that `arg` names among those the

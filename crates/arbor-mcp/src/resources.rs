@@ -34,7 +34,7 @@ type Subscribers = Vec<(u64, Peer<RoleServer>)>;
 /// One subscribed session: its file, what it looked like, who wants to hear of it.
 struct Sub {
     file: PathBuf,
-    seen: Option<(u64, std::time::SystemTime)>,
+    seen: Option<arbor_store::FileStamp>,
     /// The subscribers: their connection (see `ArborServer::conn`) and peer.
     peers: Subscribers,
 }
@@ -47,10 +47,9 @@ pub(crate) struct Subscriptions {
     polling: std::sync::atomic::AtomicBool,
 }
 
-/// The size and modification time of a file (`None`: gone).
-fn look(file: &std::path::Path) -> Option<(u64, std::time::SystemTime)> {
-    let m = std::fs::metadata(file).ok()?;
-    Some((m.len(), m.modified().ok()?))
+/// The state of a file (`None`: gone): [`arbor_store::FileStamp`].
+fn look(file: &std::path::Path) -> Option<arbor_store::FileStamp> {
+    arbor_store::FileStamp::of(file)
 }
 
 /// A session's URI: its id, else its file's stem.

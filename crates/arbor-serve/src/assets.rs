@@ -14,6 +14,8 @@ pub const FILES: &[(&str, &str)] = &[
     ("base.css", include_str!("../assets/base.css")),
     ("usage.css", include_str!("../assets/usage.css")),
     ("usage.js", include_str!("../assets/usage.js")),
+    ("session.css", include_str!("../assets/session.css")),
+    ("session.js", include_str!("../assets/session.js")),
 ];
 
 /// The assets' route.

@@ -79,8 +79,10 @@ pub mod readable;
 mod repair;
 mod safe_fs;
 pub mod sqlite_file;
+pub mod stamp;
 mod stream;
 mod title;
+pub mod trash;
 pub mod usage;
 
 pub use body::BodyError;
@@ -102,5 +104,6 @@ pub use safe_fs::{
     check_write_dir, create_new_private, euid, kind_of, open_checked, open_regular,
     read_regular_at_most, replace_file, symlink_refused, NewFile,
 };
+pub use stamp::FileStamp;
 /// A session file read line by line from any byte offset, in bounded memory.
 pub use stream::{LineAt, LineStream};

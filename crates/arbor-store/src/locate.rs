@@ -189,6 +189,23 @@ impl Locator {
             .collect()
     }
 
+    /// The directories whose sessions a server (`arbor mcp`, `arbor serve`) serves, as real
+    /// paths: `dir` (the `--dir` directory) when given, else the sessions roots of the agent
+    /// directories (those that exist).
+    pub fn served_roots(&self, dir: Option<&Path>) -> Vec<PathBuf> {
+        let dirs: Vec<PathBuf> = match dir {
+            Some(d) => vec![d.to_path_buf()],
+            None => self
+                .agent_dirs()
+                .iter()
+                .map(|a| paths::sessions_root(a))
+                .collect(),
+        };
+        dirs.iter()
+            .filter_map(|d| std::fs::canonicalize(d).ok())
+            .collect()
+    }
+
     /// The agent directory the user gave, if any.
     pub fn agent_override(&self) -> Option<&Path> {
         self.over.as_deref()
@@ -561,4 +578,23 @@ pub fn shell_line(words: &[String]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `p` as the real file it names, when that lies below one of `roots` ([`Locator::served_roots`])
+/// and is a `*.jsonl` regular file; else why not. What a server checks before it reads or
+/// writes a session file it was asked about (a symlink planted in a sessions directory
+/// that points elsewhere is refused: its real path is outside).
+pub fn served_session_file(roots: &[PathBuf], p: &Path) -> Result<PathBuf, String> {
+    let real = std::fs::canonicalize(p).map_err(|e| format!("cannot be read: {e}"))?;
+    if !roots.iter().any(|r| real.starts_with(r)) {
+        return Err("outside the agent directories this server serves".into());
+    }
+    if real.extension().is_none_or(|x| x != "jsonl") {
+        return Err("not a session file (*.jsonl)".into());
+    }
+    let meta = std::fs::metadata(&real).map_err(|e| format!("cannot be read: {e}"))?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    Ok(real)
 }

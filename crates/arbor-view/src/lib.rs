@@ -86,8 +86,8 @@ pub use export::output::{
     assets_of, check_target, is_previous_export, write_export, Assets, Target, TargetError, MARKER,
 };
 pub use export::{
-    escape_html, export, html, json, markdown, paths_of, redact, unresolved_image, Format, Options,
-    Redactions, Report,
+    entries_css, escape_html, export, html, html_entries, json, markdown, paths_of, redact,
+    title_of, unresolved_image, Format, Options, Redactions, Report,
 };
 pub use fork::fork_redacted;
 pub use render::{

@@ -9,18 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// The session and what belongs to it ([`arbor_store::belongings`]: its lock, arbor's repair
-/// sidecars, omp's rewrite backups, omp's artifact directory when it provably is one), and a
-/// note naming a directory left in place.
-pub(crate) fn with_belongings(session: &Path) -> (Vec<PathBuf>, Option<String>) {
-    let b = arbor_store::belongings::belongings(session);
-    let note = b
-        .left
-        .map(|(dir, why)| format!("left {} in place: {why}", dir.display()));
-    let mut items = vec![session.to_path_buf()];
-    items.extend(b.items);
-    (items, note)
-}
+/// The session and what belongs to it ([`arbor_store::trash::with_belongings`]).
+pub(crate) use arbor_store::trash::with_belongings;
 
 /// `arbor rm SESSION...`.
 pub fn rm(
@@ -74,16 +64,13 @@ pub fn rm(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Moves `items` (a session and its belongings) to the freedesktop trash, after checking the
-/// volume trash the `trash` crate would use ([`volume::check_before_trashing`]).
+/// Moves `items` (a session and its belongings) to the freedesktop trash
+/// ([`arbor_store::trash::to_trash`]).
 pub(crate) fn to_trash(items: &[PathBuf]) -> Result<()> {
-    for i in items {
-        volume::check_before_trashing(i).map_err(anyhow::Error::msg)?;
-    }
-    trash::delete_all(items).map_err(|e| anyhow::anyhow!("{e}"))
+    arbor_store::trash::to_trash(items).map_err(anyhow::Error::msg)
 }
 
-mod volume;
+use arbor_store::trash as volume;
 
 fn extra(items: usize) -> String {
     match items {

@@ -67,18 +67,9 @@ pub(crate) fn load(
     Ok((path, doc))
 }
 
-/// What says a session file is the one read before: device, inode, length, modification
-/// time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp(u64, u64, u64, i64, i64);
-
-impl Stamp {
-    fn of(path: &std::path::Path) -> Option<Stamp> {
-        use std::os::unix::fs::MetadataExt;
-        let m = std::fs::metadata(path).ok()?;
-        Some(Stamp(m.dev(), m.ino(), m.len(), m.mtime(), m.mtime_nsec()))
-    }
-}
+/// What says a session file is the one read before ([`arbor_store::FileStamp`]: device,
+/// inode, length, modification time).
+use arbor_store::FileStamp as Stamp;
 
 /// A session [`load`] read: its file, what the file was, the document.
 type Loaded = (PathBuf, Option<Stamp>, Arc<SessionDoc>);

@@ -115,7 +115,6 @@ pub(crate) fn foreign_rows(
     project: Option<&str>,
     agent: Option<Agent>,
 ) -> Result<Vec<arbor_index::ForeignRow>, ToolError> {
-    use arbor_store::locate::Scope;
     let only = match agent {
         Some(a) => match a.foreign() {
             Some(f) => Some(f),
@@ -123,19 +122,12 @@ pub(crate) fn foreign_rows(
         },
         None => None,
     };
-    if matches!(state.opts.scope(), Scope::Dir(_)) {
-        return Ok(Vec::new());
-    }
     let mut cat = state
         .catalog
         .lock()
         .map_err(|_| ToolError::new("the catalog is unusable (a call failed while using it)"))?;
     work.check()?;
-    let mut rows = cat
-        .refresh_foreign(&arbor_index::ForeignRoots::from_env(), only)?
-        .rows;
-    arbor_index::keep_foreign_in_scope(&mut rows, state.opts.scope(), project);
-    Ok(rows)
+    Ok(cat.foreign_in_scope(state.opts.scope(), only, project)?)
 }
 
 /// ISO 8601 of a time in ms (`None` for an invalid one).

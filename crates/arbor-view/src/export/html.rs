@@ -7,22 +7,63 @@ use arbor_core::entry::EntryType;
 use arbor_core::json::JsValue;
 use std::io::Write;
 
-const HTML_STYLE: &str = r#"
-:root{--bg:#fff;--fg:#1d1f21;--dim:#6a737d;--line:#e1e4e8;--user:#0b6b3a;--asst:#0550ae;--tool:#6f42c1;--err:#b31d28;--code:#f6f8fa;--cur:#fff8c5}
-@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--dim:#8b949e;--line:#30363d;--user:#3fb950;--asst:#58a6ff;--tool:#d2a8ff;--err:#f85149;--code:#161b22;--cur:#3b2e00}}
-*{box-sizing:border-box}body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;display:grid;grid-template-columns:minmax(220px,300px) 1fr;grid-template-rows:auto 1fr}
-header{grid-column:1/3;padding:12px 20px;border-bottom:1px solid var(--line)}header h1{margin:0 0 4px;font-size:20px}header p{margin:0;color:var(--dim);font-size:13px}
-nav{padding:10px;border-right:1px solid var(--line);overflow:auto;max-height:calc(100vh - 70px);position:sticky;top:0;font-size:13px}
-nav ul{list-style:none;margin:0;padding-left:12px}nav>ul{padding-left:0}nav li{margin:2px 0}nav a{color:var(--fg);text-decoration:none}nav a{display:block;padding:1px 4px;overflow-wrap:anywhere;border-left:3px solid transparent}nav a.cur{border-left-color:var(--asst)}nav li.br>ul>li:first-child>a{margin-top:2px}nav .leaf{cursor:pointer;color:var(--asst);border:0;background:none;padding:0;font:inherit}
-main{padding:10px 24px;max-width:980px}section{border-bottom:1px solid var(--line);padding:8px 0;content-visibility:auto;contain-intrinsic-size:auto 120px}section:target{background:var(--cur)}
-section h3{margin:0 0 6px;font-size:13px;color:var(--dim);font-weight:500}section h3 b{font-size:14px}.r-user h3 b{color:var(--user)}.r-assistant h3 b{color:var(--asst)}.r-toolResult h3 b,.r-bashExecution h3 b{color:var(--tool)}
-.off h3::after{content:" · other branch";color:var(--dim)}.js .off.hidden{display:none}
-.text{white-space:pre-wrap;word-wrap:break-word}.err{color:var(--err);font-weight:600}
-pre{background:var(--code);padding:8px;overflow:auto;font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wrap;border-radius:4px}pre.code{margin:6px 0}
-.br{border-left:2px solid var(--line);padding-left:4px;margin-top:4px}
-details summary{cursor:pointer;color:var(--dim)}img{max-width:100%}.note{color:var(--dim);font-style:italic}
-@media print{body{display:block}nav{display:none}section{break-inside:avoid}.js .off.hidden{display:none}}
-"#;
+// The export's stylesheet in parts: the page's own (its grid, header, sidebar) and the
+// conversation's entries' ([`ENTRY_STYLE`], which `arbor serve`'s session page uses too), so
+// that both show an entry alike and the export's bytes stay what they were.
+macro_rules! entry_vars {
+    () => {
+        concat!(r#":root{--bg:#fff;--fg:#1d1f21;--dim:#6a737d;--line:#e1e4e8;--user:#0b6b3a;--asst:#0550ae;--tool:#6f42c1;--err:#b31d28;--code:#f6f8fa;--cur:#fff8c5}"#, "\n", r#"@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--dim:#8b949e;--line:#30363d;--user:#3fb950;--asst:#58a6ff;--tool:#d2a8ff;--err:#f85149;--code:#161b22;--cur:#3b2e00}}"#, "\n")
+    };
+}
+macro_rules! page_a {
+    () => {
+        concat!(
+            r#"*{box-sizing:border-box}body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;display:grid;grid-template-columns:minmax(220px,300px) 1fr;grid-template-rows:auto 1fr}"#, "\n",
+            r#"header{grid-column:1/3;padding:12px 20px;border-bottom:1px solid var(--line)}header h1{margin:0 0 4px;font-size:20px}header p{margin:0;color:var(--dim);font-size:13px}"#, "\n",
+            r#"nav{padding:10px;border-right:1px solid var(--line);overflow:auto;max-height:calc(100vh - 70px);position:sticky;top:0;font-size:13px}"#, "\n",
+            r#"nav ul{list-style:none;margin:0;padding-left:12px}nav>ul{padding-left:0}nav li{margin:2px 0}nav a{color:var(--fg);text-decoration:none}nav a{display:block;padding:1px 4px;overflow-wrap:anywhere;border-left:3px solid transparent}nav a.cur{border-left-color:var(--asst)}nav li.br>ul>li:first-child>a{margin-top:2px}nav .leaf{cursor:pointer;color:var(--asst);border:0;background:none;padding:0;font:inherit}"#, "\n",
+            r#"main{padding:10px 24px;max-width:980px}"#
+        )
+    };
+}
+macro_rules! entry_a {
+    () => {
+        concat!(
+            r#"section{border-bottom:1px solid var(--line);padding:8px 0;content-visibility:auto;contain-intrinsic-size:auto 120px}section:target{background:var(--cur)}"#, "\n",
+            r#"section h3{margin:0 0 6px;font-size:13px;color:var(--dim);font-weight:500}section h3 b{font-size:14px}.r-user h3 b{color:var(--user)}.r-assistant h3 b{color:var(--asst)}.r-toolResult h3 b,.r-bashExecution h3 b{color:var(--tool)}"#, "\n",
+            r#".off h3::after{content:" · other branch";color:var(--dim)}.js .off.hidden{display:none}"#, "\n",
+            r#".text{white-space:pre-wrap;word-wrap:break-word}.err{color:var(--err);font-weight:600}"#, "\n",
+            r#"pre{background:var(--code);padding:8px;overflow:auto;font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wrap;border-radius:4px}pre.code{margin:6px 0}"#, "\n"
+        )
+    };
+}
+macro_rules! entry_b {
+    () => {
+        concat!(r#"details summary{cursor:pointer;color:var(--dim)}img{max-width:100%}.note{color:var(--dim);font-style:italic}"#, "\n")
+    };
+}
+
+const HTML_STYLE: &str = concat!(
+    "\n",
+    entry_vars!(),
+    page_a!(),
+    entry_a!(),
+    r#".br{border-left:2px solid var(--line);padding-left:4px;margin-top:4px}"#,
+    "\n",
+    entry_b!(),
+    r#"@media print{body{display:block}nav{display:none}section{break-inside:avoid}.js .off.hidden{display:none}}"#,
+    "\n"
+);
+
+/// The stylesheet of the conversation's entries as [`html_entries`] writes them (the HTML
+/// export's, without its page layout), light and dark, print: the rules a page that shows
+/// entries adds to its own (with [`entries_css`]'s highlighting).
+pub const ENTRY_STYLE: &str = concat!(
+    entry_vars!(),
+    entry_a!(),
+    entry_b!(),
+    "@media print{section{break-inside:avoid}}\n"
+);
 
 const HTML_SCRIPT: &str = r##"
 document.body.classList.add('js');
@@ -165,16 +206,63 @@ pub fn html(
     writeln!(w.out, "</ul></nav>\n<main>")?;
     // One budget of highlighting for the whole page (see `highlight`).
     let mut hl = Highlighter::new();
-    for &i in &order {
-        html_entry(doc, i, on_path[i], &mut w, &mut hl)?;
-        w.resident.read(doc.entry_line(i));
-    }
+    write_entries(doc, &order, |i| on_path[i], &mut w, &mut hl)?;
     writeln!(
         w.out,
         "</main>\n<script>{HTML_SCRIPT}</script></body></html>"
     )?;
     w.out.flush()?;
     Ok(w.report)
+}
+
+/// Writes entries `entries` of `doc`, in that order, as the HTML export writes them: each a
+/// `<section id="ID" data-parent="PARENT" class="r-ROLE">` with its heading (role, model, a
+/// link to its own anchor, time) and body (text with its code highlighted, thinking and tool
+/// output in `<details>`, tool calls, images inline, compactions' and branch summaries' text,
+/// other entries described in one line), every string from the session escaped by
+/// [`super::escape_html`] and, with [`Options::redactions`], redacted as it is read. The one
+/// renderer of an entry in HTML: the export's page ([`html`]) and `arbor serve`'s session page
+/// both write entries with it. Entries are written as on the shown path (no `off` class);
+/// images get anchors `{image_prefix}img-N` (a page that shows several parts gives each its
+/// prefix), a repeated image a link to its first.
+///
+/// # Errors
+/// Writing to `out` failed, or a line of the session could not be read as it is written.
+pub fn html_entries(
+    doc: &SessionDoc,
+    entries: &[usize],
+    image_prefix: &str,
+    opts: &Options<'_>,
+    out: impl Write,
+) -> std::io::Result<Report> {
+    let mut w = Writer::new(doc, opts, out);
+    w.image_prefix = image_prefix.to_string();
+    let mut hl = Highlighter::new();
+    write_entries(doc, entries, |_| true, &mut w, &mut hl)?;
+    w.out.flush()?;
+    Ok(w.report)
+}
+
+/// [`html_entries`]' loop: each entry through [`html_entry`], `cur` saying which are on the
+/// path shown.
+fn write_entries<W: Write>(
+    doc: &SessionDoc,
+    entries: &[usize],
+    cur: impl Fn(usize) -> bool,
+    w: &mut Writer<'_, W>,
+    hl: &mut Highlighter,
+) -> std::io::Result<()> {
+    for &i in entries {
+        html_entry(doc, i, cur(i), w, hl)?;
+        w.resident.read(doc.entry_line(i));
+    }
+    Ok(())
+}
+
+/// The highlighting stylesheet of [`html_entries`]' code blocks, light and dark (empty
+/// without the `highlight` feature): with [`ENTRY_STYLE`], what a page showing entries needs.
+pub fn entries_css() -> String {
+    format!("{ENTRY_STYLE}{}", super::highlight::css())
 }
 
 fn html_entry<W: Write>(
@@ -413,7 +501,7 @@ fn html_images<W: Write>(content: Option<&JsValue>, w: &mut Writer<'_, W>) -> st
                         "<a class=\"imgref\" href=\"#{first}\">[the image shown at its first use]</a>"
                     )?,
                     None => {
-                        let anchor = format!("img-{n}");
+                        let anchor = format!("{}img-{n}", w.image_prefix);
                         write!(
                             w.out,
                             "<img id=\"{anchor}\" alt=\"image\" src=\"data:{mime};base64,{data}\">"

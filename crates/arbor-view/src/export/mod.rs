@@ -66,6 +66,8 @@ struct Writer<'a, W: Write> {
     report: Report,
     images: HashMap<String, String>,
     resident: Resident<'a>,
+    /// What image anchors start with ([`html::html_entries`]).
+    image_prefix: String,
 }
 
 impl<'a, W: Write> Writer<'a, W> {
@@ -76,6 +78,7 @@ impl<'a, W: Write> Writer<'a, W> {
             report: Report::default(),
             images: HashMap::new(),
             resident: Resident::new(doc.base_bytes()),
+            image_prefix: String::new(),
         }
     }
 
@@ -564,7 +567,7 @@ fn totals(doc: &SessionDoc, entries: &[usize], resident: &mut Resident<'_>) -> T
 }
 
 /// The session's name, or else its first user message on one line (80 columns).
-fn title_of(doc: &SessionDoc, path: &[usize], red: Option<&Redactions>) -> String {
+pub fn title_of(doc: &SessionDoc, path: &[usize], red: Option<&Redactions>) -> String {
     doc.session_name().unwrap_or_else(|| {
         let first_user = path
             .iter()
@@ -1004,7 +1007,7 @@ mod highlight;
 mod html;
 pub mod output;
 mod text;
-pub use html::html;
+pub use html::{entries_css, html, html_entries};
 pub use text::Redactions;
 
 #[cfg(test)]

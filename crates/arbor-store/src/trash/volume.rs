@@ -144,7 +144,7 @@ fn check_topdir(topdir: &Path) -> Result<(), String> {
 
 /// Checks (and, when missing, creates with mode 0700) the trash directory the `trash`
 /// crate will move `item` into; an error in words when it must not be used.
-pub(super) fn check_before_trashing(item: &Path) -> Result<(), String> {
+pub fn check_before_trashing(item: &Path) -> Result<(), String> {
     let path = canonical(item);
     let mounts = mount_points();
     let topdir = topdir_of(&path, &mounts);
@@ -190,7 +190,7 @@ pub(super) fn check_before_trashing(item: &Path) -> Result<(), String> {
 
 /// Whether the trash directory `folder` (holding `files/` and `info/`), as the trash
 /// crate lists it, may be read: the home trash, or a volume trash that passes the checks.
-pub(super) fn check_trash_folder(folder: &Path) -> Result<(), String> {
+pub fn check_trash_folder(folder: &Path) -> Result<(), String> {
     if home_trash().is_some_and(|h| h == canonical(folder)) {
         return Ok(());
     }

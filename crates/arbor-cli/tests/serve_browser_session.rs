@@ -1,0 +1,255 @@
+//! `arbor serve`'s session page in a real headless Chromium (WebDriver: `chromium` and
+//! `chromium-driver`, installed by `.ci/run`): a branched pi session and an omp one open with
+//! no console error and no request outside the server; the outline switches branch; a deep
+//! link opens another branch with its entry in view; the context at an entry opens; tool
+//! calls are listed; a long branch loads its earlier part in place; lines appended to the file
+//! while the page is open appear (waiting for the element); hostile text stays inert.
+mod serve_common;
+use arbor_testkit::served::Served;
+use arbor_testkit::webdriver::{browser_internal, Driver, Session};
+use serde_json::Value;
+use serve_common::path_to;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const DEMO: &str = "2026-11-22T11-55-38-569Z_01a2031c-a4c8-72e3-9ce7-b742438e02ad.jsonl";
+const SID: &str = "01a2031c-a4c8-72e3-9ce7-b742438e02ad";
+const REAL: &str = "2025-11-20T23-33-01-550Z_pi-real-v1-fixture.jsonl";
+const REAL_ID: &str = "d703a1a9-1b7b-4fb1-b512-c9738b1fe617";
+const OMP: &str = "gen-seed25-n150.jsonl";
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Waits (up to 30 s) until `script` returns true in the page.
+fn wait_for(s: &Session<'_>, script: &str) {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(30) {
+        if s.js(script) == Value::Bool(true) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("never true: {script}");
+}
+
+/// Console errors or warnings since the last look (but the browser's own look for
+/// `/favicon.ico`, which the page shell does not serve: the page's own requests only).
+fn console(s: &Session<'_>) -> Vec<Value> {
+    s.log("browser")
+        .into_iter()
+        .filter(|e| e["level"] == "SEVERE" || e["level"] == "WARNING")
+        .filter(|e| {
+            !e["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("/favicon.ico "))
+        })
+        .collect()
+}
+
+/// Requests the page made since the last look that are not the server's.
+fn outside(s: &Session<'_>, server: &str) -> Vec<String> {
+    s.log("performance")
+        .into_iter()
+        .filter_map(|e| serde_json::from_str::<Value>(e["message"].as_str()?).ok())
+        .filter(|m| m["message"]["method"] == "Network.requestWillBeSent")
+        .filter_map(|m| {
+            m["message"]["params"]["request"]["url"]
+                .as_str()
+                .map(String::from)
+        })
+        .filter(|u| !browser_internal(u) && !u.starts_with(&format!("{server}/")))
+        .collect()
+}
+
+fn body_data(s: &Session<'_>, k: &str) -> String {
+    s.js(&format!("return document.body.dataset.{k}"))
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn the_session_page_in_chromium() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("agent/sessions/--work-project--");
+    std::fs::create_dir_all(&dir).expect("dirs");
+    for f in [DEMO, REAL] {
+        std::fs::copy(root().join("demo/sessions").join(f), dir.join(f)).expect("copy");
+    }
+    std::fs::copy(root().join("goldens/omp").join(OMP), dir.join(OMP)).expect("copy");
+    let hostile_id = "01a2031c-bad0-7000-8000-000000000bad";
+    let x = "<script>window.pwned=1</script><img src=x onerror=\"window.pwned=2\"><svg onload=\"window.pwned=3\"></svg>\"'><a href=\"javascript:window.pwned=4\">link</a>";
+    let j = |s: &str| Value::String(s.to_string()).to_string();
+    std::fs::write(
+        dir.join(format!("2026-01-01T00-00-00-000Z_{hostile_id}.jsonl")),
+        [
+            format!("{{\"type\":\"session\",\"version\":3,\"id\":\"{hostile_id}\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":{}}}", j(x)),
+            format!("{{\"type\":\"message\",\"id\":\"u1\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":{},\"timestamp\":1}}}}", j(x)),
+            format!("{{\"type\":\"message\",\"id\":\"a1\",\"parentId\":\"u1\",\"timestamp\":\"2026-01-01T00:00:02.000Z\",\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":{x}}},{{\"type\":\"toolCall\",\"id\":\"c1\",\"name\":{x},\"arguments\":{{\"path\":{x}}}}}],\"model\":{x},\"timestamp\":2}}}}", x = j(x)),
+            format!("{{\"type\":\"session_info\",\"id\":\"n1\",\"parentId\":\"a1\",\"timestamp\":\"2026-01-01T00:00:05.000Z\",\"name\":{}}}", j(x)),
+        ]
+        .join("\n")
+            + "\n",
+    )
+    .expect("write");
+    let agent = tmp.path().join("agent");
+    let home = tmp.path().to_str().expect("utf-8").to_string();
+    let cat = tmp.path().join("catalog.db");
+    let served = Served::start(
+        Path::new(env!("CARGO_BIN_EXE_arbor")),
+        &["--agent-dir", agent.to_str().expect("utf-8"), "--all"],
+        &[
+            ("HOME", &home),
+            ("ARBOR_CATALOG", cat.to_str().expect("utf-8")),
+        ],
+    );
+    let url = served.url.clone();
+    let file = dir.join(DEMO);
+
+    let driver = Driver::start();
+    let s = driver.session(true, &tmp.path().join("p1"));
+    s.go(&format!("{url}/session/{SID}"));
+    // The current branch, in order.
+    let leaf = body_data(&s, "leaf");
+    let path = path_to(&file, &leaf);
+    assert_eq!(s.shown(), path);
+    let c = console(&s);
+    assert!(c.is_empty(), "console: {c:?}");
+    // Another branch, from the outline.
+    let switches = s.elements("nav.outline a.switch");
+    assert!(!switches.is_empty());
+    let href = s.element_get(&switches[0], "attribute/href");
+    let other = href
+        .as_str()
+        .and_then(|h| h.rsplit('/').next())
+        .expect("a leaf")
+        .to_string();
+    s.click(&switches[0]);
+    wait_for(
+        &s,
+        &format!("return document.body.dataset.leaf === '{other}'"),
+    );
+    let want = path_to(&file, &other);
+    assert_eq!(s.shown(), want, "after switching to {other}");
+    assert_ne!(want, path);
+    let marked: Vec<String> = serde_json::from_value(s.js(
+        "return Array.from(document.querySelectorAll('nav.outline li.on > a')).map(function(a){return a.getAttribute('href').split('#')[1]})",
+    ))
+    .expect("ids");
+    assert!(marked.iter().all(|m| want.contains(m)), "{marked:?}");
+    // A deep link to an inner entry of another branch: that branch, the entry in view.
+    let inner = want
+        .iter()
+        .rev()
+        .find(|e| !path.contains(e) && **e != other)
+        .unwrap_or(&other)
+        .clone();
+    s.go(&format!("{url}/session/{SID}/entry/{inner}"));
+    let shown = s.shown();
+    assert!(shown.contains(&inner), "{inner}: {shown:?}");
+    let top = s
+        .js(&format!(
+            "return document.getElementById('{inner}').getBoundingClientRect().top"
+        ))
+        .as_f64()
+        .expect("top");
+    assert!(
+        (0.0..900.0).contains(&top),
+        "the linked entry is in view: {top}"
+    );
+    // The context at an entry, from its link.
+    let at = path[path.len() / 2].clone();
+    s.go(&format!("{url}/session/{SID}"));
+    let link = s.element(&format!("a[href=\"/session/{SID}/context/{at}\"]"));
+    s.click(&link);
+    wait_for(&s, "return !!document.querySelector('ol.ctx')");
+    assert!(s.elements("ol.ctx > li").len() > 1);
+    // Tool calls, in the real session.
+    s.go(&format!("{url}/session/{REAL_ID}/calls"));
+    assert!(
+        s.elements("section.calls tr").len() > 100,
+        "the real session's tool calls"
+    );
+    // A long branch: its last part, the earlier one loaded in place by the script.
+    s.go(&format!("{url}/session/{REAL_ID}"));
+    let first = s.shown().len();
+    assert_eq!(first, 40, "one part");
+    let more = s.element("p.earlier a");
+    s.click(&more);
+    wait_for(
+        &s,
+        "return document.querySelectorAll('main section').length === 80",
+    );
+    assert_eq!(
+        s.js("return new Set(Array.from(document.querySelectorAll('main section')).map(function(s){return s.id})).size"),
+        Value::from(80),
+        "no entry twice"
+    );
+    if std::env::var_os("ARBOR_UPDATE_SCREENSHOTS").is_some() {
+        s.go(&format!("{url}/session/{SID}"));
+        s.screenshot(&root().join("docs/img/serve-session.png"));
+        s.go(&format!("{url}/session/{REAL_ID}/entry/afe9cbb6"));
+        s.screenshot(&root().join("docs/img/serve-session-code.png"));
+    }
+    // The omp session opens, its branch shown.
+    let omp_id = std::fs::read_to_string(dir.join(OMP))
+        .expect("omp")
+        .lines()
+        .find(|l| l.contains("\"type\":\"session\""))
+        .and_then(|l| serde_json::from_str::<Value>(l).ok())
+        .and_then(|v| v["id"].as_str().map(String::from))
+        .expect("omp id");
+    s.go(&format!("{url}/session/{omp_id}"));
+    let omp_leaf = body_data(&s, "leaf");
+    assert_eq!(
+        s.shown().len(),
+        path_to(&dir.join(OMP), &omp_leaf).len().min(40)
+    );
+    assert!(s.elements("nav.outline li").len() > 1);
+    // Live: a line appended while the page is open appears.
+    s.go(&format!("{url}/session/{SID}"));
+    let leaf = body_data(&s, "leaf");
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .expect("open")
+        .write_all(format!("{{\"type\":\"message\",\"id\":\"live0001\",\"parentId\":\"{leaf}\",\"timestamp\":\"2026-11-22T12:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"appended while open\",\"timestamp\":1}}}}\n").as_bytes())
+        .expect("append");
+    wait_for(&s, "return !!document.getElementById('live0001')");
+    assert!(s
+        .js("return document.getElementById('live0001').textContent")
+        .as_str()
+        .is_some_and(|t| t.contains("appended while open")));
+    // Hostile text: shown as text, nothing runs.
+    s.go(&format!("{url}/session/{hostile_id}"));
+    assert_eq!(s.js("return window.pwned === undefined"), Value::Bool(true));
+    assert_eq!(
+        s.js("return document.querySelectorAll('script').length"),
+        Value::from(1)
+    );
+    assert_eq!(s.js("return document.querySelectorAll('main img, main svg, main a[href^=\"javascript\"]').length"), Value::from(0));
+    assert!(s
+        .js("return document.body.textContent")
+        .as_str()
+        .is_some_and(|t| t.contains("<script>window.pwned=1</script>")));
+    // No console error, no request outside the server, all along.
+    let c = console(&s);
+    assert!(c.is_empty(), "console: {c:?}");
+    assert_eq!(
+        outside(&s, &url),
+        Vec::<String>::new(),
+        "requests outside the server"
+    );
+    drop(s);
+    // Without JavaScript: the same branch, and the earlier part is a link to a page.
+    let s = driver.session(false, &tmp.path().join("p2"));
+    s.go(&format!("{url}/session/{SID}/leaf/{other}"));
+    assert_eq!(s.shown(), want);
+    s.go(&format!("{url}/session/{REAL_ID}"));
+    let more = s.element("p.earlier a");
+    s.click(&more);
+    assert_eq!(s.shown().len(), 40, "the part before, as a page");
+}

@@ -1,0 +1,529 @@
+//! `arbor serve`'s session page, through the real binary over raw HTTP: the branch shown, a
+//! branch switched, a deep link into another branch, a part loaded, the context at an entry,
+//! tool calls, a session named by its id only, hostile text inert and secrets redacted, a
+//! growing session's entries sent live; and the writes (rename, label, fork): refused
+//! without `--allow-writes`, without the CSRF token or from another origin, and when allowed
+//! leaving the file as the CLI's command leaves it.
+mod serve_common;
+use arbor_testkit::served::Served;
+use serve_common::path_to;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const DEMO: &str = "2026-11-22T11-55-38-569Z_01a2031c-a4c8-72e3-9ce7-b742438e02ad.jsonl";
+const SID: &str = "01a2031c-a4c8-72e3-9ce7-b742438e02ad";
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_arbor"))
+}
+
+/// An agent directory holding the demo's branched session (and `extra` files), and a
+/// catalog of its own.
+struct Home {
+    tmp: tempfile::TempDir,
+}
+
+impl Home {
+    fn new() -> Home {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let d = tmp.path().join("agent/sessions/--work-project--");
+        std::fs::create_dir_all(&d).expect("dirs");
+        std::fs::copy(root().join("demo/sessions").join(DEMO), d.join(DEMO)).expect("copy");
+        Home { tmp }
+    }
+    fn agent(&self) -> PathBuf {
+        self.tmp.path().join("agent")
+    }
+    fn session_dir(&self) -> PathBuf {
+        self.agent().join("sessions/--work-project--")
+    }
+    fn serve(&self, extra: &[&str]) -> Served {
+        let agent = self.agent();
+        let mut args = vec!["--agent-dir", agent.to_str().expect("utf-8"), "--all"];
+        args.extend_from_slice(extra);
+        let home = self.tmp.path().to_str().expect("utf-8").to_string();
+        let cat = self.tmp.path().join("catalog.db");
+        Served::start(
+            bin(),
+            &args,
+            &[
+                ("HOME", &home),
+                ("ARBOR_CATALOG", cat.to_str().expect("utf-8")),
+            ],
+        )
+    }
+    fn arbor(&self, args: &[&str]) -> std::process::Output {
+        Command::new(bin())
+            .arg("--agent-dir")
+            .arg(self.agent())
+            .args(args)
+            .env("HOME", self.tmp.path())
+            .env("ARBOR_CATALOG", self.tmp.path().join("catalog.db"))
+            .output()
+            .expect("run arbor")
+    }
+}
+
+fn status(answer: &str) -> u16 {
+    answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+fn body(answer: &str) -> &str {
+    answer.split_once("\r\n\r\n").map_or("", |(_, b)| b)
+}
+
+/// The ids of the `<section>`s of a page, in order.
+fn sections(html: &str) -> Vec<String> {
+    html.split("<section id=\"")
+        .skip(1)
+        .filter_map(|s| s.split('"').next().map(String::from))
+        .collect()
+}
+
+/// A `data-NAME="…"` attribute of `<body>`.
+fn body_attr(html: &str, name: &str) -> String {
+    let key = format!("data-{name}=\"");
+    html.split_once("<body")
+        .and_then(|(_, b)| b.split_once('>'))
+        .and_then(|(attrs, _)| attrs.split_once(&key))
+        .and_then(|(_, v)| v.split('"').next())
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn the_session_page_shows_branches_deep_links_parts_and_context() {
+    let h = Home::new();
+    let file = h.session_dir().join(DEMO);
+    let s = h.serve(&[]);
+    let a = s.get(&format!("/session/{SID}"));
+    assert_eq!(status(&a), 200, "{a}");
+    let page = body(&a);
+    // The current branch, in order: the path from the root to the session's leaf.
+    let leaf = body_attr(page, "leaf");
+    let path = path_to(&file, &leaf);
+    assert_eq!(
+        sections(page),
+        path,
+        "the current branch's entries, in order"
+    );
+    // Every entry in the outline, the shown branch marked; each leaf but the shown one a
+    // branch to switch to.
+    assert!(page.contains("<nav class=\"outline\""));
+    let switches: Vec<String> = page
+        .split(&format!("class=\"switch\" href=\"/session/{SID}/leaf/"))
+        .skip(1)
+        .filter_map(|x| x.split('"').next().map(String::from))
+        .collect();
+    assert!(!switches.is_empty(), "other leaves to switch to");
+    // Switching branch: the path to that leaf.
+    let other = &switches[0];
+    let b = s.get(&format!("/session/{SID}/leaf/{other}"));
+    assert_eq!(status(&b), 200);
+    assert_eq!(sections(body(&b)), path_to(&file, other));
+    assert_ne!(path_to(&file, other), path);
+    // A deep link to an inner entry of another branch: that branch, the entry named.
+    let other_path = path_to(&file, other);
+    let inner = other_path
+        .iter()
+        .rev()
+        .find(|e| !path.contains(e) && *e != other)
+        .unwrap_or(other)
+        .clone();
+    let c = s.get(&format!("/session/{SID}/entry/{inner}"));
+    assert_eq!(status(&c), 200);
+    let shown = sections(body(&c));
+    assert!(shown.contains(&inner), "{inner} in {shown:?}");
+    assert_eq!(body_attr(body(&c), "target"), inner);
+    // A part: the entries before `at` of a branch's path, and nothing else.
+    let p = s.get(&format!("/session/{SID}/part?leaf={leaf}&at=3"));
+    assert_eq!(status(&p), 200);
+    assert_eq!(sections(body(&p)), path[..3].to_vec());
+    // The context at an entry: what `arbor context` computes there.
+    let at = &path[path.len() / 2];
+    let ctx = s.get(&format!("/session/{SID}/context/{at}"));
+    assert_eq!(status(&ctx), 200, "{ctx}");
+    let o = h.arbor(&["context", "--all", "--leaf", at, SID]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want: serde_json::Value = serde_json::from_slice(&o.stdout).expect("context json");
+    let n = want["messages"].as_array().map_or(0, Vec::len);
+    assert!(
+        body(&ctx).contains(&format!("{n} messages")),
+        "{n} messages: {}",
+        body(&ctx)
+    );
+    assert_eq!(body(&ctx).matches("<li class=\"r-").count(), n);
+    // Tool calls and file edits.
+    assert_eq!(status(&s.get(&format!("/session/{SID}/calls"))), 200);
+    assert_eq!(status(&s.get(&format!("/session/{SID}/edits"))), 200);
+    // Ids only: no path, no unknown id, no unknown entry.
+    assert_eq!(status(&s.get("/session/..%2F..%2Fetc%2Fpasswd")), 400);
+    assert_eq!(status(&s.get("/session/%2Fetc%2Fpasswd")), 400);
+    assert_eq!(status(&s.get("/session/nosuchsession")), 404);
+    assert_eq!(status(&s.get(&format!("/session/{SID}/entry/nosuch"))), 404);
+}
+
+#[test]
+fn a_planted_symlink_to_a_session_outside_is_not_served() {
+    let h = Home::new();
+    let outside = tempfile::tempdir().expect("tempdir");
+    let id = "01a2031c-0000-7000-8000-00000000beef";
+    let secret = outside.path().join("x.jsonl");
+    std::fs::write(
+        &secret,
+        format!("{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}}\n{{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"outside text\",\"timestamp\":1}}}}\n"),
+    )
+    .expect("write");
+    std::os::unix::fs::symlink(&secret, h.session_dir().join(format!("2026_{id}.jsonl")))
+        .expect("symlink");
+    let s = h.serve(&[]);
+    let a = s.get(&format!("/session/{id}"));
+    assert_eq!(status(&a), 404, "{a}");
+    assert!(!a.contains("outside text"));
+}
+
+/// A session whose every string is hostile: HTML, attribute breakers, a script, a
+/// `javascript:` link, and a secret.
+fn hostile(dir: &Path) -> (String, String) {
+    let id = "01a2031c-bad0-7000-8000-000000000bad".to_string();
+    let x = "<script>alert(1)</script><img src=x onerror=alert(2)>\"'><svg onload=alert(3)> [a](javascript:alert(4)) ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5";
+    let j = |s: &str| serde_json::Value::String(s.to_string()).to_string();
+    let lines = [
+        format!("{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":{}}}", j(x)),
+        format!("{{\"type\":\"message\",\"id\":\"u1\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":{},\"timestamp\":1}}}}", j(x)),
+        format!("{{\"type\":\"message\",\"id\":\"a1\",\"parentId\":\"u1\",\"timestamp\":\"2026-01-01T00:00:02.000Z\",\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"thinking\",\"thinking\":{x}}},{{\"type\":\"text\",\"text\":{x}}},{{\"type\":\"toolCall\",\"id\":\"c1\",\"name\":{x},\"arguments\":{{\"path\":{x}}}}}],\"model\":{x},\"usage\":{{\"input\":10,\"output\":5,\"cacheRead\":0,\"cacheWrite\":0,\"cost\":{{\"total\":0.25}}}},\"timestamp\":2}}}}", x = j(x)),
+        format!("{{\"type\":\"message\",\"id\":\"r1\",\"parentId\":\"a1\",\"timestamp\":\"2026-01-01T00:00:03.000Z\",\"message\":{{\"role\":\"toolResult\",\"toolCallId\":\"c1\",\"toolName\":{x},\"content\":[{{\"type\":\"text\",\"text\":{x}}}],\"timestamp\":3}}}}", x = j(x)),
+        format!("{{\"type\":\"label\",\"id\":\"l1\",\"parentId\":\"r1\",\"timestamp\":\"2026-01-01T00:00:04.000Z\",\"targetId\":\"a1\",\"label\":{}}}", j(x)),
+        format!("{{\"type\":\"session_info\",\"id\":\"n1\",\"parentId\":\"l1\",\"timestamp\":\"2026-01-01T00:00:05.000Z\",\"name\":{}}}", j(x)),
+    ];
+    let f = dir.join(format!("2026-01-01T00-00-00-000Z_{id}.jsonl"));
+    std::fs::write(&f, lines.join("\n") + "\n").expect("write");
+    (id, x.to_string())
+}
+
+#[test]
+fn hostile_text_is_inert_and_secrets_are_redacted() {
+    let h = Home::new();
+    let (id, _) = hostile(&h.session_dir());
+    let s = h.serve(&[]);
+    for p in [
+        format!("/session/{id}"),
+        format!("/session/{id}/entry/a1"),
+        format!("/session/{id}/context/r1"),
+        format!("/session/{id}/calls"),
+        format!("/session/{id}/edits"),
+        format!("/session/{id}/part?leaf=n1&at=2"),
+    ] {
+        let a = s.get(&p);
+        assert_eq!(status(&a), 200, "{p}: {a}");
+        let b = body(&a);
+        for bad in ["<script>alert", "<img src=x", "<svg", "href=\"javascript"] {
+            assert!(!b.contains(bad), "{p}: {bad} is live");
+        }
+        // No tag of the page carries a handler: the session's text is outside every tag.
+        for tag in b.split('<').skip(1).filter_map(|t| t.split('>').next()) {
+            assert!(
+                !tag.contains("onerror") && !tag.contains("onload"),
+                "{p}: <{tag}>"
+            );
+        }
+        assert!(!b.contains("ghp_aB3dE5fG7"), "{p}: the secret is served");
+        // The page's own script only, from the server.
+        assert_eq!(
+            b.matches("<script").count(),
+            b.matches("<script src=\"/assets/session.js\" defer></script>")
+                .count(),
+            "{p}"
+        );
+    }
+    let page = s.get(&format!("/session/{id}"));
+    assert!(body(&page).contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(body(&page).contains("[REDACTED:"));
+    // The turn's cost, as its usage says.
+    assert!(body(&page).contains("10 in · 5 out"), "cost per turn");
+    assert!(body(&page).contains("$0.2500"));
+    // --no-redact serves the secret (still escaped).
+    drop(s);
+    let s = h.serve(&["--no-redact"]);
+    assert!(body(&s.get(&format!("/session/{id}"))).contains("ghp_aB3dE5fG7"));
+}
+
+#[test]
+fn a_growing_session_sends_its_new_entries() {
+    let h = Home::new();
+    let file = h.session_dir().join(DEMO);
+    let s = h.serve(&[]);
+    let page = s.get(&format!("/session/{SID}"));
+    let leaf = body_attr(body(&page), "leaf");
+    let len = body_attr(body(&page), "len");
+    let mut conn = std::net::TcpStream::connect(&s.addr).expect("connect");
+    write!(
+        conn,
+        "GET /session/{SID}/events?leaf={leaf}&len={len} HTTP/1.1\r\nHost: {}\r\n\r\n",
+        s.addr
+    )
+    .expect("send");
+    conn.set_read_timeout(Some(Duration::from_secs(60))).ok();
+    let mut r = BufReader::new(conn);
+    let mut line = String::new();
+    // The answer's head: the stream is open before the file grows.
+    loop {
+        line.clear();
+        r.read_line(&mut line).expect("head");
+        if line == "\r\n" || line.is_empty() {
+            break;
+        }
+    }
+    let new = format!("{{\"type\":\"message\",\"id\":\"live0001\",\"parentId\":\"{leaf}\",\"timestamp\":\"2026-11-22T12:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"appended while open\",\"timestamp\":1}}}}\n");
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .expect("open")
+        .write_all(new.as_bytes())
+        .expect("append");
+    let start = Instant::now();
+    let mut got = String::new();
+    while start.elapsed() < Duration::from_secs(60) {
+        line.clear();
+        if r.read_line(&mut line).unwrap_or(0) == 0 {
+            break;
+        }
+        got.push_str(&line);
+        if got.contains("event: entries") && got.contains("live0001") {
+            break;
+        }
+    }
+    assert!(got.contains("event: entries"), "{got}");
+    assert!(got.contains("id=\\\"live0001\\\""), "{got}");
+    assert!(got.contains("appended while open"), "{got}");
+}
+
+/// The CSRF token of a page's write forms.
+fn csrf(page: &str) -> String {
+    page.split_once("name=\"csrf\" value=\"")
+        .and_then(|(_, v)| v.split('"').next())
+        .unwrap_or("")
+        .to_string()
+}
+
+fn post(s: &Served, path: &str, form: &str, extra: &[(&str, &str)]) -> String {
+    let mut headers = vec![("Content-Type", "application/x-www-form-urlencoded")];
+    headers.extend_from_slice(extra);
+    s.request("POST", path, &headers, form.as_bytes())
+}
+
+/// The last line of a session file as JSON.
+fn last_line(file: &Path) -> serde_json::Value {
+    let t = std::fs::read_to_string(file).expect("read");
+    serde_json::from_str(t.lines().last().expect("a line")).expect("json")
+}
+
+#[test]
+fn writes_are_refused_without_the_flag_the_token_or_the_origin() {
+    let h = Home::new();
+    let file = h.session_dir().join(DEMO);
+    let before = std::fs::read(&file).expect("read");
+    let s = h.serve(&[]);
+    let page = s.get(&format!("/session/{SID}"));
+    assert!(
+        !body(&page).contains("<form"),
+        "no forms without --allow-writes"
+    );
+    let a = post(&s, &format!("/session/{SID}/rename"), "csrf=x&name=n", &[]);
+    assert_eq!(status(&a), 403, "{a}");
+    drop(s);
+    let s = h.serve(&["--allow-writes"]);
+    let page = s.get(&format!("/session/{SID}"));
+    let token = csrf(body(&page));
+    assert_eq!(token.len(), 32, "the forms carry the token");
+    for (form, hdr) in [
+        ("name=n".to_string(), vec![]),
+        ("csrf=0123&name=n".to_string(), vec![]),
+        (
+            format!("csrf={token}&name=n"),
+            vec![("Origin", "http://evil.example")],
+        ),
+        (
+            format!("csrf={token}&name=n"),
+            vec![("Sec-Fetch-Site", "cross-site")],
+        ),
+    ] {
+        for w in ["rename", "label", "fork", "trash"] {
+            let a = post(&s, &format!("/session/{SID}/{w}"), &form, &hdr);
+            assert_eq!(status(&a), 403, "{w} {form} {hdr:?}: {a}");
+        }
+    }
+    assert_eq!(
+        std::fs::read(&file).expect("read"),
+        before,
+        "nothing written"
+    );
+    let n = std::fs::read_dir(h.session_dir()).expect("dir").count();
+    assert_eq!(n, 1, "no fork made");
+}
+
+#[test]
+fn writes_leave_the_file_as_the_cli_does() {
+    let h = Home::new();
+    let file = h.session_dir().join(DEMO);
+    // The CLI's rename, on a copy elsewhere.
+    let copy_dir = tempfile::tempdir().expect("tempdir");
+    let copy = copy_dir.path().join(DEMO);
+    std::fs::copy(&file, &copy).expect("copy");
+    let o = h.arbor(&[
+        "name",
+        copy.to_str().expect("utf-8"),
+        "Renamed in the browser",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = h.serve(&["--allow-writes"]);
+    let page = s.get(&format!("/session/{SID}"));
+    let token = csrf(body(&page));
+    let origin = format!("http://{}", s.addr);
+    let same = [
+        ("Origin", origin.as_str()),
+        ("Sec-Fetch-Site", "same-origin"),
+    ];
+    let a = post(
+        &s,
+        &format!("/session/{SID}/rename"),
+        &format!("csrf={token}&name=Renamed+in+the+browser"),
+        &same,
+    );
+    assert_eq!(status(&a), 200, "{a}");
+    let (mine, cli) = (last_line(&file), last_line(&copy));
+    for k in ["type", "name", "parentId"] {
+        assert_eq!(mine[k], cli[k], "{k}");
+    }
+    assert_eq!(mine["type"], "session_info");
+    // The page shows the new name.
+    assert!(body(&s.get(&format!("/session/{SID}"))).contains("<h1>Renamed in the browser</h1>"));
+    // A label on an entry: pi's label entry, which the tree shows.
+    let leaf = body_attr(body(&page), "leaf");
+    let target = path_to(&file, &leaf)[1].clone();
+    let a = post(
+        &s,
+        &format!("/session/{SID}/label"),
+        &format!("csrf={token}&entry={target}&label=checkpoint"),
+        &same,
+    );
+    assert_eq!(status(&a), 200, "{a}");
+    let l = last_line(&file);
+    assert_eq!(
+        (
+            l["type"].as_str(),
+            l["targetId"].as_str(),
+            l["label"].as_str()
+        ),
+        (Some("label"), Some(target.as_str()), Some("checkpoint"))
+    );
+    assert!(body(&s.get(&format!("/session/{SID}")))
+        .contains("<span class=\"label\">checkpoint</span>"));
+    // A fork at an entry: a new session, as `arbor fork --at` makes it.
+    let a = post(
+        &s,
+        &format!("/session/{SID}/fork"),
+        &format!("csrf={token}&entry={target}"),
+        &same,
+    );
+    assert_eq!(status(&a), 200, "{a}");
+    assert!(body(&a).contains("--session"), "the resume command: {a}");
+    let forks: Vec<PathBuf> = std::fs::read_dir(h.session_dir())
+        .expect("dir")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| *p != file)
+        .collect();
+    assert_eq!(forks.len(), 1);
+    let o = h.arbor(&[
+        "fork",
+        "--json",
+        "--at",
+        &target,
+        file.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let cli: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let cli_file = PathBuf::from(cli["path"].as_str().expect("path"));
+    // Each entry as it is, but a label's own id (a fork writes its labels anew).
+    let strip = |p: &Path| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(p)
+            .expect("read")
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let mut v: serde_json::Value = serde_json::from_str(l).expect("json");
+                if v["type"] == "label" {
+                    v["id"] = serde_json::Value::Null;
+                }
+                v
+            })
+            .collect()
+    };
+    assert_eq!(
+        strip(&forks[0]),
+        strip(&cli_file),
+        "the fork's entries are the CLI's"
+    );
+    let new_id = body(&a)
+        .split_once("<a href=\"/session/")
+        .and_then(|(_, r)| r.split('"').next())
+        .unwrap_or("")
+        .to_string();
+    assert_eq!(
+        status(&s.get(&format!("/session/{new_id}"))),
+        200,
+        "the new session opens"
+    );
+}
+
+#[test]
+fn another_agents_session_opens_read_only_with_its_import_hint() {
+    let h = Home::new();
+    let id = "0b7c3f0e-1111-4222-8333-444455556666";
+    let to = h.tmp.path().join(".claude/projects/-work-app");
+    std::fs::create_dir_all(&to).expect("dirs");
+    let from = root().join("goldens/agents/claude/projects/-work-app");
+    std::fs::copy(
+        from.join(format!("{id}.jsonl")),
+        to.join(format!("{id}.jsonl")),
+    )
+    .expect("copy");
+    let before = std::fs::read(to.join(format!("{id}.jsonl"))).expect("read");
+    let s = h.serve(&["--allow-writes"]);
+    let a = s.get(&format!("/session/{id}"));
+    assert_eq!(status(&a), 200, "{a}");
+    let b = body(&a);
+    assert!(b.contains("read only"), "{b}");
+    assert!(b.contains("arbor import"), "the import hint");
+    assert!(!sections(b).is_empty(), "its entries");
+    assert!(
+        !b.contains("<form"),
+        "no write forms for another agent's session"
+    );
+    // A write is refused with the hint, and the source is untouched.
+    let page = s.get(&format!("/session/{SID}"));
+    let token = csrf(body(&page));
+    let a = post(
+        &s,
+        &format!("/session/{id}/rename"),
+        &format!("csrf={token}&name=x"),
+        &[],
+    );
+    assert_eq!(status(&a), 403, "{a}");
+    assert!(body(&a).contains("arbor import"), "{a}");
+    assert_eq!(
+        std::fs::read(to.join(format!("{id}.jsonl"))).expect("read"),
+        before
+    );
+}

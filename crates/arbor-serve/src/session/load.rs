@@ -1,0 +1,336 @@
+//! A session named by its id, found and loaded: the catalog resolves the id to its file (the
+//! locator's walk when the catalog does not know it), the file is checked to lie in the
+//! directories served ([`arbor_store::locate::served_session_file`], `arbor mcp`'s check),
+//! mapped as `arbor export` maps it (lean: [`arbor_store::load_doc_lean`]), omp blob references replaced by their blobs, and redacted
+//! as `arbor export` redacts ([`arbor_view::redact`]) unless `--no-redact`. Another agent's
+//! session (Claude Code, Codex, opencode) in the served scope
+//! ([`arbor_index::Catalog::foreign_in_scope`], as `arbor mcp` finds them) is read in memory
+//! as `arbor import` would make it ([`arbor_agents::open_as_doc`], what `arbor show` does),
+//! nothing written, and served read-only. A client never names a path: an id is letters,
+//! digits, `-` and `_` only.
+use crate::{App, ServeError};
+use arbor_core::doc::SessionDoc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// A session loaded for the pages: its file, its document (redacted unless `--no-redact`),
+/// and the secrets left in its long strings (replaced as the renderer reads them).
+pub struct Loaded {
+    /// The session's file (its real path).
+    pub path: PathBuf,
+    /// The document.
+    pub doc: SessionDoc,
+    /// What [`arbor_view::redact`] deferred to the renderer (empty unredacted).
+    pub redactions: arbor_view::Redactions,
+    /// Whether `doc` was redacted.
+    pub redacted: bool,
+    /// The file's length when it was read.
+    pub len: u64,
+    /// Another agent's session, read in memory (read-only; its row says how to import it).
+    pub foreign: Option<arbor_index::ForeignRow>,
+    /// The tree's outline, made once (building the tree reads every entry's line).
+    pub outline: std::sync::OnceLock<arbor_view::agent::Outline>,
+    /// The last branch asked for: its leaf and path (walking a long path reads its lines).
+    pub last_path: Mutex<Option<(usize, Arc<Vec<usize>>)>>,
+}
+
+impl Loaded {
+    fn new(
+        path: PathBuf,
+        doc: SessionDoc,
+        redactions: arbor_view::Redactions,
+        redacted: bool,
+        len: u64,
+        foreign: Option<arbor_index::ForeignRow>,
+    ) -> Loaded {
+        Loaded {
+            path,
+            doc,
+            redactions,
+            redacted,
+            len,
+            foreign,
+            outline: std::sync::OnceLock::new(),
+            last_path: Mutex::new(None),
+        }
+    }
+
+    /// A document loaded from memory, unredacted (the unit tests').
+    #[cfg(test)]
+    pub fn for_test(doc: SessionDoc) -> Loaded {
+        Loaded::new(
+            PathBuf::from("s.jsonl"),
+            doc,
+            arbor_view::Redactions::default(),
+            false,
+            0,
+            None,
+        )
+    }
+
+    /// The path from the root to `leaf` (kept for the last leaf asked).
+    pub fn path_to(&self, leaf: usize) -> Arc<Vec<usize>> {
+        if let Ok(last) = self.last_path.lock() {
+            if let Some((l, p)) = last.as_ref() {
+                if *l == leaf {
+                    return p.clone();
+                }
+            }
+        }
+        let p = Arc::new(self.doc.index().path(&self.doc, leaf).entries);
+        if let Ok(mut last) = self.last_path.lock() {
+            *last = Some((leaf, p.clone()));
+        }
+        p
+    }
+
+    /// The outline of the tree ([`arbor_view::agent::outline`], its first `limit` lines),
+    /// made once.
+    pub fn outline(&self, limit: usize) -> &arbor_view::agent::Outline {
+        self.outline.get_or_init(|| {
+            arbor_view::agent::outline(
+                &self.doc,
+                &arbor_view::agent::OutlineOpts {
+                    full: false,
+                    start: 0,
+                    limit,
+                },
+            )
+        })
+    }
+}
+
+/// While it lives, the pages of a large document's map go back to the page cache a few
+/// times a second ([`arbor_store::release_pages`], on a thread of its own): a request that
+/// reads every entry (the tree, a long path) keeps only what it read in the last moment
+/// resident, so that opening a 1 GB session does not make the file resident whole. Pages
+/// read again fault back in from the page cache.
+pub struct Releaser {
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Documents at least this large are released while a request reads them.
+const RELEASE_FROM: usize = 64 << 20;
+
+impl Releaser {
+    /// Starts releasing `l`'s pages (nothing for a small document).
+    pub fn new(l: &Arc<Loaded>) -> Releaser {
+        if l.doc.base_bytes().len() < RELEASE_FROM {
+            return Releaser {
+                stop: None,
+                thread: None,
+            };
+        }
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let doc = l.clone();
+        let thread = std::thread::Builder::new()
+            .name("arbor-serve-release".into())
+            .spawn(move || loop {
+                arbor_store::release_pages(doc.doc.base_bytes());
+                match rx.recv_timeout(std::time::Duration::from_millis(50)) {
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                    _ => return,
+                }
+            })
+            .ok();
+        Releaser {
+            stop: Some(tx),
+            thread,
+        }
+    }
+}
+
+impl Drop for Releaser {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Loaded {
+    /// The export's options for this document (redacted as it was).
+    pub fn export_opts(&self) -> arbor_view::Options<'_> {
+        let o = arbor_view::Options::default();
+        if self.redacted {
+            o.redacted(&self.redactions)
+        } else {
+            o
+        }
+    }
+}
+
+/// Whether `id` may name a session: 1 to 200 letters, digits, `-`, `_` (never a path).
+pub fn plain_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 200
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// The session file of id `id` among those served.
+pub fn resolve(app: &App, id: &str) -> Result<PathBuf, ServeError> {
+    if !plain_id(id) {
+        return Err(ServeError::BadRequest(format!(
+            "not a session id: {id:?} (a session is named by its id)"
+        )));
+    }
+    let roots = app.loc.served_roots(app.opts.dir.as_deref());
+    // The catalog first: one query, not a walk of every directory.
+    let known = app.catalog()?.files_with_id_prefix(id)?;
+    let exact: Vec<PathBuf> = known
+        .into_iter()
+        .filter(|p| arbor_store::discover::header_id(p).is_some_and(|h| h.eq_ignore_ascii_case(id)))
+        .filter_map(|p| arbor_store::locate::served_session_file(&roots, &p).ok())
+        .collect();
+    if let [one] = exact.as_slice() {
+        return Ok(one.clone());
+    }
+    let p = app
+        .loc
+        .resolve_session(id)
+        .map_err(|e| ServeError::NotFound(format!("{id}: {e}")))?;
+    arbor_store::locate::served_session_file(&roots, &p)
+        .map_err(|why| ServeError::NotFound(format!("{id}: {why}")))
+}
+
+/// What says a file is the one read before ([`arbor_store::FileStamp`]).
+pub use arbor_store::FileStamp as Stamp;
+
+/// The last session loaded (one: a person reads one session page after page; a 1 GB
+/// session is parsed and redacted once, not once per part).
+static LAST: Mutex<Option<(Stamp, Arc<Loaded>)>> = Mutex::new(None);
+
+/// The session of id `id`, loaded (the one kept when its file has not changed); another
+/// agent's session of that id when no pi or omp session has it.
+pub fn load(app: &App, id: &str) -> Result<Arc<Loaded>, ServeError> {
+    match resolve(app, id) {
+        Ok(path) => load_path(app, &path),
+        Err(e @ ServeError::NotFound(_)) => match foreign_row(app, id)? {
+            Some(r) => load_foreign(app, r),
+            None => Err(e),
+        },
+        Err(e) => Err(e),
+    }
+}
+
+/// Another agent's session of id `id` among those served (its exact id).
+pub fn foreign_row(app: &App, id: &str) -> Result<Option<arbor_index::ForeignRow>, ServeError> {
+    if !plain_id(id) {
+        return Ok(None);
+    }
+    let rows = app.catalog()?.foreign_in_scope(app.opts.scope(), None, None)?;
+    Ok(rows
+        .into_iter()
+        .find(|r| r.summary.id.eq_ignore_ascii_case(id)))
+}
+
+/// Another agent's session read in memory as `arbor import` would make it, redacted.
+fn load_foreign(app: &App, r: arbor_index::ForeignRow) -> Result<Arc<Loaded>, ServeError> {
+    let source = arbor_agents::open::source_of(r.agent, &r.source, &r.summary.id);
+    let o = arbor_agents::open_as_doc(&source, Some(&r.summary.id))
+        .map_err(|e| ServeError::Other(format!("session {}: {e}", r.summary.id)))?;
+    let mut doc = o.doc;
+    let (redacted, redactions) = if app.opts.redact {
+        let (_, red) = arbor_view::redact(&mut doc)
+            .map_err(|e| ServeError::Other(format!("session {}: {e}", r.summary.id)))?;
+        (true, red)
+    } else {
+        (false, arbor_view::Redactions::default())
+    };
+    Ok(Arc::new(Loaded::new(
+        o.session.path,
+        doc,
+        redactions,
+        redacted,
+        0,
+        Some(r),
+    )))
+}
+
+/// The session file `path` (already resolved and checked), loaded.
+pub fn load_path(app: &App, path: &Path) -> Result<Arc<Loaded>, ServeError> {
+    let stamp = Stamp::of(path);
+    if let (Some(s), Ok(last)) = (stamp, LAST.lock()) {
+        if let Some((ls, l)) = last.as_ref() {
+            if *ls == s && l.path == path && l.redacted == app.opts.redact {
+                return Ok(l.clone());
+            }
+        }
+    }
+    let what = |e: &dyn std::fmt::Display| ServeError::Other(format!("{}: {e}", path.display()));
+    // Lean: the pages the parse has passed go back to the page cache as it goes, so that a
+    // 1 GB session does not become resident whole (the redaction releases behind itself too,
+    // and each answer releases what it read: [`done`]).
+    let mut doc = arbor_store::load_doc_lean(path).map_err(|e| what(&e))?;
+    if !doc.blob_ref_lines().is_empty() {
+        let store = arbor_store::blobs::BlobStore::new(arbor_store::blobs::blob_dir_for_session(
+            path,
+            app.loc.agent_override(),
+        ));
+        arbor_store::blobs::resolve_doc_blobs(&mut doc, &store, true).map_err(|e| what(&e))?;
+    }
+    let (redacted, redactions) = if app.opts.redact {
+        let (_, r) = arbor_view::redact(&mut doc).map_err(|e| what(&e))?;
+        (true, r)
+    } else {
+        (false, arbor_view::Redactions::default())
+    };
+    let loaded = Arc::new(Loaded::new(
+        path.to_path_buf(),
+        doc,
+        redactions,
+        redacted,
+        stamp.map_or(0, |s| s.len),
+        None,
+    ));
+    // Kept only when the file did not change while it was read (and no map was cut short
+    // meanwhile: as `arbor mcp` keeps its last session).
+    if stamp.is_some() && Stamp::of(path) == stamp && !arbor_store::FileBytes::any_open_map_cut() {
+        if let (Some(s), Ok(mut last)) = (stamp, LAST.lock()) {
+            *last = Some((s, loaded.clone()));
+        }
+    }
+    Ok(loaded)
+}
+
+/// A reader is done with `l` for this request: the pages of its map go back to the page
+/// cache (as `arbor mcp` does after each call), so that a server that showed a 1 GB session
+/// does not hold it resident.
+pub fn done(l: &Loaded) {
+    arbor_store::release_pages(l.doc.base_bytes());
+}
+
+/// The entry of `doc` with id `entry`, else a 404 naming it.
+pub fn entry(doc: &SessionDoc, entry: &str) -> Result<usize, ServeError> {
+    arbor_view::agent::entry_index(doc, entry).map_err(|e| ServeError::NotFound(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_id;
+
+    #[test]
+    fn a_session_is_named_by_a_plain_id_never_a_path() {
+        for ok in ["01a2031c-a4c8-72e3-9ce7-b742438e02ad", "abc_DEF-1", "x"] {
+            assert!(plain_id(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "../etc/passwd",
+            "/etc/passwd",
+            "a/b",
+            "s.jsonl",
+            "..",
+            "a b",
+            "a\0b",
+            "ü",
+            &"a".repeat(201),
+        ] {
+            assert!(!plain_id(bad), "{bad:?}");
+        }
+    }
+}
