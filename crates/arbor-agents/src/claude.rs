@@ -14,7 +14,10 @@ use crate::model::{
 };
 use crate::AgentError;
 use serde_json::{Map, Value};
-use std::collections::{HashMap, HashSet};
+use std::borrow::Cow;
+// The reader's maps (ids, uuids, message ids): std's maps with foldhash's hasher, seeded per
+// process (SipHash and its rehashing were some 4-5% of a cold listing's CPU time).
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::path::{Path, PathBuf};
 
 /// What the first pass keeps of a line: where it is, its members (byte ranges) and its place
@@ -514,7 +517,7 @@ fn sidechain_groups<'a>(side: &[&'a Info]) -> Vec<Vec<&'a Info>> {
 }
 
 /// The conversion of one chain of records (a session or one sidechain) into nodes.
-fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
+fn convert<'a>(bytes: &[u8], chain: &[&'a Info], out: &mut Session, detail: Detail) {
     let mut slim = Vec::new();
     // Every record's parent, so that a line skipped (or not yet seen) passes its children on.
     let parents: HashMap<&str, Option<&str>> = chain
@@ -522,9 +525,11 @@ fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
         .filter_map(|i| i.uuid.as_deref().map(|u| (u, i.parent.as_deref())))
         .collect();
     // Sized once: every record with a uuid is mapped, most replies are one or a few lines.
-    let mut mapped: HashMap<String, Option<usize>> = HashMap::with_capacity(parents.len());
+    // Keyed by the uuid the first pass kept (borrowed, not copied again per record).
+    let mut mapped: HashMap<Cow<'a, str>, Option<usize>> = HashMap::with_capacity(parents.len());
+    // Each reply's node by its `message.id`; a reply whose id is here already has had its
+    // usage counted (usage once per reply).
     let mut by_msg: HashMap<String, usize> = HashMap::with_capacity(chain.len() / 2);
-    let mut usage_seen: HashSet<String> = HashSet::with_capacity(chain.len() / 2);
     let mut tool_names: HashMap<String, String> = HashMap::new();
     let mut last_model: Option<String> = None;
     let mut fallback_ts = 0i64;
@@ -532,7 +537,7 @@ fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
     // `stop_reason: null`).
     let mut stopped: HashSet<usize> = HashSet::new();
 
-    let resolve = |mapped: &HashMap<String, Option<usize>>, start: Option<&str>| {
+    let resolve = |mapped: &HashMap<Cow<'a, str>, Option<usize>>, start: Option<&str>| {
         let mut at = start;
         let mut steps = 0usize;
         while let Some(u) = at {
@@ -582,9 +587,16 @@ fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
             s(m, "parentUuid")
         };
         let parent = resolve(&mapped, parent_uuid);
-        let pass = |mapped: &mut HashMap<String, Option<usize>>| {
+        // The uuid as `mapped`'s key: the first pass's copy when it is the same string.
+        let map_key = |u: &str| -> Cow<'a, str> {
+            match info.uuid.as_deref() {
+                Some(kept) if kept == u => Cow::Borrowed(kept),
+                _ => Cow::Owned(u.to_string()),
+            }
+        };
+        let pass = |mapped: &mut HashMap<Cow<'a, str>, Option<usize>>| {
             if let Some(u) = uuid {
-                mapped.insert(u.to_string(), parent);
+                mapped.insert(map_key(u), parent);
             }
         };
         match t {
@@ -624,7 +636,7 @@ fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
                         }),
                     };
                     if let Some(u) = uuid {
-                        mapped.insert(u.to_string(), Some(idx));
+                        mapped.insert(map_key(u), Some(idx));
                     }
                     continue;
                 }
@@ -649,7 +661,7 @@ fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
                     }));
                 }
                 if let Some(u) = uuid {
-                    mapped.insert(u.to_string(), at);
+                    mapped.insert(map_key(u), at);
                 }
             }
             "assistant" => {
@@ -701,7 +713,7 @@ fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
                 }
                 // Usage once per reply: a copy of a reply elsewhere in the tree counts none.
                 let usage = match &mid {
-                    Some(id) if !usage_seen.insert(id.clone()) => Usage::default(),
+                    Some(id) if by_msg.contains_key(id) => Usage::default(),
                     _ => usage,
                 };
                 let idx = out.push(Node {
@@ -726,7 +738,7 @@ fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
                     by_msg.insert(id, idx);
                 }
                 if let Some(u) = uuid {
-                    mapped.insert(u.to_string(), Some(idx));
+                    mapped.insert(map_key(u), Some(idx));
                 }
             }
             "system" if s(m, "subtype") == Some("compact_boundary") => {
@@ -743,7 +755,7 @@ fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
                     }),
                 });
                 if let Some(u) = uuid {
-                    mapped.insert(u.to_string(), Some(idx));
+                    mapped.insert(map_key(u), Some(idx));
                 }
             }
             "system" => {

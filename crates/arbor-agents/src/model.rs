@@ -262,6 +262,17 @@ pub struct Compaction {
     pub first_kept: Option<usize>,
 }
 
+/// One more `kind` in `counts` (its name copied only the first time: a reader counts most
+/// lines of a file here).
+fn count(counts: &mut BTreeMap<String, u64>, kind: &str) {
+    match counts.get_mut(kind) {
+        Some(n) => *n += 1,
+        None => {
+            counts.insert(kind.to_string(), 1);
+        }
+    }
+}
+
 /// What a reader skipped, and why: a bad line is never fatal.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Report {
@@ -281,12 +292,12 @@ impl Report {
 
     /// Counts an unknown record type.
     pub fn unknown(&mut self, kind: &str) {
-        *self.unknown.entry(kind.to_string()).or_default() += 1;
+        count(&mut self.unknown, kind);
     }
 
     /// Counts a skipped record.
     pub fn skip(&mut self, kind: &str) {
-        *self.skipped.entry(kind.to_string()).or_default() += 1;
+        count(&mut self.skipped, kind);
     }
 
     /// Whether nothing was bad or unknown.
