@@ -328,27 +328,61 @@ fn slim_record(line: &[u8], f: &arbor_core::entry::Fields, detail: Detail, out: 
     out.push(b'}');
 }
 
-/// A message object with its `content` blocks slimmed ([`slim_block`]), into `out`.
+/// The members of a message the conversion reads (`content`, `id`, `model`, `usage`,
+/// `stop_reason`), and of its usage (the four token counts): at the listing's detail the others
+/// (`type`, `role`, `stop_sequence`, `container`, usage's `service_tier`, `cache_creation`,
+/// `server_tool_use`, ...) are left out before the message is parsed. A key written with
+/// escapes is kept (the parser decodes it: it may be one of these).
+const MESSAGE_MEMBERS: [&[u8]; 5] = [b"content", b"id", b"model", b"usage", b"stop_reason"];
+const USAGE_MEMBERS: [&[u8]; 4] = [
+    b"input_tokens",
+    b"output_tokens",
+    b"cache_read_input_tokens",
+    b"cache_creation_input_tokens",
+];
+
+/// A message object as the listing reads it, into `out`: only [`MESSAGE_MEMBERS`] (its usage
+/// only [`USAGE_MEMBERS`]), its `content` blocks slimmed ([`slim_block`]).
 fn slim_message(raw: &[u8], out: &mut Vec<u8>) {
     use arbor_core::json::ValueKind;
     let Ok(scan) = arbor_core::json::scan_object(raw) else {
         out.extend_from_slice(raw);
         return;
     };
-    jsonl::rebuild(raw, &scan, out, |key, value, kind, out| {
-        if key != b"content" || kind != ValueKind::Array {
-            return false;
-        }
-        out.push(b'[');
-        for (i, item) in arbor_core::json::array_items(value).into_iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
+    let read = |names: &[&[u8]], key: &[u8]| names.contains(&key) || key.contains(&b'\\');
+    jsonl::rebuild_some(
+        raw,
+        &scan,
+        out,
+        |key| read(&MESSAGE_MEMBERS, key),
+        |key, value, kind, out| {
+            if key == b"usage" && kind == ValueKind::Object {
+                let Ok(usage) = arbor_core::json::scan_object(value) else {
+                    return false;
+                };
+                jsonl::rebuild_some(
+                    value,
+                    &usage,
+                    out,
+                    |k| read(&USAGE_MEMBERS, k),
+                    |_, _, _, _| false,
+                );
+                return true;
             }
-            slim_block(&value[item], out);
-        }
-        out.push(b']');
-        true
-    });
+            if key != b"content" || kind != ValueKind::Array {
+                return false;
+            }
+            out.push(b'[');
+            for (i, item) in arbor_core::json::array_items(value).into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                slim_block(&value[item], out);
+            }
+            out.push(b']');
+            true
+        },
+    );
 }
 
 /// A content block as the listing reads it, into `out`: a tool result's `content` as `""`, a
