@@ -14,8 +14,9 @@ pub enum Detail {
     /// What a listing needs ([`crate::listing::summaries`]: rows, spends, search texts): the
     /// same nodes, tree, titles, times and usage as [`Detail::Full`], but tool results'
     /// content, tool calls' arguments, thinking signatures and images' data are never
-    /// parsed (the nodes are there, those fields empty or placeholders). The bulk of a
-    /// session's bytes is in those fields. (Claude Code and Codex.)
+    /// parsed (the nodes are there, those fields empty or placeholders), nor a Claude Code
+    /// message's members the conversion does not read. The bulk of a session's bytes is in
+    /// those fields. (Claude Code and Codex.)
     Listing,
 }
 
