@@ -10,6 +10,15 @@
 #
 #   bench/agents-listing.sh                 # 1,000 files of each, about 1 GB each; 3 runs
 #   N=200 TOTAL_MB=200 RUNS=5 bench/agents-listing.sh
+#   BASE=/work/main/target/release/arbor bench/agents-listing.sh   # and another build, side by side
+#   SEARCH=1 bench/agents-listing.sh        # and a warm search over 10,000 pi + 3,000 others' sessions
+#
+# BASE: another arbor binary (e.g. main's release build) whose Claude Code and Codex listings
+# are measured right after this build's, the same way.
+# SEARCH=1: a catalog over one home holding 10,000 pi sessions (200 MB, gen-sessions.sh),
+# 2,000 Claude Code files and 1,000 Codex rollouts (30 KB each), built once; then
+# `arbor search --all --json fix` and `arbor search --agent claude --all --json "tree module"`
+# timed warm (medians of SEARCH_RUNS, default 11; with BASE, both builds alternating).
 #
 # Data under $ARBOR_BENCH_DIR (default /tmp/arbor-bench-agents), kept for the next run:
 # pi's made by bench/gen-sessions.sh (arbor-gen), Claude Code's by bench/gen-claude.py,
@@ -46,13 +55,14 @@ if [[ $CODEX == 1 && ! -d $CX_DIR ]]; then
 		"python3 '$ROOT/bench/gen-codex.py' '$CX_DIR.tmp/'rollout-2026-09-01T00-00-00-\$(printf '%08d' {})-0000-7000-8000-000000000000.jsonl $MB {}"
 	mv "$CX_DIR.tmp" "$CX_DIR"
 fi
+ARBOR=${ARBOR:-$BIN/arbor} # the binary measured (measure_with sets it for BASE)
 # One timed run: prints "wall cpu rss_kb".
 run() { # HOME CATALOG ARGS...
 	local home=$1 cat=$2; shift 2
 	rm -f "$cat" "$cat-wal" "$cat-shm" "$cat.stamp"
 	HOME=$home ARBOR_CATALOG=$cat XDG_DATA_HOME=$home/.local/share \
 		/usr/bin/time -f "%e %U %S %M" -o "$SCRATCH/time.txt" \
-		nice -n "$NICE" "$BIN/arbor" "$@" >/dev/null 2>"$SCRATCH/stderr.txt" || { cat "$SCRATCH/stderr.txt" >&2; exit 1; }
+		nice -n "$NICE" "$ARBOR" "$@" >/dev/null 2>"$SCRATCH/stderr.txt" || { cat "$SCRATCH/stderr.txt" >&2; exit 1; }
 	awk '{printf "%s %.2f %s\n", $1, $2 + $3, $4}' "$SCRATCH/time.txt"
 }
 median() { sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
@@ -92,5 +102,35 @@ verdict claude "$cl_ls" "$cl_ls_c"
 if [[ $CODEX == 1 ]]; then
 	read -r cx_ls cx_ls_c < <(measure "codex: arbor ls --all, no catalog" "$CX_BYTES" "$CX_HOME" ls --all)
 	verdict codex "$cx_ls" "$cx_ls_c"
+fi
+if [[ -n ${BASE:-} ]]; then
+	ARBOR=$BASE measure "claude: arbor ls --all, BASE" "$CL_BYTES" "$CL_HOME" ls --all >/dev/null
+	[[ $CODEX == 1 ]] && ARBOR=$BASE measure "codex: arbor ls --all, BASE" "$CX_BYTES" "$CX_HOME" ls --all >/dev/null
+fi
+if [[ ${SEARCH:-0} == 1 ]]; then
+	SH="$SCRATCH/search"
+	if [[ ! -d $SH/done ]]; then
+		bash "$ROOT/bench/gen-sessions.sh" "$SH/.pi/agent/sessions/--work-bench--" 10000 200 "$BIN"
+		mkdir -p "$SH/.claude/projects/-work-bench" "$SH/.codex/sessions/2026/09/01"
+		seq 1 2000 | xargs -P "$(nproc)" -I{} sh -c \
+			"python3 '$ROOT/bench/gen-claude.py' '$SH/.claude/projects/-work-bench/'\$(printf '%08d' {})-0000-4000-8000-000000000000.jsonl 0.03 {} >/dev/null"
+		seq 1 1000 | xargs -P "$(nproc)" -I{} sh -c \
+			"python3 '$ROOT/bench/gen-codex.py' '$SH/.codex/sessions/2026/09/01/'rollout-2026-09-01T00-00-00-\$(printf '%08d' {})-0000-7000-8000-000000000000.jsonl 0.03 {} >/dev/null"
+		mkdir "$SH/done"
+	fi
+	rm -f "$SH/catalog.db"*
+	HOME=$SH ARBOR_CATALOG=$SH/catalog.db XDG_DATA_HOME=$SH/.local/share "$BIN/arbor" index >/dev/null 2>&1
+	HOME=$SH ARBOR_CATALOG=$SH/catalog.db XDG_DATA_HOME=$SH/.local/share "$BIN/arbor" ls --all >/dev/null 2>&1
+	echo "search over 10,000 pi + 3,000 other agents' sessions, warm catalog, load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+	timed() { # BINARY LABEL ARGS...
+		local b=$1 label=$2; shift 2
+		HOME=$SH ARBOR_CATALOG=$SH/catalog.db XDG_DATA_HOME=$SH/.local/share \
+			"$BIN/arbor-timeit" -n "${SEARCH_RUNS:-11}" --warmup 1 --ok-status 1 --label "$label" -- \
+			nice -n "$NICE" "$b" "$@" >&2 2>/dev/null
+	}
+	for b in "$BIN/arbor" ${BASE:-}; do
+		timed "$b" "$b search --all fix" search --all --json fix
+		timed "$b" "$b search --agent claude --all 'tree module'" search --agent claude --all --json "tree module"
+	done
 fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2

@@ -14,7 +14,10 @@ use crate::model::{
 };
 use crate::AgentError;
 use serde_json::{Map, Value};
-use std::collections::{HashMap, HashSet};
+use std::borrow::Cow;
+// The reader's maps (ids, uuids, message ids): std's maps with foldhash's hasher, seeded per
+// process (SipHash and its rehashing were some 4-5% of a cold listing's CPU time).
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::path::{Path, PathBuf};
 
 /// What the first pass keeps of a line: where it is, its members (byte ranges) and its place
@@ -325,27 +328,61 @@ fn slim_record(line: &[u8], f: &arbor_core::entry::Fields, detail: Detail, out: 
     out.push(b'}');
 }
 
-/// A message object with its `content` blocks slimmed ([`slim_block`]), into `out`.
+/// The members of a message the conversion reads (`content`, `id`, `model`, `usage`,
+/// `stop_reason`), and of its usage (the four token counts): at the listing's detail the others
+/// (`type`, `role`, `stop_sequence`, `container`, usage's `service_tier`, `cache_creation`,
+/// `server_tool_use`, ...) are left out before the message is parsed. A key written with
+/// escapes is kept (the parser decodes it: it may be one of these).
+const MESSAGE_MEMBERS: [&[u8]; 5] = [b"content", b"id", b"model", b"usage", b"stop_reason"];
+const USAGE_MEMBERS: [&[u8]; 4] = [
+    b"input_tokens",
+    b"output_tokens",
+    b"cache_read_input_tokens",
+    b"cache_creation_input_tokens",
+];
+
+/// A message object as the listing reads it, into `out`: only [`MESSAGE_MEMBERS`] (its usage
+/// only [`USAGE_MEMBERS`]), its `content` blocks slimmed ([`slim_block`]).
 fn slim_message(raw: &[u8], out: &mut Vec<u8>) {
     use arbor_core::json::ValueKind;
     let Ok(scan) = arbor_core::json::scan_object(raw) else {
         out.extend_from_slice(raw);
         return;
     };
-    jsonl::rebuild(raw, &scan, out, |key, value, kind, out| {
-        if key != b"content" || kind != ValueKind::Array {
-            return false;
-        }
-        out.push(b'[');
-        for (i, item) in arbor_core::json::array_items(value).into_iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
+    let read = |names: &[&[u8]], key: &[u8]| names.contains(&key) || key.contains(&b'\\');
+    jsonl::rebuild_some(
+        raw,
+        &scan,
+        out,
+        |key| read(&MESSAGE_MEMBERS, key),
+        |key, value, kind, out| {
+            if key == b"usage" && kind == ValueKind::Object {
+                let Ok(usage) = arbor_core::json::scan_object(value) else {
+                    return false;
+                };
+                jsonl::rebuild_some(
+                    value,
+                    &usage,
+                    out,
+                    |k| read(&USAGE_MEMBERS, k),
+                    |_, _, _, _| false,
+                );
+                return true;
             }
-            slim_block(&value[item], out);
-        }
-        out.push(b']');
-        true
-    });
+            if key != b"content" || kind != ValueKind::Array {
+                return false;
+            }
+            out.push(b'[');
+            for (i, item) in arbor_core::json::array_items(value).into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                slim_block(&value[item], out);
+            }
+            out.push(b']');
+            true
+        },
+    );
 }
 
 /// A content block as the listing reads it, into `out`: a tool result's `content` as `""`, a
@@ -514,7 +551,7 @@ fn sidechain_groups<'a>(side: &[&'a Info]) -> Vec<Vec<&'a Info>> {
 }
 
 /// The conversion of one chain of records (a session or one sidechain) into nodes.
-fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
+fn convert<'a>(bytes: &[u8], chain: &[&'a Info], out: &mut Session, detail: Detail) {
     let mut slim = Vec::new();
     // Every record's parent, so that a line skipped (or not yet seen) passes its children on.
     let parents: HashMap<&str, Option<&str>> = chain
@@ -522,9 +559,11 @@ fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
         .filter_map(|i| i.uuid.as_deref().map(|u| (u, i.parent.as_deref())))
         .collect();
     // Sized once: every record with a uuid is mapped, most replies are one or a few lines.
-    let mut mapped: HashMap<String, Option<usize>> = HashMap::with_capacity(parents.len());
+    // Keyed by the uuid the first pass kept (borrowed, not copied again per record).
+    let mut mapped: HashMap<Cow<'a, str>, Option<usize>> = HashMap::with_capacity(parents.len());
+    // Each reply's node by its `message.id`; a reply whose id is here already has had its
+    // usage counted (usage once per reply).
     let mut by_msg: HashMap<String, usize> = HashMap::with_capacity(chain.len() / 2);
-    let mut usage_seen: HashSet<String> = HashSet::with_capacity(chain.len() / 2);
     let mut tool_names: HashMap<String, String> = HashMap::new();
     let mut last_model: Option<String> = None;
     let mut fallback_ts = 0i64;
@@ -532,7 +571,7 @@ fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
     // `stop_reason: null`).
     let mut stopped: HashSet<usize> = HashSet::new();
 
-    let resolve = |mapped: &HashMap<String, Option<usize>>, start: Option<&str>| {
+    let resolve = |mapped: &HashMap<Cow<'a, str>, Option<usize>>, start: Option<&str>| {
         let mut at = start;
         let mut steps = 0usize;
         while let Some(u) = at {
@@ -582,9 +621,16 @@ fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
             s(m, "parentUuid")
         };
         let parent = resolve(&mapped, parent_uuid);
-        let pass = |mapped: &mut HashMap<String, Option<usize>>| {
+        // The uuid as `mapped`'s key: the first pass's copy when it is the same string.
+        let map_key = |u: &str| -> Cow<'a, str> {
+            match info.uuid.as_deref() {
+                Some(kept) if kept == u => Cow::Borrowed(kept),
+                _ => Cow::Owned(u.to_string()),
+            }
+        };
+        let pass = |mapped: &mut HashMap<Cow<'a, str>, Option<usize>>| {
             if let Some(u) = uuid {
-                mapped.insert(u.to_string(), parent);
+                mapped.insert(map_key(u), parent);
             }
         };
         match t {
@@ -624,7 +670,7 @@ fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
                         }),
                     };
                     if let Some(u) = uuid {
-                        mapped.insert(u.to_string(), Some(idx));
+                        mapped.insert(map_key(u), Some(idx));
                     }
                     continue;
                 }
@@ -649,7 +695,7 @@ fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
                     }));
                 }
                 if let Some(u) = uuid {
-                    mapped.insert(u.to_string(), at);
+                    mapped.insert(map_key(u), at);
                 }
             }
             "assistant" => {
@@ -701,7 +747,7 @@ fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
                 }
                 // Usage once per reply: a copy of a reply elsewhere in the tree counts none.
                 let usage = match &mid {
-                    Some(id) if !usage_seen.insert(id.clone()) => Usage::default(),
+                    Some(id) if by_msg.contains_key(id) => Usage::default(),
                     _ => usage,
                 };
                 let idx = out.push(Node {
@@ -726,7 +772,7 @@ fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
                     by_msg.insert(id, idx);
                 }
                 if let Some(u) = uuid {
-                    mapped.insert(u.to_string(), Some(idx));
+                    mapped.insert(map_key(u), Some(idx));
                 }
             }
             "system" if s(m, "subtype") == Some("compact_boundary") => {
@@ -743,7 +789,7 @@ fn convert(bytes: &[u8], chain: &[&Info], out: &mut Session, detail: Detail) {
                     }),
                 });
                 if let Some(u) = uuid {
-                    mapped.insert(u.to_string(), Some(idx));
+                    mapped.insert(map_key(u), Some(idx));
                 }
             }
             "system" => {

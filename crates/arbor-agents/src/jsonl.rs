@@ -179,18 +179,36 @@ pub(crate) fn rebuild(
     raw: &[u8],
     scan: &arbor_core::json::ObjectScan,
     out: &mut Vec<u8>,
+    each: impl FnMut(&[u8], &[u8], arbor_core::json::ValueKind, &mut Vec<u8>) -> bool,
+) {
+    rebuild_some(raw, scan, out, |_| true, each)
+}
+
+/// [`rebuild`] with only the members whose raw key `keep` takes (every other member left out,
+/// as if it were not there).
+pub(crate) fn rebuild_some(
+    raw: &[u8],
+    scan: &arbor_core::json::ObjectScan,
+    out: &mut Vec<u8>,
+    keep: impl Fn(&[u8]) -> bool,
     mut each: impl FnMut(&[u8], &[u8], arbor_core::json::ValueKind, &mut Vec<u8>) -> bool,
 ) {
     out.push(b'{');
-    for (i, m) in scan.members.iter().enumerate() {
-        if i > 0 {
+    let mut first = true;
+    for m in scan.members.iter() {
+        let key = &raw[m.key.clone()];
+        if !keep(key) {
+            continue;
+        }
+        if !first {
             out.push(b',');
         }
+        first = false;
         out.push(b'"');
-        out.extend_from_slice(&raw[m.key.clone()]);
+        out.extend_from_slice(key);
         out.extend_from_slice(b"\":");
         let value = &raw[m.value.clone()];
-        if !each(&raw[m.key.clone()], value, m.kind, out) {
+        if !each(key, value, m.kind, out) {
             out.extend_from_slice(value);
         }
     }

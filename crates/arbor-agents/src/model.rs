@@ -14,8 +14,9 @@ pub enum Detail {
     /// What a listing needs ([`crate::listing::summaries`]: rows, spends, search texts): the
     /// same nodes, tree, titles, times and usage as [`Detail::Full`], but tool results'
     /// content, tool calls' arguments, thinking signatures and images' data are never
-    /// parsed (the nodes are there, those fields empty or placeholders). The bulk of a
-    /// session's bytes is in those fields. (Claude Code and Codex.)
+    /// parsed (the nodes are there, those fields empty or placeholders), nor a Claude Code
+    /// message's members the conversion does not read. The bulk of a session's bytes is in
+    /// those fields. (Claude Code and Codex.)
     Listing,
 }
 
@@ -262,6 +263,17 @@ pub struct Compaction {
     pub first_kept: Option<usize>,
 }
 
+/// One more `kind` in `counts` (its name copied only the first time: a reader counts most
+/// lines of a file here).
+fn count(counts: &mut BTreeMap<String, u64>, kind: &str) {
+    match counts.get_mut(kind) {
+        Some(n) => *n += 1,
+        None => {
+            counts.insert(kind.to_string(), 1);
+        }
+    }
+}
+
 /// What a reader skipped, and why: a bad line is never fatal.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Report {
@@ -281,12 +293,12 @@ impl Report {
 
     /// Counts an unknown record type.
     pub fn unknown(&mut self, kind: &str) {
-        *self.unknown.entry(kind.to_string()).or_default() += 1;
+        count(&mut self.unknown, kind);
     }
 
     /// Counts a skipped record.
     pub fn skip(&mut self, kind: &str) {
-        *self.skipped.entry(kind.to_string()).or_default() += 1;
+        count(&mut self.skipped, kind);
     }
 
     /// Whether nothing was bad or unknown.

@@ -229,6 +229,9 @@ fn every_block_kind_lists_the_same_and_the_bulk_is_not_read() {
         r#"{"type":"user","uuid":"s1","parentUuid":"b1","isCompactSummary":true,"timestamp":"2026-01-01T00:00:08Z","message":{"role":"user","content":"the summary"}}"#.to_string(),
         r#"{"type":"assistant","uuid":"a3","parentUuid":"s1","isApiErrorMessage":true,"error":"rate_limit","timestamp":"2026-01-01T00:00:09Z","message":{"id":"m2","model":"<synthetic>","content":[{"type":"text","text":"API Error"}],"stop_reason":"stop_sequence","usage":{"input_tokens":0,"output_tokens":0}}}"#.to_string(),
         r#"{"type":"user","uuid":"u2","parentUuid":"u1","timestamp":"2026-01-01T00:00:10Z","message":{"role":"user","content":"a branch","content":"the last duplicate"}}"#.to_string(),
+        // A reply whose message and usage hold members the conversion does not read (left out
+        // at the listing's detail), a duplicate and keys written with escapes (kept).
+        r#"{"type":"assistant","uuid":"a4","parentUuid":"u2","timestamp":"2026-01-01T00:00:11Z","message":{"type":"message","role":"assistant","\u0069d":"m3","model":"claude-opus-4-6","content":[{"type":"text","text":"usage in full"}],"stop_reason":"end_turn","stop_sequence":null,"container":{"deep":[[[1]]]},"usage":{"input_tokens":1,"input_tokens":7,"output_tokens":2,"cache_creation_input_tokens":5,"cache_read_input_tokens":11,"service_tier":"standard","cache_creation":{"ephemeral_5m_input_tokens":5},"server_tool_use":{"web_search_requests":1},"out\u0070ut_tokens":4}}}"#.to_string(),
         r#"{"type":"custom-title","customTitle":"named","sessionId":"S"}"#.to_string(),
         "not json".to_string(),
         r#"{"type":"futuristic","uuid":"f1","parentUuid":"u2"}"#.to_string(),
@@ -246,6 +249,20 @@ fn every_block_kind_lists_the_same_and_the_bulk_is_not_read() {
             })
             .unwrap()
     };
+    // The reply of members left out: its id (written with escapes) and its usage (the last of
+    // a duplicate, an escaped key) read as the full read reads them.
+    let m3 = list
+        .nodes
+        .iter()
+        .find_map(|n| match &n.kind {
+            NodeKind::Assistant(a) if a.response_id.as_deref() == Some("m3") => Some(a.usage),
+            _ => None,
+        })
+        .expect("m3 read at the listing's detail");
+    assert_eq!(
+        (m3.input, m3.output, m3.cache_read, m3.cache_write),
+        (7, 4, 11, 5)
+    );
     assert_eq!(tool(&s).len(), 2, "the full read keeps the tool output");
     assert_eq!(
         tool(&list),

@@ -339,6 +339,42 @@ const ROW_COLS: &str = "source, n, agent, id, cwd, title, created_ms, modified_m
     first_message, parent_id, models, tok_input, tok_output, tok_cache_read, tok_cache_write, \
     cost_recorded, cost_estimated, unpriced, problems, buckets";
 
+/// One stored row of `foreign_sessions` selected as [`ROW_COLS`]: its agent's name, its source
+/// and its summary (without texts). The one reading of a stored row, for the listing and the
+/// search.
+fn stored_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, PathBuf, Summary)> {
+    let agent: String = r.get(2)?;
+    let u = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)?.max(0) as u64) };
+    let models: String = r.get(11)?;
+    Ok((
+        agent,
+        PathBuf::from(r.get::<_, String>(0)?),
+        Summary {
+            id: r.get(3)?,
+            cwd: r.get(4)?,
+            title: r.get(5)?,
+            created_ms: r.get(6)?,
+            modified_ms: r.get(7)?,
+            message_count: u(8)?,
+            first_message: r.get(9)?,
+            parent_id: r.get(10)?,
+            models: models
+                .split('\n')
+                .filter(|m| !m.is_empty())
+                .map(str::to_string)
+                .collect(),
+            tokens: [u(12)?, u(13)?, u(14)?, u(15)?],
+            cost_recorded: r.get(16)?,
+            cost_estimated: r.get(17)?,
+            unpriced: u(18)?,
+            problems: u(19)?,
+            buckets: arbor_store::usage::decode_buckets(&r.get::<_, Vec<u8>>(20)?)
+                .unwrap_or_default(),
+            texts: Vec::new(),
+        },
+    ))
+}
+
 impl Catalog {
     /// Other agents' sessions (Claude Code, Codex, opencode) a reader of `scope` serves,
     /// refreshed ([`Catalog::refresh_foreign`]: only changed sources are read, never
@@ -469,41 +505,7 @@ impl Catalog {
                 "SELECT {ROW_COLS} FROM foreign_sessions ORDER BY source, n"
             ))
             .db(path)?;
-        let rows = st
-            .query_map([], |r| {
-                let agent: String = r.get(2)?;
-                let u =
-                    |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)?.max(0) as u64) };
-                let models: String = r.get(11)?;
-                Ok((
-                    agent,
-                    PathBuf::from(r.get::<_, String>(0)?),
-                    Summary {
-                        id: r.get(3)?,
-                        cwd: r.get(4)?,
-                        title: r.get(5)?,
-                        created_ms: r.get(6)?,
-                        modified_ms: r.get(7)?,
-                        message_count: u(8)?,
-                        first_message: r.get(9)?,
-                        parent_id: r.get(10)?,
-                        models: models
-                            .split('\n')
-                            .filter(|m| !m.is_empty())
-                            .map(str::to_string)
-                            .collect(),
-                        tokens: [u(12)?, u(13)?, u(14)?, u(15)?],
-                        cost_recorded: r.get(16)?,
-                        cost_estimated: r.get(17)?,
-                        unpriced: u(18)?,
-                        problems: u(19)?,
-                        buckets: arbor_store::usage::decode_buckets(&r.get::<_, Vec<u8>>(20)?)
-                            .unwrap_or_default(),
-                        texts: Vec::new(),
-                    },
-                ))
-            })
-            .db(path)?;
+        let rows = st.query_map([], stored_row).db(path)?;
         for r in rows {
             let (agent, source, summary) = r.db(path)?;
             let Some(agent) = Agent::from_name(&agent) else {
@@ -557,8 +559,24 @@ impl Catalog {
     }
 }
 
-/// Drops the texts of the source `key` from the text index and their rows.
+/// Drops the texts of the source `key` from the text index and their rows. A source with no
+/// texts stored (a new one: every source of a first refresh) is not handed to the text index
+/// at all: FTS5 writes its pending terms to disk at the savepoint of each statement that
+/// writes it with `INSERT … SELECT`, so a delete of nothing made one small segment per source
+/// (and their merging: some 6% of a cold refresh's CPU time).
 fn drop_docs(tx: &rusqlite::Transaction<'_>, key: &str, path: &Path) -> Result<(), IndexError> {
+    let stored = tx
+        .query_row(
+            "SELECT 1 FROM foreign_docs WHERE source=?1 LIMIT 1",
+            [key],
+            |_| Ok(()),
+        )
+        .optional()
+        .db(path)?
+        .is_some();
+    if !stored {
+        return Ok(());
+    }
     tx.execute(
         "INSERT INTO foreign_fts(foreign_fts, rowid, text) SELECT 'delete', id, text FROM foreign_docs WHERE source=?1",
         [key],
@@ -620,43 +638,45 @@ impl Catalog {
         if q.is_empty() {
             return Err(IndexError::Query("empty query".into()));
         }
-        let rows = self.foreign_as_stored(None)?.rows;
-        let mut by_key: std::collections::HashMap<(String, i64), &ForeignRow> = Default::default();
-        let mut counters: std::collections::HashMap<String, i64> = Default::default();
-        for r in &rows {
-            let src = r.source.to_string_lossy().into_owned();
-            let n = counters.entry(src.clone()).or_insert(0);
-            by_key.insert((src, *n), r);
-            *n += 1;
-        }
         let path = &self.path;
+        // The text index first: which texts match, best first (no snippet yet: most matches
+        // may be filtered out below).
         let mut st = self
             .conn
             .prepare(
-                "SELECT d.source, d.n, d.node, d.kind, d.ts_ms, d.on_path,                  snippet(foreign_fts, 0, ?2, ?3, '…', 16), bm25(foreign_fts)                  FROM foreign_fts JOIN foreign_docs d ON d.id = foreign_fts.rowid                  WHERE foreign_fts MATCH ?1 ORDER BY bm25(foreign_fts)",
+                "SELECT d.id, d.source, d.n, d.node, d.kind, d.ts_ms, d.on_path, bm25(foreign_fts) \
+                 FROM foreign_fts JOIN foreign_docs d ON d.id = foreign_fts.rowid \
+                 WHERE foreign_fts MATCH ?1 ORDER BY bm25(foreign_fts)",
             )
             .db(path)?;
         let found = st
-            .query_map(params![q, marks.0, marks.1], |r| {
+            .query_map(params![q], |r| {
                 Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, i64>(3)?,
-                    r.get::<_, Option<i64>>(4)?,
-                    r.get::<_, bool>(5)?,
-                    r.get::<_, String>(6)?,
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get::<_, Option<i64>>(5)?,
+                    r.get::<_, bool>(6)?,
                     r.get::<_, f64>(7)?,
                 ))
             })
             .map_err(|e| IndexError::Query(e.to_string()))?;
-        let mut out = Vec::new();
+        // Then the rows of the sessions hit, each read once, by its key.
+        let mut row_st = self
+            .conn
+            .prepare(&format!(
+                "SELECT {ROW_COLS} FROM foreign_sessions WHERE source=?1 AND n=?2"
+            ))
+            .db(path)?;
+        let mut rows: std::collections::HashMap<(String, i64), Option<ForeignRow>> =
+            Default::default();
+        let mut kept = Vec::new();
+        let mut kept_docs = Vec::new();
         for f in found {
-            let (source, n, node, kind, ts_ms, on_path, snippet, rank) =
+            let (doc, source, n, node, kind, ts_ms, on_path, rank) =
                 f.map_err(|e| IndexError::Query(e.to_string()))?;
-            let Some(row) = by_key.get(&(source, n)) else {
-                continue;
-            };
             let Some(kind) = crate::text::Kind::from_code(kind) else {
                 continue;
             };
@@ -666,22 +686,55 @@ impl Catalog {
             if since_ms.is_some_and(|s| ts_ms.is_none_or(|t| (t as f64) < s)) {
                 continue;
             }
+            let key = (source, n);
+            if !rows.contains_key(&key) {
+                let row = row_st
+                    .query_row(params![key.0, key.1], stored_row)
+                    .optional()
+                    .db(path)?
+                    .and_then(|(agent, source, summary)| {
+                        Some(ForeignRow {
+                            agent: Agent::from_name(&agent)?,
+                            source,
+                            summary,
+                        })
+                    });
+                rows.insert(key.clone(), row);
+            }
+            let Some(Some(row)) = rows.get(&key) else {
+                continue;
+            };
             if !keep(row) {
                 continue;
             }
-            out.push(ForeignHit {
-                row: (*row).clone(),
+            kept.push(ForeignHit {
+                row: row.clone(),
                 node,
                 kind,
                 ts_ms,
                 on_path,
-                snippet,
+                snippet: String::new(),
                 rank,
             });
-            if out.len() >= limit {
+            kept_docs.push(doc);
+            if kept.len() >= limit {
                 break;
             }
         }
+        // The snippets of the hits kept only.
+        let mut snip = self
+            .conn
+            .prepare(
+                "SELECT snippet(foreign_fts, 0, ?2, ?3, '…', 16) FROM foreign_fts \
+                 WHERE foreign_fts MATCH ?1 AND rowid = ?4",
+            )
+            .db(path)?;
+        for (hit, doc) in kept.iter_mut().zip(&kept_docs) {
+            hit.snippet = snip
+                .query_row(params![q, marks.0, marks.1, doc], |r| r.get(0))
+                .map_err(|e| IndexError::Query(e.to_string()))?;
+        }
+        let out = kept;
         Ok(out)
     }
 }
@@ -851,6 +904,230 @@ mod tests {
                 bytes: 1,
             })
             .collect()
+    }
+
+    /// The search as it was before it looked up only its hits' rows (every stored row loaded,
+    /// every match's snippet made): the oracle of `search_looks_up_only_its_hits_rows_same_answers`.
+    fn search_loading_every_row(
+        cat: &Catalog,
+        query: &str,
+        kinds: Option<&[crate::text::Kind]>,
+        since_ms: Option<f64>,
+        limit: usize,
+        marks: &(String, String),
+        keep: &dyn Fn(&ForeignRow) -> bool,
+    ) -> Vec<ForeignHit> {
+        let q = crate::search::words_query(query);
+        let rows = cat.foreign_as_stored(None).unwrap().rows;
+        let mut by_key: std::collections::HashMap<(String, i64), &ForeignRow> = Default::default();
+        let mut counters: std::collections::HashMap<String, i64> = Default::default();
+        for r in &rows {
+            let src = r.source.to_string_lossy().into_owned();
+            let n = counters.entry(src.clone()).or_insert(0);
+            by_key.insert((src, *n), r);
+            *n += 1;
+        }
+        let mut st = cat
+            .conn
+            .prepare(
+                "SELECT d.source, d.n, d.node, d.kind, d.ts_ms, d.on_path, snippet(foreign_fts, 0, ?2, ?3, '…', 16), bm25(foreign_fts) FROM foreign_fts JOIN foreign_docs d ON d.id = foreign_fts.rowid WHERE foreign_fts MATCH ?1 ORDER BY bm25(foreign_fts)",
+            )
+            .unwrap();
+        let found = st
+            .query_map(params![q, marks.0, marks.1], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, Option<i64>>(4)?,
+                    r.get::<_, bool>(5)?,
+                    r.get::<_, String>(6)?,
+                    r.get::<_, f64>(7)?,
+                ))
+            })
+            .unwrap();
+        let mut out = Vec::new();
+        for f in found {
+            let (source, n, node, kind, ts_ms, on_path, snippet, rank) = f.unwrap();
+            let Some(row) = by_key.get(&(source, n)) else {
+                continue;
+            };
+            let kind = crate::text::Kind::from_code(kind).unwrap();
+            if kinds.is_some_and(|ks| !ks.contains(&kind)) && kind != crate::text::Kind::Name {
+                continue;
+            }
+            if since_ms.is_some_and(|s| ts_ms.is_none_or(|t| (t as f64) < s)) {
+                continue;
+            }
+            if !keep(row) {
+                continue;
+            }
+            out.push(ForeignHit {
+                row: (*row).clone(),
+                node,
+                kind,
+                ts_ms,
+                on_path,
+                snippet,
+                rank,
+            });
+            if out.len() >= limit {
+                break;
+            }
+        }
+        out
+    }
+
+    /// A Claude Code session of `turns` exchanges with words of a small vocabulary (so that
+    /// many texts match, many equally), its title, under cwd `/w/{cwd}`.
+    fn claude_session(dir: &Path, i: usize, cwd: &str, turns: usize) {
+        const WORDS: [&str; 8] = [
+            "merge", "cache", "tree", "module", "walrus", "parser", "branch", "index",
+        ];
+        let sid = format!("{i:08}-0000-4000-8000-000000000000");
+        let mut s = format!(
+            "{{\"type\":\"summary\",\"summary\":\"the {} work\",\"leafUuid\":\"a{}\"}}\n",
+            WORDS[i % 8],
+            turns - 1
+        );
+        let mut parent = "null".to_string();
+        for t in 0..turns {
+            let w = |k: usize| WORDS[(i * 7 + t * 3 + k) % 8];
+            let ts = format!("2026-11-{:02}T10:{:02}:00.000Z", 1 + i % 20, t % 60);
+            s.push_str(&format!(
+                "{{\"parentUuid\":{parent},\"isSidechain\":false,\"cwd\":\"/w/{cwd}\",\"sessionId\":\"{sid}\",\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"fix the {} and the {}\"}},\"uuid\":\"u{t}\",\"timestamp\":\"{ts}\"}}\n",
+                w(0),
+                w(1)
+            ));
+            s.push_str(&format!(
+                "{{\"parentUuid\":\"u{t}\",\"isSidechain\":false,\"cwd\":\"/w/{cwd}\",\"sessionId\":\"{sid}\",\"type\":\"assistant\",\"message\":{{\"model\":\"claude-sonnet-4-5\",\"id\":\"msg_{i}_{t}\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":\"the {} {} is done\"}}],\"usage\":{{\"input_tokens\":3,\"output_tokens\":4}}}},\"uuid\":\"a{t}\",\"timestamp\":\"{ts}\"}}\n",
+                w(2),
+                w(3)
+            ));
+            parent = format!("\"a{t}\"");
+        }
+        std::fs::write(dir.join(format!("{sid}.jsonl")), s).unwrap();
+    }
+
+    /// A pi session (the catalog holds pi's texts beside the others').
+    fn pi_session(dir: &Path, i: usize) {
+        let mut s = format!("{{\"type\":\"session\",\"version\":3,\"id\":\"pi{i}\",\"timestamp\":\"2026-11-01T00:00:00.000Z\",\"cwd\":\"/w/a\"}}\n");
+        s.push_str(&format!("{{\"type\":\"message\",\"id\":\"e{i}\",\"parentId\":null,\"timestamp\":\"2026-11-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"merge the cache tree {i}\"}}}}\n"));
+        std::fs::write(dir.join(format!("pi{i}.jsonl")), s).unwrap();
+    }
+
+    #[test]
+    fn search_looks_up_only_its_hits_rows_same_answers() {
+        let t = tempfile::tempdir().unwrap();
+        let h = t.path();
+        let proj = h.join("claude/projects/-w");
+        std::fs::create_dir_all(&proj).unwrap();
+        for i in 0..40 {
+            claude_session(&proj, i, ["a", "b", "c"][i % 3], 1 + i % 5);
+        }
+        let pi = h.join("pi");
+        std::fs::create_dir_all(&pi).unwrap();
+        for i in 0..10 {
+            pi_session(&pi, i);
+        }
+        let roots = ForeignRoots {
+            claude: h.join("claude/projects"),
+            codex: h.join("codex"),
+            opencode: h.join("opencode"),
+        };
+        let mut cat = Catalog::open(&h.join("catalog.db")).unwrap();
+        let opts = crate::RefreshOptions {
+            texts: true,
+            ..Default::default()
+        };
+        cat.refresh_dirs(std::slice::from_ref(&pi), opts, &mut |_| {})
+            .unwrap();
+        let listed = cat.refresh_foreign(&roots, None).unwrap();
+        assert_eq!(listed.rows.len(), 40);
+        let marks = ("[".to_string(), "]".to_string());
+        let all = |_: &ForeignRow| true;
+        let in_a = |r: &ForeignRow| r.summary.cwd == "/w/a";
+        let none = |_: &ForeignRow| false;
+        let keeps: [&dyn Fn(&ForeignRow) -> bool; 3] = [&all, &in_a, &none];
+        let user = [crate::text::Kind::User];
+        let assistant = [crate::text::Kind::Assistant];
+        let kindss: [Option<&[crate::text::Kind]>; 3] = [None, Some(&user), Some(&assistant)];
+        let since = arbor_core::time::parse_iso_ms("2026-11-10T00:00:00.000Z");
+        let mut compared = 0;
+        let mut nonempty = 0;
+        for query in ["merge", "cache tree", "walrus", "work", "nothing", "the"] {
+            for kinds in kindss {
+                for since in [None, since] {
+                    for limit in [1, 3, 1000] {
+                        for keep in keeps {
+                            let got = cat
+                                .search_foreign(query, kinds, since, limit, &marks, keep)
+                                .unwrap();
+                            let want = search_loading_every_row(
+                                &cat, query, kinds, since, limit, &marks, keep,
+                            );
+                            assert_eq!(got, want, "{query:?} {kinds:?} {since:?} {limit}");
+                            compared += 1;
+                            nonempty += usize::from(!got.is_empty());
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(compared, 6 * 3 * 2 * 3 * 3);
+        assert!(nonempty > 100, "{nonempty}");
+        // A hit's row and snippet are its own.
+        let hits = cat
+            .search_foreign("walrus", None, None, 1000, &marks, &all)
+            .unwrap();
+        assert!(hits.len() > 20);
+        for hit in &hits {
+            assert!(hit.snippet.contains("[walrus]"), "{}", hit.snippet);
+            assert!(hit.row.summary.id.starts_with("000000"));
+        }
+    }
+
+    #[test]
+    fn a_source_read_again_leaves_none_of_its_old_texts() {
+        // A new source's texts are written without a delete first (drop_docs skips the text
+        // index when nothing is stored); a changed one's old texts must still go.
+        let t = tempfile::tempdir().unwrap();
+        let h = t.path();
+        let proj = h.join("claude/projects/-w");
+        std::fs::create_dir_all(&proj).unwrap();
+        for i in 0..3 {
+            claude_session(&proj, i, "a", 2);
+        }
+        let roots = ForeignRoots {
+            claude: h.join("claude/projects"),
+            codex: h.join("codex"),
+            opencode: h.join("opencode"),
+        };
+        let mut cat = Catalog::open(&h.join("catalog.db")).unwrap();
+        cat.refresh_foreign(&roots, None).unwrap();
+        let marks = ("[".to_string(), "]".to_string());
+        let count = |cat: &Catalog, q: &str| {
+            cat.search_foreign(q, None, None, 1000, &marks, &|_| true)
+                .unwrap()
+                .len()
+        };
+        let before = count(&cat, "fix");
+        assert!(before >= 6, "{before}");
+        // Session 1 rewritten with other words: its old texts go, the others' stay.
+        let f = proj.join("00000001-0000-4000-8000-000000000000.jsonl");
+        let old = std::fs::read_to_string(&f).unwrap();
+        std::fs::write(&f, old.replace("fix the", "mend the")).unwrap();
+        let r = cat.refresh_foreign(&roots, None).unwrap();
+        assert_eq!(r.read, 1);
+        assert_eq!(count(&cat, "fix"), before - 2);
+        assert_eq!(count(&cat, "mend"), 2);
+        cat.conn
+            .execute(
+                "INSERT INTO foreign_fts(foreign_fts, rank) VALUES ('integrity-check', 1)",
+                [],
+            )
+            .unwrap();
     }
 
     #[test]
