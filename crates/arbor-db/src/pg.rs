@@ -150,8 +150,8 @@ pub struct PgStore {
     name: String,
     lease: Duration,
     /// Whether `arbor_sessions` has the `pushed_by` column (schema version 3; a store
-    /// connected read-only may be older).
-    has_user: bool,
+    /// connected read-only may be older, and migrated by a writer while connected).
+    has_user: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -354,7 +354,7 @@ impl PgStore {
                 client: Arc::new(Mutex::new(client)),
                 name,
                 lease,
-                has_user: version >= 3,
+                has_user: Arc::new(std::sync::atomic::AtomicBool::new(version >= 3)),
             });
         }
         migrate(&mut client).map_err(|e| match e {
@@ -370,7 +370,7 @@ impl PgStore {
             client: Arc::new(Mutex::new(client)),
             name,
             lease,
-            has_user: true,
+            has_user: Arc::new(std::sync::atomic::AtomicBool::new(true)),
         })
     }
 
@@ -558,13 +558,20 @@ impl SessionStore for PgStore {
     }
 
     fn list(&self) -> Result<Vec<StoredSession>, BackendError> {
-        let user = if self.has_user {
+        use std::sync::atomic::Ordering;
+        let mut c = self.client();
+        // A store read before version 3: looked at again, a writer may have migrated it.
+        if !self.has_user.load(Ordering::Relaxed)
+            && schema_version(&mut *c).map_err(pg_err(&self.name))? >= 3
+        {
+            self.has_user.store(true, Ordering::Relaxed);
+        }
+        let user = if self.has_user.load(Ordering::Relaxed) {
             "pushed_by"
         } else {
             "NULL::text"
         };
-        let rows = self
-            .client()
+        let rows = c
             .query(
                 &format!("SELECT id, cwd, created, name, parent_session, tool, machine, source_path, lines, bytes, modified_ms, {user} FROM arbor_sessions ORDER BY modified_ms DESC, id"),
                 &[],

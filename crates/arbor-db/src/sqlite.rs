@@ -19,8 +19,8 @@ pub struct SqliteStore {
     path: PathBuf,
     lease: Duration,
     /// Whether the sessions table has the `pushed_by` column (schema version 3; a store opened
-    /// read-only may be older).
-    has_user: bool,
+    /// read-only may be older, and migrated by a writer while open).
+    has_user: Arc<std::sync::atomic::AtomicBool>,
 }
 
 fn db_err(path: &Path) -> impl Fn(rusqlite::Error) -> BackendError + '_ {
@@ -253,7 +253,7 @@ impl SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
             path: path.to_path_buf(),
             lease,
-            has_user: true,
+            has_user: Arc::new(std::sync::atomic::AtomicBool::new(true)),
         })
     }
 
@@ -305,7 +305,7 @@ impl SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
             path: path.to_path_buf(),
             lease: arbor_store::backend::memory::DEFAULT_LEASE,
-            has_user: version >= 3,
+            has_user: Arc::new(std::sync::atomic::AtomicBool::new(version >= 3)),
         })
     }
 
@@ -451,9 +451,23 @@ impl SessionStore for SqliteStore {
     }
 
     fn list(&self) -> Result<Vec<StoredSession>, BackendError> {
+        use std::sync::atomic::Ordering;
         let err = db_err(&self.path);
         let conn = self.conn();
-        let user = if self.has_user { "pushed_by" } else { "NULL" };
+        // A store read before version 3: looked at again, a writer may have migrated it.
+        if !self.has_user.load(Ordering::Relaxed) {
+            let v: i64 = conn
+                .query_row("SELECT version FROM arbor_schema LIMIT 1", [], |r| r.get(0))
+                .map_err(&err)?;
+            if v >= 3 {
+                self.has_user.store(true, Ordering::Relaxed);
+            }
+        }
+        let user = if self.has_user.load(Ordering::Relaxed) {
+            "pushed_by"
+        } else {
+            "NULL"
+        };
         let mut st = conn
             .prepare(&format!(
                 "SELECT id, cwd, created, name, parent_session, tool, machine, source_path, lines, bytes, modified_ms, {user} FROM sessions ORDER BY modified_ms DESC, id",

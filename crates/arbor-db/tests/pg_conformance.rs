@@ -197,7 +197,6 @@ fn a_version_2_database_gains_the_user_column() {
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].meta.user, None);
     assert_eq!(listed[0].meta.machine.as_deref(), Some("m1"));
-    drop(ro);
     assert_eq!(
         version(&mut c),
         2,
@@ -227,6 +226,14 @@ fn a_version_2_database_gains_the_user_column() {
             ("old-1".to_string(), None)
         ]
     );
+    // The read-only connection, still open, sees the migrated column.
+    let seen: Vec<Option<String>> = ro
+        .list()
+        .expect("list")
+        .into_iter()
+        .map(|s| s.meta.user)
+        .collect();
+    assert!(seen.contains(&Some("ann".to_string())), "{seen:?}");
 }
 
 /// A read-only connection writes nothing: the server refuses its writes (its transactions

@@ -278,7 +278,6 @@ fn a_version_1_store_gains_the_user_column() {
     let ro = SqliteStore::open_read_only(&db).expect("read-only open of version 1");
     let l = ro.list().expect("list");
     assert_eq!((l.len(), l[0].meta.user.clone()), (1, None));
-    drop(ro);
     assert_eq!(files_of(&db), before, "a read-only open changed the store");
     let rw = SqliteStore::open(&db).expect("migrating open");
     rw.create(
@@ -300,6 +299,14 @@ fn a_version_1_store_gains_the_user_column() {
             ("old-1".to_string(), None)
         ]
     );
+    // The read-only store, still open, sees the migrated column.
+    let seen: Vec<Option<String>> = ro
+        .list()
+        .expect("list")
+        .into_iter()
+        .map(|s| s.meta.user)
+        .collect();
+    assert!(seen.contains(&Some("ann".to_string())), "{seen:?}");
     drop(rw);
     let c = rusqlite::Connection::open(&db).expect("raw");
     let v: i64 = c
