@@ -364,3 +364,39 @@ fn writes_are_refused_with_from() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("sqlite:PATH or postgres://"), "{err}");
 }
+
+/// Without `$USER`, `arbor sync push` records the login name of the effective uid
+/// (`getpwuid`), as `id -un` prints it; without `$ARBOR_MACHINE`, the host name.
+#[test]
+fn push_records_the_login_name_without_user() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let store = tmp.path().join("team.db");
+    let url = format!("sqlite:{}", store.display());
+    let m = Machine::new(tmp.path(), "alpha", "ann");
+    m.has(&demo(0));
+    let o = Command::new(bin())
+        .args(["sync", "push", "--to", &url])
+        .env("PI_CODING_AGENT_DIR", &m.agent)
+        .env("ARBOR_CATALOG", m.agent.join("catalog.db"))
+        .env_remove("USER")
+        .env_remove("ARBOR_MACHINE")
+        .env_remove("ARBOR_SYNC_URL")
+        .output()
+        .expect("push");
+    ok(&o);
+    let id_un = Command::new("id").arg("-un").output().expect("id -un");
+    let login = String::from_utf8_lossy(&id_un.stdout).trim().to_string();
+    assert!(!login.is_empty());
+    let host = std::fs::read_to_string("/etc/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into());
+    let c = rusqlite::Connection::open(&store).expect("raw");
+    let (machine, user): (String, String) = c
+        .query_row("SELECT machine, pushed_by FROM sessions", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .expect("row");
+    assert_eq!((machine, user), (host, login));
+}

@@ -31,6 +31,8 @@ pub fn user_name() -> Option<String> {
     if let Some(u) = env_nonempty("USER") {
         return Some(u);
     }
+    // SAFETY: `passwd` is a plain C struct of integers and pointers, for which all zeroes
+    // (null pointers) is a valid value; getpwuid_r fills it.
     let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
     let mut buf = vec![0 as libc::c_char; 4096];
     let mut out: *mut libc::passwd = std::ptr::null_mut();
