@@ -340,26 +340,53 @@ fn team_mode_serves_a_sqlite_store_without_changing_it() {
     assert_eq!(digest(), before, "serving changed the store");
 }
 
+/// Runs `cmd`, which must end by itself within 30 s (a server that starts instead of
+/// refusing is stopped, and the test fails).
+fn refused(cmd: &mut Command) -> Output {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run");
+    let end = Instant::now() + Duration::from_secs(30);
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if Instant::now() > end {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("output");
+            panic!(
+                "still running after 30 s instead of refusing: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn writes_are_refused_with_from() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let out = Command::new(bin())
-        .args(["serve", "--addr", "127.0.0.1:0", "--allow-writes", "--from"])
-        .arg(format!("sqlite:{}", tmp.path().join("none.db").display()))
-        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
-        .output()
-        .expect("run");
+    let out = refused(
+        Command::new(bin())
+            .args(["serve", "--addr", "127.0.0.1:0", "--allow-writes", "--from"])
+            .arg(format!("sqlite:{}", tmp.path().join("none.db").display()))
+            .env("XDG_CACHE_HOME", tmp.path().join("cache")),
+    );
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--allow-writes with --from"), "{err}");
     assert!(err.contains("read-only"), "{err}");
     assert!(!tmp.path().join("none.db").exists(), "nothing created");
     // An unknown kind of store is named as such, nothing mirrored.
-    let out = Command::new(bin())
-        .args(["serve", "--addr", "127.0.0.1:0", "--from", "mysql://db/x"])
-        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
-        .output()
-        .expect("run");
+    let out = refused(
+        Command::new(bin())
+            .args(["serve", "--addr", "127.0.0.1:0", "--from", "mysql://db/x"])
+            .env("XDG_CACHE_HOME", tmp.path().join("cache")),
+    );
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("sqlite:PATH or postgres://"), "{err}");
