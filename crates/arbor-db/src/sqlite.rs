@@ -122,6 +122,15 @@ fn check_not_planted(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Why an existing store was wanted at `path` and there is none (a reader creates nothing).
+fn no_store_yet(path: &Path) -> String {
+    if path.exists() {
+        "is not an arbor sync store yet (it is empty): nothing to read".into()
+    } else {
+        "no such store (`sync push --to` creates one; nothing was created)".into()
+    }
+}
+
 /// Brings the tables of the store at `path` to [`SCHEMA_VERSION`] (from 1: [`SQLITE_V3`]),
 /// in one immediate transaction that reads the version again (two arbors opening an old
 /// store at once migrate it once). A newer version is refused, an unknown older one too.
@@ -203,13 +212,7 @@ impl SqliteStore {
                 "{why}; arbor keeps its sessions only in a store of its own (nothing was written)"
             )))
             }
-            Identity::New if !create => {
-                return Err(refuse(if path.exists() {
-                    "is not an arbor sync store yet (it is empty): nothing to read".into()
-                } else {
-                    "no such store (`sync push --to` creates one; nothing was created)".into()
-                }))
-            }
+            Identity::New if !create => return Err(refuse(no_store_yet(path))),
             Identity::New => {
                 check_not_planted(path).map_err(refuse)?;
                 arbor_store::sqlite_file::prepare_private(path)
@@ -276,13 +279,7 @@ impl SqliteStore {
             Identity::Foreign(why) => {
                 return Err(refuse(format!("{why}; not an arbor sync store")));
             }
-            Identity::New => {
-                return Err(refuse(if path.exists() {
-                    "is not an arbor sync store yet (it is empty): nothing to read".into()
-                } else {
-                    "no such store (nothing was created)".into()
-                }))
-            }
+            Identity::New => return Err(refuse(no_store_yet(path))),
         }
         let err = db_err(path);
         let conn = Connection::open_with_flags(
