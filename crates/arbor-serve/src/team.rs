@@ -276,8 +276,10 @@ impl Team {
     /// Brings the mirror up to the store: one listing; when a session was added, grew, was
     /// renamed or changed hands since the last one, `arbor sync pull` of those sessions into
     /// the mirror; a session the store no longer has is removed from the mirror. A session
-    /// the pull could not write (a row the placement refuses, a shared copy rewritten so
-    /// that it conflicts with the mirror) is said on stderr and left out.
+    /// the pull could not write is said on stderr and not served: a row the placement
+    /// refuses is tried again when it changes; a mirrored session whose shared copy no
+    /// longer continues the mirror's (rewritten in the store) leaves the mirror and is pulled
+    /// whole at the next refresh.
     ///
     /// # Errors
     /// The store's listing, or the pull failing as a whole.
@@ -310,8 +312,31 @@ impl Team {
         let mut placed: Vec<(String, PathBuf)> = Vec::new();
         let mut failed: Vec<String> = Vec::new();
         if !changed.is_empty() {
-            let rows = arbor_sync::pull(&*inner.store, &inner.local, &changed, false)
-                .map_err(|e| ServeError::Other(format!("{}: {e}", inner.shown)))?;
+            let pull = |ids: &[String]| {
+                arbor_sync::pull(&*inner.store, &inner.local, ids, false)
+                    .map_err(|e| ServeError::Other(format!("{}: {e}", inner.shown)))
+            };
+            let mut rows = pull(&changed)?;
+            // The mirror is a copy, never a branch: a session whose shared copy no longer
+            // continues the mirror's (rewritten in the store: the pull merged it as a branch,
+            // or found a conflict) is removed and pulled whole again.
+            let stale: Vec<String> = rows
+                .iter()
+                .filter(|r| {
+                    matches!(
+                        r.state,
+                        arbor_sync::State::Diverged { .. } | arbor_sync::State::Conflict { .. }
+                    )
+                })
+                .filter_map(|r| {
+                    self.remove_mirrored(r.path.as_deref()?);
+                    Some(r.id.clone())
+                })
+                .collect();
+            if !stale.is_empty() {
+                rows.retain(|r| !stale.contains(&r.id));
+                rows.extend(pull(&stale)?);
+            }
             for r in rows {
                 if r.unresolved || r.state == arbor_sync::State::Unreadable {
                     eprintln!(
@@ -338,10 +363,16 @@ impl Team {
                 self.remove_mirrored(&p);
             }
         }
-        // What was not written this time is tried again at the next refresh.
+        // A session the pull refused is not served. One that was mirrored before (the store's
+        // copy was rewritten so that it no longer continues the mirror's) leaves the mirror
+        // and is pulled whole at the next refresh; one never mirrored (a row the placement
+        // refuses) is tried again only when its row changes, so that it is said once.
         let mut seen = now;
         for id in &failed {
-            seen.remove(id);
+            if let Some(p) = st.path_of.remove(id) {
+                self.remove_mirrored(&p);
+                seen.remove(id);
+            }
         }
         let mut origin = HashMap::new();
         for (id, s) in &seen {
@@ -569,6 +600,46 @@ mod tests {
         let f = files(&team);
         assert_eq!(f.len(), 1, "{f:?}");
         assert!(f[0].to_string_lossy().contains(A));
+    }
+
+    /// A session rewritten in the store (its lines no longer continue the mirror's) is
+    /// served as the store now holds it after the next refreshes, never the old copy
+    /// alongside; a row the placement refuses is never served and not pulled again until it
+    /// changes.
+    #[test]
+    fn a_rewritten_session_is_pulled_again_and_a_refused_row_is_left_out() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let store = Arc::new(MemoryStore::new());
+        put(&store, A, "laptop", Some("ann"));
+        let team = Team::over(store.clone(), "mem".into(), dir.path().join("m")).expect("team");
+        {
+            let mut w = store.writer(A, None).expect("writer");
+            let h = header(A, "/work/p");
+            let m = msg("aaaaaa09", None, "another beginning");
+            w.replace_all(&[h.as_bytes(), m.as_bytes()])
+                .expect("rewrite");
+        }
+        let bad = SessionMeta {
+            id: "x/../../evil".into(),
+            cwd: "/work/p".into(),
+            created: T.into(),
+            tool: "pi".into(),
+            ..Default::default()
+        };
+        let h = header("x/../../evil", "/work/p");
+        store.create(&bad, &[h.as_bytes()]).expect("bad row");
+        team.refresh().expect("refresh");
+        team.refresh().expect("refresh again");
+        let f = files(&team);
+        assert_eq!(f.len(), 1, "{f:?}");
+        let want: Vec<u8> = store.read(A, 0).expect("read").join(&b'\n');
+        assert_eq!(
+            std::fs::read(&f[0]).expect("file"),
+            [want, b"\n".to_vec()].concat()
+        );
+        assert_eq!(team.machines(), vec!["laptop"]);
+        assert!(team.state().seen.contains_key("x/../../evil"));
+        assert!(!dir.path().join("evil").exists());
     }
 
     /// A mirror directory that is a symbolic link (planted to make the server write the
