@@ -8,7 +8,9 @@
 //! `~/.pi/agent`, with no second implementation. The store is opened read-only
 //! ([`arbor_db::Access::ReadOnly`]) and never written. See `docs/serve.md`, "Team mode".
 //!
-//! How a page uses it (`app.team` is `Some` in team mode):
+//! How a page uses it (`app.team` is `Some` in team mode; the rows' paths are the catalog's,
+//! e.g. `arbor_index::Listed::file`; in team mode a page lists no other agents' sessions of
+//! this machine: only the store's are served):
 //!
 //! ```no_run
 //! # fn page(app: &arbor_serve::App, rows: &mut Vec<std::path::PathBuf>) {
