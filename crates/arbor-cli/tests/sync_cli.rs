@@ -893,6 +893,7 @@ fn tampered(dir: &Path, store: &dyn arbor_store::backend::SessionStore, url: &st
             parent_session: None,
             tool: "pi".into(),
             machine: Some("elsewhere".into()),
+            user: None,
             source_path: source.map(str::to_string),
         };
         store

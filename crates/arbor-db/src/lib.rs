@@ -73,6 +73,62 @@ pub fn connect_postgres(url: &str) -> Result<Arc<dyn SessionStore>, BackendError
     }
 }
 
+/// How [`open_url`] opens a store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Read and write; a missing SQLite file is created (`sync push`).
+    Create,
+    /// Read and write a store that must exist (`sync pull`, `sync status`).
+    Existing,
+    /// Read only, never written, never migrated (`arbor serve --from`): SQLite's file opened
+    /// with `SQLITE_OPEN_READ_ONLY`, PostgreSQL's session read-only.
+    ReadOnly,
+}
+
+/// The store a URL names: `sqlite:PATH` (`~` expanded) or `postgres://…` /
+/// `postgresql://…`, opened as `access` says. The one reading of a store URL, for `arbor
+/// sync` and `arbor serve --from`. `Ok(None)`: the URL names no kind of store this knows.
+///
+/// # Errors
+/// The store's: [`SqliteStore::open`], [`SqliteStore::open_existing`],
+/// [`SqliteStore::open_read_only`], [`connect_postgres`], [`connect_postgres_read_only`].
+pub fn open_url(url: &str, access: Access) -> Result<Option<Arc<dyn SessionStore>>, BackendError> {
+    if let Some(path) = url.strip_prefix("sqlite:") {
+        let path = arbor_store::paths::expand_tilde(path);
+        return Ok(Some(Arc::new(match access {
+            Access::Create => SqliteStore::open(&path)?,
+            Access::Existing => SqliteStore::open_existing(&path)?,
+            Access::ReadOnly => SqliteStore::open_read_only(&path)?,
+        })));
+    }
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        return Ok(Some(match access {
+            Access::ReadOnly => connect_postgres_read_only(url)?,
+            Access::Create | Access::Existing => connect_postgres(url)?,
+        }));
+    }
+    Ok(None)
+}
+
+/// [`connect_postgres`] read-only (`PgStore::connect_read_only`): never written, never
+/// migrated.
+///
+/// # Errors
+/// As [`connect_postgres`].
+pub fn connect_postgres_read_only(url: &str) -> Result<Arc<dyn SessionStore>, BackendError> {
+    #[cfg(feature = "postgres")]
+    {
+        Ok(Arc::new(PgStore::connect_read_only(url)?))
+    }
+    #[cfg(not(feature = "postgres"))]
+    {
+        Err(BackendError::Db {
+            store: redact_url(url),
+            message: NO_POSTGRES.to_string(),
+        })
+    }
+}
+
 #[cfg(all(test, not(feature = "postgres")))]
 mod without_postgres {
     /// Without the feature a PostgreSQL URL is refused with the feature named, and the

@@ -51,8 +51,9 @@ CREATE INDEX IF NOT EXISTS arbor_sessions_by_cwd ON arbor_sessions (cwd, modifie
 /// PostgreSQL's schema version: 1, the tables; 2, lines compressed with lz4 (when the
 /// server has it) instead of pglz, which made reading a 100 MB session back half as fast,
 /// the lease holder's server process (`holder_backend`), so that the lease of a killed
-/// writer is free as soon as its connection is gone, and omp's blobs (`arbor_blobs`).
-pub const PG_SCHEMA_VERSION: i32 = 2;
+/// writer is free as soon as its connection is gone, and omp's blobs (`arbor_blobs`); 3, the
+/// OS user who pushed each session (`arbor_sessions.pushed_by`, NULL for older rows).
+pub const PG_SCHEMA_VERSION: i32 = 3;
 
 enum Migrate {
     Pg(postgres::Error),
@@ -122,6 +123,9 @@ fn migrate(client: &mut Client) -> Result<(), Migrate> {
             "CREATE TABLE IF NOT EXISTS arbor_blobs (hash text PRIMARY KEY, bytes bytea NOT NULL)",
         )?;
     }
+    if version < 3 {
+        tx.batch_execute("ALTER TABLE arbor_sessions ADD COLUMN IF NOT EXISTS pushed_by text")?;
+    }
     if version < PG_SCHEMA_VERSION {
         tx.execute(
             "UPDATE arbor_schema SET version = $1",
@@ -145,6 +149,9 @@ pub struct PgStore {
     client: Arc<Mutex<Client>>,
     name: String,
     lease: Duration,
+    /// Whether `arbor_sessions` has the `pushed_by` column (schema version 3; a store
+    /// connected read-only may be older, and migrated by a writer while connected).
+    has_user: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -274,18 +281,25 @@ impl PgStore {
     pub fn connect_with_lease(url: &str, lease: Duration) -> Result<PgStore, BackendError> {
         // A connection error's text is scrubbed of the URL's secrets, and its cause (whose
         // text is not) is dropped.
-        Self::connect_inner(url, lease).map_err(|e| match e {
-            BackendError::Db { store, message } | BackendError::Database { store, message, .. } => {
-                BackendError::Db {
-                    store,
-                    message: scrub(&message, url),
-                }
-            }
-            other => other,
-        })
+        Self::connect_inner(url, lease, false).map_err(|e| scrubbed(e, url))
     }
 
-    fn connect_inner(url: &str, lease: Duration) -> Result<PgStore, BackendError> {
+    /// The database a URL names, connected as [`PgStore::connect`] does (the same URL
+    /// parsing, password file and TLS) but **read-only**: the session's transactions are
+    /// read-only (`default_transaction_read_only`, so that the server refuses any write),
+    /// and the schema is never created or migrated. A database of an older schema is read as
+    /// it is (before version 3 every session's user is unknown); one without arbor's tables,
+    /// or of a newer schema, is refused. A role with only `SELECT` rights on the `arbor_*`
+    /// tables is enough (`arbor serve --from`).
+    ///
+    /// # Errors
+    /// As [`PgStore::connect`], and when the database holds no arbor store.
+    pub fn connect_read_only(url: &str) -> Result<PgStore, BackendError> {
+        Self::connect_inner(url, arbor_store::backend::memory::DEFAULT_LEASE, true)
+            .map_err(|e| scrubbed(e, url))
+    }
+
+    fn connect_inner(url: &str, lease: Duration, read_only: bool) -> Result<PgStore, BackendError> {
         let name = redact_url(url);
         let mut cfg: postgres::Config =
             url.parse().map_err(|e: postgres::Error| BackendError::Db {
@@ -316,6 +330,33 @@ impl PgStore {
             _ => cfg.connect(tls(&name)?),
         }
         .map_err(pg_err(&name))?;
+        if read_only {
+            client
+                .batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+                .map_err(pg_err(&name))?;
+            let version = schema_version(&mut client).map_err(pg_err(&name))?;
+            if version > PG_SCHEMA_VERSION {
+                return Err(BackendError::Db {
+                    store: name,
+                    message: format!(
+                        "schema version {version} is newer than this arbor's ({PG_SCHEMA_VERSION}): upgrade arbor"
+                    ),
+                });
+            }
+            if version < 1 {
+                return Err(BackendError::Db {
+                    store: name,
+                    message: "holds no arbor sync store (no arbor_schema table): nothing to read"
+                        .into(),
+                });
+            }
+            return Ok(PgStore {
+                client: Arc::new(Mutex::new(client)),
+                name,
+                lease,
+                has_user: Arc::new(std::sync::atomic::AtomicBool::new(version >= 3)),
+            });
+        }
         migrate(&mut client).map_err(|e| match e {
             Migrate::Pg(e) => pg_err(&name)(e),
             Migrate::Newer(v) => BackendError::Db {
@@ -329,6 +370,7 @@ impl PgStore {
             client: Arc::new(Mutex::new(client)),
             name,
             lease,
+            has_user: Arc::new(std::sync::atomic::AtomicBool::new(true)),
         })
     }
 
@@ -349,6 +391,20 @@ impl PgStore {
                 store: self.name.clone(),
                 id: id.to_string(),
             })
+    }
+}
+
+/// A connection error's text scrubbed of the URL's secrets, its cause (whose text is not)
+/// dropped.
+fn scrubbed(e: BackendError, url: &str) -> BackendError {
+    match e {
+        BackendError::Db { store, message } | BackendError::Database { store, message, .. } => {
+            BackendError::Db {
+                store,
+                message: scrub(&message, url),
+            }
+        }
+        other => other,
     }
 }
 
@@ -420,8 +476,8 @@ impl SessionStore for PgStore {
             .unwrap_or_default();
         let n = tx
             .execute(
-                "INSERT INTO arbor_sessions (id, cwd, created, header, name, parent_session, tool, machine, source_path, lines, bytes, modified_ms, fence)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0) ON CONFLICT (id) DO NOTHING",
+                "INSERT INTO arbor_sessions (id, cwd, created, header, name, parent_session, tool, machine, source_path, lines, bytes, modified_ms, fence, pushed_by)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0, $13) ON CONFLICT (id) DO NOTHING",
                 &[
                     &meta.id,
                     &meta.cwd,
@@ -435,6 +491,7 @@ impl SessionStore for PgStore {
                     &(lines.len() as i64),
                     &byte_len(lines),
                     &now_ms(),
+                    &meta.user,
                 ],
             )
             .map_err(&err)?;
@@ -501,10 +558,22 @@ impl SessionStore for PgStore {
     }
 
     fn list(&self) -> Result<Vec<StoredSession>, BackendError> {
-        let rows = self
-            .client()
+        use std::sync::atomic::Ordering;
+        let mut c = self.client();
+        // A store read before version 3: looked at again, a writer may have migrated it.
+        if !self.has_user.load(Ordering::Relaxed)
+            && schema_version(&mut *c).map_err(pg_err(&self.name))? >= 3
+        {
+            self.has_user.store(true, Ordering::Relaxed);
+        }
+        let user = if self.has_user.load(Ordering::Relaxed) {
+            "pushed_by"
+        } else {
+            "NULL::text"
+        };
+        let rows = c
             .query(
-                "SELECT id, cwd, created, name, parent_session, tool, machine, source_path, lines, bytes, modified_ms FROM arbor_sessions ORDER BY modified_ms DESC, id",
+                &format!("SELECT id, cwd, created, name, parent_session, tool, machine, source_path, lines, bytes, modified_ms, {user} FROM arbor_sessions ORDER BY modified_ms DESC, id"),
                 &[],
             )
             .map_err(pg_err(&self.name))?;
@@ -519,6 +588,7 @@ impl SessionStore for PgStore {
                     parent_session: r.get(4),
                     tool: r.get(5),
                     machine: r.get(6),
+                    user: r.get(11),
                     source_path: r.get(7),
                 },
                 lines: r.get::<_, i64>(8) as u64,

@@ -1,5 +1,5 @@
 //! [`SqliteStore`]: many sessions in one SQLite database file, one row per line.
-use crate::schema::{SCHEMA_VERSION, SQLITE_BLOBS, SQLITE_SCHEMA};
+use crate::schema::{SCHEMA_VERSION, SQLITE_BLOBS, SQLITE_SCHEMA, SQLITE_V3};
 use arbor_core::entry::extract;
 use arbor_store::backend::{
     check_lines, BackendError, Blobs, SessionMeta, SessionStore, SessionWriter, StoredSession,
@@ -18,6 +18,9 @@ pub struct SqliteStore {
     conn: Arc<Mutex<Connection>>,
     path: PathBuf,
     lease: Duration,
+    /// Whether the sessions table has the `pushed_by` column (schema version 3; a store opened
+    /// read-only may be older, and migrated by a writer while open).
+    has_user: Arc<std::sync::atomic::AtomicBool>,
 }
 
 fn db_err(path: &Path) -> impl Fn(rusqlite::Error) -> BackendError + '_ {
@@ -119,6 +122,54 @@ fn check_not_planted(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Why an existing store was wanted at `path` and there is none (a reader creates nothing).
+fn no_store_yet(path: &Path) -> String {
+    if path.exists() {
+        "is not an arbor sync store yet (it is empty): nothing to read".into()
+    } else {
+        "no such store (`sync push --to` creates one; nothing was created)".into()
+    }
+}
+
+/// Brings the tables of the store at `path` to [`SCHEMA_VERSION`] (from 1: [`SQLITE_V3`]),
+/// in one immediate transaction that reads the version again (two arbors opening an old
+/// store at once migrate it once). A newer version is refused, an unknown older one too.
+fn migrate(conn: &Connection, path: &Path) -> Result<(), BackendError> {
+    let err = db_err(path);
+    let refuse = |message: String| BackendError::Db {
+        store: format!("sqlite:{}", path.display()),
+        message,
+    };
+    conn.execute_batch("BEGIN IMMEDIATE").map_err(&err)?;
+    let step = || -> Result<(), BackendError> {
+        let v: i64 = conn
+            .query_row("SELECT version FROM arbor_schema LIMIT 1", [], |r| r.get(0))
+            .map_err(&err)?;
+        match v {
+            v if v == SCHEMA_VERSION => Ok(()),
+            v if v > SCHEMA_VERSION => Err(refuse(format!(
+                "schema version {v} is newer than this arbor's ({SCHEMA_VERSION}): upgrade arbor"
+            ))),
+            1 => {
+                conn.execute_batch(SQLITE_V3).map_err(&err)?;
+                conn.execute("UPDATE arbor_schema SET version = ?1", [SCHEMA_VERSION])
+                    .map_err(&err)?;
+                Ok(())
+            }
+            v => Err(refuse(format!(
+                "schema version {v} has no migration to {SCHEMA_VERSION}"
+            ))),
+        }
+    };
+    match step() {
+        Ok(()) => conn.execute_batch("COMMIT").map_err(&err),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
 impl SqliteStore {
     /// Opens the store at `path`, creating it when missing (mode 0600, its directories 0700,
     /// never through a symlink), with the schema of this arbor version (an older schema is
@@ -161,13 +212,7 @@ impl SqliteStore {
                 "{why}; arbor keeps its sessions only in a store of its own (nothing was written)"
             )))
             }
-            Identity::New if !create => {
-                return Err(refuse(if path.exists() {
-                    "is not an arbor sync store yet (it is empty): nothing to read".into()
-                } else {
-                    "no such store (`sync push --to` creates one; nothing was created)".into()
-                }))
-            }
+            Identity::New if !create => return Err(refuse(no_store_yet(path))),
             Identity::New => {
                 check_not_planted(path).map_err(refuse)?;
                 arbor_store::sqlite_file::prepare_private(path)
@@ -192,25 +237,11 @@ impl SqliteStore {
             .query_row("SELECT version FROM arbor_schema LIMIT 1", [], |r| r.get(0))
             .optional()
             .unwrap_or(None);
-        match version {
-            None => {
-                conn.execute_batch(SQLITE_SCHEMA).map_err(&err)?;
-            }
-            Some(v) if v == SCHEMA_VERSION => {}
-            Some(v) if v > SCHEMA_VERSION => {
-                return Err(BackendError::Db {
-                    store: format!("sqlite:{}", path.display()),
-                    message: format!(
-                        "schema version {v} is newer than this arbor's ({SCHEMA_VERSION}): upgrade arbor"
-                    ),
-                })
-            }
-            Some(v) => {
-                return Err(BackendError::Db {
-                    store: format!("sqlite:{}", path.display()),
-                    message: format!("schema version {v} has no migration to {SCHEMA_VERSION}"),
-                })
-            }
+        if version.is_none() {
+            conn.execute_batch(SQLITE_SCHEMA).map_err(&err)?;
+        }
+        if version != Some(SCHEMA_VERSION) {
+            migrate(&conn, path)?;
         }
         conn.execute_batch(SQLITE_BLOBS).map_err(&err)?;
         // Marked as arbor's store (a store made before the mark gets it on its first open).
@@ -225,6 +256,53 @@ impl SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
             path: path.to_path_buf(),
             lease,
+            has_user: Arc::new(std::sync::atomic::AtomicBool::new(true)),
+        })
+    }
+
+    /// The existing store at `path` opened **read-only** (`SQLITE_OPEN_READ_ONLY`: nothing of
+    /// the file is changed, not its journal mode, tables, application id or schema version),
+    /// for a reader that must never write to it (`arbor serve --from sqlite:PATH`). A store of
+    /// an older schema is read as it is (without version 3's user column, every session's
+    /// user is unknown); a newer one is refused. Its writes fail.
+    ///
+    /// # Errors
+    /// [`BackendError::Db`] when there is no store at `path`, the file is not arbor's store,
+    /// or its schema is newer.
+    pub fn open_read_only(path: &Path) -> Result<SqliteStore, BackendError> {
+        let refuse = |message: String| BackendError::Db {
+            store: format!("sqlite:{}", path.display()),
+            message,
+        };
+        match identify(path)? {
+            Identity::Ours => {}
+            Identity::Foreign(why) => {
+                return Err(refuse(format!("{why}; not an arbor sync store")));
+            }
+            Identity::New => return Err(refuse(no_store_yet(path))),
+        }
+        let err = db_err(path);
+        let conn = Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(&err)?;
+        conn.busy_timeout(Duration::from_secs(10)).map_err(&err)?;
+        let version: i64 = conn
+            .query_row("SELECT version FROM arbor_schema LIMIT 1", [], |r| r.get(0))
+            .optional()
+            .map_err(&err)?
+            .unwrap_or(0);
+        if version > SCHEMA_VERSION {
+            return Err(refuse(format!(
+                "schema version {version} is newer than this arbor's ({SCHEMA_VERSION}): upgrade arbor"
+            )));
+        }
+        Ok(SqliteStore {
+            conn: Arc::new(Mutex::new(conn)),
+            path: path.to_path_buf(),
+            lease: arbor_store::backend::memory::DEFAULT_LEASE,
+            has_user: Arc::new(std::sync::atomic::AtomicBool::new(version >= 3)),
         })
     }
 
@@ -294,8 +372,8 @@ impl SessionStore for SqliteStore {
             .map(|(_, l, _)| l)
             .unwrap_or_default();
         tx.execute(
-            "INSERT INTO sessions(id, cwd, created, header, name, parent_session, tool, machine, source_path, lines, bytes, modified_ms, fence)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0)",
+            "INSERT INTO sessions(id, cwd, created, header, name, parent_session, tool, machine, source_path, lines, bytes, modified_ms, fence, pushed_by)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, ?13)",
             params![
                 meta.id,
                 meta.cwd,
@@ -308,7 +386,8 @@ impl SessionStore for SqliteStore {
                 meta.source_path,
                 lines.len() as i64,
                 byte_len(lines),
-                now_ms()
+                now_ms(),
+                meta.user
             ],
         )
         .map_err(&err)?;
@@ -369,12 +448,27 @@ impl SessionStore for SqliteStore {
     }
 
     fn list(&self) -> Result<Vec<StoredSession>, BackendError> {
+        use std::sync::atomic::Ordering;
         let err = db_err(&self.path);
         let conn = self.conn();
+        // A store read before version 3: looked at again, a writer may have migrated it.
+        if !self.has_user.load(Ordering::Relaxed) {
+            let v: i64 = conn
+                .query_row("SELECT version FROM arbor_schema LIMIT 1", [], |r| r.get(0))
+                .map_err(&err)?;
+            if v >= 3 {
+                self.has_user.store(true, Ordering::Relaxed);
+            }
+        }
+        let user = if self.has_user.load(Ordering::Relaxed) {
+            "pushed_by"
+        } else {
+            "NULL"
+        };
         let mut st = conn
-            .prepare(
-                "SELECT id, cwd, created, name, parent_session, tool, machine, source_path, lines, bytes, modified_ms FROM sessions ORDER BY modified_ms DESC, id",
-            )
+            .prepare(&format!(
+                "SELECT id, cwd, created, name, parent_session, tool, machine, source_path, lines, bytes, modified_ms, {user} FROM sessions ORDER BY modified_ms DESC, id",
+            ))
             .map_err(&err)?;
         let rows = st
             .query_map([], |r| {
@@ -387,6 +481,7 @@ impl SessionStore for SqliteStore {
                         parent_session: r.get(4)?,
                         tool: r.get(5)?,
                         machine: r.get(6)?,
+                        user: r.get(11)?,
                         source_path: r.get(7)?,
                     },
                     lines: r.get::<_, i64>(8)? as u64,

@@ -139,3 +139,151 @@ fn a_dead_writers_lease_is_taken_over_at_once() {
         .is_err());
     assert_eq!(b.read(&id, 0).expect("read").len(), 3);
 }
+
+fn meta_by(id: &str, machine: &str, user: Option<&str>) -> arbor_store::backend::SessionMeta {
+    arbor_store::backend::SessionMeta {
+        id: id.into(),
+        cwd: "/work/p".into(),
+        created: "2026-01-01T00:00:00.000Z".into(),
+        tool: "pi".into(),
+        machine: Some(machine.into()),
+        user: user.map(str::to_string),
+        ..Default::default()
+    }
+}
+
+fn header_of(id: &str) -> String {
+    format!(
+        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/p"}}"#
+    )
+}
+
+/// Schema version 3: a version-2 database (no `pushed_by`) is read as it is by a read-only
+/// connection (users unknown, nothing migrated), and a read-write connection brings it to
+/// version 3: the column exists, older rows have no user, new ones keep theirs.
+#[test]
+fn a_version_2_database_gains_the_user_column() {
+    let server = TestServer::start().expect("server");
+    let url = fresh_db(&server);
+    let store = PgStore::connect(&url).expect("connect");
+    store
+        .create(
+            &meta_by("old-1", "m1", None),
+            &[header_of("old-1").as_bytes()],
+        )
+        .expect("create");
+    drop(store);
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).expect("raw");
+    c.batch_execute(
+        "ALTER TABLE arbor_sessions DROP COLUMN pushed_by; UPDATE arbor_schema SET version = 2",
+    )
+    .expect("back to version 2");
+    let has_column = |c: &mut postgres::Client| -> bool {
+        c.query_one(
+            "SELECT count(*) FROM information_schema.columns WHERE table_name = 'arbor_sessions' AND column_name = 'pushed_by'",
+            &[],
+        )
+        .expect("columns")
+        .get::<_, i64>(0)
+            == 1
+    };
+    let version = |c: &mut postgres::Client| -> i32 {
+        c.query_one("SELECT version FROM arbor_schema", &[])
+            .expect("version")
+            .get(0)
+    };
+    let ro = PgStore::connect_read_only(&url).expect("read-only connect of version 2");
+    let listed = ro.list().expect("list");
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].meta.user, None);
+    assert_eq!(listed[0].meta.machine.as_deref(), Some("m1"));
+    assert_eq!(
+        version(&mut c),
+        2,
+        "a read-only connection does not migrate"
+    );
+    assert!(!has_column(&mut c));
+    let rw = PgStore::connect(&url).expect("migrating connect");
+    assert_eq!(version(&mut c), 3);
+    assert_eq!(arbor_db::PG_SCHEMA_VERSION, 3);
+    assert!(has_column(&mut c));
+    rw.create(
+        &meta_by("new-1", "m2", Some("ann")),
+        &[header_of("new-1").as_bytes()],
+    )
+    .expect("create after");
+    let mut users: Vec<(String, Option<String>)> = rw
+        .list()
+        .expect("list")
+        .into_iter()
+        .map(|s| (s.meta.id, s.meta.user))
+        .collect();
+    users.sort();
+    assert_eq!(
+        users,
+        vec![
+            ("new-1".to_string(), Some("ann".to_string())),
+            ("old-1".to_string(), None)
+        ]
+    );
+    // The read-only connection, still open, sees the migrated column.
+    let seen: Vec<Option<String>> = ro
+        .list()
+        .expect("list")
+        .into_iter()
+        .map(|s| s.meta.user)
+        .collect();
+    assert!(seen.contains(&Some("ann".to_string())), "{seen:?}");
+}
+
+/// A read-only connection writes nothing: the server refuses its writes (its transactions
+/// are read-only), a role with only SELECT rights reads the store, and a database without
+/// arbor's tables is refused without creating them.
+#[test]
+fn a_read_only_connection_writes_nothing() {
+    let server = TestServer::start().expect("server");
+    let url = fresh_db(&server);
+    let store = PgStore::connect(&url).expect("connect");
+    store
+        .create(
+            &meta_by("s-1", "m1", Some("ann")),
+            &[header_of("s-1").as_bytes()],
+        )
+        .expect("create");
+    drop(store);
+    let ro = PgStore::connect_read_only(&url).expect("read-only");
+    let e = ro
+        .create(&meta_by("s-2", "m1", None), &[header_of("s-2").as_bytes()])
+        .expect_err("a write through a read-only connection");
+    assert!(e.to_string().contains("read-only"), "{e}");
+    assert!(ro.set_name("s-1", "x").is_err());
+    assert_eq!(ro.list().expect("list").len(), 1);
+    // A role that may only SELECT.
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).expect("raw");
+    c.batch_execute(
+        "CREATE ROLE arbor_reader LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO arbor_reader",
+    )
+    .expect("reader role");
+    let reader_url = url.replacen("postgres@", "arbor_reader@", 1);
+    assert_ne!(reader_url, url);
+    let reader = PgStore::connect_read_only(&reader_url).expect("the SELECT-only role connects");
+    let l = reader.list().expect("list");
+    assert_eq!(l[0].meta.user.as_deref(), Some("ann"));
+    assert_eq!(
+        reader.read_joined("s-1", 0).expect("read"),
+        format!("{}\n", header_of("s-1")).into_bytes()
+    );
+    // An empty database: refused, and left without tables.
+    let empty = fresh_db(&server);
+    let e = PgStore::connect_read_only(&empty).expect_err("no store there");
+    assert!(e.to_string().contains("no arbor sync store"), "{e}");
+    let mut c = postgres::Client::connect(&empty, postgres::NoTls).expect("raw");
+    let tables: i64 = c
+        .query_one(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'",
+            &[],
+        )
+        .expect("tables")
+        .get(0);
+    assert_eq!(tables, 0);
+}

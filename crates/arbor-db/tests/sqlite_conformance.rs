@@ -220,3 +220,127 @@ fn a_store_file_another_user_planted_is_refused() {
     assert!(!wal_only.exists());
     assert_eq!(std::fs::read(&wal).expect("read").len(), 0);
 }
+
+fn meta_by(id: &str, user: Option<&str>) -> arbor_store::backend::SessionMeta {
+    arbor_store::backend::SessionMeta {
+        id: id.into(),
+        cwd: "/work/p".into(),
+        created: "2026-01-01T00:00:00.000Z".into(),
+        tool: "pi".into(),
+        machine: Some("m1".into()),
+        user: user.map(str::to_string),
+        ..Default::default()
+    }
+}
+
+fn header_of(id: &str) -> String {
+    format!(
+        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/p"}}"#
+    )
+}
+
+/// The digests of a store's files (the database, its WAL and journal), to see that nothing
+/// changed. (The shared-memory index `-shm` is left out: every reader of a WAL database maps
+/// it, a read-only one included, and SQLite creates it, with an empty `-wal`, when missing.)
+fn files_of(db: &Path) -> Vec<(String, Option<String>)> {
+    const EMPTY: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+    ["", "-wal", "-journal"]
+        .iter()
+        .map(|s| {
+            let p = arbor_store::paths::with_suffix(db, s);
+            let digest = std::fs::read(p)
+                .ok()
+                .map(|b| arbor_store::blobs::sha256_hex(&b))
+                .filter(|d| d != EMPTY);
+            (s.to_string(), digest)
+        })
+        .collect()
+}
+
+/// Schema version 3 on SQLite: a version-1 store (no `pushed_by`) is read as it is by a
+/// read-only open (users unknown, its files unchanged), and an ordinary open migrates it:
+/// the column exists, older rows have no user, new rows keep theirs.
+#[test]
+fn a_version_1_store_gains_the_user_column() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("s.db");
+    let store = SqliteStore::open(&db).expect("open");
+    store
+        .create(&meta_by("old-1", None), &[header_of("old-1").as_bytes()])
+        .expect("create");
+    drop(store);
+    {
+        let c = rusqlite::Connection::open(&db).expect("raw");
+        c.execute_batch("ALTER TABLE sessions DROP COLUMN pushed_by; UPDATE arbor_schema SET version = 1; PRAGMA wal_checkpoint(TRUNCATE);")
+            .expect("back to version 1");
+    }
+    let before = files_of(&db);
+    let ro = SqliteStore::open_read_only(&db).expect("read-only open of version 1");
+    let l = ro.list().expect("list");
+    assert_eq!((l.len(), l[0].meta.user.clone()), (1, None));
+    assert_eq!(files_of(&db), before, "a read-only open changed the store");
+    let rw = SqliteStore::open(&db).expect("migrating open");
+    rw.create(
+        &meta_by("new-1", Some("ann")),
+        &[header_of("new-1").as_bytes()],
+    )
+    .expect("create after");
+    let mut users: Vec<(String, Option<String>)> = rw
+        .list()
+        .expect("list")
+        .into_iter()
+        .map(|s| (s.meta.id, s.meta.user))
+        .collect();
+    users.sort();
+    assert_eq!(
+        users,
+        vec![
+            ("new-1".to_string(), Some("ann".to_string())),
+            ("old-1".to_string(), None)
+        ]
+    );
+    // The read-only store, still open, sees the migrated column.
+    let seen: Vec<Option<String>> = ro
+        .list()
+        .expect("list")
+        .into_iter()
+        .map(|s| s.meta.user)
+        .collect();
+    assert!(seen.contains(&Some("ann".to_string())), "{seen:?}");
+    drop(rw);
+    let c = rusqlite::Connection::open(&db).expect("raw");
+    let v: i64 = c
+        .query_row("SELECT version FROM arbor_schema", [], |r| r.get(0))
+        .expect("version");
+    assert_eq!(v, arbor_db::schema::SCHEMA_VERSION);
+    assert_eq!(v, 3);
+}
+
+/// A store opened read-only writes nothing: its writes fail, its files are byte for byte
+/// what they were, and a missing or empty file is refused without being created.
+#[test]
+fn a_read_only_store_writes_nothing() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("s.db");
+    let store = SqliteStore::open(&db).expect("open");
+    store
+        .create(&meta_by("s-1", Some("ann")), &[header_of("s-1").as_bytes()])
+        .expect("create");
+    drop(store);
+    let before = files_of(&db);
+    let ro = SqliteStore::open_read_only(&db).expect("read-only");
+    assert!(ro
+        .create(&meta_by("s-2", None), &[header_of("s-2").as_bytes()])
+        .is_err());
+    assert!(ro.set_name("s-1", "x").is_err());
+    assert!(ro.delete("s-1").is_err());
+    assert_eq!(
+        ro.list().expect("list")[0].meta.user.as_deref(),
+        Some("ann")
+    );
+    drop(ro);
+    assert_eq!(files_of(&db), before);
+    let missing = dir.path().join("none.db");
+    assert!(SqliteStore::open_read_only(&missing).is_err());
+    assert!(!missing.exists());
+}

@@ -135,9 +135,47 @@ impl std::fmt::Debug for App {
     }
 }
 
+/// What team mode (`--from`) does not run with: `--allow-writes` (a write would change the
+/// private mirror, not the store, and the next refresh would undo it or conflict with it; the
+/// team's store is served read-only) and `--dir` (only the store's sessions are served).
+fn team_refusals(opts: &Options) -> Result<(), ServeError> {
+    if opts.allow_writes {
+        return Err(ServeError::Refused(
+            "--allow-writes with --from: a shared store is served read-only (a rename, label, \
+             trash or fork would change only this server's copy of it); use arbor sync and \
+             the CLI to change sessions"
+                .into(),
+        ));
+    }
+    if opts.dir.is_some() {
+        return Err(ServeError::Refused(
+            "--dir with --from: team mode serves the shared store's sessions only".into(),
+        ));
+    }
+    Ok(())
+}
+
 impl App {
     /// The app for `opts`: opens the catalog (the CLI's file, or `opts.catalog`).
-    pub fn new(opts: Options, listen: &Checked) -> Result<App, ServeError> {
+    ///
+    /// With `opts.from` (team mode) it opens the shared store read-only and serves its
+    /// private mirror instead ([`crate::team::Team`]): the mirror's agent directory and
+    /// catalog replace the options' own, every project is in scope, and the mirror is
+    /// refreshed on a timer. `--allow-writes` and `--dir` are refused with it.
+    pub fn new(mut opts: Options, listen: &Checked) -> Result<App, ServeError> {
+        let team = match opts.from.clone() {
+            Some(url) => {
+                team_refusals(&opts)?;
+                let team = crate::team::Team::open(&url)?;
+                opts.agent_dir = Some(team.agent_dir());
+                opts.catalog = Some(team.catalog_path());
+                opts.dir = None;
+                opts.all = true;
+                team.refresh_every(crate::team::Team::period());
+                Some(team)
+            }
+            None => None,
+        };
         let path = opts
             .catalog
             .clone()
@@ -154,7 +192,7 @@ impl App {
             token: listen.token.clone(),
             remote: listen.remote,
             csrf,
-            team: None,
+            team,
             opts,
         })
     }

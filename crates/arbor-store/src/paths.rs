@@ -24,6 +24,37 @@ pub fn home_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/"))
 }
 
+/// The OS user running arbor, as a person names it: `$USER` when set (not empty), else the
+/// login name of the effective uid (`getpwuid_r`), else `None`. `arbor sync push` records it
+/// with each session it creates in a shared store.
+pub fn user_name() -> Option<String> {
+    if let Some(u) = env_nonempty("USER") {
+        return Some(u);
+    }
+    // SAFETY: `passwd` is a plain C struct of integers and pointers, for which all zeroes
+    // (null pointers) is a valid value; getpwuid_r fills it.
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0 as libc::c_char; 4096];
+    let mut out: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is to memory of ours of the length given; `out` is either null or
+    // `&mut pw`, whose strings point into `buf`, read before `buf` is dropped.
+    let r = unsafe {
+        libc::getpwuid_r(
+            crate::euid(),
+            &mut pw,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut out,
+        )
+    };
+    if r != 0 || out.is_null() || pw.pw_name.is_null() {
+        return None;
+    }
+    // SAFETY: getpwuid_r succeeded: pw_name is a NUL-terminated string inside `buf`.
+    let name = unsafe { std::ffi::CStr::from_ptr(pw.pw_name) };
+    Some(name.to_string_lossy().into_owned()).filter(|n| !n.is_empty())
+}
+
 /// Expands `~` and `~/...` as pi's `getAgentDir` does (plain concatenation, no resolving).
 pub fn expand_tilde(v: &str) -> PathBuf {
     if v == "~" {

@@ -20,6 +20,9 @@ pub struct Local {
     pub cursor_file: PathBuf,
     /// This machine's name, recorded with what it pushes.
     pub machine: String,
+    /// The OS user pushing ([`arbor_store::paths::user_name`]), recorded with the sessions
+    /// it pushes first (`None`: unknown).
+    pub user: Option<String>,
 }
 
 pub(crate) fn stat(path: &Path) -> Option<(u64, i128)> {

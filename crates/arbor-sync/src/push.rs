@@ -138,6 +138,7 @@ pub(crate) fn push_one(
         );
         meta.id = id.clone();
         meta.machine = Some(local.machine.clone());
+        meta.user = local.user.clone();
         meta.source_path = Some(path.display().to_string());
         let hashes_b = named_blobs(tool, lines.iter().map(Vec::as_slice));
         let (n, missing) = copy_blobs(here, remote, &hashes_b)?;

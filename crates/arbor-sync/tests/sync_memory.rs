@@ -84,6 +84,7 @@ fn a_conflict_on_a_large_session_does_not_hold_the_shared_copy_whole() {
         map_cwd: Vec::new(),
         cursor_file: agent.join("arbor/sync.tsv"),
         machine: "here".into(),
+        user: None,
     };
     let store = SqliteStore::open(&tmp.path().join("shared.db")).expect("store");
     let rows = arbor_sync::push(&store, &local, &[]).expect("push");

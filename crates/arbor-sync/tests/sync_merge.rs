@@ -48,6 +48,7 @@ fn machine(root: &Path, n: usize) -> Local {
         map_cwd: Vec::new(),
         cursor_file: dir.join("arbor/sync.tsv"),
         machine: format!("m{n}"),
+        user: None,
     }
 }
 

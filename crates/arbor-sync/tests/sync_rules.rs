@@ -21,6 +21,7 @@ fn machine(root: &Path, name: &str) -> Local {
         map_cwd: Vec::new(),
         cursor_file: dir.join("arbor/sync-test.tsv"),
         machine: name.to_string(),
+        user: None,
     }
 }
 

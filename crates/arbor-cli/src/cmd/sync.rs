@@ -42,26 +42,31 @@ pub struct SyncOpts<'a> {
 /// The shared store a URL names: `sqlite:PATH` (created by `push` when missing; `pull` and
 /// `status` need it to exist) or `postgres://…`.
 fn open_store(url: &str, action: Action) -> Result<Arc<dyn SessionStore>> {
-    if let Some(path) = url.strip_prefix("sqlite:") {
-        let path = arbor_store::paths::expand_tilde(path);
-        return Ok(Arc::new(match action {
-            Action::Push => arbor_db::SqliteStore::open(&path)?,
-            Action::Pull | Action::Status => arbor_db::SqliteStore::open_existing(&path)?,
-        }));
+    let access = match action {
+        Action::Push => arbor_db::Access::Create,
+        Action::Pull | Action::Status => arbor_db::Access::Existing,
+    };
+    match arbor_db::open_url(url, access)? {
+        Some(store) => Ok(store),
+        None => Err(crate::report::Usage(format!(
+            "{}: a shared store is sqlite:PATH or postgres://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE",
+            redact_url(url)
+        ))
+        .into()),
     }
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        return Ok(arbor_db::connect_postgres(url)?);
-    }
-    Err(crate::report::Usage(format!(
-        "{}: a shared store is sqlite:PATH or postgres://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE",
-        redact_url(url)
-    ))
-    .into())
 }
 
 use arbor_db::redact_url;
 
+/// This machine's name as `arbor sync push` records it: `$ARBOR_MACHINE` when set (a
+/// container's host name is often random), else `/etc/hostname`, else `localhost`.
 fn hostname() -> String {
+    if let Some(m) = std::env::var("ARBOR_MACHINE")
+        .ok()
+        .filter(|m| !m.trim().is_empty())
+    {
+        return m.trim().to_string();
+    }
     std::fs::read_to_string("/etc/hostname")
         .map(|h| h.trim().to_string())
         .ok()
@@ -94,6 +99,7 @@ fn local_for(url: &str, map_cwd: &[String], agent_dir: Option<&std::path::Path>)
             .join("arbor")
             .join(format!("sync-{}.tsv", &key[..16])),
         machine: hostname(),
+        user: arbor_store::paths::user_name(),
     })
 }
 

@@ -53,6 +53,9 @@ pub struct SessionMeta {
     pub tool: String,
     /// The machine the session was pushed from (`arbor sync`), if any.
     pub machine: Option<String>,
+    /// The OS user who pushed it (`arbor sync push`), if known (a store of schema version 3
+    /// on; older rows have none).
+    pub user: Option<String>,
     /// The file it was pushed from, on that machine, if any.
     pub source_path: Option<String>,
 }
@@ -466,6 +469,7 @@ pub fn meta_from_header(header: &[u8], tool: &str) -> SessionMeta {
         name: None,
         tool: tool.to_string(),
         machine: None,
+        user: None,
         source_path: None,
     }
 }
