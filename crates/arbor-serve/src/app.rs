@@ -81,33 +81,22 @@ impl Default for Listen {
     }
 }
 
-/// Listen options checked, the token read.
-#[derive(Debug, Clone)]
-pub struct Checked {
-    /// The address to bind.
-    pub addr: SocketAddr,
-    /// The token every request must carry, if any.
-    pub token: Option<Vec<u8>>,
-    /// Whether the address is not a loopback one.
-    pub remote: bool,
-}
+/// Listen options checked, the token read ([`arbor_store::listen::Checked`], the one check
+/// `arbor mcp --http` makes too).
+pub type Checked = arbor_store::listen::Checked;
 
 impl Listen {
     /// Refuses what must not run: a non-loopback address without `--allow-remote`,
-    /// `--allow-remote` without a token.
+    /// `--allow-remote` without a token, a token file others may read, a short token
+    /// ([`arbor_store::listen::check`]).
     pub fn check(&self) -> Result<Checked, ServeError> {
-        let remote = !self.addr.ip().is_loopback();
-        if remote && !self.allow_remote {
-            return Err(ServeError::Refused(format!(
-                "--addr {}: not a loopback address; to listen there, add --allow-remote --token-file FILE",
-                self.addr
-            )));
-        }
-        Ok(Checked {
-            addr: self.addr,
-            token: None,
-            remote,
-        })
+        arbor_store::listen::check(
+            "--addr",
+            self.addr,
+            self.allow_remote,
+            self.token_file.as_deref(),
+        )
+        .map_err(|e| ServeError::Refused(e.0))
     }
 }
 

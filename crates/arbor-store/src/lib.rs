@@ -70,6 +70,7 @@ mod gc;
 pub mod ids;
 pub mod info;
 pub mod locate;
+pub mod listen;
 pub mod lock;
 mod manager;
 mod map;
