@@ -116,6 +116,12 @@ pub struct App {
     pub csrf: String,
     /// Team mode (`--from`): the shared store served, `None` for this machine's sessions.
     pub team: Option<crate::team::Team>,
+    /// The catalog's changes as the server's own watcher reports them: a count that goes up
+    /// at each refresh that changed something (the live pages wait on it).
+    pub changes: tokio::sync::watch::Sender<u64>,
+    /// Whether the server's own watcher has finished its first refresh and vouches for the
+    /// catalog (else the live pages look again every few seconds).
+    pub watching: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for App {
@@ -137,9 +143,21 @@ impl App {
             let b: [u8; 16] = rand::rng().random();
             b.iter().map(|x| format!("{x:02x}")).collect()
         };
+        let (changes, _) = tokio::sync::watch::channel(0u64);
+        let watching = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        if opts.watch && catalog.report.in_memory_because.is_none() && opts.from.is_none() {
+            crate::live::watch(
+                catalog.path().to_path_buf(),
+                opts.locator(),
+                changes.clone(),
+                watching.clone(),
+            );
+        }
         Ok(App {
             loc: opts.locator(),
             catalog: Mutex::new(catalog),
+            changes,
+            watching,
             token: listen.token.clone(),
             remote: listen.remote,
             csrf,

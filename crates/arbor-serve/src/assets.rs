@@ -10,7 +10,11 @@ use std::sync::Arc;
 
 /// Every asset: its name (served at `/assets/NAME`) and its text. A page's own stylesheet
 /// and script are named after the page.
-pub const FILES: &[(&str, &str)] = &[("base.css", include_str!("../assets/base.css"))];
+pub const FILES: &[(&str, &str)] = &[
+    ("base.css", include_str!("../assets/base.css")),
+    ("sessions.css", include_str!("../assets/sessions.css")),
+    ("sessions.js", include_str!("../assets/sessions.js")),
+];
 
 /// The assets' route.
 pub fn routes() -> axum::Router<Arc<App>> {
