@@ -216,3 +216,85 @@ pub fn check_write(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn app(allow_writes: bool) -> (tempfile::TempDir, App) {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let opts = crate::Options {
+            catalog: Some(tmp.path().join("cat.db")),
+            agent_dir: Some(tmp.path().join("agent")),
+            allow_writes,
+            watch: false,
+            ..crate::Options::default()
+        };
+        let checked = crate::Listen::default().check().expect("loopback");
+        let app = App::new(opts, &checked).expect("app");
+        (tmp, app)
+    }
+
+    fn headers(pairs: &[(&'static str, &str)]) -> http::HeaderMap {
+        let mut h = http::HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, http::HeaderValue::from_str(v).expect("value"));
+        }
+        h
+    }
+
+    #[test]
+    fn a_write_needs_writes_on_this_runs_token_and_the_same_origin() {
+        let (_t, app) = app(true);
+        let csrf = app.csrf.clone();
+        assert_eq!(csrf.len(), 32, "16 random bytes in hex");
+        let own = headers(&[
+            ("host", "127.0.0.1:8777"),
+            ("origin", "http://127.0.0.1:8777"),
+            ("sec-fetch-site", "same-origin"),
+        ]);
+        assert!(check_write(&app, &own, &csrf).is_ok());
+        // No token, a wrong one, one a byte short.
+        for bad in ["", "0", &csrf[..31], &format!("{csrf}0")] {
+            let e = check_write(&app, &own, bad).expect_err("refused");
+            assert!(matches!(e, crate::ServeError::Forbidden(_)), "{e}");
+        }
+        // Another origin, another site, even with the right token.
+        for h in [
+            headers(&[
+                ("host", "127.0.0.1:8777"),
+                ("origin", "http://evil.example"),
+            ]),
+            headers(&[
+                ("host", "127.0.0.1:8777"),
+                ("origin", "http://127.0.0.1:9999"),
+            ]),
+            headers(&[("host", "127.0.0.1:8777"), ("origin", "null")]),
+            headers(&[("host", "127.0.0.1:8777"), ("sec-fetch-site", "cross-site")]),
+            headers(&[("host", "127.0.0.1:8777"), ("sec-fetch-site", "same-site")]),
+        ] {
+            let e = check_write(&app, &h, &csrf).expect_err("refused");
+            assert!(e.to_string().contains("is refused"), "{e}");
+            assert_eq!(
+                axum::response::IntoResponse::into_response(e).status(),
+                http::StatusCode::FORBIDDEN
+            );
+        }
+    }
+
+    #[test]
+    fn writes_are_off_unless_allowed() {
+        let (_t, app) = app(false);
+        let csrf = app.csrf.clone();
+        let e =
+            check_write(&app, &headers(&[("host", "127.0.0.1:8777")]), &csrf).expect_err("refused");
+        assert!(e.to_string().contains("--allow-writes"), "{e}");
+    }
+
+    #[test]
+    fn each_run_has_its_own_csrf_token() {
+        let (_a, a) = app(true);
+        let (_b, b) = app(true);
+        assert_ne!(a.csrf, b.csrf);
+    }
+}
