@@ -68,7 +68,10 @@ pub fn page(p: Page<'_>, body: &str) -> axum::response::Html<String> {
         };
         format!("<a href=\"{href}\"{cur}>{label}</a>")
     };
-    let mut head = String::from("<link rel=\"stylesheet\" href=\"/assets/base.css\">");
+    // No icon: the browser would ask for /favicon.ico and log its 404 as an error.
+    let mut head = String::from(
+        "<link rel=\"icon\" href=\"data:,\"><link rel=\"stylesheet\" href=\"/assets/base.css\">",
+    );
     for a in p.assets {
         if a.ends_with(".css") {
             head.push_str(&format!(

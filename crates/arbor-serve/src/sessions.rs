@@ -650,7 +650,32 @@ fn search(app: &App, f: &Filters, query: &str, rows_only: bool) -> Result<String
         hits.extend(found.into_iter().map(|h| h.into_hit()));
         arbor_index::by_rank(&mut hits);
     }
+    // The sessions' titles as the list shows them (a hit names only a session's name): the
+    // catalog's rows of the hits' directories, as `arbor search` reads them.
+    let hit_dirs: Vec<PathBuf> = {
+        let mut v: Vec<PathBuf> = hits
+            .iter()
+            .filter_map(|h| h.path.parent().map(PathBuf::from))
+            .filter(|d| dirs.contains(d))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let titles: std::collections::HashMap<PathBuf, String> = cat
+        .listed_as_stored(&hit_dirs)?
+        .into_iter()
+        .map(|l| {
+            let t = l.display_title().into_owned();
+            (l.file, t)
+        })
+        .collect();
     drop(cat);
+    for h in &mut hits {
+        if let Some(t) = titles.get(&h.path) {
+            h.session_name = Some(t.clone());
+        }
+    }
     let agent_of = |h: &arbor_index::Hit| -> &'static str {
         if let Some(r) = foreign
             .iter()
