@@ -8,7 +8,7 @@
 //! error, no request outside the server. `ARBOR_UPDATE_SCREENSHOTS=1` saves
 //! `docs/img/serve-sessions.png`.
 use arbor_testkit::served::Served;
-use arbor_testkit::webdriver::{browser_internal, Driver, Session};
+use arbor_testkit::webdriver::{Driver, Session};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -297,23 +297,12 @@ fn the_sessions_page_in_chromium() {
     assert_eq!(first, "Ship the new invoice emails");
 
     // No console error; no request but to the server.
-    let errors: Vec<Value> = b
-        .log("browser")
-        .into_iter()
-        .filter(|e| e["level"] == "SEVERE" || e["level"] == "WARNING")
-        .collect();
+    let errors = b.console_problems();
     assert!(errors.is_empty(), "console: {errors:?}");
     let outside: Vec<String> = b
-        .log("performance")
+        .page_requests(&home_url)
         .into_iter()
-        .filter_map(|e| serde_json::from_str::<Value>(e["message"].as_str()?).ok())
-        .filter(|m| m["message"]["method"] == "Network.requestWillBeSent")
-        .filter_map(|m| {
-            m["message"]["params"]["request"]["url"]
-                .as_str()
-                .map(String::from)
-        })
-        .filter(|u| !browser_internal(u) && !u.starts_with(&format!("{}/", s.url)))
+        .filter(|u| !u.starts_with(&home_url))
         .collect();
     assert!(
         outside.is_empty(),

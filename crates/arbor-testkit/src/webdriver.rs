@@ -244,6 +244,43 @@ impl Session<'_> {
         serde_json::from_value(v).expect("ids")
     }
 
+    /// The console's errors and warnings so far (a CSP violation, a failed load, a script
+    /// error).
+    pub fn console_problems(&self) -> Vec<Value> {
+        self.log("browser")
+            .into_iter()
+            .filter(|e| e["level"] == "SEVERE" || e["level"] == "WARNING")
+            .collect()
+    }
+
+    /// The URLs the page asked the network for, from the request of `from` on (the browser's
+    /// own start page loads before it), leaving out what the browser asks for itself
+    /// ([`browser_internal`]).
+    pub fn page_requests(&self, from: &str) -> Vec<String> {
+        self.log("performance")
+            .into_iter()
+            .filter_map(|e| serde_json::from_str::<Value>(e["message"].as_str()?).ok())
+            .filter(|m| m["message"]["method"] == "Network.requestWillBeSent")
+            .filter_map(|m| {
+                m["message"]["params"]["request"]["url"]
+                    .as_str()
+                    .map(String::from)
+            })
+            .skip_while(|u| u != from)
+            .filter(|u| !browser_internal(u))
+            .collect()
+    }
+
+    /// A Chrome DevTools Protocol command (chromedriver's `goog/cdp/execute`): e.g.
+    /// `Emulation.setEmulatedMedia` to show the page in the dark scheme.
+    pub fn cdp(&self, cmd: &str, params: Value) -> Value {
+        self.d.req(
+            "POST",
+            &format!("/session/{}/goog/cdp/execute", self.id),
+            Some(json!({ "cmd": cmd, "params": params })),
+        )
+    }
+
     pub fn screenshot(&self, to: &Path) {
         let v = self
             .d
