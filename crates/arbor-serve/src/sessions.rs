@@ -168,8 +168,8 @@ pub(crate) struct Row {
 }
 
 impl Row {
-    fn of_listed(l: &Listed) -> Row {
-        let in_omp_dir = l.file.parent().is_some_and(arbor_store::locate::is_omp_dir);
+    fn of_listed(l: &Listed, omp_dirs: &mut OmpDirs) -> Row {
+        let in_omp_dir = omp_dirs.holds(&l.file);
         Row {
             id: l.session_id.clone(),
             title: l.display_title().into_owned(),
@@ -214,6 +214,26 @@ impl Row {
             },
             self.id.as_deref().unwrap_or("")
         )
+    }
+}
+
+/// Which session directories are omp's ([`arbor_store::locate::is_omp_dir`] resolves real
+/// paths: asked once per directory, not once per session).
+#[derive(Default)]
+pub(crate) struct OmpDirs(std::collections::HashMap<PathBuf, bool>);
+
+impl OmpDirs {
+    /// Whether the session `file` lies in one of omp's directories.
+    fn holds(&mut self, file: &std::path::Path) -> bool {
+        let Some(dir) = file.parent() else {
+            return false;
+        };
+        if let Some(v) = self.0.get(dir) {
+            return *v;
+        }
+        let v = arbor_store::locate::is_omp_dir(dir);
+        self.0.insert(dir.to_path_buf(), v);
+        v
     }
 }
 
@@ -290,7 +310,11 @@ pub(crate) fn rows(app: &App, f: &Filters) -> Result<(Vec<Row>, Choices), ServeE
         };
         (listed, foreign_of(&mut cat, f, app, others)?)
     };
-    let mut rows: Vec<Row> = listed.iter().map(Row::of_listed).collect();
+    let mut omp_dirs = OmpDirs::default();
+    let mut rows: Vec<Row> = listed
+        .iter()
+        .map(|l| Row::of_listed(l, &mut omp_dirs))
+        .collect();
     if !foreign.is_empty() {
         rows.extend(foreign.iter().map(Row::of_foreign));
         // Merged newest first, each by its own last activity, as `arbor ls` merges them.
@@ -651,19 +675,15 @@ fn search(app: &App, f: &Filters, query: &str, rows_only: bool) -> Result<String
         arbor_index::by_rank(&mut hits);
     }
     // The sessions' titles as the list shows them (a hit names only a session's name): the
-    // catalog's rows of the hits' directories, as `arbor search` reads them.
-    let hit_dirs: Vec<PathBuf> = {
-        let mut v: Vec<PathBuf> = hits
-            .iter()
-            .filter_map(|h| h.path.parent().map(PathBuf::from))
-            .filter(|d| dirs.contains(d))
-            .collect();
+    // catalog's rows of the hits' files.
+    let files: Vec<PathBuf> = {
+        let mut v: Vec<PathBuf> = hits.iter().map(|h| h.path.clone()).collect();
         v.sort();
         v.dedup();
         v
     };
     let titles: std::collections::HashMap<PathBuf, String> = cat
-        .listed_as_stored(&hit_dirs)?
+        .listed_files(&files)?
         .into_iter()
         .map(|l| {
             let t = l.display_title().into_owned();
@@ -676,15 +696,15 @@ fn search(app: &App, f: &Filters, query: &str, rows_only: bool) -> Result<String
             h.session_name = Some(t.clone());
         }
     }
-    let agent_of = |h: &arbor_index::Hit| -> &'static str {
+    let mut omp_dirs = OmpDirs::default();
+    let mut agent_of = |h: &arbor_index::Hit| -> &'static str {
         if let Some(r) = foreign
             .iter()
             .find(|r| r.source == h.path && h.session_id.as_deref() == Some(&r.summary.id))
         {
             return r.agent.name();
         }
-        let omp = h.path.parent().is_some_and(arbor_store::locate::is_omp_dir);
-        if omp {
+        if omp_dirs.holds(&h.path) {
             "omp"
         } else {
             "pi"
