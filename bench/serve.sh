@@ -85,28 +85,9 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{ if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2 }'; }
 TICK=$(getconf CLK_TCK)
 declare -A M
-# measure KEY PATH: WARM requests, then RUNS measured ones; M[KEY.first], M[KEY.total] (ms,
-# medians), M[KEY.cpu] (ms per request), M[KEY.bytes].
-measure() {
-	local key=$1 path=$2 first=() total=() c0 c1 out
-	for ((r = 0; r < WARM; r++)); do curl -s -o /dev/null "$URL$path"; done
-	c0=$(cpu_ticks)
-	for ((r = 0; r < RUNS; r++)); do
-		out=$(curl -s -o /dev/null -w '%{http_code} %{time_starttransfer} %{time_total} %{size_download}' "$URL$path")
-		read -r code f t bytes <<<"$out"
-		[[ $code == 200 ]] || { say "$path: HTTP $code"; exit 1; }
-		first+=("$(awk -v x="$f" 'BEGIN{print x*1000}')")
-		total+=("$(awk -v x="$t" 'BEGIN{print x*1000}')")
-	done
-	c1=$(cpu_ticks)
-	M[$key.first]=$(median "${first[@]}")
-	M[$key.total]=$(median "${total[@]}")
-	M[$key.cpu]=$(awk -v a="$c0" -v b="$c1" -v t="$TICK" -v n="$RUNS" 'BEGIN{printf "%.1f", (b-a)*1000/t/n}')
-	M[$key.bytes]=$bytes
-}
-
-# measure_each KEY PATH...: each PATH requested once (no warm-up: what a new query costs, as
-# a person typing asks it), the same figures as `measure` over them.
+# measure_each KEY PATH...: each PATH requested once, in order (no warm-up); M[KEY.first],
+# M[KEY.total] (ms, medians), M[KEY.cpu] (the server's ms per request), M[KEY.bytes] (the last
+# answer's).
 measure_each() {
 	local key=$1 first=() total=() c0 c1 out n=0
 	shift
@@ -124,6 +105,13 @@ measure_each() {
 	M[$key.total]=$(median "${total[@]}")
 	M[$key.cpu]=$(awk -v a="$c0" -v b="$c1" -v t="$TICK" -v n="$n" 'BEGIN{printf "%.1f", (b-a)*1000/t/n}')
 	M[$key.bytes]=$bytes
+}
+# measure KEY PATH: WARM requests, then RUNS measured ones (measure_each of PATH RUNS times).
+measure() {
+	local key=$1 path=$2 paths=()
+	for ((r = 0; r < WARM; r++)); do curl -s -o /dev/null "$URL$path"; done
+	for ((r = 0; r < RUNS; r++)); do paths+=("$path"); done
+	measure_each "$key" "${paths[@]}"
 }
 
 # --- one function per page ----------------------------------------------------------------

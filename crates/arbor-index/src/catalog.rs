@@ -1119,18 +1119,8 @@ impl Catalog {
     /// are left empty.
     pub fn listed_as_stored(&self, dirs: &[PathBuf]) -> Result<Vec<Listed>, IndexError> {
         let mut out = Vec::new();
-        let mut st = self
-            .conn
-            .prepare_cached(&format!("{STORED_ROW} WHERE dir=?1"))
-            .db(&self.path)?;
         for d in dirs {
-            let key = crate::dir_key(d);
-            let rows = st.query_map([key], |r| stored_row(r, d)).db(&self.path)?;
-            for row in rows {
-                if let Some(l) = row.db(&self.path)? {
-                    out.push(l);
-                }
-            }
+            self.stored_rows("dir", &crate::dir_key(d), d, &mut out)?;
         }
         sort_like_pi(&mut out, dirs.len() > 1);
         Ok(out)
@@ -1142,22 +1132,34 @@ impl Catalog {
     /// the catalog does not hold is left out; the order is `files`'.
     pub fn listed_files(&self, files: &[PathBuf]) -> Result<Vec<Listed>, IndexError> {
         let mut out = Vec::new();
-        let mut st = self
-            .conn
-            .prepare_cached(&format!("{STORED_ROW} WHERE path=?1"))
-            .db(&self.path)?;
         for f in files {
-            let Some(d) = f.parent() else { continue };
-            let rows = st
-                .query_map([f.to_string_lossy()], |r| stored_row(r, d))
-                .db(&self.path)?;
-            for row in rows {
-                if let Some(l) = row.db(&self.path)? {
-                    out.push(l);
-                }
+            if let Some(d) = f.parent() {
+                self.stored_rows("path", &f.to_string_lossy(), d, &mut out)?;
             }
         }
         Ok(out)
+    }
+
+    /// Appends to `out` the rows of `files` whose column `column` (`dir` or `path`) is `key`,
+    /// read as in the directory `d` ([`stored_row`]).
+    fn stored_rows(
+        &self,
+        column: &str,
+        key: &str,
+        d: &std::path::Path,
+        out: &mut Vec<Listed>,
+    ) -> Result<(), IndexError> {
+        let mut st = self
+            .conn
+            .prepare_cached(&format!("{STORED_ROW} WHERE {column}=?1"))
+            .db(&self.path)?;
+        let rows = st.query_map([key], |r| stored_row(r, d)).db(&self.path)?;
+        for row in rows {
+            if let Some(l) = row.db(&self.path)? {
+                out.push(l);
+            }
+        }
+        Ok(())
     }
 
     /// The files of the catalog whose session id starts with `prefix` (case-insensitive).
