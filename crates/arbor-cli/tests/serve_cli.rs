@@ -39,3 +39,42 @@ fn refuses_a_non_loopback_address_without_allow_remote() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not a loopback address"), "{err}");
 }
+
+/// `--open` where no browser can be opened: one clear line naming the opener and the URL,
+/// and the server serves on.
+#[test]
+fn open_without_a_browser_says_so_and_serves_on() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_str().unwrap();
+    let cat = format!("{h}/cat.db");
+    // No xdg-open at all.
+    let empty = home.path().join("empty-bin");
+    std::fs::create_dir(&empty).unwrap();
+    // An xdg-open that fails, as it does without a desktop.
+    let failing = home.path().join("failing-bin");
+    std::fs::create_dir(&failing).unwrap();
+    let opener = failing.join("xdg-open");
+    std::fs::write(&opener, "#!/bin/sh\nexit 3\n").unwrap();
+    std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for (path, says) in [(&empty, "xdg-open: "), (&failing, "xdg-open failed: ")] {
+        let p = path.to_str().unwrap();
+        let s = Served::start(
+            bin(),
+            &["--all", "--no-watch", "--open"],
+            &[("HOME", h), ("ARBOR_CATALOG", &cat), ("PATH", p)],
+        );
+        let line = s
+            .stderr
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("a line about the browser");
+        assert!(
+            line.starts_with("arbor serve: cannot open a browser (")
+                && line.contains(says)
+                && line.ends_with(&format!("open {}/", s.url)),
+            "{line}"
+        );
+        let page = s.get("/");
+        assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    }
+}

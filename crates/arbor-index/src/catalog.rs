@@ -1119,72 +1119,47 @@ impl Catalog {
     /// are left empty.
     pub fn listed_as_stored(&self, dirs: &[PathBuf]) -> Result<Vec<Listed>, IndexError> {
         let mut out = Vec::new();
-        let mut st = self
-            .conn
-            .prepare_cached(
-                "SELECT phase, id_json, cwd, parent_json, created_ms, header_ts_ms, sname, message_count, \
-                 first_message, last_activity, omp, session_id, slot_title, header_title, name, branches, \
-                 path, size, mtime_ns, version FROM files WHERE dir=?1",
-            )
-            .db(&self.path)?;
         for d in dirs {
-            let key = crate::dir_key(d);
-            let rows = st
-                .query_map([key], |r| {
-                    let info = InfoState {
-                        phase: Phase::from_code(r.get(0)?),
-                        id: r.get(1)?,
-                        cwd: r.get(2)?,
-                        parent_session_path: r.get(3)?,
-                        created_ms: r.get(4)?,
-                        header_ts_ms: r.get(5)?,
-                        name: r.get(6)?,
-                        message_count: r.get::<_, i64>(7)? as u64,
-                        first_message: wtf8_opt(r, 8)?,
-                        last_activity: r.get(9)?,
-                    };
-                    let name: String = r.get(14)?;
-                    let mtime_ms = Stat {
-                        size: 0,
-                        mtime_ns: r.get(18)?,
-                        ino: 0,
-                        dev: 0,
-                    }
-                    .mtime_ms();
-                    let Some(info) = info.finish(
-                        &crate::refresh::node_join(d, &name),
-                        mtime_ms,
-                        JsStr(Vec::new()),
-                    ) else {
-                        return Ok(None);
-                    };
-                    let slot: Option<String> = r.get(12)?;
-                    let header: Option<String> = r.get(13)?;
-                    Ok(Some(Listed {
-                        info,
-                        file: PathBuf::from(r.get::<_, String>(16)?),
-                        size: r.get::<_, i64>(17)?.max(0) as u64,
-                        branches: r.get::<_, i64>(15)?.max(0) as u64,
-                        entries: 0,
-                        labels: 0,
-                        models: Vec::new(),
-                        usage: Usage::default(),
-                        title: slot.filter(|t| !t.is_empty()).or(header),
-                        omp: r.get::<_, i64>(10)? != 0,
-                        session_id: r.get(11)?,
-                        version: r.get(19)?,
-                        mtime_ms,
-                    }))
-                })
-                .db(&self.path)?;
-            for row in rows {
-                if let Some(l) = row.db(&self.path)? {
-                    out.push(l);
-                }
-            }
+            self.stored_rows("dir", &crate::dir_key(d), d, &mut out)?;
         }
         sort_like_pi(&mut out, dirs.len() > 1);
         Ok(out)
+    }
+
+    /// The rows of the sessions `files` (the catalog's keys, as [`Listed::file`] and a search
+    /// hit's path give them) as [`Catalog::listed_as_stored`] reads them, without reading a
+    /// whole directory's: what a page of search hits needs to name their sessions. A file
+    /// the catalog does not hold is left out; the order is `files`'.
+    pub fn listed_files(&self, files: &[PathBuf]) -> Result<Vec<Listed>, IndexError> {
+        let mut out = Vec::new();
+        for f in files {
+            if let Some(d) = f.parent() {
+                self.stored_rows("path", &f.to_string_lossy(), d, &mut out)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Appends to `out` the rows of `files` whose column `column` (`dir` or `path`) is `key`,
+    /// read as in the directory `d` ([`stored_row`]).
+    fn stored_rows(
+        &self,
+        column: &str,
+        key: &str,
+        d: &std::path::Path,
+        out: &mut Vec<Listed>,
+    ) -> Result<(), IndexError> {
+        let mut st = self
+            .conn
+            .prepare_cached(&format!("{STORED_ROW} WHERE {column}=?1"))
+            .db(&self.path)?;
+        let rows = st.query_map([key], |r| stored_row(r, d)).db(&self.path)?;
+        for row in rows {
+            if let Some(l) = row.db(&self.path)? {
+                out.push(l);
+            }
+        }
+        Ok(())
     }
 
     /// The files of the catalog whose session id starts with `prefix` (case-insensitive).
@@ -1256,5 +1231,61 @@ fn indexed_text(r: &Row<'_>) -> rusqlite::Result<Option<IndexedText>> {
         kind,
         timestamp: r.get(3)?,
         text: wtf8(r, 4)?.to_string_lossy().into_owned(),
+    }))
+}
+
+/// The columns [`Catalog::listed_as_stored`] and [`Catalog::listed_files`] read, for
+/// [`stored_row`].
+const STORED_ROW: &str =
+    "SELECT phase, id_json, cwd, parent_json, created_ms, header_ts_ms, sname, message_count, \
+     first_message, last_activity, omp, session_id, slot_title, header_title, name, branches, \
+     path, size, mtime_ns, version FROM files";
+
+/// One row of [`STORED_ROW`] of the directory `d` as a [`Listed`] (`None`: a row pi would not
+/// list).
+fn stored_row(r: &rusqlite::Row<'_>, d: &std::path::Path) -> rusqlite::Result<Option<Listed>> {
+    let info = InfoState {
+        phase: Phase::from_code(r.get(0)?),
+        id: r.get(1)?,
+        cwd: r.get(2)?,
+        parent_session_path: r.get(3)?,
+        created_ms: r.get(4)?,
+        header_ts_ms: r.get(5)?,
+        name: r.get(6)?,
+        message_count: r.get::<_, i64>(7)? as u64,
+        first_message: wtf8_opt(r, 8)?,
+        last_activity: r.get(9)?,
+    };
+    let name: String = r.get(14)?;
+    let mtime_ms = Stat {
+        size: 0,
+        mtime_ns: r.get(18)?,
+        ino: 0,
+        dev: 0,
+    }
+    .mtime_ms();
+    let Some(info) = info.finish(
+        &crate::refresh::node_join(d, &name),
+        mtime_ms,
+        JsStr(Vec::new()),
+    ) else {
+        return Ok(None);
+    };
+    let slot: Option<String> = r.get(12)?;
+    let header: Option<String> = r.get(13)?;
+    Ok(Some(Listed {
+        info,
+        file: PathBuf::from(r.get::<_, String>(16)?),
+        size: r.get::<_, i64>(17)?.max(0) as u64,
+        branches: r.get::<_, i64>(15)?.max(0) as u64,
+        entries: 0,
+        labels: 0,
+        models: Vec::new(),
+        usage: Usage::default(),
+        title: slot.filter(|t| !t.is_empty()).or(header),
+        omp: r.get::<_, i64>(10)? != 0,
+        session_id: r.get(11)?,
+        version: r.get(19)?,
+        mtime_ms,
     }))
 }

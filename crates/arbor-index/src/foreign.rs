@@ -618,6 +618,36 @@ pub struct ForeignHit {
     pub rank: f64,
 }
 
+impl ForeignHit {
+    /// The hit as a search of pi's sessions gives it (its session named by the agent's id
+    /// and title; no entry for a hit in the title): the one conversion the CLI, the MCP
+    /// server and `arbor serve` use to show other agents' hits beside pi's.
+    pub fn into_hit(self) -> crate::search::Hit {
+        crate::search::Hit {
+            session_name: Some(self.row.display_title().to_string()),
+            path: self.row.source,
+            session_id: Some(self.row.summary.id),
+            entry_id: (!self.node.is_empty()).then_some(self.node),
+            kind: self.kind,
+            timestamp: self.ts_ms.map(arbor_core::time::format_iso_ms),
+            on_current_branch: self.on_path,
+            snippet: self.snippet,
+            rank: self.rank,
+            seq: 0,
+        }
+    }
+}
+
+/// Orders hits of pi's sessions and other agents' by one relevance (BM25, lower first; a
+/// stable sort: equal ranks keep their order).
+pub fn by_rank(hits: &mut [crate::search::Hit]) {
+    hits.sort_by(|a, b| {
+        a.rank
+            .partial_cmp(&b.rank)
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+}
+
 impl Catalog {
     /// Searches the texts of other agents' sessions (every word of `query`, FTS5 syntax as
     /// [`crate::SearchQuery`] reads free text), only in the sessions `keep` lets through, of

@@ -534,6 +534,47 @@ fn dirs_of_event(roots: &[PathBuf], ev: &notify::Event, out: &mut BTreeSet<PathB
     rescan
 }
 
+/// Starts a watcher of the catalog `catalog` over `loc`'s sessions roots on a thread named
+/// `name` ([`run`], what `arbor index --watch` runs), as a server that keeps its catalog fresh
+/// while it runs does (`arbor mcp`, `arbor serve`; no daemon: it lives as long as the
+/// process). Nothing is started when there is no sessions root or the catalog cannot be
+/// opened; when another watcher serves the catalog, this one steps back silently (the other
+/// vouches). `report` hears what the watcher does; `failed` hears why it stopped otherwise.
+/// `ls`'s prepared tables are not made (`render` answers none).
+pub fn spawn(
+    catalog: PathBuf,
+    loc: arbor_store::locate::Locator,
+    name: &str,
+    mut report: impl FnMut(WatchEvent<'_>) + Send + 'static,
+    failed: impl FnOnce(IndexError) + Send + 'static,
+) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            let roots = loc.existing_sessions_roots();
+            if roots.is_empty() {
+                return;
+            }
+            let Ok(mut cat) = Catalog::open(&catalog) else {
+                return;
+            };
+            let r = run(
+                &mut cat,
+                &roots,
+                &|| loc.all_project_dirs(),
+                &|_, _| None,
+                &mut report,
+            );
+            match r {
+                Err(IndexError::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::AddrInUse => {}
+                Err(e) => failed(e),
+                Ok(()) => {}
+            }
+        })
+        .map(|_| ())
+}
+
 /// What a watcher makes of a listing for a `render` question ([`listing_rendered`]): the
 /// question's options and the rows, in pi's order, to the bytes handed over (`None`: it makes
 /// nothing of these options, and the command is told `no`).

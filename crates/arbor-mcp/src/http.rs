@@ -10,11 +10,11 @@ use rmcp::transport::streamable_http_server::{
 };
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
-/// The shortest token accepted, in bytes.
-pub const MIN_TOKEN: usize = 16;
+/// The shortest token accepted, in bytes (the one rule: [`arbor_store::listen`]).
+pub use arbor_store::listen::MIN_TOKEN;
 
 /// How `arbor mcp --http` was asked to listen.
 #[derive(Debug, Clone)]
@@ -27,13 +27,8 @@ pub struct HttpOptions {
     pub token_file: Option<PathBuf>,
 }
 
-/// HTTP options checked, the token read.
-#[derive(Debug)]
-pub struct Checked {
-    addr: SocketAddr,
-    token: Option<Vec<u8>>,
-    remote: bool,
-}
+/// HTTP options checked, the token read ([`arbor_store::listen::Checked`]).
+pub type Checked = arbor_store::listen::Checked;
 
 impl HttpOptions {
     /// Refuses what must not run: a non-loopback address without `--allow-remote`,
@@ -48,96 +43,33 @@ impl HttpOptions {
     /// assert!(o.check().is_ok());
     /// ```
     pub fn check(&self) -> Result<Checked, McpError> {
-        let loopback = self.addr.ip().is_loopback();
-        if !loopback && !self.allow_remote {
-            return Err(McpError::Refused(format!(
-                "--http {}: not a loopback address; to listen there, add --allow-remote --token-file FILE (every request must then carry the file's token)",
-                self.addr
-            )));
-        }
-        if self.allow_remote && self.token_file.is_none() {
-            return Err(McpError::Refused(
-                "--allow-remote needs --token-file FILE (a bearer token every request must carry)"
-                    .into(),
-            ));
-        }
-        let token = match &self.token_file {
-            None => None,
-            Some(f) => Some(read_token(f)?),
-        };
-        Ok(Checked {
-            addr: self.addr,
-            token,
-            remote: !loopback,
-        })
+        arbor_store::listen::check(
+            "--http",
+            self.addr,
+            self.allow_remote,
+            self.token_file.as_deref(),
+        )
+        .map_err(|e| McpError::Refused(e.0))
     }
 }
 
-/// The token of `--token-file`: refused when others may read the file or it is not a
-/// regular file; trimmed; at least [`MIN_TOKEN`] bytes.
-fn read_token(f: &Path) -> Result<Vec<u8>, McpError> {
-    use std::os::unix::fs::MetadataExt;
-    let refuse = |why: String| McpError::Refused(format!("--token-file {}: {why}", f.display()));
-    let meta = std::fs::metadata(f).map_err(|e| refuse(e.to_string()))?;
-    if !meta.is_file() {
-        return Err(refuse("not a regular file".into()));
-    }
-    let mode = meta.mode() & 0o777;
-    if mode & 0o077 != 0 {
-        return Err(refuse(format!(
-            "readable by others (mode {mode:03o}); chmod 600 {}",
-            f.display()
-        )));
-    }
-    let text = std::fs::read(f).map_err(|e| refuse(e.to_string()))?;
-    let token = text.trim_ascii().to_vec();
-    if token.len() < MIN_TOKEN {
-        return Err(refuse(format!(
-            "the token must be at least {MIN_TOKEN} characters (e.g. openssl rand -hex 32 > FILE)"
-        )));
-    }
-    if token
-        .iter()
-        .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
-    {
-        return Err(refuse(
-            "the token must be one word (no spaces or control characters)".into(),
-        ));
-    }
-    Ok(token)
-}
-
-/// Whether `given` is `want`, in time that does not depend on where they differ.
+/// Whether `given` is `want`, in time that does not depend on where they differ
+/// ([`arbor_store::listen::same_token`]).
 ///
 /// ```
 /// assert!(arbor_mcp::http::same_token(b"0123456789abcdef", b"0123456789abcdef"));
 /// assert!(!arbor_mcp::http::same_token(b"0123456789abcdeX", b"0123456789abcdef"));
-/// assert!(!arbor_mcp::http::same_token(b"short", b"0123456789abcdef"));
 /// ```
-pub fn same_token(given: &[u8], want: &[u8]) -> bool {
-    // Every byte of `want` is looked at whatever `given` holds; only the length can show.
-    let mut diff = u8::from(given.len() != want.len());
-    for (k, w) in want.iter().enumerate() {
-        let g = given.get(k).copied().unwrap_or(!*w);
-        diff |= g ^ w;
-    }
-    std::hint::black_box(diff) == 0
-}
+pub use arbor_store::listen::same_token;
 
 /// Whether a request carries the token (`Authorization: Bearer TOKEN`).
 fn authorized<B>(req: &http::Request<B>, token: &[u8]) -> bool {
-    let Some(v) = req.headers().get(http::header::AUTHORIZATION) else {
-        return false;
-    };
-    let v = v.as_bytes();
-    let Some(given) = v
-        .get(..7)
-        .filter(|p| p.eq_ignore_ascii_case(b"bearer "))
-        .map(|_| v[7..].trim_ascii())
-    else {
-        return false;
-    };
-    same_token(given, token)
+    arbor_store::listen::bearer(
+        req.headers()
+            .get(http::header::AUTHORIZATION)
+            .map(|v| v.as_bytes()),
+        token,
+    )
 }
 
 /// The 401 answer.

@@ -276,30 +276,13 @@ impl ArborServer {
 /// search is answered without looking at every file. It lives as long as the server (no
 /// daemon); `ls`'s prepared tables are not made (`render` answers none: `ls` makes its own).
 fn watch(catalog: std::path::PathBuf, loc: arbor_store::locate::Locator) {
-    let spawned = std::thread::Builder::new()
-        .name("arbor-mcp-watch".into())
-        .spawn(move || {
-            let roots = loc.existing_sessions_roots();
-            if roots.is_empty() {
-                return;
-            }
-            let Ok(mut cat) = Catalog::open(&catalog) else {
-                return;
-            };
-            let r = arbor_index::watch::run(
-                &mut cat,
-                &roots,
-                &|| loc.all_project_dirs(),
-                &|_, _| None,
-                &mut |_| {},
-            );
-            match r {
-                Err(arbor_index::IndexError::Io { source, .. })
-                    if source.kind() == std::io::ErrorKind::AddrInUse => {}
-                Err(e) => eprintln!("arbor mcp: the catalog is refreshed at each call: {e}"),
-                Ok(()) => {}
-            }
-        });
+    let spawned = arbor_index::watch::spawn(
+        catalog,
+        loc,
+        "arbor-mcp-watch",
+        |_| {},
+        |e| eprintln!("arbor mcp: the catalog is refreshed at each call: {e}"),
+    );
     if let Err(e) = spawned {
         eprintln!("arbor mcp: the catalog is refreshed at each call: {e}");
     }

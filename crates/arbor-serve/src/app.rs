@@ -81,33 +81,22 @@ impl Default for Listen {
     }
 }
 
-/// Listen options checked, the token read.
-#[derive(Debug, Clone)]
-pub struct Checked {
-    /// The address to bind.
-    pub addr: SocketAddr,
-    /// The token every request must carry, if any.
-    pub token: Option<Vec<u8>>,
-    /// Whether the address is not a loopback one.
-    pub remote: bool,
-}
+/// Listen options checked, the token read ([`arbor_store::listen::Checked`], the one check
+/// `arbor mcp --http` makes too).
+pub type Checked = arbor_store::listen::Checked;
 
 impl Listen {
     /// Refuses what must not run: a non-loopback address without `--allow-remote`,
-    /// `--allow-remote` without a token.
+    /// `--allow-remote` without a token, a token file others may read, a short token
+    /// ([`arbor_store::listen::check`]).
     pub fn check(&self) -> Result<Checked, ServeError> {
-        let remote = !self.addr.ip().is_loopback();
-        if remote && !self.allow_remote {
-            return Err(ServeError::Refused(format!(
-                "--addr {}: not a loopback address; to listen there, add --allow-remote --token-file FILE",
-                self.addr
-            )));
-        }
-        Ok(Checked {
-            addr: self.addr,
-            token: None,
-            remote,
-        })
+        arbor_store::listen::check(
+            "--addr",
+            self.addr,
+            self.allow_remote,
+            self.token_file.as_deref(),
+        )
+        .map_err(|e| ServeError::Refused(e.0))
     }
 }
 
@@ -127,6 +116,12 @@ pub struct App {
     pub csrf: String,
     /// Team mode (`--from`): the shared store served, `None` for this machine's sessions.
     pub team: Option<crate::team::Team>,
+    /// The catalog's changes as the server's own watcher reports them: a count that goes up
+    /// at each refresh that changed something (the live pages wait on it).
+    pub changes: tokio::sync::watch::Sender<u64>,
+    /// Whether the server's own watcher has finished its first refresh and vouches for the
+    /// catalog (else the live pages look again every few seconds).
+    pub watching: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for App {
@@ -186,9 +181,21 @@ impl App {
             let b: [u8; 16] = rand::rng().random();
             b.iter().map(|x| format!("{x:02x}")).collect()
         };
+        let (changes, _) = tokio::sync::watch::channel(0u64);
+        let watching = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        if opts.watch && catalog.report.in_memory_because.is_none() && opts.from.is_none() {
+            crate::live::watch(
+                catalog.path().to_path_buf(),
+                opts.locator(),
+                changes.clone(),
+                watching.clone(),
+            );
+        }
         Ok(App {
             loc: opts.locator(),
             catalog: Mutex::new(catalog),
+            changes,
+            watching,
             token: listen.token.clone(),
             remote: listen.remote,
             csrf,

@@ -16,6 +16,8 @@ pub const FILES: &[(&str, &str)] = &[
     ("usage.js", include_str!("../assets/usage.js")),
     ("session.css", include_str!("../assets/session.css")),
     ("session.js", include_str!("../assets/session.js")),
+    ("sessions.css", include_str!("../assets/sessions.css")),
+    ("sessions.js", include_str!("../assets/sessions.js")),
 ];
 
 /// The assets' route.

@@ -24,6 +24,26 @@ pub fn esc(t: &str) -> String {
     arbor_view::escape_html(t)
 }
 
+/// A path segment or query value of a URL: every byte but `A-Z a-z 0-9 - _ .`
+/// percent-encoded (a session id, an entry id, a project's path), so that it stays one
+/// segment and means itself. Escape the URL with [`esc`] too when it goes in an attribute.
+///
+/// ```
+/// assert_eq!(arbor_serve::layout::seg("a/b c?&#"), "a%2Fb%20c%3F%26%23");
+/// ```
+pub fn seg(id: &str) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(id.len());
+    for b in id.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.') {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
 /// A page to wrap in the shell.
 #[derive(Debug, Clone, Copy)]
 pub struct Page<'a> {

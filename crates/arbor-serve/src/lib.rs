@@ -23,7 +23,7 @@ pub mod app;
 pub mod assets;
 mod error;
 pub mod layout;
-mod live;
+pub(crate) mod live;
 pub mod security;
 mod session;
 mod sessions;

@@ -69,6 +69,7 @@ mod file;
 mod gc;
 pub mod ids;
 pub mod info;
+pub mod listen;
 pub mod locate;
 pub mod lock;
 mod manager;

@@ -1275,6 +1275,57 @@ fn defer(
     Some(out)
 }
 
+/// Search hits as they may be shown with redaction on (`arbor mcp`'s search, `arbor serve`'s):
+/// a hit whose text holds a secret gets its snippet made again from the redacted text (a
+/// snippet is a window of the text and could cut a secret to a piece the scanner no longer
+/// recognizes), and a hit whose match lies only inside a secret is dropped (else a query could
+/// confirm a secret a prefix at a time). `marks` are the search's marks around matched words.
+/// The hits' titles and the snippets of hits whose text was not found again are left to the
+/// caller to redact.
+///
+/// # Errors
+/// The catalog's own errors.
+pub fn redacted_hits(
+    cat: &arbor_index::Catalog,
+    hits: Vec<arbor_index::Hit>,
+    marks: &(String, String),
+) -> Result<Vec<arbor_index::Hit>, arbor_index::IndexError> {
+    let mut out = Vec::with_capacity(hits.len());
+    for mut h in hits {
+        let texts = cat.texts_near(&h.path, h.seq, h.seq, 16)?;
+        let Some(full) = texts
+            .iter()
+            .find(|t| t.kind == h.kind && t.entry_id == h.entry_id)
+            .map(|t| t.text.as_str())
+        else {
+            // Not found again (the file changed since): served as found, redacted later.
+            out.push(h);
+            continue;
+        };
+        if find(full).is_empty() {
+            out.push(h);
+            continue;
+        }
+        let redacted = redact(full);
+        // The first matched word of the snippet, found again in the redacted text.
+        let word: Option<String> = h
+            .snippet
+            .split(marks.0.as_str())
+            .nth(1)
+            .and_then(|rest| rest.split(marks.1.as_str()).next())
+            .map(str::to_ascii_lowercase)
+            .filter(|w| !w.is_empty());
+        let lower = redacted.to_ascii_lowercase();
+        let Some(start) = word.as_deref().and_then(|w| lower.find(w)) else {
+            continue;
+        };
+        let end = start + word.as_deref().map_or(0, str::len);
+        h.snippet = arbor_index::regex_snippet(&redacted, start, end, marks);
+        out.push(h);
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

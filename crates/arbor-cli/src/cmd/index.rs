@@ -480,25 +480,10 @@ pub fn search(
             if let Some(row) = row {
                 foreign_of.insert((row.source.clone(), row.summary.id.clone()), row);
             }
-            hits.push(arbor_index::Hit {
-                path: f.row.source.clone(),
-                session_id: Some(f.row.summary.id.clone()),
-                session_name: Some(f.row.display_title().to_string()),
-                entry_id: (!f.node.is_empty()).then(|| f.node.clone()),
-                kind: f.kind,
-                timestamp: f.ts_ms.map(arbor_core::time::format_iso_ms),
-                on_current_branch: f.on_path,
-                snippet: f.snippet,
-                rank: f.rank,
-                seq: 0,
-            });
+            hits.push(f.into_hit());
         }
         // pi's hits and theirs by one relevance (BM25, lower first), at most --limit.
-        hits.sort_by(|a, b| {
-            a.rank
-                .partial_cmp(&b.rank)
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
+        arbor_index::by_rank(&mut hits);
         hits.truncate(o.limit);
     }
     let mut more = total.saturating_sub(hits.len() as u64);

@@ -56,21 +56,37 @@ pub fn serve(o: &ServeOpts, loc: &Locator) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Opens `url` in the desktop's browser (`xdg-open`, `open` on macOS); a failure is said,
-/// not fatal: the URL is printed.
+/// Opens `url` in the desktop's browser (`xdg-open`, which honours `$BROWSER`; `open` on
+/// macOS). A failure is said, not fatal: the opener missing, or exiting with an error (no
+/// desktop, no browser), gets one line naming it and the URL to open by hand.
 fn open_browser(url: &str) {
     let opener = if cfg!(target_os = "macos") {
         "open"
     } else {
         "xdg-open"
     };
-    if let Err(e) = std::process::Command::new(opener)
+    let child = std::process::Command::new(opener)
         .arg(url)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
-        .spawn()
-    {
-        eprintln!("arbor serve: cannot open a browser ({opener}: {e}); open {url}");
+        .spawn();
+    match child {
+        Err(e) => eprintln!("arbor serve: cannot open a browser ({opener}: {e}); open {url}"),
+        Ok(mut c) => {
+            let url = url.to_string();
+            // Waited for on a thread of its own: the server is already answering.
+            let _ = std::thread::Builder::new()
+                .name("arbor-serve-open".into())
+                .spawn(move || match c.wait() {
+                    Ok(st) if st.success() => {}
+                    Ok(st) => eprintln!(
+                        "arbor serve: cannot open a browser ({opener} failed: {st}); open {url}"
+                    ),
+                    Err(e) => {
+                        eprintln!("arbor serve: cannot open a browser ({opener}: {e}); open {url}")
+                    }
+                });
+        }
     }
 }

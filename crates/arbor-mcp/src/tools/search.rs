@@ -96,56 +96,6 @@ pub(crate) struct SearchAnswer {
 const MARK_ON: char = '\u{e000}';
 const MARK_OFF: char = '\u{e001}';
 
-/// The hits as they may be served with redaction on: a hit whose text holds a secret gets its
-/// snippet made again from the redacted text (a snippet is a window of the text and could
-/// cut a secret to a piece the scanner no longer recognizes), and a hit whose match lies only
-/// inside a secret is dropped (else a query could confirm a secret a prefix at a time).
-fn served(
-    cat: &arbor_index::Catalog,
-    hits: Vec<arbor_index::Hit>,
-    state: &State,
-) -> Result<Vec<arbor_index::Hit>, ToolError> {
-    let mut out = Vec::with_capacity(hits.len());
-    for mut h in hits {
-        let texts = cat.texts_near(&h.path, h.seq, h.seq, 16)?;
-        let Some(full) = texts
-            .iter()
-            .find(|t| t.kind == h.kind && t.entry_id == h.entry_id)
-            .map(|t| t.text.as_str())
-        else {
-            // Not found again (the file changed since): served as found, redacted later.
-            out.push(h);
-            continue;
-        };
-        if arbor_view::secrets::find(full).is_empty() {
-            out.push(h);
-            continue;
-        }
-        let redacted = state.redact.text(full.to_string());
-        // The first matched word of the snippet, found again in the redacted text.
-        let word: Option<String> = h
-            .snippet
-            .split(MARK_ON)
-            .nth(1)
-            .and_then(|rest| rest.split(MARK_OFF).next())
-            .map(str::to_ascii_lowercase)
-            .filter(|w| !w.is_empty());
-        let lower = redacted.to_ascii_lowercase();
-        let Some(start) = word.as_deref().and_then(|w| lower.find(w)) else {
-            continue;
-        };
-        let end = start + word.as_deref().map_or(0, str::len);
-        h.snippet = arbor_index::regex_snippet(
-            &redacted,
-            start,
-            end,
-            &(MARK_ON.to_string(), MARK_OFF.to_string()),
-        );
-        out.push(h);
-    }
-    Ok(out)
-}
-
 fn run(state: &State, work: &Work, a: &SearchArgs) -> Result<SearchAnswer, ToolError> {
     if a.query.trim().is_empty() {
         return Err(ToolError::new("query: empty"));
@@ -227,7 +177,11 @@ fn run(state: &State, work: &Work, a: &SearchArgs) -> Result<SearchAnswer, ToolE
         let exhausted = hits.len() < ask;
         let mut kept: Vec<arbor_index::Hit> = hits.into_iter().filter(|h| keep(h)).collect();
         if state.redact.is_on() {
-            kept = served(&cat, kept, state)?;
+            kept = arbor_view::secrets::redacted_hits(
+                &cat,
+                kept,
+                &(MARK_ON.to_string(), MARK_OFF.to_string()),
+            )?;
         }
         if !post || exhausted || kept.len() >= want || ask >= MAX_OFFSET {
             break (kept, total);
@@ -255,28 +209,15 @@ fn run(state: &State, work: &Work, a: &SearchArgs) -> Result<SearchAnswer, ToolE
         let mut hits = hits;
         let mut total = total;
         for f in found {
-            let h = arbor_index::Hit {
-                path: f.row.source.clone(),
-                session_id: Some(f.row.summary.id.clone()),
-                session_name: Some(state.redact.text(f.row.display_title().to_string())),
-                entry_id: (!f.node.is_empty()).then(|| f.node.clone()),
-                kind: f.kind,
-                timestamp: f.ts_ms.map(arbor_core::time::format_iso_ms),
-                on_current_branch: f.on_path,
-                snippet: state.redact.text(f.snippet),
-                rank: f.rank,
-                seq: 0,
-            };
+            let mut h = f.into_hit();
+            h.session_name = h.session_name.map(|n| state.redact.text(n));
+            h.snippet = state.redact.text(h.snippet);
             if keep(&h) {
                 total += 1;
                 hits.push(h);
             }
         }
-        hits.sort_by(|x, y| {
-            x.rank
-                .partial_cmp(&y.rank)
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
+        arbor_index::by_rank(&mut hits);
         (hits, total)
     };
     drop(cat);
