@@ -336,6 +336,52 @@ fn team_mode_serves_a_sqlite_store_without_changing_it() {
     {
         assert!(page.contains(&format!("/session/{id}")), "{id} not listed");
     }
+    // Per machine and per user: the sessions page lists only the chosen ones, with their
+    // machine and user; the usage page counts only theirs, as `arbor stats` over their files.
+    let alpha_ids: Vec<String> = files_by_id(&alpha.agent).into_iter().map(|f| f.0).collect();
+    let beta_ids: Vec<String> = files_by_id(&beta.agent).into_iter().map(|f| f.0).collect();
+    for (query, shown, hidden, cell) in [
+        (
+            "/?scope=all&machine=alpha",
+            &alpha_ids,
+            &beta_ids,
+            "<td class=\"machine\">alpha</td>",
+        ),
+        (
+            "/?scope=all&user=bob",
+            &beta_ids,
+            &alpha_ids,
+            "<td class=\"user\">bob</td>",
+        ),
+    ] {
+        let page = s.get(query);
+        assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+        assert!(page.contains(cell), "{query}: {page}");
+        for id in shown {
+            assert!(
+                page.contains(&format!("/session/{id}")),
+                "{query}: {id} not listed"
+            );
+        }
+        for id in hidden {
+            assert!(
+                !page.contains(&format!("/session/{id}")),
+                "{query}: {id} listed"
+            );
+        }
+    }
+    let usage = s.get("/usage/model.json?scope=all&user=ann");
+    assert!(usage.starts_with("HTTP/1.1 200"), "{usage}");
+    let body = usage.split("\r\n\r\n").nth(1).expect("body");
+    let body = body.trim_start_matches(|c: char| c.is_ascii_hexdigit() || c == '\r' || c == '\n');
+    let got: serde_json::Value = serde_json::Deserializer::from_str(body)
+        .into_iter()
+        .next()
+        .expect("a JSON value")
+        .expect("json");
+    assert_eq!(got, stats_over(&alpha.agent, &tmp.path().join("ca.db")));
+    let opened = s.get(&format!("/session/{}", beta_ids[0]));
+    assert!(opened.starts_with("HTTP/1.1 200"), "{opened}");
     drop(s);
     assert_eq!(digest(), before, "serving changed the store");
 }

@@ -276,18 +276,11 @@ fn foreign_of(
         Some(Some(a)) => Some(a),
         None => None,
     };
-    let scope = f.scope(app);
-    if matches!(scope, Scope::Dir(_)) {
+    if app.team.is_some() {
+        // Team mode serves the store's sessions only, not this machine's other agents'.
         return Ok(Vec::new());
     }
-    let mut rows = cat
-        .refresh_foreign(&arbor_index::ForeignRoots::from_env(), only)?
-        .rows;
-    if matches!(scope, Scope::Current) {
-        let here = arbor_index::current_dir_spellings();
-        rows.retain(|r| here.contains(&r.summary.cwd));
-    }
-    Ok(rows)
+    Ok(cat.foreign_in_scope(f.scope(app), only, None)?)
 }
 
 /// The sessions of the view, newest first, filtered; and what the filters may choose from.
@@ -326,11 +319,14 @@ pub(crate) fn rows(app: &App, f: &Filters) -> Result<(Vec<Row>, Choices), ServeE
         rows.retain(|r| r.project.trim_end_matches('/') == p);
     }
     rows.retain(|r| since.is_none_or(|s| r.modified >= s) && until.is_none_or(|u| r.modified < u));
-    if let (Some(team), Some(m)) = (&app.team, set(&f.machine)) {
-        rows.retain(|r| team.origin(&r.file).and_then(|o| o.machine).as_deref() == Some(m));
-    }
-    if let (Some(team), Some(u)) = (&app.team, set(&f.user)) {
-        rows.retain(|r| team.origin(&r.file).and_then(|o| o.user).as_deref() == Some(u));
+    if let Some(team) = &app.team {
+        let chosen = crate::team::Filter {
+            machine: set(&f.machine).map(str::to_string),
+            user: set(&f.user).map(str::to_string),
+        };
+        if !chosen.is_empty() {
+            rows.retain(|r| team.keep(&r.file, &chosen));
+        }
     }
     let mut choices = Choices::default();
     {
@@ -402,8 +398,8 @@ pub(crate) fn row_html(app: &App, r: &Row) -> String {
             let o = t.origin(&r.file).unwrap_or_default();
             format!(
                 "<td class=\"machine\">{}</td><td class=\"user\">{}</td>",
-                esc(o.machine.as_deref().unwrap_or("")),
-                esc(o.user.as_deref().unwrap_or(""))
+                esc(o.machine_shown()),
+                esc(o.user_shown())
             )
         }
         None => String::new(),
@@ -560,14 +556,33 @@ fn shell(app: &App, f: &Filters, choices: &Choices, body: &str) -> Html<String> 
             esc(set(v).unwrap_or(""))
         )
     };
-    let team = if app.team.is_some() {
-        format!(
-            "{}{}",
-            text("machine", "Machine", &f.machine, "text", ""),
-            text("user", "User", &f.user, "text", "")
-        )
-    } else {
-        String::new()
+    let team = match &app.team {
+        Some(t) => {
+            // A choice among the store's machines and users (team::UNKNOWN among them for
+            // sessions pushed before the store recorded them).
+            let select =
+                |name: &str, label: &str, every: &str, v: &Option<String>, all: Vec<String>| {
+                    let cur = set(v).unwrap_or("");
+                    let mut o = format!("<option value=\"\">{every}</option>");
+                    for x in all {
+                        let sel = if x == cur { " selected" } else { "" };
+                        o.push_str(&format!("<option value=\"{0}\"{sel}>{0}</option>", esc(&x)));
+                    }
+                    format!("<label>{label} <select name=\"{name}\">{o}</select></label>")
+                };
+            format!(
+                "{}{}",
+                select(
+                    "machine",
+                    "Machine",
+                    "every machine",
+                    &f.machine,
+                    t.machines()
+                ),
+                select("user", "User", "every user", &f.user, t.users())
+            )
+        }
+        None => String::new(),
     };
     let form = format!(
         "<form class=\"filters\" method=\"get\" action=\"/\">\

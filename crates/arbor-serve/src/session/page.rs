@@ -62,18 +62,8 @@ pub fn id_of(l: &Loaded, i: usize) -> String {
     l.doc.entries()[i].id.as_deref().unwrap_or("").to_string()
 }
 
-/// A session id or entry id in a URL path: ids are plain, but escaped all the same.
-pub fn seg(id: &str) -> String {
-    let mut out = String::with_capacity(id.len());
-    for b in id.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.') {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
-}
+/// A session id or entry id in a URL path: the page shell's one URL encoder.
+pub use crate::layout::seg;
 
 /// Entries `entries` of the session, each as the export renders it followed by its links
 /// (context, tokens and cost of an assistant turn).

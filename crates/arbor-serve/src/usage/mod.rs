@@ -51,6 +51,10 @@ pub struct UsageQuery {
     pub by: Option<String>,
     /// `cost` (default) or `tokens`.
     pub metric: Option<String>,
+    /// Team mode (`--from`): only the sessions this machine pushed.
+    pub machine: Option<String>,
+    /// Team mode (`--from`): only the sessions this user pushed.
+    pub user: Option<String>,
 }
 
 /// A query's value, `None` when absent or blank.
@@ -151,6 +155,8 @@ impl UsageQuery {
             "scope" => q.scope = v,
             "by" => q.by = v,
             "metric" => q.metric = v,
+            "machine" => q.machine = v,
+            "user" => q.user = v,
             _ => {}
         }
         q.encoded()
@@ -167,10 +173,12 @@ impl UsageQuery {
             ("scope", &self.scope),
             ("by", &self.by),
             ("metric", &self.metric),
+            ("machine", &self.machine),
+            ("user", &self.user),
         ];
         let s: Vec<String> = pairs
             .iter()
-            .filter_map(|(k, v)| Some(format!("{k}={}", url_encode(given(v)?))))
+            .filter_map(|(k, v)| Some(format!("{k}={}", crate::layout::seg(given(v)?))))
             .collect();
         if s.is_empty() {
             String::new()
@@ -178,19 +186,6 @@ impl UsageQuery {
             format!("?{}", s.join("&"))
         }
     }
-}
-
-/// `s` as a URL query value: every byte but unreserved ones percent-encoded.
-fn url_encode(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~/".contains(&b) {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
 }
 
 /// The counted sessions of a query: pi's and omp's from the catalog's cached spends (the
@@ -205,7 +200,8 @@ fn counted(app: &App, q: &UsageQuery, c: &Checked) -> Result<Vec<Counted>, Serve
         (None, false) => Scope::Current,
     };
     let mut out = Vec::new();
-    if c.agents != Agents::Own {
+    // Team mode serves the store's sessions only, not this machine's other agents'.
+    if c.agents != Agents::Own && app.team.is_none() {
         // Other agents' sessions: none under --dir (a directory of pi's or omp's).
         if !matches!(scope, Scope::Dir(_)) {
             let only = match c.agents {
@@ -250,6 +246,15 @@ fn counted(app: &App, q: &UsageQuery, c: &Checked) -> Result<Vec<Counted>, Serve
                     .collect();
                 out.extend(arbor_view::stats_from_files(&files).0);
             }
+        }
+    }
+    if let Some(team) = &app.team {
+        let chosen = crate::team::Filter {
+            machine: given(&q.machine).map(str::to_string),
+            user: given(&q.user).map(str::to_string),
+        };
+        if !chosen.is_empty() {
+            out.retain(|c| team.keep(&c.file, &chosen));
         }
     }
     if let Some(m) = given(&q.model) {
@@ -309,7 +314,7 @@ async fn index(
     blocking(move || {
         let c = q.check(&app)?;
         let u = usage(&app, &q, &c)?;
-        Ok(render(&q, &c, &u))
+        Ok(render(&q, &c, &u, app.team.as_ref()))
     })
     .await
 }
@@ -661,7 +666,7 @@ fn section(
 }
 
 /// The filter form (GET: each view is a link) and the quick ranges.
-fn filters(out: &mut String, q: &UsageQuery, c: &Checked) {
+fn filters(out: &mut String, q: &UsageQuery, c: &Checked, team: Option<&crate::team::Team>) {
     let v = |o: &Option<String>| esc(given(o).unwrap_or(""));
     let opt = |name: &str, cur: &str, label: &str| {
         format!(
@@ -681,7 +686,7 @@ fn filters(out: &mut String, q: &UsageQuery, c: &Checked) {
 <label>Scope <select name=\"scope\">{}{}</select></label>\
 <label>By <select name=\"by\">{}{}{}</select></label>\
 <label>Show <select name=\"metric\">{}{}</select></label>\
-<button type=\"submit\">Show</button></form>",
+{}<button type=\"submit\">Show</button></form>",
         v(&q.since),
         v(&q.until),
         v(&q.project),
@@ -699,6 +704,20 @@ fn filters(out: &mut String, q: &UsageQuery, c: &Checked) {
         opt("month", by, "month"),
         opt("cost", if c.tokens { "tokens" } else { "cost" }, "cost"),
         opt("tokens", if c.tokens { "tokens" } else { "cost" }, "tokens"),
+        team.map_or(String::new(), |t| {
+            // Team mode: the store's machines and users (team::UNKNOWN for sessions pushed
+            // before the store recorded them).
+            let pick = |name: &str, label: &str, every: &str, cur: &Option<String>, all: Vec<String>| {
+                let cur = given(cur).unwrap_or("");
+                let mut o = opt("", cur, every);
+                for x in &all {
+                    o.push_str(&opt(&esc(x), &esc(cur), &esc(x)));
+                }
+                format!("<label>{label} <select name=\"{name}\">{o}</select></label>")
+            };
+            pick("machine", "Machine", "every machine", &q.machine, t.machines())
+                + &pick("user", "User", "every user", &q.user, t.users())
+        }),
     );
     out.push_str("<nav class=\"ranges\" aria-label=\"Ranges\">");
     for (label, since) in [
@@ -724,9 +743,14 @@ fn filters(out: &mut String, q: &UsageQuery, c: &Checked) {
     out.push_str("</nav>");
 }
 
-fn render(q: &UsageQuery, c: &Checked, u: &Usage) -> Html<String> {
+fn render(
+    q: &UsageQuery,
+    c: &Checked,
+    u: &Usage,
+    team: Option<&crate::team::Team>,
+) -> Html<String> {
     let mut body = String::from("<main class=\"usage\"><h1>Usage</h1>");
-    filters(&mut body, q, c);
+    filters(&mut body, q, c, team);
     // The current path against the branches left and the summaries, in figures.
     let t = &u.time.total;
     let cost = |s: &arbor_store::usage::Sums| format!("${:.2}", s.tokens().cost);
