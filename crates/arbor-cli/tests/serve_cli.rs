@@ -24,6 +24,16 @@ fn serves_the_sessions_page_with_a_strict_csp() {
         "{head}"
     );
     assert!(!page.contains("<script>"), "no inline script");
+    // An address with no page: the error page, with the same headers.
+    let none = s.get("/no/such/page%3Cb%3E");
+    assert!(none.starts_with("HTTP/1.1 404"), "{none}");
+    assert!(none.contains("no page at /no/such/"), "{none}");
+    assert!(!none.contains("<b>"), "escaped: {none}");
+    assert!(
+        none.to_ascii_lowercase()
+            .contains("content-security-policy: default-src 'none'"),
+        "{none}"
+    );
     let evil = s.request("GET", "/", &[("Host", "evil.example")], b"");
     // A page of another site whose name was rebound to 127.0.0.1 sends its own name.
     assert!(evil.starts_with("HTTP/1.1 403"), "{evil}");

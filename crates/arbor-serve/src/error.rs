@@ -15,6 +15,9 @@ pub enum ServeError {
     /// A session that is not there (404).
     #[error("no such session: {0}")]
     NotFound(String),
+    /// An address the app has no page at (404).
+    #[error("no page at {0}")]
+    NoPage(String),
     /// A request the server will not answer as asked (400).
     #[error("{0}")]
     BadRequest(String),
@@ -32,7 +35,7 @@ pub enum ServeError {
 impl IntoResponse for ServeError {
     fn into_response(self) -> Response {
         let status = match &self {
-            ServeError::NotFound(_) => StatusCode::NOT_FOUND,
+            ServeError::NotFound(_) | ServeError::NoPage(_) => StatusCode::NOT_FOUND,
             ServeError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ServeError::Forbidden(_) | ServeError::Refused(_) => StatusCode::FORBIDDEN,
             _ => StatusCode::INTERNAL_SERVER_ERROR,

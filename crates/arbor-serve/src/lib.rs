@@ -42,7 +42,9 @@ pub fn router(app: Arc<App>) -> axum::Router {
         .merge(sessions::routes())
         .merge(session::routes())
         .merge(usage::routes())
-        .merge(live::routes());
+        .merge(live::routes())
+        // Any other address: the error page, not an empty answer.
+        .fallback(|uri: http::Uri| async move { ServeError::NoPage(uri.path().to_string()) });
     security::wrap(pages, app.clone()).with_state(app)
 }
 
