@@ -3,7 +3,10 @@
 #   - the sessions page over 10,000 sessions (`/?scope=all`), warm: first byte under 50 ms,
 #     the full page under 150 ms;
 #   - a search (`/?scope=all&q=...`), warm: under 60 ms (the full answer);
-#   (the session page and the usage page add their functions below: page_session, page_usage.)
+#   - then, as parts of the same run, the session page (bench/serve-session.sh: a 100 MB
+#     session's first screen under 300 ms, a 1 GB session's RSS under its size) and the usage
+#     page (bench/serve-usage.sh: under 200 ms over the same 10,000 sessions); PARTS=list
+#     runs only the sessions page and search.
 # each with the server's own watcher (the default: the catalog is vouched for, no
 # file is looked at) and without it (`--no-watch`: every request `stat`s the session files).
 #
@@ -152,3 +155,11 @@ echo "$(verdict "${M[watch.list.total]}" 150) sessions page in full under 150 ms
 echo "$(verdict "${M[watch.search.total]}" 60) a search under 60 ms (own watcher, the query repeated)"
 echo "$(verdict "${M[watch.search_new.total]}" 60) a new search under 60 ms (own watcher, each query once)"
 echo "     (--no-watch: first byte ${M[no-watch.list.first]} ms, full ${M[no-watch.list.total]} ms, search ${M[no-watch.search.total]} ms)"
+
+# --- the session page and the usage page: their own scripts, parts of this run ---------------
+if [[ ${PARTS:-all} == all ]]; then
+	echo
+	"$ROOT/bench/serve-session.sh"
+	echo
+	"$ROOT/bench/serve-usage.sh"
+fi
