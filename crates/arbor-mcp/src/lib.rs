@@ -75,12 +75,7 @@ impl Options {
 
     /// The scope of these options.
     pub fn scope(&self) -> arbor_store::locate::Scope<'_> {
-        use arbor_store::locate::Scope;
-        match (&self.dir, self.all) {
-            (Some(d), _) => Scope::Dir(d),
-            (None, true) => Scope::All,
-            (None, false) => Scope::Current,
-        }
+        arbor_store::locate::Scope::of(self.dir.as_deref(), self.all)
     }
 }
 

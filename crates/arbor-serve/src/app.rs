@@ -51,12 +51,7 @@ impl Options {
 
     /// The default scope of these options (`--dir`, `--all`, else the current project).
     pub fn scope(&self) -> arbor_store::locate::Scope<'_> {
-        use arbor_store::locate::Scope;
-        match (&self.dir, self.all) {
-            (Some(d), _) => Scope::Dir(d),
-            (None, true) => Scope::All,
-            (None, false) => Scope::Current,
-        }
+        arbor_store::locate::Scope::of(self.dir.as_deref(), self.all)
     }
 }
 

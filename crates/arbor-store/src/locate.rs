@@ -135,11 +135,7 @@ impl Locator {
     /// else of the current directory's session directories (pi's and omp's), else of every
     /// project with `--all`.
     pub fn most_recent(&self) -> Result<PathBuf, LocateError> {
-        let scope = match (&self.within, self.everywhere) {
-            (Some(d), _) => Scope::Dir(d),
-            (None, true) => Scope::All,
-            (None, false) => Scope::Current,
-        };
+        let scope = Scope::of(self.within.as_deref(), self.everywhere);
         let dirs = self.project_dirs(scope)?;
         let newest = dirs
             .iter()
@@ -445,6 +441,26 @@ pub enum Scope<'a> {
     All,
     /// The current directory's session directories (pi's and omp's encodings).
     Current,
+}
+
+impl<'a> Scope<'a> {
+    /// The scope of the flags every command shares: `--dir DIR` (that directory), else
+    /// `--all` (every project), else the current directory's project.
+    ///
+    /// ```
+    /// use arbor_store::locate::Scope;
+    /// use std::path::Path;
+    /// assert!(matches!(Scope::of(None, true), Scope::All));
+    /// assert!(matches!(Scope::of(Some(Path::new("/s")), true), Scope::Dir(_)));
+    /// assert!(matches!(Scope::of(None, false), Scope::Current));
+    /// ```
+    pub fn of(dir: Option<&'a Path>, all: bool) -> Scope<'a> {
+        match (dir, all) {
+            (Some(d), _) => Scope::Dir(d),
+            (None, true) => Scope::All,
+            (None, false) => Scope::Current,
+        }
+    }
 }
 
 impl Locator {

@@ -194,11 +194,7 @@ impl UsageQuery {
 fn counted(app: &App, q: &UsageQuery, c: &Checked) -> Result<Vec<Counted>, ServeError> {
     use arbor_store::locate::Scope;
     let project = given(&q.project).map(|p| p.trim_end_matches('/').to_string());
-    let scope = match (&app.opts.dir, c.all) {
-        (Some(d), _) => Scope::Dir(d),
-        (None, true) => Scope::All,
-        (None, false) => Scope::Current,
-    };
+    let scope = Scope::of(app.opts.dir.as_deref(), c.all);
     let mut out = Vec::new();
     // Team mode serves the store's sessions only, not this machine's other agents'.
     if c.agents != Agents::Own && app.team.is_none() {
