@@ -79,6 +79,10 @@ impl ForeignRow {
 /// [`Scope::Current`], none under [`Scope::Dir`] (a directory of pi's or omp's); and, when
 /// `project` (a working directory) is given, only those whose cwd is it. The one rule of
 /// `arbor ls`/`stats`, `arbor mcp` and `arbor serve`.
+///
+/// [`Scope::All`]: arbor_store::locate::Scope::All
+/// [`Scope::Current`]: arbor_store::locate::Scope::Current
+/// [`Scope::Dir`]: arbor_store::locate::Scope::Dir
 pub fn keep_foreign_in_scope(
     rows: &mut Vec<ForeignRow>,
     scope: arbor_store::locate::Scope<'_>,

@@ -26,7 +26,7 @@ struct Watch {
     app: Arc<App>,
     sid: String,
     path: PathBuf,
-    seen: Option<load::Stamp>,
+    seen: Option<arbor_store::FileStamp>,
     leaf: String,
     len: u64,
     /// A notice was sent: the page is to be reloaded, nothing more is sent.
@@ -50,7 +50,7 @@ pub(super) async fn events(
         blocking(move || load::resolve(&app, &id)).await?
     };
     let w = Watch {
-        seen: load::Stamp::of(&path),
+        seen: arbor_store::FileStamp::of(&path),
         app,
         sid: id,
         path,
@@ -69,7 +69,7 @@ pub(super) async fn events(
             if w.done {
                 continue;
             }
-            let now = load::Stamp::of(&w.path);
+            let now = arbor_store::FileStamp::of(&w.path);
             if now == w.seen {
                 continue;
             }
@@ -113,8 +113,8 @@ fn change(
     path: &std::path::Path,
     leaf: &str,
     len: u64,
-) -> Option<(Option<Change>, load::Stamp, String, u64)> {
-    let stamp = load::Stamp::of(path)?;
+) -> Option<(Option<Change>, arbor_store::FileStamp, String, u64)> {
+    let stamp = arbor_store::FileStamp::of(path)?;
     let l = load::load_path(app, path).ok()?;
     let _released = load::Releaser::new(&l);
     // What was read is what the stamp says (else looked at again).

@@ -197,8 +197,8 @@ pub fn resolve(app: &App, id: &str) -> Result<PathBuf, ServeError> {
         .map_err(|why| ServeError::NotFound(format!("{id}: {why}")))
 }
 
-/// What says a file is the one read before ([`arbor_store::FileStamp`]).
-pub use arbor_store::FileStamp as Stamp;
+// What says a file is the one read before.
+use arbor_store::FileStamp as Stamp;
 
 /// The last session loaded (one: a person reads one session page after page; a 1 GB
 /// session is parsed and redacted once, not once per part).

@@ -260,7 +260,7 @@ fn write_entries<W: Write>(
 }
 
 /// The highlighting stylesheet of [`html_entries`]' code blocks, light and dark (empty
-/// without the `highlight` feature): with [`ENTRY_STYLE`], what a page showing entries needs.
+/// without the `highlight` feature): with `ENTRY_STYLE`, what a page showing entries needs.
 pub fn entries_css() -> String {
     format!("{ENTRY_STYLE}{}", super::highlight::css())
 }
