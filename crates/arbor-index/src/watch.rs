@@ -539,6 +539,43 @@ fn dirs_of_event(roots: &[PathBuf], ev: &notify::Event, out: &mut BTreeSet<PathB
 /// nothing of these options, and the command is told `no`).
 pub type Renderer<'a> = &'a dyn Fn(&str, &[Listed]) -> Option<Vec<u8>>;
 
+/// Starts the watcher of the catalog `catalog` ([`run`], what `arbor index --watch` runs) on
+/// a thread named `name`, for a server (`arbor mcp`, `arbor serve`) while it lives (no
+/// daemon): it refreshes every project of `loc` once, then keeps the catalog fresh from
+/// inotify and vouches for it, so that answers skip looking at every file. Nothing when
+/// another watcher serves the catalog already; `ls`'s prepared tables are not made (`render`
+/// answers none). An error is said on stderr after `who: `: the catalog is then refreshed at
+/// each call, as without a watcher.
+pub fn spawn(catalog: PathBuf, loc: arbor_store::locate::Locator, name: &str, who: &'static str) {
+    let spawned = std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn(move || {
+            let roots = loc.existing_sessions_roots();
+            if roots.is_empty() {
+                return;
+            }
+            let Ok(mut cat) = Catalog::open(&catalog) else {
+                return;
+            };
+            let r = run(
+                &mut cat,
+                &roots,
+                &|| loc.all_project_dirs(),
+                &|_, _| None,
+                &mut |_| {},
+            );
+            match r {
+                Err(IndexError::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::AddrInUse => {}
+                Err(e) => eprintln!("{who}: the catalog is refreshed at each call: {e}"),
+                Ok(()) => {}
+            }
+        });
+    if let Err(e) = spawned {
+        eprintln!("{who}: the catalog is refreshed at each call: {e}");
+    }
+}
+
 /// Runs the watcher until its socket can no longer be served: refreshes `all_dirs()` (the
 /// project directories under `roots`, the sessions roots), then keeps the catalog fresh (see
 /// the module documentation). `report` is told what was done; `render` answers the `render`

@@ -270,39 +270,9 @@ impl ArborServer {
     }
 }
 
-/// Starts the catalog's watcher on a thread of its own (`arbor_index::watch::run`, the one
-/// `arbor index --watch` runs), unless another watcher serves the catalog: it refreshes every
-/// project once, then keeps the catalog fresh from inotify and vouches for it, so that a
-/// search is answered without looking at every file. It lives as long as the server (no
-/// daemon); `ls`'s prepared tables are not made (`render` answers none: `ls` makes its own).
+/// Starts the catalog's watcher for the server's life ([`arbor_index::watch::spawn`]).
 fn watch(catalog: std::path::PathBuf, loc: arbor_store::locate::Locator) {
-    let spawned = std::thread::Builder::new()
-        .name("arbor-mcp-watch".into())
-        .spawn(move || {
-            let roots = loc.existing_sessions_roots();
-            if roots.is_empty() {
-                return;
-            }
-            let Ok(mut cat) = Catalog::open(&catalog) else {
-                return;
-            };
-            let r = arbor_index::watch::run(
-                &mut cat,
-                &roots,
-                &|| loc.all_project_dirs(),
-                &|_, _| None,
-                &mut |_| {},
-            );
-            match r {
-                Err(arbor_index::IndexError::Io { source, .. })
-                    if source.kind() == std::io::ErrorKind::AddrInUse => {}
-                Err(e) => eprintln!("arbor mcp: the catalog is refreshed at each call: {e}"),
-                Ok(()) => {}
-            }
-        });
-    if let Err(e) = spawned {
-        eprintln!("arbor mcp: the catalog is refreshed at each call: {e}");
-    }
+    arbor_index::watch::spawn(catalog, loc, "arbor-mcp-watch", "arbor mcp");
 }
 
 /// What the server tells a client at `initialize`.

@@ -143,6 +143,15 @@ impl App {
             .clone()
             .unwrap_or_else(arbor_index::default_catalog_path);
         let catalog = arbor_index::Catalog::open_or_memory(&path)?;
+        if opts.watch && catalog.report.in_memory_because.is_none() {
+            // As `arbor mcp`: the pages then take the catalog without a look at every file.
+            arbor_index::watch::spawn(
+                catalog.path().to_path_buf(),
+                opts.locator(),
+                "arbor-serve-watch",
+                "arbor serve",
+            );
+        }
         let csrf = {
             use rand::Rng;
             let b: [u8; 16] = rand::rng().random();
