@@ -369,6 +369,7 @@ impl Catalog {
         Ok(rows)
     }
 
+
     /// Brings the catalog's rows of other agents' sessions up to date with what is under
     /// `roots` (only `only`'s when given) and returns them: a source whose fingerprint is the
     /// one stored is not read again; a changed or new one is read (on worker threads), a gone

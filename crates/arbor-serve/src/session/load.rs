@@ -222,9 +222,7 @@ pub fn foreign_row(app: &App, id: &str) -> Result<Option<arbor_index::ForeignRow
     if !plain_id(id) {
         return Ok(None);
     }
-    let rows = app
-        .catalog()?
-        .foreign_in_scope(app.opts.scope(), None, None)?;
+    let rows = app.catalog()?.foreign_in_scope(app.opts.scope(), None, None)?;
     Ok(rows
         .into_iter()
         .find(|r| r.summary.id.eq_ignore_ascii_case(id)))
