@@ -799,3 +799,87 @@ fn a_watchers_short_answer_from_a_damaged_index_is_not_believed() {
     w.kill().expect("kill");
     let _ = w.wait();
 }
+
+/// The names of the session files of `p` that the `stat`-like calls of a traced run looked at
+/// (`strace -e trace=stat,lstat,newfstatat,statx`), or `None` when strace is not installed.
+fn stat_calls_on_sessions(env: &Env, args: &[&str], p: &Path) -> Option<(Output, Vec<String>)> {
+    let trace = env.root.join("trace");
+    let c = env.cmd(args);
+    let arbor = c.get_program().to_owned();
+    let mut traced = Command::new("strace");
+    traced
+        .args(["-f", "-qq", "-e", "trace=stat,lstat,newfstatat,statx", "-o"])
+        .arg(&trace)
+        .arg(arbor)
+        .args(c.get_args())
+        .envs(c.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .stdin(Stdio::null());
+    let o = match traced.output() {
+        Ok(o) => o,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => panic!("strace: {e}"),
+    };
+    let text = std::fs::read_to_string(&trace).expect("read the trace");
+    let dir = p.to_string_lossy().into_owned();
+    let looked = text
+        .lines()
+        .filter(|l| l.contains(&dir) && l.contains(".jsonl"))
+        .map(str::to_string)
+        .collect();
+    Some((o, looked))
+}
+
+/// Issue 27 (the usage page's speed): while a live watcher vouches for the catalog,
+/// `arbor stats` (and the usage page, through the same `stats_catalog::counted`) takes the
+/// catalog's stat of each session file instead of a `stat` of it, as `ls` does, and prints
+/// exactly what it prints without the watcher. Needs strace (a test that cannot look says
+/// "skipped").
+#[test]
+fn stats_through_the_watcher_looks_at_no_session_file() {
+    let env = Env::new();
+    let p = env.project.clone();
+    // Without a watcher: the spends kept in the catalog, each file looked at.
+    let plain = env.run(&["stats", "--all", "--json"]);
+    assert!(
+        plain.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plain.stderr)
+    );
+    let Some((o, looked)) = stat_calls_on_sessions(&env, &["stats", "--all", "--json"], &p) else {
+        eprintln!("skipped: strace is not installed");
+        return;
+    };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        looked.len() >= 3,
+        "no watcher: every session file is looked at: {looked:#?}"
+    );
+
+    let mut w = env.watcher();
+    assert!(vouches(&env.catalog, &env.keys(&[&p])));
+    let (o, looked) =
+        stat_calls_on_sessions(&env, &["stats", "--all", "--json"], &p).expect("strace");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        looked.is_empty(),
+        "under a vouching watcher no session file is looked at: {looked:#?}"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&plain.stdout),
+        "the same totals"
+    );
+
+    // A file changed: the watcher takes it in, and the totals follow.
+    std::fs::remove_file(p.join("s1.jsonl")).expect("rm");
+    assert!(vouches(&env.catalog, &env.keys(&[&p])));
+    let after = env.run(&["stats", "--all", "--json"]);
+    w.kill().expect("kill");
+    let _ = w.wait();
+    let fresh = env.run(&["stats", "--all", "--json"]);
+    assert_eq!(
+        String::from_utf8_lossy(&after.stdout),
+        String::from_utf8_lossy(&fresh.stdout),
+        "under the watcher as without it, after a change"
+    );
+}

@@ -35,17 +35,12 @@ fn wait_for(s: &Session<'_>, script: &str) {
     panic!("never true: {script}");
 }
 
-/// Console errors or warnings since the last look (but the browser's own look for
-/// `/favicon.ico`, which the page shell does not serve: the page's own requests only).
+/// Console errors or warnings since the last look, every one of them (the shell names an
+/// empty icon, so the browser does not ask for `/favicon.ico` and log its 404).
 fn console(s: &Session<'_>) -> Vec<Value> {
     s.log("browser")
         .into_iter()
         .filter(|e| e["level"] == "SEVERE" || e["level"] == "WARNING")
-        .filter(|e| {
-            !e["message"]
-                .as_str()
-                .is_some_and(|m| m.contains("/favicon.ico "))
-        })
         .collect()
 }
 

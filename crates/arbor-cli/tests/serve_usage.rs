@@ -33,12 +33,9 @@ fn json(s: &Served, path: &str) -> Value {
     serde_json::from_str(&b).unwrap_or_else(|e| panic!("{path}: {e}: {b}"))
 }
 
-#[test]
-fn the_charts_json_is_arbor_stats_json() {
-    let h = home::usage_home();
-    let s = serve(&h);
-    let proj = h.proj.to_str().unwrap();
-    let cases: Vec<(String, Vec<&str>)> = vec![
+/// The charts' JSON asked for, and the `arbor stats` arguments that give the same.
+fn chart_cases() -> Vec<(String, Vec<&'static str>)> {
+    vec![
         ("time.json?scope=all".into(), vec!["--all", "--by", "day"]),
         (
             "time.json?scope=all&by=week".into(),
@@ -72,8 +69,15 @@ fn the_charts_json_is_arbor_stats_json() {
             "time.json?scope=all&agent=pi".into(),
             vec!["--all", "--by", "day", "--agent", "pi"],
         ),
-    ];
-    for (path, args) in &cases {
+    ]
+}
+
+#[test]
+fn the_charts_json_is_arbor_stats_json() {
+    let h = home::usage_home();
+    let s = serve(&h);
+    let proj = h.proj.to_str().unwrap();
+    for (path, args) in &chart_cases() {
         let got = json(&s, &format!("/usage/{path}"));
         let want = h.stats(args);
         assert_eq!(got, want, "/usage/{path} against arbor stats {args:?}");
@@ -271,4 +275,47 @@ fn session_strings_are_escaped_and_redacted() {
     // A spreadsheet does not run a model's name as a formula.
     assert!(!csv.contains("\r\n=cmd"), "{csv}");
     assert!(csv.contains("\r\n'=cmd|' /C calc'!A0/<img"), "{csv}");
+}
+
+/// Issue 27 (the usage page's speed): the server keeps the catalog fresh with a watcher of
+/// its own (unless `--no-watch`), and while it vouches for the catalog the page takes the
+/// catalog's stat of each session file instead of a `stat` of it
+/// (`stats_catalog::counted`): the numbers stay those of `arbor stats --no-catalog`, which
+/// reads every file (pi's and omp's sessions). Waits for the watcher's answer (an event), up to a minute.
+#[test]
+fn under_the_servers_own_watcher_the_charts_are_the_files_numbers() {
+    let h = home::usage_home();
+    let s = serve(&h);
+    let home = h.home.path();
+    let mut dirs = Vec::new();
+    for agent in [".pi/agent/sessions", ".omp/agent/sessions"] {
+        for d in std::fs::read_dir(home.join(agent)).expect("sessions") {
+            dirs.push(d.expect("entry").path());
+        }
+    }
+    let keys: Vec<String> = dirs.iter().map(|d| arbor_index::dir_key(d)).collect();
+    let catalog = home.join("catalog.db");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !arbor_index::watch::vouches(&catalog, &keys) {
+        assert!(
+            std::time::Instant::now() < until,
+            "the server's watcher never vouched for {dirs:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // pi's and omp's sessions (`--no-catalog` reads no other agent's).
+    for agent in ["pi", "omp"] {
+        for (path, args) in chart_cases() {
+            if path.contains("agent=") {
+                continue;
+            }
+            let path = format!("/usage/{path}&agent={agent}");
+            let got = json(&s, &path);
+            let mut args = args.clone();
+            args.extend(["--agent", agent, "--no-catalog"]);
+            let want = h.stats(&args);
+            assert_eq!(got, want, "{path} against arbor stats {args:?}");
+            assert!(want["sessions"].as_u64() > Some(0), "{path}: {want}");
+        }
+    }
 }

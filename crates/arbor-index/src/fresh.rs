@@ -31,6 +31,18 @@ pub fn watcher_may_answer(cat: &Catalog) -> bool {
     cat.report.in_memory_because.is_none() && !cat.report.created
 }
 
+/// Whether a live watcher of `cat` vouches for every one of `dirs` ([`watcher_may_answer`] and
+/// [`crate::watch::vouches`]): the catalog's rows of their files are then as current as a
+/// refresh would make them, and a caller may take them without a `stat` of each file (the
+/// rule `arbor ls` lists by).
+pub fn watcher_vouches(cat: &Catalog, dirs: &[PathBuf]) -> bool {
+    if !watcher_may_answer(cat) {
+        return false;
+    }
+    let keys: Vec<String> = dirs.iter().map(|d| dir_key(d)).collect();
+    crate::watch::vouches(cat.path(), &keys)
+}
+
 /// Runs `f` on the catalog ([`Catalog::recovering`]): `f` is told (`true`) when it runs
 /// again on the fresh, empty catalog, so that it rebuilds what it reads first.
 pub fn with_rebuild<T>(

@@ -506,6 +506,20 @@ impl Catalog {
         Ok(())
     }
 
+    /// The stat the catalog holds of each file of the directory `key`, by name: what the
+    /// files looked like at its last refresh (current while a live watcher vouches for the
+    /// directory: [`crate::fresh::watcher_vouches`]).
+    ///
+    /// # Errors
+    /// The catalog cannot be read.
+    pub fn file_stats(&self, key: &str) -> Result<HashMap<String, Stat>, IndexError> {
+        let mut out = HashMap::new();
+        self.each_fingerprint_of_dir(key, &mut |name, fp| {
+            out.insert(name.to_string(), fp.stat);
+        })?;
+        Ok(out)
+    }
+
     fn stored_by_fid(&self, fid: i64) -> Result<Option<crate::scan::Stored>, IndexError> {
         let sql = format!("SELECT {STORED_COLS} FROM files WHERE fid=?1");
         Ok(self

@@ -270,11 +270,7 @@ impl ArborServer {
     }
 }
 
-/// Starts the catalog's watcher on a thread of its own (`arbor_index::watch::run`, the one
-/// `arbor index --watch` runs), unless another watcher serves the catalog: it refreshes every
-/// project once, then keeps the catalog fresh from inotify and vouches for it, so that a
-/// search is answered without looking at every file. It lives as long as the server (no
-/// daemon); `ls`'s prepared tables are not made (`render` answers none: `ls` makes its own).
+/// Starts the catalog's watcher for the server's life ([`arbor_index::watch::spawn`]).
 fn watch(catalog: std::path::PathBuf, loc: arbor_store::locate::Locator) {
     let spawned = arbor_index::watch::spawn(
         catalog,

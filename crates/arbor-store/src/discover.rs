@@ -162,16 +162,32 @@ fn mtime_ms(path: &Path) -> f64 {
 /// `localeCompare`, descending ([`arbor_core::js::locale_compare`]), so that sessions with the
 /// same `modified` come out as in pi.
 pub fn session_files(dir: &Path) -> Vec<PathBuf> {
+    session_files_typed(dir)
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect()
+}
+
+/// [`session_files`], each with its type as the directory's listing gives it (`d_type`: no
+/// `stat` on the file systems that fill it; `None` when it cannot be read), so that a caller
+/// that trusts a catalog's stat of a regular file need not `stat` it again.
+pub fn session_files_typed(dir: &Path) -> Vec<(PathBuf, Option<std::fs::FileType>)> {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
-    let mut files: Vec<(String, PathBuf)> = rd
+    let mut files: Vec<(String, PathBuf, Option<std::fs::FileType>)> = rd
         .filter_map(|e| e.ok())
-        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-        .filter(|(n, _)| n.ends_with(".jsonl"))
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.path(),
+                e.file_type().ok(),
+            )
+        })
+        .filter(|(n, _, _)| n.ends_with(".jsonl"))
         .collect();
     files.sort_by_cached_key(|f| std::cmp::Reverse(arbor_core::js::locale_key(&f.0)));
-    files.into_iter().map(|(_, p)| p).collect()
+    files.into_iter().map(|(_, p, t)| (p, t)).collect()
 }
 
 /// Whether `e`, the error of reading a listed `*.jsonl`, says the file is one pi and omp

@@ -128,6 +128,10 @@ fn keys_of(items: &mut [Item], keys: &mut HashMap<usize, HashSet<SpendKey>>, j: 
 /// whose turns straddle `since` or `until` (ms) is read spend by spend. What was not counted
 /// is told to `note`.
 ///
+/// When a live watcher vouches for the catalog's rows of every one of `dirs`
+/// ([`arbor_index::fresh::watcher_vouches`], the rule `arbor ls` lists by), a regular file's
+/// stat is the catalog's, not a `stat` of the file (a symbolic link is looked at still).
+///
 /// # Errors
 /// The catalog's spends cannot be read (the caller reads the files instead).
 pub fn counted(
@@ -137,38 +141,67 @@ pub fn counted(
     until: Option<f64>,
     note: &mut dyn FnMut(Note),
 ) -> Result<Vec<Counted>, arbor_index::IndexError> {
+    let vouched = arbor_index::fresh::watcher_vouches(cat, dirs);
+    counted_trusting(cat, dirs, since, until, vouched, note)
+}
+
+/// [`counted`], the catalog's stat of the regular files taken for theirs when `vouched`.
+fn counted_trusting(
+    cat: &mut Catalog,
+    dirs: &[PathBuf],
+    since: Option<f64>,
+    until: Option<f64>,
+    vouched: bool,
+    note: &mut dyn FnMut(Note),
+) -> Result<Vec<Counted>, arbor_index::IndexError> {
     let mut items: Vec<Item> = Vec::new();
     let mut gone: Vec<(String, String)> = Vec::new();
     for d in dirs {
         let key = arbor_index::dir_key(d);
         let mut rows = cat.spend_rows(&key)?;
-        let files = arbor_store::discover::session_files(d);
+        let known = if vouched {
+            cat.file_stats(&key)?
+        } else {
+            HashMap::new()
+        };
+        let files = arbor_store::discover::session_files_typed(d);
         let names: HashSet<String> = files
             .iter()
-            .filter_map(|f| f.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .filter_map(|(f, _)| f.file_name().map(|n| n.to_string_lossy().into_owned()))
             .collect();
         gone.extend(
             rows.keys()
                 .filter(|n| !names.contains(*n))
                 .map(|n| (key.clone(), n.clone())),
         );
-        for f in files {
+        for (f, kind) in files {
             let name = f
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let (canon, stat) = match std::fs::symlink_metadata(&f) {
-                Ok(m) if m.file_type().is_symlink() => (
+            // A regular file the vouched catalog holds: its stat, no look at the file.
+            let trusted = kind
+                .filter(std::fs::FileType::is_file)
+                .and_then(|_| known.get(&name).copied());
+            let looked = match trusted {
+                Some(st) => Ok((false, Some(st))),
+                None => std::fs::symlink_metadata(&f).map(|m| {
+                    if m.file_type().is_symlink() {
+                        (true, None)
+                    } else {
+                        (false, m.is_file().then(|| Stat::from_meta(&m)))
+                    }
+                }),
+            };
+            let (canon, stat) = match looked {
+                Ok((true, _)) => (
                     canon_of(&f),
                     std::fs::metadata(&f)
                         .ok()
                         .filter(|m| m.is_file())
                         .map(|m| Stat::from_meta(&m)),
                 ),
-                Ok(m) => (
-                    format!("{}/{name}", key.trim_end_matches('/')),
-                    m.is_file().then(|| Stat::from_meta(&m)),
-                ),
+                Ok((false, stat)) => (format!("{}/{name}", key.trim_end_matches('/')), stat),
                 Err(_) => (canon_of(&f), None),
             };
             let row = rows
