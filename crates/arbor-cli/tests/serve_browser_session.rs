@@ -6,7 +6,7 @@
 //! while the page is open appear (waiting for the element); hostile text stays inert.
 mod serve_common;
 use arbor_testkit::served::Served;
-use arbor_testkit::webdriver::{browser_internal, Driver, Session};
+use arbor_testkit::webdriver::{Driver, Session};
 use serde_json::Value;
 use serve_common::path_to;
 use std::io::Write;
@@ -33,30 +33,6 @@ fn wait_for(s: &Session<'_>, script: &str) {
         std::thread::sleep(Duration::from_millis(50));
     }
     panic!("never true: {script}");
-}
-
-/// Console errors or warnings since the last look, every one of them (the shell names an
-/// empty icon, so the browser does not ask for `/favicon.ico` and log its 404).
-fn console(s: &Session<'_>) -> Vec<Value> {
-    s.log("browser")
-        .into_iter()
-        .filter(|e| e["level"] == "SEVERE" || e["level"] == "WARNING")
-        .collect()
-}
-
-/// Requests the page made since the last look that are not the server's.
-fn outside(s: &Session<'_>, server: &str) -> Vec<String> {
-    s.log("performance")
-        .into_iter()
-        .filter_map(|e| serde_json::from_str::<Value>(e["message"].as_str()?).ok())
-        .filter(|m| m["message"]["method"] == "Network.requestWillBeSent")
-        .filter_map(|m| {
-            m["message"]["params"]["request"]["url"]
-                .as_str()
-                .map(String::from)
-        })
-        .filter(|u| !browser_internal(u) && !u.starts_with(&format!("{server}/")))
-        .collect()
 }
 
 fn body_data(s: &Session<'_>, k: &str) -> String {
@@ -111,7 +87,7 @@ fn the_session_page_in_chromium() {
     let leaf = body_data(&s, "leaf");
     let path = path_to(&file, &leaf);
     assert_eq!(s.shown(), path);
-    let c = console(&s);
+    let c = s.console_problems();
     assert!(c.is_empty(), "console: {c:?}");
     // Another branch, from the outline.
     let switches = s.elements("nav.outline a.switch");
@@ -231,12 +207,19 @@ fn the_session_page_in_chromium() {
         .as_str()
         .is_some_and(|t| t.contains("<script>window.pwned=1</script>")));
     // No console error, no request outside the server, all along.
-    let c = console(&s);
+    let c = s.console_problems();
     assert!(c.is_empty(), "console: {c:?}");
-    assert_eq!(
-        outside(&s, &url),
-        Vec::<String>::new(),
-        "requests outside the server"
+    let first = format!("{url}/session/{SID}");
+    let requests = s.page_requests(&first);
+    // The page's own requests are there (else the check below could not fail).
+    assert!(requests.contains(&first), "{requests:?}");
+    let outside: Vec<String> = requests
+        .into_iter()
+        .filter(|u| !u.starts_with(&format!("{url}/")))
+        .collect();
+    assert!(
+        outside.is_empty(),
+        "requests outside the server: {outside:?}"
     );
     drop(s);
     // Without JavaScript: the same branch, and the earlier part is a link to a page.
