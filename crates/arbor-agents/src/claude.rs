@@ -732,7 +732,7 @@ fn convert<'a>(bytes: &[u8], chain: &[&'a Info], out: &mut Session, detail: Deta
         // when they are plain ([`Record::scanned`]), else as serde_json reads the record.
         let line_bytes = &bytes[info.range.clone()];
         let parsed;
-        let rec = match Record::scanned(line_bytes, &info.fields, detail, &mut slim) {
+        let mut rec = match Record::scanned(line_bytes, &info.fields, detail, &mut slim) {
             Some(r) => r,
             None => {
                 slim_record(line_bytes, &info.fields, detail, &mut slim);
@@ -787,7 +787,8 @@ fn convert<'a>(bytes: &[u8], chain: &[&'a Info], out: &mut Session, detail: Deta
                     pass(&mut mapped);
                     continue;
                 }
-                let Some(msg) = rec.message.as_deref() else {
+                // Owned: its texts are moved into the nodes, not copied.
+                let Some(mut msg) = rec.message.take().map(Cow::into_owned) else {
                     out.report
                         .bad(line, "user record without a message: skipped");
                     pass(&mut mapped);
@@ -821,7 +822,7 @@ fn convert<'a>(bytes: &[u8], chain: &[&'a Info], out: &mut Session, detail: Deta
                     }
                     continue;
                 }
-                let nodes = user_nodes(msg.get("content"), &tool_names, rec.tool_use_result);
+                let nodes = user_nodes(msg.remove("content"), &tool_names, rec.tool_use_result);
                 if nodes.is_empty() {
                     out.report.skip("user (empty)");
                     pass(&mut mapped);
@@ -846,15 +847,16 @@ fn convert<'a>(bytes: &[u8], chain: &[&'a Info], out: &mut Session, detail: Deta
                 }
             }
             "assistant" => {
-                let Some(msg) = rec.message.as_deref() else {
+                let Some(mut msg) = rec.message.take().map(Cow::into_owned) else {
                     out.report
                         .bad(line, "assistant record without a message: skipped");
                     pass(&mut mapped);
                     continue;
                 };
-                let mid = s(msg, "id").map(str::to_string);
-                let parts = assistant_parts(msg.get("content"), &mut tool_names, &mut out.report);
-                let usage = claude_usage(obj(msg, "usage"));
+                let mid = s(&msg, "id").map(str::to_string);
+                let parts =
+                    assistant_parts(msg.remove("content"), &mut tool_names, &mut out.report);
+                let usage = claude_usage(obj(&msg, "usage"));
                 let stop = stop_reason(msg.get("stop_reason"), rec.is_api_error);
                 // A later line of a reply already begun: merged into it when that reply is
                 // on this line's path.
@@ -878,7 +880,7 @@ fn convert<'a>(bytes: &[u8], chain: &[&'a Info], out: &mut Session, detail: Deta
                         continue;
                     }
                 }
-                let model = s(msg, "model").unwrap_or("unknown").to_string();
+                let model = s(&msg, "model").unwrap_or("unknown").to_string();
                 let mut at = parent;
                 if model != "<synthetic>" && last_model.as_deref() != Some(model.as_str()) {
                     at = Some(out.push(Node {
@@ -1088,50 +1090,48 @@ fn user_text(v: Option<&Value>) -> String {
 }
 
 /// A user line's nodes in order: its text and images as user messages, each `tool_result`
-/// block as a tool result.
+/// block as a tool result. `content` is owned: its texts are moved into the parts.
 fn user_nodes(
-    content: Option<&Value>,
+    content: Option<Value>,
     tools: &HashMap<String, String>,
     tool_use_result: Option<&str>,
 ) -> Vec<NodeKind> {
     let mut out = Vec::new();
     match content {
-        Some(Value::String(t)) if !t.is_empty() => {
-            out.push(NodeKind::User(vec![Part::Text(t.clone())]))
-        }
+        Some(Value::String(t)) if !t.is_empty() => out.push(NodeKind::User(vec![Part::Text(t)])),
         Some(Value::Array(blocks)) => {
             let mut pending: Vec<Part> = Vec::new();
-            for b in blocks.iter().filter_map(Value::as_object) {
-                match s(b, "type") {
+            for mut b in blocks.into_iter().filter_map(into_object) {
+                match s(&b, "type") {
                     Some("text") => {
-                        if let Some(t) = b.get("text").and_then(Value::as_str) {
-                            pending.push(Part::Text(t.to_string()))
+                        if let Some(Value::String(t)) = b.remove("text") {
+                            pending.push(Part::Text(t))
                         }
                     }
-                    Some("image") => pending.extend(image(b)),
+                    Some("image") => pending.extend(image(&b)),
                     Some("tool_result") => {
                         if !pending.is_empty() {
                             out.push(NodeKind::User(std::mem::take(&mut pending)));
                         }
-                        let call = s(b, "tool_use_id").unwrap_or("").to_string();
-                        let content = match b.get("content") {
-                            Some(Value::String(t)) => vec![Part::Text(t.clone())],
+                        let call = s(&b, "tool_use_id").unwrap_or("").to_string();
+                        let is_error = flag(&b, "is_error")
+                            || tool_use_result.is_some_and(|t| t.starts_with("Error"));
+                        let content = match b.remove("content") {
+                            Some(Value::String(t)) => vec![Part::Text(t)],
                             Some(Value::Array(a)) => a
-                                .iter()
-                                .filter_map(Value::as_object)
-                                .filter_map(|c| match s(c, "type") {
-                                    Some("text") => c
-                                        .get("text")
-                                        .and_then(Value::as_str)
-                                        .map(|t| Part::Text(t.to_string())),
-                                    Some("image") => image(c),
-                                    _ => Some(other_block(c)),
+                                .into_iter()
+                                .filter_map(into_object)
+                                .filter_map(|mut c| match s(&c, "type") {
+                                    Some("text") => match c.remove("text") {
+                                        Some(Value::String(t)) => Some(Part::Text(t)),
+                                        _ => None,
+                                    },
+                                    Some("image") => image(&c),
+                                    _ => Some(other_block(&c)),
                                 })
                                 .collect(),
                             _ => Vec::new(),
                         };
-                        let is_error = flag(b, "is_error")
-                            || tool_use_result.is_some_and(|t| t.starts_with("Error"));
                         out.push(NodeKind::ToolResult(ToolResult {
                             tool_name: tools
                                 .get(&call)
@@ -1142,7 +1142,7 @@ fn user_nodes(
                             is_error,
                         }));
                     }
-                    _ => pending.push(other_block(b)),
+                    _ => pending.push(other_block(&b)),
                 }
             }
             if !pending.is_empty() {
@@ -1154,8 +1154,17 @@ fn user_nodes(
     out
 }
 
+/// A JSON value as its object, owned (`None` for any other value).
+fn into_object(v: Value) -> Option<Map<String, Value>> {
+    match v {
+        Value::Object(o) => Some(o),
+        _ => None,
+    }
+}
+
+/// A reply line's parts. `content` is owned: its texts are moved into the parts.
 fn assistant_parts(
-    content: Option<&Value>,
+    content: Option<Value>,
     tools: &mut HashMap<String, String>,
     report: &mut Report,
 ) -> Vec<Part> {
@@ -1163,35 +1172,58 @@ fn assistant_parts(
     let blocks = match content {
         Some(Value::Array(a)) => a,
         Some(Value::String(t)) => {
-            out.push(Part::Text(t.clone()));
+            out.push(Part::Text(t));
             return out;
         }
         _ => return out,
     };
-    for b in blocks.iter().filter_map(Value::as_object) {
-        match s(b, "type") {
-            Some("text") => {
-                if let Some(t) = b.get("text").and_then(Value::as_str) {
-                    out.push(Part::Text(t.to_string()))
+    /// A block's kind, read before its members are moved out.
+    enum Kind {
+        Text,
+        Thinking,
+        Redacted,
+        Tool,
+        Other,
+    }
+    for mut b in blocks.into_iter().filter_map(into_object) {
+        let kind = match s(&b, "type") {
+            Some("text") => Kind::Text,
+            Some("thinking") => Kind::Thinking,
+            Some("redacted_thinking") => Kind::Redacted,
+            Some("tool_use") | Some("server_tool_use") => Kind::Tool,
+            Some(other) => {
+                report.skip(&format!("assistant block {other} (kept as text)"));
+                Kind::Other
+            }
+            None => continue,
+        };
+        let mut take = |k: &str| match b.remove(k) {
+            Some(Value::String(t)) => Some(t),
+            _ => None,
+        };
+        match kind {
+            Kind::Text => {
+                if let Some(t) = take("text") {
+                    out.push(Part::Text(t))
                 }
             }
-            Some("thinking") => out.push(Part::Thinking {
-                text: b
-                    .get("thinking")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-                signature: s(b, "signature").map(str::to_string),
-                redacted: false,
-            }),
-            Some("redacted_thinking") => out.push(Part::Thinking {
+            Kind::Thinking => {
+                let text = take("thinking").unwrap_or_default();
+                let signature = take("signature").filter(|t| !t.is_empty());
+                out.push(Part::Thinking {
+                    text,
+                    signature,
+                    redacted: false,
+                })
+            }
+            Kind::Redacted => out.push(Part::Thinking {
                 text: String::new(),
-                signature: s(b, "data").map(str::to_string),
+                signature: take("data").filter(|t| !t.is_empty()),
                 redacted: true,
             }),
-            Some("tool_use") | Some("server_tool_use") => {
-                let id = s(b, "id").unwrap_or("").to_string();
-                let name = s(b, "name").unwrap_or("unknown").to_string();
+            Kind::Tool => {
+                let id = s(&b, "id").unwrap_or("").to_string();
+                let name = s(&b, "name").unwrap_or("unknown").to_string();
                 tools.insert(id.clone(), name.clone());
                 out.push(Part::ToolCall {
                     id,
@@ -1199,11 +1231,7 @@ fn assistant_parts(
                     arguments: jsonl::arguments(b.get("input")),
                 });
             }
-            Some(other) => {
-                report.skip(&format!("assistant block {other} (kept as text)"));
-                out.push(Part::Text(Value::Object(b.clone()).to_string()));
-            }
-            None => {}
+            Kind::Other => out.push(Part::Text(Value::Object(b).to_string())),
         }
     }
     out
