@@ -149,10 +149,13 @@ fn pick<'f, const N: usize>(
     let mut out = [None; N];
     for m in f.members.iter() {
         let raw = &line[m.key.clone()];
+        let escaped = raw.contains(&b'\\');
         for (i, k) in keys.iter().enumerate() {
-            if raw == k.as_bytes()
-                || (raw.contains(&b'\\') && arbor_core::entry::key_is(line, &m.key, k))
-            {
+            let k_ = k.as_bytes();
+            // The length and the first byte first: most keys differ there (a call of memcmp
+            // per key compared was some 5% of a cold listing's CPU time).
+            let plain = raw.len() == k_.len() && raw.first() == k_.first() && raw == k_;
+            if plain || (escaped && arbor_core::entry::key_is(line, &m.key, k)) {
                 out[i] = Some(m);
                 break;
             }
