@@ -149,10 +149,13 @@ fn pick<'f, const N: usize>(
     let mut out = [None; N];
     for m in f.members.iter() {
         let raw = &line[m.key.clone()];
+        let escaped = raw.contains(&b'\\');
         for (i, k) in keys.iter().enumerate() {
-            if raw == k.as_bytes()
-                || (raw.contains(&b'\\') && arbor_core::entry::key_is(line, &m.key, k))
-            {
+            let k_ = k.as_bytes();
+            // The length and the first byte first: most keys differ there (a call of memcmp
+            // per key compared was some 5% of a cold listing's CPU time).
+            let plain = raw.len() == k_.len() && raw.first() == k_.first() && raw == k_;
+            if plain || (escaped && arbor_core::entry::key_is(line, &m.key, k)) {
                 out[i] = Some(m);
                 break;
             }
@@ -326,6 +329,145 @@ fn slim_record(line: &[u8], f: &arbor_core::entry::Fields, detail: Detail, out: 
         }
     }
     out.push(b'}');
+}
+
+/// A record's members the conversion reads ([`READ_MEMBERS`], and `toolUseResult` when it is
+/// a string), the same whether they were taken from the first pass's scan
+/// ([`Record::scanned`]) or from the record as serde_json parses it ([`Record::parsed`]): the
+/// one conversion reads either.
+#[derive(Debug, Default, PartialEq)]
+struct Record<'r> {
+    /// `type`, `uuid`, ... as non-empty strings ([`s`]).
+    kind: Option<&'r str>,
+    uuid: Option<&'r str>,
+    parent_uuid: Option<&'r str>,
+    logical_parent_uuid: Option<&'r str>,
+    subtype: Option<&'r str>,
+    version: Option<&'r str>,
+    cwd: Option<&'r str>,
+    error: Option<&'r str>,
+    /// `toolUseResult` as a string (empty kept).
+    tool_use_result: Option<&'r str>,
+    /// Whether the record has a `timestamp` member, and its time ([`jsonl::time_ms`]).
+    has_timestamp: bool,
+    timestamp_ms: Option<i64>,
+    /// `isMeta`, `isCompactSummary`, `isApiErrorMessage` are `true` ([`flag`]).
+    is_meta: bool,
+    is_compact_summary: bool,
+    is_api_error: bool,
+    /// `compactMetadata.preTokens` ([`u`]; 0 when absent).
+    pre_tokens: u64,
+    /// `message`, when it is an object (at [`Detail::Listing`] slimmed by [`slim_message`]).
+    message: Option<Cow<'r, Map<String, Value>>>,
+}
+
+impl<'r> Record<'r> {
+    /// The members read from the record serde_json parsed (the slimmed record,
+    /// [`slim_record`]).
+    fn parsed(m: &'r Map<String, Value>) -> Record<'r> {
+        Record {
+            kind: s(m, "type"),
+            uuid: s(m, "uuid"),
+            parent_uuid: s(m, "parentUuid"),
+            logical_parent_uuid: s(m, "logicalParentUuid"),
+            subtype: s(m, "subtype"),
+            version: s(m, "version"),
+            cwd: s(m, "cwd"),
+            error: s(m, "error"),
+            tool_use_result: m.get("toolUseResult").and_then(Value::as_str),
+            has_timestamp: m.contains_key("timestamp"),
+            timestamp_ms: jsonl::time_ms(m.get("timestamp")),
+            is_meta: flag(m, "isMeta"),
+            is_compact_summary: flag(m, "isCompactSummary"),
+            is_api_error: flag(m, "isApiErrorMessage"),
+            pre_tokens: obj(m, "compactMetadata").map_or(0, |c| u(c, "preTokens")),
+            message: obj(m, "message").map(Cow::Borrowed),
+        }
+    }
+
+    /// The members read from the first pass's scan of `line` (`f`, the same members
+    /// [`slim_record`] picks: the last of duplicates, escaped keys decoded), without a parse
+    /// of the record: only `message` and `compactMetadata` objects are parsed (`scratch` holds
+    /// the slimmed message). `None` when a member read is not plain (a string with an escape,
+    /// a control character or bytes that are not UTF-8, a number, an array or an object
+    /// elsewhere) or an object does not parse: then the record is read as serde_json parses
+    /// it ([`Record::parsed`]), with its rules and its errors (lone surrogates, a number out
+    /// of range, the depth limit), so both give the same (the unit tests below).
+    fn scanned(
+        line: &'r [u8],
+        f: &arbor_core::entry::Fields,
+        detail: Detail,
+        scratch: &mut Vec<u8>,
+    ) -> Option<Record<'r>> {
+        use arbor_core::json::ValueKind;
+        let picked = pick(line, f, READ_MEMBERS);
+        let mut r = Record::default();
+        for (key, m) in READ_MEMBERS.iter().zip(picked) {
+            let Some(m) = m else { continue };
+            let raw = &line[m.value.clone()];
+            let object = |raw: &[u8]| match serde_json::from_slice::<Value>(raw) {
+                Ok(Value::Object(o)) => Some(o),
+                _ => None,
+            };
+            let text = match m.kind {
+                ValueKind::String => Some(plain_str(raw)?),
+                ValueKind::Null | ValueKind::Bool => None,
+                ValueKind::Object if *key == "message" => {
+                    let o = if detail == Detail::Listing {
+                        scratch.clear();
+                        slim_message(raw, scratch);
+                        object(scratch)?
+                    } else {
+                        object(raw)?
+                    };
+                    r.message = Some(Cow::Owned(o));
+                    continue;
+                }
+                ValueKind::Object if *key == "compactMetadata" => {
+                    r.pre_tokens = u(&object(raw)?, "preTokens");
+                    continue;
+                }
+                _ => return None,
+            };
+            let non_empty = text.filter(|t| !t.is_empty());
+            let is_true = raw == b"true";
+            match *key {
+                "type" => r.kind = non_empty,
+                "uuid" => r.uuid = non_empty,
+                "parentUuid" => r.parent_uuid = non_empty,
+                "logicalParentUuid" => r.logical_parent_uuid = non_empty,
+                "subtype" => r.subtype = non_empty,
+                "version" => r.version = non_empty,
+                "cwd" => r.cwd = non_empty,
+                "error" => r.error = non_empty,
+                "timestamp" => {
+                    r.has_timestamp = true;
+                    r.timestamp_ms =
+                        text.and_then(|t| arbor_core::time::parse_iso_ms(t).map(|f| f as i64));
+                }
+                "isMeta" => r.is_meta = is_true,
+                "isCompactSummary" => r.is_compact_summary = is_true,
+                "isApiErrorMessage" => r.is_api_error = is_true,
+                _ => {}
+            }
+        }
+        if let Some(m) = pick(line, f, ["toolUseResult"])[0] {
+            if m.kind == ValueKind::String {
+                r.tool_use_result = Some(plain_str(&line[m.value.clone()])?);
+            }
+        }
+        Some(r)
+    }
+}
+
+/// A raw JSON string (with its quotes) as its text when it is plain: no escape, no control
+/// character, valid UTF-8 (what serde_json reads as these very bytes); `None` otherwise.
+fn plain_str(raw: &[u8]) -> Option<&str> {
+    let inner = raw.get(1..raw.len().checked_sub(1)?)?;
+    if inner.iter().any(|b| *b == b'\\' || *b < 0x20) {
+        return None;
+    }
+    std::str::from_utf8(inner).ok()
 }
 
 /// The members of a message the conversion reads (`content`, `id`, `model`, `usage`,
@@ -589,36 +731,44 @@ fn convert<'a>(bytes: &[u8], chain: &[&'a Info], out: &mut Session, detail: Deta
 
     for info in chain {
         let line = info.n;
-        // The first pass scanned it; only the members read are parsed.
-        slim_record(&bytes[info.range.clone()], &info.fields, detail, &mut slim);
-        let record = match serde_json::from_slice::<Value>(&slim) {
-            Ok(Value::Object(m)) => m,
-            Ok(_) => continue,
-            Err(e) => {
-                // The first pass read it; serde_json's depth limit did not.
-                out.report.bad(line, format!("not JSON: {e}"));
-                continue;
+        // The first pass scanned it; only the members read are parsed: from the scan itself
+        // when they are plain ([`Record::scanned`]), else as serde_json reads the record.
+        let line_bytes = &bytes[info.range.clone()];
+        let parsed;
+        let mut rec = match Record::scanned(line_bytes, &info.fields, detail, &mut slim) {
+            Some(r) => r,
+            None => {
+                slim_record(line_bytes, &info.fields, detail, &mut slim);
+                parsed = match serde_json::from_slice::<Value>(&slim) {
+                    Ok(Value::Object(m)) => m,
+                    Ok(_) => continue,
+                    Err(e) => {
+                        // The first pass read it; serde_json's depth limit did not.
+                        out.report.bad(line, format!("not JSON: {e}"));
+                        continue;
+                    }
+                };
+                Record::parsed(&parsed)
             }
         };
-        let m = &record;
-        let t = s(m, "type").unwrap_or("");
-        let uuid = s(m, "uuid");
+        let t = rec.kind.unwrap_or("");
+        let uuid = rec.uuid;
         let key = uuid.map_or_else(|| format!("line-{line}"), str::to_string);
-        if let Some(v) = s(m, "version") {
+        if let Some(v) = rec.version {
             out.saw_version(v);
         }
         if out.cwd.is_none() {
-            out.cwd = s(m, "cwd").map(str::to_string);
+            out.cwd = rec.cwd.map(str::to_string);
         }
-        let ts = jsonl::time_ms(m.get("timestamp")).unwrap_or(fallback_ts);
+        let ts = rec.timestamp_ms.unwrap_or(fallback_ts);
         fallback_ts = ts;
-        if out.created_ms.is_none() && m.contains_key("timestamp") {
+        if out.created_ms.is_none() && rec.has_timestamp {
             out.created_ms = Some(ts);
         }
-        let parent_uuid = if t == "system" && s(m, "subtype") == Some("compact_boundary") {
-            s(m, "logicalParentUuid").or(s(m, "parentUuid"))
+        let parent_uuid = if t == "system" && rec.subtype == Some("compact_boundary") {
+            rec.logical_parent_uuid.or(rec.parent_uuid)
         } else {
-            s(m, "parentUuid")
+            rec.parent_uuid
         };
         let parent = resolve(&mapped, parent_uuid);
         // The uuid as `mapped`'s key: the first pass's copy when it is the same string.
@@ -635,18 +785,19 @@ fn convert<'a>(bytes: &[u8], chain: &[&'a Info], out: &mut Session, detail: Deta
         };
         match t {
             "user" => {
-                if flag(m, "isMeta") {
+                if rec.is_meta {
                     out.report.skip("user (isMeta)");
                     pass(&mut mapped);
                     continue;
                 }
-                let Some(msg) = obj(m, "message") else {
+                // Owned: its texts are moved into the nodes, not copied.
+                let Some(mut msg) = rec.message.take().map(Cow::into_owned) else {
                     out.report
                         .bad(line, "user record without a message: skipped");
                     pass(&mut mapped);
                     continue;
                 };
-                if flag(m, "isCompactSummary") {
+                if rec.is_compact_summary {
                     let text = user_text(msg.get("content"));
                     let target = parent.filter(|p| {
                         matches!(&out.nodes[*p].kind, NodeKind::Compaction(c) if !c.summary_set())
@@ -674,7 +825,7 @@ fn convert<'a>(bytes: &[u8], chain: &[&'a Info], out: &mut Session, detail: Deta
                     }
                     continue;
                 }
-                let nodes = user_nodes(msg.get("content"), &tool_names, m);
+                let nodes = user_nodes(msg.remove("content"), &tool_names, rec.tool_use_result);
                 if nodes.is_empty() {
                     out.report.skip("user (empty)");
                     pass(&mut mapped);
@@ -699,16 +850,17 @@ fn convert<'a>(bytes: &[u8], chain: &[&'a Info], out: &mut Session, detail: Deta
                 }
             }
             "assistant" => {
-                let Some(msg) = obj(m, "message") else {
+                let Some(mut msg) = rec.message.take().map(Cow::into_owned) else {
                     out.report
                         .bad(line, "assistant record without a message: skipped");
                     pass(&mut mapped);
                     continue;
                 };
-                let mid = s(msg, "id").map(str::to_string);
-                let parts = assistant_parts(msg.get("content"), &mut tool_names, &mut out.report);
-                let usage = claude_usage(obj(msg, "usage"));
-                let stop = stop_reason(msg.get("stop_reason"), flag(m, "isApiErrorMessage"));
+                let mid = s(&msg, "id").map(str::to_string);
+                let parts =
+                    assistant_parts(msg.remove("content"), &mut tool_names, &mut out.report);
+                let usage = claude_usage(obj(&msg, "usage"));
+                let stop = stop_reason(msg.get("stop_reason"), rec.is_api_error);
                 // A later line of a reply already begun: merged into it when that reply is
                 // on this line's path.
                 if let Some(target) = mid.as_ref().and_then(|id| by_msg.get(id)).copied() {
@@ -723,7 +875,7 @@ fn convert<'a>(bytes: &[u8], chain: &[&'a Info], out: &mut Session, detail: Deta
                                 stopped.insert(target);
                             }
                             if a.error.is_none() {
-                                a.error = s(m, "error").map(str::to_string);
+                                a.error = rec.error.map(str::to_string);
                             }
                         }
                         out.report.skip("assistant (continuation of a reply)");
@@ -731,7 +883,7 @@ fn convert<'a>(bytes: &[u8], chain: &[&'a Info], out: &mut Session, detail: Deta
                         continue;
                     }
                 }
-                let model = s(msg, "model").unwrap_or("unknown").to_string();
+                let model = s(&msg, "model").unwrap_or("unknown").to_string();
                 let mut at = parent;
                 if model != "<synthetic>" && last_model.as_deref() != Some(model.as_str()) {
                     at = Some(out.push(Node {
@@ -762,7 +914,7 @@ fn convert<'a>(bytes: &[u8], chain: &[&'a Info], out: &mut Session, detail: Deta
                         usage,
                         stop_reason: stop,
                         response_id: mid.clone(),
-                        error: s(m, "error").map(str::to_string),
+                        error: rec.error.map(str::to_string),
                     }),
                 });
                 if msg.get("stop_reason").is_some_and(|v| !v.is_null()) {
@@ -775,9 +927,8 @@ fn convert<'a>(bytes: &[u8], chain: &[&'a Info], out: &mut Session, detail: Deta
                     mapped.insert(map_key(u), Some(idx));
                 }
             }
-            "system" if s(m, "subtype") == Some("compact_boundary") => {
-                let meta = obj(m, "compactMetadata");
-                let tokens = meta.map_or(0, |c| u(c, "preTokens"));
+            "system" if rec.subtype == Some("compact_boundary") => {
+                let tokens = rec.pre_tokens;
                 let idx = out.push(Node {
                     key: key.clone(),
                     parent,
@@ -794,7 +945,7 @@ fn convert<'a>(bytes: &[u8], chain: &[&'a Info], out: &mut Session, detail: Deta
             }
             "system" => {
                 out.report
-                    .skip(&format!("system ({})", s(m, "subtype").unwrap_or("-")));
+                    .skip(&format!("system ({})", rec.subtype.unwrap_or("-")));
                 pass(&mut mapped);
             }
             "summary" | "custom-title" | "ai-title" => {
@@ -942,53 +1093,48 @@ fn user_text(v: Option<&Value>) -> String {
 }
 
 /// A user line's nodes in order: its text and images as user messages, each `tool_result`
-/// block as a tool result.
+/// block as a tool result. `content` is owned: its texts are moved into the parts.
 fn user_nodes(
-    content: Option<&Value>,
+    content: Option<Value>,
     tools: &HashMap<String, String>,
-    rec: &Map<String, Value>,
+    tool_use_result: Option<&str>,
 ) -> Vec<NodeKind> {
     let mut out = Vec::new();
     match content {
-        Some(Value::String(t)) if !t.is_empty() => {
-            out.push(NodeKind::User(vec![Part::Text(t.clone())]))
-        }
+        Some(Value::String(t)) if !t.is_empty() => out.push(NodeKind::User(vec![Part::Text(t)])),
         Some(Value::Array(blocks)) => {
             let mut pending: Vec<Part> = Vec::new();
-            for b in blocks.iter().filter_map(Value::as_object) {
-                match s(b, "type") {
+            for mut b in blocks.into_iter().filter_map(into_object) {
+                match s(&b, "type") {
                     Some("text") => {
-                        if let Some(t) = b.get("text").and_then(Value::as_str) {
-                            pending.push(Part::Text(t.to_string()))
+                        if let Some(Value::String(t)) = b.remove("text") {
+                            pending.push(Part::Text(t))
                         }
                     }
-                    Some("image") => pending.extend(image(b)),
+                    Some("image") => pending.extend(image(&b)),
                     Some("tool_result") => {
                         if !pending.is_empty() {
                             out.push(NodeKind::User(std::mem::take(&mut pending)));
                         }
-                        let call = s(b, "tool_use_id").unwrap_or("").to_string();
-                        let content = match b.get("content") {
-                            Some(Value::String(t)) => vec![Part::Text(t.clone())],
+                        let call = s(&b, "tool_use_id").unwrap_or("").to_string();
+                        let is_error = flag(&b, "is_error")
+                            || tool_use_result.is_some_and(|t| t.starts_with("Error"));
+                        let content = match b.remove("content") {
+                            Some(Value::String(t)) => vec![Part::Text(t)],
                             Some(Value::Array(a)) => a
-                                .iter()
-                                .filter_map(Value::as_object)
-                                .filter_map(|c| match s(c, "type") {
-                                    Some("text") => c
-                                        .get("text")
-                                        .and_then(Value::as_str)
-                                        .map(|t| Part::Text(t.to_string())),
-                                    Some("image") => image(c),
-                                    _ => Some(other_block(c)),
+                                .into_iter()
+                                .filter_map(into_object)
+                                .filter_map(|mut c| match s(&c, "type") {
+                                    Some("text") => match c.remove("text") {
+                                        Some(Value::String(t)) => Some(Part::Text(t)),
+                                        _ => None,
+                                    },
+                                    Some("image") => image(&c),
+                                    _ => Some(other_block(&c)),
                                 })
                                 .collect(),
                             _ => Vec::new(),
                         };
-                        let is_error = flag(b, "is_error")
-                            || rec
-                                .get("toolUseResult")
-                                .and_then(Value::as_str)
-                                .is_some_and(|t| t.starts_with("Error"));
                         out.push(NodeKind::ToolResult(ToolResult {
                             tool_name: tools
                                 .get(&call)
@@ -999,7 +1145,7 @@ fn user_nodes(
                             is_error,
                         }));
                     }
-                    _ => pending.push(other_block(b)),
+                    _ => pending.push(other_block(&b)),
                 }
             }
             if !pending.is_empty() {
@@ -1011,8 +1157,17 @@ fn user_nodes(
     out
 }
 
+/// A JSON value as its object, owned (`None` for any other value).
+fn into_object(v: Value) -> Option<Map<String, Value>> {
+    match v {
+        Value::Object(o) => Some(o),
+        _ => None,
+    }
+}
+
+/// A reply line's parts. `content` is owned: its texts are moved into the parts.
 fn assistant_parts(
-    content: Option<&Value>,
+    content: Option<Value>,
     tools: &mut HashMap<String, String>,
     report: &mut Report,
 ) -> Vec<Part> {
@@ -1020,35 +1175,58 @@ fn assistant_parts(
     let blocks = match content {
         Some(Value::Array(a)) => a,
         Some(Value::String(t)) => {
-            out.push(Part::Text(t.clone()));
+            out.push(Part::Text(t));
             return out;
         }
         _ => return out,
     };
-    for b in blocks.iter().filter_map(Value::as_object) {
-        match s(b, "type") {
-            Some("text") => {
-                if let Some(t) = b.get("text").and_then(Value::as_str) {
-                    out.push(Part::Text(t.to_string()))
+    /// A block's kind, read before its members are moved out.
+    enum Kind {
+        Text,
+        Thinking,
+        Redacted,
+        Tool,
+        Other,
+    }
+    for mut b in blocks.into_iter().filter_map(into_object) {
+        let kind = match s(&b, "type") {
+            Some("text") => Kind::Text,
+            Some("thinking") => Kind::Thinking,
+            Some("redacted_thinking") => Kind::Redacted,
+            Some("tool_use") | Some("server_tool_use") => Kind::Tool,
+            Some(other) => {
+                report.skip(&format!("assistant block {other} (kept as text)"));
+                Kind::Other
+            }
+            None => continue,
+        };
+        let mut take = |k: &str| match b.remove(k) {
+            Some(Value::String(t)) => Some(t),
+            _ => None,
+        };
+        match kind {
+            Kind::Text => {
+                if let Some(t) = take("text") {
+                    out.push(Part::Text(t))
                 }
             }
-            Some("thinking") => out.push(Part::Thinking {
-                text: b
-                    .get("thinking")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-                signature: s(b, "signature").map(str::to_string),
-                redacted: false,
-            }),
-            Some("redacted_thinking") => out.push(Part::Thinking {
+            Kind::Thinking => {
+                let text = take("thinking").unwrap_or_default();
+                let signature = take("signature").filter(|t| !t.is_empty());
+                out.push(Part::Thinking {
+                    text,
+                    signature,
+                    redacted: false,
+                })
+            }
+            Kind::Redacted => out.push(Part::Thinking {
                 text: String::new(),
-                signature: s(b, "data").map(str::to_string),
+                signature: take("data").filter(|t| !t.is_empty()),
                 redacted: true,
             }),
-            Some("tool_use") | Some("server_tool_use") => {
-                let id = s(b, "id").unwrap_or("").to_string();
-                let name = s(b, "name").unwrap_or("unknown").to_string();
+            Kind::Tool => {
+                let id = s(&b, "id").unwrap_or("").to_string();
+                let name = s(&b, "name").unwrap_or("unknown").to_string();
                 tools.insert(id.clone(), name.clone());
                 out.push(Part::ToolCall {
                     id,
@@ -1056,11 +1234,7 @@ fn assistant_parts(
                     arguments: jsonl::arguments(b.get("input")),
                 });
             }
-            Some(other) => {
-                report.skip(&format!("assistant block {other} (kept as text)"));
-                out.push(Part::Text(Value::Object(b.clone()).to_string()));
-            }
-            None => {}
+            Kind::Other => out.push(Part::Text(Value::Object(b).to_string())),
         }
     }
     out
@@ -1129,4 +1303,133 @@ pub fn session_files(projects: &Path) -> Vec<PathBuf> {
     }
     out.sort();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    //! [`Record::scanned`] against [`Record::parsed`] (the record as serde_json parses it):
+    //! whenever the scan takes a record's members itself, they are the parse's, on records
+    //! with duplicate and escaped keys, escapes, lone surrogates, control characters, bytes
+    //! that are not UTF-8, numbers of every form and nesting past serde_json's depth limit.
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A member's key: one of those read, written plainly or with an escape, or another.
+    fn key() -> impl Strategy<Value = String> {
+        let read: Vec<&'static str> = READ_MEMBERS
+            .iter()
+            .copied()
+            .chain(["toolUseResult", "isSidechain", "requestId", "data"])
+            .collect();
+        (proptest::sample::select(read), 0u8..4).prop_map(|(k, how)| match how {
+            // `\u0061`-style escape of its first letter.
+            0 => format!("\\u{:04x}{}", k.as_bytes()[0], &k[1..]),
+            _ => k.to_string(),
+        })
+    }
+
+    /// A JSON value's bytes, some of them not what serde_json accepts.
+    fn value() -> impl Strategy<Value = Vec<u8>> {
+        let leaf = prop_oneof![
+            Just(b"\"\"".to_vec()),
+            Just(b"\"user\"".to_vec()),
+            Just(b"\"assistant\"".to_vec()),
+            Just(b"\"system\"".to_vec()),
+            Just(b"\"compact_boundary\"".to_vec()),
+            Just(b"\"2026-09-01T10:00:00.000Z\"".to_vec()),
+            Just(b"\"Error: no\"".to_vec()),
+            Just(b"\"a\\nb\"".to_vec()),
+            Just(b"\"\\u0075ser\"".to_vec()),
+            Just(b"\"\\ud800\"".to_vec()),
+            Just(b"\"\\ud83d\\ude00\"".to_vec()),
+            Just(b"\"tab\there\"".to_vec()),
+            Just(b"\"caf\xc3\xa9\"".to_vec()),
+            Just(b"\"bad \xff byte\"".to_vec()),
+            Just(b"true".to_vec()),
+            Just(b"false".to_vec()),
+            Just(b"null".to_vec()),
+            Just(b"0".to_vec()),
+            Just(b"-0".to_vec()),
+            Just(b"12".to_vec()),
+            Just(b"1.5e3".to_vec()),
+            Just(b"1e400".to_vec()),
+            Just(b"123456789012345678901234567890".to_vec()),
+            Just(b"{\"preTokens\":1234}".to_vec()),
+            Just(b"{\"preTokens\":1.9e3,\"preTokens\":7}".to_vec()),
+            Just(b"[1,\"x\"]".to_vec()),
+            Just(
+                b"{\"id\":\"m1\",\"model\":\"claude\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"},{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"Bash\",\"input\":{\"c\":1}}],\"usage\":{\"input_tokens\":3,\"output_tokens\":1e2,\"input_tokens\":4},\"stop_reason\":null}".to_vec()
+            ),
+            Just(b"{\"content\":\"a \\ud800 b\"}".to_vec()),
+            Just(b"{\"content\":[{\"type\":\"tool_result\",\"content\":\"x\"}],\"us\\u0061ge\":{\"output_tokens\":5}}".to_vec()),
+            Just(format!("{{\"content\":{}1{}}}", "[".repeat(130), "]".repeat(130)).into_bytes()),
+        ];
+        leaf
+    }
+
+    fn record() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec((key(), value()), 0..12).prop_map(|members| {
+            let mut line = b"{".to_vec();
+            for (i, (k, v)) in members.iter().enumerate() {
+                if i > 0 {
+                    line.push(b',');
+                }
+                line.push(b'"');
+                line.extend_from_slice(k.as_bytes());
+                line.extend_from_slice(b"\":");
+                line.extend_from_slice(v);
+            }
+            line.push(b'}');
+            line
+        })
+    }
+
+    /// `Some(true)` when the scan took the record, `Some(false)` when it left it to the
+    /// parse, `None` when the first pass rejects the line.
+    fn check(line: &[u8], detail: Detail) -> Option<bool> {
+        let f = arbor_core::entry::parse_fields(line).ok()?;
+        let mut scratch = Vec::new();
+        let scanned = Record::scanned(line, &f, detail, &mut scratch);
+        let mut slim = Vec::new();
+        slim_record(line, &f, detail, &mut slim);
+        let parsed = serde_json::from_slice::<Value>(&slim);
+        match (&scanned, &parsed) {
+            (None, _) => Some(false),
+            (Some(r), Ok(Value::Object(m))) => {
+                assert_eq!(*r, Record::parsed(m), "{}", String::from_utf8_lossy(line));
+                Some(true)
+            }
+            (Some(r), other) => panic!(
+                "scanned {r:?} but serde_json: {other:?}: {}",
+                String::from_utf8_lossy(line)
+            ),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+        #[test]
+        fn scanned_members_are_the_parsed_ones(line in record()) {
+            check(&line, Detail::Listing);
+            check(&line, Detail::Full);
+        }
+    }
+
+    #[test]
+    fn records_as_claude_code_writes_them_are_scanned() {
+        let lines = [
+            r#"{"parentUuid":null,"isSidechain":false,"cwd":"/w","sessionId":"s","version":"2.1.72","type":"user","message":{"role":"user","content":"fix the tree"},"uuid":"u1","timestamp":"2026-09-01T10:00:00.000Z"}"#,
+            r#"{"parentUuid":"u1","isSidechain":false,"type":"assistant","message":{"model":"claude-opus-4-6","id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"ok \"quoted\""}],"stop_reason":null,"usage":{"input_tokens":3,"output_tokens":20,"service_tier":"standard"}},"requestId":"r","uuid":"u2","timestamp":"2026-09-01T10:00:01.000Z"}"#,
+            r#"{"parentUuid":"u2","type":"progress","data":{"type":"bash_progress"},"uuid":"u3","timestamp":"2026-09-01T10:00:02.000Z"}"#,
+            r#"{"parentUuid":null,"logicalParentUuid":"u3","type":"system","subtype":"compact_boundary","compactMetadata":{"trigger":"auto","preTokens":150000},"uuid":"u4","timestamp":"2026-09-01T10:00:03.000Z"}"#,
+        ];
+        for l in lines {
+            for d in [Detail::Listing, Detail::Full] {
+                assert_eq!(check(l.as_bytes(), d), Some(true), "{l}");
+            }
+        }
+        // An escape in a member read leaves the record to serde_json.
+        let l = r#"{"type":"user","cwd":"C:\\w","message":{"content":"x"},"uuid":"u1"}"#;
+        assert_eq!(check(l.as_bytes(), Detail::Listing), Some(false));
+    }
 }
