@@ -542,6 +542,13 @@ fn leaks(text: &str) -> bool {
     text.contains(TOKEN_TAIL) || text.contains("ghp_")
 }
 
+/// The tokens' starts in `text` (which secrets leaked, for a failure's message).
+fn leaked(text: &str) -> Vec<String> {
+    text.match_indices("ghp_")
+        .map(|(i, _)| text[i..].chars().take(6).collect())
+        .collect()
+}
+
 /// A long session whose secrets lie outside the first screen's window (the last
 /// [`WINDOW`](arbor_serve) entries of the current branch): in the first question, the
 /// session's name, an edit's path and arguments and a tool result, a label (straddling the
@@ -739,9 +746,17 @@ fn secrets_outside_the_first_screen_are_redacted_for_every_reader() {
         let s = h.serve(&[]);
         let a = s.get(first);
         assert_eq!(status(&a), 200, "{first}: {a}");
-        assert!(!leaks(&a), "{first} (asked first): a secret is served");
+        assert!(
+            !leaks(&a),
+            "{first} (asked first): a secret is served: {:?}",
+            leaked(&a)
+        );
         for (p, b) in secret_answers(&s, &id, &leaf) {
-            assert!(!leaks(&b), "{p} (after {first}): a secret is served");
+            assert!(
+                !leaks(&b),
+                "{p} (after {first}): a secret is served: {:?}",
+                leaked(&b)
+            );
             assert!(!title(&b).contains("ghp_"), "{p}: the title holds a secret");
         }
     }
