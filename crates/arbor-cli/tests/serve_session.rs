@@ -265,11 +265,27 @@ fn a_growing_session_sends_its_new_entries() {
     let s = h.serve(&[]);
     let page = s.get(&format!("/session/{SID}"));
     let leaf = body_attr(body(&page), "leaf");
+    let got = events_on_append(&s, &file, SID, &leaf, "live0001", "appended while open");
+    assert!(got.contains("id=\\\"live0001\\\""), "{got}");
+    assert!(got.contains("appended while open"), "{got}");
+}
+
+/// The events of session `id`'s page showing `leaf`, open before the file grows by a user
+/// message `new_id` (a child of `leaf`) saying `text`, until the event that sends it.
+fn events_on_append(
+    s: &Served,
+    file: &Path,
+    id: &str,
+    leaf: &str,
+    new_id: &str,
+    text: &str,
+) -> String {
+    let page = s.get(&format!("/session/{id}"));
     let len = body_attr(body(&page), "len");
     let mut conn = std::net::TcpStream::connect(&s.addr).expect("connect");
     write!(
         conn,
-        "GET /session/{SID}/events?leaf={leaf}&len={len} HTTP/1.1\r\nHost: {}\r\n\r\n",
+        "GET /session/{id}/events?leaf={leaf}&len={len} HTTP/1.1\r\nHost: {}\r\n\r\n",
         s.addr
     )
     .expect("send");
@@ -284,10 +300,13 @@ fn a_growing_session_sends_its_new_entries() {
             break;
         }
     }
-    let new = format!("{{\"type\":\"message\",\"id\":\"live0001\",\"parentId\":\"{leaf}\",\"timestamp\":\"2026-11-22T12:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"appended while open\",\"timestamp\":1}}}}\n");
+    let new = format!(
+        "{{\"type\":\"message\",\"id\":\"{new_id}\",\"parentId\":\"{leaf}\",\"timestamp\":\"2026-11-22T12:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":{},\"timestamp\":1}}}}\n",
+        serde_json::Value::String(text.to_string())
+    );
     std::fs::OpenOptions::new()
         .append(true)
-        .open(&file)
+        .open(file)
         .expect("open")
         .write_all(new.as_bytes())
         .expect("append");
@@ -299,13 +318,13 @@ fn a_growing_session_sends_its_new_entries() {
             break;
         }
         got.push_str(&line);
-        if got.contains("event: entries") && got.contains("live0001") {
+        if got.contains("event: entries") && got.contains(new_id) && line == "\n" {
             break;
         }
     }
     assert!(got.contains("event: entries"), "{got}");
-    assert!(got.contains("id=\\\"live0001\\\""), "{got}");
-    assert!(got.contains("appended while open"), "{got}");
+    assert!(got.contains(new_id), "{got}");
+    got
 }
 
 /// The CSRF token of a page's write forms.
@@ -648,51 +667,6 @@ fn secret_answers(s: &Served, id: &str, leaf: &str) -> Vec<(String, String)> {
     .collect()
 }
 
-/// The events of session `id` after the file grows by a line holding a secret.
-fn live_secret(s: &Served, file: &Path, id: &str, leaf: &str, new_id: &str) -> String {
-    let page = s.get(&format!("/session/{id}"));
-    let len = body_attr(body(&page), "len");
-    let mut conn = std::net::TcpStream::connect(&s.addr).expect("connect");
-    write!(
-        conn,
-        "GET /session/{id}/events?leaf={leaf}&len={len} HTTP/1.1\r\nHost: {}\r\n\r\n",
-        s.addr
-    )
-    .expect("send");
-    conn.set_read_timeout(Some(Duration::from_secs(60))).ok();
-    let mut r = BufReader::new(conn);
-    let mut line = String::new();
-    loop {
-        line.clear();
-        r.read_line(&mut line).expect("head");
-        if line == "\r\n" || line.is_empty() {
-            break;
-        }
-    }
-    let new = format!("{{\"type\":\"message\",\"id\":\"{new_id}\",\"parentId\":\"{leaf}\",\"timestamp\":\"2026-01-02T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"appended {}\",\"timestamp\":1}}}}\n", token('L'));
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(file)
-        .expect("open")
-        .write_all(new.as_bytes())
-        .expect("append");
-    let start = Instant::now();
-    let mut got = String::new();
-    while start.elapsed() < Duration::from_secs(60) {
-        line.clear();
-        if r.read_line(&mut line).unwrap_or(0) == 0 {
-            break;
-        }
-        got.push_str(&line);
-        if got.contains("event: entries") && got.contains(new_id) && line == "\n" {
-            break;
-        }
-    }
-    assert!(got.contains("event: entries"), "{got}");
-    assert!(got.contains(new_id), "{got}");
-    got
-}
-
 /// Every reader of a long session gets its secrets redacted, wherever they lie: outside the
 /// first screen's window (a part, a deep link, another branch), in the outline of the first
 /// page (a label, a branch summary, the first question), in its title and name, in the
@@ -766,13 +740,27 @@ fn secrets_outside_the_first_screen_are_redacted_for_every_reader() {
     assert!(page.contains("[REDACTED:"), "{page}");
     // A line appended while the page is open, with a secret: sent redacted; unredacted it is
     // sent as it is.
-    let got = live_secret(&s, &file, &id, &leaf, "live0002");
+    let got = events_on_append(
+        &s,
+        &file,
+        &id,
+        &leaf,
+        "live0002",
+        &format!("appended {}", token('L')),
+    );
     assert!(!leaks(&got), "an event sends a secret: {got}");
     drop(s);
     let leaf2 = "live0002";
     let s = h.serve(&["--no-redact"]);
     // The appended line is the leaf now: grow the file again from it.
-    let got = live_secret(&s, &file, &id, leaf2, "live0003");
+    let got = events_on_append(
+        &s,
+        &file,
+        &id,
+        leaf2,
+        "live0003",
+        &format!("appended {}", token('L')),
+    );
     assert!(
         got.contains(&token('L')),
         "unredacted events carry it: {got}"
