@@ -265,11 +265,27 @@ fn a_growing_session_sends_its_new_entries() {
     let s = h.serve(&[]);
     let page = s.get(&format!("/session/{SID}"));
     let leaf = body_attr(body(&page), "leaf");
+    let got = events_on_append(&s, &file, SID, &leaf, "live0001", "appended while open");
+    assert!(got.contains("id=\\\"live0001\\\""), "{got}");
+    assert!(got.contains("appended while open"), "{got}");
+}
+
+/// The events of session `id`'s page showing `leaf`, open before the file grows by a user
+/// message `new_id` (a child of `leaf`) saying `text`, until the event that sends it.
+fn events_on_append(
+    s: &Served,
+    file: &Path,
+    id: &str,
+    leaf: &str,
+    new_id: &str,
+    text: &str,
+) -> String {
+    let page = s.get(&format!("/session/{id}"));
     let len = body_attr(body(&page), "len");
     let mut conn = std::net::TcpStream::connect(&s.addr).expect("connect");
     write!(
         conn,
-        "GET /session/{SID}/events?leaf={leaf}&len={len} HTTP/1.1\r\nHost: {}\r\n\r\n",
+        "GET /session/{id}/events?leaf={leaf}&len={len} HTTP/1.1\r\nHost: {}\r\n\r\n",
         s.addr
     )
     .expect("send");
@@ -284,10 +300,13 @@ fn a_growing_session_sends_its_new_entries() {
             break;
         }
     }
-    let new = format!("{{\"type\":\"message\",\"id\":\"live0001\",\"parentId\":\"{leaf}\",\"timestamp\":\"2026-11-22T12:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"appended while open\",\"timestamp\":1}}}}\n");
+    let new = format!(
+        "{{\"type\":\"message\",\"id\":\"{new_id}\",\"parentId\":\"{leaf}\",\"timestamp\":\"2026-11-22T12:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":{},\"timestamp\":1}}}}\n",
+        serde_json::Value::String(text.to_string())
+    );
     std::fs::OpenOptions::new()
         .append(true)
-        .open(&file)
+        .open(file)
         .expect("open")
         .write_all(new.as_bytes())
         .expect("append");
@@ -299,13 +318,13 @@ fn a_growing_session_sends_its_new_entries() {
             break;
         }
         got.push_str(&line);
-        if got.contains("event: entries") && got.contains("live0001") {
+        if got.contains("event: entries") && got.contains(new_id) && line == "\n" {
             break;
         }
     }
     assert!(got.contains("event: entries"), "{got}");
-    assert!(got.contains("id=\\\"live0001\\\""), "{got}");
-    assert!(got.contains("appended while open"), "{got}");
+    assert!(got.contains(new_id), "{got}");
+    got
 }
 
 /// The CSRF token of a page's write forms.
@@ -525,5 +544,225 @@ fn another_agents_session_opens_read_only_with_its_import_hint() {
     assert_eq!(
         std::fs::read(to.join(format!("{id}.jsonl"))).expect("read"),
         before
+    );
+}
+
+/// A distinct GitHub token per place a secret hides (`tag` tells them apart in a failure).
+fn token(tag: char) -> String {
+    format!("ghp_{tag}B3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5")
+}
+
+/// What every token shares: none of it may reach a redacted answer.
+const TOKEN_TAIL: &str = "hI9jK1lM3nO5pQ7rS9tU1vW3xY5";
+
+/// Whether `text` holds any part of a token: its tail, or its start (a token cut short by
+/// a one-line summary, which the scanner would no longer know for a secret).
+fn leaks(text: &str) -> bool {
+    text.contains(TOKEN_TAIL) || text.contains("ghp_")
+}
+
+/// The tokens' starts in `text` (which secrets leaked, for a failure's message).
+fn leaked(text: &str) -> Vec<String> {
+    text.match_indices("ghp_")
+        .map(|(i, _)| text[i..].chars().take(6).collect())
+        .collect()
+}
+
+/// A long session whose secrets lie outside the first screen's window (the last
+/// [`WINDOW`](arbor_serve) entries of the current branch): in the first question, the
+/// session's name, an edit's path and arguments and a tool result, a label (straddling the
+/// outline's 200 characters) and a branch summary (read by the outline), a compaction summary, a side branch. Returns its id, its file and
+/// its leaf.
+fn secretive(dir: &Path) -> (String, PathBuf, String) {
+    let id = "01a2031c-5ec7-7000-8000-0000005ec7e7".to_string();
+    let j = |s: &str| serde_json::Value::String(s.to_string()).to_string();
+    let ts = |n: usize| format!("2026-01-01T00:{:02}:{:02}.000Z", n / 60 % 60, n % 60);
+    let mut n = 0;
+    let mut next = || {
+        n += 1;
+        ts(n)
+    };
+    let mut lines = vec![format!(
+        "{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"{}\",\"cwd\":\"/w\"}}",
+        ts(0)
+    )];
+    let user = |id: &str, parent: &str, text: &str, t: String| {
+        format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"{t}\",\"message\":{{\"role\":\"user\",\"content\":{},\"timestamp\":1}}}}", j(text))
+    };
+    let said = |id: &str, parent: &str, text: &str, t: String| {
+        format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":\"{parent}\",\"timestamp\":\"{t}\",\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":{}}}],\"model\":\"m\",\"usage\":{{\"input\":1,\"output\":1,\"cacheRead\":0,\"cacheWrite\":0,\"cost\":{{\"total\":0.001}}}},\"timestamp\":2}}}}", j(text))
+    };
+    lines.push(user(
+        "u0",
+        "null",
+        &format!("first question {}", token('A')),
+        next(),
+    ));
+    lines.push(format!(
+        "{{\"type\":\"session_info\",\"id\":\"n0\",\"parentId\":\"u0\",\"timestamp\":\"{}\",\"name\":{}}}",
+        next(),
+        j(&format!("named {}", token('B')))
+    ));
+    lines.push(format!("{{\"type\":\"message\",\"id\":\"a0\",\"parentId\":\"n0\",\"timestamp\":\"{}\",\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"toolCall\",\"id\":\"c0\",\"name\":\"edit\",\"arguments\":{{\"path\":{},\"oldText\":\"old\",\"newText\":{}}}}}],\"model\":\"m\",\"usage\":{{\"input\":1,\"output\":1,\"cacheRead\":0,\"cacheWrite\":0,\"cost\":{{\"total\":0.001}}}},\"timestamp\":2}}}}", next(), j(&format!("cfg/{}.env", token('P'))), j(&format!("let key = \"{}\";", token('C')))));
+    lines.push(format!("{{\"type\":\"message\",\"id\":\"r0\",\"parentId\":\"a0\",\"timestamp\":\"{}\",\"message\":{{\"role\":\"toolResult\",\"toolCallId\":\"c0\",\"toolName\":\"edit\",\"content\":[{{\"type\":\"text\",\"text\":{}}}],\"timestamp\":3}}}}", next(), j(&format!("edited {}", token('D')))));
+    lines.push(format!(
+        "{{\"type\":\"label\",\"id\":\"l0\",\"parentId\":\"r0\",\"timestamp\":\"{}\",\"targetId\":\"u0\",\"label\":{}}}",
+        next(),
+        j(&format!("mark {}{}", "pad ".repeat(43), token('E')))
+    ));
+    // A side branch off r0, and its summary.
+    lines.push(user(
+        "s0",
+        "\"r0\"",
+        &format!("side {}", token('F')),
+        next(),
+    ));
+    lines.push(format!(
+        "{{\"type\":\"branch_summary\",\"id\":\"b0\",\"parentId\":\"r0\",\"timestamp\":\"{}\",\"fromId\":\"s0\",\"summary\":{}}}",
+        next(),
+        j(&format!("we tried {}", token('G')))
+    ));
+    lines.push(format!(
+        "{{\"type\":\"compaction\",\"id\":\"k0\",\"parentId\":\"l0\",\"timestamp\":\"{}\",\"summary\":{},\"firstKeptEntryId\":\"r0\",\"tokensBefore\":1000}}",
+        next(),
+        j(&format!("so far {}", token('H')))
+    ));
+    let mut parent = "k0".to_string();
+    for i in 0..60 {
+        let (u, a) = (format!("u{}", i + 1), format!("a{}", i + 1));
+        lines.push(user(
+            &u,
+            &format!("\"{parent}\""),
+            &format!("question {i}"),
+            next(),
+        ));
+        lines.push(said(&a, &u, &format!("answer {i}"), next()));
+        parent = a;
+    }
+    let f = dir.join(format!("2026-01-01T00-00-00-000Z_{id}.jsonl"));
+    std::fs::write(&f, lines.join("\n") + "\n").expect("write");
+    (id, f, parent)
+}
+
+/// The answers of `s` to every reader of session `id` (the first page and each other
+/// request), each with what it must show: the answer carries the place the secret was.
+fn secret_answers(s: &Served, id: &str, leaf: &str) -> Vec<(String, String)> {
+    [
+        format!("/session/{id}"),
+        format!("/session/{id}/part?leaf={leaf}&at=12"),
+        format!("/session/{id}/entry/r0"),
+        format!("/session/{id}/leaf/s0"),
+        format!("/session/{id}/leaf/b0"),
+        format!("/session/{id}/context/r0"),
+        format!("/session/{id}/context/{leaf}"),
+        format!("/session/{id}/calls"),
+        format!("/session/{id}/edits"),
+    ]
+    .into_iter()
+    .map(|p| {
+        let a = s.get(&p);
+        assert_eq!(status(&a), 200, "{p}: {a}");
+        (p, body(&a).to_string())
+    })
+    .collect()
+}
+
+/// Every reader of a long session gets its secrets redacted, wherever they lie: outside the
+/// first screen's window (a part, a deep link, another branch), in the outline of the first
+/// page (a label, a branch summary, the first question), in its title and name, in the
+/// context at an entry, in the tool calls and file edits, and in a line appended while the
+/// page is open; whichever request comes first to a fresh server. With `--no-redact` the same
+/// answers carry the secrets: each reader does read the place its secret is in.
+#[test]
+fn secrets_outside_the_first_screen_are_redacted_for_every_reader() {
+    let h = Home::new();
+    let (id, file, leaf) = secretive(&h.session_dir());
+    // Unredacted: where each secret shows (the test's own check that it reads them).
+    let s = h.serve(&["--no-redact"]);
+    let open = secret_answers(&s, &id, &leaf);
+    let shows = |p: &str, tag: char| {
+        open.iter()
+            .find(|(q, _)| q == p)
+            .is_some_and(|(_, b)| b.contains(&token(tag)))
+    };
+    let first = format!("/session/{id}");
+    for tag in ['A', 'B'] {
+        assert!(shows(&first, tag), "the first page reads secret {tag}");
+    }
+    // The label's secret straddles the outline's 200 characters: cut, its start is shown.
+    assert!(
+        open[0].1.contains("ghp_E"),
+        "the outline reads the label's secret"
+    );
+    let title = |b: &str| {
+        b.split_once("<title>")
+            .and_then(|(_, t)| t.split_once("</title>"))
+            .map_or(String::new(), |(t, _)| t.to_string())
+    };
+    let (_, page) = &open[0];
+    assert!(
+        title(page).contains(&token('B')) || title(page).contains(&token('A')),
+        "the title reads a secret: {}",
+        title(page)
+    );
+    assert!(shows(&format!("/session/{id}/part?leaf={leaf}&at=12"), 'D'));
+    assert!(shows(&format!("/session/{id}/entry/r0"), 'C'));
+    assert!(shows(&format!("/session/{id}/leaf/s0"), 'F'));
+    assert!(shows(&format!("/session/{id}/leaf/b0"), 'G'));
+    assert!(shows(&format!("/session/{id}/context/r0"), 'D'));
+    assert!(shows(&format!("/session/{id}/context/{leaf}"), 'H'));
+    assert!(shows(&format!("/session/{id}/calls"), 'C'));
+    assert!(shows(&format!("/session/{id}/edits"), 'P'));
+    drop(s);
+    // Redacted: nothing of any secret, whichever request a fresh server answers first.
+    let paths: Vec<String> = open.iter().map(|(p, _)| p.clone()).collect();
+    for first in &paths {
+        let s = h.serve(&[]);
+        let a = s.get(first);
+        assert_eq!(status(&a), 200, "{first}: {a}");
+        assert!(
+            !leaks(&a),
+            "{first} (asked first): a secret is served: {:?}",
+            leaked(&a)
+        );
+        for (p, b) in secret_answers(&s, &id, &leaf) {
+            assert!(
+                !leaks(&b),
+                "{p} (after {first}): a secret is served: {:?}",
+                leaked(&b)
+            );
+            assert!(!title(&b).contains("ghp_"), "{p}: the title holds a secret");
+        }
+    }
+    // The page shows the redaction marks where the secrets were.
+    let s = h.serve(&[]);
+    let (_, page) = &secret_answers(&s, &id, &leaf)[0];
+    assert!(page.contains("[REDACTED:"), "{page}");
+    // A line appended while the page is open, with a secret: sent redacted; unredacted it is
+    // sent as it is.
+    let got = events_on_append(
+        &s,
+        &file,
+        &id,
+        &leaf,
+        "live0002",
+        &format!("appended {}", token('L')),
+    );
+    assert!(!leaks(&got), "an event sends a secret: {got}");
+    drop(s);
+    let leaf2 = "live0002";
+    let s = h.serve(&["--no-redact"]);
+    // The appended line is the leaf now: grow the file again from it.
+    let got = events_on_append(
+        &s,
+        &file,
+        &id,
+        leaf2,
+        "live0003",
+        &format!("appended {}", token('L')),
+    );
+    assert!(
+        got.contains(&token('L')),
+        "unredacted events carry it: {got}"
     );
 }
