@@ -35,6 +35,12 @@ pub use error::ServeError;
 
 use std::sync::Arc;
 
+/// A query parameter's value, trimmed; `None` when absent or blank (an empty form field is no
+/// filter). Every page reads its query through it.
+pub(crate) fn given(v: &Option<String>) -> Option<&str> {
+    v.as_deref().map(str::trim).filter(|s| !s.is_empty())
+}
+
 /// The whole app's routes over `app`, with the security layers (Host check, token, headers).
 pub fn router(app: Arc<App>) -> axum::Router {
     let pages = axum::Router::new()

@@ -5,6 +5,7 @@
 //! search as `arbor search` (the catalog's FTS, its ranking, snippets with the hit marked, the
 //! other-branch mark); paging by a cursor ("next" link; the page's script loads the next page
 //! when scrolled to the end, and shows new and grown sessions from `/events/sessions`).
+use crate::given;
 use crate::layout::{esc, page, seg, Nav, Page};
 use crate::{App, ServeError};
 use arbor_index::{Catalog, Listed};
@@ -56,14 +57,10 @@ pub struct Filters {
     pub part: Option<String>,
 }
 
-fn set(v: &Option<String>) -> Option<&str> {
-    v.as_deref().map(str::trim).filter(|s| !s.is_empty())
-}
-
 impl Filters {
     /// Whether the view is every project's (else this project's, or `--dir`'s).
     fn all(&self, app: &App) -> bool {
-        match set(&self.scope) {
+        match given(&self.scope) {
             Some("all") => true,
             Some(_) => false,
             None => app.opts.all,
@@ -72,11 +69,7 @@ impl Filters {
 
     /// The scope of the view.
     fn scope<'a>(&self, app: &'a App) -> Scope<'a> {
-        match &app.opts.dir {
-            Some(d) => Scope::Dir(d),
-            None if self.all(app) => Scope::All,
-            None => Scope::Current,
-        }
+        Scope::of(app.opts.dir.as_deref(), self.all(app))
     }
 
     /// The query string of these filters (without the cursor and the search unless asked),
@@ -84,7 +77,7 @@ impl Filters {
     fn query(&self, with_q: bool) -> String {
         let mut parts: Vec<String> = Vec::new();
         let mut put = |k: &str, v: &Option<String>| {
-            if let Some(v) = set(v) {
+            if let Some(v) = given(v) {
                 parts.push(format!("{k}={}", seg(v)));
             }
         };
@@ -114,10 +107,10 @@ impl Filters {
             Ok(if day && end { ms + 86_400_000.0 } else { ms })
         };
         Ok((
-            set(&self.since)
+            given(&self.since)
                 .map(|v| parse("since", v, false))
                 .transpose()?,
-            set(&self.until)
+            given(&self.until)
                 .map(|v| parse("until", v, true))
                 .transpose()?,
         ))
@@ -126,7 +119,7 @@ impl Filters {
     /// Which agents are wanted: pi's and omp's directories, other agents' rows (`None`:
     /// every other agent; `Some(None)`: none).
     fn agents(&self) -> Result<(bool, bool, Option<Option<arbor_agents::Agent>>), ServeError> {
-        Ok(match set(&self.agent) {
+        Ok(match given(&self.agent) {
             None => (true, true, None),
             Some("pi") => (true, false, Some(None)),
             Some("omp") => (false, true, Some(None)),
@@ -253,7 +246,7 @@ fn dirs_of(app: &App, f: &Filters, pi: bool, omp: bool) -> Result<Vec<PathBuf>, 
         .loc
         .project_dirs(f.scope(app))
         .map_err(|e| ServeError::Other(format!("session directories: {e}")))?;
-    if let Some(p) = set(&f.project) {
+    if let Some(p) = given(&f.project) {
         let of_project = app.loc.project_dirs_for_cwd(p);
         dirs.retain(|d| of_project.contains(d));
     }
@@ -313,7 +306,7 @@ pub(crate) fn rows(app: &App, f: &Filters) -> Result<(Vec<Row>, Choices), ServeE
         // Merged newest first, each by its own last activity, as `arbor ls` merges them.
         arbor_core::js::v8_sort_slice_by_number(&mut rows, |a, b| b.modified - a.modified);
     }
-    let project = set(&f.project);
+    let project = given(&f.project);
     if let Some(p) = project {
         let p = p.trim_end_matches('/');
         rows.retain(|r| r.project.trim_end_matches('/') == p);
@@ -321,8 +314,8 @@ pub(crate) fn rows(app: &App, f: &Filters) -> Result<(Vec<Row>, Choices), ServeE
     rows.retain(|r| since.is_none_or(|s| r.modified >= s) && until.is_none_or(|u| r.modified < u));
     if let Some(team) = &app.team {
         let chosen = crate::team::Filter {
-            machine: set(&f.machine).map(str::to_string),
-            user: set(&f.user).map(str::to_string),
+            machine: given(&f.machine).map(str::to_string),
+            user: given(&f.user).map(str::to_string),
         };
         if !chosen.is_empty() {
             rows.retain(|r| team.keep(&r.file, &chosen));
@@ -345,7 +338,7 @@ pub(crate) fn rows(app: &App, f: &Filters) -> Result<(Vec<Row>, Choices), ServeE
         }
         choices.models = models.into_iter().collect();
     }
-    if let Some(m) = set(&f.model) {
+    if let Some(m) = given(&f.model) {
         rows.retain(|r| {
             r.models
                 .iter()
@@ -465,8 +458,8 @@ async fn index(
 }
 
 fn render(app: &App, f: &Filters) -> Result<Html<String>, ServeError> {
-    let rows_only = set(&f.part) == Some("rows");
-    if let Some(q) = set(&f.q) {
+    let rows_only = given(&f.part) == Some("rows");
+    if let Some(q) = given(&f.q) {
         let body = search(app, f, q, rows_only)?;
         if rows_only {
             return Ok(Html(body));
@@ -474,7 +467,7 @@ fn render(app: &App, f: &Filters) -> Result<Html<String>, ServeError> {
         return Ok(shell(app, f, &Choices::default(), &body));
     }
     let (rows, choices) = rows(app, f)?;
-    let (shown, more) = page_of(&rows, set(&f.after));
+    let (shown, more) = page_of(&rows, given(&f.after));
     let mut body = String::new();
     for r in shown {
         body.push_str(&row_html(app, r));
@@ -531,12 +524,12 @@ fn shell(app: &App, f: &Filters, choices: &Choices, body: &str) -> Html<String> 
             opt("all", "All projects", cur)
         )
     };
-    let agent_cur = set(&f.agent);
+    let agent_cur = given(&f.agent);
     let mut agents = opt("", "All agents", agent_cur);
     for a in ["pi", "omp", "claude", "codex", "opencode"] {
         agents.push_str(&opt(a, a, agent_cur));
     }
-    let model_cur = set(&f.model);
+    let model_cur = given(&f.model);
     let mut models = opt("", "Any model", model_cur);
     for m in &choices.models {
         models.push_str(&opt(m, m, model_cur));
@@ -553,7 +546,7 @@ fn shell(app: &App, f: &Filters, choices: &Choices, body: &str) -> Html<String> 
     let text = |name: &str, label: &str, v: &Option<String>, kind: &str, extra: &str| {
         format!(
             "<label>{label} <input type=\"{kind}\" name=\"{name}\" value=\"{}\"{extra}></label>",
-            esc(set(v).unwrap_or(""))
+            esc(given(v).unwrap_or(""))
         )
     };
     let team = match &app.team {
@@ -562,7 +555,7 @@ fn shell(app: &App, f: &Filters, choices: &Choices, body: &str) -> Html<String> 
             // sessions pushed before the store recorded them).
             let select =
                 |name: &str, label: &str, every: &str, v: &Option<String>, all: Vec<String>| {
-                    let cur = set(v).unwrap_or("");
+                    let cur = given(v).unwrap_or("");
                     let mut o = format!("<option value=\"\">{every}</option>");
                     for x in all {
                         let sel = if x == cur { " selected" } else { "" };
@@ -591,7 +584,7 @@ fn shell(app: &App, f: &Filters, choices: &Choices, body: &str) -> Html<String> 
 <label>Model <select name=\"model\">{models}</select></label>\
 {project}<datalist id=\"projects\">{projects}</datalist>\
 {since}{until}{team}<button type=\"submit\">Show</button> <a class=\"reset\" href=\"/\">Reset</a></form>",
-        q = esc(set(&f.q).unwrap_or("")),
+        q = esc(given(&f.q).unwrap_or("")),
         project = text("project", "Project", &f.project, "text", " list=\"projects\""),
         since = text("since", "Since", &f.since, "date", ""),
         until = text("until", "Until", &f.until, "date", ""),
@@ -601,7 +594,7 @@ fn shell(app: &App, f: &Filters, choices: &Choices, body: &str) -> Html<String> 
     } else {
         String::new()
     };
-    let attrs = if set(&f.q).is_some() {
+    let attrs = if given(&f.q).is_some() {
         String::new()
     } else {
         live
@@ -624,7 +617,7 @@ fn search(app: &App, f: &Filters, query: &str, rows_only: bool) -> Result<String
     let (pi, omp, others) = f.agents()?;
     let dirs = dirs_of(app, f, pi, omp)?;
     let (since, until) = f.range()?;
-    let offset: usize = set(&f.after).and_then(|a| a.parse().ok()).unwrap_or(0);
+    let offset: usize = given(&f.after).and_then(|a| a.parse().ok()).unwrap_or(0);
     if offset > 10_000 {
         return Err(ServeError::BadRequest(
             "after: too far (narrow the search)".into(),
@@ -633,7 +626,7 @@ fn search(app: &App, f: &Filters, query: &str, rows_only: bool) -> Result<String
     let want = offset + PAGE + 1;
     // Only the sessions the other filters keep (model, team), when one is set: by file.
     let keep_files: Option<std::collections::HashSet<PathBuf>> =
-        if set(&f.model).is_some() || set(&f.machine).is_some() || set(&f.user).is_some() {
+        if given(&f.model).is_some() || given(&f.machine).is_some() || given(&f.user).is_some() {
             Some(rows(app, f)?.0.into_iter().map(|r| r.file).collect())
         } else {
             None

@@ -14,6 +14,7 @@
 //! or `all`), `by` (`day`, `week`, `month`) and `metric` (`cost`, `tokens`).
 pub mod charts;
 
+use crate::given;
 use crate::layout::{esc, page, Nav, Page};
 use crate::{App, ServeError};
 use arbor_view::{Counted, Stats, StatsActivity, StatsBy, StatsRow};
@@ -55,11 +56,6 @@ pub struct UsageQuery {
     pub machine: Option<String>,
     /// Team mode (`--from`): only the sessions this user pushed.
     pub user: Option<String>,
-}
-
-/// A query's value, `None` when absent or blank.
-fn given(v: &Option<String>) -> Option<&str> {
-    v.as_deref().map(str::trim).filter(|s| !s.is_empty())
 }
 
 /// Which agents a query counts: pi's and omp's sessions (as `arbor stats --agent pi|omp`,
@@ -204,13 +200,11 @@ fn counted(app: &App, q: &UsageQuery, c: &Checked) -> Result<Vec<Counted>, Serve
                 Agents::Foreign(a) => Some(a),
                 _ => None,
             };
-            let mut rows = app
-                .catalog()?
-                .refresh_foreign(&arbor_index::ForeignRoots::from_env(), only)?
-                .rows;
             // A project named: its sessions, whatever the scope.
             let scope = if project.is_some() { Scope::All } else { scope };
-            arbor_index::keep_foreign_in_scope(&mut rows, scope, project.as_deref());
+            let rows = app
+                .catalog()?
+                .foreign_in_scope(scope, only, project.as_deref())?;
             out.extend(rows.iter().map(arbor_view::stats_catalog::counted_foreign));
         }
     }
