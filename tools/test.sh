@@ -11,7 +11,8 @@
 #
 # What the tests need beyond cargo: C and C++ compilers (the bundled SQLite, libFuzzer), tmux
 # (the browser's end-to-end test), chromium and chromedriver (the HTML export opened in a
-# browser), openssl (the TLS sync test's certificates), PostgreSQL's initdb and pg_ctl
+# browser), openssl (the TLS sync test's certificates), strace (the check that a vouching
+# watcher spares `arbor stats` every file's stat), PostgreSQL's initdb and pg_ctl
 # (arbor-testkit's throwaway servers) and exFAT's mkfs.exfat and mount.exfat-fuse (a file system
 # without hard links, arbor-testkit's no_links), and for the MCP server's real clients node, npm and
 # python3-venv: then tools/mcp-clients.sh installs the pinned clients (MCP Inspector CLI, the
@@ -41,6 +42,7 @@ have tmux || need+=(tmux)
 have chromium || need+=(chromium)
 have chromedriver || need+=(chromium-driver)
 have openssl || need+=(openssl)
+have strace || need+=(strace)
 have mkfs.exfat || need+=(exfatprogs)
 have mount.exfat-fuse || need+=(exfat-fuse)
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need+=(postgresql)
