@@ -70,7 +70,14 @@ pub async fn serve_listener(
 /// with the app's URL, and serves until Ctrl-C or SIGTERM.
 pub fn serve(opts: Options, listen: Listen, ready: impl FnOnce(&str)) -> Result<(), ServeError> {
     let checked = listen.check()?;
+    // The secret scanner compiled while the catalog opens, not on the first session page.
+    let scanner = opts
+        .redact
+        .then(|| std::thread::spawn(arbor_view::secrets::prepare));
     let app = Arc::new(App::new(opts, &checked)?);
+    if let Some(s) = scanner {
+        let _ = s.join();
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

@@ -315,6 +315,18 @@ fn escape_may_spell(line: &[u8], starts_before: usize, chars: &[bool; 128]) -> b
     false
 }
 
+/// Compiles the scanner's rules and prefilters now instead of at the first scan (about 40 ms
+/// of regex compilation): a server calls it while it starts, so that its first page does not
+/// pay for it. Calling it again costs nothing.
+///
+/// ```
+/// arbor_view::secrets::prepare();
+/// assert_eq!(arbor_view::secrets::find("ghp_0123456789abcdefghijABCDEFGHIJ012345").len(), 1);
+/// ```
+pub fn prepare() {
+    let _ = (rules(), prefilter(), in_progress());
+}
+
 /// Whether some decoded string or key of the JSON line `line` could hold a secret, read on
 /// its raw bytes: `false` only when no rule can match (every match of a rule contains one of
 /// its literals, `Rule::needs`; none is in the raw bytes, case folded where the rule is, no
@@ -1151,7 +1163,8 @@ pub type Deferred = Vec<(usize, Vec<(std::ops::Range<usize>, Vec<Secret>)>)>;
 
 /// What [`redact_doc_deferring`] asks of an entry line: the byte ranges of the raw contents
 /// of the strings its caller reads itself.
-pub type LongStrings = dyn Fn(&arbor_core::entry::Entry, &[u8]) -> Vec<std::ops::Range<usize>>;
+pub type LongStrings =
+    dyn Fn(&arbor_core::entry::Entry, &[u8]) -> Vec<std::ops::Range<usize>> + Sync;
 
 /// The least a string must take in its line to be left to the caller (decoded, it is longer
 /// than the 4,096 bytes under which [`find_in`] also reads a member as `name=value`).
@@ -1173,59 +1186,79 @@ pub fn redact_doc_deferring(
     only: Option<&[usize]>,
     long: &LongStrings,
 ) -> Result<(usize, Deferred), RedactError> {
+    redact_in_parts(doc, only, long, PART_BYTES)
+}
+
+/// [`redact_doc_deferring`], the entries cut in parts of about `part_bytes` of lines.
+fn redact_in_parts(
+    doc: &mut SessionDoc,
+    only: Option<&[usize]>,
+    long: &LongStrings,
+    part_bytes: usize,
+) -> Result<(usize, Deferred), RedactError> {
+    let d: &SessionDoc = doc;
+    // omp's title slot and the header, here; the entries in parts, on two threads when
+    // there are two cores (each line is redacted on its own: the result is the same).
+    let slot = d.title_slot().map(|s| d.line(&s.line).to_vec());
+    let slot = match slot {
+        Some(line) => redact_one(d, None, 1, &line, long)?,
+        None => Redacted::Kept,
+    };
+    let header = redact_one(d, None, d.header().line_no, d.header_line(), long)?;
+    let all: Vec<usize> = only.map_or_else(|| (0..d.entries().len()).collect(), <[usize]>::to_vec);
+    let parts = in_parts(d, &all, part_bytes);
+    let done = std::sync::Mutex::new(Vec::with_capacity(parts.len()));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || loop {
+        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let Some(part) = parts.get(k) else { return };
+        let out = redact_part(d, part, long);
+        let failed = out.is_err();
+        if let Ok(mut done) = done.lock() {
+            done.push((k, out));
+        }
+        if failed {
+            // The parts after it are not needed (the first error is the answer).
+            next.store(parts.len(), std::sync::atomic::Ordering::Relaxed);
+        }
+    };
+    if parts.len() > 1 && arbor_core::two_cores() {
+        std::thread::scope(|s| {
+            s.spawn(work);
+            work();
+        });
+    } else {
+        work();
+    }
+    let mut done = done
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    done.sort_by_key(|(k, _)| *k);
     let mut n = 0;
-    let mut slot = None;
-    let mut header = None;
     let mut entries = Vec::new();
     let mut deferred = Vec::new();
-    let mut behind = arbor_store::Resident::new(doc.base_bytes());
-    for (i, line_no, place, line) in doc_lines(doc, only) {
-        let fail = |problem: String| RedactError {
-            line: line_no,
-            problem,
-        };
-        // The prefilter once per line (it is most of the cost of a line without secrets).
-        let may = may_hold_secret(line);
-        let strings = i
-            .filter(|_| may)
-            .map(|i| long(&doc.entries()[i], line))
-            .and_then(|r| defer(line, &r));
-        if let (Some(i), Some(strings)) = (i, strings) {
-            behind.read(line);
-            let k: usize = strings.iter().map(|(_, s)| s.len()).sum();
-            if k > 0 {
-                n += k;
-                deferred.push((i, strings));
-            }
-            continue;
+    for (seen, (k, part)) in done.into_iter().enumerate() {
+        if k != seen {
+            // A part after an error is missing; the error came first.
+            break;
         }
-        let redacted = redact_line_after(line, may);
-        // Read once: the pages of a mapped session go back to the page cache (a long line is
-        // not resident twice, as map and as parsed text, while the export renders).
-        behind.read(line);
-        let Some((new, k)) =
-            redacted.map_err(|e| fail(format!("not JSON ({} at byte {})", e.message, e.offset)))?
-        else {
-            continue;
-        };
-        n += k;
-        match (place, i) {
-            (Place::TitleSlot, _) => slot = Some((line_no, new)),
-            (Place::Header, _) => header = Some((line_no, new)),
-            (Place::Entry(_), Some(i)) => entries.push((i, new)),
-            (Place::Entry(_), None) => {}
-        }
+        let part = part?;
+        n += part.n;
+        entries.extend(part.entries);
+        deferred.extend(part.deferred);
     }
-    behind.done();
     let fail = |line: usize, e: arbor_core::entry::LineError| RedactError {
         line,
         problem: e.to_string(),
     };
-    if let Some((line, mut new)) = slot {
+    if let Redacted::Whole(mut new, k) = slot {
+        n += k;
         new.push(b'\n');
-        doc.set_title_slot(&new).map_err(|e| fail(line, e))?;
+        doc.set_title_slot(&new).map_err(|e| fail(1, e))?;
     }
-    if let Some((line, new)) = header {
+    if let Redacted::Whole(new, k) = header {
+        n += k;
+        let line = doc.header().line_no;
         doc.set_header_line(new).map_err(|e| fail(line, e))?;
     }
     let first = entries
@@ -1234,6 +1267,106 @@ pub fn redact_doc_deferring(
     doc.replace_entry_lines(entries)
         .map_err(|e| fail(first, e))?;
     Ok((n, deferred))
+}
+
+/// What [`redact_one`] made of a line.
+enum Redacted {
+    /// No secret: the line stays.
+    Kept,
+    /// The line redacted whole, and how many secrets.
+    Whole(Vec<u8>, usize),
+    /// The line stays; its long strings' secrets are left to the caller.
+    Deferred(Vec<(std::ops::Range<usize>, Vec<Secret>)>),
+}
+
+/// One line of `doc` (entry `i`'s, or the header's or title slot's when `None`), redacted as
+/// [`redact_doc_deferring`] says.
+fn redact_one(
+    doc: &SessionDoc,
+    i: Option<usize>,
+    line_no: usize,
+    line: &[u8],
+    long: &LongStrings,
+) -> Result<Redacted, RedactError> {
+    // The prefilter once per line (it is most of the cost of a line without secrets).
+    let may = may_hold_secret(line);
+    let strings = i
+        .filter(|_| may)
+        .map(|i| long(&doc.entries()[i], line))
+        .and_then(|r| defer(line, &r));
+    if let (Some(_), Some(strings)) = (i, strings) {
+        return Ok(Redacted::Deferred(strings));
+    }
+    match redact_line_after(line, may) {
+        Ok(Some((new, k))) => Ok(Redacted::Whole(new, k)),
+        Ok(None) => Ok(Redacted::Kept),
+        Err(e) => Err(RedactError {
+            line: line_no,
+            problem: format!("not JSON ({} at byte {})", e.message, e.offset),
+        }),
+    }
+}
+
+/// What one part of the entries gave.
+#[derive(Default)]
+struct PartRedacted {
+    n: usize,
+    entries: Vec<(usize, Vec<u8>)>,
+    deferred: Deferred,
+}
+
+/// The entries of `part`, redacted in order; the first line that cannot be is the error.
+fn redact_part(
+    doc: &SessionDoc,
+    part: &[usize],
+    long: &LongStrings,
+) -> Result<PartRedacted, RedactError> {
+    let mut out = PartRedacted::default();
+    // Read once: the pages of a mapped session go back to the page cache (a long line is
+    // not resident twice, as map and as parsed text, while the export renders).
+    let mut behind = arbor_store::Resident::new(doc.base_bytes());
+    for &i in part {
+        let line = doc.entry_line(i);
+        let r = redact_one(doc, Some(i), doc.entries()[i].line_no, line, long);
+        behind.read(line);
+        match r? {
+            Redacted::Kept => {}
+            Redacted::Whole(new, k) => {
+                out.n += k;
+                out.entries.push((i, new));
+            }
+            Redacted::Deferred(strings) => {
+                let k: usize = strings.iter().map(|(_, s)| s.len()).sum();
+                if k > 0 {
+                    out.n += k;
+                    out.deferred.push((i, strings));
+                }
+            }
+        }
+    }
+    behind.done();
+    Ok(out)
+}
+
+/// How many bytes of entry lines a part of [`redact_doc_deferring`]'s work holds (parts are
+/// taken in turn by two threads: small enough that neither waits long for the other).
+const PART_BYTES: usize = 4 << 20;
+
+/// `all` cut into parts of about `part_bytes` of lines each, in order.
+fn in_parts<'a>(doc: &SessionDoc, all: &'a [usize], part_bytes: usize) -> Vec<&'a [usize]> {
+    let mut parts = Vec::new();
+    let (mut from, mut bytes) = (0, 0);
+    for (k, &i) in all.iter().enumerate() {
+        bytes += doc.entry_line(i).len();
+        if bytes >= part_bytes {
+            parts.push(&all[from..=k]);
+            (from, bytes) = (k + 1, 0);
+        }
+    }
+    if from < all.len() {
+        parts.push(&all[from..]);
+    }
+    parts
 }
 
 /// The secrets of each of `strings` (raw contents in `line`, in order, not overlapping),
@@ -1329,6 +1462,54 @@ pub fn redacted_hits(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A session of `n` entries: a token, plain text, a long string with a key.
+    fn session_with_secrets(n: usize) -> SessionDoc {
+        let mut s = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n");
+        let mut parent = "null".to_string();
+        for k in 0..n {
+            let text = match k % 3 {
+                0 => format!("step {k} ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3x{k:03}"),
+                1 => format!("plain {k} {}", "x".repeat(k * 7)),
+                _ => format!("{} AKIAQWERTYUIOPASDFGH", "y".repeat(70_000)),
+            };
+            let line = format!("{{\"type\":\"message\",\"id\":\"e{k}\",\"parentId\":{parent},\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\",\"timestamp\":1}}}}");
+            s.push_str(&line);
+            s.push('\n');
+            parent = format!("\"e{k}\"");
+        }
+        SessionDoc::parse(std::sync::Arc::new(s.into_bytes())).expect("a session")
+    }
+
+    /// An entry's `content` string when it is long: the caller reads it (as an export does).
+    fn long_contents(_: &arbor_core::entry::Entry, line: &[u8]) -> Vec<std::ops::Range<usize>> {
+        let at = memchr::memmem::find(line, b"\"content\":\"").map(|i| i + 11);
+        let end = at.and_then(|a| memchr::memchr(b'"', &line[a..]).map(|e| a + e));
+        match (at, end) {
+            (Some(a), Some(b)) if b - a >= DEFER_AT_LEAST => std::iter::once(a..b).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn redacting_in_parts_on_two_threads_is_redacting_in_one() {
+        for only in [None, Some(vec![0usize, 2, 3, 5, 7, 8, 11, 29])] {
+            let mut whole = session_with_secrets(30);
+            let mut parts = session_with_secrets(30);
+            let a = redact_in_parts(&mut whole, only.as_deref(), &long_contents, usize::MAX)
+                .expect("redacted");
+            // A part per entry: every part boundary there is.
+            let b =
+                redact_in_parts(&mut parts, only.as_deref(), &long_contents, 1).expect("redacted");
+            assert!(a.0 > 0);
+            assert_eq!(a.0, b.0);
+            assert_eq!(a.1, b.1);
+            assert!(!a.1.is_empty(), "the long strings' secrets are deferred");
+            for i in 0..whole.entries().len() {
+                assert_eq!(whole.entry_line(i), parts.entry_line(i), "entry {i}");
+            }
+        }
+    }
 
     fn kinds(t: &str) -> Vec<&'static str> {
         find(t).into_iter().map(|s| s.kind).collect()
