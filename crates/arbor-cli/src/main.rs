@@ -10,6 +10,7 @@ mod cmd;
 mod complete;
 mod progress;
 mod show_view;
+mod stop;
 mod term;
 mod tree_view;
 

@@ -192,3 +192,29 @@ fn a_client_that_goes_away_mid_call_leaves_the_store_as_it_was() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(v["hits"].as_array().map(Vec::len), Some(3000));
 }
+
+#[test]
+fn ctrl_c_and_sigterm_stop_the_http_server_cleanly() {
+    use std::io::BufRead;
+    let (tmp, agent) = corpus(1);
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        let mut child = arbor(tmp.path(), &agent)
+            .args(["mcp", "--http", "127.0.0.1:0", "--no-watch"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("arbor mcp starts");
+        let err = child.stderr.take().expect("stderr");
+        let mut lines = std::io::BufReader::new(err).lines();
+        // The signal after the server says it listens (its handlers are installed by then).
+        let listening = lines
+            .by_ref()
+            .map_while(Result::ok)
+            .any(|l| l.starts_with("arbor mcp: listening on "));
+        assert!(listening, "arbor mcp --http said where it listens");
+        let status = arbor_testkit::served::signal_and_wait(&mut child, sig)
+            .expect("arbor mcp exits after the signal");
+        assert!(status.success(), "signal {sig}: {status:?}");
+    }
+}

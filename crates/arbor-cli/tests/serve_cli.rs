@@ -88,3 +88,15 @@ fn open_without_a_browser_says_so_and_serves_on() {
         assert!(page.starts_with("HTTP/1.1 200"), "{page}");
     }
 }
+
+#[test]
+fn ctrl_c_and_sigterm_stop_the_server_cleanly() {
+    let home = tempfile::tempdir().expect("tmp");
+    let h = home.path().to_string_lossy().into_owned();
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        let mut s = Served::start(bin(), &["--all", "--no-watch"], &[("HOME", h.as_str())]);
+        assert!(s.get("/").starts_with("HTTP/1.1 200"));
+        let status = s.signal(sig).expect("arbor serve exits after the signal");
+        assert!(status.success(), "signal {sig}: {status:?}");
+    }
+}

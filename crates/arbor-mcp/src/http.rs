@@ -88,10 +88,14 @@ fn unauthorized() -> http::Response<BoxBody<Bytes, Infallible>> {
     r
 }
 
-/// Serves until interrupted (Ctrl-C, SIGTERM).
-pub(crate) async fn serve(opts: Options, c: Checked) -> Result<(), McpError> {
+/// Serves until `stop` resolves.
+pub(crate) async fn serve(
+    opts: Options,
+    c: Checked,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), McpError> {
     let listener = tokio::net::TcpListener::bind(c.addr).await?;
-    serve_listener(opts, c, listener, shutdown_signal()).await
+    serve_listener(opts, c, listener, stop).await
 }
 
 /// Serves on `listener` (bound to the checked address, or another for tests) until `stop`
@@ -117,6 +121,10 @@ pub async fn serve_listener(
             config,
         );
     let local = listener.local_addr()?;
+    let mut stop = Box::pin(stop);
+    if arbor_store::listen::armed(&mut stop).await {
+        return Ok(());
+    }
     eprintln!(
         "arbor mcp: listening on http://{local}/ (streamable HTTP{})",
         if c.token.is_some() {
@@ -126,7 +134,6 @@ pub async fn serve_listener(
         }
     );
     let token: Option<Arc<Vec<u8>>> = c.token.map(Arc::new);
-    tokio::pin!(stop);
     loop {
         let (stream, _) = tokio::select! {
             r = listener.accept() => match r {
@@ -162,20 +169,4 @@ pub async fn serve_listener(
     }
     ct.cancel();
     Ok(())
-}
-
-/// Resolves at Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term => {}
-    }
 }

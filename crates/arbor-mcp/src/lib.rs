@@ -124,9 +124,13 @@ pub fn serve_stdio(opts: Options) -> Result<(), McpError> {
     })
 }
 
-/// Serves MCP over streamable HTTP at `http.addr` (see [`http::HttpOptions`]) until the
-/// process is interrupted.
-pub fn serve_http(opts: Options, http: http::HttpOptions) -> Result<(), McpError> {
+/// Serves MCP over streamable HTTP at `http.addr` (see [`http::HttpOptions`]) until `stop`
+/// resolves (the CLI's: Ctrl-C or SIGTERM).
+pub fn serve_http(
+    opts: Options,
+    http: http::HttpOptions,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), McpError> {
     let checked = http.check()?;
-    runtime()?.block_on(http::serve(opts, checked))
+    runtime()?.block_on(http::serve(opts, checked, stop))
 }

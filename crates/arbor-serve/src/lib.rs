@@ -16,7 +16,9 @@
 //! # fn main() -> Result<(), arbor_serve::ServeError> {
 //! let opts = arbor_serve::Options::default();
 //! let listen = arbor_serve::Listen::default(); // 127.0.0.1:8777
-//! arbor_serve::serve(opts, listen, |url| eprintln!("arbor serve: {url}"))?;
+//! // Served until the future resolves (the CLI waits for Ctrl-C or SIGTERM).
+//! let stop = std::future::pending::<()>();
+//! arbor_serve::serve(opts, listen, |url| eprintln!("arbor serve: {url}"), stop)?;
 //! # Ok(()) }
 //! ```
 pub mod app;
@@ -67,8 +69,13 @@ pub async fn serve_listener(
 }
 
 /// Opens the catalog (or the shared store), listens on `listen`'s address, calls `ready`
-/// with the app's URL, and serves until Ctrl-C or SIGTERM.
-pub fn serve(opts: Options, listen: Listen, ready: impl FnOnce(&str)) -> Result<(), ServeError> {
+/// with the app's URL, and serves until `stop` resolves (the CLI's: Ctrl-C or SIGTERM).
+pub fn serve(
+    opts: Options,
+    listen: Listen,
+    ready: impl FnOnce(&str),
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
     let checked = listen.check()?;
     // The secret scanner compiled while the catalog opens, not on the first session page.
     let scanner = opts
@@ -84,23 +91,11 @@ pub fn serve(opts: Options, listen: Listen, ready: impl FnOnce(&str)) -> Result<
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(checked.addr).await?;
         let local = listener.local_addr()?;
-        ready(&format!("http://{local}/"));
-        serve_listener(app, listener, shutdown_signal()).await
-    })
-}
-
-/// Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+        let mut stop = Box::pin(stop);
+        if arbor_store::listen::armed(&mut stop).await {
+            return Ok(());
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term => {}
-    }
+        ready(&format!("http://{local}/"));
+        serve_listener(app, listener, stop).await
+    })
 }

@@ -141,3 +141,22 @@ pub fn bearer(authorization: Option<&[u8]>, want: &[u8]) -> bool {
     };
     same_token(given, want)
 }
+
+/// Polls a server's `stop` future once, before the server says it listens: whatever it waits
+/// on is then in place (a Ctrl-C or SIGTERM handler installs itself at the first poll), so a
+/// signal sent as soon as the listening line is out stops the server cleanly instead of
+/// killing it. `true` when `stop` has already resolved (do not poll it again: stop now).
+///
+/// ```
+/// use std::future::Future;
+/// let mut stop = Box::pin(std::future::pending::<()>());
+/// let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+/// let mut armed = std::pin::pin!(arbor_store::listen::armed(&mut stop));
+/// assert_eq!(armed.as_mut().poll(&mut cx), std::task::Poll::Ready(false));
+/// ```
+pub async fn armed<F: std::future::Future<Output = ()> + Unpin>(stop: &mut F) -> bool {
+    std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(std::pin::Pin::new(&mut *stop).poll(cx).is_ready())
+    })
+    .await
+}

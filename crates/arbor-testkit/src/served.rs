@@ -75,6 +75,13 @@ impl Served {
         }
     }
 
+    /// Sends `signal` (`libc::SIGTERM`, `libc::SIGINT`) to the server and waits (up to 30 s)
+    /// for it to exit: its exit status, `None` when it did not exit in time (it is then
+    /// killed).
+    pub fn signal(&mut self, signal: i32) -> Option<std::process::ExitStatus> {
+        signal_and_wait(&mut self.child, signal)
+    }
+
     /// A raw HTTP/1.1 `GET path` (Host: the server's address): the whole answer, head and
     /// body, as text.
     pub fn get(&self, path: &str) -> String {
@@ -109,6 +116,24 @@ impl Served {
         let _ = s.read_to_end(&mut out);
         String::from_utf8_lossy(&out).into_owned()
     }
+}
+
+/// Sends `signal` to `child` and waits (up to 30 s, polling its state) for it to exit: its
+/// exit status, `None` when it did not exit in time (it is then killed and reaped).
+pub fn signal_and_wait(child: &mut Child, signal: i32) -> Option<std::process::ExitStatus> {
+    let pid = i32::try_from(child.id()).ok()?;
+    // SAFETY: kill(2) on our own child, not yet reaped (only `child` waits for it).
+    unsafe { libc::kill(pid, signal) };
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    while std::time::Instant::now() < until {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
 }
 
 impl Drop for Served {

@@ -45,6 +45,7 @@ pub fn mcp(o: &McpOpts, loc: &Locator) -> Result<ExitCode> {
                 allow_remote: o.allow_remote,
                 token_file: o.token_file.clone(),
             },
+            crate::stop::signalled(),
         )?,
     }
     Ok(ExitCode::SUCCESS)

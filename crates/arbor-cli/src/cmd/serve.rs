@@ -46,13 +46,18 @@ pub fn serve(o: &ServeOpts, loc: &Locator) -> Result<ExitCode> {
         allow_remote: o.allow_remote,
         token_file: o.token_file.clone(),
     };
-    arbor_serve::serve(opts, listen, |url| {
-        // The one line a script (or a test) waits for.
-        eprintln!("arbor serve: listening on {url}");
-        if o.open {
-            open_browser(url);
-        }
-    })?;
+    arbor_serve::serve(
+        opts,
+        listen,
+        |url| {
+            // The one line a script (or a test) waits for.
+            eprintln!("arbor serve: listening on {url}");
+            if o.open {
+                open_browser(url);
+            }
+        },
+        crate::stop::signalled(),
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
