@@ -43,6 +43,24 @@ pub(crate) fn given(v: &Option<String>) -> Option<&str> {
     v.as_deref().map(str::trim).filter(|s| !s.is_empty())
 }
 
+/// A `since` or `until` of a page's query (the parameter `name`), in ms: a date (its start),
+/// a date-time, or a span back from `now` (`30m`, `12h`, `7d`, `2w`), read as `arbor stats
+/// --since/--until` and `arbor mcp` read them ([`arbor_core::time::since`]); a 400 naming it
+/// otherwise.
+pub(crate) fn time_given(
+    name: &str,
+    v: &Option<String>,
+    now: f64,
+) -> Result<Option<f64>, ServeError> {
+    given(v)
+        .map(|s| {
+            arbor_core::time::since(s)
+                .map(|t| t.at(now))
+                .map_err(|e| ServeError::BadRequest(format!("{name}: {e}")))
+        })
+        .transpose()
+}
+
 /// The whole app's routes over `app`, with the security layers (Host check, token, headers).
 pub fn router(app: Arc<App>) -> axum::Router {
     let pages = axum::Router::new()

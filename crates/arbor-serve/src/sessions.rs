@@ -95,24 +95,13 @@ impl Filters {
         parts.join("&")
     }
 
-    /// The time range in ms: `since` inclusive, `until` exclusive (a day: its end).
+    /// The time range in ms: `since` inclusive, `until` exclusive, read as the usage page
+    /// and `arbor stats` read them ([`crate::time_given`]: a day is its start; spans back).
     fn range(&self) -> Result<(Option<f64>, Option<f64>), ServeError> {
-        let parse = |name: &str, v: &str, end: bool| -> Result<f64, ServeError> {
-            let day = v.len() == 10 && v.as_bytes().get(4) == Some(&b'-');
-            let ms = arbor_core::time::parse_iso_ms(v).ok_or_else(|| {
-                ServeError::BadRequest(format!(
-                    "{name}: '{v}' is not a day (YYYY-MM-DD) or a time (ISO 8601)"
-                ))
-            })?;
-            Ok(if day && end { ms + 86_400_000.0 } else { ms })
-        };
+        let now = arbor_store::ids::now_ms() as f64;
         Ok((
-            given(&self.since)
-                .map(|v| parse("since", v, false))
-                .transpose()?,
-            given(&self.until)
-                .map(|v| parse("until", v, true))
-                .transpose()?,
+            crate::time_given("since", &self.since, now)?,
+            crate::time_given("until", &self.until, now)?,
         ))
     }
 
@@ -586,8 +575,8 @@ fn shell(app: &App, f: &Filters, choices: &Choices, body: &str) -> Html<String> 
 {since}{until}{team}<button type=\"submit\">Show</button> <a class=\"reset\" href=\"/\">Reset</a></form>",
         q = esc(given(&f.q).unwrap_or("")),
         project = text("project", "Project", &f.project, "text", " list=\"projects\""),
-        since = text("since", "Since", &f.since, "date", ""),
-        until = text("until", "Until", &f.until, "date", ""),
+        since = text("since", "Since", &f.since, "text", " placeholder=\"2025-01-31 or 30d\" size=\"12\""),
+        until = text("until", "Until", &f.until, "text", " placeholder=\"date or span\" size=\"12\""),
     );
     let live = if app.opts.watch || app.team.is_none() {
         format!(" data-events=\"/events/sessions?{}\"", esc(&f.query(false)))
@@ -852,14 +841,24 @@ mod tests {
     }
 
     #[test]
-    fn a_day_range_takes_the_whole_until_day() {
+    fn a_range_reads_as_the_usage_page_and_arbor_stats_read_it() {
+        // `until` a day is that day's start (exclusive), as `arbor stats --until`.
         let f = Filters {
-            since: Some("2026-01-02".into()),
+            since: Some("2026-01-01".into()),
             until: Some("2026-01-02".into()),
             ..Filters::default()
         };
         let (s, u) = f.range().expect("range");
+        assert_eq!(s, Some(1_767_225_600_000.0));
         assert_eq!(u.expect("until") - s.expect("since"), 86_400_000.0);
+        // A span back from now.
+        let f = Filters {
+            since: Some("7d".into()),
+            ..Filters::default()
+        };
+        let now = arbor_store::ids::now_ms() as f64;
+        let s = f.range().expect("range").0.expect("since");
+        assert!((now - 7.0 * 86_400_000.0 - s).abs() < 60_000.0, "{s}");
         let bad = Filters {
             since: Some("yesterday".into()),
             ..Filters::default()

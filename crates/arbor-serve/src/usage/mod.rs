@@ -81,15 +81,7 @@ struct Checked {
 impl UsageQuery {
     fn check(&self, app: &App) -> Result<Checked, ServeError> {
         let now = arbor_store::ids::now_ms() as f64;
-        let time = |name: &str, v: &Option<String>| -> Result<Option<f64>, ServeError> {
-            given(v)
-                .map(|s| {
-                    arbor_core::time::since(s)
-                        .map(|t| t.at(now))
-                        .map_err(|e| ServeError::BadRequest(format!("{name}: {e}")))
-                })
-                .transpose()
-        };
+        let time = |name: &str, v: &Option<String>| crate::time_given(name, v, now);
         let by = match given(&self.by) {
             None | Some("day") => StatsBy::Day,
             Some("week") => StatsBy::Week,
