@@ -194,66 +194,90 @@ fn lstat(p: &Path) -> Option<Stat> {
         .map(|m| Stat::from_meta(&m))
 }
 
-/// Every source under `roots`, with its fingerprint.
-fn discover(roots: &ForeignRoots, only: Option<Agent>) -> Vec<Found> {
-    let want = |a: Agent| only.is_none_or(|o| o == a);
-    let mut out = Vec::new();
-    if want(Agent::Claude) {
-        for f in claude::session_files(&roots.claude) {
-            let Some(st) = lstat(&f) else { continue };
-            let mut stats = vec![(f.clone(), st)];
-            // Its subagents' transcripts, in `<session id>/subagents/`.
-            if let Some(stem) = f.file_stem() {
-                let dir = f.with_file_name(stem);
+/// The files a source is read from, with their `stat`: a Claude Code session file and its
+/// subagents' transcripts (`<session id>/subagents/`), a Codex file, opencode's database and
+/// its `-wal` (or every file of its older `storage/`). Empty when the source is not there.
+fn source_stats(agent: Agent, key: &Path) -> Vec<(PathBuf, Stat)> {
+    let mut stats = Vec::new();
+    match agent {
+        Agent::Claude => {
+            let Some(st) = lstat(key) else { return stats };
+            stats.push((key.to_path_buf(), st));
+            if let Some(stem) = key.file_stem() {
+                let dir = key.with_file_name(stem);
                 for s in claude::subagent_files(&dir) {
                     if let Some(st) = lstat(&s) {
                         stats.push((s, st));
                     }
                 }
             }
-            let bytes = stats.iter().map(|(_, s)| s.size).sum();
-            out.push(Found {
-                agent: Agent::Claude,
-                key: f,
-                fp: fp_of(&stats),
-                bytes,
-            });
         }
+        Agent::Codex => {
+            if let Some(st) = lstat(key) {
+                stats.push((key.to_path_buf(), st));
+            }
+        }
+        Agent::Opencode => {
+            let db = key.join("opencode.db");
+            if db.is_file() {
+                for p in [db.clone(), key.join("opencode.db-wal")] {
+                    if let Some(st) = lstat(&p) {
+                        stats.push((p, st));
+                    }
+                }
+            } else if key.join("storage").is_dir() {
+                walk(&key.join("storage"), &mut stats, 0);
+            }
+        }
+    }
+    stats
+}
+
+/// The fingerprint of `agent`'s source `source` (a file; opencode: its data directory) as a
+/// refresh of the catalog takes it: every file it is read from, with its `stat`. Two equal
+/// fingerprints: the source was not changed in between (what `arbor serve`'s live session
+/// page watches). `None`: the source is not there.
+pub fn foreign_fingerprint(agent: Agent, source: &Path) -> Option<String> {
+    let stats = source_stats(agent, source);
+    (!stats.is_empty()).then(|| fp_of(&stats))
+}
+
+/// Every source under `roots`, with its fingerprint.
+fn discover(roots: &ForeignRoots, only: Option<Agent>) -> Vec<Found> {
+    let want = |a: Agent| only.is_none_or(|o| o == a);
+    let mut keys = Vec::new();
+    if want(Agent::Claude) {
+        keys.extend(
+            claude::session_files(&roots.claude)
+                .into_iter()
+                .map(|f| (Agent::Claude, f)),
+        );
     }
     if want(Agent::Codex) {
-        for f in codex::session_files(&roots.codex) {
-            let Some(st) = lstat(&f) else { continue };
-            out.push(Found {
-                agent: Agent::Codex,
-                fp: fp_of(&[(f.clone(), st)]),
-                bytes: st.size,
-                key: f,
-            });
-        }
+        keys.extend(
+            codex::session_files(&roots.codex)
+                .into_iter()
+                .map(|f| (Agent::Codex, f)),
+        );
     }
     if want(Agent::Opencode) {
-        let dir = &roots.opencode;
-        let db = dir.join("opencode.db");
-        let mut stats = Vec::new();
-        if db.is_file() {
-            for p in [db.clone(), dir.join("opencode.db-wal")] {
-                if let Some(st) = lstat(&p) {
-                    stats.push((p, st));
-                }
-            }
-        } else if dir.join("storage").is_dir() {
-            walk(&dir.join("storage"), &mut stats, 0);
-        }
-        if !stats.is_empty() {
-            let bytes = stats.iter().map(|(_, s)| s.size).sum();
-            out.push(Found {
-                agent: Agent::Opencode,
-                key: dir.clone(),
-                fp: fp_of(&stats),
-                bytes,
-            });
-        }
+        keys.push((Agent::Opencode, roots.opencode.clone()));
     }
+    let mut out: Vec<Found> = keys
+        .into_iter()
+        .filter_map(|(agent, key)| {
+            let stats = source_stats(agent, &key);
+            if stats.is_empty() {
+                return None;
+            }
+            Some(Found {
+                agent,
+                fp: fp_of(&stats),
+                bytes: stats.iter().map(|(_, s)| s.size).sum(),
+                key,
+            })
+        })
+        .collect();
     out.sort_by(|a, b| a.key.cmp(&b.key));
     out
 }
