@@ -6,7 +6,7 @@
 //! leaving the file as the CLI's command leaves it.
 mod serve_common;
 use arbor_testkit::served::Served;
-use serve_common::path_to;
+use serve_common::{claude_reply, claude_session, claude_user, path_to, CLAUDE_ID};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -767,57 +767,6 @@ fn secrets_outside_the_first_screen_are_redacted_for_every_reader() {
     );
 }
 
-/// A Claude Code session growing as Claude writes it: `<HOME>/.claude/projects/-work-app/`
-/// (where `arbor serve --all` finds it), a question and a reply begun (its thinking; the
-/// rest of the reply comes later on lines of the same `message.id`), and a title.
-const CLAUDE_ID: &str = "0c1a0de0-2222-4333-8444-555566667777";
-
-fn claude_line(v: serde_json::Value) -> String {
-    let mut v = v;
-    v["sessionId"] = CLAUDE_ID.into();
-    v["cwd"] = "/work/app".into();
-    v["isSidechain"] = false.into();
-    format!("{v}\n")
-}
-
-fn claude_user(uuid: &str, parent: &str, text: &str, t: u32) -> String {
-    claude_line(serde_json::json!({
-        "type": "user", "uuid": uuid, "parentUuid": parent,
-        "timestamp": format!("2026-11-01T10:00:{t:02}.000Z"),
-        "message": {"role": "user", "content": text},
-    }))
-}
-
-fn claude_reply(uuid: &str, parent: &str, content: serde_json::Value, t: u32) -> String {
-    claude_line(serde_json::json!({
-        "type": "assistant", "uuid": uuid, "parentUuid": parent,
-        "timestamp": format!("2026-11-01T10:00:{t:02}.000Z"),
-        "message": {"id": "msg_live1", "model": "claude-sonnet-4-5-20250929", "role": "assistant",
-            "type": "message", "content": content, "stop_reason": null,
-            "usage": {"input_tokens": 10, "output_tokens": 5}},
-    }))
-}
-
-/// Writes the growing Claude Code session under `h`; its file.
-fn claude_session(h: &Home) -> PathBuf {
-    let dir = h.tmp.path().join(".claude/projects/-work-app");
-    std::fs::create_dir_all(&dir).expect("dirs");
-    let file = dir.join(format!("{CLAUDE_ID}.jsonl"));
-    let mut text = claude_user("u1", "", "Which files are there?", 1)
-        .replace("\"parentUuid\":\"\"", "\"parentUuid\":null");
-    text.push_str(&claude_reply(
-        "a1",
-        "u1",
-        serde_json::json!([{"type": "thinking", "thinking": "Look at the tree first.", "signature": "sig"}]),
-        2,
-    ));
-    text.push_str(&claude_line(
-        serde_json::json!({"type": "ai-title", "aiTitle": "Files in the tree"}),
-    ));
-    std::fs::write(&file, text).expect("write");
-    file
-}
-
 /// The server-sent events in `raw` (an event stream's text): each event's name and data.
 fn sse_events(raw: &str) -> Vec<(String, serde_json::Value)> {
     raw.split("\n\n")
@@ -901,7 +850,7 @@ fn append(file: &Path, text: &str) {
 #[test]
 fn another_agents_growing_session_sends_its_new_entries_redacted() {
     let h = Home::new();
-    let file = claude_session(&h);
+    let file = claude_session(h.tmp.path());
     let written = std::fs::read_to_string(&file).expect("read");
     let s = h.serve(&[]);
     let a = s.get(&format!("/session/{CLAUDE_ID}"));

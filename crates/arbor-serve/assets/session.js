@@ -55,6 +55,7 @@
     encodeURIComponent(body.dataset.after) + '&len=' + encodeURIComponent(body.dataset.len) +
     '&version=' + encodeURIComponent(body.dataset.version || '') + (atEnd ? '' : '&count=1');
   var es = new EventSource(url);
+  es.addEventListener('open', function () { body.dataset.live = 'on'; });
   function say(text, href, label) {
     note.textContent = text + ' — ';
     var a = document.createElement('a');
