@@ -25,6 +25,10 @@ use std::sync::Arc;
 /// How often the source is looked at.
 const POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
+/// How often opencode's data directory is looked at: its fingerprint may be every file of
+/// its older `storage/` (one `stat` each), not a file or two.
+const POLL_OPENCODE: std::time::Duration = std::time::Duration::from_secs(1);
+
 #[derive(Debug, serde::Deserialize)]
 pub(super) struct Since {
     /// The entry the page goes on after (its `data-after`).
@@ -42,6 +46,8 @@ struct Watch {
     app: Arc<App>,
     sid: String,
     source: load::Source,
+    /// How often it is looked at.
+    poll: std::time::Duration,
     seen: Option<SourceStamp>,
     /// The entry the page goes on after, and its version as the page shows it.
     after: String,
@@ -101,10 +107,15 @@ pub(super) async fn events(
         Some(SourceStamp::File(s)) if s.len == q.len => Some(SourceStamp::File(s)),
         _ => None,
     };
+    let poll = match &source {
+        load::Source::Foreign(r) if r.agent == arbor_agents::Agent::Opencode => POLL_OPENCODE,
+        _ => POLL,
+    };
     let w = Watch {
         app,
         sid: id,
         source,
+        poll,
         seen,
         after: q.leaf,
         version: q.version.filter(|v| !v.is_empty()),
@@ -115,7 +126,7 @@ pub(super) async fn events(
     };
     let stream = futures_util::stream::unfold(w, |mut w| async move {
         loop {
-            tokio::time::sleep(POLL).await;
+            tokio::time::sleep(w.poll).await;
             if w.done {
                 continue;
             }

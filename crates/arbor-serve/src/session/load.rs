@@ -206,7 +206,7 @@ pub enum Source {
     /// A pi or omp session file (resolved and checked).
     File(PathBuf),
     /// Another agent's session, named by its catalog row.
-    Foreign(arbor_index::ForeignRow),
+    Foreign(Box<arbor_index::ForeignRow>),
 }
 
 /// What says a source is the one read before: a file's [`Stamp`], another agent's source's
@@ -263,7 +263,7 @@ pub fn find(app: &App, id: &str) -> Result<Source, ServeError> {
     match resolve(app, id) {
         Ok(path) => Ok(Source::File(path)),
         Err(e @ ServeError::NotFound(_)) => match foreign_row(app, id)? {
-            Some(r) => Ok(Source::Foreign(r)),
+            Some(r) => Ok(Source::Foreign(Box::new(r))),
             None => Err(e),
         },
         Err(e) => Err(e),
