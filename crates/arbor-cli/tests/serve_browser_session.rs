@@ -44,6 +44,35 @@ fn body_data(s: &Session<'_>, k: &str) -> String {
         .to_string()
 }
 
+/// Checks that the page asked for nothing outside the server at `url` from `first` on.
+fn no_request_outside(s: &Session<'_>, url: &str, first: &str) {
+    let requests = s.page_requests(first);
+    // The page's own requests are there (else the check below could not fail).
+    assert!(requests.iter().any(|r| r == first), "{requests:?}");
+    let outside: Vec<&String> = requests
+        .iter()
+        .filter(|u| !u.starts_with(&format!("{url}/")))
+        .collect();
+    assert!(
+        outside.is_empty(),
+        "requests outside the server: {outside:?}"
+    );
+}
+
+/// `arbor serve --all` with the home directory `home` (its `agent/` as pi's, its catalog).
+fn serve(home: &Path) -> Served {
+    let agent = home.join("agent");
+    let cat = home.join("catalog.db");
+    Served::start(
+        Path::new(env!("CARGO_BIN_EXE_arbor")),
+        &["--agent-dir", agent.to_str().expect("utf-8"), "--all"],
+        &[
+            ("HOME", home.to_str().expect("utf-8")),
+            ("ARBOR_CATALOG", cat.to_str().expect("utf-8")),
+        ],
+    )
+}
+
 #[test]
 fn the_session_page_in_chromium() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -68,17 +97,7 @@ fn the_session_page_in_chromium() {
             + "\n",
     )
     .expect("write");
-    let agent = tmp.path().join("agent");
-    let home = tmp.path().to_str().expect("utf-8").to_string();
-    let cat = tmp.path().join("catalog.db");
-    let served = Served::start(
-        Path::new(env!("CARGO_BIN_EXE_arbor")),
-        &["--agent-dir", agent.to_str().expect("utf-8"), "--all"],
-        &[
-            ("HOME", &home),
-            ("ARBOR_CATALOG", cat.to_str().expect("utf-8")),
-        ],
-    );
+    let served = serve(tmp.path());
     let url = served.url.clone();
     let file = dir.join(DEMO);
 
@@ -211,18 +230,7 @@ fn the_session_page_in_chromium() {
     // No console error, no request outside the server, all along.
     let c = s.console_problems();
     assert!(c.is_empty(), "console: {c:?}");
-    let first = format!("{url}/session/{SID}");
-    let requests = s.page_requests(&first);
-    // The page's own requests are there (else the check below could not fail).
-    assert!(requests.contains(&first), "{requests:?}");
-    let outside: Vec<String> = requests
-        .into_iter()
-        .filter(|u| !u.starts_with(&format!("{url}/")))
-        .collect();
-    assert!(
-        outside.is_empty(),
-        "requests outside the server: {outside:?}"
-    );
+    no_request_outside(&s, &url, &format!("{url}/session/{SID}"));
     drop(s);
     // Without JavaScript: the same branch, and the earlier part is a link to a page.
     let s = driver.session(false, &tmp.path().join("p2"));
@@ -239,17 +247,7 @@ fn another_agents_session_grows_live_in_chromium() {
     let tmp = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(tmp.path().join("agent/sessions")).expect("dirs");
     let file = claude_session(tmp.path());
-    let agent = tmp.path().join("agent");
-    let home = tmp.path().to_str().expect("utf-8").to_string();
-    let cat = tmp.path().join("catalog.db");
-    let served = Served::start(
-        Path::new(env!("CARGO_BIN_EXE_arbor")),
-        &["--agent-dir", agent.to_str().expect("utf-8"), "--all"],
-        &[
-            ("HOME", &home),
-            ("ARBOR_CATALOG", cat.to_str().expect("utf-8")),
-        ],
-    );
+    let served = serve(tmp.path());
     let url = served.url.clone();
     let driver = Driver::start();
     let s = driver.session(true, &tmp.path().join("p1"));
@@ -333,13 +331,5 @@ fn another_agents_session_grows_live_in_chromium() {
     assert_eq!(body_data(&s, "atEnd"), "true");
     let c = s.console_problems();
     assert!(c.is_empty(), "console: {c:?}");
-    let outside: Vec<String> = s
-        .page_requests(&format!("{url}/session/{CLAUDE_ID}"))
-        .into_iter()
-        .filter(|u| !u.starts_with(&format!("{url}/")))
-        .collect();
-    assert!(
-        outside.is_empty(),
-        "requests outside the server: {outside:?}"
-    );
+    no_request_outside(&s, &url, &format!("{url}/session/{CLAUDE_ID}"));
 }

@@ -282,46 +282,23 @@ fn events_on_append(
 ) -> String {
     let page = s.get(&format!("/session/{id}"));
     let len = body_attr(body(&page), "len");
-    let mut conn = std::net::TcpStream::connect(&s.addr).expect("connect");
-    write!(
-        conn,
-        "GET /session/{id}/events?leaf={leaf}&len={len} HTTP/1.1\r\nHost: {}\r\n\r\n",
-        s.addr
-    )
-    .expect("send");
-    conn.set_read_timeout(Some(Duration::from_secs(60))).ok();
-    let mut r = BufReader::new(conn);
-    let mut line = String::new();
-    // The answer's head: the stream is open before the file grows.
-    loop {
-        line.clear();
-        r.read_line(&mut line).expect("head");
-        if line == "\r\n" || line.is_empty() {
-            break;
-        }
-    }
-    let new = format!(
-        "{{\"type\":\"message\",\"id\":\"{new_id}\",\"parentId\":\"{leaf}\",\"timestamp\":\"2026-11-22T12:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":{},\"timestamp\":1}}}}\n",
-        serde_json::Value::String(text.to_string())
+    // The stream is open before the file grows.
+    let mut r = open_events(s, &format!("/session/{id}/events?leaf={leaf}&len={len}"));
+    append(
+        file,
+        &format!(
+            "{{\"type\":\"message\",\"id\":\"{new_id}\",\"parentId\":\"{leaf}\",\"timestamp\":\"2026-11-22T12:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":{},\"timestamp\":1}}}}\n",
+            serde_json::Value::String(text.to_string())
+        ),
     );
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(file)
-        .expect("open")
-        .write_all(new.as_bytes())
-        .expect("append");
-    let start = Instant::now();
-    let mut got = String::new();
-    while start.elapsed() < Duration::from_secs(60) {
-        line.clear();
-        if r.read_line(&mut line).unwrap_or(0) == 0 {
-            break;
-        }
-        got.push_str(&line);
-        if got.contains("event: entries") && got.contains(new_id) && line == "\n" {
-            break;
-        }
-    }
+    let events = read_events(&mut r, |evs| {
+        evs.iter()
+            .any(|(n, v)| n == "entries" && v.to_string().contains(new_id))
+    });
+    let got: String = events
+        .iter()
+        .map(|(n, v)| format!("event: {n}\ndata: {v}\n\n"))
+        .collect();
     assert!(got.contains("event: entries"), "{got}");
     assert!(got.contains(new_id), "{got}");
     got
