@@ -197,7 +197,16 @@ fn look(
     if matches!(&stamp, SourceStamp::File(s) if s.len != l.len) {
         return None;
     }
-    let change = what_changed(app, sid, &l, &after, version.as_deref(), len, count, counted);
+    let change = what_changed(
+        app,
+        sid,
+        &l,
+        &after,
+        version.as_deref(),
+        len,
+        count,
+        counted,
+    );
     load::done(&l);
     let mut out = Look {
         change: None,

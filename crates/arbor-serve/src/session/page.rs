@@ -297,9 +297,8 @@ pub fn conversation(app: &App, sid: &str, l: &Loaded, shown: &Shown, writes: &st
 /// the title (a `session_info` entry) after the session's last entry, so a grown source read
 /// again has it after the new entries: it is shown after them again, not anchored.
 pub fn anchor(l: &Loaded, path: &[usize]) -> Option<usize> {
-    let title = |i: usize| {
-        l.foreign.is_some() && l.doc.entries()[i].etype == EntryType::SessionInfo
-    };
+    let title =
+        |i: usize| l.foreign.is_some() && l.doc.entries()[i].etype == EntryType::SessionInfo;
     path.iter()
         .rposition(|&i| !title(i))
         .or_else(|| path.len().checked_sub(1))
