@@ -1253,4 +1253,51 @@ mod tests {
         assert!(matches!(r, Err(IndexError::Query(ref m)) if m == "disk full"));
         assert_eq!(seen, (0..=5).collect::<Vec<_>>());
     }
+
+    #[test]
+    fn a_sources_fingerprint_changes_with_any_of_its_files_and_is_the_refreshs() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let f = d.path().join("s1.jsonl");
+        assert_eq!(foreign_fingerprint(Agent::Claude, &f), None, "not there");
+        std::fs::write(&f, "{}\n").expect("write");
+        let one = foreign_fingerprint(Agent::Claude, &f).expect("there");
+        // A subagent's transcript is part of the source: one written, one grown, change it.
+        let sub = d.path().join("s1/subagents");
+        std::fs::create_dir_all(&sub).expect("dirs");
+        std::fs::write(sub.join("agent-a.jsonl"), "{}\n").expect("write");
+        let two = foreign_fingerprint(Agent::Claude, &f).expect("there");
+        assert_ne!(one, two);
+        std::fs::write(sub.join("agent-a.jsonl"), "{}\n{}\n").expect("write");
+        let three = foreign_fingerprint(Agent::Claude, &f).expect("there");
+        assert_ne!(two, three);
+        assert_eq!(foreign_fingerprint(Agent::Claude, &f), Some(three.clone()));
+        // The one a refresh stores for the source.
+        let roots = ForeignRoots {
+            claude: d.path().join("none"),
+            codex: d.path().join("none"),
+            opencode: d.path().join("none"),
+        };
+        assert!(discover(&roots, None).is_empty());
+        let projects = d.path().join("projects/-w");
+        std::fs::create_dir_all(&projects).expect("dirs");
+        let g = projects.join("s2.jsonl");
+        std::fs::write(&g, "{}\n").expect("write");
+        let roots = ForeignRoots {
+            claude: d.path().join("projects"),
+            ..roots
+        };
+        let found = discover(&roots, Some(Agent::Claude));
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            Some(found[0].fp.clone()),
+            foreign_fingerprint(Agent::Claude, &g)
+        );
+        // Codex: its file; opencode: its database (and `-wal`).
+        assert!(foreign_fingerprint(Agent::Codex, &g).is_some());
+        assert_eq!(foreign_fingerprint(Agent::Opencode, d.path()), None);
+        std::fs::write(d.path().join("opencode.db"), "x").expect("write");
+        let db = foreign_fingerprint(Agent::Opencode, d.path()).expect("there");
+        std::fs::write(d.path().join("opencode.db-wal"), "y").expect("write");
+        assert_ne!(foreign_fingerprint(Agent::Opencode, d.path()), Some(db));
+    }
 }
