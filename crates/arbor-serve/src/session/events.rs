@@ -45,7 +45,7 @@ pub(super) struct Since {
 struct Watch {
     app: Arc<App>,
     sid: String,
-    source: load::Source,
+    source: Arc<load::Source>,
     /// How often it is looked at.
     poll: std::time::Duration,
     seen: Option<SourceStamp>,
@@ -95,15 +95,20 @@ pub(super) async fn events(
     Path(id): Path<String>,
     Query(q): Query<Since>,
 ) -> Result<Sse<impl futures_util::Stream<Item = Result<Event, Infallible>>>, ServeError> {
-    let source = {
+    let (source, stamp) = {
         let app = app.clone();
         let id = id.clone();
-        blocking(move || load::find(&app, &id)).await?
+        blocking(move || {
+            let source = load::find(&app, &id)?;
+            let stamp = source.stamp();
+            Ok((source, stamp))
+        })
+        .await?
     };
     // A file already longer than the page read is looked at on the first tick; another
     // agent's source always is (its fingerprint does not say what the page read; the
     // document read is kept, so an unchanged source is not read again).
-    let seen = match source.stamp() {
+    let seen = match stamp {
         Some(SourceStamp::File(s)) if s.len == q.len => Some(SourceStamp::File(s)),
         _ => None,
     };
@@ -114,7 +119,7 @@ pub(super) async fn events(
     let w = Watch {
         app,
         sid: id,
-        source,
+        source: Arc::new(source),
         poll,
         seen,
         after: q.leaf,
@@ -130,8 +135,13 @@ pub(super) async fn events(
             if w.done {
                 continue;
             }
-            if w.seen.is_some() && w.source.stamp() == w.seen {
-                continue;
+            if w.seen.is_some() {
+                // A `stat` of each file of the source (opencode's `storage/`: many).
+                let source = w.source.clone();
+                let now = blocking(move || Ok(source.stamp())).await.ok().flatten();
+                if now == w.seen {
+                    continue;
+                }
             }
             let (app, sid, source, after, version, len, count, counted) = (
                 w.app.clone(),
