@@ -60,21 +60,11 @@ struct Watch {
     done: bool,
 }
 
-/// What changed, as the event to send.
-enum Change {
-    Entries(serde_json::Value),
-    Grew(serde_json::Value),
-    Notice(serde_json::Value),
-}
-
-/// One look at the session: what changed (if anything) and what the page shows after it.
+/// One look at the session: what it says (if anything), the stamp read and the length.
 struct Look {
-    change: Option<Change>,
+    said: Option<Said>,
     stamp: SourceStamp,
-    after: String,
-    version: Option<String>,
     len: u64,
-    counted: usize,
 }
 
 /// The version of entry `i` as shown: a keyed hash of its line (the key made once per run,
@@ -155,7 +145,14 @@ pub(super) async fn events(
             );
             let got = blocking(move || {
                 Ok(look(
-                    &app, &sid, &source, after, version, len, count, counted,
+                    &app,
+                    &sid,
+                    &source,
+                    &after,
+                    version.as_deref(),
+                    len,
+                    count,
+                    counted,
                 ))
             })
             .await;
@@ -164,15 +161,23 @@ pub(super) async fn events(
                 continue;
             };
             w.seen = Some(look.stamp);
-            w.after = look.after;
-            w.version = look.version;
             w.len = look.len;
-            w.counted = look.counted;
-            let ev = match look.change {
+            let ev = match look.said {
                 None => continue,
-                Some(Change::Entries(v)) => Event::default().event("entries").json_data(v),
-                Some(Change::Grew(v)) => Event::default().event("grew").json_data(v),
-                Some(Change::Notice(v)) => {
+                Some(Said::Entries {
+                    value,
+                    after,
+                    version,
+                }) => {
+                    w.after = after;
+                    w.version = Some(version);
+                    Event::default().event("entries").json_data(value)
+                }
+                Some(Said::Grew(n, v)) => {
+                    w.counted = n;
+                    Event::default().event("grew").json_data(v)
+                }
+                Some(Said::Notice(v)) => {
                     w.done = true;
                     Event::default().event("notice").json_data(v)
                 }
@@ -193,8 +198,8 @@ fn look(
     app: &App,
     sid: &str,
     source: &load::Source,
-    after: String,
-    version: Option<String>,
+    after: &str,
+    version: Option<&str>,
     len: u64,
     count: bool,
     counted: usize,
@@ -207,46 +212,16 @@ fn look(
     if matches!(&stamp, SourceStamp::File(s) if s.len != l.len) {
         return None;
     }
-    let change = what_changed(
-        app,
-        sid,
-        &l,
-        &after,
-        version.as_deref(),
-        len,
-        count,
-        counted,
-    );
+    let said = what_changed(app, sid, &l, after, version, len, count, counted);
     load::done(&l);
-    let mut out = Look {
-        change: None,
+    Some(Look {
+        said,
         stamp,
-        after,
-        version,
         len: l.len,
-        counted,
-    };
-    match change {
-        Some(Said::Entries {
-            value,
-            after,
-            version,
-        }) => {
-            out.after = after;
-            out.version = Some(version);
-            out.change = Some(Change::Entries(value));
-        }
-        Some(Said::Grew(n, v)) => {
-            out.counted = n;
-            out.change = Some(Change::Grew(v));
-        }
-        Some(Said::Notice(v)) => out.change = Some(Change::Notice(v)),
-        None => {}
-    }
-    Some(out)
+    })
 }
 
-/// What a look says.
+/// What a look says: the event to send.
 enum Said {
     /// Entries to show, and the entry (with its version) the page goes on after then.
     Entries {
@@ -256,9 +231,13 @@ enum Said {
     },
     /// The branch grew by this many entries.
     Grew(usize, serde_json::Value),
+    /// The page is to go elsewhere (reloaded, another branch): nothing more is sent.
     Notice(serde_json::Value),
 }
 
+/// What changed in `l` (the session read again) for a page going on after `after` (shown
+/// at version `shown_version`), having read `len` bytes; `count`: only how many entries its
+/// branch grew by (`counted` told already).
 #[allow(clippy::too_many_arguments)]
 fn what_changed(
     app: &App,
