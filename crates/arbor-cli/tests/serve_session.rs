@@ -975,3 +975,35 @@ fn a_page_of_an_earlier_part_is_told_its_branch_grew() {
         format!("/session/{SID}/leaf/else0001").as_str()
     );
 }
+
+#[test]
+fn the_server_stops_while_live_pages_are_open() {
+    let h = Home::new();
+    let _ = claude_session(h.tmp.path());
+    let mut s = h.serve(&[]);
+    let page = s.get(&format!("/session/{SID}"));
+    let (leaf, len) = (
+        body_attr(body(&page), "after"),
+        body_attr(body(&page), "len"),
+    );
+    // A pi session's page, another agent's, and the sessions page: each holds a stream.
+    let mut streams = vec![
+        open_events(&s, &format!("/session/{SID}/events?leaf={leaf}&len={len}")),
+        open_events(&s, &format!("/session/{CLAUDE_ID}/events?leaf=x&len=0")),
+        open_events(&s, "/events/sessions"),
+    ];
+    // SAFETY: a plain signal to the child this test started.
+    let sent = unsafe { libc::kill(s.pid() as libc::pid_t, libc::SIGTERM) };
+    assert_eq!(sent, 0);
+    let st = s.exited_within(Duration::from_secs(20));
+    assert!(
+        st.is_some_and(|st| st.success()),
+        "the server did not stop while event streams were open: {st:?}"
+    );
+    // Each stream was ended by the server.
+    for r in &mut streams {
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(r, &mut rest);
+        assert!(!rest.contains("HTTP/1.1"), "{rest}");
+    }
+}

@@ -58,6 +58,8 @@ struct Watch {
     counted: usize,
     /// A notice was sent: the page is to be reloaded, nothing more is sent.
     done: bool,
+    /// Raised when the server stops.
+    stopping: tokio::sync::watch::Receiver<bool>,
 }
 
 /// One look at the session: what it says (if anything), the stamp read and the length.
@@ -107,6 +109,7 @@ pub(super) async fn events(
         _ => POLL,
     };
     let w = Watch {
+        stopping: app.stopping.subscribe(),
         app,
         sid: id,
         source: Arc::new(source),
@@ -121,7 +124,11 @@ pub(super) async fn events(
     };
     let stream = futures_util::stream::unfold(w, |mut w| async move {
         loop {
-            tokio::time::sleep(w.poll).await;
+            // The server stopping ends the stream (else it would hold the shutdown).
+            tokio::select! {
+                _ = tokio::time::sleep(w.poll) => {}
+                _ = w.stopping.wait_for(|s| *s) => return None,
+            }
             if w.done {
                 continue;
             }
