@@ -72,10 +72,13 @@ try:
         cpus.append(cpu() - c0)
         time.sleep(0.3)
     mb = os.path.getsize(src) / 1048576
+    print(f"load average {os.getloadavg()}")
     print(f"{mb:.1f} MB Claude Code session; first page {first[0]*1000:.0f} ms wall, {first[1]*1000:.0f} ms CPU")
     print(f"append -> event, {n} appends: wall median {statistics.median(walls)*1000:.0f} ms "
           f"(min {min(walls)*1000:.0f}, max {max(walls)*1000:.0f}); server CPU user+sys median "
           f"{statistics.median(cpus)*1000:.0f} ms (min {min(cpus)*1000:.0f}, max {max(cpus)*1000:.0f})")
+    r.close()
+    s.close()
 finally:
     srv.terminate()
     srv.wait()
