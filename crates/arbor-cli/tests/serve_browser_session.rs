@@ -3,12 +3,14 @@
 //! no console error and no request outside the server; the outline switches branch; a deep
 //! link opens another branch with its entry in view; the context at an entry opens; tool
 //! calls are listed; a long branch loads its earlier part in place; lines appended to the file
-//! while the page is open appear (waiting for the element); hostile text stays inert.
+//! while the page is open appear (waiting for the element); hostile text stays inert. Another
+//! agent's session (Claude Code) grows while its page is open: the reply it was writing and
+//! the next message appear; a page of an earlier part says how many entries came.
 mod serve_common;
 use arbor_testkit::served::Served;
 use arbor_testkit::webdriver::{Driver, Session};
 use serde_json::Value;
-use serve_common::path_to;
+use serve_common::{claude_reply, claude_session, claude_user, path_to, CLAUDE_ID};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -42,6 +44,35 @@ fn body_data(s: &Session<'_>, k: &str) -> String {
         .to_string()
 }
 
+/// Checks that the page asked for nothing outside the server at `url` from `first` on.
+fn no_request_outside(s: &Session<'_>, url: &str, first: &str) {
+    let requests = s.page_requests(first);
+    // The page's own requests are there (else the check below could not fail).
+    assert!(requests.iter().any(|r| r == first), "{requests:?}");
+    let outside: Vec<&String> = requests
+        .iter()
+        .filter(|u| !u.starts_with(&format!("{url}/")))
+        .collect();
+    assert!(
+        outside.is_empty(),
+        "requests outside the server: {outside:?}"
+    );
+}
+
+/// `arbor serve --all` with the home directory `home` (its `agent/` as pi's, its catalog).
+fn serve(home: &Path) -> Served {
+    let agent = home.join("agent");
+    let cat = home.join("catalog.db");
+    Served::start(
+        Path::new(env!("CARGO_BIN_EXE_arbor")),
+        &["--agent-dir", agent.to_str().expect("utf-8"), "--all"],
+        &[
+            ("HOME", home.to_str().expect("utf-8")),
+            ("ARBOR_CATALOG", cat.to_str().expect("utf-8")),
+        ],
+    )
+}
+
 #[test]
 fn the_session_page_in_chromium() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -66,17 +97,7 @@ fn the_session_page_in_chromium() {
             + "\n",
     )
     .expect("write");
-    let agent = tmp.path().join("agent");
-    let home = tmp.path().to_str().expect("utf-8").to_string();
-    let cat = tmp.path().join("catalog.db");
-    let served = Served::start(
-        Path::new(env!("CARGO_BIN_EXE_arbor")),
-        &["--agent-dir", agent.to_str().expect("utf-8"), "--all"],
-        &[
-            ("HOME", &home),
-            ("ARBOR_CATALOG", cat.to_str().expect("utf-8")),
-        ],
-    );
+    let served = serve(tmp.path());
     let url = served.url.clone();
     let file = dir.join(DEMO);
 
@@ -209,18 +230,7 @@ fn the_session_page_in_chromium() {
     // No console error, no request outside the server, all along.
     let c = s.console_problems();
     assert!(c.is_empty(), "console: {c:?}");
-    let first = format!("{url}/session/{SID}");
-    let requests = s.page_requests(&first);
-    // The page's own requests are there (else the check below could not fail).
-    assert!(requests.contains(&first), "{requests:?}");
-    let outside: Vec<String> = requests
-        .into_iter()
-        .filter(|u| !u.starts_with(&format!("{url}/")))
-        .collect();
-    assert!(
-        outside.is_empty(),
-        "requests outside the server: {outside:?}"
-    );
+    no_request_outside(&s, &url, &format!("{url}/session/{SID}"));
     drop(s);
     // Without JavaScript: the same branch, and the earlier part is a link to a page.
     let s = driver.session(false, &tmp.path().join("p2"));
@@ -230,4 +240,96 @@ fn the_session_page_in_chromium() {
     let more = s.element("p.earlier a");
     s.click(&more);
     assert_eq!(s.shown().len(), 40, "the part before, as a page");
+}
+
+#[test]
+fn another_agents_session_grows_live_in_chromium() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(tmp.path().join("agent/sessions")).expect("dirs");
+    let file = claude_session(tmp.path());
+    let served = serve(tmp.path());
+    let url = served.url.clone();
+    let driver = Driver::start();
+    let s = driver.session(true, &tmp.path().join("p1"));
+    s.go(&format!("{url}/session/{CLAUDE_ID}"));
+    let before = s.shown();
+    let title = body_data(&s, "leaf");
+    assert_eq!(before.last(), Some(&title), "the title last");
+    let reply = body_data(&s, "after");
+    // Claude goes on: the rest of its reply, then the user's next message.
+    let append = |text: &str| {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .expect("open")
+            .write_all(text.as_bytes())
+            .expect("append");
+    };
+    // The stream is open before the file grows (what grows before it opens is sent too: its
+    // first look compares the source with what the page showed).
+    wait_for(&s, "return document.body.dataset.live === 'on'");
+    let mut grown = claude_reply(
+        "a2",
+        "a1",
+        serde_json::json!([{"type": "text", "text": "There are three files: a.rs, b.rs and c.rs."}]),
+        3,
+    );
+    grown.push_str(&claude_user("u2", "a2", "Open b.rs, please.", 4));
+    append(&grown);
+    wait_for(
+        &s,
+        "return document.querySelector('main').textContent.indexOf('Open b.rs, please.') >= 0",
+    );
+    let shown = s.shown();
+    assert_eq!(shown.len(), before.len() + 1, "{before:?} then {shown:?}");
+    assert_eq!(shown[..before.len() - 1], before[..before.len() - 1]);
+    assert_eq!(shown.last(), Some(&title), "the title last again");
+    let reply_text = s
+        .js(&format!(
+            "return document.getElementById('{reply}').textContent"
+        ))
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(
+        reply_text.contains("Look at the tree first.") && reply_text.contains("three files"),
+        "the reply whole, once: {reply_text}"
+    );
+    assert_eq!(
+        s.js("return document.querySelectorAll('main p.etools').length"),
+        Value::from(shown.len() as u64),
+        "one tools line per entry"
+    );
+    // The page read again is the page grown.
+    let new_entry = shown[shown.len() - 2].clone();
+    if std::env::var_os("ARBOR_UPDATE_SCREENSHOTS").is_some() {
+        s.js(&format!(
+            "document.getElementById('{new_entry}').scrollIntoView(); return true"
+        ));
+        s.screenshot(&root().join("docs/img/serve-live-foreign.png"));
+    }
+    let c = s.console_problems();
+    assert!(c.is_empty(), "console: {c:?}");
+    s.go(&format!("{url}/session/{CLAUDE_ID}"));
+    assert_eq!(s.shown(), shown, "read again: the same entries");
+    // A page of the branch's first entries is told what came after, with the way there.
+    s.go(&format!("{url}/session/{CLAUDE_ID}/leaf/{title}?at=2"));
+    assert_eq!(body_data(&s, "atEnd"), "false");
+    assert!(s.js("return document.getElementById('live-note').hidden") == Value::Bool(true));
+    wait_for(&s, "return document.body.dataset.live === 'on'");
+    append(&claude_user("u3", "u2", "And c.rs?", 5));
+    wait_for(
+        &s,
+        "var n = document.getElementById('live-note'); return !n.hidden && n.textContent.indexOf('1 new entry') >= 0",
+    );
+    let link = s.element("#live-note a");
+    s.click(&link);
+    wait_for(
+        &s,
+        "return document.querySelector('main').textContent.indexOf('And c.rs?') >= 0",
+    );
+    assert_eq!(body_data(&s, "atEnd"), "true");
+    let c = s.console_problems();
+    assert!(c.is_empty(), "console: {c:?}");
+    no_request_outside(&s, &url, &format!("{url}/session/{CLAUDE_ID}"));
 }

@@ -6,7 +6,7 @@
 //! leaving the file as the CLI's command leaves it.
 mod serve_common;
 use arbor_testkit::served::Served;
-use serve_common::path_to;
+use serve_common::{claude_reply, claude_session, claude_user, path_to, CLAUDE_ID};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -282,46 +282,23 @@ fn events_on_append(
 ) -> String {
     let page = s.get(&format!("/session/{id}"));
     let len = body_attr(body(&page), "len");
-    let mut conn = std::net::TcpStream::connect(&s.addr).expect("connect");
-    write!(
-        conn,
-        "GET /session/{id}/events?leaf={leaf}&len={len} HTTP/1.1\r\nHost: {}\r\n\r\n",
-        s.addr
-    )
-    .expect("send");
-    conn.set_read_timeout(Some(Duration::from_secs(60))).ok();
-    let mut r = BufReader::new(conn);
-    let mut line = String::new();
-    // The answer's head: the stream is open before the file grows.
-    loop {
-        line.clear();
-        r.read_line(&mut line).expect("head");
-        if line == "\r\n" || line.is_empty() {
-            break;
-        }
-    }
-    let new = format!(
-        "{{\"type\":\"message\",\"id\":\"{new_id}\",\"parentId\":\"{leaf}\",\"timestamp\":\"2026-11-22T12:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":{},\"timestamp\":1}}}}\n",
-        serde_json::Value::String(text.to_string())
+    // The stream is open before the file grows.
+    let mut r = open_events(s, &format!("/session/{id}/events?leaf={leaf}&len={len}"));
+    append(
+        file,
+        &format!(
+            "{{\"type\":\"message\",\"id\":\"{new_id}\",\"parentId\":\"{leaf}\",\"timestamp\":\"2026-11-22T12:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":{},\"timestamp\":1}}}}\n",
+            serde_json::Value::String(text.to_string())
+        ),
     );
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(file)
-        .expect("open")
-        .write_all(new.as_bytes())
-        .expect("append");
-    let start = Instant::now();
-    let mut got = String::new();
-    while start.elapsed() < Duration::from_secs(60) {
-        line.clear();
-        if r.read_line(&mut line).unwrap_or(0) == 0 {
-            break;
-        }
-        got.push_str(&line);
-        if got.contains("event: entries") && got.contains(new_id) && line == "\n" {
-            break;
-        }
-    }
+    let events = read_events(&mut r, |evs| {
+        evs.iter()
+            .any(|(n, v)| n == "entries" && v.to_string().contains(new_id))
+    });
+    let got: String = events
+        .iter()
+        .map(|(n, v)| format!("event: {n}\ndata: {v}\n\n"))
+        .collect();
     assert!(got.contains("event: entries"), "{got}");
     assert!(got.contains(new_id), "{got}");
     got
@@ -765,4 +742,265 @@ fn secrets_outside_the_first_screen_are_redacted_for_every_reader() {
         got.contains(&token('L')),
         "unredacted events carry it: {got}"
     );
+}
+
+/// The server-sent events in `raw` (an event stream's text): each event's name and data.
+fn sse_events(raw: &str) -> Vec<(String, serde_json::Value)> {
+    raw.split("\n\n")
+        .filter_map(|block| {
+            let mut name = String::new();
+            let mut data = String::new();
+            for l in block.lines() {
+                if let Some(n) = l.strip_prefix("event: ") {
+                    name = n.to_string();
+                } else if let Some(d) = l.strip_prefix("data: ") {
+                    data.push_str(d);
+                }
+            }
+            let v = serde_json::from_str(&data).ok()?;
+            (!name.is_empty()).then_some((name, v))
+        })
+        .collect()
+}
+
+/// An event stream of `s` opened at `path`: its reader, past the answer's head.
+fn open_events(s: &Served, path: &str) -> BufReader<std::net::TcpStream> {
+    let mut conn = std::net::TcpStream::connect(&s.addr).expect("connect");
+    write!(conn, "GET {path} HTTP/1.1\r\nHost: {}\r\n\r\n", s.addr).expect("send");
+    conn.set_read_timeout(Some(Duration::from_secs(60))).ok();
+    let mut r = BufReader::new(conn);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        r.read_line(&mut line).expect("head");
+        assert!(
+            !line.is_empty(),
+            "the stream {path} closed before its head ended"
+        );
+        if line == "\r\n" {
+            break;
+        }
+        if line.starts_with("HTTP/1.1 ") {
+            assert!(line.contains(" 200 "), "{path}: {line}");
+        }
+    }
+    r
+}
+
+/// Reads events from `r` until `done` holds of those read (60 s at most); all of them.
+fn read_events(
+    r: &mut BufReader<std::net::TcpStream>,
+    done: impl Fn(&[(String, serde_json::Value)]) -> bool,
+) -> Vec<(String, serde_json::Value)> {
+    let start = Instant::now();
+    let mut raw = String::new();
+    let mut line = String::new();
+    while start.elapsed() < Duration::from_secs(60) {
+        line.clear();
+        if r.read_line(&mut line).unwrap_or(0) == 0 {
+            break;
+        }
+        // Chunked transfer: the chunk sizes are lines of their own, left out.
+        if line.trim_end().chars().all(|c| c.is_ascii_hexdigit()) && !line.trim().is_empty() {
+            continue;
+        }
+        raw.push_str(line.trim_end_matches('\r').trim_end_matches("\r\n"));
+        if !raw.ends_with('\n') {
+            raw.push('\n');
+        }
+        if line.trim().is_empty() && done(&sse_events(&raw)) {
+            break;
+        }
+    }
+    sse_events(&raw)
+}
+
+fn append(file: &Path, text: &str) {
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(file)
+        .expect("open")
+        .write_all(text.as_bytes())
+        .expect("append");
+}
+
+#[test]
+fn another_agents_growing_session_sends_its_new_entries_redacted() {
+    let h = Home::new();
+    let file = claude_session(h.tmp.path());
+    let written = std::fs::read_to_string(&file).expect("read");
+    let s = h.serve(&[]);
+    let a = s.get(&format!("/session/{CLAUDE_ID}"));
+    assert_eq!(status(&a), 200, "{a}");
+    let page = body(&a).to_string();
+    let before = sections(&page);
+    // The end of its branch: live. The title (the conversion's last entry) is shown last; the
+    // updates go on after the reply before it.
+    assert_eq!(body_attr(&page, "at-end"), "true", "{page}");
+    let after = body_attr(&page, "after");
+    let title = body_attr(&page, "leaf");
+    assert_eq!(
+        before[before.len() - 2..],
+        [after.clone(), title.clone()],
+        "the reply, then the title"
+    );
+    let version = body_attr(&page, "version");
+    assert!(!version.is_empty());
+    let mut r = open_events(
+        &s,
+        &format!(
+            "/session/{CLAUDE_ID}/events?leaf={after}&len={}&version={version}",
+            body_attr(&page, "len")
+        ),
+    );
+    // Claude writes the rest of its reply (a line of the same message) and the user answers
+    // with a token in the text.
+    let mut grown = claude_reply(
+        "a2",
+        "a1",
+        serde_json::json!([{"type": "text", "text": "There are three files."}]),
+        3,
+    );
+    grown.push_str(&claude_user(
+        "u2",
+        "a2",
+        &format!("Thanks, here is my key {}", token('W')),
+        4,
+    ));
+    append(&file, &grown);
+    let got = read_events(&mut r, |evs| {
+        evs.iter().any(|(n, v)| {
+            n == "entries" && v["html"].as_str().unwrap_or("").contains("here is my key")
+        })
+    });
+    let raw = format!("{got:?}");
+    assert!(!leaks(&raw), "an event sends a secret: {:?}", leaked(&raw));
+    let (_, ev) = got
+        .iter()
+        .find(|(n, v)| {
+            n == "entries" && v["html"].as_str().unwrap_or("").contains("here is my key")
+        })
+        .unwrap_or_else(|| panic!("no entries event with the new message: {got:?}"));
+    let html = ev["html"].as_str().unwrap_or("");
+    assert!(html.contains("[REDACTED:"), "{html}");
+    // The reply grew in place: sent again whole (its thinking and its text), then the new
+    // message, then the title again.
+    assert_eq!(ev["from"], after.as_str());
+    assert_eq!(ev["replace"], true, "{ev}");
+    assert!(html.contains("Look at the tree first."), "{html}");
+    assert!(html.contains("There are three files."), "{html}");
+    let sent = sections(html);
+    assert_eq!(sent.len(), 3, "{sent:?}");
+    assert_eq!(sent[0], after, "the reply, by its id");
+    assert_eq!(sent[2], title, "the title, the same entry");
+    assert_eq!(
+        ev["after"],
+        sent[1].as_str(),
+        "goes on after the new message"
+    );
+    // The ids are the source's: the page read again shows the same entries, the new one
+    // among them.
+    let page2 = body(&s.get(&format!("/session/{CLAUDE_ID}"))).to_string();
+    let mut expect = before[..before.len() - 1].to_vec();
+    expect.push(sent[1].clone());
+    expect.push(title.clone());
+    assert_eq!(sections(&page2), expect, "the same ids read again");
+    assert_eq!(
+        body_attr(&page2, "version"),
+        ev["version"].as_str().unwrap_or("")
+    );
+    // Read only: the source is as Claude wrote it.
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("read"),
+        format!("{written}{grown}")
+    );
+}
+
+#[test]
+fn a_page_of_an_earlier_part_is_told_its_branch_grew() {
+    let h = Home::new();
+    let file = h.session_dir().join(DEMO);
+    let s = h.serve(&[]);
+    let leaf = body_attr(body(&s.get(&format!("/session/{SID}"))), "leaf");
+    let path = path_to(&file, &leaf);
+    assert!(path.len() > 3, "{path:?}");
+    // The branch's first entries: not its end.
+    let a = s.get(&format!("/session/{SID}/leaf/{leaf}?at=2"));
+    let page = body(&a).to_string();
+    assert_eq!(body_attr(&page, "at-end"), "false", "{page}");
+    assert_eq!(body_attr(&page, "after"), leaf, "the branch's end");
+    let mut r = open_events(
+        &s,
+        &format!(
+            "/session/{SID}/events?leaf={leaf}&len={}&version={}&count=1",
+            body_attr(&page, "len"),
+            body_attr(&page, "version")
+        ),
+    );
+    let user = |id: &str, parent: &str| {
+        format!(
+            "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":\"{parent}\",\"timestamp\":\"2026-11-22T12:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"more\",\"timestamp\":1}}}}\n"
+        )
+    };
+    append(&file, &user("grow0001", &leaf));
+    let got = read_events(&mut r, |evs| evs.iter().any(|(n, _)| n == "grew"));
+    let grew: Vec<_> = got.iter().filter(|(n, _)| n == "grew").collect();
+    assert_eq!(grew.len(), 1, "{got:?}");
+    assert_eq!(grew[0].1["count"], 1);
+    assert_eq!(grew[0].1["text"], "1 new entry");
+    assert_eq!(
+        grew[0].1["href"],
+        format!("/session/{SID}/leaf/grow0001").as_str()
+    );
+    assert!(
+        !got.iter().any(|(n, _)| n == "entries"),
+        "an earlier part gets no entries: {got:?}"
+    );
+    // Again: the count since the page was read.
+    append(&file, &user("grow0002", "grow0001"));
+    let got = read_events(&mut r, |evs| evs.iter().any(|(n, _)| n == "grew"));
+    assert_eq!(got[0].1["count"], 2, "{got:?}");
+    assert_eq!(
+        got[0].1["href"],
+        format!("/session/{SID}/leaf/grow0002").as_str()
+    );
+    // The session goes on elsewhere (a new branch from the branch's first entry): said, with
+    // the link to where it went.
+    append(&file, &user("else0001", &path[0]));
+    let got = read_events(&mut r, |evs| evs.iter().any(|(n, _)| n == "notice"));
+    assert_eq!(got[0].0, "notice", "{got:?}");
+    assert_eq!(got[0].1["text"], "The session went on in another branch.");
+    assert_eq!(
+        got[0].1["href"],
+        format!("/session/{SID}/leaf/else0001").as_str()
+    );
+}
+
+#[test]
+fn the_server_stops_while_live_pages_are_open() {
+    let h = Home::new();
+    let _ = claude_session(h.tmp.path());
+    let mut s = h.serve(&[]);
+    let page = s.get(&format!("/session/{SID}"));
+    let (leaf, len) = (
+        body_attr(body(&page), "after"),
+        body_attr(body(&page), "len"),
+    );
+    // A pi session's page, another agent's, and the sessions page: each holds a stream.
+    let mut streams = vec![
+        open_events(&s, &format!("/session/{SID}/events?leaf={leaf}&len={len}")),
+        open_events(&s, &format!("/session/{CLAUDE_ID}/events?leaf=x&len=0")),
+        open_events(&s, "/events/sessions"),
+    ];
+    let st = s.signal(libc::SIGTERM);
+    assert!(
+        st.is_some_and(|st| st.success()),
+        "the server did not stop while event streams were open: {st:?}"
+    );
+    // Each stream was ended by the server.
+    for r in &mut streams {
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(r, &mut rest);
+        assert!(!rest.contains("HTTP/1.1"), "{rest}");
+    }
 }

@@ -194,66 +194,90 @@ fn lstat(p: &Path) -> Option<Stat> {
         .map(|m| Stat::from_meta(&m))
 }
 
-/// Every source under `roots`, with its fingerprint.
-fn discover(roots: &ForeignRoots, only: Option<Agent>) -> Vec<Found> {
-    let want = |a: Agent| only.is_none_or(|o| o == a);
-    let mut out = Vec::new();
-    if want(Agent::Claude) {
-        for f in claude::session_files(&roots.claude) {
-            let Some(st) = lstat(&f) else { continue };
-            let mut stats = vec![(f.clone(), st)];
-            // Its subagents' transcripts, in `<session id>/subagents/`.
-            if let Some(stem) = f.file_stem() {
-                let dir = f.with_file_name(stem);
+/// The files a source is read from, with their `stat`: a Claude Code session file and its
+/// subagents' transcripts (`<session id>/subagents/`), a Codex file, opencode's database and
+/// its `-wal` (or every file of its older `storage/`). Empty when the source is not there.
+fn source_stats(agent: Agent, key: &Path) -> Vec<(PathBuf, Stat)> {
+    let mut stats = Vec::new();
+    match agent {
+        Agent::Claude => {
+            let Some(st) = lstat(key) else { return stats };
+            stats.push((key.to_path_buf(), st));
+            if let Some(stem) = key.file_stem() {
+                let dir = key.with_file_name(stem);
                 for s in claude::subagent_files(&dir) {
                     if let Some(st) = lstat(&s) {
                         stats.push((s, st));
                     }
                 }
             }
-            let bytes = stats.iter().map(|(_, s)| s.size).sum();
-            out.push(Found {
-                agent: Agent::Claude,
-                key: f,
-                fp: fp_of(&stats),
-                bytes,
-            });
         }
+        Agent::Codex => {
+            if let Some(st) = lstat(key) {
+                stats.push((key.to_path_buf(), st));
+            }
+        }
+        Agent::Opencode => {
+            let db = key.join("opencode.db");
+            if db.is_file() {
+                for p in [db.clone(), key.join("opencode.db-wal")] {
+                    if let Some(st) = lstat(&p) {
+                        stats.push((p, st));
+                    }
+                }
+            } else if key.join("storage").is_dir() {
+                walk(&key.join("storage"), &mut stats, 0);
+            }
+        }
+    }
+    stats
+}
+
+/// The fingerprint of `agent`'s source `source` (a file; opencode: its data directory) as a
+/// refresh of the catalog takes it: every file it is read from, with its `stat`. Two equal
+/// fingerprints: the source was not changed in between (what `arbor serve`'s live session
+/// page watches). `None`: the source is not there.
+pub fn foreign_fingerprint(agent: Agent, source: &Path) -> Option<String> {
+    let stats = source_stats(agent, source);
+    (!stats.is_empty()).then(|| fp_of(&stats))
+}
+
+/// Every source under `roots`, with its fingerprint.
+fn discover(roots: &ForeignRoots, only: Option<Agent>) -> Vec<Found> {
+    let want = |a: Agent| only.is_none_or(|o| o == a);
+    let mut keys = Vec::new();
+    if want(Agent::Claude) {
+        keys.extend(
+            claude::session_files(&roots.claude)
+                .into_iter()
+                .map(|f| (Agent::Claude, f)),
+        );
     }
     if want(Agent::Codex) {
-        for f in codex::session_files(&roots.codex) {
-            let Some(st) = lstat(&f) else { continue };
-            out.push(Found {
-                agent: Agent::Codex,
-                fp: fp_of(&[(f.clone(), st)]),
-                bytes: st.size,
-                key: f,
-            });
-        }
+        keys.extend(
+            codex::session_files(&roots.codex)
+                .into_iter()
+                .map(|f| (Agent::Codex, f)),
+        );
     }
     if want(Agent::Opencode) {
-        let dir = &roots.opencode;
-        let db = dir.join("opencode.db");
-        let mut stats = Vec::new();
-        if db.is_file() {
-            for p in [db.clone(), dir.join("opencode.db-wal")] {
-                if let Some(st) = lstat(&p) {
-                    stats.push((p, st));
-                }
-            }
-        } else if dir.join("storage").is_dir() {
-            walk(&dir.join("storage"), &mut stats, 0);
-        }
-        if !stats.is_empty() {
-            let bytes = stats.iter().map(|(_, s)| s.size).sum();
-            out.push(Found {
-                agent: Agent::Opencode,
-                key: dir.clone(),
-                fp: fp_of(&stats),
-                bytes,
-            });
-        }
+        keys.push((Agent::Opencode, roots.opencode.clone()));
     }
+    let mut out: Vec<Found> = keys
+        .into_iter()
+        .filter_map(|(agent, key)| {
+            let stats = source_stats(agent, &key);
+            if stats.is_empty() {
+                return None;
+            }
+            Some(Found {
+                agent,
+                fp: fp_of(&stats),
+                bytes: stats.iter().map(|(_, s)| s.size).sum(),
+                key,
+            })
+        })
+        .collect();
     out.sort_by(|a, b| a.key.cmp(&b.key));
     out
 }
@@ -1228,5 +1252,52 @@ mod tests {
         });
         assert!(matches!(r, Err(IndexError::Query(ref m)) if m == "disk full"));
         assert_eq!(seen, (0..=5).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_sources_fingerprint_changes_with_any_of_its_files_and_is_the_refreshs() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let f = d.path().join("s1.jsonl");
+        assert_eq!(foreign_fingerprint(Agent::Claude, &f), None, "not there");
+        std::fs::write(&f, "{}\n").expect("write");
+        let one = foreign_fingerprint(Agent::Claude, &f).expect("there");
+        // A subagent's transcript is part of the source: one written, one grown, change it.
+        let sub = d.path().join("s1/subagents");
+        std::fs::create_dir_all(&sub).expect("dirs");
+        std::fs::write(sub.join("agent-a.jsonl"), "{}\n").expect("write");
+        let two = foreign_fingerprint(Agent::Claude, &f).expect("there");
+        assert_ne!(one, two);
+        std::fs::write(sub.join("agent-a.jsonl"), "{}\n{}\n").expect("write");
+        let three = foreign_fingerprint(Agent::Claude, &f).expect("there");
+        assert_ne!(two, three);
+        assert_eq!(foreign_fingerprint(Agent::Claude, &f), Some(three.clone()));
+        // The one a refresh stores for the source.
+        let roots = ForeignRoots {
+            claude: d.path().join("none"),
+            codex: d.path().join("none"),
+            opencode: d.path().join("none"),
+        };
+        assert!(discover(&roots, None).is_empty());
+        let projects = d.path().join("projects/-w");
+        std::fs::create_dir_all(&projects).expect("dirs");
+        let g = projects.join("s2.jsonl");
+        std::fs::write(&g, "{}\n").expect("write");
+        let roots = ForeignRoots {
+            claude: d.path().join("projects"),
+            ..roots
+        };
+        let found = discover(&roots, Some(Agent::Claude));
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            Some(found[0].fp.clone()),
+            foreign_fingerprint(Agent::Claude, &g)
+        );
+        // Codex: its file; opencode: its database (and `-wal`).
+        assert!(foreign_fingerprint(Agent::Codex, &g).is_some());
+        assert_eq!(foreign_fingerprint(Agent::Opencode, d.path()), None);
+        std::fs::write(d.path().join("opencode.db"), "x").expect("write");
+        let db = foreign_fingerprint(Agent::Opencode, d.path()).expect("there");
+        std::fs::write(d.path().join("opencode.db-wal"), "y").expect("write");
+        assert_ne!(foreign_fingerprint(Agent::Opencode, d.path()), Some(db));
     }
 }

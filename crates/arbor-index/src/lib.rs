@@ -83,8 +83,8 @@ pub use catalog::{
 pub use error::IndexError;
 /// Other agents' sessions (Claude Code, Codex, opencode) in the catalog.
 pub use foreign::{
-    by_rank, current_dir_spellings, keep_foreign_in_scope, ForeignHit, ForeignListing,
-    ForeignProblem, ForeignRoots, ForeignRow,
+    by_rank, current_dir_spellings, foreign_fingerprint, keep_foreign_in_scope, ForeignHit,
+    ForeignListing, ForeignProblem, ForeignRoots, ForeignRow,
 };
 /// Refreshing the catalog from the session directories.
 pub use refresh::{

@@ -45,26 +45,58 @@
     if (a) observer.observe(a);
   }
   watchTop();
-  // Live: only a page that shows the end of its branch appends.
-  if (body.dataset.atEnd !== 'true' || !window.EventSource) return;
+  // Live: a page showing the end of its branch shows what the session appends (and an entry
+  // of another agent's that grew in place, again); a page showing an earlier part or a deep
+  // link says how many entries its branch grew by, with a link to its end.
+  if (!window.EventSource || !body.dataset.after) return;
   var note = document.getElementById('live-note');
+  var atEnd = body.dataset.atEnd === 'true';
   var url = '/session/' + encodeURIComponent(body.dataset.session) + '/events?leaf=' +
-    encodeURIComponent(body.dataset.leaf) + '&len=' + encodeURIComponent(body.dataset.len);
+    encodeURIComponent(body.dataset.after) + '&len=' + encodeURIComponent(body.dataset.len) +
+    '&version=' + encodeURIComponent(body.dataset.version || '') + (atEnd ? '' : '&count=1');
   var es = new EventSource(url);
+  es.addEventListener('open', function () { body.dataset.live = 'on'; });
+  function say(text, href, label) {
+    note.textContent = text + ' — ';
+    var a = document.createElement('a');
+    a.href = href;
+    a.textContent = label;
+    note.appendChild(a);
+    note.hidden = false;
+  }
   es.addEventListener('entries', function (ev) {
     var d = JSON.parse(ev.data);
+    // What the page showed after the entry it went on after (another agent's title) goes:
+    // the event sends it again after the new entries; that entry too when it changed.
+    var sec = document.getElementById(d.from);
+    if (sec && sec.parentNode === conv) {
+      var n = sec.nextElementSibling;
+      if (n && n.classList.contains('etools')) n = n.nextElementSibling;
+      while (n && n !== note) {
+        var next = n.nextElementSibling;
+        n.remove();
+        n = next;
+      }
+      if (d.replace) {
+        var t = sec.nextElementSibling;
+        if (t && t.classList.contains('etools')) t.remove();
+        sec.remove();
+      }
+    }
     note.insertAdjacentHTML('beforebegin', d.html);
+    body.dataset.after = d.after;
+    body.dataset.version = d.version;
     body.dataset.leaf = d.leaf;
     body.dataset.len = d.len;
   });
+  es.addEventListener('grew', function (ev) {
+    var d = JSON.parse(ev.data);
+    note.classList.add('grew');
+    say(d.text, d.href, 'go to the end');
+  });
   es.addEventListener('notice', function (ev) {
     var d = JSON.parse(ev.data);
-    note.textContent = d.text + ' ';
-    var a = document.createElement('a');
-    a.href = d.href;
-    a.textContent = 'Reload';
-    note.appendChild(a);
-    note.hidden = false;
+    say(d.text, d.href, 'Reload');
     es.close();
   });
 })();

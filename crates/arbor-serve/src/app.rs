@@ -117,6 +117,9 @@ pub struct App {
     /// Whether the server's own watcher has finished its first refresh and vouches for the
     /// catalog (else the live pages look again every few seconds).
     pub watching: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Raised when the server stops: the event streams end then (a graceful shutdown waits
+    /// for every open connection, and an event stream never ends by itself).
+    pub stopping: tokio::sync::watch::Sender<bool>,
 }
 
 impl std::fmt::Debug for App {
@@ -191,6 +194,7 @@ impl App {
             catalog: Mutex::new(catalog),
             changes,
             watching,
+            stopping: tokio::sync::watch::channel(false).0,
             token: listen.token.clone(),
             remote: listen.remote,
             csrf,

@@ -80,6 +80,12 @@ pub async fn serve_listener(
     listener: tokio::net::TcpListener,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    let stopping = app.stopping.clone();
+    let stop = async move {
+        stop.await;
+        // The event streams end, so that the open pages do not hold the shutdown.
+        stopping.send_replace(true);
+    };
     axum::serve(listener, router(app))
         .with_graceful_shutdown(stop)
         .await?;

@@ -127,9 +127,16 @@ async fn sessions(
                 } else {
                     POLL
                 };
-                // The sender gone: the server is stopping.
-                if let Ok(Err(_)) = tokio::time::timeout(wait, st.rx.changed()).await {
-                    return None;
+                // The sender gone, or the server stopping: the stream ends (else it would
+                // hold the shutdown).
+                let mut stopping = st.app.stopping.subscribe();
+                tokio::select! {
+                    r = tokio::time::timeout(wait, st.rx.changed()) => {
+                        if let Ok(Err(_)) = r {
+                            return None;
+                        }
+                    }
+                    _ = stopping.wait_for(|s| *s) => return None,
                 }
                 st.rx.borrow_and_update();
             }

@@ -1,42 +1,85 @@
-//! A growing session, live (`GET /session/ID/events?leaf=LEAF&len=N`): server-sent events.
-//! The session's file is watched as `arbor mcp`'s resource subscriptions watch theirs (its
-//! length and modification time, looked at a few times a second); when it changed, the
-//! entries appended to the shown branch are sent rendered as the page renders them
-//! (`entries`); a new branch elsewhere or a rewrite (the file shorter, the shown leaf gone)
-//! is a `notice` with the page to reload.
-use super::{blocking, load, page};
+//! A growing session, live (`GET /session/ID/events?leaf=AFTER&len=N[&version=V][&count=1]`):
+//! server-sent events, one implementation for a pi or omp session file and for another
+//! agent's session (Claude Code, Codex, opencode) alike. The session's source is watched as
+//! `arbor mcp`'s resource subscriptions watch theirs, looked at a few times a second: a
+//! file's [`arbor_store::FileStamp`], another agent's source's fingerprint
+//! ([`arbor_index::foreign_fingerprint`]: every file it is read from, as the catalog's
+//! refresh takes it). When it changed, the session is read again as the pages read it
+//! ([`load::load_source`]: redacted as they are) and:
+//! - a page showing the end of its branch gets the entries after `AFTER` (the entry it went
+//!   on after: [`page::anchor`]) rendered as the page renders them (`entries`), and `AFTER`
+//!   itself again when it changed in place (`version`, [`version`]: another agent's reply
+//!   written over several lines is one entry that grows after it was shown);
+//! - a page showing an earlier part or a deep link (`count=1`) is told how many entries its
+//!   branch grew by, with a link to the branch's end (`grew`);
+//! - a new branch elsewhere or a rewrite (the file shorter, `AFTER` gone) is a `notice` with
+//!   the page to go to.
+use super::load::{self, Loaded, SourceStamp};
+use super::{blocking, page};
 use crate::{App, ServeError};
 use axum::extract::{Path, Query, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use std::convert::Infallible;
-use std::path::PathBuf;
 use std::sync::Arc;
 
-/// How often the file is looked at.
+/// How often the source is looked at.
 const POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// How often opencode's data directory is looked at: its fingerprint may be every file of
+/// its older `storage/` (one `stat` each), not a file or two.
+const POLL_OPENCODE: std::time::Duration = std::time::Duration::from_secs(1);
 
 #[derive(Debug, serde::Deserialize)]
 pub(super) struct Since {
+    /// The entry the page goes on after (its `data-after`).
     leaf: String,
+    /// The file's length the page read (0 for another agent's session).
     len: u64,
+    /// That entry's version as the page shows it ([`version`]).
+    version: Option<String>,
+    /// `1`: the page shows an earlier part; only count what the branch grew by.
+    count: Option<String>,
 }
 
 /// What a watcher of one page knows.
 struct Watch {
     app: Arc<App>,
     sid: String,
-    path: PathBuf,
-    seen: Option<arbor_store::FileStamp>,
-    leaf: String,
+    source: Arc<load::Source>,
+    /// How often it is looked at.
+    poll: std::time::Duration,
+    seen: Option<SourceStamp>,
+    /// The entry the page goes on after, and its version as the page shows it.
+    after: String,
+    version: Option<String>,
     len: u64,
+    /// Only counting (a page not at the end of its branch), and how many were told.
+    count: bool,
+    counted: usize,
     /// A notice was sent: the page is to be reloaded, nothing more is sent.
     done: bool,
+    /// Raised when the server stops.
+    stopping: tokio::sync::watch::Receiver<bool>,
 }
 
-/// What changed, as the event to send.
-enum Change {
-    Entries(serde_json::Value),
-    Notice(serde_json::Value),
+/// One look at the session: what it says (if anything), the stamp read and the length.
+struct Look {
+    said: Option<Said>,
+    stamp: SourceStamp,
+    len: u64,
+}
+
+/// The version of entry `i` as shown: a keyed hash of its line (the key made once per run,
+/// so that the page learns nothing of a line's text from it). Another agent's entries change
+/// in place as their source grows (a reply written over several lines); pi's never do.
+pub(super) fn version(l: &Loaded, i: usize) -> String {
+    use std::hash::BuildHasher;
+    static KEY: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+        std::sync::OnceLock::new();
+    let h = KEY
+        .get_or_init(std::collections::hash_map::RandomState::new)
+        .hash_one(l.doc.entry_line(i));
+    format!("{h:016x}")
 }
 
 pub(super) async fn events(
@@ -44,54 +87,104 @@ pub(super) async fn events(
     Path(id): Path<String>,
     Query(q): Query<Since>,
 ) -> Result<Sse<impl futures_util::Stream<Item = Result<Event, Infallible>>>, ServeError> {
-    let path = {
+    let (source, stamp) = {
         let app = app.clone();
         let id = id.clone();
-        blocking(move || load::resolve(&app, &id)).await?
+        blocking(move || {
+            let source = load::find(&app, &id)?;
+            let stamp = source.stamp();
+            Ok((source, stamp))
+        })
+        .await?
+    };
+    // A file already longer than the page read is looked at on the first tick; another
+    // agent's source always is (its fingerprint does not say what the page read; the
+    // document read is kept, so an unchanged source is not read again).
+    let seen = match stamp {
+        Some(SourceStamp::File(s)) if s.len == q.len => Some(SourceStamp::File(s)),
+        _ => None,
+    };
+    let poll = match &source {
+        load::Source::Foreign(r) if r.agent == arbor_agents::Agent::Opencode => POLL_OPENCODE,
+        _ => POLL,
     };
     let w = Watch {
-        seen: arbor_store::FileStamp::of(&path),
+        stopping: app.stopping.subscribe(),
         app,
         sid: id,
-        path,
-        leaf: q.leaf,
+        source: Arc::new(source),
+        poll,
+        seen,
+        after: q.leaf,
+        version: q.version.filter(|v| !v.is_empty()),
         len: q.len,
+        count: q.count.as_deref() == Some("1"),
+        counted: 0,
         done: false,
-    };
-    // A file already longer than the page read: looked at on the first tick.
-    let w = Watch {
-        seen: w.seen.filter(|s| s.len == w.len),
-        ..w
     };
     let stream = futures_util::stream::unfold(w, |mut w| async move {
         loop {
-            tokio::time::sleep(POLL).await;
+            // The server stopping ends the stream (else it would hold the shutdown).
+            tokio::select! {
+                _ = tokio::time::sleep(w.poll) => {}
+                _ = w.stopping.wait_for(|s| *s) => return None,
+            }
             if w.done {
                 continue;
             }
-            let now = arbor_store::FileStamp::of(&w.path);
-            if now == w.seen {
-                continue;
+            if w.seen.is_some() {
+                // A `stat` of each file of the source (opencode's `storage/`: many).
+                let source = w.source.clone();
+                let now = blocking(move || Ok(source.stamp())).await.ok().flatten();
+                if now == w.seen {
+                    continue;
+                }
             }
-            let (app, sid, path, leaf, len) = (
+            let (app, sid, source, after, version, len, count, counted) = (
                 w.app.clone(),
                 w.sid.clone(),
-                w.path.clone(),
-                w.leaf.clone(),
+                w.source.clone(),
+                w.after.clone(),
+                w.version.clone(),
                 w.len,
+                w.count,
+                w.counted,
             );
-            let got = blocking(move || Ok(change(&app, &sid, &path, &leaf, len))).await;
-            let Ok(Some((c, stamp, new_leaf, new_len))) = got else {
+            let got = blocking(move || {
+                Ok(look(
+                    &app,
+                    &sid,
+                    &source,
+                    &after,
+                    version.as_deref(),
+                    len,
+                    count,
+                    counted,
+                ))
+            })
+            .await;
+            let Ok(Some(look)) = got else {
                 // Unreadable now (a line being written): looked at again on the next tick.
                 continue;
             };
-            w.seen = Some(stamp);
-            w.leaf = new_leaf;
-            w.len = new_len;
-            let ev = match c {
+            w.seen = Some(look.stamp);
+            w.len = look.len;
+            let ev = match look.said {
                 None => continue,
-                Some(Change::Entries(v)) => Event::default().event("entries").json_data(v),
-                Some(Change::Notice(v)) => {
+                Some(Said::Entries {
+                    value,
+                    after,
+                    version,
+                }) => {
+                    w.after = after;
+                    w.version = Some(version);
+                    Event::default().event("entries").json_data(value)
+                }
+                Some(Said::Grew(n, v)) => {
+                    w.counted = n;
+                    Event::default().event("grew").json_data(v)
+                }
+                Some(Said::Notice(v)) => {
                     w.done = true;
                     Event::default().event("notice").json_data(v)
                 }
@@ -104,64 +197,121 @@ pub(super) async fn events(
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
 
-/// What changed in the file since the page's leaf `leaf` and length `len`: the change (if
-/// any), the file's stamp read, the leaf and length now shown. `None`: not readable now.
-#[allow(clippy::type_complexity)]
-fn change(
+/// What changed in the session since the page's entry `after` (its version `version`) and
+/// file length `len`; `count`: only how many entries the branch grew by (`counted` told
+/// already). `None`: not readable now.
+#[allow(clippy::too_many_arguments)]
+fn look(
     app: &App,
     sid: &str,
-    path: &std::path::Path,
-    leaf: &str,
+    source: &load::Source,
+    after: &str,
+    version: Option<&str>,
     len: u64,
-) -> Option<(Option<Change>, arbor_store::FileStamp, String, u64)> {
-    let stamp = arbor_store::FileStamp::of(path)?;
-    let l = load::load_path(app, path).ok()?;
+    count: bool,
+    counted: usize,
+) -> Option<Look> {
+    let stamp = source.stamp()?;
+    let l = load::load_source(app, source).ok()?;
     let _released = load::Releaser::new(&l);
-    // What was read is what the stamp says (else looked at again).
-    if l.len != stamp.len {
+    // What was read is what the stamp says (else looked at again). Another agent's source
+    // changed while it was read is looked at again on the next tick (its stamp is older).
+    if matches!(&stamp, SourceStamp::File(s) if s.len != l.len) {
         return None;
     }
+    let said = what_changed(app, sid, &l, after, version, len, count, counted);
+    load::done(&l);
+    Some(Look {
+        said,
+        stamp,
+        len: l.len,
+    })
+}
+
+/// What a look says: the event to send.
+enum Said {
+    /// Entries to show, and the entry (with its version) the page goes on after then.
+    Entries {
+        value: serde_json::Value,
+        after: String,
+        version: String,
+    },
+    /// The branch grew by this many entries.
+    Grew(usize, serde_json::Value),
+    /// The page is to go elsewhere (reloaded, another branch): nothing more is sent.
+    Notice(serde_json::Value),
+}
+
+/// What changed in `l` (the session read again) for a page going on after `after` (shown
+/// at version `shown_version`), having read `len` bytes; `count`: only how many entries its
+/// branch grew by (`counted` told already).
+#[allow(clippy::too_many_arguments)]
+fn what_changed(
+    app: &App,
+    sid: &str,
+    l: &Loaded,
+    after: &str,
+    shown_version: Option<&str>,
+    len: u64,
+    count: bool,
+    counted: usize,
+) -> Option<Said> {
     let doc = &l.doc;
-    let reload = |text: &str, href: String| {
-        Some(Change::Notice(
+    let notice = |text: &str, href: String| {
+        Some(Said::Notice(
             serde_json::json!({ "text": text, "href": href }),
         ))
     };
     let base = format!("/session/{}", page::seg(sid));
-    let out = match doc.index().get(leaf) {
-        _ if l.len < len => reload("The session was rewritten.", base),
-        None => reload("The shown branch is gone from the session.", base),
-        Some(li) => {
-            let cur = doc.index().leaf;
-            let path_now = cur
-                .map(|c| doc.index().path(doc, c).entries)
-                .unwrap_or_default();
-            match path_now.iter().position(|&i| i == li) {
-                Some(pos) if pos + 1 < path_now.len() => {
-                    let new = &path_now[pos + 1..];
-                    let html = page::entries_html(app, sid, &l, new);
-                    let last = page::id_of(&l, new[new.len() - 1]);
-                    load::done(&l);
-                    return Some((
-                        Some(Change::Entries(
-                            serde_json::json!({ "html": html, "leaf": last, "len": l.len }),
-                        )),
-                        stamp,
-                        last,
-                        l.len,
-                    ));
-                }
-                Some(_) => None,
-                None => match cur {
-                    Some(c) => reload(
-                        "The session went on in another branch.",
-                        format!("{base}/leaf/{}", page::seg(&page::id_of(&l, c))),
-                    ),
-                    None => None,
-                },
-            }
-        }
+    if l.len < len {
+        return notice("The session was rewritten.", base);
+    }
+    let Some(ai) = doc.index().get(after) else {
+        return notice("The shown branch is gone from the session.", base);
     };
-    load::done(&l);
-    Some((out, stamp, leaf.to_string(), l.len))
+    let cur = doc.index().leaf?;
+    let path_now = l.path_to(cur);
+    let to_end = format!("{base}/leaf/{}", page::seg(&page::id_of(l, cur)));
+    let Some(pos) = path_now.iter().position(|&i| i == ai) else {
+        return notice("The session went on in another branch.", to_end);
+    };
+    // The new entries: up to the branch's anchor (another agent's title comes after it).
+    let end = page::anchor(l, &path_now).unwrap_or(pos).max(pos);
+    let new = end - pos;
+    if count {
+        return (new != counted).then(|| {
+            Said::Grew(
+                new,
+                serde_json::json!({
+                    "count": new,
+                    "text": format!("{new} new {}", if new == 1 { "entry" } else { "entries" }),
+                    "href": to_end,
+                }),
+            )
+        });
+    }
+    let changed = shown_version.is_some_and(|v| v != version(l, ai));
+    if new == 0 && !changed {
+        return None;
+    }
+    // From the anchor itself when it changed in place; to the branch's end (a title after
+    // the anchor is sent again: the page drops what it showed after its anchor).
+    let from = if changed { pos } else { pos + 1 };
+    let html = page::entries_html(app, sid, l, &path_now[from..]);
+    let anchor = path_now[end];
+    let after_now = page::id_of(l, anchor);
+    let version_now = version(l, anchor);
+    Some(Said::Entries {
+        value: serde_json::json!({
+            "html": html,
+            "from": after,
+            "replace": changed,
+            "after": after_now,
+            "version": version_now,
+            "leaf": page::id_of(l, cur),
+            "len": l.len,
+        }),
+        after: after_now,
+        version: version_now,
+    })
 }

@@ -200,20 +200,87 @@ pub fn resolve(app: &App, id: &str) -> Result<PathBuf, ServeError> {
 // What says a file is the one read before.
 use arbor_store::FileStamp as Stamp;
 
+/// Where a served session is read from: a pi or omp session file, or another agent's source.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A pi or omp session file (resolved and checked).
+    File(PathBuf),
+    /// Another agent's session, named by its catalog row.
+    Foreign(Box<arbor_index::ForeignRow>),
+}
+
+/// What says a source is the one read before: a file's [`Stamp`], another agent's source's
+/// fingerprint ([`arbor_index::foreign_fingerprint`]: every file it is read from).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceStamp {
+    /// A session file's stamp.
+    File(Stamp),
+    /// Another agent's source's fingerprint.
+    Foreign(String),
+}
+
+impl Source {
+    /// The source's stamp now; `None` when it cannot be read.
+    pub fn stamp(&self) -> Option<SourceStamp> {
+        match self {
+            Source::File(p) => Stamp::of(p).map(SourceStamp::File),
+            Source::Foreign(r) => {
+                arbor_index::foreign_fingerprint(r.agent, &r.source).map(SourceStamp::Foreign)
+            }
+        }
+    }
+}
+
+/// What the kept document was read from.
+#[derive(Debug, PartialEq, Eq)]
+enum Kept {
+    File(Stamp, PathBuf),
+    Foreign(String, String),
+}
+
 /// The last session loaded (one: a person reads one session page after page; a 1 GB
-/// session is parsed and redacted once, not once per part).
-static LAST: Mutex<Option<(Stamp, Arc<Loaded>)>> = Mutex::new(None);
+/// session is parsed and redacted once, not once per part; another agent's session is read
+/// and converted once, not once per part and per live look).
+static LAST: Mutex<Option<(Kept, bool, Arc<Loaded>)>> = Mutex::new(None);
+
+/// The document kept for `key` (redacted as asked), if any.
+fn kept(key: &Kept, redacted: bool) -> Option<Arc<Loaded>> {
+    let last = LAST.lock().ok()?;
+    let (k, r, l) = last.as_ref()?;
+    (k == key && *r == redacted).then(|| l.clone())
+}
+
+/// Keeps `l`, read from `key`.
+fn keep(key: Kept, l: &Arc<Loaded>) {
+    if let Ok(mut last) = LAST.lock() {
+        *last = Some((key, l.redacted, l.clone()));
+    }
+}
+
+/// Where the session of id `id` is read from: its pi or omp file, else another agent's
+/// session of that id in the served scope.
+pub fn find(app: &App, id: &str) -> Result<Source, ServeError> {
+    match resolve(app, id) {
+        Ok(path) => Ok(Source::File(path)),
+        Err(e @ ServeError::NotFound(_)) => match foreign_row(app, id)? {
+            Some(r) => Ok(Source::Foreign(Box::new(r))),
+            None => Err(e),
+        },
+        Err(e) => Err(e),
+    }
+}
 
 /// The session of id `id`, loaded (the one kept when its file has not changed); another
 /// agent's session of that id when no pi or omp session has it.
 pub fn load(app: &App, id: &str) -> Result<Arc<Loaded>, ServeError> {
-    match resolve(app, id) {
-        Ok(path) => load_path(app, &path),
-        Err(e @ ServeError::NotFound(_)) => match foreign_row(app, id)? {
-            Some(r) => load_foreign(app, r),
-            None => Err(e),
-        },
-        Err(e) => Err(e),
+    load_source(app, &find(app, id)?)
+}
+
+/// The session read from `source` (the one kept when it has not changed).
+pub fn load_source(app: &App, source: &Source) -> Result<Arc<Loaded>, ServeError> {
+    match source {
+        Source::File(p) => load_path(app, p),
+        Source::Foreign(r) => load_foreign(app, r),
     }
 }
 
@@ -230,8 +297,16 @@ pub fn foreign_row(app: &App, id: &str) -> Result<Option<arbor_index::ForeignRow
         .find(|r| r.summary.id.eq_ignore_ascii_case(id)))
 }
 
-/// Another agent's session read in memory as `arbor import` would make it, redacted.
-fn load_foreign(app: &App, r: arbor_index::ForeignRow) -> Result<Arc<Loaded>, ServeError> {
+/// Another agent's session read in memory as `arbor import` would make it, redacted. Its
+/// entries' ids are the import's (a hash of each source record's key, stable as the source
+/// grows: [`arbor_agents::pi`]), so a grown source read again gives the entries already
+/// shown the same ids.
+fn load_foreign(app: &App, r: &arbor_index::ForeignRow) -> Result<Arc<Loaded>, ServeError> {
+    let fp = arbor_index::foreign_fingerprint(r.agent, &r.source);
+    let key = fp.clone().map(|fp| Kept::Foreign(fp, r.summary.id.clone()));
+    if let Some(l) = key.as_ref().and_then(|k| kept(k, app.opts.redact)) {
+        return Ok(l);
+    }
     let source = arbor_agents::open::source_of(r.agent, &r.source, &r.summary.id);
     let o = arbor_agents::open_as_doc(&source, Some(&r.summary.id))
         .map_err(|e| ServeError::Other(format!("session {}: {e}", r.summary.id)))?;
@@ -243,25 +318,28 @@ fn load_foreign(app: &App, r: arbor_index::ForeignRow) -> Result<Arc<Loaded>, Se
     } else {
         (false, arbor_view::Redactions::default())
     };
-    Ok(Arc::new(Loaded::new(
+    let loaded = Arc::new(Loaded::new(
         o.session.path,
         doc,
         redactions,
         redacted,
         0,
-        Some(r),
-    )))
+        Some(r.clone()),
+    ));
+    // Kept only when the source did not change while it was read.
+    if let Some(k) = key {
+        if arbor_index::foreign_fingerprint(r.agent, &r.source) == fp {
+            keep(k, &loaded);
+        }
+    }
+    Ok(loaded)
 }
 
 /// The session file `path` (already resolved and checked), loaded.
 pub fn load_path(app: &App, path: &Path) -> Result<Arc<Loaded>, ServeError> {
     let stamp = Stamp::of(path);
-    if let (Some(s), Ok(last)) = (stamp, LAST.lock()) {
-        if let Some((ls, l)) = last.as_ref() {
-            if *ls == s && l.path == path && l.redacted == app.opts.redact {
-                return Ok(l.clone());
-            }
-        }
+    if let Some(l) = stamp.and_then(|s| kept(&Kept::File(s, path.to_path_buf()), app.opts.redact)) {
+        return Ok(l);
     }
     let what = |e: &dyn std::fmt::Display| ServeError::Other(format!("{}: {e}", path.display()));
     // Lean: the pages the parse has passed go back to the page cache as it goes, so that a
@@ -291,9 +369,9 @@ pub fn load_path(app: &App, path: &Path) -> Result<Arc<Loaded>, ServeError> {
     ));
     // Kept only when the file did not change while it was read (and no map was cut short
     // meanwhile: as `arbor mcp` keeps its last session).
-    if stamp.is_some() && Stamp::of(path) == stamp && !arbor_store::FileBytes::any_open_map_cut() {
-        if let (Some(s), Ok(mut last)) = (stamp, LAST.lock()) {
-            *last = Some((s, loaded.clone()));
+    if let Some(s) = stamp {
+        if Stamp::of(path) == stamp && !arbor_store::FileBytes::any_open_map_cut() {
+            keep(Kept::File(s, path.to_path_buf()), &loaded);
         }
     }
     Ok(loaded)

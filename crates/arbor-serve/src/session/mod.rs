@@ -10,7 +10,8 @@
 //! - `GET /session/ID/part?leaf=LEAF&at=K`: that part as a fragment (for `session.js`);
 //! - `GET /session/ID/context/ENTRY[?before=K]`: the context the model saw at ENTRY;
 //! - `GET /session/ID/calls[?offset=K]`, `GET /session/ID/edits`: tool calls, file edits;
-//! - `GET /session/ID/events?leaf=LEAF&len=N`: server-sent events of entries appended;
+//! - `GET /session/ID/events?leaf=AFTER&len=N[&version=V][&count=1]`: server-sent events of
+//!   entries appended (or, `count=1`, how many), for pi's and other agents' sessions alike;
 //! - `POST /session/ID/{rename,label,fork,trash}`: writes, with `--allow-writes` only.
 mod context;
 mod events;

@@ -292,17 +292,33 @@ pub fn conversation(app: &App, sid: &str, l: &Loaded, shown: &Shown, writes: &st
     )
 }
 
-/// The `<body>` attributes `session.js` reads: the session, the shown leaf, whether it is
-/// the branch's end (live updates append there), the file's length read, the deep link's
-/// entry.
+/// Where in `path` (a branch's entries, root first) the live updates go on after: its last
+/// entry, but for another agent's session the last before its title. The conversion places
+/// the title (a `session_info` entry) after the session's last entry, so a grown source read
+/// again has it after the new entries: it is shown after them again, not anchored.
+pub fn anchor(l: &Loaded, path: &[usize]) -> Option<usize> {
+    let title =
+        |i: usize| l.foreign.is_some() && l.doc.entries()[i].etype == EntryType::SessionInfo;
+    path.iter()
+        .rposition(|&i| !title(i))
+        .or_else(|| path.len().checked_sub(1))
+}
+
+/// The `<body>` attributes `session.js` reads: the session, the shown leaf, whether the
+/// page shows the branch's end (live updates append there; elsewhere they are counted), the
+/// entry the live updates go on after ([`anchor`]) and its version
+/// ([`super::events::version`]), the file's length read, the deep link's entry.
 pub fn body_attrs(sid: &str, l: &Loaded, shown: &Shown) -> String {
     let leaf = shown.leaf.map(|x| id_of(l, x)).unwrap_or_default();
     let target = shown.target.map(|x| id_of(l, x)).unwrap_or_default();
+    let after = anchor(l, &shown.path).map(|k| shown.path[k]);
     format!(
-        "data-session=\"{}\" data-leaf=\"{}\" data-at-end=\"{}\" data-len=\"{}\" data-target=\"{}\"",
+        "data-session=\"{}\" data-leaf=\"{}\" data-at-end=\"{}\" data-after=\"{}\" data-version=\"{}\" data-len=\"{}\" data-target=\"{}\"",
         esc(sid),
         esc(&leaf),
-        shown.end >= shown.path.len() && l.foreign.is_none(),
+        shown.end >= shown.path.len(),
+        esc(&after.map(|i| id_of(l, i)).unwrap_or_default()),
+        after.map(|i| super::events::version(l, i)).unwrap_or_default(),
         l.len,
         esc(&target)
     )

@@ -59,21 +59,17 @@ async fn write(
 ) -> Result<Html<String>, ServeError> {
     crate::security::check_write(&app, &headers, f.get("csrf").map_or("", String::as_str))?;
     blocking(move || {
-        let path = match load::resolve(&app, &id) {
-            Ok(p) => p,
+        let path = match load::find(&app, &id)? {
+            load::Source::File(p) => p,
             // Another agent's session: arbor only reads it.
-            Err(e @ ServeError::NotFound(_)) => match load::foreign_row(&app, &id)? {
-                Some(r) => {
-                    return Err(ServeError::Forbidden(format!(
-                        "session {} is {}'s, another agent's: arbor only reads it and never writes into it. To write to it, import it as a pi session first: {}",
-                        r.summary.id,
-                        r.agent,
-                        r.import_command()
-                    )))
-                }
-                None => return Err(e),
-            },
-            Err(e) => return Err(e),
+            load::Source::Foreign(r) => {
+                return Err(ServeError::Forbidden(format!(
+                    "session {} is {}'s, another agent's: arbor only reads it and never writes into it. To write to it, import it as a pi session first: {}",
+                    r.summary.id,
+                    r.agent,
+                    r.import_command()
+                )))
+            }
         };
         now(&app, &id, &path, &f)
     })
