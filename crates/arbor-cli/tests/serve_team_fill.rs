@@ -1,7 +1,8 @@
 //! `arbor serve --from`: the first fill of the mirror, with the real binary over a SQLite
-//! store. The mirror is a cache: its new files are written without a flush each and flushed
-//! once (`syncfs`) before the cursor file names them, while `arbor sync pull` into a person's
-//! session directory still flushes every new file (both seen with strace). A server killed
+//! store. The mirror is a cache: its new files are written without a flush (a crash of the
+//! machine is answered by comparing it whole after the next boot: `team.rs`'s unit tests),
+//! while `arbor sync pull` into a person's session directory still flushes every new file
+//! (both seen with strace). A server killed
 //! (`kill -9`) in the middle of its first fill, its mirror then damaged further (a file torn,
 //! one emptied, one removed), serves after a restart exactly the store's sessions, byte for
 //! byte, none torn.
@@ -134,8 +135,7 @@ fn envs(root: &Path) -> Vec<(String, String)> {
     ]
 }
 
-/// The fsync-like calls on session files (`.jsonl`) and the `syncfs` calls of `arbor ARGS`
-/// run under strace (`-f -y`: each call with the path of its descriptor), or `None` when
+/// The fsync-like calls on session files (`.jsonl`) of `arbor ARGS` run under strace (`-f -y`: each call with the path of its descriptor), or `None` when
 /// strace is not installed. With `until_listening`, the command is `arbor serve`: it is
 /// killed once it says it listens (after its first fill).
 fn flushes(
@@ -143,7 +143,7 @@ fn flushes(
     envs: &[(String, String)],
     trace: &Path,
     until_listening: bool,
-) -> Option<(Vec<String>, Vec<String>)> {
+) -> Option<Vec<String>> {
     let mut traced = Command::new("strace");
     traced
         .args([
@@ -151,7 +151,7 @@ fn flushes(
             "-qq",
             "-y",
             "-e",
-            "trace=fsync,fdatasync,syncfs",
+            "trace=fsync,fdatasync,syncfs,sync,sync_file_range",
             "-o",
         ])
         .arg(trace)
@@ -200,24 +200,22 @@ fn flushes(
     let text = std::fs::read_to_string(trace).expect("the trace");
     let on_sessions = text
         .lines()
-        .filter(|l| (l.contains("fsync(") || l.contains("fdatasync(")) && l.contains(".jsonl>"))
+        .filter(|l| {
+            (l.contains(".jsonl>") && !l.contains(".jsonl.lock>"))
+                || l.contains("syncfs(")
+                || l.contains(" sync(")
+        })
         .map(str::to_string)
         .collect();
-    let syncfs = text
-        .lines()
-        .filter(|l| l.contains("syncfs("))
-        .map(str::to_string)
-        .collect();
-    Some((on_sessions, syncfs))
+    Some(on_sessions)
 }
 
 /// `arbor sync pull` into a person's session directory flushes each new session file (as
 /// it did: its durability is unchanged); `arbor serve --from`'s first fill of its mirror
-/// flushes none of them one by one, and the file system once (`syncfs`), before the cursor
-/// file names them. Needs strace (without it the test is recorded as skipped, and fails
+/// flushes none of them (nor the file system). Needs strace (without it the test is recorded as skipped, and fails
 /// under `ARBOR_REQUIRE_ALL=1`).
 #[test]
-fn the_mirror_is_flushed_once_and_a_pull_flushes_each_file() {
+fn a_pull_flushes_each_new_file_and_the_mirror_none() {
     let tmp = tempfile::tempdir().expect("tmp");
     let store = tmp.path().join("team.db");
     let url = format!("sqlite:{}", store.display());
@@ -238,7 +236,7 @@ fn the_mirror_is_flushed_once_and_a_pull_flushes_each_file() {
         ),
         ("NO_COLOR".into(), "1".into()),
     ];
-    let Some((each, _)) = flushes(
+    let Some(each) = flushes(
         &["sync", "pull", "--from", &url],
         &pull_env,
         &tmp.path().join("pull.trace"),
@@ -258,9 +256,9 @@ fn the_mirror_is_flushed_once_and_a_pull_flushes_each_file() {
         "arbor sync pull flushes every new session file: {each:#?}"
     );
 
-    // The server's first fill: the same files, no flush of its own each, one syncfs.
+    // The server's first fill: the same files, none flushed.
     let envs = envs(tmp.path());
-    let (each, once) = flushes(
+    let each = flushes(
         &["serve", "--addr", "127.0.0.1:0", "--from", &url],
         &envs,
         &tmp.path().join("serve.trace"),
@@ -271,9 +269,8 @@ fn the_mirror_is_flushed_once_and_a_pull_flushes_each_file() {
     assert_eq!(session_files(&mirror.join("agent")).len(), N);
     assert!(
         each.is_empty(),
-        "the mirror's files are not flushed one by one: {each:#?}"
+        "the mirror's files are not flushed: {each:#?}"
     );
-    assert_eq!(once.len(), 1, "one flush of the mirror: {once:#?}");
 }
 
 /// A server killed (`kill -9`) in the middle of its first fill (once some of the mirror's
@@ -333,6 +330,7 @@ fn a_fill_killed_midway_is_completed_at_the_next_start() {
         "killed midway: {} of {N} files, no cursor file yet",
         files.len()
     );
+    eprintln!("killed with {} of {N} mirror files written", files.len());
     // A crash of the machine: one file torn in its last line, one empty, one gone.
     assert!(files.len() >= 3, "{}", files.len());
     let torn = &files[0];
