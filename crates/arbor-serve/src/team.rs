@@ -172,8 +172,8 @@ impl Team {
     ///
     /// # Errors
     /// [`ServeError::Refused`] for a URL that names no store, a store that cannot be opened
-    /// read-only, or a mirror directory that is not the caller's own; the first fill's
-    /// failure.
+    /// read-only, a mirror directory that is not the caller's own, or a mirror of another
+    /// boot whose cursor file cannot be set aside; the first fill's failure.
     pub fn open(url: &str) -> Result<Team, ServeError> {
         let shown = arbor_db::redact_url(url);
         let store = arbor_db::open_url(url, arbor_db::Access::ReadOnly)
@@ -216,7 +216,7 @@ impl Team {
                 refreshing: Mutex::new(()),
             }),
         };
-        team.distrust_after_a_reboot();
+        team.distrust_after_a_reboot()?;
         team.drop_unfinished_files();
         team.refresh()?;
         team.prune_unknown_files();
@@ -423,26 +423,34 @@ impl Team {
     /// pull compares every file whole with the store's copy, keeps the ones equal to it, and
     /// one that differs is pulled again (`refresh`). The boot is recorded after the cursor
     /// file is gone, so that it never vouches for a cursor file of an earlier boot.
-    fn distrust_after_a_reboot(&self) {
+    ///
+    /// # Errors
+    /// A cursor file that cannot be set aside.
+    fn distrust_after_a_reboot(&self) -> Result<(), ServeError> {
         let root = &self.inner.root;
         let marker = root.join(BOOT_FILE);
         let now = boot_id();
         let recorded = arbor_store::read_regular_at_most(&marker, 256).ok();
         if now.is_some() && recorded.as_deref() == now.as_deref().map(str::as_bytes) {
-            return;
+            return Ok(());
         }
         let cursor = &self.inner.local.cursor_file;
-        if let Err(e) = std::fs::remove_file(cursor) {
-            if e.kind() != std::io::ErrorKind::NotFound {
-                eprintln!("arbor serve: {}: {e}", cursor.display());
-                return;
+        match std::fs::remove_file(cursor) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(ServeError::Refused(format!(
+                    "{}: the mirror's cursor file cannot be set aside: {e}",
+                    cursor.display()
+                )))
             }
+            _ => {}
         }
         if let Some(id) = now {
+            // Not written: the next start sets the cursor file aside again.
             if let Err(e) = arbor_store::replace_file(&marker, id.as_bytes()) {
                 eprintln!("arbor serve: {}: {e}", marker.display());
             }
         }
+        Ok(())
     }
 
     /// Removes the mirror's session files a crash may have left unfinished: empty, or not
@@ -455,7 +463,8 @@ impl Team {
         for f in files {
             if !ends_with_newline(&f) {
                 eprintln!(
-                    "arbor serve: {}: unfinished (a fill was stopped): pulled again",
+                    "arbor serve: {}: its last line is incomplete (a write was cut short): \
+                     pulled again",
                     f.display()
                 );
                 self.remove_mirrored(&f);

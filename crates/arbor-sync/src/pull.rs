@@ -7,7 +7,7 @@ use crate::compare::{
 };
 use crate::conflict::{fork_copy, resolved, resolved_row};
 use crate::cursor::{load_cursors, save_cursors, Agreed, Cursor};
-use crate::local::{local_sessions, selected, stat, store_of, Local};
+use crate::local::{local_sessions, stat, store_of, Local, Selection};
 use crate::merge::{parents_first, placement};
 use crate::place::{header_id, place, write_new_session};
 use crate::report::{failed, unreadable, Row, State, SyncError, SyncProgress};
@@ -87,12 +87,13 @@ pub fn pull_with_options(
         .into_iter()
         .map(|f| (f.id, (f.path, f.stat)))
         .collect();
+    let selection = Selection::new(ids);
     let chosen: Vec<StoredSession> = remote
         .list()?
         .into_iter()
         .filter(|s| {
             let path = here.get(&s.meta.id).map(|(p, _)| p.as_path());
-            selected(ids, &s.meta.id, path)
+            selection.has(&s.meta.id, path)
         })
         .collect();
     let mut at = SyncProgress {
