@@ -214,9 +214,13 @@ impl WriterLock {
                 Attempt::Held(mut lock) => {
                     let since = crate::ids::now_iso();
                     let info = format!("{} {} {}\n", std::process::id(), hostname(), since);
-                    lock.file.set_len(0).map_err(io_err)?;
+                    // Written over what a last holder left, then cut to its own length:
+                    // never emptied by a truncate first (ext4's `auto_da_alloc` writes a file
+                    // truncated to nothing out when it is closed: under another process's
+                    // writes, each new session's lock waited for the disk).
                     lock.file.rewind().map_err(io_err)?;
                     lock.file.write_all(info.as_bytes()).map_err(io_err)?;
+                    lock.file.set_len(info.len() as u64).map_err(io_err)?;
                     // A session not written yet has no rewrite of its own to clean after (a
                     // leftover of a deleted namesake goes at the first lock once it exists):
                     // listing its directory for each new file made writing N new sessions
