@@ -6,7 +6,9 @@ Usage: bench/serve_team.py ARBOR_BINARY SCRATCH_DIR [N=10000] [RUNS=3]
 Makes N sessions (7 lines each) in SCRATCH_DIR/a, pushes them with `arbor sync push` into
 SCRATCH_DIR/team.db, then RUNS times: starts `nice -n -20 arbor serve --from sqlite:…` with an
 empty mirror (the first fill; the last mirror moved aside, removed at the end) and with a filled one (a restart), timing until the
-"listening" line, and the restart's CPU over 20 s idle (10 refreshes of an unchanged store).
+"listening" line, the restart's CPU over 20 s idle (10 refreshes of an unchanged store), and
+a start after a reboot (the mirror's `boot` file names another boot: its cursor file is set
+aside and every file compared whole with the store's copy).
 Prints wall and CPU (user+sys, from /proc) medians and the load average. Remove SCRATCH_DIR
 afterwards.
 """
@@ -69,9 +71,14 @@ def start(cold):
 
 if not os.path.exists(f"{base}/team.db"):
     make()
-res = {"cold": [], "warm": [], "idle": []}
+res = {"cold": [], "warm": [], "reboot": [], "idle": []}
 for _ in range(RUNS):
-    for kind in ["cold", "warm"]:
+    for kind in ["cold", "warm", "reboot"]:
+        if kind == "reboot":
+            team = f"{base}/cache/arbor/team"
+            for key in os.listdir(team):
+                with open(f"{team}/{key}/boot", "w") as f:
+                    f.write("another boot")
         p, t, c = start(kind == "cold")
         res[kind].append((round(t, 3), c))
         if kind == "warm":
@@ -83,7 +90,7 @@ for _ in range(RUNS):
 for m in moved:
     shutil.rmtree(m, ignore_errors=True)
 print("load average", open("/proc/loadavg").read().strip())
-for k in ["cold", "warm"]:
+for k in ["cold", "warm", "reboot"]:
     print(f"{k}: wall median {statistics.median(x[0] for x in res[k]):.3f} s, "
           f"cpu(user+sys) median {statistics.median(x[1] for x in res[k]):.3f} s, runs {res[k]}")
 print(f"idle: cpu per refresh median {statistics.median(res['idle']):.4f} s, runs {res['idle']}")

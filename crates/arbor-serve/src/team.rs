@@ -727,7 +727,15 @@ mod tests {
         std::fs::remove_file(&f[2]).expect("gone");
         let team = Team::over(store.clone(), "mem".into(), root).expect("team");
         assert_eq!(files(&team), f);
+        assert_store_copies(&store, &f);
         for p in &f {
+            assert!(team.keep(p, &Filter::default()), "{p:?} is served");
+        }
+    }
+
+    /// Each of `files` holds its session as `store` does, byte for byte.
+    fn assert_store_copies(store: &MemoryStore, files: &[PathBuf]) {
+        for p in files {
             let id = arbor_store::locate::id_of_file(p).expect("id");
             let want: Vec<u8> = store.read(&id, 0).expect("read").join(&b'\n');
             assert_eq!(
@@ -735,7 +743,6 @@ mod tests {
                 [want, b"\n".to_vec()].concat(),
                 "{p:?}"
             );
-            assert!(team.keep(p, &Filter::default()), "{p:?} is served");
         }
     }
 
@@ -771,15 +778,7 @@ mod tests {
         std::fs::write(root.join(BOOT_FILE), "another boot").expect("boot");
         let team = Team::over(store.clone(), "mem".into(), root.clone()).expect("team");
         assert_eq!(files(&team), f);
-        for p in &f {
-            let id = arbor_store::locate::id_of_file(p).expect("id");
-            let want: Vec<u8> = store.read(&id, 0).expect("read").join(&b'\n');
-            assert_eq!(
-                std::fs::read(p).expect("file"),
-                [want, b"\n".to_vec()].concat(),
-                "{p:?}"
-            );
-        }
+        assert_store_copies(&store, &f);
         assert_eq!(
             std::fs::read_to_string(root.join(BOOT_FILE)).expect("boot"),
             boot_id().unwrap_or_default()
