@@ -463,8 +463,8 @@ impl Team {
         for f in files {
             if !ends_with_newline(&f) {
                 eprintln!(
-                    "arbor serve: {}: its last line is incomplete (a write was cut short): \
-                     pulled again",
+                    "arbor serve: {}: empty or its last line incomplete (a write was cut \
+                     short): pulled again",
                     f.display()
                 );
                 self.remove_mirrored(&f);
