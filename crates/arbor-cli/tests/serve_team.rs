@@ -724,21 +724,8 @@ fn a_fill_killed_midway_is_completed_at_the_next_start() {
     assert_eq!(want.len(), N);
 
     let envs = envs(tmp.path());
-    let mut child = Command::new(bin())
-        .args(["serve", "--addr", "127.0.0.1:0", "--from", &url])
-        .envs(envs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("arbor serve starts");
-    let err = child.stderr.take().expect("stderr");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(err).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
+    let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let (mut child, rx) = Served::spawn(bin(), &["--from", &url], &envs);
     // The event: the fill has written some of the mirror's files.
     let end = Instant::now() + Duration::from_secs(60);
     let cache = tmp.path().join("cache");
@@ -782,7 +769,6 @@ fn a_fill_killed_midway_is_completed_at_the_next_start() {
         .map(|p| arbor_store::locate::id_of_file(p).expect("id"))
         .collect();
 
-    let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let s = Served::start(bin(), &["--from", &url], &envs);
     let got = files_by_id(&mirror.join("agent"));
     assert_eq!(got.len(), N, "every session of the store is mirrored");
