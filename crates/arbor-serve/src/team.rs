@@ -172,8 +172,8 @@ impl Team {
     ///
     /// # Errors
     /// [`ServeError::Refused`] for a URL that names no store, a store that cannot be opened
-    /// read-only, or a mirror directory that is not the caller's own; the first fill's
-    /// failure.
+    /// read-only, a mirror directory that is not the caller's own, or a mirror of another
+    /// boot whose cursor file cannot be set aside; the first fill's failure.
     pub fn open(url: &str) -> Result<Team, ServeError> {
         let shown = arbor_db::redact_url(url);
         let store = arbor_db::open_url(url, arbor_db::Access::ReadOnly)
@@ -216,6 +216,8 @@ impl Team {
                 refreshing: Mutex::new(()),
             }),
         };
+        team.distrust_after_a_reboot()?;
+        team.drop_unfinished_files();
         team.refresh()?;
         team.prune_unknown_files();
         Ok(team)
@@ -314,20 +316,35 @@ impl Team {
         let mut placed: Vec<(String, PathBuf)> = Vec::new();
         let mut failed: Vec<String> = Vec::new();
         if !changed.is_empty() {
+            // A cache: new files are not flushed (the fill was bound by it: docs/serve.md,
+            // "Measured"); a crash of the machine is answered by `distrust_after_a_reboot`.
+            let options = arbor_sync::PullOptions {
+                new_files: arbor_store::Durability::None,
+                ..arbor_sync::PullOptions::default()
+            };
             let pull = |ids: &[String]| {
-                arbor_sync::pull(&*inner.store, &inner.local, ids, false)
-                    .map_err(|e| ServeError::Other(format!("{}: {e}", inner.shown)))
+                arbor_sync::pull_with_options(
+                    &*inner.store,
+                    &inner.local,
+                    ids,
+                    &options,
+                    &mut |_| {},
+                )
+                .map_err(|e| ServeError::Other(format!("{}: {e}", inner.shown)))
             };
             let mut rows = pull(&changed)?;
             // The mirror is a copy, never a branch: a session whose shared copy no longer
             // continues the mirror's (rewritten in the store: the pull merged it as a branch,
-            // or found a conflict) is removed and pulled whole again.
+            // or found a conflict), or whose mirror file has lines the store's copy lacks
+            // (bytes a crash of the machine left), is removed and pulled whole again.
             let stale: Vec<String> = rows
                 .iter()
                 .filter(|r| {
                     matches!(
                         r.state,
-                        arbor_sync::State::Diverged { .. } | arbor_sync::State::Conflict { .. }
+                        arbor_sync::State::Diverged { .. }
+                            | arbor_sync::State::Conflict { .. }
+                            | arbor_sync::State::LocalAhead(_)
                     )
                 })
                 .filter_map(|r| {
@@ -398,6 +415,63 @@ impl Team {
         }
     }
 
+    /// The mirror's new files are not flushed (a cache): a crash of the process loses none of
+    /// their bytes, but after a crash of the machine its cursor file may vouch for bytes that
+    /// never reached the disk. So the mirror records the boot of the machine it is written in
+    /// ([`BOOT_FILE`]: `/proc/sys/kernel/random/boot_id`, a new random id at every boot), and
+    /// a mirror of another boot, or of none known, has its cursor file set aside: the next
+    /// pull compares every file whole with the store's copy, keeps the ones equal to it, and
+    /// one that differs is pulled again (`refresh`). The boot is recorded after the cursor
+    /// file is gone, so that it never vouches for a cursor file of an earlier boot.
+    ///
+    /// # Errors
+    /// A cursor file that cannot be set aside.
+    fn distrust_after_a_reboot(&self) -> Result<(), ServeError> {
+        let root = &self.inner.root;
+        let marker = root.join(BOOT_FILE);
+        let now = boot_id();
+        let recorded = arbor_store::read_regular_at_most(&marker, 256).ok();
+        if now.is_some() && recorded.as_deref() == now.as_deref().map(str::as_bytes) {
+            return Ok(());
+        }
+        let cursor = &self.inner.local.cursor_file;
+        match std::fs::remove_file(cursor) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(ServeError::Refused(format!(
+                    "{}: the mirror's cursor file cannot be set aside: {e}",
+                    cursor.display()
+                )))
+            }
+            _ => {}
+        }
+        if let Some(id) = now {
+            // Not written: the next start sets the cursor file aside again.
+            if let Err(e) = arbor_store::replace_file(&marker, id.as_bytes()) {
+                eprintln!("arbor serve: {}: {e}", marker.display());
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes the mirror's session files a crash may have left unfinished: empty, or not
+    /// ending with a newline (a write cut short by `kill -9`, bytes a crash of the machine
+    /// took back), so that the next pull writes them whole again and none is served torn. A
+    /// complete file the cursor file does not name yet (a fill stopped before it wrote the
+    /// cursor file) stays: the pull compares it whole with the store's copy.
+    fn drop_unfinished_files(&self) {
+        let (files, _) = self.inner.local.pi.scan();
+        for f in files {
+            if !ends_with_newline(&f) {
+                eprintln!(
+                    "arbor serve: {}: empty or its last line incomplete (a write was cut \
+                     short): pulled again",
+                    f.display()
+                );
+                self.remove_mirrored(&f);
+            }
+        }
+    }
+
     /// Removes the mirror's session files that are none of the store's sessions (sessions
     /// deleted from the store while no server ran), so that nothing is served that the
     /// store does not hold.
@@ -439,6 +513,29 @@ impl Team {
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map_or(DEFAULT_REFRESH, |ms| Duration::from_millis(ms.max(100)))
     }
+}
+
+/// The file of a mirror naming the boot of the machine it was last written in.
+const BOOT_FILE: &str = "boot";
+
+/// This boot of the machine (Linux's `boot_id`, new at every boot); `None` where there is
+/// none to read (then a mirror's cursor file is never trusted across starts).
+fn boot_id() -> Option<String> {
+    let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    Some(id.trim().to_string()).filter(|id| !id.is_empty())
+}
+
+/// Whether the regular file `path` (not followed if a link) is not empty and its last byte is
+/// a newline: its last line is complete.
+fn ends_with_newline(path: &Path) -> bool {
+    use std::os::unix::fs::FileExt;
+    let opened = arbor_store::open_checked(std::fs::OpenOptions::new().read(true), path, true);
+    let Ok((f, meta)) = opened else {
+        return false;
+    };
+    let len = meta.len();
+    let mut last = [0u8];
+    len > 0 && f.read_exact_at(&mut last, len - 1).is_ok() && last[0] == b'\n'
 }
 
 /// Makes `dir` (0700) when missing, and refuses one that is a symbolic link or not the
@@ -602,6 +699,90 @@ mod tests {
         let f = files(&team);
         assert_eq!(f.len(), 1, "{f:?}");
         assert!(f[0].to_string_lossy().contains(A));
+    }
+
+    /// A mirror left unfinished by a crash (a file torn in its last line, one empty, one
+    /// gone, the cursor file behind the files) is found when a team opens again: every file
+    /// is then the store's copy, byte for byte, and each session is served.
+    #[test]
+    fn an_unfinished_mirror_is_pulled_again_at_the_next_start() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let store = Arc::new(MemoryStore::new());
+        put(&store, A, "laptop", Some("ann"));
+        put(&store, B, "desktop", Some("bob"));
+        put(&store, C, "desktop", None);
+        let root = dir.path().join("m");
+        let team = Team::over(store.clone(), "mem".into(), root.clone()).expect("team");
+        let f = files(&team);
+        drop(team);
+        // The cursor file behind the files: as before the first fill wrote it.
+        std::fs::remove_file(root.join("sync.tsv")).expect("no cursor");
+        let len = std::fs::metadata(&f[0]).expect("a").len();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&f[0])
+            .and_then(|w| w.set_len(len - 5))
+            .expect("torn");
+        std::fs::write(&f[1], b"").expect("empty");
+        std::fs::remove_file(&f[2]).expect("gone");
+        let team = Team::over(store.clone(), "mem".into(), root).expect("team");
+        assert_eq!(files(&team), f);
+        assert_store_copies(&store, &f);
+        for p in &f {
+            assert!(team.keep(p, &Filter::default()), "{p:?} is served");
+        }
+    }
+
+    /// Each of `files` holds its session as `store` does, byte for byte.
+    fn assert_store_copies(store: &MemoryStore, files: &[PathBuf]) {
+        for p in files {
+            let id = arbor_store::locate::id_of_file(p).expect("id");
+            let want: Vec<u8> = store.read(&id, 0).expect("read").join(&b'\n');
+            assert_eq!(
+                std::fs::read(p).expect("file"),
+                [want, b"\n".to_vec()].concat(),
+                "{p:?}"
+            );
+        }
+    }
+
+    /// A mirror written in another boot of the machine (a crash of the machine may have
+    /// left bytes its cursor file vouches for unwritten, or others there) is compared whole
+    /// with the store when a team opens: a file changed in place (its size and time as the
+    /// cursor file recorded them) and one with a line the store lacks are the store's copies
+    /// again.
+    #[test]
+    fn a_mirror_of_another_boot_is_compared_whole() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let store = Arc::new(MemoryStore::new());
+        put(&store, A, "laptop", Some("ann"));
+        put(&store, B, "desktop", Some("bob"));
+        let root = dir.path().join("m");
+        let team = Team::over(store.clone(), "mem".into(), root.clone()).expect("team");
+        let f = files(&team);
+        drop(team);
+        let meta = std::fs::metadata(&f[0]).expect("a");
+        let changed = String::from_utf8(std::fs::read(&f[0]).expect("a"))
+            .expect("utf-8")
+            .replace("hello", "hellO");
+        std::fs::write(&f[0], changed).expect("changed in place");
+        std::fs::File::options()
+            .write(true)
+            .open(&f[0])
+            .and_then(|w| w.set_modified(meta.modified()?))
+            .expect("its time as before");
+        let mut more = std::fs::read(&f[1]).expect("b");
+        more.extend_from_slice(msg("bbbbbb09", Some("bbbbbb01"), "not in the store").as_bytes());
+        more.push(b'\n');
+        std::fs::write(&f[1], more).expect("a line more");
+        std::fs::write(root.join(BOOT_FILE), "another boot").expect("boot");
+        let team = Team::over(store.clone(), "mem".into(), root.clone()).expect("team");
+        assert_eq!(files(&team), f);
+        assert_store_copies(&store, &f);
+        assert_eq!(
+            std::fs::read_to_string(root.join(BOOT_FILE)).expect("boot"),
+            boot_id().unwrap_or_default()
+        );
     }
 
     /// A session rewritten in the store (its lines no longer continue the mirror's) is

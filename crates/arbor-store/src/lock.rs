@@ -214,10 +214,20 @@ impl WriterLock {
                 Attempt::Held(mut lock) => {
                     let since = crate::ids::now_iso();
                     let info = format!("{} {} {}\n", std::process::id(), hostname(), since);
-                    lock.file.set_len(0).map_err(io_err)?;
+                    // Written over what a last holder left, then cut to its own length:
+                    // never emptied by a truncate first (ext4's `auto_da_alloc` writes a file
+                    // truncated to nothing out when it is closed: under another process's
+                    // writes, each new session's lock waited for the disk).
                     lock.file.rewind().map_err(io_err)?;
                     lock.file.write_all(info.as_bytes()).map_err(io_err)?;
-                    remove_stale_rewrites(&real);
+                    lock.file.set_len(info.len() as u64).map_err(io_err)?;
+                    // A session not written yet has no rewrite of its own to clean after (a
+                    // leftover of a deleted namesake goes at the first lock once it exists):
+                    // listing its directory for each new file made writing N new sessions
+                    // into one directory cost N listings of it (`arbor serve --from`'s fill).
+                    if owner.is_some() {
+                        remove_stale_rewrites(&real);
+                    }
                     return Ok(lock);
                 }
                 Attempt::Busy(holder) => match deadline {
@@ -415,5 +425,22 @@ mod tests {
             assert!(dir.path().join(o).exists(), "{o} was removed");
         }
         assert_eq!(std::fs::read(&s).expect("read"), b"x\n");
+    }
+
+    /// The lock of a session not written yet does not list its directory for stale
+    /// rewrites (one listing per new file made a fill of N files into one directory
+    /// quadratic): a leftover there stays until the lock is taken of the session once it
+    /// exists.
+    #[test]
+    fn a_new_sessions_lock_leaves_the_directory_alone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let s = dir.path().join("s.jsonl");
+        let stale = dir.path().join(".s.jsonl.a1B2c3.tmp");
+        std::fs::write(&stale, b"partial").expect("stale");
+        drop(WriterLock::acquire(&s, None).expect("lock of a new session"));
+        assert!(stale.exists(), "a new session's lock listed its directory");
+        std::fs::write(&s, b"x\n").expect("session");
+        drop(WriterLock::acquire(&s, None).expect("lock"));
+        assert!(!stale.exists(), "the stale rewrite was left");
     }
 }

@@ -55,7 +55,7 @@ pub(crate) fn fork_copy(
         _ => Path::new("."),
     };
     let target = arbor_store::paths::session_file_name(dir, &created, &new_id);
-    if let Some(why) = write_new_session(&target, &out)? {
+    if let Some(why) = write_new_session(&target, &out, arbor_store::Durability::default())? {
         return Ok(format!("the shared copy not kept as a fork: {why}"));
     }
     Ok(format!(

@@ -55,7 +55,7 @@ mod report;
 mod status;
 
 pub use local::Local;
-pub use pull::{pull, pull_with};
+pub use pull::{pull, pull_with, pull_with_options, PullOptions};
 pub use push::{push, push_with};
 pub use report::{Row, State, SyncError, SyncProgress};
 pub use status::status;

@@ -3,6 +3,7 @@
 use crate::local::{store_of, Local};
 use crate::report::SyncError;
 use arbor_store::backend::{BackendError, SessionMeta};
+use arbor_store::Durability;
 use std::path::{Path, PathBuf};
 
 /// Whether `id` is a session id arbor may put in a file name: pi's
@@ -111,10 +112,15 @@ pub(crate) fn header_id(bytes: &[u8]) -> Option<String> {
 /// Writes the new session file `target` holding `bytes` (whole lines) through the one writer
 /// of a session file (`FileWriter::create`): under the writer lock (a concurrent arbor writer
 /// is excluded, never waited for), created exclusively (never onto a file at that name, never
-/// through a planted symlink), flushed by the default durability with its directory entry,
-/// removed again when its write fails. `Ok(Some(why))`: not written (a file at that name, its
-/// lock held by another writer), for the row to report.
-pub(crate) fn write_new_session(target: &Path, bytes: &[u8]) -> Result<Option<String>, SyncError> {
+/// through a planted symlink), flushed by `durability` with its directory entry
+/// ([`Durability::Flush`] for a person's session, `None` for a cache its owner re-checks
+/// after a crash of the machine), removed again when its write fails. `Ok(Some(why))`: not
+/// written (a file at that name, its lock held by another writer), for the row to report.
+pub(crate) fn write_new_session(
+    target: &Path,
+    bytes: &[u8],
+    durability: Durability,
+) -> Result<Option<String>, SyncError> {
     use arbor_store::backend::files::FileWriter;
     use arbor_store::backend::SessionWriter;
     use arbor_store::StoreError;
@@ -122,7 +128,7 @@ pub(crate) fn write_new_session(target: &Path, bytes: &[u8]) -> Result<Option<St
         store: "files".into(),
         message: format!("{}: {e}", target.display()),
     };
-    let mut w = match FileWriter::create(target, None, arbor_store::Durability::default()) {
+    let mut w = match FileWriter::create(target, None, durability) {
         Ok(w) => w,
         Err(StoreError::Lock(e)) => {
             return Ok(Some(format!("not written: {}: {e}", target.display())))

@@ -7,12 +7,13 @@ use crate::compare::{
 };
 use crate::conflict::{fork_copy, resolved, resolved_row};
 use crate::cursor::{load_cursors, save_cursors, Agreed, Cursor};
-use crate::local::{local_sessions, selected, stat, store_of, Local};
+use crate::local::{local_sessions, stat, store_of, Local, Selection};
 use crate::merge::{parents_first, placement};
 use crate::place::{header_id, place, write_new_session};
 use crate::report::{failed, unreadable, Row, State, SyncError, SyncProgress};
 use arbor_store::backend::sync_support::{self, Snapshot, Written};
 use arbor_store::backend::{BackendError, SessionStore, StoredSession};
+use arbor_store::Durability;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -45,18 +46,54 @@ pub fn pull_with(
     fork_on_conflict: bool,
     progress: &mut dyn FnMut(SyncProgress),
 ) -> Result<Vec<Row>, SyncError> {
+    let options = PullOptions {
+        fork_on_conflict,
+        ..PullOptions::default()
+    };
+    pull_with_options(remote, local, ids, &options, progress)
+}
+
+/// How a pull writes: [`pull`] and `arbor sync pull` take the default (each new session file
+/// flushed with its directory entry before the cursor file names it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PullOptions {
+    /// `--fork-on-conflict`: a conflicting shared copy is also written as a fork, once.
+    pub fork_on_conflict: bool,
+    /// How each new session file is written. [`Durability::Flush`] (the default): flushed
+    /// with its directory entry, one by one, as a person's session directory needs.
+    /// [`Durability::None`]: not flushed, for a **cache** of the store whose owner re-checks
+    /// it after a crash of the machine (`arbor serve --from`'s mirror: a crash of the process
+    /// loses nothing written; after a crash of the machine the cursor file may name bytes
+    /// that never reached the disk, so the mirror sets it aside when the machine has booted
+    /// since it was written, and the pull then compares every file whole). Lines appended to
+    /// existing files and merges are written as by default.
+    pub new_files: Durability,
+}
+
+/// [`pull_with`] by `options` (see [`PullOptions`]).
+///
+/// # Errors
+/// As [`pull`].
+pub fn pull_with_options(
+    remote: &dyn SessionStore,
+    local: &Local,
+    ids: &[String],
+    options: &PullOptions,
+    progress: &mut dyn FnMut(SyncProgress),
+) -> Result<Vec<Row>, SyncError> {
     let mut cursors = load_cursors(&local.cursor_file);
     let (files, mut rows) = local_sessions(local, &cursors);
     let here: HashMap<String, (PathBuf, Option<(u64, i128)>)> = files
         .into_iter()
         .map(|f| (f.id, (f.path, f.stat)))
         .collect();
+    let selection = Selection::new(ids);
     let chosen: Vec<StoredSession> = remote
         .list()?
         .into_iter()
         .filter(|s| {
             let path = here.get(&s.meta.id).map(|(p, _)| p.as_path());
-            selected(ids, &s.meta.id, path)
+            selection.has(&s.meta.id, path)
         })
         .collect();
     let mut at = SyncProgress {
@@ -75,7 +112,7 @@ pub fn pull_with(
         let row = Row::new(id.clone(), path.clone(), State::RemoteOnly);
         let cursor = cursors.remove(&id);
         let result = match &path {
-            None => pull_new(remote, local, &s, row.clone()),
+            None => pull_new(remote, local, &s, row.clone(), options.new_files),
             Some(p) => pull_into(
                 remote,
                 local,
@@ -83,7 +120,7 @@ pub fn pull_with(
                 p,
                 found,
                 cursor.clone(),
-                fork_on_conflict,
+                options.fork_on_conflict,
                 row.clone(),
             ),
         };
@@ -119,6 +156,7 @@ pub(crate) fn pull_new(
     local: &Local,
     s: &StoredSession,
     mut row: Row,
+    durability: Durability,
 ) -> Result<(Row, Option<Cursor>), SyncError> {
     let id = &s.meta.id;
     let target = match place(local, &s.meta) {
@@ -149,7 +187,7 @@ pub(crate) fn pull_new(
     }
     // Another file by that name (perhaps this session, unreadable here) or another arbor
     // writer at it: kept, and this row left undone.
-    if let Some(why) = write_new_session(&target, &bytes)? {
+    if let Some(why) = write_new_session(&target, &bytes, durability)? {
         row.note = Some(why);
         row.unresolved = true;
         return Ok((row, None));

@@ -5,7 +5,7 @@ use crate::compare::{
 };
 use crate::conflict::{resolved, resolved_row};
 use crate::cursor::{load_cursors, save_cursors, Agreed, Cursor};
-use crate::local::{local_sessions, selected, Local, LocalFile};
+use crate::local::{local_sessions, Local, LocalFile, Selection};
 use crate::merge::parents_first;
 use crate::pull::{has_leftover, settle};
 use crate::report::{failed, unreadable, Row, State, SyncError, SyncProgress};
@@ -47,9 +47,10 @@ pub fn push_with(
         .map(|s| (s.meta.id.clone(), s))
         .collect();
     let (files, mut rows) = local_sessions(local, &cursors);
+    let chosen = Selection::new(ids);
     let files: Vec<LocalFile<'_>> = files
         .into_iter()
-        .filter(|f| selected(ids, &f.id, Some(&f.path)))
+        .filter(|f| chosen.has(&f.id, Some(&f.path)))
         .collect();
     let mut at = SyncProgress {
         sessions_total: files.len() as u64,

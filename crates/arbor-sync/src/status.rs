@@ -2,7 +2,7 @@
 use crate::compare::{compare, hashes_of, settled, Way};
 use crate::conflict::{resolved, resolved_row};
 use crate::cursor::load_cursors;
-use crate::local::{local_sessions, selected, Local, LocalFile};
+use crate::local::{local_sessions, Local, LocalFile, Selection};
 use crate::report::{failed, unreadable, Row, State, SyncError};
 use arbor_store::backend::sync_support::{self};
 use arbor_store::backend::{SessionStore, StoredSession};
@@ -25,8 +25,9 @@ pub fn status(
     let cursors = load_cursors(&local.cursor_file);
     let (files, mut rows) = local_sessions(local, &cursors);
     let mut seen = HashSet::new();
+    let chosen = Selection::new(ids);
     for LocalFile { id, path, stat, .. } in files {
-        if !selected(ids, &id, Some(&path)) {
+        if !chosen.has(&id, Some(&path)) {
             continue;
         }
         seen.insert(id.clone());
@@ -57,7 +58,7 @@ pub fn status(
         rows.push(row);
     }
     for (id, _) in shared {
-        if !seen.contains(&id) && selected(ids, &id, None) {
+        if !seen.contains(&id) && chosen.has(&id, None) {
             rows.push(Row::new(id, None, State::RemoteOnly));
         }
     }

@@ -26,9 +26,14 @@ pub struct Served {
 }
 
 impl Served {
-    /// Starts `bin serve --addr 127.0.0.1:0 ARGS` with `envs` added to the environment and
-    /// waits (up to 60 s) for the line saying where it listens.
-    pub fn start(bin: &Path, args: &[&str], envs: &[(&str, &str)]) -> Served {
+    /// Starts `bin serve --addr 127.0.0.1:0 ARGS` with `envs` added to the environment
+    /// without waiting for it to listen: the process and the lines of its stderr as they come
+    /// (for a test that stops a server before it listens).
+    pub fn spawn(
+        bin: &Path,
+        args: &[&str],
+        envs: &[(&str, &str)],
+    ) -> (Child, mpsc::Receiver<String>) {
         let mut cmd = Command::new(bin);
         cmd.arg("serve").arg("--addr").arg("127.0.0.1:0").args(args);
         for (k, v) in envs {
@@ -50,6 +55,13 @@ impl Served {
                 }
             }
         });
+        (child, rx)
+    }
+
+    /// Starts `bin serve --addr 127.0.0.1:0 ARGS` with `envs` added to the environment and
+    /// waits (up to 60 s) for the line saying where it listens.
+    pub fn start(bin: &Path, args: &[&str], envs: &[(&str, &str)]) -> Served {
+        let (mut child, rx) = Served::spawn(bin, args, envs);
         let mut seen = Vec::new();
         loop {
             match rx.recv_timeout(Duration::from_secs(60)) {
