@@ -310,14 +310,8 @@ fn load_foreign(app: &App, r: &arbor_index::ForeignRow) -> Result<Arc<Loaded>, S
     let source = arbor_agents::open::source_of(r.agent, &r.source, &r.summary.id);
     let o = arbor_agents::open_as_doc(&source, Some(&r.summary.id))
         .map_err(|e| ServeError::Other(format!("session {}: {e}", r.summary.id)))?;
-    let mut doc = o.doc;
-    let (redacted, redactions) = if app.opts.redact {
-        let (_, red) = arbor_view::redact(&mut doc)
-            .map_err(|e| ServeError::Other(format!("session {}: {e}", r.summary.id)))?;
-        (true, red)
-    } else {
-        (false, arbor_view::Redactions::default())
-    };
+    let (doc, redactions, redacted) = as_served(app, o.doc)
+        .map_err(|e| ServeError::Other(format!("session {}: {e}", r.summary.id)))?;
     let loaded = Arc::new(Loaded::new(
         o.session.path,
         doc,
@@ -333,6 +327,19 @@ fn load_foreign(app: &App, r: &arbor_index::ForeignRow) -> Result<Arc<Loaded>, S
         }
     }
     Ok(loaded)
+}
+
+/// `doc` as the pages get it: redacted as `arbor export` redacts ([`arbor_view::redact`])
+/// unless `--no-redact`; with what the renderer still replaces, and whether it was.
+fn as_served(
+    app: &App,
+    mut doc: SessionDoc,
+) -> Result<(SessionDoc, arbor_view::Redactions, bool), arbor_view::secrets::RedactError> {
+    if !app.opts.redact {
+        return Ok((doc, arbor_view::Redactions::default(), false));
+    }
+    let (_, r) = arbor_view::redact(&mut doc)?;
+    Ok((doc, r, true))
 }
 
 /// The session file `path` (already resolved and checked), loaded.
@@ -353,12 +360,7 @@ pub fn load_path(app: &App, path: &Path) -> Result<Arc<Loaded>, ServeError> {
         ));
         arbor_store::blobs::resolve_doc_blobs(&mut doc, &store, true).map_err(|e| what(&e))?;
     }
-    let (redacted, redactions) = if app.opts.redact {
-        let (_, r) = arbor_view::redact(&mut doc).map_err(|e| what(&e))?;
-        (true, r)
-    } else {
-        (false, arbor_view::Redactions::default())
-    };
+    let (doc, redactions, redacted) = as_served(app, doc).map_err(|e| what(&e))?;
     let loaded = Arc::new(Loaded::new(
         path.to_path_buf(),
         doc,
