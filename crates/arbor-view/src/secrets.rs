@@ -1206,47 +1206,38 @@ fn redact_in_parts(
     };
     let header = redact_one(d, None, d.header().line_no, d.header_line(), long)?;
     let all: Vec<usize> = only.map_or_else(|| (0..d.entries().len()).collect(), <[usize]>::to_vec);
-    let parts = in_parts(d, &all, part_bytes);
-    let done = std::sync::Mutex::new(Vec::with_capacity(parts.len()));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = || loop {
-        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let Some(part) = parts.get(k) else { return };
-        let out = redact_part(d, part, long);
-        let failed = out.is_err();
-        if let Ok(mut done) = done.lock() {
-            done.push((k, out));
-        }
-        if failed {
-            // The parts after it are not needed (the first error is the answer).
-            next.store(parts.len(), std::sync::atomic::Ordering::Relaxed);
-        }
-    };
-    if parts.len() > 1 && arbor_core::two_cores() {
-        std::thread::scope(|s| {
-            s.spawn(work);
-            work();
-        });
-    } else {
-        work();
-    }
-    let mut done = done
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    done.sort_by_key(|(k, _)| *k);
+    // First a look at every line (the prefilter and, for a line it clears, the JSON check:
+    // most of the time, and nothing allocated), on two threads; then the lines that may hold
+    // a secret, redacted in order on this one (what allocates: one thread's memory, as
+    // before the looks were shared out).
+    let looks = look_in_parts(d, &all, part_bytes);
     let mut n = 0;
     let mut entries = Vec::new();
     let mut deferred = Vec::new();
-    for (seen, (k, part)) in done.into_iter().enumerate() {
-        if k != seen {
-            // A part after an error is missing; the error came first.
-            break;
+    let mut behind = arbor_store::Resident::new(d.base_bytes());
+    for (&i, look) in all.iter().zip(looks) {
+        let Look::May(may) = look else { continue };
+        let line = d.entry_line(i);
+        let r = redact_one_after(d, Some(i), d.entries()[i].line_no, line, long, may);
+        // Read once: the pages of a mapped session go back to the page cache (a long line is
+        // not resident twice, as map and as parsed text, while the export renders).
+        behind.read(line);
+        match r? {
+            Redacted::Kept => {}
+            Redacted::Whole(new, k) => {
+                n += k;
+                entries.push((i, new));
+            }
+            Redacted::Deferred(strings) => {
+                let k: usize = strings.iter().map(|(_, s)| s.len()).sum();
+                if k > 0 {
+                    n += k;
+                    deferred.push((i, strings));
+                }
+            }
         }
-        let part = part?;
-        n += part.n;
-        entries.extend(part.entries);
-        deferred.extend(part.deferred);
     }
+    behind.done();
     let fail = |line: usize, e: arbor_core::entry::LineError| RedactError {
         line,
         problem: e.to_string(),
@@ -1289,7 +1280,18 @@ fn redact_one(
     long: &LongStrings,
 ) -> Result<Redacted, RedactError> {
     // The prefilter once per line (it is most of the cost of a line without secrets).
-    let may = may_hold_secret(line);
+    redact_one_after(doc, i, line_no, line, long, may_hold_secret(line))
+}
+
+/// [`redact_one`], `may` being what [`may_hold_secret`] says of the line.
+fn redact_one_after(
+    doc: &SessionDoc,
+    i: Option<usize>,
+    line_no: usize,
+    line: &[u8],
+    long: &LongStrings,
+    may: bool,
+) -> Result<Redacted, RedactError> {
     let strings = i
         .filter(|_| may)
         .map(|i| long(&doc.entries()[i], line))
@@ -1307,49 +1309,73 @@ fn redact_one(
     }
 }
 
-/// What one part of the entries gave.
-#[derive(Default)]
-struct PartRedacted {
-    n: usize,
-    entries: Vec<(usize, Vec<u8>)>,
-    deferred: Deferred,
+/// What a first look at a line says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Look {
+    /// No secret can be in it (the prefilter says so) and it is JSON: it stays as it is.
+    Clean,
+    /// To be read whole; what [`may_hold_secret`] said of it.
+    May(bool),
 }
 
-/// The entries of `part`, redacted in order; the first line that cannot be is the error.
-fn redact_part(
-    doc: &SessionDoc,
-    part: &[usize],
-    long: &LongStrings,
-) -> Result<PartRedacted, RedactError> {
-    let mut out = PartRedacted::default();
-    // Read once: the pages of a mapped session go back to the page cache (a long line is
-    // not resident twice, as map and as parsed text, while the export renders).
+/// The first look at each entry of `part`: [`may_hold_secret`], and for a line it clears
+/// whether it is JSON (else the redaction reads it, to give the error).
+fn look_part(doc: &SessionDoc, part: &[usize]) -> Vec<Look> {
     let mut behind = arbor_store::Resident::new(doc.base_bytes());
-    for &i in part {
-        let line = doc.entry_line(i);
-        let r = redact_one(doc, Some(i), doc.entries()[i].line_no, line, long);
-        behind.read(line);
-        match r? {
-            Redacted::Kept => {}
-            Redacted::Whole(new, k) => {
-                out.n += k;
-                out.entries.push((i, new));
-            }
-            Redacted::Deferred(strings) => {
-                let k: usize = strings.iter().map(|(_, s)| s.len()).sum();
-                if k > 0 {
-                    out.n += k;
-                    out.deferred.push((i, strings));
-                }
-            }
-        }
-    }
+    let looks = part
+        .iter()
+        .map(|&i| {
+            let line = doc.entry_line(i);
+            let may = may_hold_secret(line);
+            let look = if !may && valid_json(line) {
+                Look::Clean
+            } else {
+                Look::May(may)
+            };
+            behind.read(line);
+            look
+        })
+        .collect();
     behind.done();
-    Ok(out)
+    looks
 }
 
-/// How many bytes of entry lines a part of [`redact_doc_deferring`]'s work holds (parts are
-/// taken in turn by two threads: small enough that neither waits long for the other).
+/// [`look_part`] of every entry of `all`, in order: in parts of about `part_bytes` of lines,
+/// taken in turn by two threads when there are two cores (a look allocates nothing, so the
+/// two threads do not double the memory the redaction uses).
+fn look_in_parts(doc: &SessionDoc, all: &[usize], part_bytes: usize) -> Vec<Look> {
+    let parts = in_parts(doc, all, part_bytes);
+    let done = std::sync::Mutex::new(Vec::with_capacity(parts.len()));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || loop {
+        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let Some(part) = parts.get(k) else { return };
+        let looks = look_part(doc, part);
+        if let Ok(mut done) = done.lock() {
+            done.push((k, looks));
+        }
+    };
+    if parts.len() > 1 && arbor_core::two_cores() {
+        std::thread::scope(|s| {
+            s.spawn(work);
+            work();
+        });
+    } else {
+        work();
+    }
+    let mut done = done
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    done.sort_by_key(|(k, _)| *k);
+    let mut looks = Vec::with_capacity(all.len());
+    for (_, part) in done {
+        looks.extend(part);
+    }
+    looks
+}
+
+/// How many bytes of entry lines a part of [`redact_doc_deferring`]'s first look holds (parts
+/// are taken in turn by two threads: small enough that neither waits long for the other).
 const PART_BYTES: usize = 4 << 20;
 
 /// `all` cut into parts of about `part_bytes` of lines each, in order.
