@@ -72,6 +72,51 @@ pub fn one_writer_across_handles(a: Arc<dyn SessionStore>, b: Arc<dyn SessionSto
     ensure(n == 3, || format!("{n} lines through the first handle"))
 }
 
+/// After a migration that added who pushed a session (schema version 3 of the database
+/// backends): through the migrated handle `rw` a new session keeps its user, the session
+/// `old` made before has none, and `ro`, a read-only handle opened before the migration and
+/// still open, sees the new one's user.
+///
+/// # Errors
+/// What went wrong.
+pub fn users_after_migration(rw: &dyn SessionStore, ro: &dyn SessionStore, old: &str) -> Check {
+    let new = "new-1";
+    let meta = super::SessionMeta {
+        id: new.into(),
+        cwd: "/work/p".into(),
+        created: "2026-01-01T00:00:00.000Z".into(),
+        tool: "pi".into(),
+        machine: Some("m2".into()),
+        user: Some("ann".into()),
+        ..Default::default()
+    };
+    let header = format!(
+        r#"{{"type":"session","version":3,"id":"{new}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/p"}}"#
+    );
+    rw.create(&meta, &[header.as_bytes()]).map_err(e2s)?;
+    let mut users: Vec<(String, Option<String>)> = rw
+        .list()
+        .map_err(e2s)?
+        .into_iter()
+        .map(|s| (s.meta.id, s.meta.user))
+        .collect();
+    users.sort();
+    let want = vec![
+        (new.to_string(), Some("ann".to_string())),
+        (old.to_string(), None),
+    ];
+    ensure(users == want, || format!("users {users:?}, not {want:?}"))?;
+    let seen: Vec<Option<String>> = ro
+        .list()
+        .map_err(e2s)?
+        .into_iter()
+        .map(|s| s.meta.user)
+        .collect();
+    ensure(seen.contains(&Some("ann".to_string())), || {
+        format!("the read-only handle sees users {seen:?}")
+    })
+}
+
 /// The bytes of the `.jsonl` files in `dir`, in name order: sessions for
 /// [`run_all`]'s byte-for-byte check (the backends' tests pass the demo sessions).
 ///
