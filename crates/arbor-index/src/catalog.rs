@@ -474,18 +474,7 @@ pub(crate) fn read_file_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
         last_line_hash: r.get(12)?,
         tail_open: r.get::<_, i64>(13)? != 0,
     };
-    let info = InfoState {
-        phase: Phase::from_code(r.get(14)?),
-        id: r.get(15)?,
-        cwd: r.get(16)?,
-        parent_session_path: r.get(17)?,
-        created_ms: r.get(18)?,
-        header_ts_ms: r.get(19)?,
-        name: r.get(20)?,
-        message_count: r.get::<_, i64>(21)? as u64,
-        first_message: wtf8_opt(r, 22)?,
-        last_activity: r.get(23)?,
-    };
+    let info = info_state(r, 14)?;
     let meta = Meta {
         version: r.get(24)?,
         omp: r.get::<_, i64>(25)? != 0,
@@ -1241,21 +1230,27 @@ const STORED_ROW: &str =
      first_message, last_activity, omp, session_id, slot_title, header_title, name, branches, \
      path, size, mtime_ns, version FROM files";
 
+/// The [`InfoState`] in the ten columns of `r` from `at` (phase, id, cwd, parent, created,
+/// header time, name, message count, first message, last activity: the `files` table's order).
+fn info_state(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<InfoState> {
+    Ok(InfoState {
+        phase: Phase::from_code(r.get(at)?),
+        id: r.get(at + 1)?,
+        cwd: r.get(at + 2)?,
+        parent_session_path: r.get(at + 3)?,
+        created_ms: r.get(at + 4)?,
+        header_ts_ms: r.get(at + 5)?,
+        name: r.get(at + 6)?,
+        message_count: r.get::<_, i64>(at + 7)? as u64,
+        first_message: wtf8_opt(r, at + 8)?,
+        last_activity: r.get(at + 9)?,
+    })
+}
+
 /// One row of [`STORED_ROW`] of the directory `d` as a [`Listed`] (`None`: a row pi would not
 /// list).
 fn stored_row(r: &rusqlite::Row<'_>, d: &std::path::Path) -> rusqlite::Result<Option<Listed>> {
-    let info = InfoState {
-        phase: Phase::from_code(r.get(0)?),
-        id: r.get(1)?,
-        cwd: r.get(2)?,
-        parent_session_path: r.get(3)?,
-        created_ms: r.get(4)?,
-        header_ts_ms: r.get(5)?,
-        name: r.get(6)?,
-        message_count: r.get::<_, i64>(7)? as u64,
-        first_message: wtf8_opt(r, 8)?,
-        last_activity: r.get(9)?,
-    };
+    let info = info_state(r, 0)?;
     let name: String = r.get(14)?;
     let mtime_ms = Stat {
         size: 0,
