@@ -24,6 +24,21 @@ pub fn esc(t: &str) -> String {
     arbor_view::escape_html(t)
 }
 
+/// A query string of a page's filters: `name=value` for each one given (not empty, see
+/// `crate::given`), the value escaped by [`seg`], `&`-joined, in the order of `pairs`.
+///
+/// ```
+/// let (a, b, c) = (Some("x y".to_string()), None, Some(" ".to_string()));
+/// assert_eq!(arbor_serve::layout::query(&[("a", &a), ("b", &b), ("c", &c)]), "a=x%20y");
+/// ```
+pub fn query(pairs: &[(&str, &Option<String>)]) -> String {
+    pairs
+        .iter()
+        .filter_map(|(k, v)| Some(format!("{k}={}", seg(crate::given(v)?))))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
 /// A path segment or query value of a URL: every byte but `A-Z a-z 0-9 - _ .`
 /// percent-encoded (a session id, an entry id, a project's path), so that it stays one
 /// segment and means itself. Escape the URL with [`esc`] too when it goes in an attribute.

@@ -75,24 +75,18 @@ impl Filters {
     /// The query string of these filters (without the cursor and the search unless asked),
     /// `&`-joined and escaped for a URL.
     fn query(&self, with_q: bool) -> String {
-        let mut parts: Vec<String> = Vec::new();
-        let mut put = |k: &str, v: &Option<String>| {
-            if let Some(v) = given(v) {
-                parts.push(format!("{k}={}", seg(v)));
-            }
-        };
-        put("scope", &self.scope);
-        put("agent", &self.agent);
-        put("model", &self.model);
-        put("project", &self.project);
-        put("since", &self.since);
-        put("until", &self.until);
-        put("machine", &self.machine);
-        put("user", &self.user);
-        if with_q {
-            put("q", &self.q);
-        }
-        parts.join("&")
+        let none = None;
+        crate::layout::query(&[
+            ("scope", &self.scope),
+            ("agent", &self.agent),
+            ("model", &self.model),
+            ("project", &self.project),
+            ("since", &self.since),
+            ("until", &self.until),
+            ("machine", &self.machine),
+            ("user", &self.user),
+            ("q", if with_q { &self.q } else { &none }),
+        ])
     }
 
     /// The time range in ms: `since` inclusive, `until` exclusive, read as the usage page

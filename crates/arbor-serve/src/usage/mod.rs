@@ -152,7 +152,7 @@ impl UsageQuery {
 
     /// The query as `?a=b&…` (empty when nothing is set).
     fn encoded(&self) -> String {
-        let pairs = [
+        let s = crate::layout::query(&[
             ("since", &self.since),
             ("until", &self.until),
             ("project", &self.project),
@@ -163,15 +163,11 @@ impl UsageQuery {
             ("metric", &self.metric),
             ("machine", &self.machine),
             ("user", &self.user),
-        ];
-        let s: Vec<String> = pairs
-            .iter()
-            .filter_map(|(k, v)| Some(format!("{k}={}", crate::layout::seg(given(v)?))))
-            .collect();
+        ]);
         if s.is_empty() {
-            String::new()
+            s
         } else {
-            format!("?{}", s.join("&"))
+            format!("?{s}")
         }
     }
 }
