@@ -1197,11 +1197,9 @@ fn redact_in_parts(
     part_bytes: usize,
 ) -> Result<(usize, Deferred), RedactError> {
     let d: &SessionDoc = doc;
-    // omp's title slot and the header, here; the entries in parts, on two threads when
-    // there are two cores (each line is redacted on its own: the result is the same).
-    let slot = d.title_slot().map(|s| d.line(&s.line).to_vec());
-    let slot = match slot {
-        Some(line) => redact_one(d, None, 1, &line, long)?,
+    // omp's title slot and the header first, then the entries.
+    let slot = match d.title_slot() {
+        Some(s) => redact_one(d, None, 1, d.line(&s.line), long)?,
         None => Redacted::Kept,
     };
     let header = redact_one(d, None, d.header().line_no, d.header_line(), long)?;
