@@ -215,6 +215,11 @@ fn the_session_page_in_chromium() {
         .js("return document.getElementById('live0001').textContent")
         .as_str()
         .is_some_and(|t| t.contains("appended while open")));
+    // The tree beside it follows: the new entry is in it, marked as the shown branch's end.
+    wait_for(
+        &s,
+        "var a = document.querySelector('nav.outline a[href$=\"#live0001\"]'); return !!a && a.getAttribute('aria-current') === 'true' && a.parentNode.textContent.indexOf('shown') >= 0",
+    );
     // Hostile text: shown as text, nothing runs.
     s.go(&format!("{url}/session/{hostile_id}"));
     assert_eq!(s.js("return window.pwned === undefined"), Value::Bool(true));

@@ -268,6 +268,29 @@ fn a_growing_session_sends_its_new_entries() {
     let got = events_on_append(&s, &file, SID, &leaf, "live0001", "appended while open");
     assert!(got.contains("id=\\\"live0001\\\""), "{got}");
     assert!(got.contains("appended while open"), "{got}");
+    // The tree beside it, drawn again: the new entry in it, at the shown branch's end.
+    let ev = sse_events(&got)
+        .into_iter()
+        .find(|(n, _)| n == "entries")
+        .map(|(_, v)| v)
+        .expect("an entries event");
+    let outline = ev["outline"].as_str().expect("the outline");
+    let new_line = outline
+        .split("<li ")
+        .find(|li| li.contains("/entry/live0001#live0001"))
+        .unwrap_or_else(|| panic!("the new entry in the outline: {outline}"));
+    assert!(new_line.contains("aria-current=\"true\""), "{new_line}");
+    assert!(new_line.contains("◂ shown"), "{new_line}");
+    let was = page
+        .split("<li ")
+        .find(|li| li.contains(&format!("/entry/{leaf}#{leaf}")))
+        .expect("the old leaf in the page's outline");
+    assert!(was.contains("◂ shown"), "{was}");
+    let now = outline
+        .split("<li ")
+        .find(|li| li.contains(&format!("/entry/{leaf}#{leaf}")))
+        .expect("the old leaf in the new outline");
+    assert!(!now.contains("◂ shown"), "no longer the shown end: {now}");
 }
 
 /// The events of session `id`'s page showing `leaf`, open before the file grows by a user
@@ -1003,4 +1026,74 @@ fn the_server_stops_while_live_pages_are_open() {
         let _ = std::io::Read::read_to_string(r, &mut rest);
         assert!(!rest.contains("HTTP/1.1"), "{rest}");
     }
+}
+
+#[test]
+fn a_codex_session_grows_live() {
+    // A Codex rollout (the recorded golden) where `arbor serve --all` finds it.
+    let h = Home::new();
+    let golden = root().join(
+        "goldens/agents/codex/sessions/2026/11/02/rollout-2026-11-02T09-00-00-019a4c1e-0000-7000-8000-00000000c0de.jsonl",
+    );
+    let dir = h.tmp.path().join(".codex/sessions/2026/11/02");
+    std::fs::create_dir_all(&dir).expect("dirs");
+    let file = dir.join(golden.file_name().expect("name"));
+    std::fs::copy(&golden, &file).expect("copy");
+    let id = "019a4c1e-0000-7000-8000-00000000c0de";
+    let s = h.serve(&[]);
+    let a = s.get(&format!("/session/{id}"));
+    assert_eq!(status(&a), 200, "{a}");
+    let page = body(&a).to_string();
+    assert_eq!(body_attr(&page, "at-end"), "true", "{page}");
+    let before = sections(&page);
+    let mut r = open_events(
+        &s,
+        &format!(
+            "/session/{id}/events?leaf={}&len={}&version={}",
+            body_attr(&page, "after"),
+            body_attr(&page, "len"),
+            body_attr(&page, "version")
+        ),
+    );
+    // The user asks again and Codex answers, as Codex appends them.
+    let line = |t: &str, role: &str, kind: &str, text: &str| {
+        format!(
+            "{}\n",
+            serde_json::json!({"timestamp": format!("2026-11-02T09:05:{t}.000Z"), "type": "response_item",
+                "payload": {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}})
+        )
+    };
+    let mut grown = line("00", "user", "input_text", "And the tests, do they pass?");
+    grown.push_str(&line(
+        "02",
+        "assistant",
+        "output_text",
+        "All 12 tests pass after the fix.",
+    ));
+    append(&file, &grown);
+    let got = read_events(&mut r, |evs| {
+        evs.iter().any(|(n, v)| {
+            n == "entries"
+                && v["html"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("All 12 tests pass")
+        })
+    });
+    let (_, ev) = got
+        .iter()
+        .find(|(n, v)| n == "entries" && v["html"].as_str().unwrap_or("").contains("All 12"))
+        .unwrap_or_else(|| panic!("no entries event with the reply: {got:?}"));
+    let html = ev["html"].as_str().unwrap_or("");
+    assert!(html.contains("And the tests, do they pass?"), "{html}");
+    // The page read again shows what the event added, after what it showed.
+    let page2 = body(&s.get(&format!("/session/{id}"))).to_string();
+    let now = sections(&page2);
+    assert!(now.len() >= before.len() + 2, "{before:?} then {now:?}");
+    for sent in sections(html) {
+        assert!(now.contains(&sent), "{sent} not on the page read again");
+    }
+    // The outline drawn again holds the new entries.
+    let outline = ev["outline"].as_str().unwrap_or("");
+    assert!(outline.contains("All 12 tests pass"), "{outline}");
 }

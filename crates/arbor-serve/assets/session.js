@@ -46,8 +46,9 @@
   }
   watchTop();
   // Live: a page showing the end of its branch shows what the session appends (and an entry
-  // of another agent's that grew in place, again); a page showing an earlier part or a deep
-  // link says how many entries its branch grew by, with a link to its end.
+  // of another agent's that grew in place, again) and draws the tree beside it again; a page
+  // showing an earlier part or a deep link says how many entries its branch grew by, with a
+  // link to its end.
   if (!window.EventSource || !body.dataset.after) return;
   var note = document.getElementById('live-note');
   var atEnd = body.dataset.atEnd === 'true';
@@ -84,6 +85,19 @@
       }
     }
     note.insertAdjacentHTML('beforebegin', d.html);
+    // The tree beside it, drawn again; scrolled where it was (at its end when it was there).
+    var nav = document.querySelector('nav.outline');
+    if (nav && d.outline) {
+      var atBottom = nav.scrollTop + nav.clientHeight >= nav.scrollHeight - 2;
+      var top = nav.scrollTop;
+      var box = document.createElement('div');
+      box.innerHTML = d.outline;
+      var fresh = box.firstElementChild;
+      if (fresh) {
+        nav.replaceWith(fresh);
+        fresh.scrollTop = atBottom ? fresh.scrollHeight : top;
+      }
+    }
     body.dataset.after = d.after;
     body.dataset.version = d.version;
     body.dataset.leaf = d.leaf;
