@@ -1097,3 +1097,54 @@ fn a_codex_session_grows_live() {
     let outline = ev["outline"].as_str().unwrap_or("");
     assert!(outline.contains("All 12 tests pass"), "{outline}");
 }
+
+#[test]
+fn an_opencode_session_grows_live() {
+    // opencode's database (the generated golden) where `arbor serve --all` finds it.
+    let h = Home::new();
+    let dir = h.tmp.path().join(".local/share/opencode");
+    std::fs::create_dir_all(&dir).expect("dirs");
+    let db = dir.join("opencode.db");
+    std::fs::copy(root().join("goldens/agents/opencode/opencode.db"), &db).expect("copy");
+    let id = "ses_01main";
+    let s = h.serve(&[]);
+    let a = s.get(&format!("/session/{id}"));
+    assert_eq!(status(&a), 200, "{a}");
+    let page = body(&a).to_string();
+    assert_eq!(body_attr(&page, "at-end"), "true", "{page}");
+    let mut r = open_events(
+        &s,
+        &format!(
+            "/session/{id}/events?leaf={}&len={}&version={}",
+            body_attr(&page, "after"),
+            body_attr(&page, "len"),
+            body_attr(&page, "version")
+        ),
+    );
+    // The user asks again, as opencode records it: a message row and its text part.
+    let c = rusqlite::Connection::open(&db).expect("open the database");
+    c.execute_batch(
+        "INSERT INTO message VALUES ('msg_900', 'ses_01main', 1793700900000, 1793700900000,
+           '{\"role\": \"user\", \"time\": {\"created\": 1793700900000}}');
+         INSERT INTO part VALUES ('prt_900_00', 'msg_900', 'ses_01main', 1793700900000, 1793700900000,
+           '{\"type\": \"text\", \"text\": \"Now the README, please.\"}');",
+    )
+    .expect("insert");
+    drop(c);
+    let got = read_events(&mut r, |evs| {
+        evs.iter().any(|(n, v)| {
+            n == "entries" && v["html"].as_str().unwrap_or("").contains("Now the README")
+        })
+    });
+    let (_, ev) = got
+        .iter()
+        .find(|(n, v)| n == "entries" && v["html"].as_str().unwrap_or("").contains("Now the"))
+        .unwrap_or_else(|| panic!("no entries event with the message: {got:?}"));
+    let page2 = body(&s.get(&format!("/session/{id}"))).to_string();
+    for sent in sections(ev["html"].as_str().unwrap_or("")) {
+        assert!(
+            sections(&page2).contains(&sent),
+            "{sent} not on the page read again"
+        );
+    }
+}
