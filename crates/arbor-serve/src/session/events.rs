@@ -49,6 +49,9 @@ struct Watch {
     source: Arc<load::Source>,
     /// How often it is looked at.
     poll: std::time::Duration,
+    /// How long the last look that read the session again took: the next look waits twice
+    /// that at least ([`rest`]).
+    last_read: std::time::Duration,
     seen: Option<SourceStamp>,
     /// The entry the page goes on after, and its version as the page shows it.
     after: String,
@@ -61,6 +64,16 @@ struct Watch {
     done: bool,
     /// Raised when the server stops.
     stopping: tokio::sync::watch::Receiver<bool>,
+}
+
+/// How long a watcher waits before its next look: `poll`, and at least twice what its last
+/// look took to read the session again (`last_read`). A change of a 100 MB session is read
+/// again and redacted whole (~350 ms of CPU), a 1 GB one's in seconds: a session written to
+/// without pause would otherwise keep a core busy for as long as its page is open. So a live
+/// page reads at most a third of the time (the redaction's looks use two threads), and its
+/// new entries come later the larger the session is.
+fn rest(poll: std::time::Duration, last_read: std::time::Duration) -> std::time::Duration {
+    poll.max(last_read.saturating_mul(2))
 }
 
 /// One look at the session: what it says (if anything), the stamp read and the length.
@@ -115,6 +128,7 @@ pub(super) async fn events(
         sid: id,
         source: Arc::new(source),
         poll,
+        last_read: std::time::Duration::ZERO,
         seen,
         after: q.leaf,
         version: q.version.filter(|v| !v.is_empty()),
@@ -127,7 +141,7 @@ pub(super) async fn events(
         loop {
             // The server stopping ends the stream (else it would hold the shutdown).
             tokio::select! {
-                _ = tokio::time::sleep(w.poll) => {}
+                _ = tokio::time::sleep(rest(w.poll, w.last_read)) => {}
                 _ = w.stopping.wait_for(|s| *s) => return None,
             }
             if w.done {
@@ -138,6 +152,7 @@ pub(super) async fn events(
                 let source = w.source.clone();
                 let now = blocking(move || Ok(source.stamp())).await.ok().flatten();
                 if now == w.seen {
+                    w.last_read = std::time::Duration::ZERO;
                     continue;
                 }
             }
@@ -151,6 +166,7 @@ pub(super) async fn events(
                 w.count,
                 w.counted,
             );
+            let began = std::time::Instant::now();
             let got = blocking(move || {
                 Ok(look(
                     &app,
@@ -164,6 +180,7 @@ pub(super) async fn events(
                 ))
             })
             .await;
+            w.last_read = began.elapsed();
             let Ok(Some(look)) = got else {
                 // Unreadable now (a line being written): looked at again on the next tick.
                 continue;
@@ -318,4 +335,23 @@ fn what_changed(
         after: after_now,
         version: version_now,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rest;
+    use std::time::Duration;
+
+    #[test]
+    fn a_watcher_rests_twice_what_reading_the_session_again_took() {
+        let poll = Duration::from_millis(250);
+        assert_eq!(rest(poll, Duration::ZERO), poll, "nothing read: the poll");
+        assert_eq!(rest(poll, Duration::from_millis(50)), poll, "a small session");
+        assert_eq!(
+            rest(poll, Duration::from_millis(400)),
+            Duration::from_millis(800),
+            "a 100 MB session read again"
+        );
+        assert_eq!(rest(poll, Duration::from_secs(3)), Duration::from_secs(6));
+    }
 }
