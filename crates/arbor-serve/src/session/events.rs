@@ -346,7 +346,11 @@ mod tests {
     fn a_watcher_rests_twice_what_reading_the_session_again_took() {
         let poll = Duration::from_millis(250);
         assert_eq!(rest(poll, Duration::ZERO), poll, "nothing read: the poll");
-        assert_eq!(rest(poll, Duration::from_millis(50)), poll, "a small session");
+        assert_eq!(
+            rest(poll, Duration::from_millis(50)),
+            poll,
+            "a small session"
+        );
         assert_eq!(
             rest(poll, Duration::from_millis(400)),
             Duration::from_millis(800),
