@@ -169,6 +169,18 @@ fn the_session_page_in_chromium() {
     s.go(&format!("{url}/session/{REAL_ID}"));
     let first = s.shown().len();
     assert_eq!(first, 40, "one part");
+    // Opened at the branch's end (where the conversation goes on), the tree beside it scrolled
+    // to the same entry.
+    assert_eq!(
+        s.js("var d = document.documentElement; return [window.scrollY > 0, window.scrollY + window.innerHeight >= d.scrollHeight - 2]"),
+        serde_json::json!([true, true]),
+        "the page at its end"
+    );
+    assert_eq!(
+        s.js("var nav = document.querySelector('nav.outline'); var li = nav.querySelector('li .shown').closest('li'); var r = li.getBoundingClientRect(), n = nav.getBoundingClientRect(); return [nav.scrollTop > 0, r.top >= n.top && r.bottom <= n.bottom]"),
+        serde_json::json!([true, true]),
+        "the outline at the shown end"
+    );
     let more = s.element("p.earlier a");
     s.click(&more);
     wait_for(
@@ -211,6 +223,12 @@ fn the_session_page_in_chromium() {
         .write_all(format!("{{\"type\":\"message\",\"id\":\"live0001\",\"parentId\":\"{leaf}\",\"timestamp\":\"2026-11-22T12:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"appended while open\",\"timestamp\":1}}}}\n").as_bytes())
         .expect("append");
     wait_for(&s, "return !!document.getElementById('live0001')");
+    // The page was at its end: it stays there, the new entry in view.
+    assert_eq!(
+        s.js("return document.getElementById('live0001').getBoundingClientRect().bottom <= window.innerHeight"),
+        Value::Bool(true),
+        "the new entry in view"
+    );
     assert!(s
         .js("return document.getElementById('live0001').textContent")
         .as_str()

@@ -1,16 +1,42 @@
 // arbor serve: a session's page. Without this script the page reads the same (links and
-// forms); with it: a deep link's entry scrolled into view, earlier parts loaded in place
-// (on a click, or when scrolled to the top), and the entries a growing session appends.
+// forms); with it: a deep link's entry scrolled into view (else the branch's end, where a
+// conversation goes on), the tree beside it scrolled to the same entry, earlier parts loaded
+// in place (on a click, or when scrolled to the top), and the entries a growing session
+// appends.
 (function () {
   'use strict';
   var body = document.body;
   var conv = document.getElementById('conv');
   if (!conv) return;
   var target = body.dataset.target;
-  if (target && !location.hash) {
-    var t = document.getElementById(target);
-    if (t) t.scrollIntoView();
+  // The outline's line of the entry in view: the deep link's, else the shown branch's end.
+  function outlineLine(nav) {
+    var a = target && nav.querySelector('a[href$="#' + CSS.escape(target) + '"]');
+    if (a) return a.closest('li');
+    var shown = nav.querySelector('li .shown');
+    if (shown) return shown.closest('li');
+    var on = nav.querySelectorAll('li.on');
+    return on.length ? on[on.length - 1] : null;
   }
+  function inView(nav, li) {
+    var r = li.getBoundingClientRect();
+    var n = nav.getBoundingClientRect();
+    return r.bottom > n.top && r.top < n.bottom;
+  }
+  // Scrolls the outline (not the window) so that `li` is in its middle.
+  function centre(nav, li) {
+    var r = li.getBoundingClientRect();
+    var n = nav.getBoundingClientRect();
+    nav.scrollTop += r.top - n.top - (nav.clientHeight - r.height) / 2;
+  }
+  if (!location.hash) {
+    var t = target && document.getElementById(target);
+    if (t) t.scrollIntoView();
+    else if (body.dataset.atEnd === 'true') window.scrollTo(0, document.documentElement.scrollHeight);
+  }
+  var nav0 = document.querySelector('nav.outline');
+  var line0 = nav0 && outlineLine(nav0);
+  if (line0) centre(nav0, line0);
   var loading = false;
   function earlier(a) {
     if (loading) return;
@@ -84,18 +110,26 @@
         sec.remove();
       }
     }
+    // A reader at the end of the page stays at its end (the new entries in view).
+    var doc = document.documentElement;
+    var following = window.scrollY + window.innerHeight >= doc.scrollHeight - 8;
     note.insertAdjacentHTML('beforebegin', d.html);
-    // The tree beside it, drawn again; scrolled where it was (at its end when it was there).
+    if (following) window.scrollTo(0, doc.scrollHeight);
+    // The tree beside it, drawn again: following the branch's end when its line was in view,
+    // else scrolled where it was.
     var nav = document.querySelector('nav.outline');
     if (nav && d.outline) {
-      var atBottom = nav.scrollTop + nav.clientHeight >= nav.scrollHeight - 2;
+      var line = outlineLine(nav);
+      var follow = line && inView(nav, line);
       var top = nav.scrollTop;
       var box = document.createElement('div');
       box.innerHTML = d.outline;
       var fresh = box.firstElementChild;
       if (fresh) {
         nav.replaceWith(fresh);
-        fresh.scrollTop = atBottom ? fresh.scrollHeight : top;
+        var now = follow && outlineLine(fresh);
+        if (now) centre(fresh, now);
+        else fresh.scrollTop = top;
       }
     }
     body.dataset.after = d.after;

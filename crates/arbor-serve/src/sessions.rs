@@ -569,7 +569,7 @@ fn shell(app: &App, f: &Filters, choices: &Choices, body: &str) -> Html<String> 
 {since}{until}{team}<button type=\"submit\">Show</button> <a class=\"reset\" href=\"/\">Reset</a></form>",
         q = esc(given(&f.q).unwrap_or("")),
         project = text("project", "Project", &f.project, "text", " list=\"projects\""),
-        since = text("since", "Since", &f.since, "text", " placeholder=\"2025-01-31 or 30d\" size=\"12\""),
+        since = text("since", "Since", &f.since, "text", " placeholder=\"2025-01-31 or 30d\" size=\"16\""),
         until = text("until", "Until", &f.until, "text", " placeholder=\"date or span\" size=\"12\""),
     );
     let live = if app.opts.watch || app.team.is_none() {

@@ -656,7 +656,7 @@ fn filters(out: &mut String, q: &UsageQuery, c: &Checked, team: Option<&crate::t
     let _ = write!(
         out,
         "<form class=\"filters\" method=\"get\" action=\"/usage\">\
-<label>Since <input name=\"since\" value=\"{}\" placeholder=\"2025-01-31 or 30d\" size=\"12\"></label>\
+<label>Since <input name=\"since\" value=\"{}\" placeholder=\"2025-01-31 or 30d\" size=\"16\"></label>\
 <label>Until <input name=\"until\" value=\"{}\" placeholder=\"date or span\" size=\"12\"></label>\
 <label>Project <input name=\"project\" value=\"{}\" placeholder=\"/path/of/project\" size=\"22\"></label>\
 <label>Agent <select name=\"agent\">{}{}{}{}{}{}</select></label>\
