@@ -1028,6 +1028,36 @@ fn the_server_stops_while_live_pages_are_open() {
     }
 }
 
+/// Session `id`'s page, read at the end of its branch (checked), and its event stream, opened.
+fn live_at_end(s: &Served, id: &str) -> (String, BufReader<std::net::TcpStream>) {
+    let a = s.get(&format!("/session/{id}"));
+    assert_eq!(status(&a), 200, "{a}");
+    let page = body(&a).to_string();
+    assert_eq!(body_attr(&page, "at-end"), "true", "{page}");
+    let r = open_events(
+        s,
+        &format!(
+            "/session/{id}/events?leaf={}&len={}&version={}",
+            body_attr(&page, "after"),
+            body_attr(&page, "len"),
+            body_attr(&page, "version")
+        ),
+    );
+    (page, r)
+}
+
+/// The first `entries` event whose entries say `text` (read from `r` until one does).
+fn entries_saying(r: &mut BufReader<std::net::TcpStream>, text: &str) -> serde_json::Value {
+    let has = |n: &str, v: &serde_json::Value| {
+        n == "entries" && v["html"].as_str().unwrap_or("").contains(text)
+    };
+    let got = read_events(r, |evs| evs.iter().any(|(n, v)| has(n, v)));
+    got.iter()
+        .find(|(n, v)| has(n, v))
+        .map(|(_, v)| v.clone())
+        .unwrap_or_else(|| panic!("no entries event saying {text:?}: {got:?}"))
+}
+
 #[test]
 fn a_codex_session_grows_live() {
     // A Codex rollout (the recorded golden) where `arbor serve --all` finds it.
@@ -1041,20 +1071,8 @@ fn a_codex_session_grows_live() {
     std::fs::copy(&golden, &file).expect("copy");
     let id = "019a4c1e-0000-7000-8000-00000000c0de";
     let s = h.serve(&[]);
-    let a = s.get(&format!("/session/{id}"));
-    assert_eq!(status(&a), 200, "{a}");
-    let page = body(&a).to_string();
-    assert_eq!(body_attr(&page, "at-end"), "true", "{page}");
+    let (page, mut r) = live_at_end(&s, id);
     let before = sections(&page);
-    let mut r = open_events(
-        &s,
-        &format!(
-            "/session/{id}/events?leaf={}&len={}&version={}",
-            body_attr(&page, "after"),
-            body_attr(&page, "len"),
-            body_attr(&page, "version")
-        ),
-    );
     // The user asks again and Codex answers, as Codex appends them.
     let line = |t: &str, role: &str, kind: &str, text: &str| {
         format!(
@@ -1071,19 +1089,7 @@ fn a_codex_session_grows_live() {
         "All 12 tests pass after the fix.",
     ));
     append(&file, &grown);
-    let got = read_events(&mut r, |evs| {
-        evs.iter().any(|(n, v)| {
-            n == "entries"
-                && v["html"]
-                    .as_str()
-                    .unwrap_or("")
-                    .contains("All 12 tests pass")
-        })
-    });
-    let (_, ev) = got
-        .iter()
-        .find(|(n, v)| n == "entries" && v["html"].as_str().unwrap_or("").contains("All 12"))
-        .unwrap_or_else(|| panic!("no entries event with the reply: {got:?}"));
+    let ev = entries_saying(&mut r, "All 12 tests pass");
     let html = ev["html"].as_str().unwrap_or("");
     assert!(html.contains("And the tests, do they pass?"), "{html}");
     // The page read again shows what the event added, after what it showed.
@@ -1108,19 +1114,7 @@ fn an_opencode_session_grows_live() {
     std::fs::copy(root().join("goldens/agents/opencode/opencode.db"), &db).expect("copy");
     let id = "ses_01main";
     let s = h.serve(&[]);
-    let a = s.get(&format!("/session/{id}"));
-    assert_eq!(status(&a), 200, "{a}");
-    let page = body(&a).to_string();
-    assert_eq!(body_attr(&page, "at-end"), "true", "{page}");
-    let mut r = open_events(
-        &s,
-        &format!(
-            "/session/{id}/events?leaf={}&len={}&version={}",
-            body_attr(&page, "after"),
-            body_attr(&page, "len"),
-            body_attr(&page, "version")
-        ),
-    );
+    let (_, mut r) = live_at_end(&s, id);
     // The user asks again, as opencode records it: a message row and its text part.
     let c = rusqlite::Connection::open(&db).expect("open the database");
     c.execute_batch(
@@ -1131,15 +1125,7 @@ fn an_opencode_session_grows_live() {
     )
     .expect("insert");
     drop(c);
-    let got = read_events(&mut r, |evs| {
-        evs.iter().any(|(n, v)| {
-            n == "entries" && v["html"].as_str().unwrap_or("").contains("Now the README")
-        })
-    });
-    let (_, ev) = got
-        .iter()
-        .find(|(n, v)| n == "entries" && v["html"].as_str().unwrap_or("").contains("Now the"))
-        .unwrap_or_else(|| panic!("no entries event with the message: {got:?}"));
+    let ev = entries_saying(&mut r, "Now the README");
     let page2 = body(&s.get(&format!("/session/{id}"))).to_string();
     for sent in sections(ev["html"].as_str().unwrap_or("")) {
         assert!(
