@@ -181,6 +181,8 @@ fn the_session_page_in_chromium() {
         serde_json::json!([true, true]),
         "the outline at the shown end"
     );
+    // At the top (where the script would load it by itself: not at scroll 0), clicked.
+    s.js("window.scrollTo(0, 0); return 0");
     let more = s.element("p.earlier a");
     s.click(&more);
     wait_for(
@@ -191,6 +193,12 @@ fn the_session_page_in_chromium() {
         s.js("return new Set(Array.from(document.querySelectorAll('main section')).map(function(s){return s.id})).size"),
         Value::from(80),
         "no entry twice"
+    );
+    // Scrolled up to the top: the part before that loads by itself.
+    s.js("window.scrollTo(0, 1); return 0");
+    wait_for(
+        &s,
+        "return document.querySelectorAll('main section').length === 120",
     );
     if std::env::var_os("ARBOR_UPDATE_SCREENSHOTS").is_some() {
         s.go(&format!("{url}/session/{SID}"));
@@ -216,6 +224,8 @@ fn the_session_page_in_chromium() {
     // Live: a line appended while the page is open appears.
     s.go(&format!("{url}/session/{SID}"));
     let leaf = body_data(&s, "leaf");
+    let entries = "return parseInt(document.querySelector('header.s-head p.muted').textContent.split(' · ').pop(), 10)";
+    let before = s.js(entries).as_i64().expect("the header's entry count");
     std::fs::OpenOptions::new()
         .append(true)
         .open(&file)
@@ -233,6 +243,8 @@ fn the_session_page_in_chromium() {
         .js("return document.getElementById('live0001').textContent")
         .as_str()
         .is_some_and(|t| t.contains("appended while open")));
+    // The header counts it.
+    wait_for(&s, &format!("{entries} === {}", before + 1));
     // The tree beside it follows: the new entry is in it, marked as the shown branch's end.
     wait_for(
         &s,

@@ -291,6 +291,25 @@ fn a_growing_session_sends_its_new_entries() {
         .find(|li| li.contains(&format!("/entry/{leaf}#{leaf}")))
         .expect("the old leaf in the new outline");
     assert!(!now.contains("◂ shown"), "no longer the shown end: {now}");
+    // The header, drawn again: one entry more.
+    let count = |head: &str| -> usize {
+        head.split(" entries</p>")
+            .next()
+            .and_then(|h| h.rsplit(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("an entry count in {head}"))
+    };
+    let head = ev["head"].as_str().expect("the header");
+    assert_eq!(count(head), count(body(&page)) + 1, "{head}");
+    // Renamed while open (pi's /name appends a session_info entry): the header says the name.
+    let (_, mut r) = live_at_end(&s, SID);
+    append(
+        &file,
+        "{\"type\":\"session_info\",\"id\":\"name0001\",\"parentId\":\"live0001\",\"timestamp\":\"2026-11-22T12:00:01.000Z\",\"name\":\"Renamed while open\"}\n",
+    );
+    let ev = entries_saying(&mut r, "Renamed while open");
+    let head = ev["head"].as_str().expect("the header");
+    assert!(head.contains("<h1>Renamed while open</h1>"), "{head}");
 }
 
 /// The events of session `id`'s page showing `leaf`, open before the file grows by a user

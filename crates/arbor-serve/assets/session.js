@@ -72,9 +72,9 @@
   }
   watchTop();
   // Live: a page showing the end of its branch shows what the session appends (and an entry
-  // of another agent's that grew in place, again) and draws the tree beside it again; a page
-  // showing an earlier part or a deep link says how many entries its branch grew by, with a
-  // link to its end.
+  // of another agent's that grew in place, again) and draws its header and the tree beside it
+  // again; a page showing an earlier part or a deep link says how many entries its branch grew
+  // by, with a link to its end.
   if (!window.EventSource || !body.dataset.after) return;
   var note = document.getElementById('live-note');
   var atEnd = body.dataset.atEnd === 'true';
@@ -115,6 +115,13 @@
     var following = window.scrollY + window.innerHeight >= doc.scrollHeight - 8;
     note.insertAdjacentHTML('beforebegin', d.html);
     if (following) window.scrollTo(0, doc.scrollHeight);
+    // The header (title, entry count) drawn again.
+    var head = document.querySelector('header.s-head');
+    if (head && d.head) {
+      var hbox = document.createElement('div');
+      hbox.innerHTML = d.head;
+      if (hbox.firstElementChild) head.replaceWith(hbox.firstElementChild);
+    }
     // The tree beside it, drawn again: following the branch's end when its line was in view,
     // else scrolled where it was.
     var nav = document.querySelector('nav.outline');

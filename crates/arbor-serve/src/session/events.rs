@@ -9,8 +9,9 @@
 //! - a page showing the end of its branch gets the entries after `AFTER` (the entry it went
 //!   on after: [`page::anchor`]) rendered as the page renders them (`entries`), and `AFTER`
 //!   itself again when it changed in place (`version`, [`version`]: another agent's reply
-//!   written over several lines is one entry that grows after it was shown), with the tree's
-//!   outline drawn again (the new entries in it, the branch's end marked shown);
+//!   written over several lines is one entry that grows after it was shown), with the page's
+//!   header (title, entry count) and the tree's outline drawn again (the new entries in it,
+//!   the branch's end marked shown);
 //! - a page showing an earlier part or a deep link (`count=1`) is told how many entries its
 //!   branch grew by, with a link to the branch's end (`grew`);
 //! - a new branch elsewhere or a rewrite (the file shorter, `AFTER` gone) is a `notice` with
@@ -316,14 +317,18 @@ fn what_changed(
     // the anchor is sent again: the page drops what it showed after its anchor).
     let from = if changed { pos } else { pos + 1 };
     let html = page::entries_html(app, sid, l, &path_now[from..]);
-    // The tree beside it, drawn again: the new entries in it, the branch's end marked shown.
-    let outline = page::outline_html(app, sid, l, &page::Shown::new(l, Some(cur), None, None));
+    // The header (title, entry count) and the tree beside it, drawn again: the new entries in
+    // the tree, the branch's end marked shown.
+    let now_shown = page::Shown::new(l, Some(cur), None, None);
+    let head = page::head_html(app, sid, l, &now_shown, "conv");
+    let outline = page::outline_html(app, sid, l, &now_shown);
     let anchor = path_now[end];
     let after_now = page::id_of(l, anchor);
     let version_now = version(l, anchor);
     Some(Said::Entries {
         value: serde_json::json!({
             "html": html,
+            "head": head,
             "outline": outline,
             "from": after,
             "replace": changed,
