@@ -1153,3 +1153,53 @@ fn an_opencode_session_grows_live() {
         );
     }
 }
+
+#[test]
+fn a_line_rewritten_in_place_before_the_session_grew_is_redacted() {
+    // The server keeps what its redaction cleared, to spare those lines when the session only
+    // grew; a line changed in place (same length, same file) must be looked at again.
+    use std::os::unix::fs::FileExt;
+    let h = Home::new();
+    let file = h.session_dir().join(DEMO);
+    let s = h.serve(&[]);
+    let leaf = body_attr(body(&s.get(&format!("/session/{SID}"))), "leaf");
+    // As long as a token and " secret".
+    let clean = format!("a harmless line{}", ".".repeat(token('P').len() + 7 - 15));
+    append(
+        &file,
+        &format!(
+            "{{\"type\":\"message\",\"id\":\"calm0001\",\"parentId\":\"{leaf}\",\"timestamp\":\"2026-11-22T12:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{clean}\",\"timestamp\":1}}}}\n"
+        ),
+    );
+    // Read and redacted with that line in it (the server keeps what it found).
+    let page = s.get(&format!("/session/{SID}"));
+    assert!(body(&page).contains(&clean), "{page}");
+    let ino = std::fs::metadata(&file).map(|m| std::os::unix::fs::MetadataExt::ino(&m));
+    // The line rewritten in place with a token, then the session grows.
+    let text = std::fs::read_to_string(&file).expect("read");
+    let at = text.find(&clean).expect("the line") as u64;
+    let planted = format!("{} secret", token('P'));
+    assert_eq!(planted.len(), clean.len());
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .expect("open")
+        .write_all_at(planted.as_bytes(), at)
+        .expect("rewrite");
+    append(
+        &file,
+        "{\"type\":\"message\",\"id\":\"calm0002\",\"parentId\":\"calm0001\",\"timestamp\":\"2026-11-22T12:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"and more\",\"timestamp\":2}}\n",
+    );
+    assert_eq!(
+        ino.ok(),
+        std::fs::metadata(&file)
+            .map(|m| std::os::unix::fs::MetadataExt::ino(&m))
+            .ok(),
+        "the same file"
+    );
+    let page = s.get(&format!("/session/{SID}"));
+    let b = body(&page);
+    assert!(b.contains("and more"), "the grown session: {b}");
+    assert!(!leaks(b), "the planted token is served: {:?}", leaked(b));
+    assert!(b.contains("[REDACTED:"), "{b}");
+}

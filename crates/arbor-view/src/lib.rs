@@ -82,6 +82,7 @@ pub mod secrets;
 
 /// Token usage and cost as arbor sums it (the one sum, shared with the catalog).
 pub use arbor_store::usage;
+pub use export::again::{redact_again, Seen};
 pub use export::output::{
     assets_of, check_target, is_previous_export, write_export, Assets, Target, TargetError, MARKER,
 };

@@ -32,6 +32,9 @@ pub struct Loaded {
     pub outline: std::sync::OnceLock<arbor_view::agent::Outline>,
     /// The last branch asked for: its leaf and path (walking a long path reads its lines).
     pub last_path: Mutex<Option<(usize, Arc<Vec<usize>>)>>,
+    /// What the redaction found, for reading the session again when it grew
+    /// ([`arbor_view::redact_again`]); `None` unredacted.
+    pub seen: Option<arbor_view::Seen>,
 }
 
 impl Loaded {
@@ -52,6 +55,7 @@ impl Loaded {
             foreign,
             outline: std::sync::OnceLock::new(),
             last_path: Mutex::new(None),
+            seen: None,
         }
     }
 
@@ -250,6 +254,14 @@ fn kept(key: &Kept, redacted: bool) -> Option<Arc<Loaded>> {
     (k == key && *r == redacted).then(|| l.clone())
 }
 
+/// The document kept for the same source (`same`: whatever version of it was read),
+/// redacted as asked: what its redaction found spares the next one the lines it cleared.
+fn kept_before(same: impl Fn(&Kept) -> bool, redacted: bool) -> Option<Arc<Loaded>> {
+    let last = LAST.lock().ok()?;
+    let (k, r, l) = last.as_ref()?;
+    (same(k) && *r == redacted).then(|| l.clone())
+}
+
 /// Keeps `l`, read from `key`.
 fn keep(key: Kept, l: &Arc<Loaded>) {
     if let Ok(mut last) = LAST.lock() {
@@ -310,16 +322,23 @@ fn load_foreign(app: &App, r: &arbor_index::ForeignRow) -> Result<Arc<Loaded>, S
     let source = arbor_agents::open::source_of(r.agent, &r.source, &r.summary.id);
     let o = arbor_agents::open_as_doc(&source, Some(&r.summary.id))
         .map_err(|e| ServeError::Other(format!("session {}: {e}", r.summary.id)))?;
-    let (doc, redactions, redacted) = as_served(app, o.doc)
+    let before = kept_before(
+        |k| matches!(k, Kept::Foreign(_, id) if *id == r.summary.id),
+        app.opts.redact,
+    );
+    let (doc, redactions, seen) = as_served(app, o.doc, before.as_deref())
         .map_err(|e| ServeError::Other(format!("session {}: {e}", r.summary.id)))?;
-    let loaded = Arc::new(Loaded::new(
+    drop(before);
+    let mut loaded = Loaded::new(
         o.session.path,
         doc,
         redactions,
-        redacted,
+        seen.is_some(),
         0,
         Some(r.clone()),
-    ));
+    );
+    loaded.seen = seen;
+    let loaded = Arc::new(loaded);
     // Kept only when the source did not change while it was read.
     if let Some(k) = key {
         if arbor_index::foreign_fingerprint(r.agent, &r.source) == fp {
@@ -330,16 +349,23 @@ fn load_foreign(app: &App, r: &arbor_index::ForeignRow) -> Result<Arc<Loaded>, S
 }
 
 /// `doc` as the pages get it: redacted as `arbor export` redacts ([`arbor_view::redact`])
-/// unless `--no-redact`; with what the renderer still replaces, and whether it was.
+/// unless `--no-redact`, sparing the lines that the redaction of `before` (the same source,
+/// read before it grew) cleared when `doc` still begins with those bytes
+/// ([`arbor_view::redact_again`]); with what the renderer still replaces, and what the
+/// redaction found (`None`: not redacted).
 fn as_served(
     app: &App,
     mut doc: SessionDoc,
-) -> Result<(SessionDoc, arbor_view::Redactions, bool), arbor_view::secrets::RedactError> {
+    before: Option<&Loaded>,
+) -> Result<
+    (SessionDoc, arbor_view::Redactions, Option<arbor_view::Seen>),
+    arbor_view::secrets::RedactError,
+> {
     if !app.opts.redact {
-        return Ok((doc, arbor_view::Redactions::default(), false));
+        return Ok((doc, arbor_view::Redactions::default(), None));
     }
-    let (_, r) = arbor_view::redact(&mut doc)?;
-    Ok((doc, r, true))
+    let (_, r, seen) = arbor_view::redact_again(&mut doc, before.and_then(|l| l.seen.as_ref()))?;
+    Ok((doc, r, Some(seen)))
 }
 
 /// The session file `path` (already resolved and checked), loaded.
@@ -360,15 +386,22 @@ pub fn load_path(app: &App, path: &Path) -> Result<Arc<Loaded>, ServeError> {
         ));
         arbor_store::blobs::resolve_doc_blobs(&mut doc, &store, true).map_err(|e| what(&e))?;
     }
-    let (doc, redactions, redacted) = as_served(app, doc).map_err(|e| what(&e))?;
-    let loaded = Arc::new(Loaded::new(
+    let before = kept_before(
+        |k| matches!(k, Kept::File(_, p) if p == path),
+        app.opts.redact,
+    );
+    let (doc, redactions, seen) = as_served(app, doc, before.as_deref()).map_err(|e| what(&e))?;
+    drop(before);
+    let mut loaded = Loaded::new(
         path.to_path_buf(),
         doc,
         redactions,
-        redacted,
+        seen.is_some(),
         stamp.map_or(0, |s| s.len),
         None,
-    ));
+    );
+    loaded.seen = seen;
+    let loaded = Arc::new(loaded);
     // Kept only when the file did not change while it was read (and no map was cut short
     // meanwhile: as `arbor mcp` keeps its last session).
     if let Some(s) = stamp {

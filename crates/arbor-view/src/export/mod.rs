@@ -1003,6 +1003,7 @@ pub fn json(
     Ok(report)
 }
 
+pub(crate) mod again;
 mod highlight;
 mod html;
 pub mod output;
