@@ -98,17 +98,27 @@ pub fn redact_again(
             _ => None,
         })
         .collect();
+    // The marks to keep (the starts of the last lines in the bytes' order, and the end) and
+    // those of `before` that fit, hashed in one pass over the bytes.
+    let mut marks: Vec<usize> = starts.iter().flatten().copied().collect();
+    marks.sort_unstable();
+    let mut marks = marks.split_off(marks.len().saturating_sub(MARKED_LAST_LINES));
+    marks.push(complete);
+    marks.retain(|&l| l <= complete);
+    marks.dedup();
+    let mut lens = marks.clone();
+    lens.extend(before.iter().flat_map(|s| &s.marks).map(|&(len, _)| len));
+    lens.retain(|&l| l <= complete);
+    lens.sort_unstable();
+    lens.dedup();
+    let hashed = hashes(doc.base_bytes(), &lens);
+    let hash_at = |len: usize| lens.binary_search(&len).ok().map(|i| hashed[i]);
     // The longest mark of `before` that the bytes still hash to.
     let same = before.and_then(|s| {
-        let marks: Vec<&(usize, u64)> =
-            s.marks.iter().filter(|(len, _)| *len <= complete).collect();
-        let lens: Vec<usize> = marks.iter().map(|(len, _)| *len).collect();
-        let now = hashes(doc.base_bytes(), &lens);
-        marks
+        s.marks
             .iter()
-            .zip(now)
-            .filter(|((_, was), now)| *was == *now)
-            .map(|((len, _), _)| *len)
+            .filter(|&&(len, was)| hash_at(len) == Some(was))
+            .map(|&(len, _)| len)
             .max()
             .map(|len| (len, &s.secret_starts))
     });
@@ -135,17 +145,9 @@ pub fn redact_again(
             .iter()
             .filter_map(|(i, _)| starts.get(*i).copied().flatten()),
     );
-    // Marks: the starts of the last lines (in the bytes' order) and the end.
-    let mut lens: Vec<usize> = starts.iter().flatten().copied().collect();
-    lens.sort_unstable();
-    let mut lens = lens.split_off(lens.len().saturating_sub(MARKED_LAST_LINES));
-    lens.push(complete);
-    lens.retain(|&l| l <= complete);
-    lens.dedup();
-    let marks = lens
-        .iter()
-        .copied()
-        .zip(hashes(doc.base_bytes(), &lens))
+    let marks = marks
+        .into_iter()
+        .filter_map(|len| hash_at(len).map(|h| (len, h)))
         .collect();
     let seen = Seen {
         marks,
