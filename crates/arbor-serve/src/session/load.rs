@@ -22,8 +22,6 @@ pub struct Loaded {
     pub doc: SessionDoc,
     /// What [`arbor_view::redact`] deferred to the renderer (empty unredacted).
     pub redactions: arbor_view::Redactions,
-    /// Whether `doc` was redacted.
-    pub redacted: bool,
     /// The file's length when it was read.
     pub len: u64,
     /// Another agent's session, read in memory (read-only; its row says how to import it).
@@ -33,7 +31,7 @@ pub struct Loaded {
     /// The last branch asked for: its leaf and path (walking a long path reads its lines).
     pub last_path: Mutex<Option<(usize, Arc<Vec<usize>>)>>,
     /// What the redaction found, for reading the session again when it grew
-    /// ([`arbor_view::redact_again`]); `None` unredacted.
+    /// ([`arbor_view::redact_again`]); `None`: `doc` was not redacted (`--no-redact`).
     pub seen: Option<arbor_view::Seen>,
 }
 
@@ -42,7 +40,7 @@ impl Loaded {
         path: PathBuf,
         doc: SessionDoc,
         redactions: arbor_view::Redactions,
-        redacted: bool,
+        seen: Option<arbor_view::Seen>,
         len: u64,
         foreign: Option<arbor_index::ForeignRow>,
     ) -> Loaded {
@@ -50,13 +48,17 @@ impl Loaded {
             path,
             doc,
             redactions,
-            redacted,
             len,
             foreign,
             outline: std::sync::OnceLock::new(),
             last_path: Mutex::new(None),
-            seen: None,
+            seen,
         }
+    }
+
+    /// Whether `doc` was redacted.
+    pub fn redacted(&self) -> bool {
+        self.seen.is_some()
     }
 
     /// A document loaded from memory, unredacted (the unit tests').
@@ -66,7 +68,7 @@ impl Loaded {
             PathBuf::from("s.jsonl"),
             doc,
             arbor_view::Redactions::default(),
-            false,
+            None,
             0,
             None,
         )
@@ -158,7 +160,7 @@ impl Loaded {
     /// The export's options for this document (redacted as it was).
     pub fn export_opts(&self) -> arbor_view::Options<'_> {
         let o = arbor_view::Options::default();
-        if self.redacted {
+        if self.redacted() {
             o.redacted(&self.redactions)
         } else {
             o
@@ -245,27 +247,21 @@ enum Kept {
 /// The last session loaded (one: a person reads one session page after page; a 1 GB
 /// session is parsed and redacted once, not once per part; another agent's session is read
 /// and converted once, not once per part and per live look).
-static LAST: Mutex<Option<(Kept, bool, Arc<Loaded>)>> = Mutex::new(None);
+static LAST: Mutex<Option<(Kept, Arc<Loaded>)>> = Mutex::new(None);
 
-/// The document kept for `key` (redacted as asked), if any.
-fn kept(key: &Kept, redacted: bool) -> Option<Arc<Loaded>> {
+/// The document kept, redacted as asked, if `read_from` says what it was read from fits: the
+/// very source read now (the kept document is the answer), or the same source in any version
+/// (what its redaction found spares the next one the lines it cleared).
+fn kept(read_from: impl Fn(&Kept) -> bool, redacted: bool) -> Option<Arc<Loaded>> {
     let last = LAST.lock().ok()?;
-    let (k, r, l) = last.as_ref()?;
-    (k == key && *r == redacted).then(|| l.clone())
-}
-
-/// The document kept for the same source (`same`: whatever version of it was read),
-/// redacted as asked: what its redaction found spares the next one the lines it cleared.
-fn kept_before(same: impl Fn(&Kept) -> bool, redacted: bool) -> Option<Arc<Loaded>> {
-    let last = LAST.lock().ok()?;
-    let (k, r, l) = last.as_ref()?;
-    (same(k) && *r == redacted).then(|| l.clone())
+    let (k, l) = last.as_ref()?;
+    (read_from(k) && l.redacted() == redacted).then(|| l.clone())
 }
 
 /// Keeps `l`, read from `key`.
 fn keep(key: Kept, l: &Arc<Loaded>) {
     if let Ok(mut last) = LAST.lock() {
-        *last = Some((key, l.redacted, l.clone()));
+        *last = Some((key, l.clone()));
     }
 }
 
@@ -316,29 +312,30 @@ pub fn foreign_row(app: &App, id: &str) -> Result<Option<arbor_index::ForeignRow
 fn load_foreign(app: &App, r: &arbor_index::ForeignRow) -> Result<Arc<Loaded>, ServeError> {
     let fp = arbor_index::foreign_fingerprint(r.agent, &r.source);
     let key = fp.clone().map(|fp| Kept::Foreign(fp, r.summary.id.clone()));
-    if let Some(l) = key.as_ref().and_then(|k| kept(k, app.opts.redact)) {
+    if let Some(l) = key
+        .as_ref()
+        .and_then(|key| kept(|k| k == key, app.opts.redact))
+    {
         return Ok(l);
     }
     let source = arbor_agents::open::source_of(r.agent, &r.source, &r.summary.id);
     let o = arbor_agents::open_as_doc(&source, Some(&r.summary.id))
         .map_err(|e| ServeError::Other(format!("session {}: {e}", r.summary.id)))?;
-    let before = kept_before(
+    let before = kept(
         |k| matches!(k, Kept::Foreign(_, id) if *id == r.summary.id),
         app.opts.redact,
     );
     let (doc, redactions, seen) = as_served(app, o.doc, before.as_deref())
         .map_err(|e| ServeError::Other(format!("session {}: {e}", r.summary.id)))?;
     drop(before);
-    let mut loaded = Loaded::new(
+    let loaded = Arc::new(Loaded::new(
         o.session.path,
         doc,
         redactions,
-        seen.is_some(),
+        seen,
         0,
         Some(r.clone()),
-    );
-    loaded.seen = seen;
-    let loaded = Arc::new(loaded);
+    ));
     // Kept only when the source did not change while it was read.
     if let Some(k) = key {
         if arbor_index::foreign_fingerprint(r.agent, &r.source) == fp {
@@ -371,7 +368,10 @@ fn as_served(
 /// The session file `path` (already resolved and checked), loaded.
 pub fn load_path(app: &App, path: &Path) -> Result<Arc<Loaded>, ServeError> {
     let stamp = Stamp::of(path);
-    if let Some(l) = stamp.and_then(|s| kept(&Kept::File(s, path.to_path_buf()), app.opts.redact)) {
+    if let Some(l) = stamp.and_then(|s| {
+        let key = Kept::File(s, path.to_path_buf());
+        kept(|k| *k == key, app.opts.redact)
+    }) {
         return Ok(l);
     }
     let what = |e: &dyn std::fmt::Display| ServeError::Other(format!("{}: {e}", path.display()));
@@ -386,22 +386,20 @@ pub fn load_path(app: &App, path: &Path) -> Result<Arc<Loaded>, ServeError> {
         ));
         arbor_store::blobs::resolve_doc_blobs(&mut doc, &store, true).map_err(|e| what(&e))?;
     }
-    let before = kept_before(
+    let before = kept(
         |k| matches!(k, Kept::File(_, p) if p == path),
         app.opts.redact,
     );
     let (doc, redactions, seen) = as_served(app, doc, before.as_deref()).map_err(|e| what(&e))?;
     drop(before);
-    let mut loaded = Loaded::new(
+    let loaded = Arc::new(Loaded::new(
         path.to_path_buf(),
         doc,
         redactions,
-        seen.is_some(),
+        seen,
         stamp.map_or(0, |s| s.len),
         None,
-    );
-    loaded.seen = seen;
-    let loaded = Arc::new(loaded);
+    ));
     // Kept only when the file did not change while it was read (and no map was cut short
     // meanwhile: as `arbor mcp` keeps its last session).
     if let Some(s) = stamp {

@@ -119,12 +119,11 @@ fn conversation(
     let writes = write::forms(app, sid, &l, &shown);
     let body = page::conversation(app, sid, &l, &shown, &writes);
     let attrs = page::body_attrs(sid, &l, &shown);
-    let title = arbor_view::title_of(doc, &shown.path, l.redacted.then_some(&l.redactions));
-    let title = app.redact(&title).into_owned();
+    let title = page::title(app, sid, &l, &shown);
     load::done(&l);
     Ok(shell(
         Page {
-            title: if title.trim().is_empty() { sid } else { &title },
+            title: &title,
             nav: Nav::Session,
             assets: &["conversation.css", "session.css", "session.js"],
             body_attrs: &attrs,

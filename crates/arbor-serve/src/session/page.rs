@@ -228,15 +228,21 @@ pub fn outline_html(app: &App, sid: &str, l: &Loaded, shown: &Shown) -> String {
     s
 }
 
-/// The header of a session's pages: title, id, directory, dialect, totals, the tabs.
-pub fn head_html(app: &App, sid: &str, l: &Loaded, shown: &Shown, tab: &str) -> String {
-    let doc = &l.doc;
-    let title = arbor_view::title_of(doc, &shown.path, l.redacted.then_some(&l.redactions));
-    let title = if title.trim().is_empty() {
+/// The session's title as its pages show it (the shown branch's, redacted; the id when it
+/// has none).
+pub fn title(app: &App, sid: &str, l: &Loaded, shown: &Shown) -> String {
+    let title = arbor_view::title_of(&l.doc, &shown.path, l.redacted().then_some(&l.redactions));
+    let title = app.redact(&title).into_owned();
+    if title.trim().is_empty() {
         sid.to_string()
     } else {
         title
-    };
+    }
+}
+
+/// The header of a session's pages: title, id, directory, dialect, totals, the tabs.
+pub fn head_html(app: &App, sid: &str, l: &Loaded, shown: &Shown, tab: &str) -> String {
+    let doc = &l.doc;
     let tab_link = |name: &str, href: String, label: &str| {
         format!(
             "<a href=\"{}\"{}>{}</a>",
@@ -268,7 +274,7 @@ pub fn head_html(app: &App, sid: &str, l: &Loaded, shown: &Shown, tab: &str) -> 
         .unwrap_or_default();
     format!(
         "<header class=\"s-head\"><h1>{}</h1><p class=\"muted\">{} · {} · {} · {} entries</p>{foreign}<nav class=\"tabs\">{} {} {}</nav></header>",
-        esc(&app.redact(&title)),
+        esc(&title(app, sid, l, shown)),
         esc(sid),
         esc(&app.redact(&doc.header_str("cwd").unwrap_or_default())),
         esc(&agent),
