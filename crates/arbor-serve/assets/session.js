@@ -91,6 +91,15 @@
     note.appendChild(a);
     note.hidden = false;
   }
+  // Puts the element `html` draws in place of `old`; the new element (null: nothing done).
+  function swap(old, html) {
+    if (!old || !html) return null;
+    var box = document.createElement('div');
+    box.innerHTML = html;
+    var fresh = box.firstElementChild;
+    if (fresh) old.replaceWith(fresh);
+    return fresh;
+  }
   es.addEventListener('entries', function (ev) {
     var d = JSON.parse(ev.data);
     // What the page showed after the entry it went on after (another agent's title) goes:
@@ -116,28 +125,18 @@
     note.insertAdjacentHTML('beforebegin', d.html);
     if (following) window.scrollTo(0, doc.scrollHeight);
     // The header (title, entry count) drawn again.
-    var head = document.querySelector('header.s-head');
-    if (head && d.head) {
-      var hbox = document.createElement('div');
-      hbox.innerHTML = d.head;
-      if (hbox.firstElementChild) head.replaceWith(hbox.firstElementChild);
-    }
+    swap(document.querySelector('header.s-head'), d.head);
     // The tree beside it, drawn again: following the branch's end when its line was in view,
     // else scrolled where it was.
     var nav = document.querySelector('nav.outline');
-    if (nav && d.outline) {
-      var line = outlineLine(nav);
-      var follow = line && inView(nav, line);
-      var top = nav.scrollTop;
-      var box = document.createElement('div');
-      box.innerHTML = d.outline;
-      var fresh = box.firstElementChild;
-      if (fresh) {
-        nav.replaceWith(fresh);
-        var now = follow && outlineLine(fresh);
-        if (now) centre(fresh, now);
-        else fresh.scrollTop = top;
-      }
+    var line = nav && outlineLine(nav);
+    var follow = line && inView(nav, line);
+    var top = nav && nav.scrollTop;
+    var fresh = swap(nav, d.outline);
+    if (fresh) {
+      var now = follow && outlineLine(fresh);
+      if (now) centre(fresh, now);
+      else fresh.scrollTop = top;
     }
     body.dataset.after = d.after;
     body.dataset.version = d.version;
